@@ -1,0 +1,37 @@
+// cohort: the command-line entry point. Each subcommand lives in its own file.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cohort/plugin.h"
+#include "harness/cohort/plugin_command.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cohort COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  plugin info PLUGIN     load a model plugin and describe it\n"
+    "  plugin check PLUGIN    load it, create a model and run the conformance checks\n"
+    "  version                print the Cohort and plugin ABI versions\n"
+    "\n"
+    "`cohort plugin` with no arguments explains its options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // keep stdout and stderr lines in order
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "version" || args[0] == "--version") {
+    std::printf("cohort %s (plugin ABI %d.%d)\n", COHORT_VERSION, COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR);
+    return 0;
+  }
+  if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
+  std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kUsage);
+  return 2;
+}

@@ -1,0 +1,164 @@
+/*
+ * A small model written in plain C11 against cohort/plugin.h: it proves the C header is usable
+ * from C, serves as the ABI reference plugin, and, built with one COHORT_TEST_DEFECT_* define,
+ * becomes one of the defective plugins the loader's tests must refuse.
+ *
+ * Model: one float32 tensor "x" of 3 elements; record r of either split has the target
+ * t_r[j] = (r % 5) + j, and loss = mean over the batch of 0.5 * |x - t_r|^2, so the gradient is
+ * x - mean(t_r). It counts the batches it trained and keeps that count as its state.
+ */
+#include <cohort/plugin.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DIM 3
+
+struct cohort_model {
+  const cohort_host_api* api;
+  cohort_host* host;
+  cohort_tensor_view x;
+  uint64_t batches_trained;
+};
+
+static cohort_error* fail(const cohort_host_api* api, cohort_status_code code, const char* message) {
+  return api->error_create(code, message, strlen(message));
+}
+
+static cohort_error* model_create(const cohort_model_create_args* args, cohort_model** out) {
+  const cohort_host_api* api = args->host_api;
+  cohort_model* m = (cohort_model*)calloc(1, sizeof *m);
+  if (m == NULL) return fail(api, COHORT_STATUS_INTERNAL, "out of memory");
+  m->api = api;
+  m->host = args->host;
+
+  double init = 0.0;
+  if (api->hparam_type(args->host, "init", 4) != COHORT_HPARAM_ABSENT) {
+    cohort_error* e = api->hparam_double(args->host, "init", 4, &init);
+    if (e != NULL) {
+      free(m);
+      return e;
+    }
+  }
+#ifndef COHORT_TEST_DEFECT_NO_TENSORS
+  cohort_tensor_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
+  spec.name = "x";
+  spec.name_len = 1;
+  spec.dtype = COHORT_DTYPE_FLOAT32;
+  spec.device = api->trial_context(args->host)->device;
+  spec.element_count = DIM;
+  m->x.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_view, arena_offset);
+  cohort_error* e = api->register_tensors(args->host, &spec, &m->x, 1);
+  if (e != NULL) {
+    free(m);
+    return e;
+  }
+  for (int j = 0; j < DIM; ++j) ((float*)m->x.data)[j] = (float)init;
+#endif
+  *out = m;
+  return NULL;
+}
+
+static void model_destroy(cohort_model* m) { free(m); }
+
+static cohort_error* dataset_size(cohort_model* m, cohort_split split, uint64_t* records) {
+  (void)m;
+  *records = split == COHORT_SPLIT_TRAINING ? 10 : 4;
+  return NULL;
+}
+
+/* Mean loss over the batch; adds the gradient when `grad` is not NULL. */
+static double loss_and_grad(const cohort_model* m, const cohort_batch* batch, float* grad) {
+  const float* x = (const float*)m->x.data;
+  double loss = 0.0;
+  for (uint64_t i = 0; i < batch->record_count; ++i) {
+    const uint64_t r = batch->record_indices[i];
+    for (int j = 0; j < DIM; ++j) {
+      const double d = (double)x[j] - (double)(r % 5 + (uint64_t)j);
+      loss += 0.5 * d * d;
+      if (grad != NULL) grad[j] += (float)(d / (double)batch->record_count);
+    }
+  }
+  return batch->record_count == 0 ? 0.0 : loss / (double)batch->record_count;
+}
+
+static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, cohort_metrics* metrics) {
+#ifdef COHORT_TEST_DEFECT_CRASH_IN_TRAIN
+  volatile int* nowhere = NULL;
+  *nowhere = 1; /* a plugin bug: the worker running it dies with SIGSEGV */
+#endif
+  const double loss = loss_and_grad(m, batch, (float*)m->x.grad);
+  cohort_error* e = m->api->gradients_ready(m->host, 0, 0, DIM);
+  if (e != NULL) return e;
+  m->batches_trained += 1;
+#ifdef COHORT_TEST_DEFECT_NO_LOSS
+  return m->api->metric_add(metrics, "not_loss", 8, loss, batch->record_count, COHORT_REDUCE_MEAN);
+#else
+  return m->api->metric_add(metrics, "loss", 4, loss, batch->record_count, COHORT_REDUCE_MEAN);
+#endif
+}
+
+static cohort_error* evaluate_batch(cohort_model* m, const cohort_batch* batch, cohort_metrics* metrics) {
+  const double loss = loss_and_grad(m, batch, NULL);
+  return m->api->metric_add(metrics, "loss", 4, loss, batch->record_count, COHORT_REDUCE_MEAN);
+}
+
+static cohort_error* save_state(cohort_model* m, cohort_writer* w) {
+  return m->api->writer_write(w, &m->batches_trained, sizeof m->batches_trained);
+}
+
+static cohort_error* load_state(cohort_model* m, cohort_reader* r) {
+  return m->api->reader_read(r, &m->batches_trained, sizeof m->batches_trained);
+}
+
+static cohort_plugin_api table;
+
+#ifdef COHORT_TEST_DEFECT_NO_ENTRY
+#define ENTRY_NAME cohort_plugin_entry_misspelt
+COHORT_PLUGIN_EXPORT const cohort_plugin_api* ENTRY_NAME(const cohort_host_api* host_api);
+#else
+#define ENTRY_NAME cohort_plugin_entry
+#endif
+
+COHORT_PLUGIN_EXPORT const cohort_plugin_api* ENTRY_NAME(const cohort_host_api* host_api) {
+  (void)host_api;
+#ifdef COHORT_TEST_DEFECT_NULL_TABLE
+  return NULL;
+#endif
+  table.struct_size = COHORT_STRUCT_SIZE(cohort_plugin_api, load_state);
+  table.abi_version.major = COHORT_ABI_VERSION_MAJOR;
+  table.abi_version.minor = COHORT_ABI_VERSION_MINOR;
+  table.host_minor_required = 0;
+  table.name = "c_quadratic";
+  table.name_len = strlen(table.name);
+  table.extensions = NULL;
+  table.model_create = &model_create;
+  table.model_destroy = &model_destroy;
+  table.dataset_size = &dataset_size;
+  table.train_batch = &train_batch;
+  table.evaluate_batch = &evaluate_batch;
+  table.optimizer_step = NULL;
+  table.save_state = &save_state;
+  table.load_state = &load_state;
+#if defined(COHORT_TEST_DEFECT_OTHER_MAJOR)
+  table.abi_version.major = COHORT_ABI_VERSION_MAJOR + 1;
+  table.abi_version.minor = 3;
+#elif defined(COHORT_TEST_DEFECT_TINY_TABLE)
+  table.struct_size = sizeof(uint32_t);
+#elif defined(COHORT_TEST_DEFECT_SMALL_TABLE)
+  table.struct_size = COHORT_STRUCT_SIZE(cohort_plugin_api, evaluate_batch);
+#elif defined(COHORT_TEST_DEFECT_NEWER_HOST)
+  table.abi_version.minor = COHORT_ABI_VERSION_MINOR + 7;
+  table.host_minor_required = COHORT_ABI_VERSION_MINOR + 7;
+#elif defined(COHORT_TEST_DEFECT_MISSING_FUNCTIONS)
+  table.train_batch = NULL;
+  table.evaluate_batch = NULL;
+#elif defined(COHORT_TEST_DEFECT_HALF_STATE)
+  table.load_state = NULL;
+#elif defined(COHORT_TEST_DEFECT_NO_NAME)
+  table.name_len = 0;
+#endif
+  return &table;
+}

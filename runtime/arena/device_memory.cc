@@ -1,0 +1,39 @@
+#include "runtime/arena/device_memory.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+
+absl::StatusOr<void*> CpuMemory::Allocate(size_t bytes) {
+  if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes");
+  const size_t rounded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  void* ptr = std::aligned_alloc(kArenaAlignment, rounded);
+  if (ptr == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of host memory allocating ", bytes,
+                                                     " bytes for a tensor arena"));
+  }
+  std::memset(ptr, 0, rounded);
+  return ptr;
+}
+
+void CpuMemory::Free(void* ptr) { std::free(ptr); }
+
+absl::Status CpuMemory::Zero(void* ptr, size_t bytes) {
+  std::memset(ptr, 0, bytes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceMemory*> CpuOnlyMemoryProvider::For(cohort_device device) {
+  if (device.kind == COHORT_DEVICE_CPU) return &cpu_;
+  if (device.kind == COHORT_DEVICE_CUDA) {
+    return absl::UnavailableError(
+        absl::StrCat("CUDA device ", device.ordinal, " requested, but this host serves CPU memory only"));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown device kind ", device.kind, "; allowed: 1 (cpu), 2 (cuda)"));
+}
+
+}  // namespace cohort

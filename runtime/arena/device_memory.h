@@ -1,0 +1,59 @@
+// DeviceMemory: where arena bytes come from. One implementation per device kind; the CPU one is
+// here, a CUDA one lives in a separately built module so the core never links the CUDA runtime.
+//
+// Thread-safety: implementations are safe to call from any thread.
+#ifndef COHORT_RUNTIME_ARENA_DEVICE_MEMORY_H_
+#define COHORT_RUNTIME_ARENA_DEVICE_MEMORY_H_
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "cohort/plugin.h"
+
+namespace cohort {
+
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+
+  // Allocates `bytes` (> 0) aligned to at least kArenaAlignment, zero-filled.
+  virtual absl::StatusOr<void*> Allocate(size_t bytes) = 0;
+  // Frees memory from Allocate; nullptr is a no-op.
+  virtual void Free(void* ptr) = 0;
+  // Sets `bytes` bytes at `ptr` to zero.
+  virtual absl::Status Zero(void* ptr, size_t bytes) = 0;
+};
+
+// Alignment of every arena and of every tensor inside one (a cache line; enough for AVX-512 and
+// for CUDA vector loads).
+inline constexpr size_t kArenaAlignment = 64;
+
+// Host memory.
+class CpuMemory final : public DeviceMemory {
+ public:
+  absl::StatusOr<void*> Allocate(size_t bytes) override;
+  void Free(void* ptr) override;
+  absl::Status Zero(void* ptr, size_t bytes) override;
+};
+
+// Picks the DeviceMemory for a device; lets tests and the CUDA module plug in.
+class DeviceMemoryProvider {
+ public:
+  virtual ~DeviceMemoryProvider() = default;
+  // The memory for `device`, or an error saying why that device is not available here. The
+  // returned pointer stays valid as long as the provider.
+  virtual absl::StatusOr<DeviceMemory*> For(cohort_device device) = 0;
+};
+
+// Serves the CPU only; any other device is UNAVAILABLE with the device named.
+class CpuOnlyMemoryProvider final : public DeviceMemoryProvider {
+ public:
+  absl::StatusOr<DeviceMemory*> For(cohort_device device) override;
+
+ private:
+  CpuMemory cpu_;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ARENA_DEVICE_MEMORY_H_

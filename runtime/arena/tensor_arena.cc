@@ -1,0 +1,119 @@
+#include "runtime/arena/tensor_arena.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/arena/dtype.h"
+
+namespace cohort {
+namespace {
+
+bool SameDevice(cohort_device a, cohort_device b) {
+  return a.kind == b.kind && a.ordinal == b.ordinal;
+}
+
+std::string DeviceName(cohort_device device) {
+  if (device.kind == COHORT_DEVICE_CPU) return "cpu";
+  if (device.kind == COHORT_DEVICE_CUDA) return absl::StrCat("cuda:", device.ordinal);
+  return absl::StrCat("device(kind ", device.kind, ")");
+}
+
+absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
+  absl::flat_hash_set<std::string> names;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorDescriptor& s = specs[i];
+    if (s.name.empty()) return absl::InvalidArgumentError(absl::StrCat("tensor ", i, " has an empty name"));
+    const std::string what = absl::StrCat("tensor ", i, " '", s.name, "'");
+    if (!names.insert(s.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": the name is registered twice"));
+    }
+    if (s.element_count == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": element_count must be > 0"));
+    }
+    if (auto size = DtypeSize(s.dtype); !size.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", size.status().message()));
+    }
+    if (s.device.kind != COHORT_DEVICE_CPU && s.device.kind != COHORT_DEVICE_CUDA) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": unknown device kind ", s.device.kind,
+                                                     "; allowed: 1 (cpu), 2 (cuda)"));
+    }
+    if (s.device.ordinal < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": negative device ordinal ", s.device.ordinal));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TensorArena>> TensorArena::Create(std::vector<TensorDescriptor> specs,
+                                                                 DeviceMemoryProvider& memory) {
+  if (absl::Status s = Validate(specs); !s.ok()) return s;
+  std::unique_ptr<TensorArena> arena(new TensorArena());
+  arena->placements_.reserve(specs.size());
+
+  // Lay out: tensors in registration order, appended to their (device, dtype) block.
+  for (const TensorDescriptor& s : specs) {
+    size_t block = 0;
+    while (block < arena->blocks_.size() &&
+           !(SameDevice(arena->blocks_[block].device, s.device) && arena->blocks_[block].dtype == s.dtype)) {
+      ++block;
+    }
+    if (block == arena->blocks_.size()) {
+      const size_t element_size = *DtypeSize(s.dtype);
+      absl::StatusOr<DeviceMemory*> mem = memory.For(s.device);
+      if (!mem.ok()) {
+        return absl::Status(mem.status().code(), absl::StrCat("tensor '", s.name, "' on ",
+                                                              DeviceName(s.device), ": ",
+                                                              mem.status().message()));
+      }
+      arena->blocks_.push_back(ArenaBlock{s.device, s.dtype, element_size, 0, nullptr, nullptr, *mem});
+    }
+    ArenaBlock& b = arena->blocks_[block];
+    const uint64_t per_line = kArenaAlignment / b.element_size;
+    const uint64_t offset = (b.element_count + per_line - 1) / per_line * per_line;
+    arena->placements_.push_back(TensorPlacement{block, offset, s.element_count});
+    b.element_count = offset + s.element_count;
+  }
+
+  for (ArenaBlock& b : arena->blocks_) {
+    const size_t bytes = b.element_count * b.element_size;
+    absl::StatusOr<void*> data = b.memory->Allocate(bytes);
+    if (!data.ok()) return data.status();
+    b.data = *data;
+    absl::StatusOr<void*> grad = b.memory->Allocate(bytes);
+    if (!grad.ok()) return grad.status();
+    b.grad = *grad;
+  }
+  arena->specs_ = std::move(specs);
+  return arena;
+}
+
+TensorArena::~TensorArena() {
+  for (ArenaBlock& b : blocks_) {
+    b.memory->Free(b.data);
+    b.memory->Free(b.grad);
+  }
+}
+
+void* TensorArena::data(size_t tensor) const {
+  const TensorPlacement& p = placements_[tensor];
+  const ArenaBlock& b = blocks_[p.block];
+  return static_cast<char*>(b.data) + p.offset * b.element_size;
+}
+
+void* TensorArena::grad(size_t tensor) const {
+  const TensorPlacement& p = placements_[tensor];
+  const ArenaBlock& b = blocks_[p.block];
+  return static_cast<char*>(b.grad) + p.offset * b.element_size;
+}
+
+absl::Status TensorArena::ZeroGradients() {
+  for (ArenaBlock& b : blocks_) {
+    if (absl::Status s = b.memory->Zero(b.grad, b.element_count * b.element_size); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cohort

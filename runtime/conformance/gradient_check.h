@@ -1,0 +1,49 @@
+// CheckGradients: compares a plugin's gradients with central finite differences of its "loss",
+// through the C ABI, the way the runtime will drive it.
+//
+// For a sample of coordinates of every float32/float64 CPU tensor, the parameter is moved by
+// +epsilon and -epsilon, train_batch is run on the same batch, and (loss+ - loss-) / 2 epsilon is
+// compared with the gradient train_batch wrote. A coordinate passes when
+//   |analytic - numeric| <= absolute_tolerance + relative_tolerance * max(|analytic|, |numeric|).
+// Parameters, gradients (left zeroed) and the plugin's saved state are restored afterwards.
+#ifndef COHORT_RUNTIME_CONFORMANCE_GRADIENT_CHECK_H_
+#define COHORT_RUNTIME_CONFORMANCE_GRADIENT_CHECK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/plugin/loaded_model.h"
+
+namespace cohort {
+
+struct GradientCheckOptions {
+  size_t coordinates_per_tensor = 6;  // first, last, and evenly spread ones between
+  double epsilon = 1e-3;
+  double relative_tolerance = 2e-2;
+  double absolute_tolerance = 1e-4;
+};
+
+struct CoordinateCheck {
+  std::string tensor;
+  uint64_t index;
+  double analytic;
+  double numeric;
+  bool passed;
+};
+
+struct GradientCheckReport {
+  std::vector<CoordinateCheck> coordinates;
+  size_t failures = 0;
+  double max_abs_error = 0;
+  bool passed() const { return failures == 0 && !coordinates.empty(); }
+};
+
+// UNIMPLEMENTED when no tensor is a float32/float64 CPU tensor; plugin errors pass through.
+absl::StatusOr<GradientCheckReport> CheckGradients(LoadedModel& model, const BatchSpec& batch,
+                                                   const GradientCheckOptions& options = {});
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_CONFORMANCE_GRADIENT_CHECK_H_

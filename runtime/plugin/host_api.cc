@@ -1,0 +1,154 @@
+#include "runtime/plugin/host_api.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/arena/tensor_arena.h"
+#include "runtime/plugin/batch_metrics.h"
+#include "runtime/plugin/error.h"
+#include "runtime/plugin/model_host.h"
+#include "runtime/plugin/state_stream.h"
+
+namespace cohort {
+namespace {
+
+absl::string_view View(const char* p, size_t n) { return p == nullptr ? absl::string_view() : absl::string_view(p, n); }
+
+cohort_error* Fail(absl::Status status) { return NewError(std::move(status)); }
+
+void Log(cohort_host* host, cohort_log_level level, const char* message, size_t message_len) {
+  if (host == nullptr) return;
+  host->options.log(level, View(message, message_len));
+}
+
+const cohort_trial_context* TrialContext(cohort_host* host) { return &host->options.context; }
+
+cohort_hparam_type HparamType(cohort_host* host, const char* name, size_t name_len) {
+  return host->options.hyperparameters.TypeOf(View(name, name_len));
+}
+
+cohort_error* HparamInt(cohort_host* host, const char* name, size_t name_len, int64_t* out) {
+  absl::StatusOr<int64_t> v = host->options.hyperparameters.GetInt(View(name, name_len));
+  if (!v.ok()) return Fail(v.status());
+  *out = *v;
+  return nullptr;
+}
+
+cohort_error* HparamDouble(cohort_host* host, const char* name, size_t name_len, double* out) {
+  absl::StatusOr<double> v = host->options.hyperparameters.GetDouble(View(name, name_len));
+  if (!v.ok()) return Fail(v.status());
+  *out = *v;
+  return nullptr;
+}
+
+cohort_error* HparamBool(cohort_host* host, const char* name, size_t name_len, uint8_t* out) {
+  absl::StatusOr<bool> v = host->options.hyperparameters.GetBool(View(name, name_len));
+  if (!v.ok()) return Fail(v.status());
+  *out = *v ? 1 : 0;
+  return nullptr;
+}
+
+cohort_error* HparamString(cohort_host* host, const char* name, size_t name_len, const char** out,
+                           size_t* out_len) {
+  absl::StatusOr<const std::string*> v = host->options.hyperparameters.GetString(View(name, name_len));
+  if (!v.ok()) return Fail(v.status());
+  *out = (*v)->data();
+  *out_len = (*v)->size();
+  return nullptr;
+}
+
+cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs,
+                              cohort_tensor_view* views, size_t count) {
+  if (host->phase != ModelPhase::kCreating) {
+    return Fail(absl::FailedPreconditionError("register_tensors may only be called from model_create"));
+  }
+  if (host->arena != nullptr) {
+    return Fail(absl::FailedPreconditionError(
+        "register_tensors was already called; register every tensor in one call"));
+  }
+  if (count == 0) return Fail(absl::InvalidArgumentError("register_tensors: no tensors given"));
+  if (specs == nullptr || views == nullptr) {
+    return Fail(absl::InvalidArgumentError("register_tensors: NULL specs or views"));
+  }
+  const size_t spec_v1 = COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
+  const size_t view_v1 = COHORT_STRUCT_SIZE(cohort_tensor_view, arena_offset);
+  std::vector<TensorDescriptor> tensors;
+  tensors.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (specs[i].struct_size < spec_v1) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "register_tensors: specs[", i, "].struct_size is ", specs[i].struct_size, ", expected at least ", spec_v1)));
+    }
+    if (views[i].struct_size < view_v1) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "register_tensors: views[", i, "].struct_size is ", views[i].struct_size, ", expected at least ", view_v1)));
+    }
+    tensors.push_back(TensorDescriptor{std::string(View(specs[i].name, specs[i].name_len)), specs[i].dtype,
+                                 specs[i].device, specs[i].element_count});
+  }
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(std::move(tensors), *host->options.memory);
+  if (!arena.ok()) {
+    return Fail(absl::Status(arena.status().code(), absl::StrCat("register_tensors: ", arena.status().message())));
+  }
+  host->arena = *std::move(arena);
+  for (size_t i = 0; i < count; ++i) {
+    views[i].data = host->arena->data(i);
+    views[i].grad = host->arena->grad(i);
+    views[i].element_count = host->arena->placement(i).element_count;
+    views[i].arena_offset = host->arena->placement(i).offset;
+  }
+  return nullptr;
+}
+
+cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t offset, uint64_t count) {
+  if (host->phase != ModelPhase::kTraining) {
+    return Fail(absl::FailedPreconditionError("gradients_ready may only be called from train_batch"));
+  }
+  if (tensor_index >= host->arena->tensor_count()) {
+    return Fail(absl::OutOfRangeError(absl::StrCat("gradients_ready: tensor index ", tensor_index,
+                                                   " but the model registered ", host->arena->tensor_count(), " tensors")));
+  }
+  const uint64_t size = host->arena->placement(tensor_index).element_count;
+  if (offset > size || count > size - offset) {
+    return Fail(absl::OutOfRangeError(absl::StrCat("gradients_ready: range [", offset, ", ", offset, "+", count,
+                                                   ") is outside tensor '", host->arena->spec(tensor_index).name,
+                                                   "' of ", size, " elements")));
+  }
+  if (host->options.on_gradients_ready) host->options.on_gradients_ready(tensor_index, offset, count);
+  return nullptr;
+}
+
+}  // namespace
+
+const cohort_host_api* HostApi() {
+  static const cohort_host_api table = [] {
+    cohort_host_api t{};
+    t.struct_size = COHORT_STRUCT_SIZE(cohort_host_api, reader_remaining);
+    t.abi_version = {COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR};
+    t.extensions = nullptr;
+    t.error_create = &ErrorCreate;
+    t.error_destroy = &ErrorDestroy;
+    t.error_code = &ErrorCode;
+    t.error_message = &ErrorMessage;
+    t.log = &Log;
+    t.trial_context = &TrialContext;
+    t.hparam_type = &HparamType;
+    t.hparam_int = &HparamInt;
+    t.hparam_double = &HparamDouble;
+    t.hparam_bool = &HparamBool;
+    t.hparam_string = &HparamString;
+    t.register_tensors = &RegisterTensors;
+    t.gradients_ready = &GradientsReady;
+    t.metric_add = &MetricAdd;
+    t.writer_write = &WriterWrite;
+    t.reader_read = &ReaderRead;
+    t.reader_remaining = &ReaderRemaining;
+    return t;
+  }();
+  return &table;
+}
+
+}  // namespace cohort

@@ -1,0 +1,110 @@
+#include "runtime/plugin/hyperparameters.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace cohort {
+namespace {
+
+struct Describer {
+  std::string operator()(int64_t v) const { return absl::StrCat("an int (", v, ")"); }
+  std::string operator()(double v) const { return absl::StrCat("a double (", v, ")"); }
+  std::string operator()(bool v) const { return absl::StrCat("a bool (", v ? "true" : "false", ")"); }
+  std::string operator()(const std::string& v) const { return absl::StrCat("a string (\"", v, "\")"); }
+  std::string operator()(const Hyperparameters::Other& v) const {
+    return absl::StrCat("a list or map (", v.text, ")");
+  }
+};
+
+absl::Status WrongType(absl::string_view name, const Hyperparameters::Value& value,
+                       absl::string_view wanted) {
+  return absl::InvalidArgumentError(absl::StrCat("hyperparameter '", name,
+                                                 "' is ", DescribeValue(value), ", not ", wanted));
+}
+
+}  // namespace
+
+std::string DescribeValue(const Hyperparameters::Value& value) { return std::visit(Describer{}, value); }
+
+absl::Status Hyperparameters::SetFromAssignment(absl::string_view assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == absl::string_view::npos || eq == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("expected NAME=VALUE, got '",
+                                                   assignment, "'"));
+  }
+  std::string name(assignment.substr(0, eq));
+  std::string text(assignment.substr(eq + 1));
+  int64_t i = 0;
+  double d = 0;
+  if (absl::SimpleAtoi(text, &i)) {
+    Set(std::move(name), i);
+  } else if (absl::SimpleAtod(text, &d)) {
+    Set(std::move(name), d);
+  } else if (text == "true" || text == "false") {
+    Set(std::move(name), text == "true");
+  } else {
+    Set(std::move(name), std::move(text));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Hyperparameters::Value*> Hyperparameters::Find(absl::string_view name) const {
+  auto it = values_.find(name);
+  if (it != values_.end()) return &it->second;
+  std::string known = values_.empty() ? "none" : "";
+  for (const auto& [key, value] : values_) absl::StrAppend(&known, known.empty() ? "" : ", ", key);
+  return absl::NotFoundError(absl::StrCat("hyperparameter '", name,
+                                          "' is not set; the trial has: ", known));
+}
+
+cohort_hparam_type Hyperparameters::TypeOf(absl::string_view name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return COHORT_HPARAM_ABSENT;
+  switch (it->second.index()) {
+    case 0:
+      return COHORT_HPARAM_INT;
+    case 1:
+      return COHORT_HPARAM_DOUBLE;
+    case 2:
+      return COHORT_HPARAM_BOOL;
+    case 3:
+      return COHORT_HPARAM_STRING;
+    default:
+      return COHORT_HPARAM_OTHER;
+  }
+}
+
+absl::StatusOr<int64_t> Hyperparameters::GetInt(absl::string_view name) const {
+  absl::StatusOr<const Value*> v = Find(name);
+  if (!v.ok()) return v.status();
+  if (const int64_t* i = std::get_if<int64_t>(*v)) return *i;
+  return WrongType(name, **v, "an int");
+}
+
+absl::StatusOr<double> Hyperparameters::GetDouble(absl::string_view name) const {
+  absl::StatusOr<const Value*> v = Find(name);
+  if (!v.ok()) return v.status();
+  if (const double* d = std::get_if<double>(*v)) return *d;
+  if (const int64_t* i = std::get_if<int64_t>(*v)) return static_cast<double>(*i);
+  return WrongType(name, **v, "a double");
+}
+
+absl::StatusOr<bool> Hyperparameters::GetBool(absl::string_view name) const {
+  absl::StatusOr<const Value*> v = Find(name);
+  if (!v.ok()) return v.status();
+  if (const bool* b = std::get_if<bool>(*v)) return *b;
+  return WrongType(name, **v, "a bool");
+}
+
+absl::StatusOr<const std::string*> Hyperparameters::GetString(absl::string_view name) const {
+  absl::StatusOr<const Value*> v = Find(name);
+  if (!v.ok()) return v.status();
+  if (const std::string* s = std::get_if<std::string>(*v)) return s;
+  return WrongType(name, **v, "a string");
+}
+
+}  // namespace cohort

@@ -1,0 +1,116 @@
+#include "runtime/plugin/loaded_model.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/plugin/error.h"
+#include "runtime/plugin/host_api.h"
+#include "runtime/plugin/state_stream.h"
+
+namespace cohort {
+
+template <class Call>
+absl::Status LoadedModel::Invoke(ModelPhase phase, absl::string_view what, Call&& call) {
+  host_->phase = phase;
+  absl::Status status = TakeError(call());
+  host_->phase = ModelPhase::kIdle;
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat("plugin ", plugin_->name(), ": ", what, ": ", status.message()));
+}
+
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(std::shared_ptr<const PluginLibrary> plugin,
+                                                                 ModelHostOptions options) {
+  if (options.memory == nullptr) return absl::InvalidArgumentError("LoadedModel::Create: no memory provider");
+  auto host = std::make_unique<ModelHost>(std::move(options));
+  std::unique_ptr<LoadedModel> model(new LoadedModel(std::move(plugin), std::move(host)));
+
+  const cohort_model_create_args args{COHORT_STRUCT_SIZE(cohort_model_create_args, host), HostApi(),
+                                      model->host_.get()};
+  cohort_model* created = nullptr;
+  absl::Status s = model->Invoke(ModelPhase::kCreating, "model_create",
+                                 [&] { return model->plugin_->api().model_create(&args, &created); });
+  if (!s.ok()) return s;
+  model->model_ = created;
+  if (created == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("plugin ", model->plugin_->name(),
+                                                      ": model_create succeeded but returned no model"));
+  }
+  if (model->host_->arena == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "plugin ", model->plugin_->name(),
+        ": model_create returned without registering its tensors (call host_api.register_tensors once)"));
+  }
+  return model;
+}
+
+LoadedModel::~LoadedModel() {
+  if (model_ != nullptr) plugin_->api().model_destroy(model_);
+}
+
+absl::StatusOr<uint64_t> LoadedModel::DatasetSize(cohort_split split) {
+  uint64_t records = 0;
+  absl::Status s = Invoke(ModelPhase::kIdle, absl::StrCat("dataset_size(split ", split, ")"),
+                          [&] { return plugin_->api().dataset_size(model_, split, &records); });
+  if (!s.ok()) return s;
+  return records;
+}
+
+absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool training) {
+  const cohort_batch raw{COHORT_STRUCT_SIZE(cohort_batch, record_count),
+                         batch.split,
+                         batch.batch_index,
+                         batch.epoch,
+                         batch.record_indices.data(),
+                         batch.record_indices.size()};
+  cohort_metrics sink;
+  const std::string what = absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch ", batch.batch_index, ")");
+  absl::Status s = Invoke(training ? ModelPhase::kTraining : ModelPhase::kEvaluating, what, [&] {
+    return training ? plugin_->api().train_batch(model_, &raw, &sink)
+                    : plugin_->api().evaluate_batch(model_, &raw, &sink);
+  });
+  if (!s.ok()) return s;
+  if (training && sink.batch.Find("loss") == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), ": ", what,
+                                                      " did not report the metric \"loss\""));
+  }
+  return std::move(sink.batch);
+}
+
+absl::StatusOr<BatchMetrics> LoadedModel::TrainBatch(const BatchSpec& batch) { return RunBatch(batch, true); }
+
+absl::StatusOr<BatchMetrics> LoadedModel::EvaluateBatch(const BatchSpec& batch) { return RunBatch(batch, false); }
+
+absl::Status LoadedModel::OptimizerStep(uint64_t step, uint64_t batches_trained) {
+  if (!has_optimizer()) {
+    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), " has no optimizer_step"));
+  }
+  const cohort_step_info info{COHORT_STRUCT_SIZE(cohort_step_info, batches_trained), step, batches_trained};
+  return Invoke(ModelPhase::kStepping, absl::StrCat("optimizer_step (step ", step, ")"),
+                [&] { return plugin_->api().optimizer_step(model_, &info); });
+}
+
+absl::StatusOr<std::string> LoadedModel::SaveState() {
+  if (!has_state()) return std::string();
+  cohort_writer writer;
+  absl::Status s = Invoke(ModelPhase::kSaving, "save_state", [&] { return plugin_->api().save_state(model_, &writer); });
+  if (!s.ok()) return s;
+  return std::move(writer.bytes);
+}
+
+absl::Status LoadedModel::LoadState(absl::string_view bytes) {
+  if (!has_state()) {
+    if (bytes.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), " keeps no state but ",
+                                                      bytes.size(), " bytes of plugin state were given"));
+  }
+  cohort_reader reader{bytes, 0};
+  absl::Status s = Invoke(ModelPhase::kLoading, "load_state", [&] { return plugin_->api().load_state(model_, &reader); });
+  if (!s.ok()) return s;
+  if (reader.position != bytes.size()) {
+    return absl::DataLossError(absl::StrCat("plugin ", plugin_->name(), ": load_state read ", reader.position,
+                                            " of ", bytes.size(), " bytes of its saved state"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cohort

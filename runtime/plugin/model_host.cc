@@ -1,0 +1,39 @@
+#include "runtime/plugin/model_host.h"
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+cohort_host::cohort_host(cohort::ModelHostOptions opts) : options(std::move(opts)) {
+  options.context.struct_size = COHORT_STRUCT_SIZE(cohort_trial_context, stream);
+  if (!options.log) options.log = cohort::StderrLogSink(options.context.rank);
+}
+
+namespace cohort {
+
+absl::string_view LogLevelName(cohort_log_level level) {
+  switch (level) {
+    case COHORT_LOG_DEBUG:
+      return "debug";
+    case COHORT_LOG_INFO:
+      return "info";
+    case COHORT_LOG_WARNING:
+      return "warning";
+    case COHORT_LOG_ERROR:
+      return "error";
+    default:
+      return "log";
+  }
+}
+
+LogSink StderrLogSink(uint32_t rank) {
+  return [rank](cohort_log_level level, absl::string_view message) {
+    // One write per line keeps lines from concurrent threads whole.
+    const std::string line = absl::StrCat("[rank ", rank, "] ", LogLevelName(level), ": ", message, "\n");
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  };
+}
+
+}  // namespace cohort

@@ -1,0 +1,60 @@
+// ModelHost: everything the runtime keeps for one plugin model, and the object behind the SDK's
+// opaque cohort_host handle that every host service receives.
+//
+// The runtime fills a ModelHost before model_create (trial context, hyperparameters, where
+// tensor memory comes from, where logs go); register_tensors fills its arena. The phase guards
+// the services that are only legal inside certain calls (register_tensors during model_create,
+// gradients_ready during train_batch).
+#ifndef COHORT_RUNTIME_PLUGIN_MODEL_HOST_H_
+#define COHORT_RUNTIME_PLUGIN_MODEL_HOST_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "absl/strings/string_view.h"
+#include "cohort/plugin.h"
+#include "runtime/arena/device_memory.h"
+#include "runtime/arena/tensor_arena.h"
+#include "runtime/plugin/hyperparameters.h"
+
+namespace cohort {
+
+// Receives plugin log lines. Must be safe to call from any thread.
+using LogSink = std::function<void(cohort_log_level level, absl::string_view message)>;
+
+// Told when a gradient range is final during train_batch (the exchange hooks in here).
+using GradientsReadyHook = std::function<void(uint32_t tensor, uint64_t offset, uint64_t count)>;
+
+// What the runtime knows about a model before creating it.
+struct ModelHostOptions {
+  cohort_trial_context context{};  // struct_size is set by the host; the rest by the caller
+  Hyperparameters hyperparameters;
+  DeviceMemoryProvider* memory = nullptr;  // required; outlives the model
+  LogSink log;                             // default: stderr, prefixed with the rank
+  GradientsReadyHook on_gradients_ready;   // default: none
+};
+
+enum class ModelPhase { kCreating, kIdle, kTraining, kEvaluating, kStepping, kSaving, kLoading };
+
+}  // namespace cohort
+
+struct cohort_host {
+  explicit cohort_host(cohort::ModelHostOptions options);
+
+  cohort::ModelHostOptions options;
+  cohort::ModelPhase phase = cohort::ModelPhase::kCreating;
+  std::unique_ptr<cohort::TensorArena> arena;  // set once by register_tensors
+};
+
+namespace cohort {
+using ModelHost = cohort_host;
+
+// A LogSink writing "[rank R] LEVEL: message" lines to stderr.
+LogSink StderrLogSink(uint32_t rank);
+
+// "debug", "info", "warning", "error".
+absl::string_view LogLevelName(cohort_log_level level);
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_PLUGIN_MODEL_HOST_H_

@@ -1,0 +1,213 @@
+// The host service table, called as a plugin would call it: argument checks and error texts.
+#include "runtime/plugin/host_api.h"
+
+#include <cstring>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/plugin/batch_metrics.h"
+#include "runtime/plugin/error.h"
+#include "runtime/plugin/model_host.h"
+#include "runtime/plugin/state_stream.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+class HostApiTest : public ::testing::Test {
+ protected:
+  HostApiTest() : api_(HostApi()), host_(Options()) {}
+
+  ModelHostOptions Options() {
+    ModelHostOptions options;
+    options.context.rank = 3;
+    options.context.size = 4;
+    options.context.global_batch_size = 130;
+    options.context.per_slot_batch_size = 32;
+    options.hyperparameters.Set("layers", 3);
+    options.hyperparameters.Set("lr", 0.25);
+    options.hyperparameters.Set("nesterov", true);
+    options.hyperparameters.Set("optimizer", "adam");
+    options.hyperparameters.Set("sizes", Hyperparameters::Other{"[1, 2]"});
+    options.memory = &memory_;
+    options.log = [this](cohort_log_level level, absl::string_view message) {
+      logged_ += std::string(LogLevelName(level)) + ":" + std::string(message) + ";";
+    };
+    return options;
+  }
+
+  static std::string Message(cohort_error* error) {
+    absl::Status s = TakeError(error);
+    return std::string(s.message());
+  }
+
+  cohort_tensor_spec Spec(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+    cohort_tensor_spec s{};
+    s.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
+    s.name = name;
+    s.name_len = std::strlen(name);
+    s.dtype = dtype;
+    s.device = {COHORT_DEVICE_CPU, 0};
+    s.element_count = count;
+    return s;
+  }
+  static cohort_tensor_view View() {
+    cohort_tensor_view v{};
+    v.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_view, arena_offset);
+    return v;
+  }
+
+  CpuOnlyMemoryProvider memory_;
+  std::string logged_;
+  const cohort_host_api* api_;
+  ModelHost host_;
+};
+
+TEST_F(HostApiTest, TableDeclaresItsVersionAndSize) {
+  EXPECT_EQ(api_->abi_version.major, static_cast<uint32_t>(COHORT_ABI_VERSION_MAJOR));
+  EXPECT_EQ(api_->abi_version.minor, static_cast<uint32_t>(COHORT_ABI_VERSION_MINOR));
+  EXPECT_EQ(api_->struct_size, COHORT_STRUCT_SIZE(cohort_host_api, reader_remaining));
+}
+
+TEST_F(HostApiTest, ErrorsCarryCodeAndMessage) {
+  cohort_error* e = api_->error_create(COHORT_STATUS_NOT_FOUND, "no such file xyz", 12);
+  EXPECT_EQ(api_->error_code(e), COHORT_STATUS_NOT_FOUND);
+  const char* text = nullptr;
+  size_t len = 0;
+  api_->error_message(e, &text, &len);
+  EXPECT_EQ(std::string(text, len), "no such file");
+  api_->error_destroy(e);
+
+  // A plugin cannot create an "error" that means success.
+  absl::Status odd = TakeError(api_->error_create(0, "", 0));
+  EXPECT_EQ(odd.code(), absl::StatusCode::kUnknown);
+  EXPECT_EQ(odd.message(), "(the plugin gave no message)");
+}
+
+TEST_F(HostApiTest, TrialContextAndLog) {
+  const cohort_trial_context* context = api_->trial_context(&host_);
+  EXPECT_EQ(context->struct_size, COHORT_STRUCT_SIZE(cohort_trial_context, stream));
+  EXPECT_EQ(context->rank, 3u);
+  EXPECT_EQ(context->per_slot_batch_size, 32u);
+  api_->log(&host_, COHORT_LOG_WARNING, "careful", 7);
+  EXPECT_EQ(logged_, "warning:careful;");
+}
+
+TEST_F(HostApiTest, TypedHyperparameters) {
+  int64_t i = 0;
+  double d = 0;
+  uint8_t b = 0;
+  const char* s = nullptr;
+  size_t n = 0;
+  EXPECT_EQ(api_->hparam_int(&host_, "layers", 6, &i), nullptr);
+  EXPECT_EQ(i, 3);
+  EXPECT_EQ(api_->hparam_double(&host_, "lr", 2, &d), nullptr);
+  EXPECT_EQ(d, 0.25);
+  EXPECT_EQ(api_->hparam_double(&host_, "layers", 6, &d), nullptr);  // an int reads as a double
+  EXPECT_EQ(d, 3.0);
+  EXPECT_EQ(api_->hparam_bool(&host_, "nesterov", 8, &b), nullptr);
+  EXPECT_EQ(b, 1);
+  EXPECT_EQ(api_->hparam_string(&host_, "optimizer", 9, &s, &n), nullptr);
+  EXPECT_EQ(std::string(s, n), "adam");
+
+  EXPECT_EQ(api_->hparam_type(&host_, "lr", 2), COHORT_HPARAM_DOUBLE);
+  EXPECT_EQ(api_->hparam_type(&host_, "sizes", 5), COHORT_HPARAM_OTHER);
+  EXPECT_EQ(api_->hparam_type(&host_, "momentum", 8), COHORT_HPARAM_ABSENT);
+}
+
+TEST_F(HostApiTest, HyperparameterErrorsNameTheKeyAndTheType) {
+  int64_t i = 0;
+  cohort_error* missing = api_->hparam_int(&host_, "momentum", 8, &i);
+  EXPECT_EQ(api_->error_code(missing), COHORT_STATUS_NOT_FOUND);
+  EXPECT_EQ(Message(missing),
+            "hyperparameter 'momentum' is not set; the trial has: layers, lr, nesterov, optimizer, sizes");
+  EXPECT_EQ(Message(api_->hparam_int(&host_, "lr", 2, &i)), "hyperparameter 'lr' is a double (0.25), not an int");
+  uint8_t b = 0;
+  EXPECT_EQ(Message(api_->hparam_bool(&host_, "optimizer", 9, &b)),
+            "hyperparameter 'optimizer' is a string (\"adam\"), not a bool");
+  const char* s = nullptr;
+  size_t n = 0;
+  EXPECT_EQ(Message(api_->hparam_string(&host_, "sizes", 5, &s, &n)),
+            "hyperparameter 'sizes' is a list or map ([1, 2]), not a string");
+}
+
+TEST_F(HostApiTest, RegisterTensorsLaysOutOneArenaPerDtype) {
+  const cohort_tensor_spec specs[] = {Spec("w", 5), Spec("b", 1), Spec("h", 3, COHORT_DTYPE_FLOAT64)};
+  cohort_tensor_view views[] = {View(), View(), View()};
+  ASSERT_EQ(api_->register_tensors(&host_, specs, views, 3), nullptr);
+  EXPECT_EQ(views[0].arena_offset, 0u);
+  EXPECT_EQ(views[1].arena_offset, 16u);  // next 64-byte boundary in float32 elements
+  EXPECT_EQ(views[2].arena_offset, 0u);   // first of the float64 block
+  EXPECT_EQ(static_cast<float*>(views[1].data), static_cast<float*>(views[0].data) + 16);
+  EXPECT_EQ(host_.arena->blocks().size(), 2u);
+
+  EXPECT_THAT(Message(api_->register_tensors(&host_, specs, views, 3)), HasSubstr("already called"));
+}
+
+TEST_F(HostApiTest, RegisterTensorsRefusesBadSpecs) {
+  cohort_tensor_view views[] = {View(), View()};
+  const cohort_tensor_spec duplicate[] = {Spec("w", 5), Spec("w", 1)};
+  EXPECT_EQ(Message(api_->register_tensors(&host_, duplicate, views, 2)),
+            "register_tensors: tensor 1 'w': the name is registered twice");
+  const cohort_tensor_spec empty[] = {Spec("w", 0)};
+  EXPECT_EQ(Message(api_->register_tensors(&host_, empty, views, 1)),
+            "register_tensors: tensor 0 'w': element_count must be > 0");
+  const cohort_tensor_spec dtype[] = {Spec("w", 2, 42)};
+  EXPECT_THAT(Message(api_->register_tensors(&host_, dtype, views, 1)), HasSubstr("unknown dtype 42"));
+  cohort_tensor_spec gpu = Spec("w", 2);
+  gpu.device = {COHORT_DEVICE_CUDA, 1};
+  EXPECT_THAT(Message(api_->register_tensors(&host_, &gpu, views, 1)),
+              HasSubstr("tensor 'w' on cuda:1: CUDA device 1 requested, but this host serves CPU memory only"));
+  cohort_tensor_spec old = Spec("w", 2);
+  old.struct_size = 0;
+  EXPECT_THAT(Message(api_->register_tensors(&host_, &old, views, 1)), HasSubstr("specs[0].struct_size is 0"));
+  EXPECT_EQ(host_.arena, nullptr);  // nothing half-registered
+
+  host_.phase = ModelPhase::kTraining;
+  const cohort_tensor_spec fine[] = {Spec("w", 2)};
+  EXPECT_THAT(Message(api_->register_tensors(&host_, fine, views, 1)), HasSubstr("only be called from model_create"));
+}
+
+TEST_F(HostApiTest, GradientsReadyChecksPhaseAndRange) {
+  const cohort_tensor_spec specs[] = {Spec("w", 10)};
+  cohort_tensor_view views[] = {View()};
+  ASSERT_EQ(api_->register_tensors(&host_, specs, views, 1), nullptr);
+  EXPECT_THAT(Message(api_->gradients_ready(&host_, 0, 0, 10)), HasSubstr("only be called from train_batch"));
+  host_.phase = ModelPhase::kTraining;
+  EXPECT_EQ(api_->gradients_ready(&host_, 0, 4, 6), nullptr);
+  EXPECT_EQ(Message(api_->gradients_ready(&host_, 0, 4, 7)),
+            "gradients_ready: range [4, 4+7) is outside tensor 'w' of 10 elements");
+  EXPECT_EQ(Message(api_->gradients_ready(&host_, 1, 0, 1)),
+            "gradients_ready: tensor index 1 but the model registered 1 tensors");
+}
+
+TEST_F(HostApiTest, MetricsRefuseRepeatsAndUnknownReductions) {
+  cohort_metrics sink;
+  EXPECT_EQ(api_->metric_add(&sink, "loss", 4, 0.5, 8, COHORT_REDUCE_MEAN), nullptr);
+  EXPECT_EQ(Message(api_->metric_add(&sink, "loss", 4, 0.5, 8, COHORT_REDUCE_MEAN)),
+            "metric 'loss' was added twice in one batch");
+  EXPECT_THAT(Message(api_->metric_add(&sink, "acc", 3, 0.5, 8, 9)), HasSubstr("unknown reduction 9"));
+  EXPECT_EQ(Message(api_->metric_add(&sink, "", 0, 0.5, 8, COHORT_REDUCE_SUM)), "metric_add: empty metric name");
+  ASSERT_EQ(sink.batch.metrics.size(), 1u);
+  EXPECT_EQ(sink.batch.metrics[0].record_count, 8u);
+}
+
+TEST_F(HostApiTest, WriterAndReader) {
+  cohort_writer writer;
+  const uint32_t value = 0xC0FFEE;
+  ASSERT_EQ(api_->writer_write(&writer, &value, sizeof value), nullptr);
+  ASSERT_EQ(api_->writer_write(&writer, "ab", 2), nullptr);
+  cohort_reader reader{writer.bytes, 0};
+  EXPECT_EQ(api_->reader_remaining(&reader), 6u);
+  uint32_t back = 0;
+  ASSERT_EQ(api_->reader_read(&reader, &back, sizeof back), nullptr);
+  EXPECT_EQ(back, value);
+  char tail[4];
+  EXPECT_EQ(Message(api_->reader_read(&reader, tail, 4)), "reader_read: asked for 4 bytes but only 2 are left of 6");
+  EXPECT_EQ(api_->reader_remaining(&reader), 2u);
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,78 @@
+// TensorArena layout: contiguous (device, dtype) blocks, aligned tensors, zeroed gradients.
+#include "runtime/arena/tensor_arena.h"
+
+#include <cstdint>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/arena/dtype.h"
+
+namespace cohort {
+namespace {
+
+TensorDescriptor Tensor(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+  return TensorDescriptor{name, dtype, {COHORT_DEVICE_CPU, 0}, count};
+}
+
+TEST(TensorArenaTest, GroupsByDtypeInRegistrationOrderWithAlignedStarts) {
+  CpuOnlyMemoryProvider memory;
+  auto arena = TensorArena::Create({Tensor("a", 17), Tensor("h", 3, COHORT_DTYPE_FLOAT16), Tensor("b", 16),
+                                    Tensor("c", 1)},
+                                   memory);
+  ASSERT_TRUE(arena.ok()) << arena.status();
+  const TensorArena& a = **arena;
+  ASSERT_EQ(a.blocks().size(), 2u);
+  EXPECT_EQ(a.placement(0).offset, 0u);
+  EXPECT_EQ(a.placement(2).offset, 32u);  // 17 floats round up to 32 (two cache lines)
+  EXPECT_EQ(a.placement(3).offset, 48u);
+  EXPECT_EQ(a.blocks()[0].element_count, 49u);
+  EXPECT_EQ(a.placement(1).block, 1u);
+  EXPECT_EQ(a.blocks()[1].element_size, 2u);
+  for (size_t t = 0; t < a.tensor_count(); ++t) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data(t)) % kArenaAlignment, 0u) << a.spec(t).name;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.grad(t)) % kArenaAlignment, 0u) << a.spec(t).name;
+  }
+}
+
+TEST(TensorArenaTest, StartsZeroedAndZeroesGradients) {
+  CpuOnlyMemoryProvider memory;
+  auto arena = TensorArena::Create({Tensor("w", 100)}, memory);
+  ASSERT_TRUE(arena.ok());
+  float* data = static_cast<float*>((*arena)->data(0));
+  float* grad = static_cast<float*>((*arena)->grad(0));
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(data[i], 0.0f);
+    EXPECT_EQ(grad[i], 0.0f);
+    grad[i] = 1.5f;
+    data[i] = 2.0f;
+  }
+  ASSERT_TRUE((*arena)->ZeroGradients().ok());
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(grad[i], 0.0f);
+    EXPECT_EQ(data[i], 2.0f);
+  }
+}
+
+TEST(TensorArenaTest, ErrorsNameTheTensor) {
+  CpuOnlyMemoryProvider memory;
+  EXPECT_EQ(TensorArena::Create({Tensor("", 1)}, memory).status().message(), "tensor 0 has an empty name");
+  TensorDescriptor negative = Tensor("w", 1);
+  negative.device.ordinal = -1;
+  EXPECT_EQ(TensorArena::Create({negative}, memory).status().message(), "tensor 0 'w': negative device ordinal -1");
+  TensorDescriptor unknown = Tensor("w", 1);
+  unknown.device.kind = 7;
+  EXPECT_THAT(TensorArena::Create({unknown}, memory).status().message(),
+              ::testing::HasSubstr("unknown device kind 7; allowed: 1 (cpu), 2 (cuda)"));
+}
+
+TEST(DtypeTest, SizesAndNames) {
+  EXPECT_EQ(*DtypeSize(COHORT_DTYPE_FLOAT32), 4u);
+  EXPECT_EQ(*DtypeSize(COHORT_DTYPE_BFLOAT16), 2u);
+  EXPECT_EQ(*DtypeSize(COHORT_DTYPE_FLOAT64), 8u);
+  EXPECT_FALSE(DtypeSize(0).ok());
+  EXPECT_EQ(DtypeName(COHORT_DTYPE_FLOAT16), "float16");
+  EXPECT_EQ(DtypeName(9), "dtype(9)");
+}
+
+}  // namespace
+}  // namespace cohort
