@@ -13,6 +13,15 @@ cohort_host::cohort_host(cohort::ModelHostOptions opts) : options(std::move(opts
 
 namespace cohort {
 
+cohort_trial_context SingleSlotCpuContext() {
+  cohort_trial_context c{};
+  c.struct_size = COHORT_STRUCT_SIZE(cohort_trial_context, stream);
+  c.size = c.local_size = c.cross_size = 1;
+  c.global_batch_size = c.per_slot_batch_size = 1;
+  c.device = {COHORT_DEVICE_CPU, 0};
+  return c;
+}
+
 absl::string_view LogLevelName(cohort_log_level level) {
   switch (level) {
     case COHORT_LOG_DEBUG:

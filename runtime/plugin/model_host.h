@@ -26,9 +26,12 @@ using LogSink = std::function<void(cohort_log_level level, absl::string_view mes
 // Told when a gradient range is final during train_batch (the exchange hooks in here).
 using GradientsReadyHook = std::function<void(uint32_t tensor, uint64_t offset, uint64_t count)>;
 
+// A one-slot trial on the CPU: rank 0 of 1 everywhere, batch size 1, seed 0.
+cohort_trial_context SingleSlotCpuContext();
+
 // What the runtime knows about a model before creating it.
 struct ModelHostOptions {
-  cohort_trial_context context{};  // struct_size is set by the host; the rest by the caller
+  cohort_trial_context context = SingleSlotCpuContext();  // struct_size is set by the host
   Hyperparameters hyperparameters;
   DeviceMemoryProvider* memory = nullptr;  // required; outlives the model
   LogSink log;                             // default: stderr, prefixed with the rank

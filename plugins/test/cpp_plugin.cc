@@ -1,0 +1,65 @@
+// A plugin written with the header-only C++ layer, exercising what it generates: error
+// conversion of thrown exceptions, an optimizer_step override, and state through Writer/Reader.
+//
+// Model: tensor "w" (float64, 2 elements); record r has target (r, -r); loss = mean of
+// 0.5 * |w - t_r|^2. Hyperparameter "throw_in_train" picks what train_batch throws:
+// "cohort" (cohort::Error NOT_FOUND), "std" (std::runtime_error), "other" (an int), or nothing.
+#include <cohort/plugin.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+class CppModel : public cohort::Model {
+ public:
+  explicit CppModel(cohort::Host& host)
+      : Model(host),
+        throw_in_train_(host.hparam_string_or("throw_in_train", "")),
+        learning_rate_(host.hparam_double_or("learning_rate", 0.5)) {
+    w_ = host.register_tensors({{"w", 2, COHORT_DTYPE_FLOAT64}})[0];
+  }
+
+  uint64_t dataset_size(cohort_split) override { return 8; }
+
+  void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+    if (throw_in_train_ == "cohort") throw cohort::Error(COHORT_STATUS_NOT_FOUND, "no record 99");
+    if (throw_in_train_ == "std") throw std::runtime_error("vector too long");
+    if (throw_in_train_ == "other") throw 42;
+    double* w = w_.data<double>();
+    double* g = w_.grad<double>();
+    double loss = 0;
+    for (uint64_t i = 0; i < batch.size(); ++i) {
+      const double t[2] = {static_cast<double>(batch[i]), -static_cast<double>(batch[i])};
+      for (int j = 0; j < 2; ++j) {
+        const double d = w[j] - t[j];
+        loss += 0.5 * d * d / static_cast<double>(batch.size());
+        g[j] += d / static_cast<double>(batch.size());
+      }
+    }
+    host().gradients_ready(0, w_);
+    metrics.add("loss", loss, batch.size());
+  }
+
+  void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+    metrics.add("records", static_cast<double>(batch.size()), batch.size(), COHORT_REDUCE_SUM);
+  }
+
+  void optimizer_step(const cohort_step_info& step) override {
+    for (int j = 0; j < 2; ++j) w_.data<double>()[j] -= learning_rate_ * w_.grad<double>()[j];
+    steps_ = step.step + 1;
+  }
+
+  void save_state(cohort::Writer& writer) override { writer.write_value(steps_); }
+  void load_state(cohort::Reader& reader) override { steps_ = reader.read_value<uint64_t>(); }
+
+ private:
+  std::string throw_in_train_;
+  double learning_rate_;
+  cohort::TensorView w_;
+  uint64_t steps_ = 0;
+};
+
+}  // namespace
+
+COHORT_PLUGIN(CppModel, "cpp_layer")
