@@ -78,16 +78,26 @@ static double loss_and_grad(const cohort_model* m, const cohort_batch* batch, fl
     for (int j = 0; j < DIM; ++j) {
       const double d = (double)x[j] - (double)(r % 5 + (uint64_t)j);
       loss += 0.5 * d * d;
+#ifdef COHORT_TEST_DEFECT_WRONG_GRADIENT
+      if (grad != NULL) grad[j] += (float)(2.0 * d / (double)batch->record_count); /* twice too big */
+#else
       if (grad != NULL) grad[j] += (float)(d / (double)batch->record_count);
+#endif
     }
   }
   return batch->record_count == 0 ? 0.0 : loss / (double)batch->record_count;
 }
 
+#ifdef COHORT_TEST_DEFECT_CRASH_IN_TRAIN
+/* A plugin bug: a store through NULL, so the process running it dies with SIGSEGV (kept out of
+ * the sanitizers' reach so they do not turn the crash into a report and an exit code). */
+static int* volatile nowhere = NULL; /* volatile: the compiler cannot see it is NULL */
+__attribute__((noinline, no_sanitize_address, no_sanitize_undefined)) static void crash(void) { *nowhere = 1; }
+#endif
+
 static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, cohort_metrics* metrics) {
 #ifdef COHORT_TEST_DEFECT_CRASH_IN_TRAIN
-  volatile int* nowhere = NULL;
-  *nowhere = 1; /* a plugin bug: the worker running it dies with SIGSEGV */
+  crash();
 #endif
   const double loss = loss_and_grad(m, batch, (float*)m->x.grad);
   cohort_error* e = m->api->gradients_ready(m->host, 0, 0, DIM);

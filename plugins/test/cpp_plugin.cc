@@ -37,7 +37,7 @@ class CppModel : public cohort::Model {
         g[j] += d / static_cast<double>(batch.size());
       }
     }
-    host().gradients_ready(0, w_);
+    host().gradients_ready(w_);
     metrics.add("loss", loss, batch.size());
   }
 

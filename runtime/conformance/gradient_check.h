@@ -4,7 +4,9 @@
 // For a sample of coordinates of every float32/float64 CPU tensor, the parameter is moved by
 // +epsilon and -epsilon, train_batch is run on the same batch, and (loss+ - loss-) / 2 epsilon is
 // compared with the gradient train_batch wrote. A coordinate passes when
-//   |analytic - numeric| <= absolute_tolerance + relative_tolerance * max(|analytic|, |numeric|).
+//   |analytic - numeric| <= absolute_tolerance + relative_tolerance * max(|analytic|, |numeric|)
+// for the central difference, or for one of the one-sided differences (a ReLU kink within epsilon
+// on one side spoils the central difference but not the other side's).
 // Parameters, gradients (left zeroed) and the plugin's saved state are restored afterwards.
 #ifndef COHORT_RUNTIME_CONFORMANCE_GRADIENT_CHECK_H_
 #define COHORT_RUNTIME_CONFORMANCE_GRADIENT_CHECK_H_

@@ -17,18 +17,9 @@ using testing::PluginPath;
 class AbiTest : public ::testing::Test {
  protected:
   absl::StatusOr<std::unique_ptr<LoadedModel>> Create(const std::string& file, Hyperparameters hp = {}) {
-    auto plugin = PluginLibrary::Open(PluginPath(file));
-    if (!plugin.ok()) return plugin.status();
-    ModelHostOptions options;
-    options.hyperparameters = std::move(hp);
-    options.memory = &memory_;
-    return LoadedModel::Create(*plugin, std::move(options));
+    return testing::CreateModel(file, std::move(hp), memory_);
   }
-  static BatchSpec Batch(std::vector<uint64_t> records) {
-    BatchSpec batch;
-    batch.record_indices = std::move(records);
-    return batch;
-  }
+  static BatchSpec Batch(std::vector<uint64_t> records) { return testing::TrainingBatch(std::move(records)); }
   CpuOnlyMemoryProvider memory_;
 };
 

@@ -34,9 +34,8 @@ class LoadedModelTest : public ::testing::Test {
   }
 
   static BatchSpec Batch(std::vector<uint64_t> records, cohort_split split = COHORT_SPLIT_TRAINING) {
-    BatchSpec batch;
+    BatchSpec batch = testing::TrainingBatch(std::move(records));
     batch.split = split;
-    batch.record_indices = std::move(records);
     return batch;
   }
 

@@ -15,6 +15,8 @@
 //       w_.data<float>()[0] = static_cast<float>(host.hparam_double_or("init", 0.0));
 //     }
 //     uint64_t dataset_size(cohort_split) override { return 100; }
+//     // train_batch adds d(mean loss)/dw into w_.grad<float>(), then calls
+//     // host().gradients_ready(w_) and metrics.add("loss", loss, batch.size()).
 //     void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override { ... }
 //     void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override { ... }
 //    private:
@@ -56,19 +58,28 @@ class Error : public std::runtime_error {
 };
 
 // One registered tensor: the host's parameter and gradient memory.
+// It knows its registration index, dtype and device, so a model can check where its memory is.
 class TensorView {
  public:
   TensorView() = default;
-  explicit TensorView(const cohort_tensor_view& v) : view_(v) {}
+  TensorView(const cohort_tensor_view& v, uint32_t index, cohort_dtype dtype, cohort_device device)
+      : view_(v), index_(index), dtype_(dtype), device_(device) {}
   template <class T>
   T* data() const { return static_cast<T*>(view_.data); }
   template <class T>
   T* grad() const { return static_cast<T*>(view_.grad); }
   uint64_t size() const { return view_.element_count; }
   uint64_t arena_offset() const { return view_.arena_offset; }
+  uint32_t index() const { return index_; }
+  cohort_dtype dtype() const { return dtype_; }
+  cohort_device device() const { return device_; }
+  bool on_cpu() const { return device_.kind == COHORT_DEVICE_CPU; }
 
  private:
   cohort_tensor_view view_{};
+  uint32_t index_ = 0;
+  cohort_dtype dtype_ = COHORT_DTYPE_FLOAT32;
+  cohort_device device_{COHORT_DEVICE_CPU, 0};
 };
 
 // What to register: defaults to a float32 tensor on the trial's device.
@@ -147,16 +158,20 @@ class Host {
       c_views[i].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_view, arena_offset);
     }
     check(api_->register_tensors(host_, c_specs.data(), c_views.data(), specs.size()));
-    return std::vector<TensorView>(c_views.begin(), c_views.end());
+    std::vector<TensorView> views;
+    views.reserve(specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      views.emplace_back(c_views[i], static_cast<uint32_t>(i), c_specs[i].dtype, c_specs[i].device);
+    }
+    return views;
   }
 
   // Elements [offset, offset + count) of tensor `index` hold their final gradient for this batch.
   void gradients_ready(uint32_t index, uint64_t offset, uint64_t count) const {
     check(api_->gradients_ready(host_, index, offset, count));
   }
-  void gradients_ready(uint32_t index, const TensorView& tensor) const {
-    gradients_ready(index, 0, tensor.size());
-  }
+  // The whole tensor's gradient is final.
+  void gradients_ready(const TensorView& tensor) const { gradients_ready(tensor.index(), 0, tensor.size()); }
 
   // Throws the host error (freeing the handle) when `error` is not NULL.
   void check(cohort_error* error) const {

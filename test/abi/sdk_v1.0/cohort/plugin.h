@@ -193,7 +193,8 @@ typedef struct cohort_batch {
   uint64_t batch_index; /* trial-wide count of batches of this split trained or evaluated */
   uint64_t epoch;
   const uint64_t* record_indices; /* indices into the split, 0 .. dataset_size-1 */
-  uint64_t record_count;
+  uint64_t record_count;          /* may be 0 (a rank with no share of a final partial batch):
+                                     then add no gradient and report metrics with count 0 */
 } cohort_batch;
 
 /* One tensor the plugin asks the host to hold. */
