@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "harness/cohort/child_process.h"
+#include "runtime/arena/default_memory_provider.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/conformance/gradient_check.h"
 #include "runtime/plugin/loaded_model.h"
@@ -80,12 +81,10 @@ int RunChecks(const CheckOptions& options) {
   if (!plugin.ok()) return Fail(plugin.status());
   PrintInfo(**plugin);
 
-  CpuOnlyMemoryProvider memory;
+  DefaultMemoryProvider memory;
   ModelHostOptions host;
-  host.context.size = host.context.local_size = host.context.cross_size = 1;
   host.context.global_batch_size = host.context.per_slot_batch_size = options.batch_size;
   host.context.trial_seed = options.seed;
-  host.context.device = {COHORT_DEVICE_CPU, 0};
   host.hyperparameters = options.hyperparameters;
   host.memory = &memory;
   absl::StatusOr<std::unique_ptr<LoadedModel>> created = LoadedModel::Create(*plugin, std::move(host));

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/arena/default_memory_provider.h"
 #include "runtime/arena/dtype.h"
 
 namespace cohort {
@@ -63,6 +64,18 @@ TEST(TensorArenaTest, ErrorsNameTheTensor) {
   unknown.device.kind = 7;
   EXPECT_THAT(TensorArena::Create({unknown}, memory).status().message(),
               ::testing::HasSubstr("unknown device kind 7; allowed: 1 (cpu), 2 (cuda)"));
+}
+
+TEST(DefaultMemoryProviderTest, ServesTheCpuAndExplainsAMissingCudaDevice) {
+  DefaultMemoryProvider memory;
+  ASSERT_TRUE(memory.For({COHORT_DEVICE_CPU, 0}).ok());
+  // cuda:1000 exists nowhere: the module (where built) or its absence says why.
+  absl::StatusOr<DeviceMemory*> cuda = memory.For({COHORT_DEVICE_CUDA, 1000});
+  ASSERT_FALSE(cuda.ok());
+  EXPECT_EQ(cuda.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(cuda.status().message(),
+              ::testing::AnyOf(::testing::HasSubstr("no usable CUDA"), ::testing::HasSubstr("does not exist")));
+  EXPECT_EQ(memory.For({9, 0}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DtypeTest, SizesAndNames) {

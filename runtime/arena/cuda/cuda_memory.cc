@@ -1,0 +1,78 @@
+// CUDA device memory for tensor arenas, through the CUDA runtime API. Built into
+// cohort_cuda_memory.so only (see cuda_memory_module.h).
+//
+// Every call first makes the memory's device current, so one process may hold arenas on several
+// devices. Zero() completes before it returns.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/arena/cuda/cuda_memory_module.h"
+
+namespace cohort {
+namespace {
+
+absl::Status CudaError(cudaError_t error, absl::string_view what, int ordinal) {
+  return absl::InternalError(absl::StrCat(what, " on cuda:", ordinal, " failed: ", cudaGetErrorName(error),
+                                          " (", cudaGetErrorString(error), ")"));
+}
+
+class CudaMemory final : public DeviceMemory {
+ public:
+  explicit CudaMemory(int ordinal) : ordinal_(ordinal) {}
+
+  absl::StatusOr<void*> Allocate(size_t bytes) override {
+    if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes");
+    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    void* ptr = nullptr;
+    if (cudaError_t e = cudaMalloc(&ptr, bytes); e != cudaSuccess) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cudaMalloc of ", bytes, " bytes on cuda:", ordinal_, " failed: ", cudaGetErrorString(e)));
+    }
+    if (absl::Status s = Zero(ptr, bytes); !s.ok()) {
+      cudaFree(ptr);
+      return s;
+    }
+    return ptr;  // cudaMalloc aligns to at least 256 bytes
+  }
+
+  void Free(void* ptr) override {
+    if (ptr == nullptr) return;
+    cudaSetDevice(ordinal_);
+    cudaFree(ptr);
+  }
+
+  absl::Status Zero(void* ptr, size_t bytes) override {
+    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    if (cudaError_t e = cudaMemset(ptr, 0, bytes); e != cudaSuccess) return CudaError(e, "cudaMemset", ordinal_);
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+      return CudaError(e, "cudaDeviceSynchronize", ordinal_);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int ordinal_;
+};
+
+}  // namespace
+}  // namespace cohort
+
+extern "C" __attribute__((visibility("default"))) cohort::DeviceMemory* cohort_cuda_memory_open(int ordinal,
+                                                                                                char* error,
+                                                                                                size_t error_len) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || ordinal < 0 || ordinal >= count) {
+    const std::string why = e != cudaSuccess
+                                ? absl::StrCat("no usable CUDA device: ", cudaGetErrorName(e), " (", cudaGetErrorString(e), ")")
+                                : absl::StrCat("CUDA device ", ordinal, " does not exist; this process sees ", count);
+    std::snprintf(error, error_len, "%s", why.c_str());
+    return nullptr;
+  }
+  return new cohort::CudaMemory(ordinal);
+}
+static_assert(std::is_same_v<decltype(&cohort_cuda_memory_open), cohort_cuda_memory_open_fn>);

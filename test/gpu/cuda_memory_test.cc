@@ -1,0 +1,60 @@
+// Tensor arenas on a CUDA device through DefaultMemoryProvider and the CUDA memory module.
+// Exits 77 (skipped) where no CUDA device is usable.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "runtime/arena/default_memory_provider.h"
+#include "runtime/arena/tensor_arena.h"
+
+namespace {
+
+int failures = 0;
+
+void Expect(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "FAILED: %s\n", what);
+    ++failures;
+  }
+}
+
+std::vector<float> Download(const void* device, size_t count) {
+  std::vector<float> host(count, -1.0f);
+  cudaMemcpy(host.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost);
+  return host;
+}
+
+}  // namespace
+
+int main() {
+  cohort::DefaultMemoryProvider memory;
+  absl::StatusOr<cohort::DeviceMemory*> cuda = memory.For({COHORT_DEVICE_CUDA, 0});
+  if (!cuda.ok()) {
+    std::printf("skipped: %s\n", std::string(cuda.status().message()).c_str());
+    return 77;
+  }
+  auto arena = cohort::TensorArena::Create(
+      {{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 1000},
+       {"b", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 10},
+       {"host_side", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0}, 4}},
+      memory);
+  if (!arena.ok()) {
+    std::fprintf(stderr, "FAILED: %s\n", std::string(arena.status().message()).c_str());
+    return 1;
+  }
+  Expect((*arena)->blocks().size() == 2, "one block for cuda:0 and one for the CPU");
+  cudaPointerAttributes attributes{};
+  Expect(cudaPointerGetAttributes(&attributes, (*arena)->data(0)) == cudaSuccess &&
+             attributes.type == cudaMemoryTypeDevice,
+         "parameters of a CUDA tensor live in device memory");
+  for (float v : Download((*arena)->data(0), 1010 + 6)) Expect(v == 0.0f, "device parameters start zeroed");
+
+  const std::vector<float> ones(1010 + 6, 1.0f);
+  cudaMemcpy((*arena)->grad(0), ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice);
+  Expect((*arena)->ZeroGradients().ok(), "ZeroGradients on the device");
+  for (float v : Download((*arena)->grad(0), ones.size())) Expect(v == 0.0f, "device gradients zeroed");
+
+  std::printf("%s\n", failures == 0 ? "cuda arena: passed" : "cuda arena: FAILED");
+  return failures == 0 ? 0 : 1;
+}
