@@ -9,14 +9,21 @@
 
 namespace cohort {
 
-template <class Call>
-absl::Status LoadedModel::Invoke(ModelPhase phase, absl::string_view what, Call&& call) {
+template <class Describe, class Call>
+absl::Status LoadedModel::Invoke(ModelPhase phase, Describe&& what, Call&& call) {
   host_->phase = phase;
   absl::Status status = TakeError(call());
   host_->phase = ModelPhase::kIdle;
   if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat("plugin ", plugin_->name(), ": ", what, ": ", status.message()));
+  return absl::Status(status.code(), absl::StrCat("plugin ", plugin_->name(), ": ", what(), ": ", status.message()));
 }
+
+namespace {
+// Describes a call for an error message; built only when the call failed.
+auto Named(absl::string_view name) {
+  return [name] { return std::string(name); };
+}
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(std::shared_ptr<const PluginLibrary> plugin,
                                                                  ModelHostOptions options) {
@@ -27,7 +34,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(std::shared_ptr
   const cohort_model_create_args args{COHORT_STRUCT_SIZE(cohort_model_create_args, host), HostApi(),
                                       model->host_.get()};
   cohort_model* created = nullptr;
-  absl::Status s = model->Invoke(ModelPhase::kCreating, "model_create",
+  absl::Status s = model->Invoke(ModelPhase::kCreating, Named("model_create"),
                                  [&] { return model->plugin_->api().model_create(&args, &created); });
   if (!s.ok()) return s;
   model->model_ = created;
@@ -49,7 +56,7 @@ LoadedModel::~LoadedModel() {
 
 absl::StatusOr<uint64_t> LoadedModel::DatasetSize(cohort_split split) {
   uint64_t records = 0;
-  absl::Status s = Invoke(ModelPhase::kIdle, absl::StrCat("dataset_size(split ", split, ")"),
+  absl::Status s = Invoke(ModelPhase::kIdle, [split] { return absl::StrCat("dataset_size(split ", split, ")"); },
                           [&] { return plugin_->api().dataset_size(model_, split, &records); });
   if (!s.ok()) return s;
   return records;
@@ -63,14 +70,16 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
                          batch.record_indices.data(),
                          batch.record_indices.size()};
   cohort_metrics sink;
-  const std::string what = absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch ", batch.batch_index, ")");
+  const auto what = [&] {
+    return absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch ", batch.batch_index, ")");
+  };
   absl::Status s = Invoke(training ? ModelPhase::kTraining : ModelPhase::kEvaluating, what, [&] {
     return training ? plugin_->api().train_batch(model_, &raw, &sink)
                     : plugin_->api().evaluate_batch(model_, &raw, &sink);
   });
   if (!s.ok()) return s;
   if (training && sink.batch.Find("loss") == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), ": ", what,
+    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), ": ", what(),
                                                       " did not report the metric \"loss\""));
   }
   return std::move(sink.batch);
@@ -85,14 +94,14 @@ absl::Status LoadedModel::OptimizerStep(uint64_t step, uint64_t batches_trained)
     return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), " has no optimizer_step"));
   }
   const cohort_step_info info{COHORT_STRUCT_SIZE(cohort_step_info, batches_trained), step, batches_trained};
-  return Invoke(ModelPhase::kStepping, absl::StrCat("optimizer_step (step ", step, ")"),
+  return Invoke(ModelPhase::kStepping, [step] { return absl::StrCat("optimizer_step (step ", step, ")"); },
                 [&] { return plugin_->api().optimizer_step(model_, &info); });
 }
 
 absl::StatusOr<std::string> LoadedModel::SaveState() {
   if (!has_state()) return std::string();
   cohort_writer writer;
-  absl::Status s = Invoke(ModelPhase::kSaving, "save_state", [&] { return plugin_->api().save_state(model_, &writer); });
+  absl::Status s = Invoke(ModelPhase::kSaving, Named("save_state"), [&] { return plugin_->api().save_state(model_, &writer); });
   if (!s.ok()) return s;
   return std::move(writer.bytes);
 }
@@ -104,7 +113,7 @@ absl::Status LoadedModel::LoadState(absl::string_view bytes) {
                                                       bytes.size(), " bytes of plugin state were given"));
   }
   cohort_reader reader{bytes, 0};
-  absl::Status s = Invoke(ModelPhase::kLoading, "load_state", [&] { return plugin_->api().load_state(model_, &reader); });
+  absl::Status s = Invoke(ModelPhase::kLoading, Named("load_state"), [&] { return plugin_->api().load_state(model_, &reader); });
   if (!s.ok()) return s;
   if (reader.position != bytes.size()) {
     return absl::DataLossError(absl::StrCat("plugin ", plugin_->name(), ": load_state read ", reader.position,

@@ -68,9 +68,10 @@ class LoadedModel {
   LoadedModel(std::shared_ptr<const PluginLibrary> plugin, std::unique_ptr<ModelHost> host)
       : plugin_(std::move(plugin)), host_(std::move(host)) {}
 
-  // Runs one plugin call in `phase`, turning its error into a Status prefixed with `what`.
-  template <class Call>
-  absl::Status Invoke(ModelPhase phase, absl::string_view what, Call&& call);
+  // Runs one plugin call in `phase`, turning its error into a Status prefixed with what() (only
+  // called on failure, so the per-batch path builds no strings).
+  template <class Describe, class Call>
+  absl::Status Invoke(ModelPhase phase, Describe&& what, Call&& call);
   absl::StatusOr<BatchMetrics> RunBatch(const BatchSpec& batch, bool training);
 
   std::shared_ptr<const PluginLibrary> plugin_;  // keeps the code loaded while the model lives
