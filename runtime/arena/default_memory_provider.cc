@@ -17,9 +17,9 @@ DefaultMemoryProvider::~DefaultMemoryProvider() {
 }
 
 absl::StatusOr<DeviceMemory*> DefaultMemoryProvider::For(cohort_device device) {
+  if (absl::Status s = ValidateDevice(device); !s.ok()) return s;
   if (device.kind == COHORT_DEVICE_CPU) return &cpu_;
-  if (device.kind == COHORT_DEVICE_CUDA) return Cuda(device.ordinal);
-  return absl::InvalidArgumentError(absl::StrCat("unknown device kind ", device.kind, "; allowed: 1 (cpu), 2 (cuda)"));
+  return Cuda(device.ordinal);
 }
 
 absl::StatusOr<DeviceMemory*> DefaultMemoryProvider::Cuda(int ordinal) {

@@ -7,6 +7,23 @@
 
 namespace cohort {
 
+absl::Status ValidateDevice(cohort_device device) {
+  if (device.kind != COHORT_DEVICE_CPU && device.kind != COHORT_DEVICE_CUDA) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown device kind ", device.kind, "; allowed: 1 (cpu), 2 (cuda)"));
+  }
+  if (device.ordinal < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("negative device ordinal ", device.ordinal));
+  }
+  return absl::OkStatus();
+}
+
+std::string DeviceName(cohort_device device) {
+  if (device.kind == COHORT_DEVICE_CPU) return "cpu";
+  if (device.kind == COHORT_DEVICE_CUDA) return absl::StrCat("cuda:", device.ordinal);
+  return absl::StrCat("device(kind ", device.kind, ")");
+}
+
 absl::StatusOr<void*> CpuMemory::Allocate(size_t bytes) {
   if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes");
   const size_t rounded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
@@ -27,13 +44,10 @@ absl::Status CpuMemory::Zero(void* ptr, size_t bytes) {
 }
 
 absl::StatusOr<DeviceMemory*> CpuOnlyMemoryProvider::For(cohort_device device) {
+  if (absl::Status s = ValidateDevice(device); !s.ok()) return s;
   if (device.kind == COHORT_DEVICE_CPU) return &cpu_;
-  if (device.kind == COHORT_DEVICE_CUDA) {
-    return absl::UnavailableError(
-        absl::StrCat("CUDA device ", device.ordinal, " requested, but this host serves CPU memory only"));
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown device kind ", device.kind, "; allowed: 1 (cpu), 2 (cuda)"));
+  return absl::UnavailableError(
+      absl::StrCat("CUDA device ", device.ordinal, " requested, but this host serves CPU memory only"));
 }
 
 }  // namespace cohort

@@ -6,11 +6,18 @@
 #define COHORT_RUNTIME_ARENA_DEVICE_MEMORY_H_
 
 #include <cstddef>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "cohort/plugin.h"
 
 namespace cohort {
+
+// INVALID_ARGUMENT for a device kind the SDK does not define or a negative ordinal.
+absl::Status ValidateDevice(cohort_device device);
+
+// "cpu", "cuda:1", "device(kind 7)".
+std::string DeviceName(cohort_device device);
 
 class DeviceMemory {
  public:
@@ -45,7 +52,7 @@ class DeviceMemoryProvider {
   virtual absl::StatusOr<DeviceMemory*> For(cohort_device device) = 0;
 };
 
-// Serves the CPU only; any other device is UNAVAILABLE with the device named.
+// Serves the CPU only; a CUDA device is UNAVAILABLE with the device named.
 class CpuOnlyMemoryProvider final : public DeviceMemoryProvider {
  public:
   absl::StatusOr<DeviceMemory*> For(cohort_device device) override;

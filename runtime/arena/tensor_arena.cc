@@ -13,12 +13,6 @@ bool SameDevice(cohort_device a, cohort_device b) {
   return a.kind == b.kind && a.ordinal == b.ordinal;
 }
 
-std::string DeviceName(cohort_device device) {
-  if (device.kind == COHORT_DEVICE_CPU) return "cpu";
-  if (device.kind == COHORT_DEVICE_CUDA) return absl::StrCat("cuda:", device.ordinal);
-  return absl::StrCat("device(kind ", device.kind, ")");
-}
-
 absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
   absl::flat_hash_set<std::string> names;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -34,12 +28,8 @@ absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
     if (auto size = DtypeSize(s.dtype); !size.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": ", size.status().message()));
     }
-    if (s.device.kind != COHORT_DEVICE_CPU && s.device.kind != COHORT_DEVICE_CUDA) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": unknown device kind ", s.device.kind,
-                                                     "; allowed: 1 (cpu), 2 (cuda)"));
-    }
-    if (s.device.ordinal < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": negative device ordinal ", s.device.ordinal));
+    if (absl::Status device = ValidateDevice(s.device); !device.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", device.message()));
     }
   }
   return absl::OkStatus();
