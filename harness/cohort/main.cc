@@ -5,6 +5,8 @@
 
 #include "cohort/plugin.h"
 #include "harness/cohort/plugin_command.h"
+#include "harness/cohort/run_command.h"
+#include "harness/cohort/worker_command.h"
 
 namespace {
 
@@ -12,11 +14,12 @@ constexpr char kUsage[] =
     "usage: cohort COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
+    "  run EXPERIMENT.yaml    train an experiment on this machine (see `cohort run --help`)\n"
     "  plugin info PLUGIN     load a model plugin and describe it\n"
     "  plugin check PLUGIN    load it, create a model and run the conformance checks\n"
     "  version                print the Cohort and plugin ABI versions\n"
     "\n"
-    "`cohort plugin` with no arguments explains its options.\n";
+    "`cohort COMMAND --help` explains a command's options.\n";
 
 }  // namespace
 
@@ -31,6 +34,8 @@ int main(int argc, char** argv) {
     std::printf("cohort %s (plugin ABI %d.%d)\n", COHORT_VERSION, COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR);
     return 0;
   }
+  if (args[0] == "run") return cohort::RunRunCommand({args.begin() + 1, args.end()});
+  if (args[0] == "worker") return cohort::RunWorkerCommand({args.begin() + 1, args.end()});
   if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
   std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kUsage);
   return 2;

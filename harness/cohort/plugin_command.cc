@@ -184,6 +184,10 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
 }  // namespace
 
 int RunPluginCommand(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   if (args.empty() || (args[0] != "info" && args[0] != "check")) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;

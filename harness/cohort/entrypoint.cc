@@ -1,0 +1,42 @@
+#include "harness/cohort/entrypoint.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace cohort {
+
+absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
+                                              const std::string& config_dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> candidates;
+  if (absl::StrContains(entrypoint, '/') || absl::EndsWith(entrypoint, ".so")) {
+    fs::path path(entrypoint);
+    if (path.is_relative() && !config_dir.empty()) path = fs::path(config_dir) / path;
+    candidates.push_back(path.lexically_normal().string());
+  } else {
+    if (const char* search = std::getenv("COHORT_PLUGIN_PATH")) {
+      for (absl::string_view dir : absl::StrSplit(search, ':', absl::SkipEmpty())) {
+        candidates.push_back(absl::StrCat(dir, "/", entrypoint, ".so"));
+      }
+    }
+    candidates.push_back(absl::StrCat(COHORT_BUILD_PLUGIN_DIR, "/", entrypoint, "/", entrypoint,
+                                      ".so"));
+    candidates.push_back(absl::StrCat(COHORT_INSTALLED_PLUGIN_DIR, "/", entrypoint, ".so"));
+  }
+  for (const std::string& candidate : candidates) {
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error)) {
+      return fs::absolute(candidate, error).lexically_normal().string();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("entrypoint: no plugin '", entrypoint, "'; looked for ",
+                                          absl::StrJoin(candidates, ", ")));
+}
+
+}  // namespace cohort

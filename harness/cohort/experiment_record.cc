@@ -1,0 +1,248 @@
+#include "harness/cohort/experiment_record.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/json_writer.h"
+#include "runtime/trial/metric_accumulator.h"
+#include "yaml-cpp/yaml.h"
+
+namespace cohort {
+namespace {
+
+void WriteMetrics(JsonWriter& json, const std::vector<NamedValue>& metrics) {
+  json.BeginObject();
+  for (const NamedValue& metric : metrics) {
+    json.Key(metric.name);
+    json.Number(metric.value);
+  }
+  json.EndObject();
+}
+
+void WriteReport(JsonWriter& json, const MetricsReport& report) {
+  json.BeginObject();
+  json.Key("kind");
+  json.String(report.kind == ReportKind::kTraining ? "training" : "validation");
+  json.Key("batches");
+  json.Integer(report.batches);
+  json.Key("records");
+  json.Integer(report.records);
+  json.Key("time");
+  json.Number(report.unix_time);
+  json.Key("metrics");
+  WriteMetrics(json, report.metrics);
+  json.EndObject();
+}
+
+void WriteOptionalReport(JsonWriter& json, absl::string_view key,
+                         const std::optional<MetricsReport>& report) {
+  json.Key(key);
+  if (report) {
+    WriteReport(json, *report);
+  } else {
+    json.Null();
+  }
+}
+
+void WriteHyperparameters(JsonWriter& json, const Hyperparameters& hyperparameters) {
+  json.BeginObject();
+  for (const auto& [name, value] : hyperparameters.values()) {
+    json.Key(name);
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, int64_t>) {
+            json.Number(static_cast<double>(v));
+          } else if constexpr (std::is_same_v<T, double>) {
+            json.Number(v);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            json.Bool(v);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            json.String(v);
+          } else {
+            json.String(v.text);
+          }
+        },
+        value);
+  }
+  json.EndObject();
+}
+
+}  // namespace
+
+const char* RunStateName(RunState state) {
+  switch (state) {
+    case RunState::kActive: return "ACTIVE";
+    case RunState::kCompleted: return "COMPLETED";
+    case RunState::kStopped: return "STOPPED";
+    case RunState::kError: return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+ExperimentRecord ExperimentRecord::For(const ExperimentConfig& config) {
+  ExperimentRecord record;
+  record.name = config.name;
+  record.searcher_metric = config.searcher.metric;
+  record.smaller_is_better = config.searcher.smaller_is_better;
+  record.experiment_seed = config.experiment_seed.value_or(0);
+  record.fingerprint = TrainingFingerprint(config);
+  JsonWriter json;
+  WriteHyperparameters(json, config.hyperparameters);
+  record.hyperparameters_json = json.text();
+  return record;
+}
+
+TrialRecord& ExperimentRecord::trial(uint64_t id) {
+  for (TrialRecord& trial : trials) {
+    if (trial.id == id) return trial;
+  }
+  trials.push_back(TrialRecord{});
+  trials.back().id = id;
+  return trials.back();
+}
+
+std::optional<double> ExperimentRecord::SearcherMetricOf(const MetricsReport& report) const {
+  std::vector<ReducedMetric> metrics;
+  for (const NamedValue& metric : report.metrics) metrics.push_back({metric.name, metric.value});
+  const ReducedMetric* found = FindMetric(metrics, searcher_metric);
+  if (found == nullptr) return std::nullopt;
+  return found->value;
+}
+
+void ExperimentRecord::Apply(const MetricsReport& report) {
+  TrialRecord& t = trial(report.trial_id);
+  t.batches_trained = std::max(t.batches_trained, report.batches);
+  t.records_trained = std::max(t.records_trained, report.records);
+  if (report.kind == ReportKind::kTraining) {
+    t.latest_training = report;
+    return;
+  }
+  t.latest_validation = report;
+  const std::optional<double> value = SearcherMetricOf(report);
+  if (!value) return;
+  const std::optional<double> best =
+      t.best_validation ? SearcherMetricOf(*t.best_validation) : std::nullopt;
+  if (!best || (smaller_is_better ? *value < *best : *value > *best)) t.best_validation = report;
+}
+
+void ExperimentRecord::Apply(const CheckpointReport& report) {
+  TrialRecord& t = trial(report.trial_id);
+  CheckpointEntry entry{report.id, report.batches, std::nullopt};
+  if (t.latest_validation && t.latest_validation->batches == report.batches) {
+    entry.metric = SearcherMetricOf(*t.latest_validation);
+  }
+  auto same = [&](const CheckpointEntry& e) { return e.id == report.id; };
+  t.checkpoints.erase(std::remove_if(t.checkpoints.begin(), t.checkpoints.end(), same),
+                      t.checkpoints.end());
+  t.checkpoints.push_back(entry);
+}
+
+void ExperimentRecord::RewindTrial(uint64_t id, uint64_t batches) {
+  TrialRecord& t = trial(id);
+  auto after = [&](const std::optional<MetricsReport>& r) { return r && r->batches > batches; };
+  if (after(t.latest_training)) t.latest_training.reset();
+  if (after(t.latest_validation)) t.latest_validation.reset();
+  if (after(t.best_validation)) t.best_validation.reset();
+  t.batches_trained = std::min(t.batches_trained, batches);
+}
+
+std::string ExperimentRecord::ToJson() const {
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("name");
+  json.String(name);
+  json.Key("state");
+  json.String(RunStateName(state));
+  json.Key("searcher_metric");
+  json.String(searcher_metric);
+  json.Key("smaller_is_better");
+  json.Bool(smaller_is_better);
+  json.Key("experiment_seed");
+  json.Integer(experiment_seed);
+  json.Key("config_fingerprint");
+  json.String(fingerprint);
+  json.Key("trials");
+  json.BeginArray();
+  for (const TrialRecord& t : trials) {
+    json.BeginObject();
+    json.Key("id");
+    json.Integer(t.id);
+    json.Key("state");
+    json.String(RunStateName(t.state));
+    json.Key("hyperparameters");
+    json.Raw(hyperparameters_json);
+    json.Key("batches_trained");
+    json.Integer(t.batches_trained);
+    json.Key("total_batches");
+    json.Integer(t.total_batches);
+    json.Key("records_trained");
+    json.Integer(t.records_trained);
+    json.Key("restarts");
+    json.Integer(t.restarts);
+    WriteOptionalReport(json, "latest_training", t.latest_training);
+    WriteOptionalReport(json, "latest_validation", t.latest_validation);
+    WriteOptionalReport(json, "best_validation", t.best_validation);
+    json.Key("checkpoints");
+    json.BeginArray();
+    for (const CheckpointEntry& c : t.checkpoints) {
+      json.BeginObject();
+      json.Key("id");
+      json.String(c.id);
+      json.Key("batches");
+      json.Integer(c.batches);
+      json.Key("searcher_metric");
+      if (c.metric) {
+        json.Number(*c.metric);
+      } else {
+        json.Null();
+      }
+      json.EndObject();
+    }
+    json.EndArray();
+    json.Key("error");
+    if (t.error.empty()) {
+      json.Null();
+    } else {
+      json.String(t.error);
+    }
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+  return json.text();
+}
+
+std::string MetricsReportJson(const MetricsReport& report) {
+  JsonWriter json;
+  WriteReport(json, report);
+  return json.text();
+}
+
+absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uint64_t trial_id) {
+  try {
+    const YAML::Node node = YAML::Load(std::string(line));
+    MetricsReport report;
+    report.trial_id = trial_id;
+    const std::string kind = node["kind"].as<std::string>();
+    if (kind != "training" && kind != "validation") {
+      return absl::InvalidArgumentError(absl::StrCat("unknown kind '", kind, "'"));
+    }
+    report.kind = kind == "training" ? ReportKind::kTraining : ReportKind::kValidation;
+    report.batches = node["batches"].as<uint64_t>();
+    report.records = node["records"].as<uint64_t>();
+    report.unix_time = node["time"].as<double>();
+    for (const auto& metric : node["metrics"]) {
+      const YAML::Node& value = metric.second;
+      report.metrics.push_back(
+          {metric.first.as<std::string>(),
+           value.IsNull() ? std::nan("") : value.as<double>()});
+    }
+    return report;
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not a metrics report: ", e.what()));
+  }
+}
+
+}  // namespace cohort

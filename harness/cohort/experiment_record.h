@@ -1,0 +1,78 @@
+// ExperimentRecord: what `cohort run` knows about an experiment and its trials, folded from the
+// workers' reports, and written to the run folder as experiment.json.
+//
+//   ExperimentRecord record = ExperimentRecord::For(config, seed);
+//   record.Apply(metrics_report);      // latest and best metrics
+//   record.Apply(checkpoint_report);   // checkpoint ids, with the searcher metric validated there
+//   WriteFileAtomically(path, record.ToJson());
+//
+// Replaying a trial's metrics.jsonl through Apply rebuilds the same record, which is how a resumed
+// run picks up where it left.
+// Thread-safety: not thread-safe.
+#ifndef COHORT_HARNESS_COHORT_EXPERIMENT_RECORD_H_
+#define COHORT_HARNESS_COHORT_EXPERIMENT_RECORD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/config/experiment_config.h"
+#include "runtime/control/worker_messages.h"
+
+namespace cohort {
+
+enum class RunState { kActive, kCompleted, kStopped, kError };
+// "ACTIVE", "COMPLETED", "STOPPED", "ERROR" (Determined's words).
+const char* RunStateName(RunState state);
+
+struct CheckpointEntry {
+  std::string id;
+  uint64_t batches = 0;
+  std::optional<double> metric;  // searcher metric of the validation after the same batches
+};
+
+struct TrialRecord {
+  uint64_t id = 1;
+  RunState state = RunState::kActive;
+  uint64_t batches_trained = 0;
+  uint64_t total_batches = 0;
+  uint64_t records_trained = 0;
+  uint32_t restarts = 0;
+  std::optional<MetricsReport> latest_training;
+  std::optional<MetricsReport> latest_validation;
+  std::optional<MetricsReport> best_validation;
+  std::vector<CheckpointEntry> checkpoints;  // kept in storage, oldest first
+  std::string error;
+};
+
+struct ExperimentRecord {
+  std::string name;
+  RunState state = RunState::kActive;
+  std::string searcher_metric;
+  bool smaller_is_better = true;
+  uint64_t experiment_seed = 0;
+  std::string fingerprint;
+  std::string hyperparameters_json;  // the trial's hyperparameters as a JSON object
+  std::vector<TrialRecord> trials;
+
+  static ExperimentRecord For(const ExperimentConfig& config);
+
+  TrialRecord& trial(uint64_t id);  // created on first use
+  // The searcher metric in a validation report, if it is there.
+  std::optional<double> SearcherMetricOf(const MetricsReport& report) const;
+  void Apply(const MetricsReport& report);
+  void Apply(const CheckpointReport& report);
+  // Forgets what came after `batches` (a resumed trial trains those batches again).
+  void RewindTrial(uint64_t id, uint64_t batches);
+
+  std::string ToJson() const;
+};
+
+// A metrics report as one line of metrics.jsonl (no newline), and back.
+std::string MetricsReportJson(const MetricsReport& report);
+absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uint64_t trial_id);
+
+}  // namespace cohort
+
+#endif  // COHORT_HARNESS_COHORT_EXPERIMENT_RECORD_H_

@@ -1,0 +1,34 @@
+// The shared_fs checkpoint store: one folder per checkpoint under a root folder that every host
+// mounts (a local disk, NFS), as Determined's shared_fs checkpoint storage.
+//
+//   <root>/trial-7-batch-1200/manifest      CheckpointManifest (schemas/checkpoint.fbs)
+//   <root>/trial-7-batch-1200/parameters    opaque files, each checksummed in the manifest
+//   <root>/.partial-...                     writes and deletes in progress (or interrupted)
+//
+// Write assembles the folder under a temporary name in the same root, fsyncs every file and the
+// folder, renames it to its id and fsyncs the root; Delete renames the folder away before
+// removing it. A crash at any point leaves either the whole checkpoint or none of it, plus
+// temporary entries that CleanTemporary() (and the next open) remove once their writer is gone.
+//
+//   absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage("/mnt/ckpt");
+//
+// Thread-safety: every method may run concurrently, in several threads, processes and hosts
+// sharing the root (cleaning spares entries whose writer is alive: it holds a lock on them).
+#ifndef COHORT_RUNTIME_CHECKPOINT_SHARED_FS_STORAGE_H_
+#define COHORT_RUNTIME_CHECKPOINT_SHARED_FS_STORAGE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
+
+namespace cohort {
+
+// Creates `root` (and its parents) if missing, then removes abandoned temporary entries.
+// Errors name the path and the system's reason.
+absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std::string& root);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_CHECKPOINT_SHARED_FS_STORAGE_H_

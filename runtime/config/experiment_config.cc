@@ -1,0 +1,197 @@
+#include "runtime/config/experiment_config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <yaml-cpp/yaml.h>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/config/internal/hyperparameter_reader.h"
+#include "runtime/config/internal/map_reader.h"
+#include "runtime/config/internal/overrides.h"
+#include "runtime/config/internal/section_readers.h"
+#include "runtime/config/internal/yaml_values.h"
+
+namespace cohort {
+namespace {
+
+using config_internal::MapReader;
+using config_internal::Mismatch;
+
+constexpr int64_t kMaxExperimentSeed = 2147483647;  // Determined's bound: 2^31 - 1
+
+// A period of zero (Determined's default) means no minimum: only at the end.
+void DropZeroPeriod(std::optional<Length>* period) {
+  if (*period && (*period)->value == 0) period->reset();
+}
+
+void ReadEntrypoint(MapReader& r, std::string* out) {
+  constexpr absl::string_view kExpected = "a plugin name or the path of a plugin .so";
+  r.Require("entrypoint", kExpected);
+  const YAML::Node node = r.Get("entrypoint");
+  if (r.ok() && (!node.IsScalar() || node.Scalar().empty())) {
+    r.Fail(Mismatch(r.PathOf("entrypoint"), kExpected, node));
+  }
+  r.String("entrypoint", out);
+}
+
+// hyperparameters.global_batch_size: a constant integer, at least one record per slot.
+absl::Status ReadGlobalBatchSize(const YAML::Node& section, ExperimentConfig* config) {
+  const int64_t min_batch = config->slots_per_trial;
+  auto batch = config->hyperparameter_spaces.find("global_batch_size");
+  if (batch != config->hyperparameter_spaces.end() &&
+      batch->second.kind == HyperparameterSpace::Kind::kConst) {
+    const int64_t* value = std::get_if<int64_t>(&batch->second.value);
+    if (value != nullptr && *value >= min_batch) {
+      config->global_batch_size = static_cast<uint64_t>(*value);
+      return absl::OkStatus();
+    }
+  }
+  YAML::Node written(YAML::NodeType::Undefined);
+  if (section.IsMap() && section["global_batch_size"].IsDefined()) {
+    written.reset(section["global_batch_size"]);
+  }
+  return Mismatch("hyperparameters.global_batch_size",
+                  min_batch == 1 ? std::string("an integer >= 1 (the batch size of one step summed "
+                                               "over all slots)")
+                                 : absl::StrCat("an integer >= resources.slots_per_trial (",
+                                                min_batch, ")"),
+                  written);
+}
+
+absl::Status ReadHyperparameters(const YAML::Node& section, ExperimentConfig* config) {
+  absl::StatusOr<std::map<std::string, HyperparameterSpace>> spaces =
+      config_internal::ReadHyperparameterSpaces(section);
+  if (!spaces.ok()) return spaces.status();
+  config->hyperparameter_spaces = *std::move(spaces);
+  for (const auto& [name, space] : config->hyperparameter_spaces) {
+    config->hyperparameters.Set(name, SingleSearcherChoice(space));
+  }
+  return ReadGlobalBatchSize(section, config);
+}
+
+absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
+  std::vector<std::string>* ignored = &config->ignored_keys;
+  MapReader r(root, "", ignored);
+  r.AllowKeys({"name", "description", "entrypoint", "hyperparameters", "searcher", "resources",
+               "records_per_epoch", "min_validation_period", "min_checkpoint_period",
+               "scheduling_unit", "optimizations", "checkpoint_storage", "checkpoint_policy",
+               "max_restarts", "reproducibility", "perform_initial_validation"},
+              {"bind_mounts", "data", "data_layer", "debug", "environment", "integrations",
+               "internal", "labels", "log_policies", "preemption_timeout", "profiling", "project",
+               "security", "tensorboard_storage", "workspace"});
+  r.String("name", &config->name);
+  r.String("description", &config->description);
+  ReadEntrypoint(r, &config->entrypoint);
+  r.Int("records_per_epoch", 1, &config->records_per_epoch);
+  r.LengthField("min_validation_period", 0, &config->min_validation_period);
+  r.LengthField("min_checkpoint_period", 0, &config->min_checkpoint_period);
+  r.Int("scheduling_unit", 1, &config->scheduling_unit);
+  r.Choice("checkpoint_policy", {"best", "all", "none"}, &config->checkpoint_policy);
+  r.Int("max_restarts", 0, &config->max_restarts);
+  r.Bool("perform_initial_validation", &config->perform_initial_validation);
+  if (!r.ok()) return r.status();
+  DropZeroPeriod(&config->min_validation_period);
+  DropZeroPeriod(&config->min_checkpoint_period);
+
+  MapReader resources(r.Get("resources"), "resources", ignored);
+  resources.AllowKeys({"slots_per_trial"},
+                      {"max_slots", "slots", "priority", "weight", "resource_pool", "shm_size",
+                       "agent_label", "devices", "native_parallel", "is_single_node"});
+  resources.Int("slots_per_trial", 1, &config->slots_per_trial);
+  if (!resources.ok()) return resources.status();
+
+  MapReader reproducibility(r.Get("reproducibility"), "reproducibility", ignored);
+  reproducibility.AllowKeys({"experiment_seed"});
+  if (std::optional<int64_t> seed =
+          reproducibility.ReadInt("experiment_seed", 0, kMaxExperimentSeed)) {
+    config->experiment_seed = static_cast<uint64_t>(*seed);
+  }
+  if (!reproducibility.ok()) return reproducibility.status();
+
+  absl::Status status = ReadHyperparameters(r.Get("hyperparameters"), config);
+  if (status.ok()) {
+    status = config_internal::ReadSearcher(r.Get("searcher"), ignored, &config->searcher);
+  }
+  if (status.ok()) {
+    status = config_internal::ReadOptimizations(r.Get("optimizations"), ignored,
+                                                &config->optimizations);
+  }
+  if (status.ok()) {
+    status = config_internal::ReadCheckpointStorage(r.Get("checkpoint_storage"), ignored,
+                                                    &config->checkpoint_storage);
+  }
+  return status;
+}
+
+absl::StatusOr<ExperimentConfig> Parse(absl::string_view yaml_text,
+                                       absl::Span<const std::string> overrides,
+                                       std::string default_name, std::string config_dir) {
+  YAML::Node root;
+  try {
+    root.reset(YAML::Load(std::string(yaml_text)));
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(absl::StrCat("YAML syntax error at line ", e.mark.line + 1,
+                                                   ", column ", e.mark.column + 1, ": ", e.msg));
+  }
+  if (config_internal::IsAbsent(root)) root.reset(YAML::Node(YAML::NodeType::Map));
+  if (!root.IsMap()) return Mismatch("", "a map of keys at the top level", root);
+  for (const std::string& assignment : overrides) {
+    absl::Status status = config_internal::ApplyOverride(assignment, root);
+    if (!status.ok()) return status;
+  }
+
+  ExperimentConfig config;
+  config.config_dir = std::move(config_dir);
+  absl::Status status = ReadConfig(root, &config);
+  if (!status.ok()) return status;
+  if (config.name.empty()) config.name = std::move(default_name);
+  config.effective_yaml = absl::StrCat(config_internal::EmitBlock(root), "\n");
+  return config;
+}
+
+}  // namespace
+
+absl::StatusOr<ExperimentConfig> ParseExperimentConfig(absl::string_view yaml_text,
+                                                       absl::Span<const std::string> overrides) {
+  try {
+    return Parse(yaml_text, overrides, "experiment", "");
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("experiment config: ", e.what()));
+  }
+}
+
+absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
+                                                      absl::Span<const std::string> overrides) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    return absl::NotFoundError(absl::StrCat(path, ": no such experiment config file"));
+  }
+  if (fs::is_directory(path, error)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a folder, not a config file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.is_open() || in.bad()) {
+    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot read: ", std::strerror(errno)));
+  }
+  const fs::path absolute = fs::absolute(path, error).lexically_normal();
+  absl::StatusOr<ExperimentConfig> config;
+  try {
+    config = Parse(text, overrides, fs::path(path).stem().string(),
+                   absolute.parent_path().string());
+  } catch (const YAML::Exception& e) {
+    config = absl::InvalidArgumentError(e.what());
+  }
+  if (!config.ok()) {
+    return absl::Status(config.status().code(),
+                        absl::StrCat(path, ": ", config.status().message()));
+  }
+  return config;
+}
+
+}  // namespace cohort

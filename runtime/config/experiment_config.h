@@ -1,0 +1,139 @@
+// ExperimentConfig: an experiment's YAML config, in Determined AI's format, typed and validated.
+//
+// A Determined user's config loads as it is: the keys Cohort uses are read and checked, the
+// Determined keys it has no use for (environment, data, profiling, ...) are accepted and listed in
+// `ignored_keys`, and anything else is an error that suggests the nearest key. Every error is
+// INVALID_ARGUMENT and names the field path, what was found and what is allowed:
+//
+//   absl::StatusOr<ExperimentConfig> config =
+//       LoadExperimentConfig("mnist/const.yaml", {"hyperparameters.lr=0.1"});
+//   // "searcher.max_length: expected exactly one of batches, records, epochs; got {minutes: 3}"
+//   config->hyperparameters.GetDouble("lr");   // 0.1
+//   TrainingFingerprint(*config);              // "3f2a9c0d5e1b7a64"
+//
+// Only the single searcher runs: each search space is fixed to one value (see
+// SingleSearcherChoice). docs/config.md lists every key.
+//
+// Thread-safety: the functions are reentrant; an ExperimentConfig is a plain value.
+#ifndef COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_
+#define COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "runtime/plugin/hyperparameters.h"
+
+namespace cohort {
+
+enum class LengthUnit { kBatches, kRecords, kEpochs };
+
+// YAML: `batches: 100`, `records: 6400` or `epochs: 2` (one key only); a bare integer is batches.
+struct Length {
+  LengthUnit unit = LengthUnit::kBatches;
+  uint64_t value = 0;
+};
+
+// "100 batches", "1 epoch".
+std::string DescribeLength(const Length& length);
+
+// One entry under `hyperparameters:` as written (before the searcher picks a value). A nested map
+// without `type` is a group: its entries are named "group.entry".
+struct HyperparameterSpace {
+  enum class Kind { kConst, kInt, kDouble, kLog, kCategorical };
+  Kind kind = Kind::kConst;
+  Hyperparameters::Value value;              // kConst
+  double minval = 0, maxval = 0;             // kInt, kDouble, kLog (exponents for kLog)
+  double base = 10;                          // kLog
+  std::vector<Hyperparameters::Value> vals;  // kCategorical
+};
+
+// The value the single searcher gives a trial: the constant; the midpoint of an int range
+// (rounded down) or of a double range; base^(midpoint of the exponents); the first categorical
+// value.
+Hyperparameters::Value SingleSearcherChoice(const HyperparameterSpace& space);
+
+struct SearcherConfig {
+  std::string name = "single";  // the only searcher Cohort runs; Determined's others are errors
+  std::string metric;           // required: the validation metric that ranks checkpoints
+  bool smaller_is_better = true;
+  Length max_length;            // required, >= 1
+};
+
+// Determined's `optimizations`, with its defaults.
+struct OptimizationsConfig {
+  uint32_t aggregation_frequency = 1;  // batches per optimizer step, >= 1
+  bool average_aggregated_gradients = true;
+  bool average_training_metrics = true;
+  bool gradient_compression = false;
+  std::string mixed_precision = "O0";     // O0..O3 accepted; only O0 has a meaning now
+  uint32_t tensor_fusion_threshold = 64;  // MB, >= 1
+  uint32_t tensor_fusion_cycle_time = 1;  // ms
+  bool auto_tune_tensor_fusion = false;
+};
+
+struct CheckpointStorageConfig {
+  std::string type = "shared_fs";  // the only storage; Determined's others (s3, gcs, ...) are errors
+  std::string host_path;           // empty when not given: the caller picks (the run folder)
+  std::string storage_path;        // relative to host_path ("" for host_path itself)
+  uint32_t save_trial_latest = 1;
+  uint32_t save_trial_best = 1;
+  uint32_t save_experiment_best = 0;
+};
+
+struct ExperimentConfig {
+  std::string name;         // as given; else the config file's stem, or "experiment" for text
+  std::string description;
+  std::string entrypoint;   // required: a plugin .so path or a plugin name, kept as written
+  std::string config_dir;   // absolute folder of the file it was loaded from ("" for text)
+  Hyperparameters hyperparameters;  // what a trial sees: SingleSearcherChoice of every space
+  std::map<std::string, HyperparameterSpace> hyperparameter_spaces;  // as written
+  uint64_t global_batch_size = 0;  // hyperparameters.global_batch_size: required, int >= 1
+  uint32_t slots_per_trial = 1;    // resources.slots_per_trial, >= 1
+  SearcherConfig searcher;
+  std::optional<uint64_t> records_per_epoch;  // >= 1
+  std::optional<Length> min_validation_period;  // absent (or 0): only at the end
+  std::optional<Length> min_checkpoint_period;  // absent (or 0): only at the end
+  uint64_t scheduling_unit = 100;  // batches between training metric reports, >= 1
+  OptimizationsConfig optimizations;
+  CheckpointStorageConfig checkpoint_storage;
+  std::string checkpoint_policy = "best";  // best, all or none
+  uint32_t max_restarts = 5;
+  std::optional<uint64_t> experiment_seed;  // reproducibility.experiment_seed, 0..2^31-1
+  bool perform_initial_validation = false;
+  // Paths of keys Cohort accepts but does not use, e.g. "environment", "data",
+  // "resources.resource_pool", "searcher.max_trials": top-level keys first, then each section's.
+  std::vector<std::string> ignored_keys;
+  // The config after overrides, re-emitted as YAML, so a run folder can store exactly what ran.
+  // Parsing it again gives the same config (name and config_dir aside, which come from the file).
+  std::string effective_yaml;
+};
+
+// Parses and validates. `overrides` are "dotted.path=value" strings from `--set`, applied in order
+// before validation: the value is read as a YAML scalar or flow value, and the path may create
+// keys (hyperparameters.lr=0.1, searcher.max_length.batches=500). A YAML syntax error names its
+// line and column.
+absl::StatusOr<ExperimentConfig> ParseExperimentConfig(
+    absl::string_view yaml_text, absl::Span<const std::string> overrides = {});
+
+// Reads the file, then parses as above; `name` defaults to the file's stem and `config_dir` is the
+// file's absolute folder. NOT_FOUND names the path; every error message starts with the path.
+absl::StatusOr<ExperimentConfig> LoadExperimentConfig(
+    const std::string& path, absl::Span<const std::string> overrides = {});
+
+// A hex digest of everything that changes a trial's numbers: the hyperparameters a trial sees
+// (global_batch_size among them), the experiment seed, slots_per_trial and the optimizations that
+// change the maths (aggregation_frequency, average_aggregated_gradients, gradient_compression,
+// mixed_precision). Not the name, description, entrypoint, lengths, periods, storage or restarts.
+// Stable across processes, builds and platforms; a checkpoint records it and a resume refuses a
+// different one.
+std::string TrainingFingerprint(const ExperimentConfig& config);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_

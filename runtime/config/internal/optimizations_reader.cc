@@ -1,0 +1,24 @@
+#include "runtime/config/internal/map_reader.h"
+#include "runtime/config/internal/section_readers.h"
+
+namespace cohort::config_internal {
+
+absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>* ignored_keys,
+                               OptimizationsConfig* out) {
+  MapReader r(node, "optimizations", ignored_keys);
+  r.AllowKeys({"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
+               "gradient_compression", "mixed_precision", "tensor_fusion_threshold",
+               "tensor_fusion_cycle_time", "auto_tune_tensor_fusion"},
+              {"grad_updates_size_file"});
+  r.Int("aggregation_frequency", 1, &out->aggregation_frequency);
+  r.Bool("average_aggregated_gradients", &out->average_aggregated_gradients);
+  r.Bool("average_training_metrics", &out->average_training_metrics);
+  r.Bool("gradient_compression", &out->gradient_compression);
+  r.Choice("mixed_precision", {"O0", "O1", "O2", "O3"}, &out->mixed_precision);
+  r.Int("tensor_fusion_threshold", 1, &out->tensor_fusion_threshold);
+  r.Int("tensor_fusion_cycle_time", 0, &out->tensor_fusion_cycle_time);
+  r.Bool("auto_tune_tensor_fusion", &out->auto_tune_tensor_fusion);
+  return r.status();
+}
+
+}  // namespace cohort::config_internal

@@ -1,0 +1,39 @@
+// Readers for the experiment config's sections that have their own schema.
+//
+//   SearcherConfig searcher;
+//   absl::Status s = ReadSearcher(root["searcher"], &ignored_keys, &searcher);
+//
+// Each reads the section found at its top-level key (absent or null: defaults, which for the
+// searcher means the required fields are missing), validates it, appends the paths of accepted but
+// unused Determined keys to `ignored_keys`, and returns INVALID_ARGUMENT naming the field on error.
+//
+// Thread-safety: pure functions.
+#ifndef COHORT_RUNTIME_CONFIG_INTERNAL_SECTION_READERS_H_
+#define COHORT_RUNTIME_CONFIG_INTERNAL_SECTION_READERS_H_
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "absl/status/status.h"
+#include "runtime/config/experiment_config.h"
+
+namespace cohort::config_internal {
+
+// `searcher`: only name "single" is accepted; Determined's other searchers are named in the error.
+absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* ignored_keys,
+                          SearcherConfig* out);
+
+// `optimizations`.
+absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>* ignored_keys,
+                               OptimizationsConfig* out);
+
+// `checkpoint_storage`: only type shared_fs. An absolute storage_path inside host_path is made
+// relative to it; one outside host_path, or one that climbs out with "..", is an error.
+absl::Status ReadCheckpointStorage(const YAML::Node& node, std::vector<std::string>* ignored_keys,
+                                   CheckpointStorageConfig* out);
+
+}  // namespace cohort::config_internal
+
+#endif  // COHORT_RUNTIME_CONFIG_INTERNAL_SECTION_READERS_H_

@@ -1,0 +1,44 @@
+#include "runtime/control/socket_io.h"
+
+#include <cerrno>
+#include <cstdio>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+
+absl::StatusOr<std::vector<zmq::message_t>> ReceiveWaiting(zmq::socket_t& socket) {
+  // ZeroMQ delivers messages whole: once the first frame is there, so are the others, and only
+  // the first receive can find nothing.
+  std::vector<zmq::message_t> frames;
+  while (frames.empty() || frames.back().more()) {
+    zmq::message_t frame;
+    try {
+      if (!socket.recv(frame, zmq::recv_flags::dontwait)) return frames;
+    } catch (const zmq::error_t& error) {
+      if (error.num() == EINTR) continue;
+      return ZmqErrorStatus("receive", error);
+    }
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+absl::Status ZmqErrorStatus(absl::string_view action, const zmq::error_t& error) {
+  std::string message = absl::StrCat(action, ": ", error.what());
+  switch (error.num()) {
+    case EINVAL:
+    case EPROTONOSUPPORT:
+    case ENOCOMPATPROTO:
+      return absl::InvalidArgumentError(message);
+    default:
+      return absl::UnavailableError(message);
+  }
+}
+
+void PrintDropped(absl::string_view why) {
+  std::fprintf(stderr, "cohort control: dropped %.*s\n", static_cast<int>(why.size()), why.data());
+}
+
+}  // namespace cohort

@@ -1,0 +1,113 @@
+#include "runtime/control/worker_hub.h"
+
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/control/socket_io.h"
+
+namespace cohort {
+namespace {
+
+absl::string_view View(const zmq::message_t& frame) {
+  return absl::string_view(frame.data<char>(), frame.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WorkerHub>> WorkerHub::Bind(const std::string& endpoint,
+                                                          DroppedHandler on_dropped) {
+  if (!on_dropped) on_dropped = PrintDropped;
+  try {
+    zmq::context_t context;
+    zmq::socket_t socket(context, zmq::socket_type::router);
+    socket.set(zmq::sockopt::router_mandatory, true);
+    socket.set(zmq::sockopt::linger, static_cast<int>(kHubCloseTimeout.count()));
+    socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    socket.bind(endpoint);
+    std::string resolved = socket.get(zmq::sockopt::last_endpoint);
+    return std::unique_ptr<WorkerHub>(new WorkerHub(std::move(resolved), std::move(on_dropped),
+                                                    std::move(context), std::move(socket)));
+  } catch (const zmq::error_t& error) {
+    return ZmqErrorStatus(absl::StrCat("binding '", endpoint, "'"), error);
+  }
+}
+
+WorkerHub::WorkerHub(std::string endpoint, DroppedHandler on_dropped, zmq::context_t context,
+                     zmq::socket_t socket)
+    : endpoint_(std::move(endpoint)),
+      on_dropped_(std::move(on_dropped)),
+      context_(std::move(context)),
+      socket_(std::move(socket)) {}
+
+WorkerHub::~WorkerHub() = default;
+
+std::vector<WorkerHub::Received> WorkerHub::Drain() {
+  std::vector<Received> received;
+  while (true) {
+    absl::StatusOr<std::vector<zmq::message_t>> frames = ReceiveWaiting(socket_);
+    if (!frames.ok()) {
+      on_dropped_(frames.status().ToString());
+      break;
+    }
+    if (frames->empty()) break;
+    // A ROUTER puts the sender's routing id in front of what the sender sent.
+    std::string peer(View(frames->front()));
+    if (frames->size() != 2) {
+      on_dropped_(absl::StrCat("message of ", frames->size() - 1, " frames (expected 1) from peer ",
+                               absl::BytesToHexString(peer)));
+      continue;
+    }
+    absl::StatusOr<WorkerMessage> message = DecodeWorkerMessage(View((*frames)[1]));
+    if (!message.ok()) {
+      on_dropped_(absl::StrCat(message.status().ToString(), " (from peer ",
+                               absl::BytesToHexString(peer), ")"));
+      continue;
+    }
+    received.push_back(Received{std::move(peer), *std::move(message)});
+  }
+  return received;
+}
+
+std::vector<WorkerHub::Received> WorkerHub::Wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    std::vector<Received> received = Drain();
+    if (!received.empty()) return received;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds::zero()) return received;
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, left);
+    } catch (const zmq::error_t& error) {
+      if (error.num() != EINTR) {
+        on_dropped_(ZmqErrorStatus("waiting for messages", error).ToString());
+        return received;
+      }
+    }
+  }
+}
+
+absl::Status WorkerHub::Send(const std::string& peer, const WorkerCommand& command) {
+  const std::string bytes = EncodeWorkerCommand(command);
+  try {
+    if (socket_.send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait) &&
+        socket_.send(zmq::buffer(bytes), zmq::send_flags::dontwait)) {
+      return absl::OkStatus();
+    }
+    return absl::UnavailableError(absl::StrCat("the queue to peer ", absl::BytesToHexString(peer),
+                                               " is full; ", WorkerCommandName(command),
+                                               " not sent"));
+  } catch (const zmq::error_t& error) {
+    if (error.num() == EHOSTUNREACH) {
+      return absl::NotFoundError(absl::StrCat("no worker connected as peer ",
+                                              absl::BytesToHexString(peer), "; ",
+                                              WorkerCommandName(command), " not sent"));
+    }
+    return ZmqErrorStatus(absl::StrCat("sending a ", WorkerCommandName(command)), error);
+  }
+}
+
+}  // namespace cohort

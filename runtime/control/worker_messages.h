@@ -1,0 +1,124 @@
+// The messages of the worker <-> supervisor channel and their wire codec.
+//
+// A worker reports (WorkerHello first, then metrics, progress and checkpoints, TrialFinished
+// last); the supervisor commands (StopCommand). On the wire each is one FlatBuffers
+// WorkerEnvelope (schemas/worker.fbs); decoding verifies the buffer before reading it, so any
+// bytes from the network are safe to pass in.
+//
+//   std::string bytes = EncodeWorkerMessage(ProgressReport{.trial_id = 7, .batches = 100});
+//   absl::StatusOr<WorkerMessage> message = DecodeWorkerMessage(bytes);
+//   if (message.ok() && std::holds_alternative<ProgressReport>(*message)) { ... }
+//
+// The structs are plain values; == compares field by field (so a NaN never equals itself).
+//
+// Thread-safety: free functions without shared state.
+#ifndef COHORT_RUNTIME_CONTROL_WORKER_MESSAGES_H_
+#define COHORT_RUNTIME_CONTROL_WORKER_MESSAGES_H_
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace cohort {
+
+struct NamedValue {
+  std::string name;
+  double value = 0;
+
+  friend bool operator==(const NamedValue&, const NamedValue&) = default;
+};
+
+enum class ReportKind { kTraining, kValidation };
+
+// First message of every worker (also after a restart).
+struct WorkerHello {
+  uint64_t trial_id = 0;
+  int64_t pid = 0;
+  uint32_t rank = 0;
+  uint64_t batches_trained = 0;
+  uint64_t total_batches = 0;
+
+  friend bool operator==(const WorkerHello&, const WorkerHello&) = default;
+};
+
+struct MetricsReport {
+  uint64_t trial_id = 0;
+  ReportKind kind = ReportKind::kTraining;
+  uint64_t batches = 0;
+  uint64_t records = 0;
+  double unix_time = 0;
+  std::vector<NamedValue> metrics;
+
+  friend bool operator==(const MetricsReport&, const MetricsReport&) = default;
+};
+
+struct ProgressReport {
+  uint64_t trial_id = 0;
+  uint64_t batches = 0;
+  uint64_t total_batches = 0;
+  uint64_t records = 0;
+  double latest_loss = 0;
+  double records_per_second = 0;
+
+  friend bool operator==(const ProgressReport&, const ProgressReport&) = default;
+};
+
+// `id` names the stored checkpoint and must not be empty.
+struct CheckpointReport {
+  uint64_t trial_id = 0;
+  std::string id;
+  uint64_t batches = 0;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+
+  friend bool operator==(const CheckpointReport&, const CheckpointReport&) = default;
+};
+
+enum class TrialExit { kCompleted, kStopped, kFailed };
+
+// Last message of a worker.
+struct TrialFinished {
+  uint64_t trial_id = 0;
+  TrialExit exit = TrialExit::kCompleted;
+  uint64_t batches = 0;
+  std::string message;
+
+  friend bool operator==(const TrialFinished&, const TrialFinished&) = default;
+};
+
+using WorkerMessage = std::variant<WorkerHello, MetricsReport, ProgressReport, CheckpointReport,
+                                   TrialFinished>;
+
+// Never fails. A CheckpointReport with an empty id encodes, but DecodeWorkerMessage rejects it.
+std::string EncodeWorkerMessage(const WorkerMessage& message);
+
+// INVALID_ARGUMENT for anything the Verifier rejects, another format version, a message type this
+// build does not know (a command included), missing required fields (an empty checkpoint id
+// included) or enum values out of range. Never crashes, whatever the bytes.
+absl::StatusOr<WorkerMessage> DecodeWorkerMessage(absl::string_view bytes);
+
+// Supervisor -> worker: checkpoint at the next batch boundary and exit.
+struct StopCommand {
+  std::string reason;
+
+  friend bool operator==(const StopCommand&, const StopCommand&) = default;
+};
+
+using WorkerCommand = std::variant<StopCommand>;
+
+std::string EncodeWorkerCommand(const WorkerCommand& command);
+
+// INVALID_ARGUMENT as for DecodeWorkerMessage; a worker message is rejected here.
+absl::StatusOr<WorkerCommand> DecodeWorkerCommand(absl::string_view bytes);
+
+// "WorkerHello", "StopCommand", ...: how logs and errors name a message.
+absl::string_view WorkerMessageName(const WorkerMessage& message);
+absl::string_view WorkerCommandName(const WorkerCommand& command);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_CONTROL_WORKER_MESSAGES_H_

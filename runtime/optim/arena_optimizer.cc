@@ -1,0 +1,32 @@
+#include "runtime/optim/arena_optimizer.h"
+
+namespace cohort {
+
+ArenaOptimizer::ArenaOptimizer(const OptimizerOptions& options, TensorArena& arena, size_t buffers_per_block)
+    : options_(options),
+      arena_(arena),
+      buffers_per_block_(buffers_per_block),
+      state_(options.kind, arena, buffers_per_block) {}
+
+template <class T>
+BlockStep<T> ArenaOptimizer::View(size_t block, uint64_t step) {
+  const ArenaBlock& b = arena_.blocks()[block];
+  BlockStep<T> view{static_cast<T*>(b.data), static_cast<const T*>(b.grad), {}, b.element_count, step};
+  for (size_t i = 0; i < buffers_per_block_; ++i) view.buffers[i] = state_.buffer<T>(block, i);
+  return view;
+}
+
+absl::Status ArenaOptimizer::Step() {
+  state_.CountStep();
+  const uint64_t step = state_.steps();
+  for (size_t block = 0; block < arena_.blocks().size(); ++block) {
+    if (arena_.blocks()[block].dtype == COHORT_DTYPE_FLOAT64) {
+      Update(View<double>(block, step));
+    } else {
+      Update(View<float>(block, step));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cohort

@@ -1,0 +1,36 @@
+#include "runtime/optim/optimizer.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/arena/device_memory.h"
+#include "runtime/arena/dtype.h"
+#include "runtime/optim/adam_optimizer.h"
+#include "runtime/optim/sgd_optimizer.h"
+
+namespace cohort {
+namespace {
+
+absl::Status CheckSupported(const TensorArena& arena, const OptimizerOptions& options) {
+  for (size_t b = 0; b < arena.blocks().size(); ++b) {
+    const ArenaBlock& block = arena.blocks()[b];
+    const bool cpu = block.device.kind == COHORT_DEVICE_CPU;
+    const bool dtype = block.dtype == COHORT_DTYPE_FLOAT32 || block.dtype == COHORT_DTYPE_FLOAT64;
+    if (!cpu || !dtype) {
+      return absl::UnimplementedError(absl::StrCat(
+          "the built-in ", OptimizerKindName(options.kind), " optimizer cannot update arena block ", b, " (",
+          DeviceName(block.device), ", ", DtypeName(block.dtype),
+          "): it runs on cpu float32 and float64 blocks only; give the plugin an optimizer_step instead"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOptions& options, TensorArena& arena) {
+  if (absl::Status valid = ValidateOptimizerOptions(options); !valid.ok()) return valid;
+  if (absl::Status supported = CheckSupported(arena, options); !supported.ok()) return supported;
+  if (options.kind == OptimizerOptions::Kind::kSgd) return std::make_unique<SgdOptimizer>(options, arena);
+  return std::make_unique<AdamOptimizer>(options, arena);
+}
+
+}  // namespace cohort

@@ -1,0 +1,64 @@
+// Optimizer: a built-in optimizer that updates a TensorArena's parameters in place from its
+// gradients, with PyTorch's update rules, for models whose plugin has no optimizer_step.
+//
+//   absl::StatusOr<OptimizerOptions> options = OptimizerOptionsFromHyperparameters(hp);
+//   absl::StatusOr<std::unique_ptr<Optimizer>> optimizer = Optimizer::Create(*options, arena);
+//   // after each aggregation, with the arena's gradients final (already averaged):
+//   absl::Status s = (*optimizer)->Step();
+//   std::string state = (*optimizer)->SaveState();   // into a checkpoint
+//   s = restored->LoadState(state);                   // continues bitwise identically
+//
+// Every parameter is updated in the precision of its block (float for float32, double for
+// float64), in a fixed order: the same state and gradients give bitwise the same parameters.
+// Zeros stay zero: where a parameter and its gradient are 0 (the arena's alignment gaps), every
+// rule leaves the parameter and the optimizer's state at 0. The optimizer never touches gradients.
+//
+// Thread-safety: not thread-safe; Step needs exclusive use of the arena's parameters.
+#ifndef COHORT_RUNTIME_OPTIM_OPTIMIZER_H_
+#define COHORT_RUNTIME_OPTIM_OPTIMIZER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/arena/tensor_arena.h"
+#include "runtime/optim/optimizer_options.h"
+
+namespace cohort {
+
+class Optimizer {
+ public:
+  // Validates the options (INVALID_ARGUMENT, see ValidateOptimizerOptions) and that every arena
+  // block is on the CPU with dtype float32 or float64 (otherwise UNIMPLEMENTED naming the block's
+  // device and dtype), and allocates the optimizer's state, zeroed, mirroring the blocks.
+  // The arena must outlive the optimizer.
+  static absl::StatusOr<std::unique_ptr<Optimizer>> Create(const OptimizerOptions& options,
+                                                           TensorArena& arena);
+  virtual ~Optimizer() = default;
+
+  // One update of every parameter from its gradient, PyTorch's semantics:
+  //   SGD:   g = grad + wd*p; buf = g on the first step, else momentum*buf + g;
+  //          g = nesterov ? g + momentum*buf : buf (when momentum > 0); p -= lr*g
+  //   Adam:  g = grad + wd*p; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
+  //          p -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps)      (t = steps taken, from 1)
+  //   AdamW: p -= lr*wd*p first, then Adam with wd = 0.
+  virtual absl::Status Step() = 0;
+  virtual uint64_t steps_taken() const = 0;
+  virtual const OptimizerOptions& options() const = 0;
+
+  // Serialises the optimizer's full state (kind, step count, every state buffer) so that
+  // LoadState on a fresh optimizer over an arena of the same layout continues bitwise identically.
+  // The options (learning rate, ...) are not part of the state: they come from the trial.
+  virtual std::string SaveState() const = 0;
+  // Replaces the state with one from SaveState. INVALID_ARGUMENT (never a crash) on truncated or
+  // corrupt bytes, a different kind, or a layout that does not match this arena (block count,
+  // dtype, element counts), naming what differs; on error the state is unchanged.
+  virtual absl::Status LoadState(absl::string_view bytes) = 0;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_OPTIM_OPTIMIZER_H_

@@ -1,0 +1,150 @@
+#include "runtime/optim/optimizer_state.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/arena/dtype.h"
+#include "runtime/optim/little_endian.h"
+
+namespace cohort {
+namespace {
+
+using Kind = OptimizerOptions::Kind;
+
+constexpr absl::string_view kMagic = "COHOPTST";
+constexpr uint32_t kVersion = 1;
+constexpr size_t kChecksumSize = sizeof(uint64_t);
+
+// The kind's number in the serialised form; fixed forever, whatever the enum's order.
+uint32_t KindCode(Kind kind) {
+  switch (kind) {
+    case Kind::kSgd:
+      return 0;
+    case Kind::kAdam:
+      return 1;
+    case Kind::kAdamW:
+      return 2;
+  }
+  return 0xffffffff;
+}
+
+std::string KindCodeName(uint32_t code) {
+  for (Kind kind : {Kind::kSgd, Kind::kAdam, Kind::kAdamW}) {
+    if (KindCode(kind) == code) return std::string(OptimizerKindName(kind));
+  }
+  return absl::StrCat("an unknown kind (", code, ")");
+}
+
+uint64_t Fnv1a64(absl::string_view bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+absl::Status Invalid(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("optimizer state ", what));
+}
+
+std::string DescribeBlock(cohort_dtype dtype, uint64_t elements) {
+  return absl::StrCat(DtypeName(dtype), " with ", elements, " elements");
+}
+
+}  // namespace
+
+OptimizerState::OptimizerState(Kind kind, const TensorArena& arena, size_t buffers_per_block)
+    : kind_(kind), buffers_per_block_(buffers_per_block) {
+  for (const ArenaBlock& block : arena.blocks()) {
+    block_dtypes_.push_back(block.dtype);
+    block_sizes_.push_back(block.element_count);
+    for (size_t i = 0; i < buffers_per_block; ++i) {
+      if (block.dtype == COHORT_DTYPE_FLOAT64) {
+        buffers_.emplace_back(std::vector<double>(block.element_count, 0.0));
+      } else {
+        buffers_.emplace_back(std::vector<float>(block.element_count, 0.0f));
+      }
+    }
+  }
+}
+
+std::string OptimizerState::Encode() const {
+  std::string out(kMagic);
+  AppendLittleEndian(out, kVersion);
+  AppendLittleEndian(out, KindCode(kind_));
+  AppendLittleEndian(out, steps_);
+  AppendLittleEndian(out, static_cast<uint32_t>(block_dtypes_.size()));
+  AppendLittleEndian(out, static_cast<uint32_t>(buffers_per_block_));
+  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
+    AppendLittleEndian(out, static_cast<uint32_t>(block_dtypes_[b]));
+    AppendLittleEndian(out, block_sizes_[b]);
+  }
+  for (const Buffer& buffer : buffers_) {
+    std::visit([&](const auto& values) { AppendLittleEndian(out, values.data(), values.size()); }, buffer);
+  }
+  AppendLittleEndian(out, Fnv1a64(out));
+  return out;
+}
+
+absl::Status OptimizerState::Decode(absl::string_view bytes) {
+  // Integrity first: magic, version, then the checksum over everything else.
+  const size_t minimum = kMagic.size() + sizeof(uint32_t) + kChecksumSize;
+  if (bytes.size() < minimum) {
+    return Invalid(absl::StrCat("is truncated: ", bytes.size(), " bytes, fewer than the ", minimum,
+                                " any state has"));
+  }
+  if (bytes.substr(0, kMagic.size()) != kMagic) {
+    return Invalid(absl::StrCat("does not start with \"", kMagic, "\": these bytes are not a saved optimizer state"));
+  }
+  LittleEndianReader reader(bytes.substr(kMagic.size(), bytes.size() - kMagic.size() - kChecksumSize));
+  uint32_t version = 0;
+  reader.Read(version);
+  if (version != kVersion) {
+    return Invalid(absl::StrCat("has format version ", version, "; this build reads version ", kVersion));
+  }
+  uint64_t checksum = 0;
+  LittleEndianReader(bytes.substr(bytes.size() - kChecksumSize)).Read(checksum);
+  if (checksum != Fnv1a64(bytes.substr(0, bytes.size() - kChecksumSize))) {
+    return Invalid("is truncated or corrupt: its checksum does not match its contents");
+  }
+
+  // Then agreement with this optimizer and arena.
+  uint32_t kind = 0, block_count = 0, buffers_per_block = 0;
+  uint64_t steps = 0;
+  if (!(reader.Read(kind) && reader.Read(steps) && reader.Read(block_count) && reader.Read(buffers_per_block))) {
+    return Invalid("is truncated: its header ends early");
+  }
+  if (kind != KindCode(kind_)) {
+    return Invalid(absl::StrCat("was saved by ", KindCodeName(kind), "; this optimizer is ", OptimizerKindName(kind_)));
+  }
+  if (block_count != block_dtypes_.size()) {
+    return Invalid(absl::StrCat("has ", block_count, " blocks; this arena has ", block_dtypes_.size()));
+  }
+  if (buffers_per_block != buffers_per_block_) {
+    return Invalid(absl::StrCat("keeps ", buffers_per_block, " buffers per block; this ", OptimizerKindName(kind_),
+                                " optimizer keeps ", buffers_per_block_,
+                                kind_ == Kind::kSgd ? " (sgd keeps a momentum buffer only when momentum > 0)" : ""));
+  }
+  uint64_t payload = 0;
+  for (size_t b = 0; b < block_count; ++b) {
+    uint32_t dtype = 0;
+    uint64_t elements = 0;
+    if (!(reader.Read(dtype) && reader.Read(elements))) return Invalid("is truncated: its block table ends early");
+    if (static_cast<cohort_dtype>(dtype) != block_dtypes_[b] || elements != block_sizes_[b]) {
+      return Invalid(absl::StrCat("block ", b, " is ", DescribeBlock(static_cast<cohort_dtype>(dtype), elements),
+                                  "; this arena's block ", b, " is ", DescribeBlock(block_dtypes_[b], block_sizes_[b])));
+    }
+    payload += block_sizes_[b] * *DtypeSize(block_dtypes_[b]) * buffers_per_block_;
+  }
+  if (reader.remaining() != payload) {
+    return Invalid(absl::StrCat("holds ", reader.remaining(), " bytes of buffers; its layout needs ", payload));
+  }
+
+  // Every check passed: the reads below cannot fail.
+  for (Buffer& buffer : buffers_) {
+    std::visit([&](auto& values) { reader.Read(values.data(), values.size()); }, buffer);
+  }
+  steps_ = steps;
+  return absl::OkStatus();
+}
+
+}  // namespace cohort

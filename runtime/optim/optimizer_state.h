@@ -1,0 +1,74 @@
+// OptimizerState: what a built-in optimizer keeps between steps (its kind, the steps taken, and
+// a fixed number of buffers per arena block: SGD's momentum, Adam's two moments), and the
+// serialised form of all of it.
+//
+//   OptimizerState state(OptimizerOptions::Kind::kAdam, arena, /*buffers_per_block=*/2);
+//   float* exp_avg = state.buffer<float>(/*block=*/0, /*index=*/0);
+//   std::string bytes = state.Encode();
+//   absl::Status s = other.Decode(bytes);   // same kind, buffer count and arena layout
+//
+// Each buffer has its block's dtype and element count, so it lines up element for element with
+// the block's parameters.
+//
+// Serialised form, every integer and value little-endian:
+//   8 bytes  magic "COHOPTST"
+//   u32      format version (1)
+//   u32      kind (0 sgd, 1 adam, 2 adamw)
+//   u64      steps taken
+//   u32      block count B
+//   u32      buffers per block K
+//   B times  { u32 dtype (COHORT_DTYPE_*), u64 element count N }
+//   B times  K times  N values of the block's dtype (IEEE 754)
+//   u64      FNV-1a 64 of every byte before it
+//
+// Thread-safety: const methods may be called concurrently; the rest need exclusive use.
+#ifndef COHORT_RUNTIME_OPTIM_OPTIMIZER_STATE_H_
+#define COHORT_RUNTIME_OPTIM_OPTIMIZER_STATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "runtime/arena/tensor_arena.h"
+#include "runtime/optim/optimizer_options.h"
+
+namespace cohort {
+
+class OptimizerState {
+ public:
+  // Zeroed buffers mirroring the arena's blocks, which must all be float32 or float64.
+  OptimizerState(OptimizerOptions::Kind kind, const TensorArena& arena, size_t buffers_per_block);
+
+  uint64_t steps() const { return steps_; }
+  void CountStep() { ++steps_; }
+
+  // Buffer `index` (< buffers_per_block) of block `block`; T must be the block's element type.
+  template <class T>
+  T* buffer(size_t block, size_t index) {
+    return std::get<std::vector<T>>(buffers_[block * buffers_per_block_ + index]).data();
+  }
+
+  std::string Encode() const;
+  // Replaces steps and buffers with those in `bytes` (from Encode). INVALID_ARGUMENT, leaving
+  // this state unchanged, when the bytes are truncated or corrupt, come from another kind, hold
+  // another number of buffers per block, or mirror another layout; the message names what differs.
+  absl::Status Decode(absl::string_view bytes);
+
+ private:
+  using Buffer = std::variant<std::vector<float>, std::vector<double>>;
+
+  OptimizerOptions::Kind kind_;
+  uint64_t steps_ = 0;
+  size_t buffers_per_block_;
+  std::vector<cohort_dtype> block_dtypes_;
+  std::vector<uint64_t> block_sizes_;  // elements per block
+  std::vector<Buffer> buffers_;        // block-major: buffers_[block * buffers_per_block_ + index]
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_OPTIM_OPTIMIZER_STATE_H_

@@ -1,0 +1,55 @@
+// MetricAccumulator: combines the metrics of many batches into one value per metric, honouring
+// each metric's reduction: MEAN is weighted by record count, SUM adds, MIN and MAX pick.
+//
+//   MetricAccumulator total;
+//   total.Add(batch_metrics);              // once per batch
+//   std::vector<ReducedMetric> m = total.Result();
+//
+// A metric must keep its reduction from batch to batch (INVALID_ARGUMENT names it otherwise). A
+// metric reported with zero records (an empty batch) is skipped whatever its reduction; one whose
+// batches all had zero records has no value and is left out of Result().
+// Thread-safety: not thread-safe.
+#ifndef COHORT_RUNTIME_TRIAL_METRIC_ACCUMULATOR_H_
+#define COHORT_RUNTIME_TRIAL_METRIC_ACCUMULATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "runtime/plugin/batch_metrics.h"
+
+namespace cohort {
+
+struct ReducedMetric {
+  std::string name;
+  double value;
+};
+
+class MetricAccumulator {
+ public:
+  absl::Status Add(const BatchMetrics& batch);
+  // One value per metric, in the order metrics were first seen.
+  std::vector<ReducedMetric> Result() const;
+  uint64_t batches() const { return batches_; }
+  void Reset();
+
+ private:
+  struct Partial {
+    std::string name;
+    cohort_reduction reduction;
+    double value = 0;     // weighted sum (MEAN), sum, min or max
+    uint64_t records = 0;
+    bool seen_value = false;
+  };
+  std::vector<Partial> partials_;
+  uint64_t batches_ = 0;
+};
+
+// Looks up `name` in `metrics`, also accepting Determined's "validation_" prefix on a name the
+// plugin reports without it ("validation_loss" finds "loss"). nullptr when absent.
+const ReducedMetric* FindMetric(const std::vector<ReducedMetric>& metrics, const std::string& name);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_TRIAL_METRIC_ACCUMULATOR_H_

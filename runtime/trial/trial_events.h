@@ -1,0 +1,27 @@
+// TrialEvents: how a running trial tells the outside world what it did. The worker forwards these
+// to its supervisor over the control channel; tests record them.
+//
+// Thread-safety: called only from the thread that runs the trial.
+#ifndef COHORT_RUNTIME_TRIAL_TRIAL_EVENTS_H_
+#define COHORT_RUNTIME_TRIAL_TRIAL_EVENTS_H_
+
+#include "runtime/control/worker_messages.h"
+
+namespace cohort {
+
+class TrialEvents {
+ public:
+  virtual ~TrialEvents() = default;
+  // Training metrics every scheduling_unit batches, validation metrics after each validation.
+  virtual void OnMetrics(const MetricsReport& report) = 0;
+  // A few times a second while training.
+  virtual void OnProgress(const ProgressReport& report) = 0;
+  // After a checkpoint is whole in storage.
+  virtual void OnCheckpoint(const CheckpointReport& report) = 0;
+  // Asked after every optimizer step; true makes the trial checkpoint and return kStopped.
+  virtual bool StopRequested() = 0;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_TRIAL_TRIAL_EVENTS_H_

@@ -1,0 +1,268 @@
+#include "runtime/trial/trial_runner.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/arena/dtype.h"
+#include "runtime/trial/splitmix64.h"
+
+namespace cohort {
+namespace {
+
+// Divides every gradient by `divisor` (averaging gradients summed over several batches).
+absl::Status DivideGradients(TensorArena& arena, uint64_t divisor) {
+  for (const ArenaBlock& block : arena.blocks()) {
+    if (block.device.kind != COHORT_DEVICE_CPU) {
+      return absl::UnimplementedError(
+          absl::StrCat("averaging gradients on ", DeviceName(block.device), " is not supported"));
+    }
+    if (block.dtype == COHORT_DTYPE_FLOAT32) {
+      float* grad = static_cast<float*>(block.grad);
+      const float scale = 1.0f / static_cast<float>(divisor);
+      for (uint64_t i = 0; i < block.element_count; ++i) grad[i] *= scale;
+    } else if (block.dtype == COHORT_DTYPE_FLOAT64) {
+      double* grad = static_cast<double*>(block.grad);
+      const double scale = 1.0 / static_cast<double>(divisor);
+      for (uint64_t i = 0; i < block.element_count; ++i) grad[i] *= scale;
+    } else {
+      return absl::UnimplementedError(
+          absl::StrCat("averaging ", DtypeName(block.dtype), " gradients is not supported"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint64_t TrialSeed(uint64_t experiment_seed, uint64_t trial_id) {
+  return MixSeeds(experiment_seed, trial_id);
+}
+
+std::string CheckpointId(uint64_t trial_id, uint64_t batches) {
+  return absl::StrCat("trial-", trial_id, "-batch-", batches);
+}
+
+absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOptions options) {
+  std::unique_ptr<TrialRunner> runner(new TrialRunner(options));
+  LoadedModel& model = *options.model;
+  absl::StatusOr<uint64_t> training_records = model.DatasetSize(COHORT_SPLIT_TRAINING);
+  if (!training_records.ok()) return training_records.status();
+  absl::StatusOr<uint64_t> validation_records = model.DatasetSize(COHORT_SPLIT_VALIDATION);
+  if (!validation_records.ok()) return validation_records.status();
+  if (*training_records == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("plugin ", model.plugin().name(), " has no training records"));
+  }
+  if (options.optimizer == nullptr && !model.has_optimizer()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "plugin ", model.plugin().name(), " has no optimizer_step and no built-in optimizer was "
+        "given"));
+  }
+  const ExperimentConfig& config = *options.config;
+  const uint32_t slots = model.context().size;
+  if (config.global_batch_size < slots) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hyperparameters.global_batch_size: ", config.global_batch_size,
+        " is smaller than resources.slots_per_trial (", slots, "); each slot needs a record"));
+  }
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, *training_records);
+  if (!schedule.ok()) return schedule.status();
+  runner->schedule_ = *schedule;
+  runner->sampler_.emplace(*training_records, options.trial_seed, config.global_batch_size,
+                           model.context().rank, slots);
+  runner->validation_records_ = *validation_records;
+  runner->fingerprint_ = TrainingFingerprint(config);
+  runner->progress_.trial_seed = options.trial_seed;
+  return runner;
+}
+
+absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
+  absl::StatusOr<cohort::Checkpoint> checkpoint = options_.storage->Read(checkpoint_id);
+  if (!checkpoint.ok()) return checkpoint.status();
+  const CheckpointInfo& info = checkpoint->info;
+  auto refuse = [&](absl::string_view why) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot resume from checkpoint ", checkpoint_id, ": ", why));
+  };
+  if (info.trial_id != options_.trial_id) {
+    return refuse(absl::StrCat("it belongs to trial ", info.trial_id, ", not trial ",
+                               options_.trial_id));
+  }
+  if (info.config_fingerprint != fingerprint_) {
+    return refuse(absl::StrCat(
+        "it was trained with other settings (fingerprint ", info.config_fingerprint, ", now ",
+        fingerprint_, "); hyperparameters, seed, slots and optimizations must stay the same"));
+  }
+  absl::StatusOr<TrialProgress> progress =
+      RestoreTrialState(checkpoint->files, *options_.model, options_.optimizer);
+  if (!progress.ok()) return refuse(progress.status().message());
+  if (progress->trial_seed != options_.trial_seed) {
+    return refuse("it was trained with another trial seed");
+  }
+  progress_ = *progress;
+  last_checkpoint_batches_ = progress_.batches_trained;
+  last_validation_batches_ = progress_.batches_trained;  // validated before it was written
+  rate_window_start_records_ = progress_.records_trained;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrialExit> TrialRunner::Run() {
+  rate_window_start_time_ = options_.clock->MonotonicSeconds();
+  if (progress_.batches_trained == 0 && schedule_.initial_validation) {
+    if (absl::Status status = Validate(); !status.ok()) return status;
+  }
+  while (progress_.batches_trained < schedule_.total_batches) {
+    if (absl::Status status = TrainBatch(); !status.ok()) return status;
+    const uint64_t batches = progress_.batches_trained;
+    if (!schedule_.StepDue(batches)) continue;
+    const uint64_t before = batches - batches_since_step_;
+    if (absl::Status status = StepOptimizer(); !status.ok()) return status;
+    if (schedule_.ReportDue(before, batches)) {
+      if (absl::Status status = ReportTraining(); !status.ok()) return status;
+    }
+    if (schedule_.ValidationDue(before, batches)) {
+      if (absl::Status status = Validate(); !status.ok()) return status;
+    }
+    if (schedule_.CheckpointDue(before, batches) || checkpoint_after_validation_) {
+      if (absl::Status status = Checkpoint(); !status.ok()) return status;
+    }
+    MaybeReportProgress(/*force=*/false);
+    if (batches < schedule_.total_batches && options_.events->StopRequested()) {
+      if (last_checkpoint_batches_ != batches) {
+        if (absl::Status status = Checkpoint(); !status.ok()) return status;
+      }
+      MaybeReportProgress(/*force=*/true);
+      return TrialExit::kStopped;
+    }
+  }
+  MaybeReportProgress(/*force=*/true);
+  return TrialExit::kCompleted;
+}
+
+absl::Status TrialRunner::TrainBatch() {
+  const BatchSpec batch = sampler_->TrainingBatch(progress_.batches_trained);
+  absl::StatusOr<BatchMetrics> metrics = options_.model->TrainBatch(batch);
+  if (!metrics.ok()) return metrics.status();
+  if (absl::Status status = training_metrics_.Add(*metrics); !status.ok()) return status;
+  if (const Metric* loss = metrics->Find("loss")) latest_loss_ = loss->value;
+  ++progress_.batches_trained;
+  progress_.records_trained += sampler_->effective_global_batch_size();
+  ++batches_since_step_;
+  return absl::OkStatus();
+}
+
+absl::Status TrialRunner::StepOptimizer() {
+  TensorArena& arena = options_.model->arena();
+  if (batches_since_step_ > 1 && options_.config->optimizations.average_aggregated_gradients) {
+    if (absl::Status status = DivideGradients(arena, batches_since_step_); !status.ok()) {
+      return status;
+    }
+  }
+  absl::Status stepped =
+      options_.optimizer != nullptr
+          ? options_.optimizer->Step()
+          : options_.model->OptimizerStep(progress_.optimizer_steps, progress_.batches_trained);
+  if (!stepped.ok()) return stepped;
+  ++progress_.optimizer_steps;
+  batches_since_step_ = 0;
+  return arena.ZeroGradients();
+}
+
+MetricsReport TrialRunner::Report(ReportKind kind, const std::vector<ReducedMetric>& metrics) {
+  MetricsReport report;
+  report.trial_id = options_.trial_id;
+  report.kind = kind;
+  report.batches = progress_.batches_trained;
+  report.records = progress_.records_trained;
+  report.unix_time = options_.clock->UnixSeconds();
+  for (const ReducedMetric& metric : metrics) report.metrics.push_back({metric.name, metric.value});
+  return report;
+}
+
+absl::Status TrialRunner::ReportTraining() {
+  options_.events->OnMetrics(Report(ReportKind::kTraining, training_metrics_.Result()));
+  training_metrics_.Reset();
+  return absl::OkStatus();
+}
+
+absl::Status TrialRunner::Validate() {
+  if (last_validation_batches_ == progress_.batches_trained) return absl::OkStatus();
+  MetricAccumulator total;
+  const uint64_t batches = sampler_->ValidationBatchCount(validation_records_);
+  for (uint64_t k = 0; k < batches; ++k) {
+    absl::StatusOr<BatchMetrics> metrics =
+        options_.model->EvaluateBatch(sampler_->ValidationBatch(validation_records_, k));
+    if (!metrics.ok()) return metrics.status();
+    if (absl::Status status = total.Add(*metrics); !status.ok()) return status;
+  }
+  const std::vector<ReducedMetric> result = total.Result();
+  const std::string& searcher_metric = options_.config->searcher.metric;
+  if (FindMetric(result, searcher_metric) == nullptr) {
+    std::vector<std::string> names;
+    for (const ReducedMetric& metric : result) names.push_back(metric.name);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "searcher.metric: '", searcher_metric, "' is not among the validation metrics plugin ",
+        options_.model->plugin().name(), " reports (", absl::StrJoin(names, ", "), ")"));
+  }
+  options_.events->OnMetrics(Report(ReportKind::kValidation, result));
+  last_validation_batches_ = progress_.batches_trained;
+
+  // checkpoint_policy: after this validation, checkpoint always (all), when it is the best so
+  // far (best), or never (none). Nothing is trained yet at an initial validation.
+  const double value = FindMetric(result, searcher_metric)->value;
+  const bool smaller_is_better = options_.config->searcher.smaller_is_better;
+  const bool best = !best_metric_ || (smaller_is_better ? value < *best_metric_
+                                                        : value > *best_metric_);
+  if (best) best_metric_ = value;
+  const std::string& policy = options_.config->checkpoint_policy;
+  checkpoint_after_validation_ = progress_.batches_trained > 0 &&
+                                 (policy == "all" || (policy == "best" && best));
+  return absl::OkStatus();
+}
+
+absl::Status TrialRunner::Checkpoint() {
+  if (last_checkpoint_batches_ == progress_.batches_trained) return absl::OkStatus();
+  absl::StatusOr<std::map<std::string, std::string>> files =
+      CaptureTrialState(*options_.model, options_.optimizer, progress_);
+  if (!files.ok()) return files.status();
+  CheckpointInfo info;
+  info.id = CheckpointId(options_.trial_id, progress_.batches_trained);
+  info.trial_id = options_.trial_id;
+  info.batches_trained = progress_.batches_trained;
+  info.records_trained = progress_.records_trained;
+  info.config_fingerprint = fingerprint_;
+  info.abi_major = options_.model->plugin().abi_version().major;
+  info.abi_minor = options_.model->plugin().abi_version().minor;
+  info.created_unix_ms = static_cast<int64_t>(options_.clock->UnixSeconds() * 1000);
+  absl::Status written = options_.storage->Write(info, *files);
+  // The same trial after the same batches always writes the same checkpoint: one already whole
+  // under this id (written just before a crash, say) is as good as a new one.
+  if (!written.ok() && !absl::IsAlreadyExists(written)) return written;
+  uint64_t bytes = 0;
+  for (const auto& [name, contents] : *files) bytes += contents.size();
+  options_.events->OnCheckpoint(CheckpointReport{options_.trial_id, info.id,
+                                                 progress_.batches_trained,
+                                                 progress_.records_trained, bytes});
+  last_checkpoint_batches_ = progress_.batches_trained;
+  checkpoint_after_validation_ = false;
+  return absl::OkStatus();
+}
+
+void TrialRunner::MaybeReportProgress(bool force) {
+  const double now = options_.clock->MonotonicSeconds();
+  if (!force && now - last_progress_time_ < options_.progress_interval_seconds) return;
+  const double elapsed = now - rate_window_start_time_;
+  if (elapsed > 0.5) {
+    records_per_second_ =
+        static_cast<double>(progress_.records_trained - rate_window_start_records_) / elapsed;
+    rate_window_start_time_ = now;
+    rate_window_start_records_ = progress_.records_trained;
+  }
+  last_progress_time_ = now;
+  options_.events->OnProgress(ProgressReport{options_.trial_id, progress_.batches_trained,
+                                             schedule_.total_batches, progress_.records_trained,
+                                             latest_loss_, records_per_second_});
+}
+
+}  // namespace cohort

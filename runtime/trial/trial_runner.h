@@ -1,0 +1,112 @@
+// TrialRunner: the trial loop of one worker. It walks a trial through its schedule:
+//
+//   (validate first when perform_initial_validation)
+//   repeat until searcher.max_length batches:
+//     train one batch of the sampler's records (the plugin adds gradients into the arena)
+//     every aggregation_frequency batches: average the summed gradients, step the optimizer
+//       (built-in, or the plugin's own optimizer_step), zero the gradients; then, when due,
+//       report training metrics, validate, checkpoint (also after a validation, as
+//       checkpoint_policy says); stop here if asked
+//
+// All periods are counted in batches; the end of training is always a report, a validation and a
+// checkpoint. Checkpoints are taken only right after an optimizer step, so a restored trial
+// continues bit for bit.
+//
+//   TrialRunnerOptions options{...};
+//   auto runner = TrialRunner::Create(options);
+//   if (resuming) (*runner)->Restore(checkpoint_id);
+//   absl::StatusOr<TrialExit> exit = (*runner)->Run();
+//
+// Thread-safety: not thread-safe; one thread drives the model.
+#ifndef COHORT_RUNTIME_TRIAL_TRIAL_RUNNER_H_
+#define COHORT_RUNTIME_TRIAL_TRIAL_RUNNER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/config/experiment_config.h"
+#include "runtime/optim/optimizer.h"
+#include "runtime/plugin/loaded_model.h"
+#include "runtime/trial/clock.h"
+#include "runtime/trial/metric_accumulator.h"
+#include "runtime/trial/record_sampler.h"
+#include "runtime/trial/trial_events.h"
+#include "runtime/trial/trial_schedule.h"
+#include "runtime/trial/trial_state.h"
+
+namespace cohort {
+
+// Every pointer must outlive the runner.
+struct TrialRunnerOptions {
+  const ExperimentConfig* config = nullptr;
+  uint64_t trial_id = 1;
+  uint64_t trial_seed = 0;  // drives the sampler; the plugin sees it in its trial context
+  LoadedModel* model = nullptr;
+  Optimizer* optimizer = nullptr;  // nullptr: the plugin steps with its own optimizer_step
+  CheckpointStorage* storage = nullptr;
+  TrialEvents* events = nullptr;
+  Clock* clock = &SystemClock();
+  double progress_interval_seconds = 0.25;
+};
+
+class TrialRunner {
+ public:
+  // Reads the dataset sizes from the plugin and builds the schedule and sampler.
+  static absl::StatusOr<std::unique_ptr<TrialRunner>> Create(TrialRunnerOptions options);
+
+  // Continues from checkpoint `id`: restores everything, after checking the checkpoint belongs to
+  // this trial and was written with the same training fingerprint.
+  absl::Status Restore(const std::string& checkpoint_id);
+
+  // Trains to the end (kCompleted) or until events->StopRequested() (kStopped, after a
+  // checkpoint). An error leaves the trial where it failed; its last checkpoint stays usable.
+  absl::StatusOr<TrialExit> Run();
+
+  const TrialSchedule& schedule() const { return schedule_; }
+  uint64_t batches_trained() const { return progress_.batches_trained; }
+
+ private:
+  explicit TrialRunner(TrialRunnerOptions options) : options_(options) {}
+
+  absl::Status TrainBatch();
+  absl::Status StepOptimizer();
+  // A report of `metrics` after the batches trained so far.
+  MetricsReport Report(ReportKind kind, const std::vector<ReducedMetric>& metrics);
+  absl::Status ReportTraining();
+  absl::Status Validate();
+  absl::Status Checkpoint();
+  void MaybeReportProgress(bool force);
+
+  TrialRunnerOptions options_;
+  std::string fingerprint_;
+  TrialSchedule schedule_;
+  std::optional<RecordSampler> sampler_;
+  uint64_t validation_records_ = 0;
+  TrialProgress progress_;
+
+  MetricAccumulator training_metrics_;   // since the last training report
+  uint64_t batches_since_step_ = 0;
+  uint64_t last_checkpoint_batches_ = UINT64_MAX;
+  uint64_t last_validation_batches_ = UINT64_MAX;
+  std::optional<double> best_metric_;  // the best searcher metric validated in this process
+  bool checkpoint_after_validation_ = false;
+  double latest_loss_ = 0;
+  double last_progress_time_ = 0;
+  double rate_window_start_time_ = 0;
+  uint64_t rate_window_start_records_ = 0;
+  double records_per_second_ = 0;
+};
+
+// The seed of trial `trial_id` of an experiment seeded with `experiment_seed`.
+uint64_t TrialSeed(uint64_t experiment_seed, uint64_t trial_id);
+
+// "trial-1-batch-500": the id of a trial's checkpoint after `batches` batches.
+std::string CheckpointId(uint64_t trial_id, uint64_t batches);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_TRIAL_TRIAL_RUNNER_H_

@@ -1,0 +1,61 @@
+// TrialSchedule: an experiment config's lengths and periods, converted to training batches.
+//
+// records -> ceil(records / global batch); epochs -> ceil(epochs * records_per_epoch / global
+// batch), where records_per_epoch is the config's or, when it gives none, the plugin's training
+// dataset size. A period of 0 means "only at the end".
+//
+//   auto schedule = MakeTrialSchedule(config, /*training_records=*/60000);
+//   if (schedule->ValidationDue(batches_before_step, batches)) ...
+#ifndef COHORT_RUNTIME_TRIAL_TRIAL_SCHEDULE_H_
+#define COHORT_RUNTIME_TRIAL_TRIAL_SCHEDULE_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "runtime/config/experiment_config.h"
+
+namespace cohort {
+
+struct TrialSchedule {
+  uint64_t total_batches = 0;      // searcher.max_length
+  uint64_t validation_period = 0;  // min_validation_period
+  uint64_t checkpoint_period = 0;  // min_checkpoint_period
+  uint64_t report_period = 0;      // scheduling_unit: training metrics are reported this often
+  uint32_t aggregation_frequency = 1;
+  bool initial_validation = false;
+
+  // Whether something falls due when training goes from `before` to `after` batches (one
+  // optimizer step's worth): a multiple of its period lies in (before, after], or the training
+  // ends at `after`. With aggregation_frequency k, an event whose period is not a multiple of k
+  // happens at the first step after it falls due.
+  bool ValidationDue(uint64_t before, uint64_t after) const {
+    return Due(before, after, validation_period);
+  }
+  bool CheckpointDue(uint64_t before, uint64_t after) const {
+    return Due(before, after, checkpoint_period);
+  }
+  bool ReportDue(uint64_t before, uint64_t after) const {
+    return Due(before, after, report_period);
+  }
+  // Whether the optimizer steps after `batches` batches.
+  bool StepDue(uint64_t batches) const {
+    return batches == total_batches || batches % aggregation_frequency == 0;
+  }
+
+ private:
+  bool Due(uint64_t before, uint64_t after, uint64_t period) const {
+    return after == total_batches || (period != 0 && after / period > before / period);
+  }
+};
+
+// INVALID_ARGUMENT when a length comes to zero batches (naming the config field).
+absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
+                                                uint64_t training_records);
+
+// A length in batches, as above.
+uint64_t LengthInBatches(const Length& length, uint64_t global_batch_size,
+                         uint64_t records_per_epoch);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_TRIAL_TRIAL_SCHEDULE_H_

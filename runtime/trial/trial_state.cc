@@ -1,0 +1,153 @@
+#include "runtime/trial/trial_state.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "runtime/arena/dtype.h"
+
+namespace cohort {
+namespace {
+
+std::string TensorLayout(const TensorArena& arena) {
+  std::string layout;
+  for (size_t i = 0; i < arena.tensor_count(); ++i) {
+    const TensorDescriptor& spec = arena.spec(i);
+    absl::StrAppend(&layout, spec.name, " ", DtypeName(spec.dtype), " ", spec.element_count, " ",
+                    DeviceName(spec.device), "\n");
+  }
+  return layout;
+}
+
+absl::Status RequireCpu(const TensorArena& arena) {
+  for (const ArenaBlock& block : arena.blocks()) {
+    if (block.device.kind != COHORT_DEVICE_CPU) {
+      return absl::UnimplementedError(absl::StrCat("checkpointing tensors on ",
+                                                   DeviceName(block.device),
+                                                   " is not supported yet; only CPU tensors"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+size_t BlockBytes(const ArenaBlock& block) { return block.element_count * block.element_size; }
+
+std::string EncodeProgress(const TrialProgress& progress) {
+  return absl::StrCat("batches_trained=", progress.batches_trained, "\n",
+                      "records_trained=", progress.records_trained, "\n",
+                      "trial_seed=", progress.trial_seed, "\n",
+                      "optimizer_steps=", progress.optimizer_steps, "\n");
+}
+
+absl::StatusOr<TrialProgress> DecodeProgress(const std::string& text) {
+  TrialProgress progress;
+  std::map<std::string, uint64_t*> fields = {{"batches_trained", &progress.batches_trained},
+                                             {"records_trained", &progress.records_trained},
+                                             {"trial_seed", &progress.trial_seed},
+                                             {"optimizer_steps", &progress.optimizer_steps}};
+  size_t found = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    auto it = fields.find(kv.first);
+    if (it == fields.end() || !absl::SimpleAtoi(kv.second, it->second)) {
+      return absl::DataLossError(absl::StrCat("checkpoint file 'progress': bad line '", line, "'"));
+    }
+    ++found;
+  }
+  if (found != fields.size()) {
+    return absl::DataLossError("checkpoint file 'progress' is incomplete");
+  }
+  return progress;
+}
+
+absl::StatusOr<const std::string*> File(const std::map<std::string, std::string>& files,
+                                        const std::string& name) {
+  auto it = files.find(name);
+  if (it == files.end()) {
+    return absl::DataLossError(absl::StrCat("checkpoint has no '", name, "' file"));
+  }
+  return &it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
+    LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress) {
+  const TensorArena& arena = model.arena();
+  if (absl::Status cpu = RequireCpu(arena); !cpu.ok()) return cpu;
+  std::map<std::string, std::string> files;
+  files["tensors"] = TensorLayout(arena);
+  std::string& parameters = files["parameters"];
+  for (const ArenaBlock& block : arena.blocks()) {
+    parameters.append(static_cast<const char*>(block.data), BlockBytes(block));
+  }
+  if (optimizer != nullptr) files["optimizer"] = optimizer->SaveState();
+  files["progress"] = EncodeProgress(progress);
+  if (model.has_state()) {
+    absl::StatusOr<std::string> state = model.SaveState();
+    if (!state.ok()) return state.status();
+    files["plugin_state"] = *std::move(state);
+  }
+  return files;
+}
+
+absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std::string>& files,
+                                                LoadedModel& model, Optimizer* optimizer) {
+  TensorArena& arena = model.arena();
+  if (absl::Status cpu = RequireCpu(arena); !cpu.ok()) return cpu;
+
+  absl::StatusOr<const std::string*> layout = File(files, "tensors");
+  if (!layout.ok()) return layout.status();
+  if (**layout != TensorLayout(arena)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the checkpoint was written for other tensors.\ncheckpoint:\n", **layout,
+                     "this model:\n", TensorLayout(arena)));
+  }
+  absl::StatusOr<const std::string*> parameters = File(files, "parameters");
+  if (!parameters.ok()) return parameters.status();
+  size_t total = 0;
+  for (const ArenaBlock& block : arena.blocks()) total += BlockBytes(block);
+  if ((*parameters)->size() != total) {
+    return absl::DataLossError(absl::StrCat("checkpoint file 'parameters' holds ",
+                                            (*parameters)->size(), " bytes; the tensors need ",
+                                            total));
+  }
+  const bool saved_optimizer = files.count("optimizer") != 0;
+  if (saved_optimizer != (optimizer != nullptr)) {
+    return absl::FailedPreconditionError(
+        saved_optimizer ? "the checkpoint holds built-in optimizer state, but the plugin now "
+                          "steps its own parameters"
+                        : "the checkpoint was written by a plugin that stepped its own "
+                          "parameters; it holds no built-in optimizer state");
+  }
+  if (model.has_state() && files.count("plugin_state") == 0) {
+    return absl::DataLossError("checkpoint has no 'plugin_state' file, but the plugin keeps state");
+  }
+  absl::StatusOr<const std::string*> progress_text = File(files, "progress");
+  if (!progress_text.ok()) return progress_text.status();
+  absl::StatusOr<TrialProgress> progress = DecodeProgress(**progress_text);
+  if (!progress.ok()) return progress.status();
+
+  if (optimizer != nullptr) {
+    if (absl::Status status = optimizer->LoadState(files.at("optimizer")); !status.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the checkpoint's optimizer state does not fit this optimizer: ", status.message()));
+    }
+  }
+  if (model.has_state()) {
+    if (absl::Status status = model.LoadState(files.at("plugin_state")); !status.ok()) {
+      return status;
+    }
+  }
+  size_t offset = 0;
+  for (const ArenaBlock& block : arena.blocks()) {
+    std::memcpy(block.data, (*parameters)->data() + offset, BlockBytes(block));
+    offset += BlockBytes(block);
+  }
+  if (absl::Status status = arena.ZeroGradients(); !status.ok()) return status;
+  return progress;
+}
+
+}  // namespace cohort

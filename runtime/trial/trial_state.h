@@ -1,0 +1,47 @@
+// TrialState: what a trial writes into a checkpoint besides the manifest, and how it comes back.
+//
+// Files: "tensors" (the arena layout, one "name dtype elements" line per tensor, checked on
+// restore), "parameters" (every arena block's values, in block order), "optimizer" (the built-in
+// optimizer's state, when the runtime steps), "progress" (batches and records trained, the trial
+// seed that drives the sampler, the plugin optimizer's step count) and "plugin_state" (the
+// plugin's own bytes, when it keeps any). Together they let a trial continue bit for bit.
+//
+// Gradients are not saved: checkpoints are only taken right after an optimizer step, when every
+// gradient is zero.
+#ifndef COHORT_RUNTIME_TRIAL_TRIAL_STATE_H_
+#define COHORT_RUNTIME_TRIAL_TRIAL_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/optim/optimizer.h"
+#include "runtime/plugin/loaded_model.h"
+
+namespace cohort {
+
+struct TrialProgress {
+  uint64_t batches_trained = 0;
+  uint64_t records_trained = 0;
+  uint64_t trial_seed = 0;
+  uint64_t optimizer_steps = 0;  // steps taken (built-in or the plugin's)
+};
+
+// `optimizer` is nullptr when the plugin steps itself. Only CPU arenas for now (UNIMPLEMENTED
+// otherwise, naming the device).
+absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(LoadedModel& model,
+                                                                     const Optimizer* optimizer,
+                                                                     const TrialProgress& progress);
+
+// Restores parameters, optimizer and plugin state; returns the progress. FAILED_PRECONDITION when
+// the checkpoint was written for a different tensor layout or optimizer (naming the difference),
+// DATA_LOSS when a file is missing or malformed. Everything is checked before anything changes,
+// except the plugin's own state: when the plugin refuses it, the optimizer state has already been
+// replaced, and the caller should discard the model (a trial does: the error ends it).
+absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std::string>& files,
+                                                LoadedModel& model, Optimizer* optimizer);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_TRIAL_TRIAL_STATE_H_

@@ -1,0 +1,320 @@
+// The shared_fs store: round trips, damage detection, refusals, Delete, LatestCheckpoint and the
+// cleaning of abandoned temporary entries. Each test uses a fresh root folder.
+#include "runtime/checkpoint/shared_fs_storage.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/checkpoint/crc32c.h"
+#include "temp_folder.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+CheckpointInfo Info(const std::string& id, uint64_t trial_id, uint64_t batches) {
+  CheckpointInfo info;
+  info.id = id;
+  info.trial_id = trial_id;
+  info.batches_trained = batches;
+  info.records_trained = batches * 32;
+  info.config_fingerprint = "fingerprint-" + std::to_string(trial_id);
+  info.abi_major = 1;
+  info.abi_minor = 2;
+  info.created_unix_ms = 1700000000000 + static_cast<int64_t>(batches);
+  return info;
+}
+
+const std::map<std::string, std::string> kFiles = {
+    {"parameters", std::string(10000, 'p') + "end"},
+    {"optimizer", std::string("\0\1\2adam", 7)},
+    {"sampler", ""},
+};
+
+std::vector<std::string> Ids(const std::vector<CheckpointInfo>& infos) {
+  std::vector<std::string> ids;
+  for (const CheckpointInfo& info : infos) ids.push_back(info.id);
+  return ids;
+}
+
+class SharedFsStorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = OpenSharedFsStorage(root_.path());
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    storage_ = *std::move(opened);
+  }
+
+  std::vector<std::string> Listed() const {
+    auto listed = storage_->List();
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    return listed.ok() ? Ids(*listed) : std::vector<std::string>{};
+  }
+
+  void WriteExample(const std::string& id, uint64_t trial_id, uint64_t batches) {
+    absl::Status written = storage_->Write(Info(id, trial_id, batches), kFiles);
+    ASSERT_TRUE(written.ok()) << written;
+  }
+
+  TempFolder root_;
+  std::unique_ptr<CheckpointStorage> storage_;
+};
+
+TEST_F(SharedFsStorageTest, RoundTripsInfoAndFiles) {
+  WriteExample("trial-3-batch-100", 3, 100);
+  absl::StatusOr<Checkpoint> read = storage_->Read("trial-3-batch-100");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->files, kFiles);
+  CheckpointInfo expected = Info("trial-3-batch-100", 3, 100);
+  for (const auto& [name, bytes] : kFiles) expected.files.push_back({name, bytes.size(), Crc32c(bytes)});
+  EXPECT_EQ(read->info, expected);
+
+  auto listed = storage_->List();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front(), expected);
+  EXPECT_THAT(NamesIn(root_.path()), ElementsAre("trial-3-batch-100"));  // no temporary leftovers
+  EXPECT_THAT(NamesIn(root_ / "trial-3-batch-100"),
+              ElementsAre("manifest", "optimizer", "parameters", "sampler"));
+}
+
+TEST_F(SharedFsStorageTest, CheckpointWithoutFilesRoundTrips) {
+  ASSERT_TRUE(storage_->Write(Info("empty", 1, 0), {}).ok());
+  absl::StatusOr<Checkpoint> read = storage_->Read("empty");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->files.empty());
+  EXPECT_TRUE(read->info.files.empty());
+}
+
+TEST_F(SharedFsStorageTest, ZeroCreationTimeRecordsTheTimeOfTheWrite) {
+  const auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  CheckpointInfo info = Info("stamped", 1, 1);
+  info.created_unix_ms = 0;
+  const int64_t before = now_ms();
+  ASSERT_TRUE(storage_->Write(info, kFiles).ok());
+  const int64_t after = now_ms();
+  auto read = storage_->Read("stamped");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_GE(read->info.created_unix_ms, before);
+  EXPECT_LE(read->info.created_unix_ms, after);
+}
+
+TEST(SharedFsStorageOpenTest, CreatesMissingRootAndDescribesIt) {
+  TempFolder parent;
+  const std::string root = parent / "a/b/checkpoints";
+  auto storage = OpenSharedFsStorage(root);
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  EXPECT_EQ((*storage)->Describe(), "shared_fs:" + root);
+  struct stat info {};
+  ASSERT_EQ(::stat(root.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISDIR(info.st_mode));
+}
+
+TEST(SharedFsStorageOpenTest, RefusesARootThatIsAFile) {
+  TempFolder parent;
+  WriteBytes(parent / "file", "not a folder");
+  auto storage = OpenSharedFsStorage(parent / "file");
+  EXPECT_FALSE(storage.ok());
+  EXPECT_THAT(storage.status().message(), HasSubstr(parent / "file"));
+  auto below = OpenSharedFsStorage(parent / "file/sub");
+  EXPECT_FALSE(below.ok());
+  EXPECT_THAT(below.status().message(), HasSubstr("Not a directory"));
+  EXPECT_FALSE(OpenSharedFsStorage("").ok());
+}
+
+TEST_F(SharedFsStorageTest, FlippedBitIsDataLossOnReadButListedBySize) {
+  WriteExample("flipped", 1, 10);
+  FlipBit(root_ / "flipped/parameters", 5000);
+  absl::Status read = storage_->Read("flipped").status();
+  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.message(), HasSubstr("checkpoint 'flipped' file 'parameters' fails its checksum"));
+  EXPECT_THAT(Listed(), ElementsAre("flipped"));  // List checks sizes only; Read catches the rest
+}
+
+TEST_F(SharedFsStorageTest, TruncatedFileIsNotListedAndIsDataLoss) {
+  WriteExample("older", 1, 10);
+  WriteExample("newer", 1, 20);
+  ASSERT_EQ(::truncate((root_ / "newer/parameters").c_str(), 100), 0);
+  EXPECT_THAT(Listed(), ElementsAre("older"));
+  absl::Status read = storage_->Read("newer").status();
+  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.message(), HasSubstr("file 'parameters' has 100 bytes; the manifest records 10003"));
+  auto latest = LatestCheckpoint(*storage_, 1);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(latest->id, "older");
+}
+
+TEST_F(SharedFsStorageTest, MissingDataFileIsNotListedAndIsDataLoss) {
+  WriteExample("gap", 1, 10);
+  ASSERT_EQ(::unlink((root_ / "gap/optimizer").c_str()), 0);
+  EXPECT_THAT(Listed(), IsEmpty());
+  absl::Status read = storage_->Read("gap").status();
+  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.message(), HasSubstr("file 'optimizer'"));
+}
+
+TEST_F(SharedFsStorageTest, MissingManifestIsNotListedAndIsDataLoss) {
+  WriteExample("headless", 1, 10);
+  ASSERT_EQ(::unlink((root_ / "headless/manifest").c_str()), 0);
+  EXPECT_THAT(Listed(), IsEmpty());
+  absl::Status read = storage_->Read("headless").status();
+  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(read.message(), HasSubstr("has no manifest"));
+}
+
+TEST_F(SharedFsStorageTest, CorruptManifestIsNotListedAndIsDataLoss) {
+  WriteExample("scrambled", 1, 10);
+  WriteExample("garbage", 1, 11);
+  WriteExample("fine", 1, 12);
+  FlipBit(root_ / "scrambled/manifest", 20);
+  WriteBytes(root_ / "garbage/manifest", "definitely not a FlatBuffer");
+  EXPECT_THAT(Listed(), ElementsAre("fine"));
+  EXPECT_EQ(storage_->Read("scrambled").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(storage_->Read("garbage").status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(SharedFsStorageTest, FolderRenamedByHandIsNotListed) {
+  WriteExample("original", 1, 10);
+  ASSERT_EQ(::rename((root_ / "original").c_str(), (root_ / "copy").c_str()), 0);
+  EXPECT_THAT(Listed(), IsEmpty());
+  EXPECT_THAT(storage_->Read("copy").status().message(), HasSubstr("holds the manifest of 'original'"));
+}
+
+TEST_F(SharedFsStorageTest, StrangersInTheRootAreIgnored) {
+  WriteExample("real", 1, 10);
+  WriteBytes(root_ / "notes.txt", "hello");
+  ASSERT_EQ(::mkdir((root_ / "empty-folder").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((root_ / ".hidden").c_str(), 0755), 0);
+  EXPECT_THAT(Listed(), ElementsAre("real"));
+}
+
+TEST_F(SharedFsStorageTest, WritingAnExistingIdIsAlreadyExistsAndKeepsTheOriginal) {
+  WriteExample("once", 1, 10);
+  absl::Status again = storage_->Write(Info("once", 1, 99), {{"parameters", "other"}});
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(again.message(), HasSubstr("checkpoint 'once' already exists in shared_fs:"));
+  auto read = storage_->Read("once");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->info.batches_trained, 10u);
+  EXPECT_EQ(read->files, kFiles);
+  EXPECT_THAT(NamesIn(root_.path()), ElementsAre("once"));
+}
+
+TEST_F(SharedFsStorageTest, DamagedFolderInTheWayIsReportedNotOverwritten) {
+  ASSERT_EQ(::mkdir((root_ / "debris").c_str(), 0755), 0);
+  WriteBytes(root_ / "debris/parameters", "half");
+  absl::Status blocked = storage_->Write(Info("debris", 1, 10), kFiles);
+  EXPECT_EQ(blocked.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(blocked.message(), HasSubstr("not whole"));
+  EXPECT_EQ(ReadBytes(root_ / "debris/parameters"), "half");
+
+  ASSERT_TRUE(storage_->Delete("debris").ok());
+  WriteExample("debris", 1, 10);
+  EXPECT_THAT(Listed(), ElementsAre("debris"));
+}
+
+TEST_F(SharedFsStorageTest, BadIdsAndFileNamesAreRefusedBeforeAnythingIsWritten) {
+  const std::vector<std::string> bad_ids = {"", ".partial-x", "../escape", "a/b", "with space",
+                                            std::string(201, 'i')};
+  for (const std::string& id : bad_ids) {
+    EXPECT_EQ(storage_->Write(Info(id, 1, 1), kFiles).code(), absl::StatusCode::kInvalidArgument) << id;
+    EXPECT_EQ(storage_->Read(id).status().code(), absl::StatusCode::kInvalidArgument) << id;
+    EXPECT_EQ(storage_->Delete(id).code(), absl::StatusCode::kInvalidArgument) << id;
+  }
+  for (const char* name : {"manifest", ".hidden", "dir/file", "", "tab\t"}) {
+    absl::Status refused = storage_->Write(Info("good-id", 1, 1), {{"parameters", "x"}, {name, "y"}});
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(refused.message(), HasSubstr("checkpoint file name"));
+  }
+  EXPECT_THAT(NamesIn(root_.path()), IsEmpty());
+}
+
+TEST_F(SharedFsStorageTest, DeleteRemovesEverythingAndThenReportsNotFound) {
+  WriteExample("keep", 1, 10);
+  WriteExample("drop", 1, 20);
+  ASSERT_TRUE(storage_->Delete("drop").ok());
+  EXPECT_THAT(Listed(), ElementsAre("keep"));
+  EXPECT_THAT(NamesIn(root_.path()), ElementsAre("keep"));
+  EXPECT_EQ(storage_->Read("drop").status().code(), absl::StatusCode::kNotFound);
+  absl::Status again = storage_->Delete("drop");
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(again.message(), "no checkpoint 'drop' in shared_fs:" + root_.path());
+  EXPECT_THAT(NamesIn(root_.path()), ElementsAre("keep"));
+}
+
+TEST_F(SharedFsStorageTest, ReadOfAnAbsentIdIsNotFound) {
+  absl::Status read = storage_->Read("never-written").status();
+  EXPECT_EQ(read.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(read.message(), "no checkpoint 'never-written' in shared_fs:" + root_.path());
+}
+
+TEST_F(SharedFsStorageTest, ListSortsByTrialThenBatches) {
+  WriteExample("t2-b5", 2, 5);
+  WriteExample("t1-b30", 1, 30);
+  WriteExample("t1-b4", 1, 4);
+  WriteExample("t2-b1", 2, 1);
+  EXPECT_THAT(Listed(), ElementsAre("t1-b4", "t1-b30", "t2-b1", "t2-b5"));
+}
+
+TEST_F(SharedFsStorageTest, LatestCheckpointIsTheTrialsMostTrained) {
+  WriteExample("t1-b100", 1, 100);
+  WriteExample("t1-b300", 1, 300);
+  WriteExample("t1-b200", 1, 200);
+  WriteExample("t2-b900", 2, 900);
+  auto latest = LatestCheckpoint(*storage_, 1);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(latest->id, "t1-b300");
+  EXPECT_EQ(latest->files.size(), kFiles.size());
+  absl::Status none = LatestCheckpoint(*storage_, 3).status();
+  EXPECT_EQ(none.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(none.message(), "trial 3 has no checkpoint in shared_fs:" + root_.path());
+}
+
+TEST_F(SharedFsStorageTest, LatestCheckpointBreaksBatchTiesByCreationTime) {
+  CheckpointInfo first = Info("z-first", 1, 50);
+  CheckpointInfo second = Info("a-second", 1, 50);
+  second.created_unix_ms = first.created_unix_ms + 1;
+  ASSERT_TRUE(storage_->Write(first, kFiles).ok());
+  ASSERT_TRUE(storage_->Write(second, kFiles).ok());
+  auto latest = LatestCheckpoint(*storage_, 1);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(latest->id, "a-second");
+}
+
+TEST_F(SharedFsStorageTest, CleanTemporaryRemovesAbandonedEntriesOnly) {
+  WriteExample("real", 1, 10);
+  // What a crashed writer leaves: a staging folder with its (now unlocked) lock file, a lock
+  // file whose folder was already renamed, and a folder whose lock file is gone.
+  ASSERT_EQ(::mkdir((root_ / ".partial-real2-00000000000000aa").c_str(), 0755), 0);
+  WriteBytes(root_ / ".partial-real2-00000000000000aa/parameters", "partial");
+  WriteBytes(root_ / ".partial-real2-00000000000000aa.lock", "");
+  WriteBytes(root_ / ".partial-real3-00000000000000bb.lock", "");
+  ASSERT_EQ(::mkdir((root_ / ".partial-real4-00000000000000cc").c_str(), 0755), 0);
+  WriteBytes(root_ / ".unrelated", "kept");
+  ASSERT_TRUE(storage_->CleanTemporary().ok());
+  EXPECT_THAT(NamesIn(root_.path()), ElementsAre(".unrelated", "real"));
+  EXPECT_THAT(Listed(), ElementsAre("real"));
+}
+
+TEST_F(SharedFsStorageTest, OpeningCleansAbandonedEntries) {
+  ASSERT_EQ(::mkdir((root_ / ".partial-x-0000000000000001").c_str(), 0755), 0);
+  WriteBytes(root_ / ".partial-x-0000000000000001/parameters", "partial");
+  auto reopened = OpenSharedFsStorage(root_.path());
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_THAT(NamesIn(root_.path()), IsEmpty());
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,68 @@
+// Configs in the shape of Determined's official mnist_pytorch examples load as they are.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/config/experiment_config.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::string Example(const char* file) { return std::string(COHORT_CONFIG_TESTDATA) + "/" + file; }
+
+TEST(ExampleConfigsTest, ConstLoads) {
+  absl::StatusOr<ExperimentConfig> c = LoadExperimentConfig(Example("const.yaml"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->name, "mnist_mlp_const");
+  EXPECT_EQ(c->entrypoint, "mlp");
+  EXPECT_EQ(c->config_dir, COHORT_CONFIG_TESTDATA);
+  EXPECT_EQ(c->global_batch_size, 64u);
+  EXPECT_EQ(*c->hyperparameters.GetInt("hidden_size"), 128);
+  EXPECT_DOUBLE_EQ(*c->hyperparameters.GetDouble("learning_rate"), 1.0);
+  EXPECT_EQ(c->records_per_epoch, 60000u);
+  EXPECT_EQ(DescribeLength(c->searcher.max_length), "1 epoch");
+  EXPECT_EQ(DescribeLength(*c->min_validation_period), "200 batches");
+  EXPECT_EQ(DescribeLength(*c->min_checkpoint_period), "1 epoch");
+  EXPECT_EQ(c->max_restarts, 0u);
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "environment", "profiling"));
+}
+
+TEST(ExampleConfigsTest, DistributedLoads) {
+  absl::StatusOr<ExperimentConfig> c = LoadExperimentConfig(Example("distributed.yaml"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->slots_per_trial, 8u);
+  EXPECT_EQ(c->global_batch_size, 512u);
+  EXPECT_EQ(c->searcher.max_length.value, 117u);
+  EXPECT_EQ(c->optimizations.aggregation_frequency, 2u);
+  EXPECT_EQ(c->optimizations.tensor_fusion_threshold, 32u);
+  EXPECT_EQ(c->experiment_seed, 1234u);
+  EXPECT_EQ(c->checkpoint_storage.host_path, "/mnt/checkpoints");
+  EXPECT_EQ(c->checkpoint_storage.storage_path, "mnist");
+  EXPECT_EQ(c->checkpoint_storage.save_trial_best, 2u);
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "bind_mounts", "labels",
+                                           "resources.resource_pool", "resources.priority"));
+}
+
+TEST(ExampleConfigsTest, AdaptiveNamesItsSearcherAndRunsAsSingle) {
+  const std::string path = Example("adaptive.yaml");
+  absl::StatusOr<ExperimentConfig> c = LoadExperimentConfig(path);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.status().message(),
+            path + ": searcher.name: expected single (Cohort runs one trial per experiment; "
+                   "Determined's adaptive_asha searcher is not supported); got 'adaptive_asha'");
+
+  c = LoadExperimentConfig(path, {"searcher.name=single"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->name, "adaptive");
+  EXPECT_DOUBLE_EQ(*c->hyperparameters.GetDouble("learning_rate"), 0.01);
+  EXPECT_EQ(*c->hyperparameters.GetInt("hidden_size"), 143);
+  EXPECT_DOUBLE_EQ(*c->hyperparameters.GetDouble("dropout1"), 0.5);
+  EXPECT_EQ(**c->hyperparameters.GetString("optimizer"), "sgd");
+  EXPECT_EQ(c->hyperparameter_spaces.at("learning_rate").kind, HyperparameterSpace::Kind::kLog);
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "searcher.max_trials", "searcher.mode"));
+}
+
+}  // namespace
+}  // namespace cohort

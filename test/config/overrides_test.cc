@@ -1,0 +1,127 @@
+// `--set dotted.path=value` overrides.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/config/experiment_config.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kBase[] = R"(
+entrypoint: mlp
+searcher:
+  name: single
+  metric: validation_loss
+  max_length:
+    batches: 100
+hyperparameters:
+  global_batch_size: 32
+  lr: {type: double, minval: 0.01, maxval: 0.03}
+  layers: [64, 32]
+)";
+
+ExperimentConfig MustParse(std::vector<std::string> sets) {
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kBase, sets);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *std::move(config) : ExperimentConfig{};
+}
+
+std::string ErrorOf(std::vector<std::string> sets) {
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kBase, sets);
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(config.status().message());
+}
+
+TEST(OverridesTest, ReplaceExistingValues) {
+  const ExperimentConfig c = MustParse({"searcher.metric=accuracy", "searcher.max_length=250",
+                                        "hyperparameters.global_batch_size=64"});
+  EXPECT_EQ(c.searcher.metric, "accuracy");
+  EXPECT_EQ(c.searcher.max_length.value, 250u);
+  EXPECT_EQ(c.global_batch_size, 64u);
+  EXPECT_EQ(*c.hyperparameters.GetInt("global_batch_size"), 64);
+}
+
+TEST(OverridesTest, CreateKeysAlongThePath) {
+  const ExperimentConfig c =
+      MustParse({"hyperparameters.momentum=0.9", "optimizations.aggregation_frequency=4",
+                 "min_validation_period.records=640", "checkpoint_storage.host_path=/tmp/ckpt",
+                 "reproducibility.experiment_seed=7", "hyperparameters.optimizer.beta1=0.5"});
+  EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("momentum"), 0.9);
+  EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("optimizer.beta1"), 0.5);
+  EXPECT_EQ(c.optimizations.aggregation_frequency, 4u);
+  ASSERT_TRUE(c.min_validation_period.has_value());
+  EXPECT_EQ(c.min_validation_period->unit, LengthUnit::kRecords);
+  EXPECT_EQ(c.min_validation_period->value, 640u);
+  EXPECT_EQ(c.checkpoint_storage.host_path, "/tmp/ckpt");
+  EXPECT_EQ(c.experiment_seed, 7u);
+}
+
+TEST(OverridesTest, ReplaceOrReshapeASearchSpace) {
+  ExperimentConfig c = MustParse({"hyperparameters.lr=0.05"});
+  EXPECT_EQ(c.hyperparameter_spaces.at("lr").kind, HyperparameterSpace::Kind::kConst);
+  EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("lr"), 0.05);
+
+  c = MustParse({"hyperparameters.lr.maxval=0.05"});
+  EXPECT_EQ(c.hyperparameter_spaces.at("lr").kind, HyperparameterSpace::Kind::kDouble);
+  EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("lr"), 0.03);
+}
+
+TEST(OverridesTest, ValuesAreReadAsYaml) {
+  const ExperimentConfig c =
+      MustParse({"hyperparameters.tag='3'", "hyperparameters.layers=[128, 64, 32]",
+                 "hyperparameters.flag=true", "hyperparameters.name=resnet 50",
+                 "max_restarts="});
+  EXPECT_EQ(**c.hyperparameters.GetString("tag"), "3");
+  EXPECT_EQ(std::get<Hyperparameters::Other>(c.hyperparameters.values().at("layers")).text,
+            "[128, 64, 32]");
+  EXPECT_TRUE(*c.hyperparameters.GetBool("flag"));
+  EXPECT_EQ(**c.hyperparameters.GetString("name"), "resnet 50");
+  EXPECT_EQ(c.max_restarts, 5u);  // an empty value is null: the default
+  EXPECT_EQ(ErrorOf({"description=a: b"}), "description: expected a string; got {a: b}");
+  EXPECT_EQ(MustParse({"description='a: b'"}).description, "a: b");
+}
+
+TEST(OverridesTest, LaterOverridesWin) {
+  const ExperimentConfig c = MustParse({"max_restarts=1", "max_restarts=2"});
+  EXPECT_EQ(c.max_restarts, 2u);
+}
+
+TEST(OverridesTest, EffectiveYamlRecordsTheOverrides) {
+  const ExperimentConfig c = MustParse({"hyperparameters.lr=0.05", "scheduling_unit=10"});
+  EXPECT_THAT(c.effective_yaml, HasSubstr("lr: 0.05"));
+  EXPECT_THAT(c.effective_yaml, HasSubstr("scheduling_unit: 10"));
+  absl::StatusOr<ExperimentConfig> again = ParseExperimentConfig(c.effective_yaml);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->scheduling_unit, 10u);
+  EXPECT_EQ(TrainingFingerprint(*again), TrainingFingerprint(c));
+}
+
+TEST(OverridesTest, BadSyntaxIsNamed) {
+  EXPECT_EQ(ErrorOf({"max_restarts"}),
+            "--set 'max_restarts': expected PATH=VALUE, e.g. searcher.max_length.batches=500");
+  EXPECT_EQ(ErrorOf({"=5"}),
+            "--set '=5': expected a dotted path of non-empty keys before '=', e.g. "
+            "hyperparameters.lr=0.1");
+  EXPECT_EQ(ErrorOf({"searcher..metric=x"}),
+            "--set 'searcher..metric=x': expected a dotted path of non-empty keys before '=', "
+            "e.g. hyperparameters.lr=0.1");
+  EXPECT_THAT(ErrorOf({"hyperparameters.layers=[1,"}),
+              HasSubstr("--set 'hyperparameters.layers=[1,': the value is not valid YAML: "));
+  EXPECT_EQ(ErrorOf({"entrypoint.name=x"}),
+            "--set 'entrypoint.name=x': cannot set a key inside entrypoint: it is 'mlp', not a "
+            "map");
+  EXPECT_EQ(ErrorOf({"hyperparameters.layers.first=1"}),
+            "--set 'hyperparameters.layers.first=1': cannot set a key inside "
+            "hyperparameters.layers: it is [64, 32], not a map");
+}
+
+TEST(OverridesTest, OverridesAreValidatedLikeTheFile) {
+  EXPECT_EQ(ErrorOf({"searchr.metric=x"}), "searchr: unknown key; did you mean 'searcher'?");
+}
+
+}  // namespace
+}  // namespace cohort

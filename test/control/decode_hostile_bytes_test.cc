@@ -1,0 +1,126 @@
+// Decoding bytes no honest peer would send: random buffers, random buffers dressed as envelopes,
+// truncated and bit-flipped valid messages. Every call must return an error or a well-formed
+// value; the asan setup turns any out-of-bounds read into a failure.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/control/worker_messages.h"
+
+namespace cohort {
+namespace {
+
+std::vector<std::string> ValidBuffers() {
+  MetricsReport metrics{1, ReportKind::kValidation, 2, 3, 4.5, {}};
+  for (int i = 0; i < 20; ++i) metrics.metrics.push_back({"metric" + std::to_string(i), i * 1.5});
+  return {
+      EncodeWorkerMessage(WorkerHello{1, 2, 3, 4, 5}),
+      EncodeWorkerMessage(metrics),
+      EncodeWorkerMessage(ProgressReport{1, 2, 3, 4, 0.25, 100.0}),
+      EncodeWorkerMessage(CheckpointReport{1, "ckpt-0001", 2, 3, 4096}),
+      EncodeWorkerMessage(TrialFinished{1, TrialExit::kFailed, 9, "out of memory"}),
+      EncodeWorkerCommand(StopCommand{"searcher closed the trial"}),
+  };
+}
+
+// Decodes `bytes` both ways; whatever decodes must survive another round trip unchanged.
+void DecodeBothWays(const std::string& bytes) {
+  absl::StatusOr<WorkerMessage> message = DecodeWorkerMessage(bytes);
+  if (message.ok()) {
+    absl::StatusOr<WorkerMessage> again = DecodeWorkerMessage(EncodeWorkerMessage(*message));
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(WorkerMessageName(*again), WorkerMessageName(*message));
+  } else {
+    EXPECT_EQ(message.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  absl::StatusOr<WorkerCommand> command = DecodeWorkerCommand(bytes);
+  if (command.ok()) {
+    absl::StatusOr<WorkerCommand> again = DecodeWorkerCommand(EncodeWorkerCommand(*command));
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, *command);
+  } else {
+    EXPECT_EQ(command.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+std::string RandomBytes(std::mt19937_64& rng, size_t size) {
+  std::string bytes(size, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng() & 0xff);
+  return bytes;
+}
+
+TEST(DecodeHostileBytesTest, RandomBuffersAreRejected) {
+  std::mt19937_64 rng(20240611);
+  for (int i = 0; i < 4000; ++i) {
+    const std::string bytes = RandomBytes(rng, rng() % 600);
+    EXPECT_FALSE(DecodeWorkerMessage(bytes).ok());
+    EXPECT_FALSE(DecodeWorkerCommand(bytes).ok());
+  }
+  EXPECT_FALSE(DecodeWorkerMessage(absl::string_view()).ok());
+  EXPECT_FALSE(DecodeWorkerCommand(absl::string_view()).ok());
+}
+
+// Random bodies behind a plausible root offset and the right identifier reach the Verifier's
+// table checks instead of failing at the identifier.
+TEST(DecodeHostileBytesTest, RandomBuffersWithTheIdentifierNeverCrash) {
+  std::mt19937_64 rng(7);
+  const std::string header = ValidBuffers()[0].substr(0, 8);
+  for (int i = 0; i < 4000; ++i) {
+    std::string bytes = header + RandomBytes(rng, 8 + rng() % 200);
+    if (i % 2 == 1) {
+      const uint32_t root = static_cast<uint32_t>(rng() % bytes.size());
+      std::memcpy(bytes.data(), &root, sizeof(root));
+    }
+    DecodeBothWays(bytes);
+  }
+}
+
+TEST(DecodeHostileBytesTest, EveryTruncationIsRejectedOrExact) {
+  for (const std::string& valid : ValidBuffers()) {
+    const absl::StatusOr<WorkerMessage> whole_message = DecodeWorkerMessage(valid);
+    const absl::StatusOr<WorkerCommand> whole_command = DecodeWorkerCommand(valid);
+    ASSERT_NE(whole_message.ok(), whole_command.ok());
+    for (size_t length = 0; length < valid.size(); ++length) {
+      // A fresh heap copy, so the bytes past `length` are really out of bounds for asan.
+      const std::string truncated = valid.substr(0, length);
+      absl::StatusOr<WorkerMessage> message = DecodeWorkerMessage(truncated);
+      if (message.ok()) {
+        ASSERT_TRUE(whole_message.ok()) << "length " << length;
+        EXPECT_EQ(*message, *whole_message) << "length " << length;
+      }
+      absl::StatusOr<WorkerCommand> command = DecodeWorkerCommand(truncated);
+      if (command.ok()) {
+        ASSERT_TRUE(whole_command.ok()) << "length " << length;
+        EXPECT_EQ(*command, *whole_command) << "length " << length;
+      }
+    }
+  }
+}
+
+TEST(DecodeHostileBytesTest, FlippedBitsNeverCrash) {
+  std::mt19937_64 rng(99);
+  const std::vector<std::string> valid = ValidBuffers();
+  for (int i = 0; i < 6000; ++i) {
+    std::string bytes = valid[rng() % valid.size()];
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) {
+      bytes[rng() % bytes.size()] ^= static_cast<char>(1 << (rng() % 8));
+    }
+    DecodeBothWays(bytes);
+  }
+}
+
+TEST(DecodeHostileBytesTest, ACommandIsNotAMessageNorTheReverse) {
+  const std::vector<std::string> valid = ValidBuffers();
+  for (size_t i = 0; i + 1 < valid.size(); ++i) {
+    EXPECT_TRUE(DecodeWorkerMessage(valid[i]).ok());
+    EXPECT_EQ(DecodeWorkerCommand(valid[i]).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(DecodeWorkerMessage(valid.back()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(DecodeWorkerCommand(valid.back()).ok());
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,210 @@
+// The worker channel codec: round trips of every message and command with awkward values, and
+// rejection of well-formed FlatBuffers that break the channel's rules.
+#include "runtime/control/worker_messages.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/control/envelope.h"
+#include "worker_generated.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Text that C strings would cut short: an embedded NUL, UTF-8, a quote and a newline.
+const std::string kAwkwardText = std::string("loss\0val", 8) + " \xC3\xA9t\xC3\xA9 \"x\"\n";
+
+WorkerMessage RoundTrip(const WorkerMessage& message) {
+  absl::StatusOr<WorkerMessage> decoded = DecodeWorkerMessage(EncodeWorkerMessage(message));
+  EXPECT_TRUE(decoded.ok()) << decoded.status();
+  return decoded.ok() ? *decoded : WorkerMessage{};
+}
+
+absl::Status DecodeStatus(const std::string& bytes) {
+  return DecodeWorkerMessage(bytes).status();
+}
+
+std::string Finish(flatbuffers::FlatBufferBuilder& builder, uint32_t version,
+                   fbs::WorkerPayload type, flatbuffers::Offset<void> payload) {
+  builder.Finish(fbs::CreateWorkerEnvelope(builder, version, type, payload),
+                 fbs::WorkerEnvelopeIdentifier());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+TEST(WorkerMessagesTest, HelloRoundTripsExtremes) {
+  for (const WorkerHello& hello :
+       {WorkerHello{}, WorkerHello{kMaxU64, std::numeric_limits<int64_t>::min(),
+                                   std::numeric_limits<uint32_t>::max(), kMaxU64, kMaxU64},
+        WorkerHello{3, 4242, 7, 100, 1000}}) {
+    EXPECT_EQ(RoundTrip(hello), WorkerMessage(hello));
+  }
+}
+
+TEST(WorkerMessagesTest, MetricsRoundTripManyAwkwardMetrics) {
+  MetricsReport report{kMaxU64, ReportKind::kValidation, kMaxU64, 12, 1.7e9 + 0.25, {}};
+  report.metrics.push_back({"", 0.0});
+  report.metrics.push_back({kAwkwardText, -0.0});
+  report.metrics.push_back({"inf", kInf});
+  report.metrics.push_back({"tiny", std::numeric_limits<double>::denorm_min()});
+  for (int i = 0; i < 5000; ++i) report.metrics.push_back({"m" + std::to_string(i), i * 0.5});
+  const auto decoded = std::get<MetricsReport>(RoundTrip(report));
+  EXPECT_EQ(decoded, report);
+  EXPECT_TRUE(std::signbit(decoded.metrics[1].value));
+}
+
+TEST(WorkerMessagesTest, MetricsKeepNaNAndAnEmptyList) {
+  MetricsReport report{1, ReportKind::kTraining, 2, 3, kNaN, {{"loss", kNaN}}};
+  const auto decoded = std::get<MetricsReport>(RoundTrip(report));
+  EXPECT_EQ(decoded.kind, ReportKind::kTraining);
+  EXPECT_TRUE(std::isnan(decoded.unix_time));
+  ASSERT_EQ(decoded.metrics.size(), 1u);
+  EXPECT_EQ(decoded.metrics[0].name, "loss");
+  EXPECT_TRUE(std::isnan(decoded.metrics[0].value));
+
+  const MetricsReport empty{};
+  EXPECT_EQ(RoundTrip(empty), WorkerMessage(empty));
+}
+
+TEST(WorkerMessagesTest, ProgressRoundTripsNaNLossAndInfiniteRate) {
+  const ProgressReport progress{9, kMaxU64, kMaxU64, kMaxU64, kNaN, kInf};
+  const auto decoded = std::get<ProgressReport>(RoundTrip(progress));
+  EXPECT_EQ(decoded.trial_id, 9u);
+  EXPECT_EQ(decoded.batches, kMaxU64);
+  EXPECT_EQ(decoded.total_batches, kMaxU64);
+  EXPECT_EQ(decoded.records, kMaxU64);
+  EXPECT_TRUE(std::isnan(decoded.latest_loss));
+  EXPECT_EQ(decoded.records_per_second, kInf);
+
+  const ProgressReport ordinary{1, 50, 100, 3200, 0.693, 12345.5};
+  EXPECT_EQ(RoundTrip(ordinary), WorkerMessage(ordinary));
+}
+
+TEST(WorkerMessagesTest, CheckpointRoundTripsAndNeedsAnId) {
+  const CheckpointReport report{4, kAwkwardText + std::string(10000, 'c'), kMaxU64, 0, kMaxU64};
+  EXPECT_EQ(RoundTrip(report), WorkerMessage(report));
+
+  absl::Status empty_id = DecodeStatus(EncodeWorkerMessage(CheckpointReport{4, "", 1, 2, 3}));
+  EXPECT_EQ(empty_id.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(empty_id.message(), HasSubstr("checkpoint id"));
+}
+
+TEST(WorkerMessagesTest, TrialFinishedRoundTripsEveryExit) {
+  for (TrialExit exit : {TrialExit::kCompleted, TrialExit::kStopped, TrialExit::kFailed}) {
+    const TrialFinished finished{kMaxU64, exit, 17, ""};
+    EXPECT_EQ(RoundTrip(finished), WorkerMessage(finished));
+  }
+  const TrialFinished failed{1, TrialExit::kFailed, 0, kAwkwardText};
+  EXPECT_EQ(RoundTrip(failed), WorkerMessage(failed));
+}
+
+TEST(WorkerMessagesTest, StopCommandRoundTrips) {
+  for (const std::string& reason : {std::string(), kAwkwardText, std::string(100000, 'r')}) {
+    absl::StatusOr<WorkerCommand> decoded =
+        DecodeWorkerCommand(EncodeWorkerCommand(StopCommand{reason}));
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(std::get<StopCommand>(*decoded).reason, reason);
+  }
+}
+
+TEST(WorkerMessagesTest, EachDirectionRejectsTheOther) {
+  absl::Status command_as_message = DecodeStatus(EncodeWorkerCommand(StopCommand{"x"}));
+  EXPECT_EQ(command_as_message.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(command_as_message.message(), HasSubstr("not a worker message"));
+
+  absl::Status message_as_command =
+      DecodeWorkerCommand(EncodeWorkerMessage(WorkerHello{1, 2, 3, 4, 5})).status();
+  EXPECT_EQ(message_as_command.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message_as_command.message(), HasSubstr("WorkerHello is a worker message"));
+}
+
+TEST(WorkerMessagesTest, RejectsOtherFormatVersions) {
+  for (uint32_t version : {0u, kWorkerFormatVersion + 1}) {
+    flatbuffers::FlatBufferBuilder builder;
+    auto hello = fbs::CreateWorkerHello(builder, 1);
+    absl::Status status =
+        DecodeStatus(Finish(builder, version, fbs::WorkerPayload::WorkerHello, hello.Union()));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("format version"));
+  }
+}
+
+TEST(WorkerMessagesTest, RejectsUnknownAndMissingPayloads) {
+  {
+    flatbuffers::FlatBufferBuilder builder;
+    auto hello = fbs::CreateWorkerHello(builder, 1);
+    const std::string bytes = Finish(builder, kWorkerFormatVersion,
+                                     static_cast<fbs::WorkerPayload>(200), hello.Union());
+    EXPECT_THAT(DecodeStatus(bytes).message(), HasSubstr("unknown message type 200"));
+    EXPECT_THAT(DecodeWorkerCommand(bytes).status().message(), HasSubstr("unknown command type"));
+  }
+  for (fbs::WorkerPayload type : {fbs::WorkerPayload::NONE, fbs::WorkerPayload::WorkerHello}) {
+    flatbuffers::FlatBufferBuilder builder;
+    absl::Status status = DecodeStatus(Finish(builder, kWorkerFormatVersion, type, 0));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("no payload"));
+  }
+}
+
+TEST(WorkerMessagesTest, RejectsEnumValuesOutOfRange) {
+  {
+    flatbuffers::FlatBufferBuilder builder;
+    auto report = fbs::CreateMetricsReport(builder, 1, static_cast<fbs::ReportKind>(7));
+    absl::Status status = DecodeStatus(
+        Finish(builder, kWorkerFormatVersion, fbs::WorkerPayload::MetricsReport, report.Union()));
+    EXPECT_THAT(status.message(), HasSubstr("unknown report kind 7"));
+  }
+  {
+    flatbuffers::FlatBufferBuilder builder;
+    auto finished = fbs::CreateTrialFinished(builder, 1, static_cast<fbs::TrialExit>(9));
+    absl::Status status = DecodeStatus(
+        Finish(builder, kWorkerFormatVersion, fbs::WorkerPayload::TrialFinished, finished.Union()));
+    EXPECT_THAT(status.message(), HasSubstr("unknown trial exit 9"));
+  }
+}
+
+TEST(WorkerMessagesTest, RejectsACheckpointReportWithoutItsRequiredId) {
+  flatbuffers::FlatBufferBuilder builder;
+  // The generated builder refuses to omit a required field, so build the table by hand.
+  const auto start = builder.StartTable();
+  builder.AddElement<uint64_t>(fbs::CheckpointReport::VT_TRIAL_ID, 5, 0);
+  const flatbuffers::Offset<void> report(builder.EndTable(start));
+  absl::Status status = DecodeStatus(
+      Finish(builder, kWorkerFormatVersion, fbs::WorkerPayload::CheckpointReport, report));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("verification"));
+}
+
+TEST(WorkerMessagesTest, DecodesFromAnyAlignment) {
+  const ProgressReport progress{1, 2, 3, 4, 0.5, 1e6};
+  const std::string bytes = EncodeWorkerMessage(progress);
+  std::string shifted(bytes.size() + 8, '\0');
+  for (size_t offset = 0; offset < 8; ++offset) {
+    std::memcpy(shifted.data() + offset, bytes.data(), bytes.size());
+    absl::StatusOr<WorkerMessage> decoded =
+        DecodeWorkerMessage(absl::string_view(shifted.data() + offset, bytes.size()));
+    ASSERT_TRUE(decoded.ok()) << "offset " << offset << ": " << decoded.status();
+    EXPECT_EQ(*decoded, WorkerMessage(progress));
+  }
+}
+
+TEST(WorkerMessagesTest, NamesEachAlternative) {
+  EXPECT_EQ(WorkerMessageName(WorkerHello{}), "WorkerHello");
+  EXPECT_EQ(WorkerMessageName(MetricsReport{}), "MetricsReport");
+  EXPECT_EQ(WorkerMessageName(ProgressReport{}), "ProgressReport");
+  EXPECT_EQ(WorkerMessageName(CheckpointReport{}), "CheckpointReport");
+  EXPECT_EQ(WorkerMessageName(TrialFinished{}), "TrialFinished");
+  EXPECT_EQ(WorkerCommandName(StopCommand{}), "StopCommand");
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,117 @@
+"""Helpers for the integration tests: run the real `cohort` binary on real plugins in a temp dir.
+
+Every test script is called as: SCRIPT COHORT_EXE PLUGIN_BUILD_DIR
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+COHORT = sys.argv[1]
+PLUGINS = sys.argv[2]
+
+# A small MLP experiment: quick, but long enough to be interrupted between checkpoints.
+MLP_CONFIG = """\
+name: {name}
+entrypoint: {entrypoint}
+hyperparameters:
+  global_batch_size: 16
+  optimizer: sgd
+  learning_rate: 0.05
+  momentum: 0.9
+  hidden_size: {hidden_size}
+  hidden_layers: 2
+  synthetic_train_records: 2048
+  synthetic_validation_records: 512
+searcher:
+  name: single
+  metric: accuracy
+  smaller_is_better: false
+  max_length:
+    batches: {batches}
+min_validation_period:
+  batches: {period}
+min_checkpoint_period:
+  batches: {period}
+scheduling_unit: 20
+max_restarts: {max_restarts}
+reproducibility:
+  experiment_seed: 11
+"""
+
+
+def plugin(name):
+    return os.path.join(PLUGINS, name, name + ".so")
+
+
+def write_config(directory, text, file_name="experiment.yaml"):
+    path = os.path.join(directory, file_name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def mlp_config(directory, name="mlp-test", batches=300, period=100, hidden_size=32,
+               max_restarts=0, entrypoint=None):
+    return write_config(directory, MLP_CONFIG.format(
+        name=name, entrypoint=entrypoint or plugin("mlp"), batches=batches, period=period,
+        hidden_size=hidden_size, max_restarts=max_restarts))
+
+
+def run(*args, timeout=300):
+    """Runs `cohort ARGS...`; returns (exit code, stdout, stderr)."""
+    result = subprocess.run([COHORT, *args], capture_output=True, text=True, timeout=timeout)
+    return result.returncode, result.stdout, result.stderr
+
+
+def start(*args):
+    return subprocess.Popen([COHORT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def experiment(run_dir):
+    with open(os.path.join(run_dir, "experiment.json")) as f:
+        return json.load(f)
+
+
+def metrics(run_dir, trial=1):
+    with open(os.path.join(run_dir, "trials", str(trial), "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def wait_for(predicate, timeout=120, what="a condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if predicate():
+                return
+        except (OSError, ValueError, KeyError):
+            pass  # a file not written yet
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def final_parameters(run_dir, batches):
+    return read_bytes(os.path.join(run_dir, "checkpoints", f"trial-1-batch-{batches}", "parameters"))
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def temp_dir():
+    return tempfile.TemporaryDirectory(prefix="cohort-it-")
+
+
+__all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
+           "experiment", "metrics", "wait_for", "read_bytes", "final_parameters", "check",
+           "temp_dir", "signal"]

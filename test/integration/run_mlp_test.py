@@ -1,0 +1,54 @@
+"""`cohort run` trains the mlp plugin end to end and leaves a complete run folder."""
+import os
+
+from cohort_cli import *
+
+with temp_dir() as tmp:
+    config = mlp_config(tmp, batches=300, period=100)
+    run_dir = os.path.join(tmp, "run")
+    code, out, err = run("run", config, "--output", run_dir)
+    check(code == 0, f"cohort run failed ({code}):\n{out}\n{err}")
+
+    state = experiment(run_dir)
+    check(state["state"] == "COMPLETED", state)
+    trial = state["trials"][0]
+    check(trial["state"] == "COMPLETED" and trial["batches_trained"] == 300, trial)
+    check(trial["total_batches"] == 300, trial)
+    check(trial["latest_validation"]["batches"] == 300, trial)
+    best = trial["best_validation"]
+    check(best is not None and 0.0 <= best["metrics"]["accuracy"] <= 1.0, best)
+    # Retention (save_trial_latest 1, save_trial_best 1): the final checkpoint and the best one.
+    ids = [c["id"] for c in trial["checkpoints"]]
+    check("trial-1-batch-300" in ids and 1 <= len(ids) <= 2, ids)
+    check(sorted(os.listdir(os.path.join(run_dir, "checkpoints"))) == sorted(ids),
+          os.listdir(os.path.join(run_dir, "checkpoints")))
+    check(f"trial-1-batch-{best['batches']}" in ids, (best, ids))
+
+    reports = metrics(run_dir)
+    training = [r["batches"] for r in reports if r["kind"] == "training"]
+    validation = [r["batches"] for r in reports if r["kind"] == "validation"]
+    check(training == list(range(20, 301, 20)), training)
+    check(validation == [100, 200, 300], validation)
+    for report in reports:
+        check(set(report) == {"kind", "batches", "records", "time", "metrics"}, report)
+        check(report["records"] == report["batches"] * 16, report)
+        check("loss" in report["metrics"], report)
+
+    with open(os.path.join(run_dir, "config.yaml")) as f:
+        stored = f.read()
+    check("experiment_seed: 11" in stored, stored)
+    with open(os.path.join(run_dir, "trials", "1", "log.txt")) as f:
+        log = f.read()
+    check("trial 1: plugin mlp" in log, log)
+    check("COMPLETED" in out and run_dir in out, out)
+
+    # A second run into the same folder is refused; nothing there is touched.
+    code, out, err = run("run", config, "--output", run_dir)
+    check(code != 0 and "--resume" in err, (code, err))
+
+    # Help for the CLI and for the subcommand.
+    code, out, _ = run("--help")
+    check(code == 0 and "run EXPERIMENT.yaml" in out, out)
+    code, out, _ = run("run", "--help")
+    check(code == 0 and "--resume DIR" in out and "--set KEY=VALUE" in out, out)
+print("ok")

@@ -1,0 +1,200 @@
+// TrialSchedule: lengths and periods in batches, records and epochs turned into batches, and the
+// Due functions the trial loop asks.
+#include "runtime/trial/trial_schedule.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Length Batches(uint64_t n) { return {LengthUnit::kBatches, n}; }
+Length Records(uint64_t n) { return {LengthUnit::kRecords, n}; }
+Length Epochs(uint64_t n) { return {LengthUnit::kEpochs, n}; }
+
+ExperimentConfig Config(Length max_length, uint64_t global_batch_size = 32) {
+  ExperimentConfig config;
+  config.global_batch_size = global_batch_size;
+  config.searcher.metric = "loss";
+  config.searcher.max_length = max_length;
+  return config;
+}
+
+TEST(LengthInBatchesTest, Batches) {
+  EXPECT_EQ(LengthInBatches(Batches(7), 32, 1000), 7u);
+  EXPECT_EQ(LengthInBatches(Batches(0), 32, 1000), 0u);
+}
+
+TEST(LengthInBatchesTest, RecordsRoundUp) {
+  EXPECT_EQ(LengthInBatches(Records(64), 32, 1000), 2u);
+  EXPECT_EQ(LengthInBatches(Records(65), 32, 1000), 3u);
+  EXPECT_EQ(LengthInBatches(Records(1), 32, 1000), 1u);
+  EXPECT_EQ(LengthInBatches(Records(0), 32, 1000), 0u);
+}
+
+TEST(LengthInBatchesTest, EpochsRoundUp) {
+  EXPECT_EQ(LengthInBatches(Epochs(1), 32, 320), 10u);
+  EXPECT_EQ(LengthInBatches(Epochs(1), 32, 321), 11u);
+  // The rounding applies to the whole length, not per epoch: 3 * 100 / 32 = 9.375 -> 10, not 12.
+  EXPECT_EQ(LengthInBatches(Epochs(3), 32, 100), 10u);
+}
+
+TEST(MakeTrialScheduleTest, CopiesTheLoopSettings) {
+  ExperimentConfig config = Config(Batches(500));
+  config.scheduling_unit = 25;
+  config.optimizations.aggregation_frequency = 4;
+  config.perform_initial_validation = true;
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, 60000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->total_batches, 500u);
+  EXPECT_EQ(schedule->report_period, 25u);
+  EXPECT_EQ(schedule->aggregation_frequency, 4u);
+  EXPECT_TRUE(schedule->initial_validation);
+  EXPECT_EQ(schedule->validation_period, 0u) << "no period given: only at the end";
+  EXPECT_EQ(schedule->checkpoint_period, 0u);
+}
+
+TEST(MakeTrialScheduleTest, PeriodsInEveryUnit) {
+  ExperimentConfig config = Config(Epochs(2), 32);
+  config.min_validation_period = Records(100);  // ceil(100 / 32) = 4
+  config.min_checkpoint_period = Epochs(1);     // ceil(1000 / 32) = 32
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, 1000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->total_batches, 63u);  // ceil(2000 / 32)
+  EXPECT_EQ(schedule->validation_period, 4u);
+  EXPECT_EQ(schedule->checkpoint_period, 32u);
+}
+
+TEST(MakeTrialScheduleTest, ZeroPeriodMeansOnlyAtTheEnd) {
+  ExperimentConfig config = Config(Batches(10));
+  config.min_validation_period = Batches(0);
+  config.min_checkpoint_period = Records(0);
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, 1000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->validation_period, 0u);
+  EXPECT_EQ(schedule->checkpoint_period, 0u);
+  for (uint64_t b = 1; b < 10; ++b) {
+    EXPECT_FALSE(schedule->ValidationDue(b - 1, b)) << b;
+    EXPECT_FALSE(schedule->CheckpointDue(b - 1, b)) << b;
+  }
+  EXPECT_TRUE(schedule->ValidationDue(9, 10));
+  EXPECT_TRUE(schedule->CheckpointDue(9, 10));
+}
+
+TEST(MakeTrialScheduleTest, RecordsPerEpochFromTheConfigWins) {
+  ExperimentConfig config = Config(Epochs(1), 10);
+  config.records_per_epoch = 50;
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, 1000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->total_batches, 5u);
+}
+
+TEST(MakeTrialScheduleTest, RecordsPerEpochFallsBackToTheDatasetSize) {
+  ExperimentConfig config = Config(Epochs(1), 10);
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, 1000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->total_batches, 100u);
+}
+
+TEST(MakeTrialScheduleTest, ZeroLengthIsAnErrorNamingSearcherMaxLength) {
+  for (const Length& length : {Batches(0), Records(0), Epochs(0)}) {
+    absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(Config(length), 1000);
+    ASSERT_FALSE(schedule.ok()) << DescribeLength(length);
+    EXPECT_EQ(schedule.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(schedule.status().message()), HasSubstr("searcher.max_length"));
+    EXPECT_THAT(std::string(schedule.status().message()), HasSubstr(DescribeLength(length)));
+  }
+}
+
+TEST(MakeTrialScheduleTest, FewRecordsStillMakeOneBatch) {
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(Config(Records(5), 32), 1000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->total_batches, 1u);
+}
+
+// The batches after which each event happens when the optimizer steps after every batch.
+struct Events {
+  std::vector<uint64_t> validations, checkpoints, reports, steps;
+};
+
+Events Walk(const TrialSchedule& schedule) {
+  Events events;
+  uint64_t last_step = 0;
+  for (uint64_t b = 1; b <= schedule.total_batches; ++b) {
+    if (!schedule.StepDue(b)) continue;
+    events.steps.push_back(b);
+    if (schedule.ValidationDue(last_step, b)) events.validations.push_back(b);
+    if (schedule.CheckpointDue(last_step, b)) events.checkpoints.push_back(b);
+    if (schedule.ReportDue(last_step, b)) events.reports.push_back(b);
+    last_step = b;
+  }
+  return events;
+}
+
+TEST(TrialScheduleTest, DueEveryPeriodAndAtTheEnd) {
+  TrialSchedule schedule;
+  schedule.total_batches = 23;
+  schedule.validation_period = 10;
+  schedule.checkpoint_period = 7;
+  schedule.report_period = 5;
+  const Events events = Walk(schedule);
+  EXPECT_EQ(events.steps.size(), 23u);
+  EXPECT_THAT(events.validations, ElementsAre(10, 20, 23));
+  EXPECT_THAT(events.checkpoints, ElementsAre(7, 14, 21, 23));
+  EXPECT_THAT(events.reports, ElementsAre(5, 10, 15, 20, 23));
+}
+
+// With steps every 3 batches, an event falls due at the first step at or after each multiple of
+// its period.
+TEST(TrialScheduleTest, PeriodsOffTheAggregationWindowFireAtTheNextStep) {
+  TrialSchedule schedule;
+  schedule.total_batches = 23;
+  schedule.validation_period = 10;
+  schedule.checkpoint_period = 7;
+  schedule.report_period = 5;
+  schedule.aggregation_frequency = 3;
+  const Events events = Walk(schedule);
+  EXPECT_THAT(events.steps, ElementsAre(3, 6, 9, 12, 15, 18, 21, 23));
+  EXPECT_THAT(events.validations, ElementsAre(12, 21, 23));
+  EXPECT_THAT(events.checkpoints, ElementsAre(9, 15, 21, 23));
+  EXPECT_THAT(events.reports, ElementsAre(6, 12, 15, 21, 23));
+}
+
+TEST(TrialScheduleTest, DueWhenAMultipleLiesInTheStep) {
+  TrialSchedule schedule;
+  schedule.total_batches = 100;
+  schedule.validation_period = 10;
+  EXPECT_TRUE(schedule.ValidationDue(9, 10));
+  EXPECT_TRUE(schedule.ValidationDue(8, 12));
+  EXPECT_FALSE(schedule.ValidationDue(10, 12)) << "10 was already due in the previous step";
+  EXPECT_FALSE(schedule.ValidationDue(11, 19));
+  EXPECT_TRUE(schedule.ValidationDue(19, 20));
+  EXPECT_TRUE(schedule.ValidationDue(98, 100));
+  EXPECT_TRUE(schedule.ValidationDue(99, 100)) << "the end";
+}
+
+TEST(TrialScheduleTest, StepEveryBatchWithoutAggregation) {
+  TrialSchedule schedule;
+  schedule.total_batches = 4;
+  for (uint64_t b = 1; b <= 4; ++b) EXPECT_TRUE(schedule.StepDue(b)) << b;
+}
+
+TEST(TrialScheduleTest, StepAfterEveryKBatchesAndAtTheEnd) {
+  TrialSchedule schedule;
+  schedule.total_batches = 10;
+  schedule.aggregation_frequency = 4;
+  std::vector<uint64_t> steps;
+  for (uint64_t b = 1; b <= 10; ++b) {
+    if (schedule.StepDue(b)) steps.push_back(b);
+  }
+  EXPECT_THAT(steps, ElementsAre(4, 8, 10));
+}
+
+}  // namespace
+}  // namespace cohort
