@@ -2,7 +2,8 @@
 // train_batch function pointer directly with a bare metrics sink. Cohort's path
 // (LoadedModel::TrainBatch) adds the phase guard, error translation, the metrics copy and the
 // "loss" check. Also times TensorArena::ZeroGradients against a plain memset of the same bytes.
-// Prints each pair and their ratio; the ratios, not the absolute times, are the figures to watch.
+// Prints one JSON line per pair: {"name", "value" (cohort), "unit", "peer", "peer_value",
+// "ratio" (value / peer_value)}; the ratios, not the absolute times, are the figures to watch.
 //
 //   plugin_call_bench PLUGIN_DIR [ITERATIONS]
 #include <chrono>
@@ -28,8 +29,10 @@ double NanosecondsPerCall(long iterations, F&& call) {
   return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / static_cast<double>(iterations);
 }
 
-void Report(const char* what, double peer, double cohort) {
-  std::printf("%-34s peer %9.1f ns   cohort %9.1f ns   ratio %.2f\n", what, peer, cohort, cohort / peer);
+void Report(const char* name, double cohort, const char* peer_name, double peer) {
+  std::printf("{\"name\": \"%s\", \"value\": %.1f, \"unit\": \"ns\", \"peer\": \"%s\", "
+              "\"peer_value\": %.1f, \"ratio\": %.4f}\n",
+              name, cohort, peer_name, peer, cohort / peer);
 }
 
 }  // namespace
@@ -71,7 +74,7 @@ int main(int argc, char** argv) {
     (void)(*plugin)->api().train_batch(raw_model, &raw_batch, &sink);
   });
   const double cohort_call = NanosecondsPerCall(iterations, [&] { (void)(*model)->TrainBatch(batch); });
-  Report("train_batch of 8 records", peer_call, cohort_call);
+  Report("plugin_train_batch_8_records", cohort_call, "direct_train_batch_call", peer_call);
   (*plugin)->api().model_destroy(raw_model);
 
   // Zeroing a 4 MiB gradient arena.
@@ -81,6 +84,6 @@ int main(int argc, char** argv) {
   const long zero_iterations = iterations / 100 + 1;
   const double peer_zero = NanosecondsPerCall(zero_iterations, [&] { std::memset(grad, 0, 4u << 20); });
   const double cohort_zero = NanosecondsPerCall(zero_iterations, [&] { (void)(*arena)->ZeroGradients(); });
-  Report("zero a 4 MiB gradient arena", peer_zero, cohort_zero);
+  Report("zero_gradients_4mib", cohort_zero, "memset_4mib", peer_zero);
   return 0;
 }

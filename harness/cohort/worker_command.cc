@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -62,9 +63,15 @@ class LinkedEvents final : public TrialEvents {
   void OnMetrics(const MetricsReport& report) override { Send(report); }
   void OnProgress(const ProgressReport& report) override { Send(report); }
   void OnCheckpoint(const CheckpointReport& report) override { Send(report); }
+  // Asked after every optimizer step; the channel is read at most every 10 ms so a fast loop
+  // pays almost nothing for it.
   bool StopRequested() override {
-    while (std::optional<WorkerCommand> command = link_.PollCommand()) {
-      if (std::holds_alternative<StopCommand>(*command)) stop_ = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_poll_ >= std::chrono::milliseconds(10)) {
+      last_poll_ = now;
+      while (std::optional<WorkerCommand> command = link_.PollCommand()) {
+        if (std::holds_alternative<StopCommand>(*command)) stop_ = true;
+      }
     }
     return stop_ || stop_signal != 0;
   }
@@ -79,6 +86,7 @@ class LinkedEvents final : public TrialEvents {
 
   WorkerLink& link_;
   bool stop_ = false;
+  std::chrono::steady_clock::time_point last_poll_;
 };
 
 // Everything one trial needs, built in order; the first failure is returned.
