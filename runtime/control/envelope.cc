@@ -44,4 +44,14 @@ absl::StatusOr<const fbs::WorkerEnvelope*> OpenWorkerEnvelope(absl::string_view 
   return envelope;
 }
 
+flatbuffers::Offset<flatbuffers::Vector<uint8_t>> CreateBytes(
+    flatbuffers::FlatBufferBuilder& builder, const std::string& bytes) {
+  return builder.CreateVector(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+}
+
+std::string BytesOf(const flatbuffers::Vector<uint8_t>* field) {
+  if (field == nullptr) return std::string();
+  return std::string(reinterpret_cast<const char*>(field->data()), field->size());
+}
+
 }  // namespace cohort

@@ -1,4 +1,5 @@
-// WorkerEnvelope framing shared by the message and command codecs (schemas/worker.fbs).
+// WorkerEnvelope framing shared by the message and command codecs (schemas/worker.fbs), and
+// the conversions of byte fields both codecs use.
 //
 // Writers finish every buffer through FinishWorkerEnvelope, which stamps the format version and
 // the file identifier; readers open every received buffer through OpenWorkerEnvelope, which runs
@@ -35,6 +36,13 @@ std::string FinishWorkerEnvelope(flatbuffers::FlatBufferBuilder& builder, fbs::W
 // is valid while both live unchanged. INVALID_ARGUMENT for anything else.
 absl::StatusOr<const fbs::WorkerEnvelope*> OpenWorkerEnvelope(absl::string_view bytes,
                                                               std::vector<uint64_t>& storage);
+
+// A [ubyte] field holding `bytes` (any bytes, NULs included).
+flatbuffers::Offset<flatbuffers::Vector<uint8_t>> CreateBytes(
+    flatbuffers::FlatBufferBuilder& builder, const std::string& bytes);
+
+// The contents of a [ubyte] field; empty when the field is absent.
+std::string BytesOf(const flatbuffers::Vector<uint8_t>* field);
 
 }  // namespace cohort
 

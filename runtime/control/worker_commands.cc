@@ -19,10 +19,24 @@ struct CommandEncoder {
                                                                       c.reason.size()));
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::StopCommand, table.Union());
   }
+  std::string operator()(const RendezvousValue& c) const {
+    auto key = builder.CreateString(c.key.data(), c.key.size());
+    auto table = fbs::CreateRendezvousValue(builder, c.request_id, key, c.found,
+                                            CreateBytes(builder, c.value));
+    return FinishWorkerEnvelope(builder, fbs::WorkerPayload::RendezvousValue, table.Union());
+  }
 };
 
 absl::Status Invalid(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed worker command: ", what));
+}
+
+absl::StatusOr<WorkerCommand> Decode(const fbs::RendezvousValue& t) {
+  if (t.value() != nullptr && t.value()->size() > kMaxRendezvousValueBytes) {
+    return Invalid(absl::StrCat("rendezvous value of ", t.value()->size(), " bytes for '",
+                                t.key()->str(), "' exceeds ", kMaxRendezvousValueBytes));
+  }
+  return RendezvousValue{t.request_id(), t.key()->str(), t.found(), BytesOf(t.value())};
 }
 
 }  // namespace
@@ -42,11 +56,16 @@ absl::StatusOr<WorkerCommand> DecodeWorkerCommand(absl::string_view bytes) {
       const flatbuffers::String* reason = envelope.payload_as_StopCommand()->reason();
       return StopCommand{reason ? reason->str() : std::string()};
     }
+    case fbs::WorkerPayload::RendezvousValue:
+      return Decode(*envelope.payload_as_RendezvousValue());
     case fbs::WorkerPayload::WorkerHello:
     case fbs::WorkerPayload::MetricsReport:
     case fbs::WorkerPayload::ProgressReport:
     case fbs::WorkerPayload::CheckpointReport:
     case fbs::WorkerPayload::TrialFinished:
+    case fbs::WorkerPayload::RendezvousSet:
+    case fbs::WorkerPayload::RendezvousGet:
+    case fbs::WorkerPayload::Heartbeat:
       return Invalid(absl::StrCat("a ", fbs::EnumNameWorkerPayload(envelope.payload_type()),
                                   " is a worker message, not a supervisor command"));
     default:
@@ -56,7 +75,7 @@ absl::StatusOr<WorkerCommand> DecodeWorkerCommand(absl::string_view bytes) {
 }
 
 absl::string_view WorkerCommandName(const WorkerCommand& command) {
-  static constexpr absl::string_view kNames[] = {"StopCommand"};
+  static constexpr absl::string_view kNames[] = {"StopCommand", "RendezvousValue"};
   static_assert(std::size(kNames) == std::variant_size_v<WorkerCommand>);
   return kNames[command.index()];
 }

@@ -65,6 +65,25 @@ std::optional<WorkerCommand> WorkerLink::PollCommand() {
   }
 }
 
+std::optional<WorkerCommand> WorkerLink::WaitCommand(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (std::optional<WorkerCommand> command = PollCommand()) return command;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds::zero()) return std::nullopt;
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, left);
+    } catch (const zmq::error_t& error) {
+      if (error.num() != EINTR) {
+        Drop(ZmqErrorStatus("waiting for commands", error).ToString());
+        return std::nullopt;
+      }
+    }
+  }
+}
+
 void WorkerLink::SetDroppedHandler(DroppedHandler on_dropped) {
   on_dropped_ = std::move(on_dropped);
 }

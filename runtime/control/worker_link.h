@@ -2,7 +2,7 @@
 // to the supervisor's WorkerHub.
 //
 // Connecting does not wait for the hub: messages sent before it is up are queued and delivered
-// once the connection is made. Commands from the hub are polled between batches.
+// once the connection is made. Commands from the hub are polled between batches, or waited for.
 //
 //   auto link = WorkerLink::Connect(endpoint);
 //   if (!link.ok()) return link.status();
@@ -61,6 +61,10 @@ class WorkerLink {
   // The next command if one has arrived; never blocks. Malformed commands are dropped and passed
   // to the dropped handler on the way.
   std::optional<WorkerCommand> PollCommand();
+
+  // The next command, waiting up to `timeout` for one to arrive; nullopt on timeout. Malformed
+  // commands are dropped as by PollCommand and do not end the wait.
+  std::optional<WorkerCommand> WaitCommand(std::chrono::milliseconds timeout);
 
   // Replaces the handler called with the reason for each dropped command. The default prints a
   // line on stderr; an empty handler restores it.

@@ -57,6 +57,19 @@ struct MessageEncoder {
                                           Text(builder, m.message));
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::TrialFinished, table.Union());
   }
+  std::string operator()(const RendezvousSet& m) const {
+    auto table =
+        fbs::CreateRendezvousSet(builder, Text(builder, m.key), CreateBytes(builder, m.value));
+    return FinishWorkerEnvelope(builder, fbs::WorkerPayload::RendezvousSet, table.Union());
+  }
+  std::string operator()(const RendezvousGet& m) const {
+    auto table = fbs::CreateRendezvousGet(builder, Text(builder, m.key), m.request_id);
+    return FinishWorkerEnvelope(builder, fbs::WorkerPayload::RendezvousGet, table.Union());
+  }
+  std::string operator()(const Heartbeat& m) const {
+    auto table = fbs::CreateHeartbeat(builder, m.trial_id, m.rank, m.unix_time);
+    return FinishWorkerEnvelope(builder, fbs::WorkerPayload::Heartbeat, table.Union());
+  }
 };
 
 absl::Status Invalid(absl::string_view what) {
@@ -106,6 +119,22 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::TrialFinished& t) {
   return m;
 }
 
+absl::StatusOr<WorkerMessage> Decode(const fbs::RendezvousSet& t) {
+  if (t.value() != nullptr && t.value()->size() > kMaxRendezvousValueBytes) {
+    return Invalid(absl::StrCat("rendezvous value of ", t.value()->size(), " bytes for '",
+                                t.key()->str(), "' exceeds ", kMaxRendezvousValueBytes));
+  }
+  return RendezvousSet{t.key()->str(), BytesOf(t.value())};
+}
+
+WorkerMessage Decode(const fbs::RendezvousGet& t) {
+  return RendezvousGet{t.key()->str(), t.request_id()};
+}
+
+WorkerMessage Decode(const fbs::Heartbeat& t) {
+  return Heartbeat{t.trial_id(), t.rank(), t.unix_time()};
+}
+
 }  // namespace
 
 std::string EncodeWorkerMessage(const WorkerMessage& message) {
@@ -127,8 +156,13 @@ absl::StatusOr<WorkerMessage> DecodeWorkerMessage(absl::string_view bytes) {
     case fbs::WorkerPayload::CheckpointReport:
       return Decode(*envelope.payload_as_CheckpointReport());
     case fbs::WorkerPayload::TrialFinished: return Decode(*envelope.payload_as_TrialFinished());
+    case fbs::WorkerPayload::RendezvousSet: return Decode(*envelope.payload_as_RendezvousSet());
+    case fbs::WorkerPayload::RendezvousGet: return Decode(*envelope.payload_as_RendezvousGet());
+    case fbs::WorkerPayload::Heartbeat: return Decode(*envelope.payload_as_Heartbeat());
     case fbs::WorkerPayload::StopCommand:
-      return Invalid("a StopCommand is a supervisor command, not a worker message");
+    case fbs::WorkerPayload::RendezvousValue:
+      return Invalid(absl::StrCat("a ", fbs::EnumNameWorkerPayload(envelope.payload_type()),
+                                  " is a supervisor command, not a worker message"));
     default:
       return Invalid(absl::StrCat("unknown message type ",
                                   static_cast<int>(envelope.payload_type())));
@@ -136,8 +170,9 @@ absl::StatusOr<WorkerMessage> DecodeWorkerMessage(absl::string_view bytes) {
 }
 
 absl::string_view WorkerMessageName(const WorkerMessage& message) {
-  static constexpr absl::string_view kNames[] = {"WorkerHello", "MetricsReport", "ProgressReport",
-                                                 "CheckpointReport", "TrialFinished"};
+  static constexpr absl::string_view kNames[] = {
+      "WorkerHello",   "MetricsReport", "ProgressReport", "CheckpointReport",
+      "TrialFinished", "RendezvousSet", "RendezvousGet",  "Heartbeat"};
   static_assert(std::size(kNames) == std::variant_size_v<WorkerMessage>);
   return kNames[message.index()];
 }

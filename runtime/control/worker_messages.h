@@ -1,9 +1,10 @@
 // The messages of the worker <-> supervisor channel and their wire codec.
 //
-// A worker reports (WorkerHello first, then metrics, progress and checkpoints, TrialFinished
-// last); the supervisor commands (StopCommand). On the wire each is one FlatBuffers
-// WorkerEnvelope (schemas/worker.fbs); decoding verifies the buffer before reading it, so any
-// bytes from the network are safe to pass in.
+// A worker reports (WorkerHello first, then metrics, progress, checkpoints and heartbeats,
+// TrialFinished last) and uses the trial's rendezvous store (RendezvousSet, RendezvousGet); the
+// supervisor commands (StopCommand) and answers rendezvous gets (RendezvousValue). On the wire
+// each is one FlatBuffers WorkerEnvelope (schemas/worker.fbs); decoding verifies the buffer
+// before reading it, so any bytes from the network are safe to pass in.
 //
 //   std::string bytes = EncodeWorkerMessage(ProgressReport{.trial_id = 7, .batches = 100});
 //   absl::StatusOr<WorkerMessage> message = DecodeWorkerMessage(bytes);
@@ -15,6 +16,7 @@
 #ifndef COHORT_RUNTIME_CONTROL_WORKER_MESSAGES_H_
 #define COHORT_RUNTIME_CONTROL_WORKER_MESSAGES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -90,15 +92,45 @@ struct TrialFinished {
   friend bool operator==(const TrialFinished&, const TrialFinished&) = default;
 };
 
-using WorkerMessage = std::variant<WorkerHello, MetricsReport, ProgressReport, CheckpointReport,
-                                   TrialFinished>;
+// The largest rendezvous value the channel carries (NCCL ids, Gloo addresses, fingerprints).
+inline constexpr size_t kMaxRendezvousValueBytes = size_t{1} << 20;
 
-// Never fails. A CheckpointReport with an empty id encodes, but DecodeWorkerMessage rejects it.
+// Stores `value` (bytes, at most kMaxRendezvousValueBytes) under `key`, replacing an earlier value.
+struct RendezvousSet {
+  std::string key;
+  std::string value;
+
+  friend bool operator==(const RendezvousSet&, const RendezvousSet&) = default;
+};
+
+// Asks for `key`; the answer is a RendezvousValue with the same `request_id`.
+struct RendezvousGet {
+  std::string key;
+  uint64_t request_id = 0;
+
+  friend bool operator==(const RendezvousGet&, const RendezvousGet&) = default;
+};
+
+// The worker of `rank` is alive at `unix_time` (seconds since the epoch).
+struct Heartbeat {
+  uint64_t trial_id = 0;
+  uint32_t rank = 0;
+  double unix_time = 0;
+
+  friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
+};
+
+using WorkerMessage = std::variant<WorkerHello, MetricsReport, ProgressReport, CheckpointReport,
+                                   TrialFinished, RendezvousSet, RendezvousGet, Heartbeat>;
+
+// Never fails. A CheckpointReport with an empty id, or a RendezvousSet with a value larger than
+// kMaxRendezvousValueBytes, encodes, but DecodeWorkerMessage rejects it.
 std::string EncodeWorkerMessage(const WorkerMessage& message);
 
 // INVALID_ARGUMENT for anything the Verifier rejects, another format version, a message type this
 // build does not know (a command included), missing required fields (an empty checkpoint id
-// included) or enum values out of range. Never crashes, whatever the bytes.
+// included), enum values out of range or rendezvous values over kMaxRendezvousValueBytes. Never
+// crashes, whatever the bytes.
 absl::StatusOr<WorkerMessage> DecodeWorkerMessage(absl::string_view bytes);
 
 // Supervisor -> worker: checkpoint at the next batch boundary and exit.
@@ -108,8 +140,20 @@ struct StopCommand {
   friend bool operator==(const StopCommand&, const StopCommand&) = default;
 };
 
-using WorkerCommand = std::variant<StopCommand>;
+// Answers the RendezvousGet with the same `request_id`: `found` is false (and `value` empty)
+// while nobody has set `key`.
+struct RendezvousValue {
+  uint64_t request_id = 0;
+  std::string key;
+  bool found = false;
+  std::string value;
 
+  friend bool operator==(const RendezvousValue&, const RendezvousValue&) = default;
+};
+
+using WorkerCommand = std::variant<StopCommand, RendezvousValue>;
+
+// Never fails; DecodeWorkerCommand rejects a RendezvousValue over kMaxRendezvousValueBytes.
 std::string EncodeWorkerCommand(const WorkerCommand& command);
 
 // INVALID_ARGUMENT as for DecodeWorkerMessage; a worker message is rejected here.

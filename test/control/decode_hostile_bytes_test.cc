@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -12,7 +13,7 @@
 namespace cohort {
 namespace {
 
-std::vector<std::string> ValidBuffers() {
+std::vector<std::string> ValidMessages() {
   MetricsReport metrics{1, ReportKind::kValidation, 2, 3, 4.5, {}};
   for (int i = 0; i < 20; ++i) metrics.metrics.push_back({"metric" + std::to_string(i), i * 1.5});
   return {
@@ -21,8 +22,24 @@ std::vector<std::string> ValidBuffers() {
       EncodeWorkerMessage(ProgressReport{1, 2, 3, 4, 0.25, 100.0}),
       EncodeWorkerMessage(CheckpointReport{1, "ckpt-0001", 2, 3, 4096}),
       EncodeWorkerMessage(TrialFinished{1, TrialExit::kFailed, 9, "out of memory"}),
-      EncodeWorkerCommand(StopCommand{"searcher closed the trial"}),
+      EncodeWorkerMessage(RendezvousSet{"nccl/unique-id", std::string("\0\x01\xfe\xff id", 7)}),
+      EncodeWorkerMessage(RendezvousGet{"gloo/rank/2", 42}),
+      EncodeWorkerMessage(Heartbeat{1, 3, 1.7e9}),
   };
+}
+
+std::vector<std::string> ValidCommands() {
+  return {
+      EncodeWorkerCommand(StopCommand{"searcher closed the trial"}),
+      EncodeWorkerCommand(RendezvousValue{42, "gloo/rank/2", true, std::string("\0addr\0", 6)}),
+      EncodeWorkerCommand(RendezvousValue{43, "gloo/rank/5", false, ""}),
+  };
+}
+
+std::vector<std::string> ValidBuffers() {
+  std::vector<std::string> all = ValidMessages();
+  for (std::string& command : ValidCommands()) all.push_back(std::move(command));
+  return all;
 }
 
 // Decodes `bytes` both ways; whatever decodes must survive another round trip unchanged.
@@ -113,13 +130,14 @@ TEST(DecodeHostileBytesTest, FlippedBitsNeverCrash) {
 }
 
 TEST(DecodeHostileBytesTest, ACommandIsNotAMessageNorTheReverse) {
-  const std::vector<std::string> valid = ValidBuffers();
-  for (size_t i = 0; i + 1 < valid.size(); ++i) {
-    EXPECT_TRUE(DecodeWorkerMessage(valid[i]).ok());
-    EXPECT_EQ(DecodeWorkerCommand(valid[i]).status().code(), absl::StatusCode::kInvalidArgument);
+  for (const std::string& message : ValidMessages()) {
+    EXPECT_TRUE(DecodeWorkerMessage(message).ok());
+    EXPECT_EQ(DecodeWorkerCommand(message).status().code(), absl::StatusCode::kInvalidArgument);
   }
-  EXPECT_EQ(DecodeWorkerMessage(valid.back()).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(DecodeWorkerCommand(valid.back()).ok());
+  for (const std::string& command : ValidCommands()) {
+    EXPECT_EQ(DecodeWorkerMessage(command).status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(DecodeWorkerCommand(command).ok());
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/control/envelope.h"
@@ -116,6 +117,95 @@ TEST(WorkerMessagesTest, StopCommandRoundTrips) {
   }
 }
 
+WorkerCommand RoundTrip(const WorkerCommand& command) {
+  absl::StatusOr<WorkerCommand> decoded = DecodeWorkerCommand(EncodeWorkerCommand(command));
+  EXPECT_TRUE(decoded.ok()) << decoded.status();
+  return decoded.ok() ? *decoded : WorkerCommand{};
+}
+
+// Every byte value, NULs included: rendezvous values are opaque bytes (an NCCL unique id).
+std::string AllByteValues() {
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
+  return bytes;
+}
+
+TEST(WorkerMessagesTest, RendezvousSetRoundTripsAnyBytes) {
+  for (const RendezvousSet& set :
+       {RendezvousSet{}, RendezvousSet{"nccl/unique-id", AllByteValues()},
+        RendezvousSet{kAwkwardText, std::string(kMaxRendezvousValueBytes, '\xff')}}) {
+    EXPECT_EQ(RoundTrip(set), WorkerMessage(set));
+  }
+}
+
+TEST(WorkerMessagesTest, RendezvousGetAndHeartbeatRoundTrip) {
+  for (const RendezvousGet& get : {RendezvousGet{}, RendezvousGet{kAwkwardText, kMaxU64},
+                                   RendezvousGet{"gloo/rank/3", 17}}) {
+    EXPECT_EQ(RoundTrip(get), WorkerMessage(get));
+  }
+  for (const Heartbeat& beat :
+       {Heartbeat{}, Heartbeat{kMaxU64, std::numeric_limits<uint32_t>::max(), kInf},
+        Heartbeat{7, 3, 1.7e9 + 0.125}}) {
+    EXPECT_EQ(RoundTrip(beat), WorkerMessage(beat));
+  }
+  const auto decoded = std::get<Heartbeat>(RoundTrip(Heartbeat{1, 2, kNaN}));
+  EXPECT_TRUE(std::isnan(decoded.unix_time));
+}
+
+TEST(WorkerMessagesTest, RendezvousValueRoundTripsFoundAndMissing) {
+  for (const RendezvousValue& value :
+       {RendezvousValue{}, RendezvousValue{kMaxU64, "missing", false, ""},
+        RendezvousValue{1, "nccl/unique-id", true, AllByteValues()},
+        RendezvousValue{2, kAwkwardText, true, ""},
+        RendezvousValue{3, "big", true, std::string(kMaxRendezvousValueBytes, 'v')}}) {
+    EXPECT_EQ(RoundTrip(value), WorkerCommand(value));
+  }
+}
+
+TEST(WorkerMessagesTest, RejectsRendezvousValuesOverTheLimit) {
+  const std::string too_big(kMaxRendezvousValueBytes + 1, 'x');
+  absl::Status set = DecodeStatus(EncodeWorkerMessage(RendezvousSet{"k", too_big}));
+  EXPECT_EQ(set.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(set.message(), HasSubstr("exceeds"));
+  absl::Status value =
+      DecodeWorkerCommand(EncodeWorkerCommand(RendezvousValue{1, "k", true, too_big})).status();
+  EXPECT_EQ(value.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(value.message(), HasSubstr("exceeds"));
+}
+
+TEST(WorkerMessagesTest, RejectsRendezvousTablesWithoutTheirRequiredKey) {
+  // The generated builders refuse to omit a required field, so build the tables by hand.
+  {
+    flatbuffers::FlatBufferBuilder builder;
+    const auto start = builder.StartTable();
+    builder.AddElement<uint64_t>(fbs::RendezvousGet::VT_REQUEST_ID, 5, 0);
+    const flatbuffers::Offset<void> get(builder.EndTable(start));
+    absl::Status status =
+        DecodeStatus(Finish(builder, kWorkerFormatVersion, fbs::WorkerPayload::RendezvousGet, get));
+    EXPECT_THAT(status.message(), HasSubstr("verification"));
+  }
+  {
+    flatbuffers::FlatBufferBuilder builder;
+    auto bytes = builder.CreateString("v");
+    const auto start = builder.StartTable();
+    builder.AddOffset(fbs::RendezvousSet::VT_VALUE, bytes);
+    const flatbuffers::Offset<void> set(builder.EndTable(start));
+    absl::Status status =
+        DecodeStatus(Finish(builder, kWorkerFormatVersion, fbs::WorkerPayload::RendezvousSet, set));
+    EXPECT_THAT(status.message(), HasSubstr("verification"));
+  }
+  {
+    flatbuffers::FlatBufferBuilder builder;
+    const auto start = builder.StartTable();
+    builder.AddElement<uint8_t>(fbs::RendezvousValue::VT_FOUND, 1, 0);
+    const flatbuffers::Offset<void> value(builder.EndTable(start));
+    absl::Status status = DecodeWorkerCommand(Finish(builder, kWorkerFormatVersion,
+                                                     fbs::WorkerPayload::RendezvousValue, value))
+                              .status();
+    EXPECT_THAT(status.message(), HasSubstr("verification"));
+  }
+}
+
 TEST(WorkerMessagesTest, EachDirectionRejectsTheOther) {
   absl::Status command_as_message = DecodeStatus(EncodeWorkerCommand(StopCommand{"x"}));
   EXPECT_EQ(command_as_message.code(), absl::StatusCode::kInvalidArgument);
@@ -125,6 +215,19 @@ TEST(WorkerMessagesTest, EachDirectionRejectsTheOther) {
       DecodeWorkerCommand(EncodeWorkerMessage(WorkerHello{1, 2, 3, 4, 5})).status();
   EXPECT_EQ(message_as_command.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(message_as_command.message(), HasSubstr("WorkerHello is a worker message"));
+
+  absl::Status answer_as_message =
+      DecodeStatus(EncodeWorkerCommand(RendezvousValue{1, "k", true, "v"}));
+  EXPECT_EQ(answer_as_message.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(answer_as_message.message(), HasSubstr("RendezvousValue is a supervisor command"));
+  for (const WorkerMessage& message :
+       {WorkerMessage(RendezvousSet{"k", "v"}), WorkerMessage(RendezvousGet{"k", 1}),
+        WorkerMessage(Heartbeat{1, 2, 3.0})}) {
+    absl::Status status = DecodeWorkerCommand(EncodeWorkerMessage(message)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(),
+                HasSubstr(absl::StrCat(WorkerMessageName(message), " is a worker message")));
+  }
 }
 
 TEST(WorkerMessagesTest, RejectsOtherFormatVersions) {
@@ -203,7 +306,11 @@ TEST(WorkerMessagesTest, NamesEachAlternative) {
   EXPECT_EQ(WorkerMessageName(ProgressReport{}), "ProgressReport");
   EXPECT_EQ(WorkerMessageName(CheckpointReport{}), "CheckpointReport");
   EXPECT_EQ(WorkerMessageName(TrialFinished{}), "TrialFinished");
+  EXPECT_EQ(WorkerMessageName(RendezvousSet{}), "RendezvousSet");
+  EXPECT_EQ(WorkerMessageName(RendezvousGet{}), "RendezvousGet");
+  EXPECT_EQ(WorkerMessageName(Heartbeat{}), "Heartbeat");
   EXPECT_EQ(WorkerCommandName(StopCommand{}), "StopCommand");
+  EXPECT_EQ(WorkerCommandName(RendezvousValue{}), "RendezvousValue");
 }
 
 }  // namespace

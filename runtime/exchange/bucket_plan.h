@@ -1,0 +1,49 @@
+// GradientBucket and PlanBuckets: how a TensorArena's gradients are cut into the buckets that are
+// exchanged together (tensor fusion), in the fixed order every rank launches them.
+//
+// A bucket is a contiguous element range of one arena block, so exchanging it needs no copy. Tensors
+// are taken in reverse registration order, the order backward usually finishes them, so the first
+// bucket holds the last registered tensors and can be launched while backward is still running.
+//
+//   absl::StatusOr<std::vector<GradientBucket>> plan =
+//       PlanBuckets(arena, /*bucket_bytes=*/64 << 20, /*first_bucket_bytes=*/1 << 20);
+//   for (const GradientBucket& b : *plan) exchange(arena.blocks()[b.block].grad, b.offset, b.count);
+//
+// Thread-safety: a pure function of its arguments; safe to call from any thread.
+#ifndef COHORT_RUNTIME_EXCHANGE_BUCKET_PLAN_H_
+#define COHORT_RUNTIME_EXCHANGE_BUCKET_PLAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/arena/tensor_arena.h"
+
+namespace cohort {
+
+struct GradientBucket {
+  size_t block = 0;     // index into TensorArena::blocks()
+  uint64_t offset = 0;  // first element of the range within the block
+  uint64_t count = 0;   // elements in the range, alignment gaps between its tensors included
+  std::vector<size_t> tensors;  // the tensors in the range, in reverse registration order
+};
+
+// Cuts every block's tensors into buckets. A bucket never spans blocks and never splits a tensor.
+// Walking each block's tensors in reverse registration order, a tensor joins the block's open
+// bucket while the bucket's range stays within the limit in bytes, else it opens a new bucket; so
+// a tensor larger than the limit gets a bucket of its own, and a limit of 0 gives one bucket per
+// tensor (no fusion). The limit is `first_bucket_bytes` for each block's first bucket and
+// `bucket_bytes` after it.
+//
+// Buckets are ordered by when backward completes them: by their lowest registration index,
+// descending. Within a block that is descending offset. The plan depends only on the arena's
+// layout and the two limits, so every rank computes the same one. An arena with no tensors gives
+// an empty plan. INTERNAL if the arena's placements are not in registration order within a block.
+absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena,
+                                                        uint64_t bucket_bytes,
+                                                        uint64_t first_bucket_bytes);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_EXCHANGE_BUCKET_PLAN_H_

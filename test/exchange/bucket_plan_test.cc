@@ -1,0 +1,148 @@
+// PlanBuckets: blocks, reverse registration order, limits, huge tensors, the smaller first bucket.
+#include "runtime/exchange/bucket_plan.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/arena/device_memory.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::ElementsAre;
+
+TensorDescriptor Tensor(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+  return TensorDescriptor{name, dtype, {COHORT_DEVICE_CPU, 0}, count};
+}
+
+class BucketPlanTest : public ::testing::Test {
+ protected:
+  const TensorArena& Arena(std::vector<TensorDescriptor> specs) {
+    auto arena = TensorArena::Create(std::move(specs), memory_);
+    EXPECT_TRUE(arena.ok()) << arena.status();
+    arena_ = *std::move(arena);
+    return *arena_;
+  }
+
+  std::vector<GradientBucket> Plan(uint64_t bucket_bytes, uint64_t first_bucket_bytes) {
+    auto plan = PlanBuckets(*arena_, bucket_bytes, first_bucket_bytes);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? *plan : std::vector<GradientBucket>{};
+  }
+
+  CpuOnlyMemoryProvider memory_;
+  std::unique_ptr<TensorArena> arena_;
+};
+
+TEST_F(BucketPlanTest, EmptyArenaGivesEmptyPlan) {
+  Arena({});
+  EXPECT_TRUE(Plan(1024, 1024).empty());
+}
+
+TEST_F(BucketPlanTest, EverythingFitsOneBucketWithGapsInside) {
+  // Offsets 0, 32, 48 (floats, 64-byte aligned); the range runs from 0 to 48 + 5.
+  Arena({Tensor("a", 17), Tensor("b", 16), Tensor("c", 5)});
+  std::vector<GradientBucket> plan = Plan(1 << 20, 1 << 20);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].block, 0u);
+  EXPECT_EQ(plan[0].offset, 0u);
+  EXPECT_EQ(plan[0].count, 53u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(2, 1, 0));
+}
+
+TEST_F(BucketPlanTest, SizesAroundTheLimitAndReverseOrder) {
+  // Four tensors of 16 floats (64 bytes each), back to back at offsets 0, 16, 32, 48.
+  Arena({Tensor("a", 16), Tensor("b", 16), Tensor("c", 16), Tensor("d", 16)});
+  // Exactly two tensors' bytes fit: d+c, then b+a.
+  std::vector<GradientBucket> plan = Plan(128, 128);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(3, 2));
+  EXPECT_EQ(plan[0].offset, 32u);
+  EXPECT_EQ(plan[0].count, 32u);
+  EXPECT_THAT(plan[1].tensors, ElementsAre(1, 0));
+  EXPECT_EQ(plan[1].offset, 0u);
+  EXPECT_EQ(plan[1].count, 32u);
+  // One byte less: every tensor alone.
+  plan = Plan(127, 127);
+  ASSERT_EQ(plan.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_THAT(plan[i].tensors, ElementsAre(3 - i));
+    EXPECT_EQ(plan[i].offset, 16 * (3 - i));
+    EXPECT_EQ(plan[i].count, 16u);
+  }
+  // A limit of 0 means no fusion.
+  EXPECT_EQ(Plan(0, 0).size(), 4u);
+}
+
+TEST_F(BucketPlanTest, AlignmentGapsCountTowardsTheLimit) {
+  // a: 1 float at 0, b: 1 float at 16. The range b..a is 17 floats = 68 bytes.
+  Arena({Tensor("a", 1), Tensor("b", 1)});
+  EXPECT_EQ(Plan(67, 67).size(), 2u);
+  std::vector<GradientBucket> plan = Plan(68, 68);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].count, 17u);
+}
+
+TEST_F(BucketPlanTest, HugeTensorGetsABucketOfItsOwn) {
+  Arena({Tensor("a", 16), Tensor("huge", 10000), Tensor("c", 16)});
+  std::vector<GradientBucket> plan = Plan(256, 256);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(2));
+  EXPECT_THAT(plan[1].tensors, ElementsAre(1));
+  EXPECT_EQ(plan[1].offset, 16u);
+  EXPECT_EQ(plan[1].count, 10000u);
+  EXPECT_THAT(plan[2].tensors, ElementsAre(0));
+}
+
+TEST_F(BucketPlanTest, FirstBucketIsSmaller) {
+  Arena({Tensor("a", 16), Tensor("b", 16), Tensor("c", 16), Tensor("d", 16), Tensor("e", 16)});
+  std::vector<GradientBucket> plan = Plan(/*bucket_bytes=*/256, /*first_bucket_bytes=*/64);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(4));
+  EXPECT_THAT(plan[1].tensors, ElementsAre(3, 2, 1, 0));
+  EXPECT_EQ(plan[1].offset, 0u);
+  EXPECT_EQ(plan[1].count, 64u);
+}
+
+TEST_F(BucketPlanTest, TwoDtypesGiveBucketsPerBlockInBackwardOrder) {
+  // Registration: f32 a, f16 h, f32 b, f16 g. Blocks: 0 = float32 (a, b), 1 = float16 (h, g).
+  Arena({Tensor("a", 16), Tensor("h", 32, COHORT_DTYPE_FLOAT16), Tensor("b", 16),
+         Tensor("g", 32, COHORT_DTYPE_FLOAT16)});
+  ASSERT_EQ(arena_->blocks().size(), 2u);
+  // 64 bytes: one tensor per bucket; order by backward: g, b, h, a.
+  std::vector<GradientBucket> plan = Plan(64, 64);
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(3));
+  EXPECT_EQ(plan[0].block, 1u);
+  EXPECT_THAT(plan[1].tensors, ElementsAre(2));
+  EXPECT_EQ(plan[1].block, 0u);
+  EXPECT_THAT(plan[2].tensors, ElementsAre(1));
+  EXPECT_EQ(plan[2].block, 1u);
+  EXPECT_THAT(plan[3].tensors, ElementsAre(0));
+  EXPECT_EQ(plan[3].block, 0u);
+  // Large limit: one bucket per block; a bucket completes with its lowest tensor, h (1) before a (0).
+  plan = Plan(1 << 20, 1 << 20);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].block, 1u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(3, 1));
+  EXPECT_EQ(plan[0].count, 64u);  // h at 0 (32 halves = 64 bytes), g at 32
+  EXPECT_EQ(plan[1].block, 0u);
+  EXPECT_THAT(plan[1].tensors, ElementsAre(2, 0));
+}
+
+TEST_F(BucketPlanTest, SameArenaSamePlan) {
+  Arena({Tensor("a", 100), Tensor("b", 7), Tensor("c", 300), Tensor("d", 1)});
+  std::vector<GradientBucket> first = Plan(1024, 256), second = Plan(1024, 256);
+  ASSERT_EQ(first.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].offset, second[i].offset);
+    EXPECT_EQ(first[i].count, second[i].count);
+    EXPECT_EQ(first[i].tensors, second[i].tensors);
+  }
+}
+
+}  // namespace
+}  // namespace cohort
