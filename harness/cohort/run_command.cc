@@ -6,9 +6,11 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <thread>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "harness/cohort/entrypoint.h"
@@ -19,6 +21,7 @@
 #include "runtime/checkpoint/retention.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/control/rendezvous_service.h"
 #include "runtime/control/worker_hub.h"
 
 namespace cohort {
@@ -37,6 +40,8 @@ constexpr char kUsage[] =
     "                      --set searcher.max_length.batches=2000\n"
     "  --resume DIR        continue the run in DIR from its latest checkpoint (EXPERIMENT.yaml\n"
     "                      may then be left out: the run's own config.yaml is used)\n"
+    "  --cpu-slots N       CPU slots this machine offers (default: its core count); more than\n"
+    "                      the cores is allowed, for testing\n"
     "\n"
     "Ctrl-C asks the trial to checkpoint and stop (resume it with --resume); a second Ctrl-C\n"
     "kills it. Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped.\n";
@@ -48,6 +53,7 @@ struct RunArgs {
   std::string output;
   std::string resume;
   std::vector<std::string> overrides;
+  uint32_t cpu_slots = std::max(1u, std::thread::hardware_concurrency());
 };
 
 int Usage(absl::string_view problem) {
@@ -70,7 +76,7 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
       *exit_code = 0;
       return std::nullopt;
     }
-    if (arg == "--output" || arg == "--set" || arg == "--resume") {
+    if (arg == "--output" || arg == "--set" || arg == "--resume" || arg == "--cpu-slots") {
       if (i + 1 == args.size()) {
         *exit_code = Usage(absl::StrCat(arg, " needs a value"));
         return std::nullopt;
@@ -79,6 +85,11 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
       if (arg == "--output") parsed.output = value;
       if (arg == "--resume") parsed.resume = value;
       if (arg == "--set") parsed.overrides.push_back(value);
+      if (arg == "--cpu-slots" && (!absl::SimpleAtoi(value, &parsed.cpu_slots) ||
+                                   parsed.cpu_slots == 0)) {
+        *exit_code = Usage(absl::StrCat("--cpu-slots needs a number >= 1, not '", value, "'"));
+        return std::nullopt;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       *exit_code = Usage(absl::StrCat("unknown option '", arg, "'"));
       return std::nullopt;
@@ -155,7 +166,7 @@ class LocalRun {
   int Run();
 
  private:
-  void OnMessage(const WorkerMessage& message);
+  void OnMessage(WorkerHub& hub, const std::string& peer, const WorkerMessage& message);
   void ApplyRetention(bool trial_active);
   void Save();
   void ShowLogTail();
@@ -167,8 +178,9 @@ class LocalRun {
   std::string checkpoint_root_;
   ExperimentRecord record_;
   ProgressDisplay display_;
-  std::optional<TrialFinished> finished_;
-  bool hello_seen_ = false;
+  RendezvousService rendezvous_;
+  std::vector<TrialFinished> finished_;  // one per rank that finished this attempt
+  size_t hellos_ = 0;
   std::string resume_from_;
 };
 
@@ -247,10 +259,11 @@ void LocalRun::ApplyRetention(bool trial_active) {
   }
 }
 
-void LocalRun::OnMessage(const WorkerMessage& message) {
+void LocalRun::OnMessage(WorkerHub& hub, const std::string& peer, const WorkerMessage& message) {
+  if (rendezvous_.Handle(hub, peer, message)) return;
   TrialRecord& trial = record_.trial(kTrialId);
   if (const auto* hello = std::get_if<WorkerHello>(&message)) {
-    hello_seen_ = true;
+    ++hellos_;
     trial.total_batches = hello->total_batches;
     trial.state = RunState::kActive;
     Save();
@@ -270,7 +283,7 @@ void LocalRun::OnMessage(const WorkerMessage& message) {
     ApplyRetention(/*trial_active=*/true);
     Save();
   } else if (const auto* finished = std::get_if<TrialFinished>(&message)) {
-    finished_ = *finished;
+    finished_.push_back(*finished);
   }
 }
 
@@ -290,49 +303,87 @@ int LocalRun::Run() {
   if (!executable.ok()) return Fail(executable.status());
   TrialRecord* trial = &record_.trial(kTrialId);
   int interrupts = 0;
-  for (;;) {
+  const uint32_t slots = config_.slots_per_trial;
+  for (uint32_t attempt = 0;; ++attempt) {
     absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
         WorkerHub::Bind("tcp://127.0.0.1:*", [this](absl::string_view why) {
           display_.Message(absl::StrCat("warning: dropped a malformed worker message: ", why));
         });
     if (!hub.ok()) return Fail(hub.status());
-    WorkerLaunch launch{*executable,
-                        {"worker", "--run-dir", folder_.path(), "--plugin", plugin_,
-                         "--trial-id", absl::StrCat(kTrialId), "--endpoint", (*hub)->endpoint(),
-                         "--checkpoint-root", checkpoint_root_},
-                        folder_.log_path(kTrialId)};
+    std::vector<WorkerLaunch> launches;
+    for (uint32_t rank = 0; rank < slots; ++rank) {
+      WorkerLaunch launch{*executable,
+                          {"worker", "--run-dir", folder_.path(), "--plugin", plugin_,
+                           "--trial-id", absl::StrCat(kTrialId), "--rank", absl::StrCat(rank),
+                           "--size", absl::StrCat(slots), "--attempt", absl::StrCat(attempt),
+                           "--endpoint", (*hub)->endpoint(), "--checkpoint-root",
+                           checkpoint_root_},
+                          folder_.log_path(kTrialId)};
+      if (!resume_from_.empty()) launch.args.insert(launch.args.end(), {"--resume", resume_from_});
+      launches.push_back(std::move(launch));
+    }
     if (!resume_from_.empty()) {
-      launch.args.insert(launch.args.end(), {"--resume", resume_from_});
       display_.Message(absl::StrCat("trial ", kTrialId, ": resuming from checkpoint ", resume_from_));
     }
-    finished_.reset();
-    hello_seen_ = false;
+    finished_.clear();
+    hellos_ = 0;
+    rendezvous_.Clear();
     record_.state = RunState::kActive;
     Save();
-    absl::StatusOr<WorkerOutcome> outcome = SuperviseWorker(
-        launch, **hub, [this](const WorkerMessage& m) { OnMessage(m); }, [] {});
+    WorkerHub& hub_ref = **hub;
+    absl::StatusOr<WorkerOutcome> outcome = SuperviseWorkers(
+        launches, hub_ref,
+        [this, &hub_ref](const std::string& peer, const WorkerMessage& m) {
+          OnMessage(hub_ref, peer, m);
+        },
+        [] {});
     display_.Finish();
     if (!outcome.ok()) return Fail(outcome.status());
     interrupts += outcome->interrupts;
     trial = &record_.trial(kTrialId);
 
-    if (finished_ && finished_->exit == TrialExit::kCompleted && !outcome->exit.signaled) {
+    // The trial ended well only if every rank says so and none died.
+    auto all_finished = [&](TrialExit exit) {
+      if (finished_.size() != slots) return false;
+      for (const TrialFinished& f : finished_) {
+        if (f.exit != exit) return false;
+      }
+      for (const ChildExit& e : outcome->exits) {
+        if (e.signaled) return false;
+      }
+      return true;
+    };
+    if (all_finished(TrialExit::kCompleted)) {
       trial->state = RunState::kCompleted;
       break;
     }
-    if (finished_ && finished_->exit == TrialExit::kStopped) {
+    if (all_finished(TrialExit::kStopped)) {
       trial->state = RunState::kStopped;
       break;
     }
-    trial->error = finished_ && !finished_->message.empty()
-                       ? finished_->message
-                       : absl::StrCat("the worker ended without finishing: ",
-                                      outcome->exit.Describe());
+    // The first failure a worker reported, else the first worker that died.
+    trial->error.clear();
+    for (const TrialFinished& f : finished_) {
+      if (f.exit == TrialExit::kFailed && !f.message.empty()) {
+        trial->error = f.message;
+        break;
+      }
+    }
+    bool crashed = false;
+    for (size_t rank = 0; rank < outcome->exits.size() && trial->error.empty(); ++rank) {
+      const ChildExit& e = outcome->exits[rank];
+      if (e.signaled || e.code != 0) {
+        trial->error = absl::StrCat("the worker", slots > 1 ? absl::StrCat(" of rank ", rank) : "",
+                                    " ended without finishing: ", e.Describe());
+        crashed = true;
+      }
+    }
+    if (trial->error.empty()) trial->error = "the workers ended without finishing";
     display_.Message(absl::StrCat("trial ", kTrialId, " failed: ", trial->error));
-    // An error the worker reported before its hello (a bad hyperparameter, a plugin that does not
-    // load) would only happen again; a crash, or an error while training, earns a restart.
-    const bool crashed = !finished_;
-    const bool may_restart = (crashed || hello_seen_) && interrupts == 0 &&
+    // An error the workers reported before all of them said hello (a bad hyperparameter, a
+    // plugin that does not load) would only happen again; a crash, or an error while training,
+    // earns a restart.
+    const bool may_restart = (crashed || hellos_ == slots) && interrupts == 0 &&
                              trial->restarts < config_.max_restarts;
     if (!may_restart) {
       trial->state = RunState::kError;
@@ -397,10 +448,20 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   for (const std::string& key : config->ignored_keys) {
     std::fprintf(stderr, "note: %s is not used by cohort run and is ignored\n", key.c_str());
   }
-  if (config->slots_per_trial != 1) {
-    return Fail(absl::UnimplementedError(absl::StrCat(
-        "resources.slots_per_trial: ", config->slots_per_trial,
-        " slots per trial is not supported by this version of cohort run; use 1")));
+  if (config->slots_per_trial > args->cpu_slots) {
+    return Fail(absl::FailedPreconditionError(absl::StrCat(
+        "resources.slots_per_trial: ", config->slots_per_trial, " slots, but this machine offers ",
+        args->cpu_slots, " CPU slots (one per core; --cpu-slots N allows more)")));
+  }
+  if (const uint64_t slots = config->slots_per_trial; config->global_batch_size % slots != 0) {
+    const uint64_t per_slot = config->global_batch_size / slots;
+    std::fprintf(stderr,
+                 "warning: hyperparameters.global_batch_size %llu is not a multiple of "
+                 "resources.slots_per_trial %llu: each slot trains %llu records, so a global "
+                 "batch holds %llu\n",
+                 static_cast<unsigned long long>(config->global_batch_size),
+                 static_cast<unsigned long long>(slots), static_cast<unsigned long long>(per_slot),
+                 static_cast<unsigned long long>(per_slot * slots));
   }
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
   if (!plugin.ok()) return Fail(plugin.status());

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -13,7 +14,11 @@
 #include "runtime/arena/default_memory_provider.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/collective/gloo/gloo_backend.h"
+#include "runtime/control/channel_rendezvous_store.h"
 #include "runtime/control/worker_link.h"
+#include "runtime/exchange/codec_options.h"
+#include "runtime/exchange/gradient_exchange.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/optim/optimizer_options.h"
 #include "runtime/plugin/loaded_model.h"
@@ -30,6 +35,7 @@ extern "C" void OnStopSignal(int) { stop_signal = 1; }
 struct WorkerArgs {
   std::string run_dir, plugin, endpoint, checkpoint_root, resume;
   uint64_t trial_id = 0;
+  uint32_t rank = 0, size = 1, attempt = 0;
 };
 
 absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
@@ -38,8 +44,11 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
       {"--run-dir", &parsed.run_dir},   {"--plugin", &parsed.plugin},
       {"--endpoint", &parsed.endpoint}, {"--checkpoint-root", &parsed.checkpoint_root},
       {"--resume", &parsed.resume}};
-  std::string trial_id;
+  std::string trial_id, rank = "0", size = "1", attempt = "0";
   flags["--trial-id"] = &trial_id;
+  flags["--rank"] = &rank;
+  flags["--size"] = &size;
+  flags["--attempt"] = &attempt;
   for (size_t i = 0; i < args.size(); ++i) {
     auto flag = flags.find(args[i]);
     if (flag == flags.end() || i + 1 == args.size()) {
@@ -48,9 +57,13 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
     *flag->second = args[++i];
   }
   if (parsed.run_dir.empty() || parsed.plugin.empty() || parsed.endpoint.empty() ||
-      parsed.checkpoint_root.empty() || !absl::SimpleAtoi(trial_id, &parsed.trial_id)) {
+      parsed.checkpoint_root.empty() || !absl::SimpleAtoi(trial_id, &parsed.trial_id) ||
+      !absl::SimpleAtoi(rank, &parsed.rank) || !absl::SimpleAtoi(size, &parsed.size) ||
+      !absl::SimpleAtoi(attempt, &parsed.attempt) || parsed.size == 0 ||
+      parsed.rank >= parsed.size) {
     return absl::InvalidArgumentError(
-        "worker: needs --run-dir, --plugin, --trial-id, --endpoint and --checkpoint-root");
+        "worker: needs --run-dir, --plugin, --trial-id, --endpoint and --checkpoint-root, and a "
+        "--rank below --size");
   }
   return parsed;
 }
@@ -59,6 +72,13 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
 class LinkedEvents final : public TrialEvents {
  public:
   explicit LinkedEvents(WorkerLink& link) : link_(link) {}
+
+  // Commands that arrived while the link was busy with something else (a rendezvous).
+  void Take(const std::vector<WorkerCommand>& commands) {
+    for (const WorkerCommand& command : commands) {
+      if (std::holds_alternative<StopCommand>(command)) stop_ = true;
+    }
+  }
 
   void OnMetrics(const MetricsReport& report) override { Send(report); }
   void OnProgress(const ProgressReport& report) override { Send(report); }
@@ -89,6 +109,21 @@ class LinkedEvents final : public TrialEvents {
   std::chrono::steady_clock::time_point last_poll_;
 };
 
+// optimizations.tensor_fusion_threshold (MB) sizes the buckets, with a first bucket of at most
+// 1 MB so the exchange starts early; gradient_compression true means fp16 (Determined's meaning).
+absl::StatusOr<ExchangeOptions> ExchangeOptionsFor(const ExperimentConfig& config) {
+  ExchangeOptions options;
+  options.bucket_bytes = uint64_t{config.optimizations.tensor_fusion_threshold} << 20;
+  options.first_bucket_bytes = std::min<uint64_t>(options.bucket_bytes, 1 << 20);
+  GradientCompressionSetting setting;
+  setting.form = GradientCompressionSetting::Form::kBool;
+  setting.enabled = config.optimizations.gradient_compression;
+  absl::StatusOr<CompressionOptions> compression = ParseCompressionOptions(setting);
+  if (!compression.ok()) return compression.status();
+  options.compression = *compression;
+  return options;
+}
+
 // Everything one trial needs, built in order; the first failure is returned.
 absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
   absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(args.run_dir + "/config.yaml");
@@ -102,12 +137,20 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
   const uint64_t trial_seed = TrialSeed(*config->experiment_seed, args.trial_id);
   DefaultMemoryProvider memory;
   ModelHostOptions host;
+  host.context.rank = host.context.local_rank = args.rank;
+  host.context.size = host.context.local_size = args.size;
   host.context.global_batch_size = config->global_batch_size;
-  host.context.per_slot_batch_size = config->global_batch_size;  // one slot
+  host.context.per_slot_batch_size = config->global_batch_size / args.size;
   host.context.trial_seed = trial_seed;
   host.context.trial_id = args.trial_id;
   host.hyperparameters = config->hyperparameters;
   host.memory = &memory;
+  host.log = StderrLogSink(args.rank);
+  // The exchange exists only once the model registered its tensors; the hook finds it then.
+  std::unique_ptr<GradientExchange> exchange;
+  host.on_gradients_ready = [&exchange](uint32_t tensor, uint64_t offset, uint64_t count) {
+    if (exchange) exchange->OnGradientsReady(tensor, offset, count);
+  };
   absl::StatusOr<std::unique_ptr<LoadedModel>> model = LoadedModel::Create(*plugin, std::move(host));
   if (!model.ok()) return model.status();
 
@@ -126,6 +169,23 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
   if (!storage.ok()) return storage.status();
 
   LinkedEvents events(link);
+  std::unique_ptr<CollectiveBackend> collective;
+  if (args.size > 1) {
+    ChannelRendezvousStore store(link);
+    GlooOptions gloo;
+    gloo.prefix = absl::StrCat("trial-", args.trial_id, "/attempt-", args.attempt);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateGlooBackend(args.rank, args.size, store, gloo);
+    events.Take(store.TakePendingCommands());
+    if (!backend.ok()) return backend.status();
+    collective = *std::move(backend);
+    absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config);
+    if (!exchange_options.ok()) return exchange_options.status();
+    absl::StatusOr<std::unique_ptr<GradientExchange>> created =
+        GradientExchange::Create((*model)->arena(), *collective, *exchange_options);
+    if (!created.ok()) return created.status();
+    exchange = *std::move(created);
+  }
   TrialRunnerOptions options;
   options.config = &*config;
   options.trial_id = args.trial_id;
@@ -134,19 +194,23 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
   options.optimizer = optimizer.get();
   options.storage = storage->get();
   options.events = &events;
+  options.collective = collective.get();
+  options.exchange = exchange.get();
   absl::StatusOr<std::unique_ptr<TrialRunner>> runner = TrialRunner::Create(options);
   if (!runner.ok()) return runner.status();
   if (!args.resume.empty()) {
     if (absl::Status status = (*runner)->Restore(args.resume); !status.ok()) return status;
   }
-  std::printf("trial %llu: plugin %s, %s, %llu of %llu batches done\n",
-              static_cast<unsigned long long>(args.trial_id), (*plugin)->name().c_str(),
+  std::printf("trial %llu rank %u of %u: plugin %s, %s, %llu of %llu batches done\n",
+              static_cast<unsigned long long>(args.trial_id), args.rank, args.size,
+              (*plugin)->name().c_str(),
               optimizer ? DescribeOptimizer(optimizer->options()).c_str() : "plugin optimizer",
               static_cast<unsigned long long>((*runner)->batches_trained()),
               static_cast<unsigned long long>((*runner)->schedule().total_batches));
   WorkerHello hello;
   hello.trial_id = args.trial_id;
   hello.pid = ::getpid();
+  hello.rank = args.rank;
   hello.batches_trained = (*runner)->batches_trained();
   hello.total_batches = (*runner)->schedule().total_batches;
   if (absl::Status status = link.Send(hello); !status.ok()) return status;

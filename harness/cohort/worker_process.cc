@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <variant>
 
@@ -17,37 +18,61 @@ namespace {
 
 constexpr uint64_t kTickMilliseconds = 50;
 
-// Everything the libuv callbacks share; each handle's `data` points here.
+struct Supervision;
+
+// One output pipe of one worker: complete lines go to the log, prefixed when asked.
+struct OutputPipe {
+  uv_pipe_t pipe;
+  Supervision* supervision = nullptr;
+  int log_fd = -1;
+  std::string prefix;
+  std::string partial;  // the current line, until its newline arrives
+};
+
+// One worker process.
+struct Worker {
+  uv_process_t process;
+  OutputPipe out[2];  // stdout, stderr
+  Supervision* supervision = nullptr;
+  bool running = false;
+  ChildExit exit;
+};
+
+// Everything the libuv callbacks share.
 struct Supervision {
   uv_loop_t loop;
-  uv_process_t process;
-  uv_pipe_t pipes[2];  // the worker's stdout and stderr
   uv_timer_t timer;
   uv_signal_t signals[2];  // SIGINT, SIGTERM
+  std::vector<std::unique_ptr<Worker>> workers;
 
   WorkerHub* hub = nullptr;
-  const std::function<void(const WorkerMessage&)>* on_message = nullptr;
+  const WorkerMessageHandler* on_message = nullptr;
   const std::function<void()>* on_tick = nullptr;
-  int log_fd = -1;
-  std::optional<std::string> peer;  // the worker's routing id, once it said hello
-  bool finished_seen = false;
-  bool exited = false;
-  ChildExit exit;
+  std::vector<std::string> peers;  // of the workers that said hello
+  size_t finished = 0;             // TrialFinished messages received
+  size_t running = 0;
+  bool loop_handles = false;  // timer and signals initialised
   int interrupts = 0;
 };
 
-Supervision& Of(uv_handle_t* handle) { return *static_cast<Supervision*>(handle->data); }
-
 void Deliver(Supervision& s, std::vector<WorkerHub::Received> received) {
   for (WorkerHub::Received& r : received) {
-    if (std::holds_alternative<WorkerHello>(r.message)) s.peer = r.peer;
-    if (std::holds_alternative<TrialFinished>(r.message)) s.finished_seen = true;
-    (*s.on_message)(r.message);
+    if (std::holds_alternative<WorkerHello>(r.message)) s.peers.push_back(r.peer);
+    if (std::holds_alternative<TrialFinished>(r.message)) ++s.finished;
+    (*s.on_message)(r.peer, r.message);
   }
 }
 
 void CloseHandle(uv_handle_t* handle) {
   if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+}
+
+void WriteAll(int fd, absl::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
 }
 
 void OnAlloc(uv_handle_t*, size_t suggested, uv_buf_t* buf) {
@@ -56,46 +81,111 @@ void OnAlloc(uv_handle_t*, size_t suggested, uv_buf_t* buf) {
 }
 
 void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
-  Supervision& s = Of(reinterpret_cast<uv_handle_t*>(stream));
-  if (nread > 0 && s.log_fd >= 0) {
-    const char* data = buf->base;
-    size_t left = static_cast<size_t>(nread);
-    while (left > 0) {
-      const ssize_t n = ::write(s.log_fd, data, left);
-      if (n <= 0) break;
-      data += n;
-      left -= static_cast<size_t>(n);
+  OutputPipe& out = *static_cast<OutputPipe*>(stream->data);
+  if (nread > 0) {
+    out.partial.append(buf->base, static_cast<size_t>(nread));
+    size_t start = 0;
+    for (size_t newline; (newline = out.partial.find('\n', start)) != std::string::npos;
+         start = newline + 1) {
+      WriteAll(out.log_fd, absl::StrCat(out.prefix,
+                                        absl::string_view(out.partial).substr(start, newline + 1 - start)));
     }
+    out.partial.erase(0, start);
   }
   delete[] buf->base;
-  if (nread < 0) CloseHandle(reinterpret_cast<uv_handle_t*>(stream));  // EOF or error
+  if (nread < 0) {  // EOF or error: the rest of the last line, then close
+    if (!out.partial.empty()) WriteAll(out.log_fd, absl::StrCat(out.prefix, out.partial, "\n"));
+    out.partial.clear();
+    CloseHandle(reinterpret_cast<uv_handle_t*>(stream));
+  }
+}
+
+void KillRunning(Supervision& s, int signal) {
+  for (const std::unique_ptr<Worker>& worker : s.workers) {
+    if (worker->running) uv_process_kill(&worker->process, signal);
+  }
 }
 
 void OnExit(uv_process_t* process, int64_t exit_status, int term_signal) {
-  Supervision& s = Of(reinterpret_cast<uv_handle_t*>(process));
-  s.exited = true;
-  s.exit.signaled = term_signal != 0;
-  s.exit.signal = term_signal;
-  s.exit.code = static_cast<int>(exit_status);
+  Worker& worker = *static_cast<Worker*>(process->data);
+  Supervision& s = *worker.supervision;
+  worker.running = false;
+  worker.exit.signaled = term_signal != 0;
+  worker.exit.signal = term_signal;
+  worker.exit.code = static_cast<int>(exit_status);
   CloseHandle(reinterpret_cast<uv_handle_t*>(process));
-  CloseHandle(reinterpret_cast<uv_handle_t*>(&s.timer));
-  for (uv_signal_t& signal : s.signals) CloseHandle(reinterpret_cast<uv_handle_t*>(&signal));
+  // A worker that died or failed leaves the others waiting in a collective: end them.
+  if (worker.exit.signaled || worker.exit.code != 0) KillRunning(s, SIGKILL);
+  if (--s.running == 0 && s.loop_handles) {
+    CloseHandle(reinterpret_cast<uv_handle_t*>(&s.timer));
+    for (uv_signal_t& signal : s.signals) CloseHandle(reinterpret_cast<uv_handle_t*>(&signal));
+  }
 }
 
 void OnTick(uv_timer_t* timer) {
-  Supervision& s = Of(reinterpret_cast<uv_handle_t*>(timer));
+  Supervision& s = *static_cast<Supervision*>(timer->data);
   Deliver(s, s.hub->Drain());
   (*s.on_tick)();
 }
 
 void OnSignal(uv_signal_t* handle, int) {
-  Supervision& s = Of(reinterpret_cast<uv_handle_t*>(handle));
-  if (s.exited) return;
+  Supervision& s = *static_cast<Supervision*>(handle->data);
+  if (s.running == 0) return;
   ++s.interrupts;
-  if (s.interrupts == 1 && s.peer) {
-    if (s.hub->Send(*s.peer, StopCommand{"interrupted"}).ok()) return;
+  if (s.interrupts > 1) {
+    KillRunning(s, SIGKILL);
+    return;
   }
-  uv_process_kill(&s.process, s.interrupts == 1 ? SIGTERM : SIGKILL);
+  // Every worker that said hello gets a StopCommand; the others (still starting) a SIGTERM,
+  // which a worker treats the same way.
+  bool all_told = s.peers.size() == s.workers.size();
+  for (const std::string& peer : s.peers) {
+    if (!s.hub->Send(peer, StopCommand{"interrupted"}).ok()) all_told = false;
+  }
+  if (!all_told) KillRunning(s, SIGTERM);
+}
+
+absl::Status Spawn(Supervision& s, Worker& worker, const WorkerLaunch& launch, int log_fd,
+                   const std::string& prefix) {
+  worker.supervision = &s;
+  for (OutputPipe& out : worker.out) {
+    uv_pipe_init(&s.loop, &out.pipe, 0);
+    out.pipe.data = &out;
+    out.supervision = &s;
+    out.log_fd = log_fd;
+    out.prefix = prefix;
+  }
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(launch.executable.c_str()));
+  for (const std::string& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  uv_stdio_container_t stdio[3];
+  stdio[0].flags = UV_IGNORE;
+  for (int i = 1; i <= 2; ++i) {
+    stdio[i].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
+    stdio[i].data.stream = reinterpret_cast<uv_stream_t*>(&worker.out[i - 1].pipe);
+  }
+  uv_process_options_t options;
+  std::memset(&options, 0, sizeof(options));
+  options.exit_cb = OnExit;
+  options.file = launch.executable.c_str();
+  options.args = argv.data();
+  options.stdio_count = 3;
+  options.stdio = stdio;
+  worker.process.data = &worker;
+  const int spawned = uv_spawn(&s.loop, &worker.process, &options);
+  if (spawned != 0) {
+    for (OutputPipe& out : worker.out) CloseHandle(reinterpret_cast<uv_handle_t*>(&out.pipe));
+    CloseHandle(reinterpret_cast<uv_handle_t*>(&worker.process));
+    return absl::InternalError(
+        absl::StrCat("cannot start ", launch.executable, ": ", uv_strerror(spawned)));
+  }
+  worker.running = true;
+  ++s.running;
+  for (OutputPipe& out : worker.out) {
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&out.pipe), OnAlloc, OnRead);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -107,76 +197,60 @@ absl::StatusOr<std::string> SelfExecutable() {
   return std::string(path, static_cast<size_t>(n));
 }
 
-absl::StatusOr<WorkerOutcome> SuperviseWorker(
-    const WorkerLaunch& launch, WorkerHub& hub,
-    const std::function<void(const WorkerMessage&)>& on_message,
-    const std::function<void()>& on_tick) {
+absl::StatusOr<WorkerOutcome> SuperviseWorkers(const std::vector<WorkerLaunch>& launches,
+                                               WorkerHub& hub,
+                                               const WorkerMessageHandler& on_message,
+                                               const std::function<void()>& on_tick) {
   Supervision s;
   s.hub = &hub;
   s.on_message = &on_message;
   s.on_tick = &on_tick;
-  s.log_fd = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (s.log_fd < 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot open ", launch.log_path, ": ", std::strerror(errno)));
-  }
+  std::vector<int> log_fds;
+  absl::Status status;
   uv_loop_init(&s.loop);
-  for (uv_pipe_t& pipe : s.pipes) {
-    uv_pipe_init(&s.loop, &pipe, 0);
-    pipe.data = &s;
+  for (size_t rank = 0; rank < launches.size() && status.ok(); ++rank) {
+    const int fd =
+        ::open(launches[rank].log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      status = absl::InternalError(
+          absl::StrCat("cannot open ", launches[rank].log_path, ": ", std::strerror(errno)));
+      break;
+    }
+    log_fds.push_back(fd);
+    s.workers.push_back(std::make_unique<Worker>());
+    const std::string prefix = launches.size() > 1 ? absl::StrCat("[rank ", rank, "] ") : "";
+    status = Spawn(s, *s.workers.back(), launches[rank], fd, prefix);
   }
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(launch.executable.c_str()));
-  for (const std::string& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  uv_stdio_container_t stdio[3];
-  stdio[0].flags = UV_IGNORE;
-  for (int i = 1; i <= 2; ++i) {
-    stdio[i].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-    stdio[i].data.stream = reinterpret_cast<uv_stream_t*>(&s.pipes[i - 1]);
-  }
-  uv_process_options_t options;
-  std::memset(&options, 0, sizeof(options));
-  options.exit_cb = OnExit;
-  options.file = launch.executable.c_str();
-  options.args = argv.data();
-  options.stdio_count = 3;
-  options.stdio = stdio;
-  s.process.data = &s;
-  const int spawned = uv_spawn(&s.loop, &s.process, &options);
-  if (spawned != 0) {
-    for (uv_pipe_t& pipe : s.pipes) CloseHandle(reinterpret_cast<uv_handle_t*>(&pipe));
-    CloseHandle(reinterpret_cast<uv_handle_t*>(&s.process));
-    uv_run(&s.loop, UV_RUN_DEFAULT);
-    uv_loop_close(&s.loop);
-    ::close(s.log_fd);
-    return absl::InternalError(
-        absl::StrCat("cannot start ", launch.executable, ": ", uv_strerror(spawned)));
-  }
-  for (uv_pipe_t& pipe : s.pipes) {
-    uv_read_start(reinterpret_cast<uv_stream_t*>(&pipe), OnAlloc, OnRead);
-  }
-  uv_timer_init(&s.loop, &s.timer);
-  s.timer.data = &s;
-  uv_timer_start(&s.timer, OnTick, kTickMilliseconds, kTickMilliseconds);
-  const int signal_numbers[2] = {SIGINT, SIGTERM};
-  for (int i = 0; i < 2; ++i) {
-    uv_signal_init(&s.loop, &s.signals[i]);
-    s.signals[i].data = &s;
-    uv_signal_start(&s.signals[i], OnSignal, signal_numbers[i]);
+  if (!status.ok()) {
+    KillRunning(s, SIGKILL);  // those already started; their exit callbacks close them
+  } else {
+    s.loop_handles = true;
+    uv_timer_init(&s.loop, &s.timer);
+    s.timer.data = &s;
+    uv_timer_start(&s.timer, OnTick, kTickMilliseconds, kTickMilliseconds);
+    const int signal_numbers[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; ++i) {
+      uv_signal_init(&s.loop, &s.signals[i]);
+      s.signals[i].data = &s;
+      uv_signal_start(&s.signals[i], OnSignal, signal_numbers[i]);
+    }
   }
   uv_run(&s.loop, UV_RUN_DEFAULT);
   uv_loop_close(&s.loop);
-  ::close(s.log_fd);
+  for (const int fd : log_fds) ::close(fd);
+  if (!status.ok()) return status;
 
-  // Reports the worker queued before exiting may still be on their way.
+  // Messages the workers queued before exiting may still be on their way.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (!s.finished_seen && std::chrono::steady_clock::now() < deadline) {
+  while (s.finished < s.workers.size() && std::chrono::steady_clock::now() < deadline) {
     Deliver(s, hub.Wait(std::chrono::milliseconds(kTickMilliseconds)));
   }
   Deliver(s, hub.Drain());
   (*s.on_tick)();
-  return WorkerOutcome{s.exit, s.interrupts};
+  WorkerOutcome outcome;
+  for (const std::unique_ptr<Worker>& worker : s.workers) outcome.exits.push_back(worker->exit);
+  outcome.interrupts = s.interrupts;
+  return outcome;
 }
 
 }  // namespace cohort

@@ -1,12 +1,15 @@
-// SuperviseWorker: runs one worker process under a libuv loop until it exits.
+// SuperviseWorkers: runs a trial's worker processes (one per slot) under one libuv loop until
+// they have all exited.
 //
-// While it runs: the worker's stdout and stderr are appended to `log_path`; the hub is drained
-// every tick and each report handed to `on_message`; `on_tick` runs after each drain (progress
-// redraw). SIGINT or SIGTERM to the supervisor asks the worker to stop (a StopCommand once the
-// worker has said hello, SIGTERM before that); a second one kills it (SIGKILL).
+// While they run: each worker's stdout and stderr are appended to its launch's `log_path` (lines
+// prefixed "[rank R] " when there are several workers); the hub is drained every tick and each
+// message handed to `on_message` with the peer it came from; `on_tick` runs after each drain
+// (progress redraw). SIGINT or SIGTERM to the supervisor asks every worker to stop (a StopCommand
+// once the worker said hello, SIGTERM before that); a second one kills them (SIGKILL). When one
+// worker dies or fails, the others are killed: in lockstep they could only wait for it.
 //
-// After the process exits, reports still in flight are collected until its TrialFinished arrives
-// (or a second passes), so nothing it said is lost.
+// After the processes exit, messages still in flight are collected until every worker's
+// TrialFinished arrived (or a second passes), so nothing a worker said is lost.
 //
 // Thread-safety: call from one thread; installs SIGINT/SIGTERM handlers for its duration.
 #ifndef COHORT_HARNESS_COHORT_WORKER_PROCESS_H_
@@ -30,14 +33,17 @@ struct WorkerLaunch {
 };
 
 struct WorkerOutcome {
-  ChildExit exit;
-  int interrupts = 0;  // SIGINT/SIGTERM received while it ran
+  std::vector<ChildExit> exits;  // per worker, in launch order
+  int interrupts = 0;            // SIGINT/SIGTERM received while they ran
 };
 
-absl::StatusOr<WorkerOutcome> SuperviseWorker(
-    const WorkerLaunch& launch, WorkerHub& hub,
-    const std::function<void(const WorkerMessage&)>& on_message,
-    const std::function<void()>& on_tick);
+using WorkerMessageHandler =
+    std::function<void(const std::string& peer, const WorkerMessage& message)>;
+
+absl::StatusOr<WorkerOutcome> SuperviseWorkers(const std::vector<WorkerLaunch>& launches,
+                                               WorkerHub& hub,
+                                               const WorkerMessageHandler& on_message,
+                                               const std::function<void()>& on_tick);
 
 // This executable's path (/proc/self/exe), for spawning workers.
 absl::StatusOr<std::string> SelfExecutable();

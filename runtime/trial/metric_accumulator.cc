@@ -56,6 +56,52 @@ std::vector<ReducedMetric> MetricAccumulator::Result() const {
   return result;
 }
 
+std::vector<double> MetricAccumulator::Packed() const {
+  std::vector<double> packed;
+  for (const Partial& p : partials_) {
+    packed.push_back(static_cast<double>(p.reduction));
+    packed.push_back(p.value);
+    packed.push_back(static_cast<double>(p.records));
+  }
+  return packed;
+}
+
+absl::Status MetricAccumulator::MergePacked(const std::vector<double>& packed, bool replace) {
+  if (packed.size() != partials_.size() * 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ranks reported different metrics: ", partials_.size(), " here, ", packed.size() / 3,
+        " on another rank"));
+  }
+  for (size_t i = 0; i < partials_.size(); ++i) {
+    Partial& p = partials_[i];
+    if (static_cast<double>(p.reduction) != packed[3 * i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("metric '", p.name, "' has another reduction on another rank"));
+    }
+    const double value = packed[3 * i + 1];
+    const uint64_t records = static_cast<uint64_t>(packed[3 * i + 2]);
+    if (replace) {
+      p.value = value;
+      p.records = records;
+      continue;
+    }
+    switch (p.reduction) {
+      case COHORT_REDUCE_MEAN:
+      case COHORT_REDUCE_SUM:
+        p.value += value;
+        break;
+      case COHORT_REDUCE_MIN:
+        p.value = std::min(p.value, value);
+        break;
+      case COHORT_REDUCE_MAX:
+        p.value = std::max(p.value, value);
+        break;
+    }
+    p.records += records;
+  }
+  return absl::OkStatus();
+}
+
 void MetricAccumulator::Reset() {
   partials_.clear();
   batches_ = 0;

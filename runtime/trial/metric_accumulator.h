@@ -34,6 +34,13 @@ class MetricAccumulator {
   uint64_t batches() const { return batches_; }
   void Reset();
 
+  // The partial sums as numbers, for combining ranks: three per metric (reduction, value, records)
+  // in the order metrics were first seen.
+  std::vector<double> Packed() const;
+  // Folds another rank's Packed() into this one (or, with `replace`, takes its values instead);
+  // INVALID_ARGUMENT unless both hold the same metrics with the same reductions.
+  absl::Status MergePacked(const std::vector<double>& packed, bool replace = false);
+
  private:
   struct Partial {
     std::string name;

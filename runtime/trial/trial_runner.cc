@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/trial/rank_sync.h"
 #include "runtime/trial/splitmix64.h"
 
 namespace cohort {
@@ -61,6 +62,11 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
   }
   const ExperimentConfig& config = *options.config;
   const uint32_t slots = model.context().size;
+  if ((slots > 1) != (options.collective != nullptr && options.exchange != nullptr)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a trial of ", slots, " slots needs ", slots > 1 ? "a" : "no",
+        " collective backend and gradient exchange"));
+  }
   if (config.global_batch_size < slots) {
     return absl::InvalidArgumentError(absl::StrCat(
         "hyperparameters.global_batch_size: ", config.global_batch_size,
@@ -109,6 +115,18 @@ absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
 
 absl::StatusOr<TrialExit> TrialRunner::Run() {
   rate_window_start_time_ = options_.clock->MonotonicSeconds();
+  if (multi_rank()) {
+    // Same model everywhere, starting from rank 0's parameters (its initialisation, or the
+    // checkpoint every rank restored).
+    if (absl::Status status = CheckSameLayout(*options_.collective, options_.model->arena());
+        !status.ok()) {
+      return status;
+    }
+    if (absl::Status status = BroadcastParameters(*options_.collective, options_.model->arena());
+        !status.ok()) {
+      return status;
+    }
+  }
   if (progress_.batches_trained == 0 && schedule_.initial_validation) {
     if (absl::Status status = Validate(); !status.ok()) return status;
   }
@@ -118,7 +136,8 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
     if (!schedule_.StepDue(batches)) continue;
     const uint64_t before = batches - batches_since_step_;
     if (absl::Status status = StepOptimizer(); !status.ok()) return status;
-    if (schedule_.ReportDue(before, batches)) {
+    const bool report = schedule_.ReportDue(before, batches);
+    if (report) {
       if (absl::Status status = ReportTraining(); !status.ok()) return status;
     }
     if (schedule_.ValidationDue(before, batches)) {
@@ -128,7 +147,10 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
       if (absl::Status status = Checkpoint(); !status.ok()) return status;
     }
     MaybeReportProgress(/*force=*/false);
-    if (batches < schedule_.total_batches && options_.events->StopRequested()) {
+    if (batches == schedule_.total_batches) break;
+    absl::StatusOr<bool> stop = StopAgreed(report);
+    if (!stop.ok()) return stop.status();
+    if (*stop) {
       if (last_checkpoint_batches_ != batches) {
         if (absl::Status status = Checkpoint(); !status.ok()) return status;
       }
@@ -140,9 +162,33 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
   return TrialExit::kCompleted;
 }
 
+absl::StatusOr<bool> TrialRunner::StopAgreed(bool at_report) {
+  const bool asked = options_.events->StopRequested();
+  if (!multi_rank()) return asked;
+  // Ranks must stop after the same batch: they agree at training reports (one tiny collective
+  // every scheduling_unit batches, not one per batch).
+  if (!at_report) return false;
+  return AnyRank(*options_.collective, asked);
+}
+
 absl::Status TrialRunner::TrainBatch() {
   const BatchSpec batch = sampler_->TrainingBatch(progress_.batches_trained);
+  // The last batch of an aggregation window sums the gradients across ranks while backward
+  // runs; averaging (over ranks, and over the window unless told otherwise) happens first.
+  GradientExchange* exchange = options_.exchange;
+  const bool exchange_now = exchange != nullptr && schedule_.StepDue(progress_.batches_trained + 1);
+  if (exchange_now) {
+    const uint64_t window = batches_since_step_ + 1;
+    double scale = 1.0 / options_.collective->size();
+    if (options_.config->optimizations.average_aggregated_gradients) scale /= window;
+    exchange->Begin(scale);
+  }
   absl::StatusOr<BatchMetrics> metrics = options_.model->TrainBatch(batch);
+  if (exchange_now) {
+    // Finish even when train_batch failed, so every rank still runs the same collectives.
+    absl::Status exchanged = exchange->Finish();
+    if (metrics.ok() && !exchanged.ok()) return exchanged;
+  }
   if (!metrics.ok()) return metrics.status();
   if (absl::Status status = training_metrics_.Add(*metrics); !status.ok()) return status;
   if (const Metric* loss = metrics->Find("loss")) latest_loss_ = loss->value;
@@ -154,7 +200,8 @@ absl::Status TrialRunner::TrainBatch() {
 
 absl::Status TrialRunner::StepOptimizer() {
   TensorArena& arena = options_.model->arena();
-  if (batches_since_step_ > 1 && options_.config->optimizations.average_aggregated_gradients) {
+  if (options_.exchange == nullptr && batches_since_step_ > 1 &&
+      options_.config->optimizations.average_aggregated_gradients) {
     if (absl::Status status = DivideGradients(arena, batches_since_step_); !status.ok()) {
       return status;
     }
@@ -181,8 +228,17 @@ MetricsReport TrialRunner::Report(ReportKind kind, const std::vector<ReducedMetr
 }
 
 absl::Status TrialRunner::ReportTraining() {
-  options_.events->OnMetrics(Report(ReportKind::kTraining, training_metrics_.Result()));
+  // average_training_metrics: every rank's batches count (MEAN metrics weighted by records, the
+  // same on every rank); otherwise rank 0 reports its own.
+  if (multi_rank() && options_.config->optimizations.average_training_metrics) {
+    if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, training_metrics_);
+        !status.ok()) {
+      return status;
+    }
+  }
+  const std::vector<ReducedMetric> metrics = training_metrics_.Result();
   training_metrics_.Reset();
+  if (reporter()) options_.events->OnMetrics(Report(ReportKind::kTraining, metrics));
   return absl::OkStatus();
 }
 
@@ -196,6 +252,11 @@ absl::Status TrialRunner::Validate() {
     if (!metrics.ok()) return metrics.status();
     if (absl::Status status = total.Add(*metrics); !status.ok()) return status;
   }
+  if (multi_rank()) {
+    if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, total); !status.ok()) {
+      return status;
+    }
+  }
   const std::vector<ReducedMetric> result = total.Result();
   const std::string& searcher_metric = options_.config->searcher.metric;
   if (FindMetric(result, searcher_metric) == nullptr) {
@@ -205,7 +266,7 @@ absl::Status TrialRunner::Validate() {
         "searcher.metric: '", searcher_metric, "' is not among the validation metrics plugin ",
         options_.model->plugin().name(), " reports (", absl::StrJoin(names, ", "), ")"));
   }
-  options_.events->OnMetrics(Report(ReportKind::kValidation, result));
+  if (reporter()) options_.events->OnMetrics(Report(ReportKind::kValidation, result));
   last_validation_batches_ = progress_.batches_trained;
 
   // checkpoint_policy: after this validation, checkpoint always (all), when it is the best so
@@ -223,6 +284,12 @@ absl::Status TrialRunner::Validate() {
 
 absl::Status TrialRunner::Checkpoint() {
   if (last_checkpoint_batches_ == progress_.batches_trained) return absl::OkStatus();
+  if (!reporter()) {
+    // Every rank holds the same parameters and state; rank 0 writes them.
+    last_checkpoint_batches_ = progress_.batches_trained;
+    checkpoint_after_validation_ = false;
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::map<std::string, std::string>> files =
       CaptureTrialState(*options_.model, options_.optimizer, progress_);
   if (!files.ok()) return files.status();
@@ -250,6 +317,7 @@ absl::Status TrialRunner::Checkpoint() {
 }
 
 void TrialRunner::MaybeReportProgress(bool force) {
+  if (!reporter()) return;
   const double now = options_.clock->MonotonicSeconds();
   if (!force && now - last_progress_time_ < options_.progress_interval_seconds) return;
   const double elapsed = now - rate_window_start_time_;

@@ -28,7 +28,9 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/collective/collective_backend.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/exchange/gradient_exchange.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/plugin/loaded_model.h"
 #include "runtime/trial/clock.h"
@@ -49,6 +51,11 @@ struct TrialRunnerOptions {
   Optimizer* optimizer = nullptr;  // nullptr: the plugin steps with its own optimizer_step
   CheckpointStorage* storage = nullptr;
   TrialEvents* events = nullptr;
+  // With more than one slot: the group of this trial's ranks, and the exchange that sums their
+  // gradients (both nullptr on one slot). Only rank 0 reports and writes checkpoints; a stop
+  // request is agreed on at the next training report.
+  CollectiveBackend* collective = nullptr;
+  GradientExchange* exchange = nullptr;
   Clock* clock = &SystemClock();
   double progress_interval_seconds = 0.25;
 };
@@ -72,7 +79,11 @@ class TrialRunner {
  private:
   explicit TrialRunner(TrialRunnerOptions options) : options_(options) {}
 
+  bool multi_rank() const { return options_.collective != nullptr; }
+  bool reporter() const { return options_.model->context().rank == 0; }
   absl::Status TrainBatch();
+  // Whether any rank was asked to stop (agreed at training reports when there are several).
+  absl::StatusOr<bool> StopAgreed(bool at_report);
   absl::Status StepOptimizer();
   // A report of `metrics` after the batches trained so far.
   MetricsReport Report(ReportKind kind, const std::vector<ReducedMetric>& metrics);

@@ -11,6 +11,8 @@
 namespace cohort {
 namespace {
 
+}  // namespace
+
 std::string TensorLayout(const TensorArena& arena) {
   std::string layout;
   for (size_t i = 0; i < arena.tensor_count(); ++i) {
@@ -20,6 +22,8 @@ std::string TensorLayout(const TensorArena& arena) {
   }
   return layout;
 }
+
+namespace {
 
 absl::Status RequireCpu(const TensorArena& arena) {
   for (const ArenaBlock& block : arena.blocks()) {

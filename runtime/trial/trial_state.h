@@ -28,6 +28,10 @@ struct TrialProgress {
   uint64_t optimizer_steps = 0;  // steps taken (built-in or the plugin's)
 };
 
+// The arena's tensors, one "name dtype elements device" line each: two arenas with the same text
+// have the same layout.
+std::string TensorLayout(const TensorArena& arena);
+
 // `optimizer` is nullptr when the plugin steps itself. Only CPU arenas for now (UNIMPLEMENTED
 // otherwise, naming the device).
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(LoadedModel& model,

@@ -18,13 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define RETURN_IF_ERROR(expr)                \
-  do {                                       \
-    if (absl::Status s = (expr); !s.ok()) {  \
-      return s;                              \
-    }                                        \
-  } while (0)
-
 // Forms a group of `size` ranks and runs `body` on each rank's backend.
 std::vector<absl::Status> RunGroup(uint32_t size, const std::function<absl::Status(CollectiveBackend&)>& body,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {

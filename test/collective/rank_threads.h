@@ -14,6 +14,14 @@
 
 #include "absl/status/status.h"
 
+// In a rank's body: returns the status of `expr` when it is an error.
+#define RETURN_IF_ERROR(expr)                \
+  do {                                       \
+    if (absl::Status s = (expr); !s.ok()) {  \
+      return s;                              \
+    }                                        \
+  } while (0)
+
 namespace cohort {
 
 inline std::vector<absl::Status> RunRanks(uint32_t size, const std::function<absl::Status(uint32_t)>& body) {

@@ -1,0 +1,172 @@
+#include "runtime/exchange/gradient_exchange.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/arena/device_memory.h"
+#include "runtime/arena/dtype.h"
+#include "runtime/exchange/bf16_codec.h"
+#include "runtime/exchange/fp16_codec.h"
+
+namespace cohort {
+
+absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
+    TensorArena& arena, CollectiveBackend& backend, const ExchangeOptions& options) {
+  for (const ArenaBlock& block : arena.blocks()) {
+    if (block.device.kind != COHORT_DEVICE_CPU || block.dtype != COHORT_DTYPE_FLOAT32) {
+      return absl::UnimplementedError(absl::StrCat(
+          "exchanging ", DtypeName(block.dtype), " gradients on ", DeviceName(block.device),
+          " is not supported yet; the exchange handles float32 CPU tensors"));
+    }
+  }
+  std::unique_ptr<GradientCodec> codec;
+  switch (options.compression.kind) {
+    case CompressionOptions::kNone:
+      break;
+    case CompressionOptions::kFp16:
+      codec = std::make_unique<Fp16Codec>();
+      break;
+    case CompressionOptions::kBf16:
+      codec = std::make_unique<Bf16Codec>();
+      break;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("optimizations.gradient_compression: ",
+                       CompressionKindName(options.compression.kind),
+                       " is not supported yet; use fp16, bf16 or none"));
+  }
+  absl::StatusOr<std::vector<GradientBucket>> plan =
+      PlanBuckets(arena, options.bucket_bytes, options.first_bucket_bytes);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena);
+  if (!tracker.ok()) return tracker.status();
+  return std::unique_ptr<GradientExchange>(new GradientExchange(
+      arena, backend, *std::move(plan), *std::move(tracker), std::move(codec)));
+}
+
+GradientExchange::GradientExchange(TensorArena& arena, CollectiveBackend& backend,
+                                   std::vector<GradientBucket> plan, ReadyTracker tracker,
+                                   std::unique_ptr<GradientCodec> codec)
+    : arena_(arena),
+      backend_(backend),
+      plan_(std::move(plan)),
+      tracker_(std::move(tracker)),
+      codec_(std::move(codec)),
+      thread_([this] { CommunicationLoop(); }) {}
+
+GradientExchange::~GradientExchange() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shutting_down_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void GradientExchange::Begin(double scale) {
+  // A batch begun and never finished is finished first, so no bucket of it is still in flight.
+  if (active_) (void)Finish();
+  tracker_.Reset();
+  hook_error_ = absl::OkStatus();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.clear();
+    completed_ = 0;
+    scale_ = scale;
+    error_ = absl::OkStatus();
+  }
+  active_ = true;
+}
+
+void GradientExchange::OnGradientsReady(uint32_t tensor, uint64_t offset, uint64_t count) {
+  if (!active_ || !hook_error_.ok()) return;
+  absl::StatusOr<std::vector<size_t>> launch = tracker_.MarkReady(tensor, offset, count);
+  if (!launch.ok()) {
+    hook_error_ = launch.status();
+    return;
+  }
+  Launch(*launch);
+}
+
+void GradientExchange::Launch(const std::vector<size_t>& buckets) {
+  if (buckets.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.insert(queue_.end(), buckets.begin(), buckets.end());
+  }
+  changed_.notify_all();
+}
+
+absl::Status GradientExchange::Finish() {
+  if (!active_) return absl::OkStatus();
+  Launch(tracker_.MarkAllReady());
+  absl::Status status;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return completed_ == plan_.size(); });
+    status = error_;
+  }
+  active_ = false;
+  if (!hook_error_.ok()) return hook_error_;
+  return status;
+}
+
+void GradientExchange::CommunicationLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return shutting_down_ || !queue_.empty(); });
+    if (shutting_down_) return;
+    const size_t bucket = queue_.front();
+    queue_.pop_front();
+    const double scale = scale_;
+    const bool failed = !error_.ok();
+    lock.unlock();
+    // After a failure the group is unusable; the remaining buckets are only counted.
+    absl::Status status = failed ? absl::OkStatus() : ExchangeBucket(plan_[bucket], scale);
+    lock.lock();
+    if (!status.ok() && error_.ok()) error_ = status;
+    ++completed_;
+    changed_.notify_all();
+  }
+}
+
+absl::Status GradientExchange::ExchangeBucket(const GradientBucket& bucket, double scale) {
+  const ArenaBlock& block = arena_.blocks()[bucket.block];
+  float* grad = static_cast<float*>(block.grad) + bucket.offset;
+  if (scale != 1.0) {
+    const float factor = static_cast<float>(scale);
+    for (uint64_t i = 0; i < bucket.count; ++i) grad[i] *= factor;
+  }
+  if (codec_ == nullptr) return backend_.AllreduceSum(grad, bucket.count, COHORT_DTYPE_FLOAT32);
+  const uint64_t bytes = codec_->EncodedBytes(bucket.count);
+  if (codec_->name() == "fp16") {
+    // Gloo sums half precision itself.
+    encoded_.resize(bytes);
+    codec_->Encode(grad, bucket.count, encoded_.data());
+    if (absl::Status status = backend_.AllreduceSum(encoded_.data(), bucket.count,
+                                                    COHORT_DTYPE_FLOAT16);
+        !status.ok()) {
+      return status;
+    }
+    codec_->Decode(encoded_.data(), bucket.count, grad);
+    return absl::OkStatus();
+  }
+  // bf16: no engine sums it on the CPU, so every rank gathers every rank's encoded slice and adds
+  // them up in float32, in rank order (the same order, hence the same bits, on every rank).
+  const uint32_t size = backend_.size();
+  encoded_.resize(bytes * (size + 1));
+  char* own = encoded_.data() + bytes * size;
+  codec_->Encode(grad, bucket.count, own);
+  if (absl::Status status = backend_.Allgather(own, bytes, encoded_.data()); !status.ok()) {
+    return status;
+  }
+  decoded_.resize(bucket.count);
+  for (uint64_t i = 0; i < bucket.count; ++i) grad[i] = 0;
+  for (uint32_t rank = 0; rank < size; ++rank) {
+    codec_->Decode(encoded_.data() + bytes * rank, bucket.count, decoded_.data());
+    for (uint64_t i = 0; i < bucket.count; ++i) grad[i] += decoded_[i];
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cohort

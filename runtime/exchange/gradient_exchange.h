@@ -1,0 +1,101 @@
+// GradientExchange: sums every rank's gradients in the arena, in place, bucket by bucket, on a
+// communication thread, while the plugin is still computing the rest of its backward pass.
+//
+// One exchanged batch (the last of an aggregation window):
+//
+//   exchange->Begin(1.0 / (size * k));          // train thread, before train_batch
+//   ... plugin's gradients_ready -> exchange->OnGradientsReady(tensor, offset, count)
+//   absl::Status done = exchange->Finish();     // after train_batch: the rest, then wait
+//
+// Each bucket is a slice of an arena block (no copy in or out): it is scaled by `scale` first
+// (averaging divides before the sum, safe for 16-bit codecs), encoded when a codec is set,
+// summed with the backend's allreduce (fp16), or gathered and summed in float32 (bf16, which the
+// CPU engine cannot sum), and decoded back into the same slice. Buckets launch in
+// the plan's fixed order on every rank (see ReadyTracker), so every rank issues the same
+// collectives in the same order.
+//
+// Thread-safety: Begin, OnGradientsReady and Finish are called from the one thread that drives
+// the model; the backend is used only by the exchange's own thread while it lives.
+#ifndef COHORT_RUNTIME_EXCHANGE_GRADIENT_EXCHANGE_H_
+#define COHORT_RUNTIME_EXCHANGE_GRADIENT_EXCHANGE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/arena/tensor_arena.h"
+#include "runtime/collective/collective_backend.h"
+#include "runtime/exchange/bucket_plan.h"
+#include "runtime/exchange/codec.h"
+#include "runtime/exchange/codec_options.h"
+#include "runtime/exchange/ready_tracker.h"
+
+namespace cohort {
+
+struct ExchangeOptions {
+  uint64_t bucket_bytes = 64ull << 20;       // optimizations.tensor_fusion_threshold (MB)
+  uint64_t first_bucket_bytes = 1ull << 20;  // a smaller first bucket starts the exchange early
+  CompressionOptions compression;            // none, fp16 or bf16 for now
+};
+
+class GradientExchange {
+ public:
+  // Plans the buckets and starts the communication thread. Only float32 CPU blocks for now, and
+  // only the none/fp16/bf16 codecs (UNIMPLEMENTED otherwise, naming what is missing). The arena
+  // and backend must outlive the exchange.
+  static absl::StatusOr<std::unique_ptr<GradientExchange>> Create(TensorArena& arena,
+                                                                  CollectiveBackend& backend,
+                                                                  const ExchangeOptions& options);
+  ~GradientExchange();
+  GradientExchange(const GradientExchange&) = delete;
+  GradientExchange& operator=(const GradientExchange&) = delete;
+
+  // Starts an exchanged batch: gradients will be multiplied by `scale` before the sum. (A batch
+  // begun and not finished is finished first.) After a failed exchange the group and the
+  // gradients of the failed buckets are unspecified; the trial ends.
+  void Begin(double scale);
+  // The plugin's gradients_ready hook. Outside Begin/Finish (a batch whose gradients are only
+  // accumulated locally) it does nothing. A bad range is remembered and returned by Finish.
+  void OnGradientsReady(uint32_t tensor, uint64_t offset, uint64_t count);
+  // Launches every bucket not launched yet and waits until all are summed; the first error.
+  absl::Status Finish();
+
+  const std::vector<GradientBucket>& plan() const { return plan_; }
+  bool active() const { return active_; }
+
+ private:
+  GradientExchange(TensorArena& arena, CollectiveBackend& backend, std::vector<GradientBucket> plan,
+                   ReadyTracker tracker, std::unique_ptr<GradientCodec> codec);
+  void Launch(const std::vector<size_t>& buckets);
+  void CommunicationLoop();
+  absl::Status ExchangeBucket(const GradientBucket& bucket, double scale);
+
+  TensorArena& arena_;
+  CollectiveBackend& backend_;
+  const std::vector<GradientBucket> plan_;
+  ReadyTracker tracker_;                   // train thread only
+  std::unique_ptr<GradientCodec> codec_;   // communication thread only
+  std::vector<char> encoded_;              // communication thread only
+  std::vector<float> decoded_;             // communication thread only
+  bool active_ = false;                    // train thread only
+  absl::Status hook_error_;                // train thread only
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<size_t> queue_;      // buckets launched, not yet taken
+  size_t completed_ = 0;          // buckets summed this batch
+  double scale_ = 1;
+  absl::Status error_;            // first communication error this batch
+  bool shutting_down_ = false;
+  std::thread thread_;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_EXCHANGE_GRADIENT_EXCHANGE_H_

@@ -1,0 +1,100 @@
+#include "runtime/trial/rank_sync.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/arena/device_memory.h"
+#include "runtime/trial/trial_state.h"
+
+namespace cohort {
+namespace {
+
+uint64_t Fnv1a(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+// Every rank's `value`, in rank order.
+template <class T>
+absl::StatusOr<std::vector<T>> Gather(CollectiveBackend& backend, T value) {
+  std::vector<T> all(backend.size());
+  if (absl::Status status = backend.Allgather(&value, sizeof(T), all.data()); !status.ok()) {
+    return status;
+  }
+  return all;
+}
+
+}  // namespace
+
+absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena) {
+  absl::StatusOr<std::vector<uint64_t>> layouts = Gather(backend, Fnv1a(TensorLayout(arena)));
+  if (!layouts.ok()) return layouts.status();
+  std::vector<uint32_t> differ;
+  for (uint32_t rank = 1; rank < layouts->size(); ++rank) {
+    if ((*layouts)[rank] != (*layouts)[0]) differ.push_back(rank);
+  }
+  if (differ.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the model's tensors differ between ranks: rank", differ.size() > 1 ? "s " : " ",
+      absl::StrJoin(differ, ", "), " registered other tensors than rank 0 (names, dtypes, sizes "
+      "or devices); every rank must build the same model"));
+}
+
+absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena) {
+  for (const ArenaBlock& block : arena.blocks()) {
+    if (block.device.kind != COHORT_DEVICE_CPU) {
+      return absl::UnimplementedError(
+          absl::StrCat("broadcasting tensors on ", DeviceName(block.device), " is not supported"));
+    }
+    if (absl::Status status =
+            backend.Broadcast(block.data, block.element_count * block.element_size, 0);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulator& metrics) {
+  const std::vector<double> own = metrics.Packed();
+  absl::StatusOr<std::vector<uint64_t>> sizes = Gather(backend, uint64_t{own.size()});
+  if (!sizes.ok()) return sizes.status();
+  for (uint32_t rank = 0; rank < sizes->size(); ++rank) {
+    if ((*sizes)[rank] != own.size()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", rank, " reported ", (*sizes)[rank] / 3, " metrics and rank ", backend.rank(),
+          " ", own.size() / 3, "; every rank must report the same metrics"));
+    }
+  }
+  std::vector<double> all(own.size() * backend.size());
+  if (!own.empty()) {
+    if (absl::Status status = backend.Allgather(own.data(), own.size() * sizeof(double), all.data());
+        !status.ok()) {
+      return status;
+    }
+  }
+  // Rank 0's values, then every other rank's in rank order: the same sums, to the bit, everywhere.
+  for (uint32_t rank = 0; rank < backend.size(); ++rank) {
+    const auto first = all.begin() + static_cast<std::ptrdiff_t>(rank * own.size());
+    const std::vector<double> theirs(first, first + static_cast<std::ptrdiff_t>(own.size()));
+    if (absl::Status status = metrics.MergePacked(theirs, /*replace=*/rank == 0); !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> AnyRank(CollectiveBackend& backend, bool flag) {
+  double value = flag ? 1 : 0;
+  if (absl::Status status = backend.AllreduceSum(&value, 1, COHORT_DTYPE_FLOAT64); !status.ok()) {
+    return status;
+  }
+  return value > 0;
+}
+
+}  // namespace cohort

@@ -1,0 +1,32 @@
+// What the ranks of a data-parallel trial agree on besides gradients: the same tensor layout, the
+// same starting parameters, the metrics of all their batches, and whether to stop.
+//
+// Every function is a collective: all ranks call it at the same point, in the same order.
+// Thread-safety: use from the thread that owns the backend.
+#ifndef COHORT_RUNTIME_TRIAL_RANK_SYNC_H_
+#define COHORT_RUNTIME_TRIAL_RANK_SYNC_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/arena/tensor_arena.h"
+#include "runtime/collective/collective_backend.h"
+#include "runtime/trial/metric_accumulator.h"
+
+namespace cohort {
+
+// FAILED_PRECONDITION naming the ranks whose tensor layout differs from rank 0's.
+absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena);
+
+// Every parameter block from rank 0 to all ranks (CPU blocks).
+absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena);
+
+// Folds every rank's partial metrics into `metrics` on every rank (weighted by records).
+absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulator& metrics);
+
+// True on every rank when `flag` is true on any rank.
+absl::StatusOr<bool> AnyRank(CollectiveBackend& backend, bool flag);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_TRIAL_RANK_SYNC_H_

@@ -1,0 +1,379 @@
+// GradientExchange over a real Gloo group: one thread per rank, each with its own arena, summing or
+// averaging gradients bucket by bucket whatever order (or none) the plugin reports ranges in.
+#include "runtime/exchange/gradient_exchange.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/arena/device_memory.h"
+#include "runtime/collective/gloo/gloo_backend.h"
+#include "test/collective/rank_threads.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+TensorDescriptor Tensor(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+  return TensorDescriptor{name, dtype, {COHORT_DEVICE_CPU, 0}, count};
+}
+
+// Sizes that are not multiples of the 16-float alignment, so the block has gaps between tensors.
+std::vector<TensorDescriptor> ModelTensors() {
+  return {Tensor("embedding", 37), Tensor("w1", 100), Tensor("b1", 5),
+          Tensor("w2", 64),        Tensor("b2", 1),   Tensor("head", 19)};
+}
+constexpr size_t kB1 = 2;  // index of "b1" in ModelTensors()
+
+// Small limits so the model is cut into many buckets.
+ExchangeOptions SmallBuckets(CompressionOptions::Kind compression = CompressionOptions::kNone) {
+  ExchangeOptions options;
+  options.bucket_bytes = 128;
+  options.first_bucket_bytes = 16;
+  options.compression.kind = compression;
+  return options;
+}
+
+using RankBody = std::function<absl::Status(uint32_t rank, TensorArena& arena, GradientExchange& exchange)>;
+
+// Forms a Gloo group of `size` ranks, gives each rank an arena of ModelTensors() and an exchange
+// over it, and runs `body` on every rank.
+std::vector<absl::Status> RunExchangeGroup(uint32_t size, const ExchangeOptions& options, const RankBody& body) {
+  InMemoryRendezvousStore store;
+  GlooOptions gloo;
+  gloo.timeout = std::chrono::seconds(20);
+  gloo.prefix = "trial-1/attempt-0";
+  return RunRanks(size, [&](uint32_t rank) -> absl::Status {
+    CpuOnlyMemoryProvider memory;
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(ModelTensors(), memory);
+    if (!arena.ok()) return arena.status();
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, size, store, gloo);
+    if (!backend.ok()) return backend.status();
+    absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
+        GradientExchange::Create(**arena, **backend, options);
+    if (!exchange.ok()) return exchange.status();
+    if ((*exchange)->plan().size() < 6) {
+      return absl::InternalError(absl::StrCat("only ", (*exchange)->plan().size(), " buckets planned"));
+    }
+    return body(rank, **arena, **exchange);
+  });
+}
+
+void ExpectAllOk(const std::vector<absl::Status>& results) {
+  for (size_t rank = 0; rank < results.size(); ++rank) {
+    EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
+  }
+}
+
+// A gradient element every rank can predict: a small multiple of 1/4, so float32 sums of a few of
+// them, and their products with powers of two, are exact.
+float LocalValue(uint32_t rank, size_t tensor, uint64_t i, uint32_t batch = 0) {
+  const int units = static_cast<int>((rank + 1) * 3 + tensor * 5 + i % 11 + batch * 7) - 20;
+  return 0.25f * static_cast<float>(units);
+}
+
+// The sum over `size` ranks of LocalValue, computed exactly.
+double SumOfLocalValues(uint32_t size, size_t tensor, uint64_t i, uint32_t batch = 0) {
+  double sum = 0;
+  for (uint32_t rank = 0; rank < size; ++rank) sum += LocalValue(rank, tensor, i, batch);
+  return sum;
+}
+
+// Writes value(tensor, i) into every tensor's gradient; the alignment gaps are left alone.
+void FillGradients(TensorArena& arena, const std::function<float(size_t, uint64_t)>& value) {
+  for (size_t t = 0; t < arena.tensor_count(); ++t) {
+    float* grad = static_cast<float*>(arena.grad(t));
+    for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) grad[i] = value(t, i);
+  }
+}
+
+// OK when every gradient element is within `relative_tolerance` of expected(tensor, i) (exactly
+// equal for 0) and every alignment gap is still zero; else the first element that is not.
+absl::Status CheckGradients(const TensorArena& arena, const std::function<double(size_t, uint64_t)>& expected,
+                            double relative_tolerance = 0) {
+  for (size_t t = 0; t < arena.tensor_count(); ++t) {
+    const float* grad = static_cast<const float*>(arena.grad(t));
+    for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
+      const double want = expected(t, i);
+      if (std::abs(grad[i] - want) > relative_tolerance * std::abs(want)) {
+        return absl::InternalError(
+            absl::StrCat("tensor '", arena.spec(t).name, "' element ", i, " is ", grad[i], ", expected ", want));
+      }
+    }
+  }
+  for (size_t b = 0; b < arena.blocks().size(); ++b) {
+    const ArenaBlock& block = arena.blocks()[b];
+    std::vector<bool> covered(block.element_count, false);
+    for (size_t t = 0; t < arena.tensor_count(); ++t) {
+      const TensorPlacement& placement = arena.placement(t);
+      if (placement.block != b) continue;
+      std::fill_n(covered.begin() + static_cast<std::ptrdiff_t>(placement.offset), placement.element_count, true);
+    }
+    const float* grad = static_cast<const float*>(block.grad);
+    for (uint64_t i = 0; i < block.element_count; ++i) {
+      if (!covered[i] && grad[i] != 0.0f) {
+        return absl::InternalError(absl::StrCat("gap element ", i, " of block ", b, " is ", grad[i]));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+struct ReadyRange {
+  uint32_t tensor;
+  uint64_t offset;
+  uint64_t count;
+};
+
+// Every tensor cut into ranges of up to 7 elements, from the last tensor's end back to the first
+// tensor's start: the order a backward pass finishes them.
+std::vector<ReadyRange> ReverseRanges(const TensorArena& arena) {
+  constexpr uint64_t kChunk = 7;
+  std::vector<ReadyRange> ranges;
+  for (size_t t = arena.tensor_count(); t-- > 0;) {
+    const uint64_t count = arena.spec(t).element_count;
+    for (uint64_t end = count; end > 0;) {
+      const uint64_t begin = end > kChunk ? end - kChunk : 0;
+      ranges.push_back({static_cast<uint32_t>(t), begin, end - begin});
+      end = begin;
+    }
+  }
+  return ranges;
+}
+
+// The same ranges shuffled, differently for every seed.
+std::vector<ReadyRange> ScrambledRanges(const TensorArena& arena, uint32_t seed) {
+  std::vector<ReadyRange> ranges = ReverseRanges(arena);
+  std::mt19937 random(seed);
+  std::shuffle(ranges.begin(), ranges.end(), random);
+  return ranges;
+}
+
+void Report(GradientExchange& exchange, const std::vector<ReadyRange>& ranges) {
+  for (const ReadyRange& range : ranges) exchange.OnGradientsReady(range.tensor, range.offset, range.count);
+}
+
+// Each rank holds size * LocalValue: scaled by 1/size (exact: 1/3 rounds to float with a relative
+// error of 2^-25, too small to move the product off the integer multiple), the sum is exactly
+// SumOfLocalValues, which is the average of what the ranks held.
+absl::Status AverageOneBatch(uint32_t rank, uint32_t size, TensorArena& arena, GradientExchange& exchange,
+                             const std::vector<ReadyRange>& ranges) {
+  const float n = static_cast<float>(size);
+  FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i); });
+  exchange.Begin(1.0 / size);
+  if (!exchange.active()) return absl::InternalError("not active after Begin");
+  Report(exchange, ranges);
+  RETURN_IF_ERROR(exchange.Finish());
+  if (exchange.active()) return absl::InternalError("still active after Finish");
+  return CheckGradients(arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i); });
+}
+
+class GradientExchangeGroupTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenReportedInReverseOrder) {
+  const uint32_t size = GetParam();
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    return AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena));
+  }));
+}
+
+TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenEachRankReportsInItsOwnScrambledOrder) {
+  const uint32_t size = GetParam();
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 1));
+  }));
+}
+
+TEST_P(GradientExchangeGroupTest, FinishExchangesEverythingWhenNothingWasReported) {
+  const uint32_t size = GetParam();
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    return AverageOneBatch(rank, size, arena, exchange, {});
+  }));
+}
+
+TEST_P(GradientExchangeGroupTest, ReportsOutsideAnExchangedBatchKeepGradientsLocal) {
+  const uint32_t size = GetParam();
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    // Aggregation over two batches: the first is only accumulated locally.
+    const float weight = 2.0f * static_cast<float>(size);
+    FillGradients(arena, [&](size_t t, uint64_t i) { return weight * LocalValue(rank, t, i, 0); });
+    Report(exchange, ReverseRanges(arena));
+    if (exchange.active()) return absl::InternalError("active without Begin");
+    // A bucket wrongly launched would be summed by now.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    RETURN_IF_ERROR(exchange.Finish());
+    auto local = [&](size_t t, uint64_t i) { return weight * LocalValue(rank, t, i, 0); };
+    if (absl::Status status = CheckGradients(arena, local); !status.ok()) {
+      return absl::InternalError(absl::StrCat("outside an exchanged batch: ", status.message()));
+    }
+    // The second batch accumulates onto the first and is exchanged, averaged over both batches.
+    for (size_t t = 0; t < arena.tensor_count(); ++t) {
+      float* grad = static_cast<float*>(arena.grad(t));
+      for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) grad[i] += weight * LocalValue(rank, t, i, 1);
+    }
+    exchange.Begin(1.0 / (2.0 * size));
+    Report(exchange, ReverseRanges(arena));
+    RETURN_IF_ERROR(exchange.Finish());
+    return CheckGradients(arena, [&](size_t t, uint64_t i) {
+      return SumOfLocalValues(size, t, i, 0) + SumOfLocalValues(size, t, i, 1);
+    });
+  }));
+}
+
+TEST_P(GradientExchangeGroupTest, ScaleOneSumsBatchAfterBatch) {
+  const uint32_t size = GetParam();
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    for (uint32_t batch = 0; batch < 5; ++batch) {
+      RETURN_IF_ERROR(arena.ZeroGradients());
+      FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i, batch); });
+      exchange.Begin(1.0);
+      switch (batch % 3) {
+        case 0:
+          Report(exchange, ReverseRanges(arena));
+          break;
+        case 1:
+          Report(exchange, ScrambledRanges(arena, rank * 10 + batch));
+          break;
+        default:
+          break;  // nothing reported
+      }
+      RETURN_IF_ERROR(exchange.Finish());
+      if (absl::Status status =
+              CheckGradients(arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i, batch); });
+          !status.ok()) {
+        return absl::InternalError(absl::StrCat("batch ", batch, ": ", status.message()));
+      }
+    }
+    return absl::OkStatus();
+  }));
+}
+
+TEST_P(GradientExchangeGroupTest, BadRangeFailsFinishOnThatRankWithoutHangingTheGroup) {
+  const uint32_t size = GetParam();
+  const auto start = std::chrono::steady_clock::now();
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    const float n = static_cast<float>(size);
+    FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i); });
+    exchange.Begin(1.0 / size);
+    std::vector<ReadyRange> ranges = ReverseRanges(arena);
+    if (rank == 0) {
+      // Halfway through, one element past the end of "b1" (5 elements); the rest is reported too.
+      ranges.insert(ranges.begin() + static_cast<std::ptrdiff_t>(ranges.size() / 2), ReadyRange{kB1, 5, 1});
+    }
+    Report(exchange, ranges);
+    absl::Status finished = exchange.Finish();
+    if (rank == 0) {
+      if (!absl::IsInvalidArgument(finished) || finished.message().find("'b1'") == absl::string_view::npos ||
+          finished.message().find("past the tensor's end") == absl::string_view::npos) {
+        return absl::InternalError(absl::StrCat("the bad range gave ", finished.ToString()));
+      }
+    } else {
+      RETURN_IF_ERROR(finished);
+    }
+    // Every bucket was still exchanged, on every rank.
+    RETURN_IF_ERROR(CheckGradients(arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i); }));
+    // The error belonged to that batch only.
+    return AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena));
+  }));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+// Values near 1 that neither 16-bit format holds exactly; every rank's differ.
+float NearOne(uint32_t rank, size_t tensor, uint64_t i) {
+  return 1.0f + static_cast<float>((rank * 37 + tensor * 11 + i * 7) % 101) / 1000.0f;
+}
+
+// Averages NearOne over the group through `compression`; every element must be within
+// `relative_tolerance` of the exact average and bit for bit the same on every rank.
+void ExpectCompressedAverage(uint32_t size, CompressionOptions::Kind compression, double relative_tolerance) {
+  std::vector<std::vector<float>> results(size);
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(compression),
+                               [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+    FillGradients(arena, [&](size_t t, uint64_t i) { return NearOne(rank, t, i); });
+    exchange.Begin(1.0 / size);
+    Report(exchange, ScrambledRanges(arena, rank + 7));
+    RETURN_IF_ERROR(exchange.Finish());
+    const ArenaBlock& block = arena.blocks()[0];
+    const float* grad = static_cast<const float*>(block.grad);
+    results[rank].assign(grad, grad + block.element_count);
+    return CheckGradients(
+        arena,
+        [&](size_t t, uint64_t i) {
+          double sum = 0;
+          for (uint32_t r = 0; r < size; ++r) sum += NearOne(r, t, i);
+          return sum / size;
+        },
+        relative_tolerance);
+  }));
+  for (uint32_t rank = 1; rank < size; ++rank) {
+    ASSERT_EQ(results[rank].size(), results[0].size());
+    EXPECT_EQ(std::memcmp(results[rank].data(), results[0].data(), results[0].size() * sizeof(float)), 0)
+        << "rank " << rank << " differs from rank 0";
+  }
+}
+
+// fp16 on values near 1: each scaled value rounds once on encoding and each partial sum once in
+// Gloo's half-precision add, half an ulp each time. These values stay within 1e-3 of the exact
+// average (8.5e-4 at most, with three ranks), though the worst case for three ranks is 1.1e-3.
+TEST_P(GradientExchangeGroupTest, Fp16AveragesWithinOnePartInAThousandAndAgreesBitForBit) {
+  ExpectCompressedAverage(GetParam(), CompressionOptions::kFp16, 1e-3);
+}
+
+// bf16 keeps 8 significant bits: each value rounds once (2^-9 relative), the sum is float32.
+TEST_P(GradientExchangeGroupTest, Bf16AveragesWithinOnePartInAHundredAndAgreesBitForBit) {
+  ExpectCompressedAverage(GetParam(), CompressionOptions::kBf16, 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, GradientExchangeGroupTest, ::testing::Values(1u, 2u, 3u),
+                         [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
+
+// Create's refusals, against a group of one.
+absl::Status CreateOnOneRank(std::vector<TensorDescriptor> specs, const ExchangeOptions& options) {
+  InMemoryRendezvousStore store;
+  CpuOnlyMemoryProvider memory;
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(std::move(specs), memory);
+  if (!arena.ok()) return arena.status();
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(0, 1, store, GlooOptions{});
+  if (!backend.ok()) return backend.status();
+  return GradientExchange::Create(**arena, **backend, options).status();
+}
+
+TEST(GradientExchangeTest, CreateRefusesAFloat64Block) {
+  absl::Status status = CreateOnOneRank({Tensor("w", 8), Tensor("d", 8, COHORT_DTYPE_FLOAT64)}, SmallBuckets());
+  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("float64"));
+}
+
+TEST(GradientExchangeTest, CreateRefusesTopKAndPowerSgdCompression) {
+  ExchangeOptions topk = SmallBuckets(CompressionOptions::kTopK);
+  topk.compression.topk_ratio = 0.01;
+  absl::Status status = CreateOnOneRank(ModelTensors(), topk);
+  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("topk"));
+
+  ExchangeOptions powersgd = SmallBuckets(CompressionOptions::kPowerSgd);
+  powersgd.compression.powersgd_rank = 1;
+  status = CreateOnOneRank(ModelTensors(), powersgd);
+  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("powersgd"));
+}
+
+TEST(GradientExchangeTest, CreateAcceptsFloat32WithEachSupportedCodec) {
+  for (CompressionOptions::Kind kind : {CompressionOptions::kNone, CompressionOptions::kFp16, CompressionOptions::kBf16}) {
+    EXPECT_TRUE(CreateOnOneRank(ModelTensors(), SmallBuckets(kind)).ok()) << CompressionKindName(kind);
+  }
+}
+
+}  // namespace
+}  // namespace cohort
