@@ -99,11 +99,22 @@ void GradientExchange::Launch(const std::vector<size_t>& buckets) {
 
 absl::Status GradientExchange::Finish() {
   if (!active_) return absl::OkStatus();
-  Launch(tracker_.MarkAllReady());
+  const std::vector<size_t> rest = tracker_.MarkAllReady();
   absl::Status status;
   {
+    // The caller has nothing left to do but wait, so it exchanges what is left itself (saving two
+    // thread hand-offs per batch), once the communication thread is done with its bucket. Buckets
+    // still go out in plan order, and the backend is used by one thread at a time.
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return completed_ == plan_.size(); });
+    caller_draining_ = true;
+    changed_.wait(lock, [&] { return !communication_busy_; });
+    queue_.insert(queue_.end(), rest.begin(), rest.end());
+    while (!queue_.empty()) {
+      const size_t bucket = queue_.front();
+      queue_.pop_front();
+      ExchangeLocked(lock, bucket);
+    }
+    caller_draining_ = false;
     status = error_;
   }
   active_ = false;
@@ -111,21 +122,27 @@ absl::Status GradientExchange::Finish() {
   return status;
 }
 
+void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket) {
+  const double scale = scale_;
+  const bool failed = !error_.ok();
+  lock.unlock();
+  // After a failure the group is unusable; the remaining buckets are only counted.
+  absl::Status status = failed ? absl::OkStatus() : ExchangeBucket(plan_[bucket], scale);
+  lock.lock();
+  if (!status.ok() && error_.ok()) error_ = status;
+  ++completed_;
+}
+
 void GradientExchange::CommunicationLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return shutting_down_ || !queue_.empty(); });
+    changed_.wait(lock, [&] { return shutting_down_ || (!queue_.empty() && !caller_draining_); });
     if (shutting_down_) return;
     const size_t bucket = queue_.front();
     queue_.pop_front();
-    const double scale = scale_;
-    const bool failed = !error_.ok();
-    lock.unlock();
-    // After a failure the group is unusable; the remaining buckets are only counted.
-    absl::Status status = failed ? absl::OkStatus() : ExchangeBucket(plan_[bucket], scale);
-    lock.lock();
-    if (!status.ok() && error_.ok()) error_ = status;
-    ++completed_;
+    communication_busy_ = true;
+    ExchangeLocked(lock, bucket);
+    communication_busy_ = false;
     changed_.notify_all();
   }
 }

@@ -15,7 +15,8 @@
 // collectives in the same order.
 //
 // Thread-safety: Begin, OnGradientsReady and Finish are called from the one thread that drives
-// the model; the backend is used only by the exchange's own thread while it lives.
+// the model. The backend is used by one thread at a time: the exchange's own thread while the
+// plugin computes, then the caller of Finish for whatever is left.
 #ifndef COHORT_RUNTIME_EXCHANGE_GRADIENT_EXCHANGE_H_
 #define COHORT_RUNTIME_EXCHANGE_GRADIENT_EXCHANGE_H_
 
@@ -74,6 +75,8 @@ class GradientExchange {
                    ReadyTracker tracker, std::unique_ptr<GradientCodec> codec);
   void Launch(const std::vector<size_t>& buckets);
   void CommunicationLoop();
+  // Exchanges `bucket` with the lock released, then records the result (called with the lock).
+  void ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket);
   absl::Status ExchangeBucket(const GradientBucket& bucket, double scale);
 
   TensorArena& arena_;
@@ -81,8 +84,8 @@ class GradientExchange {
   const std::vector<GradientBucket> plan_;
   ReadyTracker tracker_;                   // train thread only
   std::unique_ptr<GradientCodec> codec_;   // communication thread only
-  std::vector<char> encoded_;              // communication thread only
-  std::vector<float> decoded_;             // communication thread only
+  std::vector<char> encoded_;              // whichever thread exchanges (never both at once)
+  std::vector<float> decoded_;
   bool active_ = false;                    // train thread only
   absl::Status hook_error_;                // train thread only
 
@@ -93,6 +96,8 @@ class GradientExchange {
   double scale_ = 1;
   absl::Status error_;            // first communication error this batch
   bool shutting_down_ = false;
+  bool communication_busy_ = false;  // the communication thread is exchanging a bucket
+  bool caller_draining_ = false;     // Finish exchanges the rest; the thread keeps off
   std::thread thread_;
 };
 
