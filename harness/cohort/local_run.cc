@@ -1,0 +1,265 @@
+#include "harness/cohort/local_run.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "harness/cohort/worker_process.h"
+#include "runtime/checkpoint/retention.h"
+
+namespace cohort {
+namespace {
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+}  // namespace
+
+absl::Status LocalRun::Rewind() {
+  TrialRecord& trial = record_.trial(kSingleTrialId);
+  trial.checkpoints.clear();
+  absl::StatusOr<CheckpointInfo> latest = LatestCheckpoint(*storage_, kSingleTrialId);
+  const uint64_t kept_batches = latest.ok() ? latest->batches_trained : 0;
+  resume_from_ = latest.ok() ? latest->id : "";
+  if (!latest.ok() && !absl::IsNotFound(latest.status())) return latest.status();
+
+  // Replay the metrics up to the checkpoint; drop the rest from metrics.jsonl.
+  const ExperimentRecord fresh = ExperimentRecord::For(config_);
+  const uint32_t restarts = trial.restarts;
+  record_ = fresh;
+  record_.trial(kSingleTrialId).restarts = restarts;
+  std::map<uint64_t, MetricsReport> validations;
+  std::string kept;
+  const std::string metrics_path = folder_.metrics_path(kSingleTrialId);
+  if (std::filesystem::exists(metrics_path)) {
+    absl::StatusOr<std::string> text = ReadFile(metrics_path);
+    if (!text.ok()) return text.status();
+    for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+      absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, kSingleTrialId);
+      if (!report.ok() || report->batches > kept_batches) continue;
+      record_.Apply(*report);
+      if (report->kind == ReportKind::kValidation) validations[report->batches] = *report;
+      absl::StrAppend(&kept, line, "\n");
+    }
+    if (absl::Status status = WriteFileAtomically(metrics_path, kept); !status.ok()) return status;
+  }
+  absl::StatusOr<std::vector<CheckpointInfo>> stored = storage_->List();
+  if (!stored.ok()) return stored.status();
+  for (const CheckpointInfo& info : *stored) {
+    if (info.trial_id != kSingleTrialId || info.batches_trained > kept_batches) continue;
+    CheckpointEntry entry{info.id, info.batches_trained, std::nullopt};
+    if (auto v = validations.find(info.batches_trained); v != validations.end()) {
+      entry.metric = record_.SearcherMetricOf(v->second);
+    }
+    record_.trial(kSingleTrialId).checkpoints.push_back(entry);
+  }
+  record_.trial(kSingleTrialId).batches_trained = kept_batches;
+  return absl::OkStatus();
+}
+
+void LocalRun::Save() {
+  if (absl::Status status = WriteFileAtomically(folder_.experiment_json_path(), record_.ToJson());
+      !status.ok()) {
+    display_.Message(absl::StrCat("warning: ", status.message()));
+  }
+}
+
+void LocalRun::ApplyRetention(bool trial_active) {
+  RetentionPolicy policy;
+  policy.save_trial_latest = config_.checkpoint_storage.save_trial_latest;
+  policy.save_trial_best = config_.checkpoint_storage.save_trial_best;
+  policy.save_experiment_best = config_.checkpoint_storage.save_experiment_best;
+  policy.smaller_is_better = config_.searcher.smaller_is_better;
+  // A trial that may still restart keeps its latest checkpoint whatever the policy says.
+  if (trial_active && policy.save_trial_latest == 0) policy.save_trial_latest = 1;
+  std::vector<CheckpointRecord> records;
+  for (const TrialRecord& trial : record_.trials) {
+    for (const CheckpointEntry& c : trial.checkpoints) {
+      records.push_back({c.id, trial.id, c.batches, c.metric});
+    }
+  }
+  for (const std::string& id : CheckpointsToDelete(records, policy)) {
+    absl::Status deleted = storage_->Delete(id);
+    if (!deleted.ok() && !absl::IsNotFound(deleted)) {
+      display_.Message(absl::StrCat("warning: ", deleted.message()));
+      continue;
+    }
+    for (TrialRecord& trial : record_.trials) {
+      std::erase_if(trial.checkpoints, [&](const CheckpointEntry& c) { return c.id == id; });
+    }
+  }
+}
+
+void LocalRun::OnMessage(WorkerHub& hub, const std::string& peer, const WorkerMessage& message) {
+  if (rendezvous_.Handle(hub, peer, message)) return;
+  TrialRecord& trial = record_.trial(kSingleTrialId);
+  if (const auto* hello = std::get_if<WorkerHello>(&message)) {
+    ++hellos_;
+    trial.total_batches = hello->total_batches;
+    trial.state = RunState::kActive;
+    Save();
+  } else if (const auto* metrics = std::get_if<MetricsReport>(&message)) {
+    if (absl::Status status = AppendLine(folder_.metrics_path(kSingleTrialId), MetricsReportJson(*metrics));
+        !status.ok()) {
+      display_.Message(absl::StrCat("warning: ", status.message()));
+    }
+    record_.Apply(*metrics);
+    display_.Metrics(*metrics);
+    Save();
+  } else if (const auto* progress = std::get_if<ProgressReport>(&message)) {
+    trial.batches_trained = progress->batches;
+    display_.Update(*progress);
+  } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {
+    record_.Apply(*checkpoint);
+    ApplyRetention(/*trial_active=*/true);
+    Save();
+  } else if (const auto* finished = std::get_if<TrialFinished>(&message)) {
+    finished_.push_back(*finished);
+  }
+}
+
+void LocalRun::ShowLogTail() {
+  absl::StatusOr<std::string> log = ReadFile(folder_.log_path(kSingleTrialId));
+  if (!log.ok()) return;
+  std::vector<absl::string_view> lines = absl::StrSplit(*log, '\n', absl::SkipEmpty());
+  const size_t first = lines.size() > 10 ? lines.size() - 10 : 0;
+  std::fprintf(stderr, "last lines of %s:\n", folder_.log_path(kSingleTrialId).c_str());
+  for (size_t i = first; i < lines.size(); ++i) {
+    std::fprintf(stderr, "  | %.*s\n", static_cast<int>(lines[i].size()), lines[i].data());
+  }
+}
+
+int LocalRun::Run() {
+  absl::StatusOr<std::string> executable = SelfExecutable();
+  if (!executable.ok()) return Fail(executable.status());
+  TrialRecord* trial = &record_.trial(kSingleTrialId);
+  int interrupts = 0;
+  const uint32_t slots = config_.slots_per_trial;
+  for (uint32_t attempt = 0;; ++attempt) {
+    absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
+        WorkerHub::Bind("tcp://127.0.0.1:*", [this](absl::string_view why) {
+          display_.Message(absl::StrCat("warning: dropped a malformed worker message: ", why));
+        });
+    if (!hub.ok()) return Fail(hub.status());
+    std::vector<WorkerLaunch> launches;
+    for (uint32_t rank = 0; rank < slots; ++rank) {
+      WorkerLaunch launch{*executable,
+                          {"worker", "--run-dir", folder_.path(), "--plugin", plugin_,
+                           "--trial-id", absl::StrCat(kSingleTrialId), "--rank", absl::StrCat(rank),
+                           "--size", absl::StrCat(slots), "--attempt", absl::StrCat(attempt),
+                           "--endpoint", (*hub)->endpoint(), "--checkpoint-root",
+                           checkpoint_root_},
+                          folder_.log_path(kSingleTrialId)};
+      if (!resume_from_.empty()) launch.args.insert(launch.args.end(), {"--resume", resume_from_});
+      launches.push_back(std::move(launch));
+    }
+    if (!resume_from_.empty()) {
+      display_.Message(absl::StrCat("trial ", kSingleTrialId, ": resuming from checkpoint ", resume_from_));
+    }
+    finished_.clear();
+    hellos_ = 0;
+    rendezvous_.Clear();
+    record_.state = RunState::kActive;
+    Save();
+    WorkerHub& hub_ref = **hub;
+    absl::StatusOr<WorkerOutcome> outcome = SuperviseWorkers(
+        launches, hub_ref,
+        [this, &hub_ref](const std::string& peer, const WorkerMessage& m) {
+          OnMessage(hub_ref, peer, m);
+        },
+        [] {});
+    display_.Finish();
+    if (!outcome.ok()) return Fail(outcome.status());
+    interrupts += outcome->interrupts;
+    trial = &record_.trial(kSingleTrialId);
+
+    // The trial ended well only if every rank says so and none died.
+    auto all_finished = [&](TrialExit exit) {
+      if (finished_.size() != slots) return false;
+      for (const TrialFinished& f : finished_) {
+        if (f.exit != exit) return false;
+      }
+      for (const ChildExit& e : outcome->exits) {
+        if (e.signaled) return false;
+      }
+      return true;
+    };
+    if (all_finished(TrialExit::kCompleted)) {
+      trial->state = RunState::kCompleted;
+      break;
+    }
+    if (all_finished(TrialExit::kStopped)) {
+      trial->state = RunState::kStopped;
+      break;
+    }
+    // The first failure a worker reported, else the first worker that died.
+    trial->error.clear();
+    for (const TrialFinished& f : finished_) {
+      if (f.exit == TrialExit::kFailed && !f.message.empty()) {
+        trial->error = f.message;
+        break;
+      }
+    }
+    bool crashed = false;
+    for (size_t rank = 0; rank < outcome->exits.size() && trial->error.empty(); ++rank) {
+      const ChildExit& e = outcome->exits[rank];
+      if (e.signaled || e.code != 0) {
+        trial->error = absl::StrCat("the worker", slots > 1 ? absl::StrCat(" of rank ", rank) : "",
+                                    " ended without finishing: ", e.Describe());
+        crashed = true;
+      }
+    }
+    if (trial->error.empty()) trial->error = "the workers ended without finishing";
+    display_.Message(absl::StrCat("trial ", kSingleTrialId, " failed: ", trial->error));
+    // An error the workers reported before all of them said hello (a bad hyperparameter, a
+    // plugin that does not load) would only happen again; a crash, or an error while training,
+    // earns a restart.
+    const bool may_restart = (crashed || hellos_ == slots) && interrupts == 0 &&
+                             trial->restarts < config_.max_restarts;
+    if (!may_restart) {
+      trial->state = RunState::kError;
+      ShowLogTail();
+      break;
+    }
+    ++trial->restarts;
+    const uint32_t restarts = trial->restarts;
+    if (absl::Status status = Rewind(); !status.ok()) return Fail(status);
+    trial = &record_.trial(kSingleTrialId);
+    trial->restarts = restarts;
+    display_.Message(absl::StrFormat("trial %d: restart %d of %d", kSingleTrialId, restarts,
+                                     config_.max_restarts));
+  }
+
+  record_.state = trial->state;
+  if (trial->state == RunState::kCompleted) ApplyRetention(/*trial_active=*/false);
+  Save();
+  std::printf("experiment %s: %s after %llu of %llu batches\n", record_.name.c_str(),
+              RunStateName(record_.state), static_cast<unsigned long long>(trial->batches_trained),
+              static_cast<unsigned long long>(trial->total_batches));
+  if (trial->best_validation) {
+    std::string metrics;
+    for (const NamedValue& m : trial->best_validation->metrics) {
+      absl::StrAppendFormat(&metrics, " %s=%.6g", m.name, m.value);
+    }
+    std::printf("  best validation (after %llu batches):%s\n",
+                static_cast<unsigned long long>(trial->best_validation->batches), metrics.c_str());
+  }
+  for (const CheckpointEntry& c : trial->checkpoints) {
+    std::printf("  checkpoint %s\n", c.id.c_str());
+  }
+  std::printf("  run folder: %s\n", folder_.path().c_str());
+  if (trial->state == RunState::kStopped) {
+    std::printf("  continue with: cohort run --resume %s\n", folder_.path().c_str());
+    return 130;
+  }
+  return trial->state == RunState::kCompleted ? 0 : 1;
+}
+
+}  // namespace cohort
