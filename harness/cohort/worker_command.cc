@@ -110,17 +110,12 @@ class LinkedEvents final : public TrialEvents {
 };
 
 // optimizations.tensor_fusion_threshold (MB) sizes the buckets, with a first bucket of at most
-// 1 MB so the exchange starts early; gradient_compression true means fp16 (Determined's meaning).
+// 1 MB so the exchange starts early; gradient_compression is taken as the config validated it.
 absl::StatusOr<ExchangeOptions> ExchangeOptionsFor(const ExperimentConfig& config) {
   ExchangeOptions options;
   options.bucket_bytes = uint64_t{config.optimizations.tensor_fusion_threshold} << 20;
   options.first_bucket_bytes = std::min<uint64_t>(options.bucket_bytes, 1 << 20);
-  GradientCompressionSetting setting;
-  setting.form = GradientCompressionSetting::Form::kBool;
-  setting.enabled = config.optimizations.gradient_compression;
-  absl::StatusOr<CompressionOptions> compression = ParseCompressionOptions(setting);
-  if (!compression.ok()) return compression.status();
-  options.compression = *compression;
+  options.compression = config.optimizations.gradient_compression;
   return options;
 }
 

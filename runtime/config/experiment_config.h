@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "runtime/exchange/codec_options.h"
 #include "runtime/plugin/hyperparameters.h"
 
 namespace cohort {
@@ -70,7 +71,9 @@ struct OptimizationsConfig {
   uint32_t aggregation_frequency = 1;  // batches per optimizer step, >= 1
   bool average_aggregated_gradients = true;
   bool average_training_metrics = true;
-  bool gradient_compression = false;
+  // Determined's bool (true means fp16), or Cohort's "fp16", "bf16", {type: topk, ratio: R} or
+  // {type: powersgd, rank: N, start_iter: S}; absent or false: none (see codec_options.h).
+  CompressionOptions gradient_compression;
   std::string mixed_precision = "O0";     // O0..O3 accepted; only O0 has a meaning now
   uint32_t tensor_fusion_threshold = 64;  // MB, >= 1
   uint32_t tensor_fusion_cycle_time = 1;  // ms
@@ -128,8 +131,9 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(
 
 // A hex digest of everything that changes a trial's numbers: the hyperparameters a trial sees
 // (global_batch_size among them), the experiment seed, slots_per_trial and the optimizations that
-// change the maths (aggregation_frequency, average_aggregated_gradients, gradient_compression,
-// mixed_precision). Not the name, description, entrypoint, lengths, periods, storage or restarts.
+// change the maths (aggregation_frequency, average_aggregated_gradients, gradient_compression
+// with its parameters, mixed_precision). Not the name, description, entrypoint, lengths, periods,
+// storage or restarts.
 // Stable across processes, builds and platforms; a checkpoint records it and a resume refuses a
 // different one.
 std::string TrainingFingerprint(const ExperimentConfig& config);

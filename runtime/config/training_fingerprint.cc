@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/exchange/codec_options.h"
 
 namespace cohort {
 namespace {
@@ -23,6 +24,17 @@ struct CanonicalValue {
     return absl::StrCat("other ", v.text.size(), ":", v.text);
   }
 };
+
+// The kind and the parameters that kind reads, e.g. "topk ratio double 0.01".
+std::string CanonicalCompression(const CompressionOptions& c) {
+  std::string text(CompressionKindName(c.kind));
+  if (c.kind == CompressionOptions::kTopK) {
+    absl::StrAppend(&text, " ratio ", CanonicalValue{}(c.topk_ratio));
+  } else if (c.kind == CompressionOptions::kPowerSgd) {
+    absl::StrAppend(&text, " rank ", c.powersgd_rank, " start_iter ", c.powersgd_start_iter);
+  }
+  return text;
+}
 
 // 64-bit FNV-1a: byte-order independent and fixed by its definition, unlike std::hash.
 uint64_t Fnv1a64(absl::string_view text) {
@@ -49,7 +61,7 @@ std::string TrainingFingerprint(const ExperimentConfig& config) {
                   config.experiment_seed ? absl::StrCat(*config.experiment_seed) : "unset", "\n",
                   "aggregation_frequency ", o.aggregation_frequency, "\n",
                   "average_aggregated_gradients ", Flag(o.average_aggregated_gradients), "\n",
-                  "gradient_compression ", Flag(o.gradient_compression), "\n",
+                  "gradient_compression ", CanonicalCompression(o.gradient_compression), "\n",
                   "mixed_precision ", o.mixed_precision.size(), ":", o.mixed_precision, "\n");
   return absl::StrFormat("%016x", Fnv1a64(text));
 }

