@@ -22,14 +22,10 @@ void WriteMetrics(JsonWriter& json, const std::vector<NamedValue>& metrics) {
 
 void WriteReport(JsonWriter& json, const MetricsReport& report) {
   json.BeginObject();
-  json.Key("kind");
-  json.String(report.kind == ReportKind::kTraining ? "training" : "validation");
-  json.Key("batches");
-  json.Integer(report.batches);
-  json.Key("records");
-  json.Integer(report.records);
-  json.Key("time");
-  json.Number(report.unix_time);
+  json.Field("kind", report.kind == ReportKind::kTraining ? "training" : "validation");
+  json.Field("batches", report.batches);
+  json.Field("records", report.records);
+  json.Field("time", report.unix_time);
   json.Key("metrics");
   WriteMetrics(json, report.metrics);
   json.EndObject();
@@ -151,36 +147,24 @@ void ExperimentRecord::RewindTrial(uint64_t id, uint64_t batches) {
 std::string ExperimentRecord::ToJson() const {
   JsonWriter json;
   json.BeginObject();
-  json.Key("name");
-  json.String(name);
-  json.Key("state");
-  json.String(RunStateName(state));
-  json.Key("searcher_metric");
-  json.String(searcher_metric);
-  json.Key("smaller_is_better");
-  json.Bool(smaller_is_better);
-  json.Key("experiment_seed");
-  json.Integer(experiment_seed);
-  json.Key("config_fingerprint");
-  json.String(fingerprint);
+  json.Field("name", name);
+  json.Field("state", RunStateName(state));
+  json.Field("searcher_metric", searcher_metric);
+  json.Field("smaller_is_better", smaller_is_better);
+  json.Field("experiment_seed", experiment_seed);
+  json.Field("config_fingerprint", fingerprint);
   json.Key("trials");
   json.BeginArray();
   for (const TrialRecord& t : trials) {
     json.BeginObject();
-    json.Key("id");
-    json.Integer(t.id);
-    json.Key("state");
-    json.String(RunStateName(t.state));
+    json.Field("id", t.id);
+    json.Field("state", RunStateName(t.state));
     json.Key("hyperparameters");
     json.Raw(hyperparameters_json);
-    json.Key("batches_trained");
-    json.Integer(t.batches_trained);
-    json.Key("total_batches");
-    json.Integer(t.total_batches);
-    json.Key("records_trained");
-    json.Integer(t.records_trained);
-    json.Key("restarts");
-    json.Integer(t.restarts);
+    json.Field("batches_trained", t.batches_trained);
+    json.Field("total_batches", t.total_batches);
+    json.Field("records_trained", t.records_trained);
+    json.Field("restarts", uint64_t{t.restarts});
     WriteOptionalReport(json, "latest_training", t.latest_training);
     WriteOptionalReport(json, "latest_validation", t.latest_validation);
     WriteOptionalReport(json, "best_validation", t.best_validation);
@@ -188,10 +172,8 @@ std::string ExperimentRecord::ToJson() const {
     json.BeginArray();
     for (const CheckpointEntry& c : t.checkpoints) {
       json.BeginObject();
-      json.Key("id");
-      json.String(c.id);
-      json.Key("batches");
-      json.Integer(c.batches);
+      json.Field("id", c.id);
+      json.Field("batches", c.batches);
       json.Key("searcher_metric");
       if (c.metric) {
         json.Number(*c.metric);

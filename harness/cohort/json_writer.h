@@ -3,7 +3,7 @@
 //
 //   JsonWriter json;
 //   json.BeginObject();
-//   json.Key("batches"); json.Number(100);
+//   json.Field("batches", uint64_t{100});
 //   json.Key("metrics"); json.BeginObject(); json.Key("loss"); json.Number(0.25); json.EndObject();
 //   json.EndObject();
 //   json.text();   // {"batches":100,"metrics":{"loss":0.25}}
@@ -34,6 +34,13 @@ class JsonWriter {
   void Null();
   // A value that is already JSON text, written as it is.
   void Raw(absl::string_view json);
+
+  // Key and value in one call.
+  void Field(absl::string_view key, absl::string_view value) { Key(key); String(value); }
+  void Field(absl::string_view key, const char* value) { Key(key); String(value); }
+  void Field(absl::string_view key, uint64_t value) { Key(key); Integer(value); }
+  void Field(absl::string_view key, double value) { Key(key); Number(value); }
+  void Field(absl::string_view key, bool value) { Key(key); Bool(value); }
 
   const std::string& text() const { return text_; }
 
