@@ -17,7 +17,6 @@
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/control/channel_rendezvous_store.h"
 #include "runtime/control/worker_link.h"
-#include "runtime/exchange/codec_options.h"
 #include "runtime/exchange/gradient_exchange.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/optim/optimizer_options.h"

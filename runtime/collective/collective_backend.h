@@ -23,9 +23,6 @@
 
 namespace cohort {
 
-// Sum is all the gradient pipeline needs; new operations are added here.
-enum class ReduceOp { kSum };
-
 class CollectiveBackend {
  public:
   virtual ~CollectiveBackend() = default;

@@ -52,6 +52,7 @@ GradientExchange::GradientExchange(TensorArena& arena, CollectiveBackend& backen
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
       codec_(std::move(codec)),
+      wire_is_fp16_(codec_ != nullptr && codec_->name() == "fp16"),
       thread_([this] { CommunicationLoop(); }) {}
 
 GradientExchange::~GradientExchange() {
@@ -156,7 +157,7 @@ absl::Status GradientExchange::ExchangeBucket(const GradientBucket& bucket, doub
   }
   if (codec_ == nullptr) return backend_.AllreduceSum(grad, bucket.count, COHORT_DTYPE_FLOAT32);
   const uint64_t bytes = codec_->EncodedBytes(bucket.count);
-  if (codec_->name() == "fp16") {
+  if (wire_is_fp16_) {
     // Gloo sums half precision itself.
     encoded_.resize(bytes);
     codec_->Encode(grad, bucket.count, encoded_.data());

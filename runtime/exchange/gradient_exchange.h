@@ -83,7 +83,8 @@ class GradientExchange {
   CollectiveBackend& backend_;
   const std::vector<GradientBucket> plan_;
   ReadyTracker tracker_;                   // train thread only
-  std::unique_ptr<GradientCodec> codec_;   // communication thread only
+  std::unique_ptr<GradientCodec> codec_;   // nullptr: float32 on the wire
+  const bool wire_is_fp16_;                // Gloo sums fp16 itself; bf16 is gathered
   std::vector<char> encoded_;              // whichever thread exchanges (never both at once)
   std::vector<float> decoded_;
   bool active_ = false;                    // train thread only
