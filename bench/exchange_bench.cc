@@ -141,7 +141,7 @@ absl::Status MeasureRounds(uint32_t rank, int rounds, cohort::CollectiveBackend&
 Side ExchangeSide(cohort::GradientExchange& exchange, const cohort::TensorArena& arena) {
   return {"exchange",
           [&exchange, &arena] {
-            exchange.Begin(kScale);
+            exchange.Begin(kScale, /*step=*/0);
             for (size_t t = arena.tensor_count(); t-- > 0;) {
               exchange.OnGradientsReady(static_cast<uint32_t>(t), 0, arena.spec(t).element_count);
             }

@@ -179,6 +179,11 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
         GradientExchange::Create((*model)->arena(), *collective, *exchange_options);
     if (!created.ok()) return created.status();
     exchange = *std::move(created);
+    if (args.rank == 0) {
+      std::printf("gradient exchange: %zu buckets over %s, compression %s\n",
+                  exchange->plan().size(), collective->name().c_str(),
+                  DescribeCompression(exchange_options->compression).c_str());
+    }
   }
   TrialRunnerOptions options;
   options.config = &*config;

@@ -1,10 +1,10 @@
 // linreg_plugin.cc -- linear regression, a model small enough to check the runtime exactly.
 //
 // y_hat = weight . x + bias, loss = mean over the batch of 0.5 * (y_hat - y)^2, on the data of
-// linreg_data.h. Tensors, in registration order: "weight" (dim floats) and "bias" (1 float),
-// float32 on the CPU. Both start at zero, so a test can derive the first gradients by hand,
-// unless init_scale > 0: then element n (weight 0..dim-1, then the bias) is uniform in
-// [-init_scale, init_scale), from the trial seed.
+// linreg_data.h. Tensors, in registration order: "weight" (dim floats, shape [1, dim]: one output
+// row of dim inputs) and "bias" (1 float, shape [1]), float32 on the CPU. Both start at zero, so
+// a test can derive the first gradients by hand, unless init_scale > 0: then element n (weight
+// 0..dim-1, then the bias) is uniform in [-init_scale, init_scale), from the trial seed.
 //
 // Hyperparameters (all optional): dim (int, 4), train_records (int, 1000), validation_records
 // (int, 200), init_scale (double, 0).
@@ -59,8 +59,8 @@ class LinregModel : public cohort::Model {
                               std::to_string(init_scale));
     }
     const std::vector<cohort::TensorView> views = host.register_tensors({
-        {.name = "weight", .element_count = dim_, .on_host_cpu = true},
-        {.name = "bias", .element_count = 1, .on_host_cpu = true},
+        {.name = "weight", .element_count = dim_, .on_host_cpu = true, .shape = {1, dim_}},
+        {.name = "bias", .element_count = 1, .on_host_cpu = true, .shape = {1}},
     });
     weight_ = views[0];
     bias_ = views[1];

@@ -5,8 +5,9 @@
 // memory, and report metrics. The network and the data know nothing of Cohort.
 //
 // Tensors, in registration order: layer0.weight, layer0.bias, layer1.weight, ... (float32, on the
-// CPU whatever the trial's device, since the network computes on the CPU). Metrics of both
-// splits: "loss" (mean cross-entropy) and "accuracy".
+// CPU whatever the trial's device, since the network computes on the CPU). A weight has the shape
+// [fan_in, fan_out] (row-major, row k holding input k's outgoing weights, see mlp_network.h), a
+// bias [fan_out]. Metrics of both splits: "loss" (mean cross-entropy) and "accuracy".
 #include <cohort/plugin.hpp>
 
 #include <cstdint>
@@ -31,9 +32,9 @@ class MlpModel : public cohort::Model {
     for (size_t l = 0; l < network_.layer_count(); ++l) {
       const std::string layer = "layer" + std::to_string(l);
       specs.push_back({.name = layer + ".weight", .element_count = network_.weight_count(l),
-                       .on_host_cpu = true});
+                       .on_host_cpu = true, .shape = {network_.fan_in(l), network_.fan_out(l)}});
       specs.push_back({.name = layer + ".bias", .element_count = network_.fan_out(l),
-                       .on_host_cpu = true});
+                       .on_host_cpu = true, .shape = {network_.fan_out(l)}});
     }
     tensors_ = host.register_tensors(specs);
 

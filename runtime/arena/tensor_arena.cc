@@ -1,9 +1,12 @@
 #include "runtime/arena/tensor_arena.h"
 
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "runtime/arena/dtype.h"
 
 namespace cohort {
@@ -11,6 +14,24 @@ namespace {
 
 bool SameDevice(cohort_device a, cohort_device b) {
   return a.kind == b.kind && a.ordinal == b.ordinal;
+}
+
+// OK when `shape` is empty (unknown) or its dimensions are all > 0 with product element_count.
+absl::Status ValidateShape(const std::vector<uint64_t>& shape, uint64_t element_count) {
+  if (shape.empty()) return absl::OkStatus();
+  const std::string dims = absl::StrCat("shape [", absl::StrJoin(shape, ", "), "]");
+  auto mismatch = [&](absl::string_view held) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dims, " holds ", held, " elements, but element_count is ", element_count));
+  };
+  uint64_t product = 1;
+  for (uint64_t dim : shape) {
+    if (dim == 0) return absl::InvalidArgumentError(absl::StrCat(dims, " has a zero dimension"));
+    if (product > std::numeric_limits<uint64_t>::max() / dim) return mismatch("more than 2^64");
+    product *= dim;
+  }
+  if (product != element_count) return mismatch(absl::StrCat(product));
+  return absl::OkStatus();
 }
 
 absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
@@ -24,6 +45,9 @@ absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
     }
     if (s.element_count == 0) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": element_count must be > 0"));
+    }
+    if (absl::Status shape = ValidateShape(s.shape, s.element_count); !shape.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", shape.message()));
     }
     if (auto size = DtypeSize(s.dtype); !size.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": ", size.status().message()));

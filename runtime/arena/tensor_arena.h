@@ -29,6 +29,9 @@ struct TensorDescriptor {
   cohort_dtype dtype = COHORT_DTYPE_FLOAT32;
   cohort_device device{COHORT_DEVICE_CPU, 0};
   uint64_t element_count = 0;
+  // Dimensions, outermost first (row-major); empty = unknown. When known, every dimension is > 0
+  // and their product is element_count.
+  std::vector<uint64_t> shape{};
 };
 
 // One contiguous (device, dtype) block; element_count includes alignment gaps.
@@ -51,8 +54,9 @@ struct TensorPlacement {
 
 class TensorArena {
  public:
-  // Validates the specs (non-empty unique names, element_count > 0, known dtype and device) and
-  // allocates zeroed blocks. Errors name the offending tensor.
+  // Validates the specs (non-empty unique names, element_count > 0, known dtype and device, a
+  // shape that is empty or matches element_count) and allocates zeroed blocks. Errors name the
+  // offending tensor.
   static absl::StatusOr<std::unique_ptr<TensorArena>> Create(std::vector<TensorDescriptor> specs,
                                                              DeviceMemoryProvider& memory);
   ~TensorArena();

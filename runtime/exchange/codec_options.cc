@@ -91,6 +91,18 @@ absl::string_view CompressionKindName(CompressionOptions::Kind kind) {
   return "unknown";
 }
 
+std::string DescribeCompression(const CompressionOptions& options) {
+  switch (options.kind) {
+    case Kind::kTopK:
+      return absl::StrCat("topk (ratio ", options.topk_ratio, ")");
+    case Kind::kPowerSgd:
+      return absl::StrCat("powersgd (rank ", options.powersgd_rank, ", start_iter ",
+                          options.powersgd_start_iter, ")");
+    default:
+      return std::string(CompressionKindName(options.kind));
+  }
+}
+
 absl::StatusOr<CompressionOptions> ParseCompressionOptions(
     const GradientCompressionSetting& setting) {
   CompressionOptions options;

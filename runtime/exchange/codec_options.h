@@ -51,6 +51,10 @@ struct GradientCompressionSetting {
 // "none", "fp16", "bf16", "topk", "powersgd".
 absl::string_view CompressionKindName(CompressionOptions::Kind kind);
 
+// For logs: the kind and its settings, e.g. "topk (ratio 0.01)" or "powersgd (rank 2, start_iter
+// 1000)".
+std::string DescribeCompression(const CompressionOptions& options);
+
 // Validates `setting` into options. INVALID_ARGUMENT naming `optimizations.gradient_compression`
 // (and the key at fault) with the allowed values: an unknown type, a missing or out-of-range
 // ratio, a rank or start_iter out of range or not a whole number, or a key that does not apply to

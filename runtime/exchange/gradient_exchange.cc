@@ -5,8 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/arena/dtype.h"
-#include "runtime/exchange/bf16_codec.h"
-#include "runtime/exchange/fp16_codec.h"
 
 namespace cohort {
 
@@ -19,40 +17,25 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
           " is not supported yet; the exchange handles float32 CPU tensors"));
     }
   }
-  std::unique_ptr<GradientCodec> codec;
-  switch (options.compression.kind) {
-    case CompressionOptions::kNone:
-      break;
-    case CompressionOptions::kFp16:
-      codec = std::make_unique<Fp16Codec>();
-      break;
-    case CompressionOptions::kBf16:
-      codec = std::make_unique<Bf16Codec>();
-      break;
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("optimizations.gradient_compression: ",
-                       CompressionKindName(options.compression.kind),
-                       " is not supported yet; use fp16, bf16 or none"));
-  }
   absl::StatusOr<std::vector<GradientBucket>> plan =
       PlanBuckets(arena, options.bucket_bytes, options.first_bucket_bytes);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena);
   if (!tracker.ok()) return tracker.status();
+  absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
+      CreateBucketReducer(options.compression, *plan, arena, backend);
+  if (!reducer.ok()) return reducer.status();
   return std::unique_ptr<GradientExchange>(new GradientExchange(
-      arena, backend, *std::move(plan), *std::move(tracker), std::move(codec)));
+      arena, *std::move(plan), *std::move(tracker), *std::move(reducer)));
 }
 
-GradientExchange::GradientExchange(TensorArena& arena, CollectiveBackend& backend,
+GradientExchange::GradientExchange(TensorArena& arena,
                                    std::vector<GradientBucket> plan, ReadyTracker tracker,
-                                   std::unique_ptr<GradientCodec> codec)
+                                   std::unique_ptr<BucketReducer> reducer)
     : arena_(arena),
-      backend_(backend),
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
-      codec_(std::move(codec)),
-      wire_is_fp16_(codec_ != nullptr && codec_->name() == "fp16"),
+      reducer_(std::move(reducer)),
       thread_([this] { CommunicationLoop(); }) {}
 
 GradientExchange::~GradientExchange() {
@@ -64,7 +47,7 @@ GradientExchange::~GradientExchange() {
   thread_.join();
 }
 
-void GradientExchange::Begin(double scale) {
+void GradientExchange::Begin(double scale, uint64_t step) {
   // A batch begun and never finished is finished first, so no bucket of it is still in flight.
   if (active_) (void)Finish();
   tracker_.Reset();
@@ -74,6 +57,7 @@ void GradientExchange::Begin(double scale) {
     queue_.clear();
     completed_ = 0;
     scale_ = scale;
+    step_ = step;
     error_ = absl::OkStatus();
   }
   active_ = true;
@@ -125,10 +109,11 @@ absl::Status GradientExchange::Finish() {
 
 void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket) {
   const double scale = scale_;
+  const uint64_t step = step_;
   const bool failed = !error_.ok();
   lock.unlock();
   // After a failure the group is unusable; the remaining buckets are only counted.
-  absl::Status status = failed ? absl::OkStatus() : ExchangeBucket(plan_[bucket], scale);
+  absl::Status status = failed ? absl::OkStatus() : ExchangeBucket(bucket, scale, step);
   lock.lock();
   if (!status.ok() && error_.ok()) error_ = status;
   ++completed_;
@@ -148,43 +133,15 @@ void GradientExchange::CommunicationLoop() {
   }
 }
 
-absl::Status GradientExchange::ExchangeBucket(const GradientBucket& bucket, double scale) {
+absl::Status GradientExchange::ExchangeBucket(size_t index, double scale, uint64_t step) {
+  const GradientBucket& bucket = plan_[index];
   const ArenaBlock& block = arena_.blocks()[bucket.block];
   float* grad = static_cast<float*>(block.grad) + bucket.offset;
   if (scale != 1.0) {
     const float factor = static_cast<float>(scale);
     for (uint64_t i = 0; i < bucket.count; ++i) grad[i] *= factor;
   }
-  if (codec_ == nullptr) return backend_.AllreduceSum(grad, bucket.count, COHORT_DTYPE_FLOAT32);
-  const uint64_t bytes = codec_->EncodedBytes(bucket.count);
-  if (wire_is_fp16_) {
-    // Gloo sums half precision itself.
-    encoded_.resize(bytes);
-    codec_->Encode(grad, bucket.count, encoded_.data());
-    if (absl::Status status = backend_.AllreduceSum(encoded_.data(), bucket.count,
-                                                    COHORT_DTYPE_FLOAT16);
-        !status.ok()) {
-      return status;
-    }
-    codec_->Decode(encoded_.data(), bucket.count, grad);
-    return absl::OkStatus();
-  }
-  // bf16: no engine sums it on the CPU, so every rank gathers every rank's encoded slice and adds
-  // them up in float32, in rank order (the same order, hence the same bits, on every rank).
-  const uint32_t size = backend_.size();
-  encoded_.resize(bytes * (size + 1));
-  char* own = encoded_.data() + bytes * size;
-  codec_->Encode(grad, bucket.count, own);
-  if (absl::Status status = backend_.Allgather(own, bytes, encoded_.data()); !status.ok()) {
-    return status;
-  }
-  decoded_.resize(bucket.count);
-  for (uint64_t i = 0; i < bucket.count; ++i) grad[i] = 0;
-  for (uint32_t rank = 0; rank < size; ++rank) {
-    codec_->Decode(encoded_.data() + bytes * rank, bucket.count, decoded_.data());
-    for (uint64_t i = 0; i < bucket.count; ++i) grad[i] += decoded_[i];
-  }
-  return absl::OkStatus();
+  return reducer_->Reduce(index, grad, bucket.count, step);
 }
 
 }  // namespace cohort

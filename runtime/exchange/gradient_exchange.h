@@ -3,16 +3,16 @@
 //
 // One exchanged batch (the last of an aggregation window):
 //
-//   exchange->Begin(1.0 / (size * k));          // train thread, before train_batch
+//   exchange->Begin(1.0 / (size * k), step);    // train thread, before train_batch
 //   ... plugin's gradients_ready -> exchange->OnGradientsReady(tensor, offset, count)
 //   absl::Status done = exchange->Finish();     // after train_batch: the rest, then wait
 //
 // Each bucket is a slice of an arena block (no copy in or out): it is scaled by `scale` first
-// (averaging divides before the sum, safe for 16-bit codecs), encoded when a codec is set,
-// summed with the backend's allreduce (fp16), or gathered and summed in float32 (bf16, which the
-// CPU engine cannot sum), and decoded back into the same slice. Buckets launch in
-// the plan's fixed order on every rank (see ReadyTracker), so every rank issues the same
-// collectives in the same order.
+// (averaging divides before the sum, safe for 16-bit codecs), then summed over the ranks by the
+// BucketReducer for the trial's gradient compression (float32, fp16, bf16, top-k or PowerSGD; see
+// bucket_reducer.h), which leaves the result in the same slice. Buckets launch in the plan's fixed
+// order on every rank (see ReadyTracker), so every rank issues the same collectives in the same
+// order.
 //
 // Thread-safety: Begin, OnGradientsReady and Finish are called from the one thread that drives
 // the model. The backend is used by one thread at a time: the exchange's own thread while the
@@ -33,7 +33,7 @@
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/exchange/bucket_plan.h"
-#include "runtime/exchange/codec.h"
+#include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/codec_options.h"
 #include "runtime/exchange/ready_tracker.h"
 
@@ -42,14 +42,14 @@ namespace cohort {
 struct ExchangeOptions {
   uint64_t bucket_bytes = 64ull << 20;       // optimizations.tensor_fusion_threshold (MB)
   uint64_t first_bucket_bytes = 1ull << 20;  // a smaller first bucket starts the exchange early
-  CompressionOptions compression;            // none, fp16 or bf16 for now
+  CompressionOptions compression;            // optimizations.gradient_compression
 };
 
 class GradientExchange {
  public:
-  // Plans the buckets and starts the communication thread. Only float32 CPU blocks for now, and
-  // only the none/fp16/bf16 codecs (UNIMPLEMENTED otherwise, naming what is missing). The arena
-  // and backend must outlive the exchange.
+  // Plans the buckets and starts the communication thread. Only float32 CPU blocks for now
+  // (UNIMPLEMENTED otherwise, naming what is missing). The arena and backend must outlive the
+  // exchange.
   static absl::StatusOr<std::unique_ptr<GradientExchange>> Create(TensorArena& arena,
                                                                   CollectiveBackend& backend,
                                                                   const ExchangeOptions& options);
@@ -57,10 +57,11 @@ class GradientExchange {
   GradientExchange(const GradientExchange&) = delete;
   GradientExchange& operator=(const GradientExchange&) = delete;
 
-  // Starts an exchanged batch: gradients will be multiplied by `scale` before the sum. (A batch
-  // begun and not finished is finished first.) After a failed exchange the group and the
+  // Starts an exchanged batch: gradients will be multiplied by `scale` before the sum. `step` is
+  // the number of optimizer steps the trial has taken before this one (PowerSGD exchanges
+  // uncompressed while step < start_iter). (A batch begun and not finished is finished first.) After a failed exchange the group and the
   // gradients of the failed buckets are unspecified; the trial ends.
-  void Begin(double scale);
+  void Begin(double scale, uint64_t step);
   // The plugin's gradients_ready hook. Outside Begin/Finish (a batch whose gradients are only
   // accumulated locally) it does nothing. A bad range is remembered and returned by Finish.
   void OnGradientsReady(uint32_t tensor, uint64_t offset, uint64_t count);
@@ -71,22 +72,18 @@ class GradientExchange {
   bool active() const { return active_; }
 
  private:
-  GradientExchange(TensorArena& arena, CollectiveBackend& backend, std::vector<GradientBucket> plan,
-                   ReadyTracker tracker, std::unique_ptr<GradientCodec> codec);
+  GradientExchange(TensorArena& arena, std::vector<GradientBucket> plan,
+                   ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer);
   void Launch(const std::vector<size_t>& buckets);
   void CommunicationLoop();
   // Exchanges `bucket` with the lock released, then records the result (called with the lock).
   void ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket);
-  absl::Status ExchangeBucket(const GradientBucket& bucket, double scale);
+  absl::Status ExchangeBucket(size_t bucket, double scale, uint64_t step);
 
   TensorArena& arena_;
-  CollectiveBackend& backend_;
   const std::vector<GradientBucket> plan_;
   ReadyTracker tracker_;                   // train thread only
-  std::unique_ptr<GradientCodec> codec_;   // nullptr: float32 on the wire
-  const bool wire_is_fp16_;                // Gloo sums fp16 itself; bf16 is gathered
-  std::vector<char> encoded_;              // whichever thread exchanges (never both at once)
-  std::vector<float> decoded_;
+  std::unique_ptr<BucketReducer> reducer_;  // whichever thread exchanges (never both at once)
   bool active_ = false;                    // train thread only
   absl::Status hook_error_;                // train thread only
 
@@ -95,6 +92,7 @@ class GradientExchange {
   std::deque<size_t> queue_;      // buckets launched, not yet taken
   size_t completed_ = 0;          // buckets summed this batch
   double scale_ = 1;
+  uint64_t step_ = 0;             // optimizer steps before this batch's
   absl::Status error_;            // first communication error this batch
   bool shutting_down_ = false;
   bool communication_busy_ = false;  // the communication thread is exchanging a bucket

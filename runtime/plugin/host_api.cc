@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/plugin/batch_metrics.h"
@@ -59,6 +60,19 @@ cohort_error* HparamString(cohort_host* host, const char* name, size_t name_len,
   return nullptr;
 }
 
+// The host's copy of specs[index]; reads the 1.1 shape only when struct_size covers it.
+absl::StatusOr<TensorDescriptor> Describe(const cohort_tensor_spec& spec, size_t index) {
+  TensorDescriptor tensor{std::string(View(spec.name, spec.name_len)), spec.dtype, spec.device,
+                          spec.element_count};
+  if (!COHORT_HAS_FIELD(&spec, cohort_tensor_spec, shape_len) || spec.shape_len == 0) return tensor;
+  if (spec.shape == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("register_tensors: specs[", index, "] '", tensor.name,
+                                                   "' has shape_len ", spec.shape_len, " but a NULL shape"));
+  }
+  tensor.shape.assign(spec.shape, spec.shape + spec.shape_len);
+  return tensor;
+}
+
 cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs,
                               cohort_tensor_view* views, size_t count) {
   if (host->phase != ModelPhase::kCreating) {
@@ -85,8 +99,9 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
       return Fail(absl::InvalidArgumentError(absl::StrCat(
           "register_tensors: views[", i, "].struct_size is ", views[i].struct_size, ", expected at least ", view_v1)));
     }
-    tensors.push_back(TensorDescriptor{std::string(View(specs[i].name, specs[i].name_len)), specs[i].dtype,
-                                 specs[i].device, specs[i].element_count});
+    absl::StatusOr<TensorDescriptor> tensor = Describe(specs[i], i);
+    if (!tensor.ok()) return Fail(tensor.status());
+    tensors.push_back(*std::move(tensor));
   }
   absl::StatusOr<std::unique_ptr<TensorArena>> arena =
       TensorArena::Create(std::move(tensors), *host->options.memory);

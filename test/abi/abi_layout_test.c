@@ -1,7 +1,8 @@
 /*
  * The released layout of every struct of cohort/plugin.h, checked at compile time, in C11.
- * Compiled twice by test/abi/meson.build: against the current header and against the frozen 1.0
- * copy, so appending fields in a minor is fine but moving, retyping or removing one is not.
+ * Compiled by test/abi/meson.build against the current header and against each frozen release
+ * (sdk_v1.0, sdk_v1.1), so appending fields in a minor is fine but moving, retyping or removing one
+ * is not. Fields appended in minor N are checked where the header's minor is at least N.
  *
  * At run time it also checks that the installed pkg-config file (argv[1]) announces the version
  * the header defines.
@@ -12,7 +13,8 @@
 #include <string.h>
 
 #define AT(type, field, offset) _Static_assert(offsetof(type, field) == (offset), #type "." #field " moved")
-#define SIZE_V1_0(type, last, size) \
+/* `last` ended `type` at `size` bytes when released; a later minor may only append after it. */
+#define ENDS_AT(type, last, size) \
   _Static_assert(COHORT_STRUCT_SIZE(type, last) >= (size), #type " lost fields"); \
   AT(type, last, (size) - sizeof(((type*)0)->last))
 
@@ -41,31 +43,31 @@ AT(cohort_trial_context, per_slot_batch_size, 40);
 AT(cohort_trial_context, trial_seed, 48);
 AT(cohort_trial_context, trial_id, 56);
 AT(cohort_trial_context, device, 64);
-SIZE_V1_0(cohort_trial_context, stream, 80);
+ENDS_AT(cohort_trial_context, stream, 80);
 
 AT(cohort_batch, struct_size, 0);
 AT(cohort_batch, split, 8);
 AT(cohort_batch, batch_index, 16);
 AT(cohort_batch, epoch, 24);
 AT(cohort_batch, record_indices, 32);
-SIZE_V1_0(cohort_batch, record_count, 48);
+ENDS_AT(cohort_batch, record_count, 48);
 
 AT(cohort_tensor_spec, struct_size, 0);
 AT(cohort_tensor_spec, name, 8);
 AT(cohort_tensor_spec, name_len, 16);
 AT(cohort_tensor_spec, dtype, 24);
 AT(cohort_tensor_spec, device, 28);
-SIZE_V1_0(cohort_tensor_spec, element_count, 48);
+ENDS_AT(cohort_tensor_spec, element_count, 48);
 
 AT(cohort_tensor_view, struct_size, 0);
 AT(cohort_tensor_view, data, 8);
 AT(cohort_tensor_view, grad, 16);
 AT(cohort_tensor_view, element_count, 24);
-SIZE_V1_0(cohort_tensor_view, arena_offset, 40);
+ENDS_AT(cohort_tensor_view, arena_offset, 40);
 
 AT(cohort_step_info, struct_size, 0);
 AT(cohort_step_info, step, 8);
-SIZE_V1_0(cohort_step_info, batches_trained, 24);
+ENDS_AT(cohort_step_info, batches_trained, 24);
 
 AT(cohort_host_api, struct_size, 0);
 AT(cohort_host_api, abi_version, 8);
@@ -86,11 +88,11 @@ AT(cohort_host_api, gradients_ready, 120);
 AT(cohort_host_api, metric_add, 128);
 AT(cohort_host_api, writer_write, 136);
 AT(cohort_host_api, reader_read, 144);
-SIZE_V1_0(cohort_host_api, reader_remaining, 160);
+ENDS_AT(cohort_host_api, reader_remaining, 160);
 
 AT(cohort_model_create_args, struct_size, 0);
 AT(cohort_model_create_args, host_api, 8);
-SIZE_V1_0(cohort_model_create_args, host, 24);
+ENDS_AT(cohort_model_create_args, host, 24);
 
 AT(cohort_plugin_api, struct_size, 0);
 AT(cohort_plugin_api, abi_version, 8);
@@ -105,7 +107,12 @@ AT(cohort_plugin_api, train_batch, 72);
 AT(cohort_plugin_api, evaluate_batch, 80);
 AT(cohort_plugin_api, optimizer_step, 88);
 AT(cohort_plugin_api, save_state, 96);
-SIZE_V1_0(cohort_plugin_api, load_state, 112);
+ENDS_AT(cohort_plugin_api, load_state, 112);
+
+#if COHORT_ABI_VERSION_MINOR >= 1 /* appended in 1.1 */
+AT(cohort_tensor_spec, shape, 48);
+ENDS_AT(cohort_tensor_spec, shape_len, 64);
+#endif
 #endif
 
 /* Values of released enums never change. */

@@ -1,7 +1,9 @@
-// ABI compatibility: the reference plugin built against the frozen 1.0 headers still loads and
-// trains, and the C++ layer's generated table behaves as plugin.h promises.
+// ABI compatibility: the reference plugins built against the frozen 1.0 and 1.1 headers still
+// load and train, and the C++ layer's generated table and tensor specs behave as plugin.h promises.
+#include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -12,6 +14,8 @@
 namespace cohort {
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 using testing::PluginPath;
 
 class AbiTest : public ::testing::Test {
@@ -34,6 +38,51 @@ TEST_F(AbiTest, ReferencePluginBuiltAgainstFrozenV1_0HeadersLoadsAndTrains) {
   auto state = (*model)->SaveState();
   ASSERT_TRUE(state.ok());
   EXPECT_TRUE((*model)->LoadState(*state).ok());
+}
+
+TEST_F(AbiTest, ReferencePluginBuiltAgainstFrozenV1_1HeadersLoadsAndTrains) {
+  auto plugin = PluginLibrary::Open(COHORT_REFERENCE_PLUGIN_V1_1);
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_EQ((*plugin)->abi_version().major, 1u);
+  EXPECT_EQ((*plugin)->abi_version().minor, 1u);
+  EXPECT_EQ((*plugin)->api().host_minor_required, 0u);
+  ModelHostOptions options;
+  options.memory = &memory_;
+  auto model = LoadedModel::Create(*plugin, std::move(options));
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto metrics = (*model)->TrainBatch(Batch({0, 1}));
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(metrics->Find("loss")->record_count, 2u);
+}
+
+TEST_F(AbiTest, SpecsOfTheV1_0SizeRegisterTensorsOfUnknownShape) {
+  auto model = Create("test/c_quadratic_v1_0.so");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_THAT((*model)->arena().spec(0).shape, IsEmpty());
+}
+
+TEST_F(AbiTest, CppLayerCarriesShapesIntoTheArena) {
+  Hyperparameters hp;
+  hp.Set("dim", 3);
+  auto linreg = Create("linreg/linreg.so", hp);
+  ASSERT_TRUE(linreg.ok()) << linreg.status();
+  EXPECT_THAT((*linreg)->arena().spec(0).shape, ElementsAre(1u, 3u));  // weight: 1 output x 3 inputs
+  EXPECT_THAT((*linreg)->arena().spec(1).shape, ElementsAre(1u));      // bias
+
+  Hyperparameters mlp_hp;
+  mlp_hp.Set("synthetic_input_dim", 5);
+  mlp_hp.Set("synthetic_classes", 3);
+  mlp_hp.Set("hidden_size", 4);
+  mlp_hp.Set("hidden_layers", 1);
+  auto mlp = Create("mlp/mlp.so", mlp_hp);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  const TensorArena& arena = (*mlp)->arena();
+  ASSERT_EQ(arena.tensor_count(), 4u);
+  EXPECT_EQ(arena.spec(0).name, "layer0.weight");
+  EXPECT_THAT(arena.spec(0).shape, ElementsAre(5u, 4u));  // fan_in x fan_out, row-major
+  EXPECT_THAT(arena.spec(1).shape, ElementsAre(4u));
+  EXPECT_THAT(arena.spec(2).shape, ElementsAre(4u, 3u));
+  EXPECT_THAT(arena.spec(3).shape, ElementsAre(3u));
 }
 
 TEST_F(AbiTest, CppLayerFillsOptionalFunctionsThatAreOverridden) {

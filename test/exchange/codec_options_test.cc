@@ -114,5 +114,19 @@ TEST(CompressionOptionsTest, KindNames) {
   EXPECT_EQ(CompressionKindName(CompressionOptions::kPowerSgd), "powersgd");
 }
 
+TEST(CompressionOptionsTest, DescriptionsNameTheSettings) {
+  CompressionOptions options;
+  EXPECT_EQ(DescribeCompression(options), "none");
+  options.kind = CompressionOptions::kBf16;
+  EXPECT_EQ(DescribeCompression(options), "bf16");
+  options.kind = CompressionOptions::kTopK;
+  options.topk_ratio = 0.01;
+  EXPECT_EQ(DescribeCompression(options), "topk (ratio 0.01)");
+  options.kind = CompressionOptions::kPowerSgd;
+  options.powersgd_rank = 2;
+  options.powersgd_start_iter = 1000;
+  EXPECT_EQ(DescribeCompression(options), "powersgd (rank 2, start_iter 1000)");
+}
+
 }  // namespace
 }  // namespace cohort

@@ -47,16 +47,17 @@ ExchangeOptions SmallBuckets(CompressionOptions::Kind compression = CompressionO
 
 using RankBody = std::function<absl::Status(uint32_t rank, TensorArena& arena, GradientExchange& exchange)>;
 
-// Forms a Gloo group of `size` ranks, gives each rank an arena of ModelTensors() and an exchange
-// over it, and runs `body` on every rank.
-std::vector<absl::Status> RunExchangeGroup(uint32_t size, const ExchangeOptions& options, const RankBody& body) {
+// Forms a Gloo group of `size` ranks, gives each rank an arena of `tensors` and an exchange over
+// it, and runs `body` on every rank.
+std::vector<absl::Status> RunExchangeGroup(uint32_t size, const ExchangeOptions& options, const RankBody& body,
+                                           const std::vector<TensorDescriptor>& tensors = ModelTensors()) {
   InMemoryRendezvousStore store;
   GlooOptions gloo;
   gloo.timeout = std::chrono::seconds(20);
   gloo.prefix = "trial-1/attempt-0";
   return RunRanks(size, [&](uint32_t rank) -> absl::Status {
     CpuOnlyMemoryProvider memory;
-    absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(ModelTensors(), memory);
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors, memory);
     if (!arena.ok()) return arena.status();
     absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, size, store, gloo);
     if (!backend.ok()) return backend.status();
@@ -171,7 +172,7 @@ absl::Status AverageOneBatch(uint32_t rank, uint32_t size, TensorArena& arena, G
                              const std::vector<ReadyRange>& ranges) {
   const float n = static_cast<float>(size);
   FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i); });
-  exchange.Begin(1.0 / size);
+  exchange.Begin(1.0 / size, /*step=*/0);
   if (!exchange.active()) return absl::InternalError("not active after Begin");
   Report(exchange, ranges);
   RETURN_IF_ERROR(exchange.Finish());
@@ -222,7 +223,7 @@ TEST_P(GradientExchangeGroupTest, ReportsOutsideAnExchangedBatchKeepGradientsLoc
       float* grad = static_cast<float*>(arena.grad(t));
       for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) grad[i] += weight * LocalValue(rank, t, i, 1);
     }
-    exchange.Begin(1.0 / (2.0 * size));
+    exchange.Begin(1.0 / (2.0 * size), /*step=*/0);
     Report(exchange, ReverseRanges(arena));
     RETURN_IF_ERROR(exchange.Finish());
     return CheckGradients(arena, [&](size_t t, uint64_t i) {
@@ -237,7 +238,7 @@ TEST_P(GradientExchangeGroupTest, ScaleOneSumsBatchAfterBatch) {
     for (uint32_t batch = 0; batch < 5; ++batch) {
       RETURN_IF_ERROR(arena.ZeroGradients());
       FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i, batch); });
-      exchange.Begin(1.0);
+      exchange.Begin(1.0, /*step=*/0);
       switch (batch % 3) {
         case 0:
           Report(exchange, ReverseRanges(arena));
@@ -265,7 +266,7 @@ TEST_P(GradientExchangeGroupTest, BadRangeFailsFinishOnThatRankWithoutHangingThe
   ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
     const float n = static_cast<float>(size);
     FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i); });
-    exchange.Begin(1.0 / size);
+    exchange.Begin(1.0 / size, /*step=*/0);
     std::vector<ReadyRange> ranges = ReverseRanges(arena);
     if (rank == 0) {
       // Halfway through, one element past the end of "b1" (5 elements); the rest is reported too.
@@ -301,7 +302,7 @@ void ExpectCompressedAverage(uint32_t size, CompressionOptions::Kind compression
   ExpectAllOk(RunExchangeGroup(size, SmallBuckets(compression),
                                [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
     FillGradients(arena, [&](size_t t, uint64_t i) { return NearOne(rank, t, i); });
-    exchange.Begin(1.0 / size);
+    exchange.Begin(1.0 / size, /*step=*/0);
     Report(exchange, ScrambledRanges(arena, rank + 7));
     RETURN_IF_ERROR(exchange.Finish());
     const ArenaBlock& block = arena.blocks()[0];
@@ -355,25 +356,153 @@ TEST(GradientExchangeTest, CreateRefusesAFloat64Block) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("float64"));
 }
 
-TEST(GradientExchangeTest, CreateRefusesTopKAndPowerSgdCompression) {
-  ExchangeOptions topk = SmallBuckets(CompressionOptions::kTopK);
-  topk.compression.topk_ratio = 0.01;
-  absl::Status status = CreateOnOneRank(ModelTensors(), topk);
-  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr("topk"));
-
-  ExchangeOptions powersgd = SmallBuckets(CompressionOptions::kPowerSgd);
-  powersgd.compression.powersgd_rank = 1;
-  status = CreateOnOneRank(ModelTensors(), powersgd);
-  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr("powersgd"));
-}
-
-TEST(GradientExchangeTest, CreateAcceptsFloat32WithEachSupportedCodec) {
-  for (CompressionOptions::Kind kind : {CompressionOptions::kNone, CompressionOptions::kFp16, CompressionOptions::kBf16}) {
-    EXPECT_TRUE(CreateOnOneRank(ModelTensors(), SmallBuckets(kind)).ok()) << CompressionKindName(kind);
+TEST(GradientExchangeTest, CreateAcceptsFloat32WithEveryCompression) {
+  for (CompressionOptions::Kind kind : {CompressionOptions::kNone, CompressionOptions::kFp16, CompressionOptions::kBf16,
+                                        CompressionOptions::kTopK, CompressionOptions::kPowerSgd}) {
+    ExchangeOptions options = SmallBuckets(kind);
+    options.compression.topk_ratio = 0.01;
+    options.compression.powersgd_rank = 1;
+    EXPECT_TRUE(CreateOnOneRank(ModelTensors(), options).ok()) << CompressionKindName(kind);
   }
 }
+
+// Copies every rank's whole gradient block, so ranks can be compared bit for bit.
+void ExpectSameBitsOnEveryRank(const std::vector<std::vector<float>>& results) {
+  for (size_t rank = 1; rank < results.size(); ++rank) {
+    ASSERT_EQ(results[rank].size(), results[0].size());
+    EXPECT_EQ(std::memcmp(results[rank].data(), results[0].data(), results[0].size() * sizeof(float)), 0)
+        << "rank " << rank << " differs from rank 0";
+  }
+}
+
+std::vector<float> GradientBlock(const TensorArena& arena) {
+  const ArenaBlock& block = arena.blocks()[0];
+  const float* grad = static_cast<const float*>(block.grad);
+  return std::vector<float>(grad, grad + block.element_count);
+}
+
+class CompressedExchangeTest : public ::testing::TestWithParam<uint32_t> {};
+
+// With ratio 1 every entry is sent: top-k is then an exact average (the values are quarter units).
+TEST_P(CompressedExchangeTest, TopKWithRatioOneAveragesExactly) {
+  const uint32_t size = GetParam();
+  ExchangeOptions options = SmallBuckets(CompressionOptions::kTopK);
+  options.compression.topk_ratio = 1.0;
+  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 3));
+  }));
+}
+
+// Exchanges the same gradients (the average of LocalValue) for `steps` steps and checks that the
+// running sum of what was delivered is within `held_back` largest averages of the running sum of
+// the true averages (error feedback: what is not sent now is sent later), and that every rank
+// ends with the same bits.
+void ExpectErrorFeedbackDeliversTheRunningSum(uint32_t size, const ExchangeOptions& options,
+                                              const std::vector<TensorDescriptor>& tensors, int steps,
+                                              double held_back) {
+  std::vector<std::vector<float>> results(size);
+  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+    std::vector<double> delivered(arena.blocks()[0].element_count, 0.0);
+    for (int step = 0; step < steps; ++step) {
+      RETURN_IF_ERROR(arena.ZeroGradients());
+      FillGradients(arena, [&](size_t t, uint64_t i) { return static_cast<float>(size) * LocalValue(rank, t, i); });
+      exchange.Begin(1.0 / size, static_cast<uint64_t>(step));
+      Report(exchange, ReverseRanges(arena));
+      RETURN_IF_ERROR(exchange.Finish());
+      const std::vector<float> block = GradientBlock(arena);
+      for (size_t i = 0; i < block.size(); ++i) delivered[i] += block[i];
+    }
+    results[rank] = GradientBlock(arena);
+    double largest = 0;
+    for (size_t t = 0; t < arena.tensor_count(); ++t) {
+      for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
+        largest = std::max(largest, std::abs(SumOfLocalValues(size, t, i)));
+      }
+    }
+    for (size_t t = 0; t < arena.tensor_count(); ++t) {
+      const TensorPlacement& placement = arena.placement(t);
+      for (uint64_t i = 0; i < placement.element_count; ++i) {
+        const double want = steps * SumOfLocalValues(size, t, i);
+        const double got = delivered[placement.offset + i];
+        if (std::abs(got - want) > held_back * largest + 1e-3 * std::abs(want)) {
+          return absl::InternalError(absl::StrCat("tensor '", arena.spec(t).name, "' element ", i, ": delivered ", got,
+                                                  " over ", steps, " steps, expected about ", want));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }, tensors));
+  ExpectSameBitsOnEveryRank(results);
+}
+
+// Top-k holds back at most about 1/ratio steps' worth of an element.
+TEST_P(CompressedExchangeTest, TopKErrorFeedbackDeliversTheRunningSum) {
+  ExchangeOptions options = SmallBuckets(CompressionOptions::kTopK);
+  options.compression.topk_ratio = 0.1;
+  ExpectErrorFeedbackDeliversTheRunningSum(GetParam(), options, ModelTensors(), /*steps=*/100, /*held_back=*/12);
+}
+
+// The model with matrix shapes on "w1" (10 x 10) and "w2" (8 x 8); the others are vectors.
+std::vector<TensorDescriptor> ShapedModelTensors() {
+  std::vector<TensorDescriptor> tensors = ModelTensors();
+  tensors[1].shape = {10, 10};
+  tensors[3].shape = {8, 8};
+  return tensors;
+}
+
+// A rank-one matrix per rank (a multiple of u v^T) for the shaped tensors, the usual values for
+// the vectors: the average is rank one, which PowerSGD of rank 1 reproduces from the first
+// compressed step on; vectors are summed exactly.
+float RankOneValue(uint32_t rank, size_t tensor, uint64_t i) {
+  if (tensor == 1 || tensor == 3) {
+    const uint64_t cols = tensor == 1 ? 10 : 8;
+    const float u = 0.5f + static_cast<float>(i / cols) * 0.25f;
+    const float v = static_cast<float>(i % cols) * 0.125f - 0.5f;
+    return static_cast<float>(rank + 1) * u * v;
+  }
+  return LocalValue(rank, tensor, i);
+}
+
+TEST_P(CompressedExchangeTest, PowerSgdIsExactBeforeStartIterAndReproducesARankOneAverageAfter) {
+  const uint32_t size = GetParam();
+  ExchangeOptions options = SmallBuckets(CompressionOptions::kPowerSgd);
+  options.compression.powersgd_rank = 1;
+  options.compression.powersgd_start_iter = 2;
+  std::vector<std::vector<float>> results(size);
+  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+    auto average = [&](size_t t, uint64_t i) {
+      double sum = 0;
+      for (uint32_t r = 0; r < size; ++r) sum += RankOneValue(r, t, i);
+      return sum / size;
+    };
+    for (uint64_t step = 0; step < 4; ++step) {
+      RETURN_IF_ERROR(arena.ZeroGradients());
+      FillGradients(arena, [&](size_t t, uint64_t i) { return RankOneValue(rank, t, i); });
+      exchange.Begin(1.0 / size, step);
+      Report(exchange, ReverseRanges(arena));
+      RETURN_IF_ERROR(exchange.Finish());
+      // Before start_iter the sum is exact; after it, rounding in the factors only.
+      if (absl::Status status = CheckGradients(arena, average, step < 2 ? 1e-6 : 1e-4); !status.ok()) {
+        return absl::InternalError(absl::StrCat("step ", step, ": ", status.message()));
+      }
+    }
+    results[rank] = GradientBlock(arena);
+    return absl::OkStatus();
+  }, ShapedModelTensors()));
+  ExpectSameBitsOnEveryRank(results);
+}
+
+// A full-rank average is only approximated, but error feedback keeps the running sum on track.
+TEST_P(CompressedExchangeTest, PowerSgdErrorFeedbackDeliversTheRunningSum) {
+  ExchangeOptions options = SmallBuckets(CompressionOptions::kPowerSgd);
+  options.compression.powersgd_rank = 2;
+  options.compression.powersgd_start_iter = 0;
+  ExpectErrorFeedbackDeliversTheRunningSum(GetParam(), options, ShapedModelTensors(), /*steps=*/100,
+                                           /*held_back=*/12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CompressedExchangeTest, ::testing::Values(1u, 2u, 3u),
+                         [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
 
 }  // namespace
 }  // namespace cohort

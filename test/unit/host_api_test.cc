@@ -170,6 +170,47 @@ TEST_F(HostApiTest, RegisterTensorsRefusesBadSpecs) {
   EXPECT_THAT(Message(api_->register_tensors(&host_, fine, views, 1)), HasSubstr("only be called from model_create"));
 }
 
+TEST_F(HostApiTest, RegisterTensorsReadsAShapeOnlyFromSpecsLargeEnoughToHoldIt) {
+  const uint64_t matrix[] = {2, 3};
+  const uint64_t wrong[] = {7, 7};
+  cohort_tensor_spec specs[] = {Spec("w", 6), Spec("old", 4), Spec("unknown", 5), Spec("short", 3)};
+  specs[0].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len);
+  specs[0].shape = matrix;
+  specs[0].shape_len = 2;
+  specs[1].shape = wrong;  // beyond its 1.0 struct_size: never read
+  specs[1].shape_len = 2;
+  specs[2].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len);  // 1.1, no shape
+  specs[3].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape);      // shape_len not covered
+  specs[3].shape = wrong;
+  specs[3].shape_len = 2;
+  cohort_tensor_view views[] = {View(), View(), View(), View()};
+  ASSERT_EQ(api_->register_tensors(&host_, specs, views, 4), nullptr);
+  EXPECT_THAT(host_.arena->spec(0).shape, ::testing::ElementsAre(2u, 3u));
+  EXPECT_THAT(host_.arena->spec(1).shape, ::testing::IsEmpty());
+  EXPECT_THAT(host_.arena->spec(2).shape, ::testing::IsEmpty());
+  EXPECT_THAT(host_.arena->spec(3).shape, ::testing::IsEmpty());
+  EXPECT_EQ(views[0].element_count, 6u);
+}
+
+TEST_F(HostApiTest, RegisterTensorsRefusesBadShapes) {
+  cohort_tensor_view views[] = {View(), View()};
+  const uint64_t matrix[] = {2, 3};
+  cohort_tensor_spec specs[] = {Spec("b", 3), Spec("w", 5)};
+  specs[1].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len);
+  specs[1].shape = matrix;
+  specs[1].shape_len = 2;
+  cohort_error* mismatch = api_->register_tensors(&host_, specs, views, 2);
+  EXPECT_EQ(api_->error_code(mismatch), COHORT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Message(mismatch),
+            "register_tensors: tensor 1 'w': shape [2, 3] holds 6 elements, but element_count is 5");
+
+  specs[1].shape = nullptr;
+  cohort_error* null_shape = api_->register_tensors(&host_, specs, views, 2);
+  EXPECT_EQ(api_->error_code(null_shape), COHORT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Message(null_shape), "register_tensors: specs[1] 'w' has shape_len 2 but a NULL shape");
+  EXPECT_EQ(host_.arena, nullptr);  // nothing half-registered
+}
+
 TEST_F(HostApiTest, GradientsReadyChecksPhaseAndRange) {
   const cohort_tensor_spec specs[] = {Spec("w", 10)};
   cohort_tensor_view views[] = {View()};

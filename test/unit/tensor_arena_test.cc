@@ -2,6 +2,8 @@
 #include "runtime/arena/tensor_arena.h"
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -64,6 +66,40 @@ TEST(TensorArenaTest, ErrorsNameTheTensor) {
   unknown.device.kind = 7;
   EXPECT_THAT(TensorArena::Create({unknown}, memory).status().message(),
               ::testing::HasSubstr("unknown device kind 7; allowed: 1 (cpu), 2 (cuda)"));
+}
+
+TensorDescriptor Shaped(const char* name, uint64_t count, std::vector<uint64_t> shape) {
+  TensorDescriptor tensor = Tensor(name, count);
+  tensor.shape = std::move(shape);
+  return tensor;
+}
+
+TEST(TensorArenaTest, KeepsAMatchingShapeOrNone) {
+  CpuOnlyMemoryProvider memory;
+  auto arena = TensorArena::Create(
+      {Shaped("w", 12, {3, 4}), Shaped("b", 4, {4}), Tensor("s", 1), Shaped("t", 6, {1, 2, 3, 1})},
+      memory);
+  ASSERT_TRUE(arena.ok()) << arena.status();
+  EXPECT_THAT((*arena)->spec(0).shape, ::testing::ElementsAre(3u, 4u));
+  EXPECT_THAT((*arena)->spec(1).shape, ::testing::ElementsAre(4u));
+  EXPECT_THAT((*arena)->spec(2).shape, ::testing::IsEmpty());
+  EXPECT_THAT((*arena)->spec(3).shape, ::testing::ElementsAre(1u, 2u, 3u, 1u));
+  EXPECT_EQ((*arena)->placement(0).element_count, 12u);
+}
+
+TEST(TensorArenaTest, RefusesAShapeThatDoesNotMatchTheCount) {
+  CpuOnlyMemoryProvider memory;
+  EXPECT_EQ(TensorArena::Create({Tensor("b", 4), Shaped("w", 12, {3, 5})}, memory).status().message(),
+            "tensor 1 'w': shape [3, 5] holds 15 elements, but element_count is 12");
+  EXPECT_EQ(TensorArena::Create({Shaped("w", 12, {2, 5})}, memory).status().message(),
+            "tensor 0 'w': shape [2, 5] holds 10 elements, but element_count is 12");
+  EXPECT_EQ(TensorArena::Create({Shaped("w", 12, {3, 0, 4})}, memory).status().message(),
+            "tensor 0 'w': shape [3, 0, 4] has a zero dimension");
+  // 3 * 6148914691236517206 = 2^64 + 2: a product that wraps around to element_count is caught.
+  EXPECT_EQ(TensorArena::Create({Shaped("w", 2, {3, 6148914691236517206u})}, memory).status().message(),
+            "tensor 0 'w': shape [3, 6148914691236517206] holds more than 2^64 elements, but element_count is 2");
+  EXPECT_EQ(TensorArena::Create({Shaped("w", 12, {3, 5})}, memory).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DefaultMemoryProviderTest, ServesTheCpuAndExplainsAMissingCudaDevice) {

@@ -26,7 +26,8 @@
  *   new enum values. Each side reads a newer field only after checking `struct_size` covers it
  *   (COHORT_HAS_FIELD below). A plugin built against 1.N runs on any 1.M host; when it needs a
  *   service added in a later minor it says so in `host_minor_required` and the host refuses with
- *   both versions named.
+ *   both versions named. A field an older host may ignore (such as the 1.1 tensor shape) needs no
+ *   newer host: an older host reads only the struct_size it knows.
  * - The first two fields of `cohort_host_api` and `cohort_plugin_api` (struct_size, abi_version)
  *   never move, in any major, so a version mismatch can always be reported.
  *
@@ -64,7 +65,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 
 #define COHORT_ABI_VERSION_MAJOR 1
-#define COHORT_ABI_VERSION_MINOR 0
+#define COHORT_ABI_VERSION_MINOR 1
 
 /* The size a struct of these headers reports: offset of `last_field` plus its size. */
 #define COHORT_STRUCT_SIZE(type, last_field) \
@@ -152,7 +153,7 @@ typedef int32_t cohort_hparam_type;
 #define COHORT_HPARAM_STRING 4
 #define COHORT_HPARAM_OTHER 5 /* a list or a map: not readable through the typed getters */
 
-/* A typed extension, for optional features (none are defined in 1.0). A reader walks the chain,
+/* A typed extension, for optional features (none are defined up to 1.1). A reader walks the chain,
  * skips types it does not know, and checks struct_size before reading a known type's fields. */
 typedef struct cohort_extension {
   size_t struct_size;
@@ -197,7 +198,13 @@ typedef struct cohort_batch {
                                      then add no gradient and report metrics with count 0 */
 } cohort_batch;
 
-/* One tensor the plugin asks the host to hold. */
+/* One tensor the plugin asks the host to hold.
+ *
+ * Since 1.1 a spec may carry the tensor's shape, for features that treat a tensor as a matrix
+ * (PowerSGD gradient compression). The shape is optional: a plugin that sets struct_size to
+ * COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count), as a 1.0 plugin does, registers tensors
+ * of unknown shape. The host reads `shape` and `shape_len` only when struct_size covers
+ * `shape_len`; a 1.0 host reads neither, so setting them never requires a 1.1 host. */
 typedef struct cohort_tensor_spec {
   size_t struct_size;
   const char* name; /* UTF-8, unique within the model */
@@ -205,6 +212,11 @@ typedef struct cohort_tensor_spec {
   cohort_dtype dtype;
   cohort_device device;
   uint64_t element_count; /* > 0 */
+  /* 1.1: */
+  const uint64_t* shape; /* optional: dimensions, outermost first (row-major); NULL or shape_len 0
+                            = unknown. Every dimension > 0 and their product == element_count.
+                            Read only during register_tensors. */
+  size_t shape_len;      /* number of dimensions; > 0 requires shape != NULL */
 } cohort_tensor_spec;
 
 /* The host's memory for one registered tensor. `data` and `grad` have the same layout. They live
@@ -262,7 +274,9 @@ typedef struct cohort_host_api {
   /* Registers all of the model's tensors at once; callable exactly once, from model_create.
    * views[i] receives tensor i (the plugin sets each views[i].struct_size first). Parameters start
    * zeroed; the plugin writes its initial values into them before model_create returns. Fails on
-   * an empty name, a duplicate name, a zero element count, or an unknown dtype or device. */
+   * an empty name, a duplicate name, a zero element count, an unknown dtype or device, or (1.1) a
+   * shape with a zero dimension, a product other than element_count, or shape_len > 0 with a
+   * NULL shape. */
   cohort_error* (*register_tensors)(cohort_host* host, const cohort_tensor_spec* specs,
                                     cohort_tensor_view* views, size_t count);
 

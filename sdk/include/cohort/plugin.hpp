@@ -82,12 +82,15 @@ class TensorView {
   cohort_device device_{COHORT_DEVICE_CPU, 0};
 };
 
-// What to register: defaults to a float32 tensor on the trial's device.
+// What to register: defaults to a float32 tensor on the trial's device, of unknown shape.
 struct TensorSpec {
   std::string name;
   uint64_t element_count = 0;
   cohort_dtype dtype = COHORT_DTYPE_FLOAT32;
   bool on_host_cpu = false;  // true: always on the CPU, whatever the trial's device
+  // Dimensions, outermost first (row-major), their product == element_count; empty = unknown.
+  // A 1.0 host ignores it, so giving a shape never requires a newer host.
+  std::vector<uint64_t> shape = {};
 };
 
 // The host's services for one model. Lives as long as the model.
@@ -149,12 +152,14 @@ class Host {
     std::vector<cohort_tensor_view> c_views(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
       cohort_tensor_spec& s = c_specs[i];
-      s.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
+      s.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len);
       s.name = specs[i].name.data();
       s.name_len = specs[i].name.size();
       s.dtype = specs[i].dtype;
       s.device = specs[i].on_host_cpu ? cohort_device{COHORT_DEVICE_CPU, 0} : context().device;
       s.element_count = specs[i].element_count;
+      s.shape = specs[i].shape.empty() ? nullptr : specs[i].shape.data();
+      s.shape_len = specs[i].shape.size();
       c_views[i].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_view, arena_offset);
     }
     check(api_->register_tensors(host_, c_specs.data(), c_views.data(), specs.size()));
