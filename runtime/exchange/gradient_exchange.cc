@@ -74,17 +74,26 @@ void GradientExchange::OnGradientsReady(uint32_t tensor, uint64_t offset, uint64
 }
 
 void GradientExchange::Launch(const std::vector<size_t>& buckets) {
-  if (buckets.empty()) return;
+  size_t handed = buckets.size();
+  // The plan's last bucket is left to the caller of Finish: by the time backward completes it
+  // there is (almost) nothing left to overlap it with, and two thread hand-offs cost more.
+  if (handed > 0 && buckets.back() == plan_.size() - 1) {
+    last_bucket_deferred_ = true;
+    --handed;
+  }
+  if (handed == 0) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.insert(queue_.end(), buckets.begin(), buckets.end());
+    queue_.insert(queue_.end(), buckets.begin(), buckets.begin() + static_cast<std::ptrdiff_t>(handed));
   }
   changed_.notify_all();
 }
 
 absl::Status GradientExchange::Finish() {
   if (!active_) return absl::OkStatus();
-  const std::vector<size_t> rest = tracker_.MarkAllReady();
+  std::vector<size_t> rest = tracker_.MarkAllReady();
+  if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
+  last_bucket_deferred_ = false;
   absl::Status status;
   {
     // The caller has nothing left to do but wait, so it exchanges what is left itself (saving two

@@ -29,10 +29,19 @@ absl::StatusOr<std::vector<T>> Gather(CollectiveBackend& backend, T value) {
   return all;
 }
 
+// The checkpoint's layout text plus every tensor's shape (which PowerSGD relies on).
+std::string LayoutWithShapes(const TensorArena& arena) {
+  std::string text = TensorLayout(arena);
+  for (size_t t = 0; t < arena.tensor_count(); ++t) {
+    absl::StrAppend(&text, "\nshape ", t, " [", absl::StrJoin(arena.spec(t).shape, ","), "]");
+  }
+  return text;
+}
+
 }  // namespace
 
 absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena) {
-  absl::StatusOr<std::vector<uint64_t>> layouts = Gather(backend, Fnv1a(TensorLayout(arena)));
+  absl::StatusOr<std::vector<uint64_t>> layouts = Gather(backend, Fnv1a(LayoutWithShapes(arena)));
   if (!layouts.ok()) return layouts.status();
   std::vector<uint32_t> differ;
   for (uint32_t rank = 1; rank < layouts->size(); ++rank) {

@@ -1,0 +1,104 @@
+// What the ranks of a trial agree on, over a real Gloo group with one thread per rank: the same
+// tensors (names, sizes, shapes), rank 0's starting parameters, and a stop any rank asked for.
+#include "runtime/trial/rank_sync.h"
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/arena/device_memory.h"
+#include "runtime/collective/gloo/gloo_backend.h"
+#include "test/collective/rank_threads.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+TensorDescriptor Matrix(const char* name, uint64_t rows, uint64_t cols) {
+  TensorDescriptor tensor{name, COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0}, rows * cols};
+  tensor.shape = {rows, cols};
+  return tensor;
+}
+
+// Runs `body` on every rank of a `size`-rank group, each with an arena of tensors_of(rank).
+std::vector<absl::Status> RunGroup(
+    uint32_t size, const std::function<std::vector<TensorDescriptor>(uint32_t)>& tensors_of,
+    const std::function<absl::Status(uint32_t, CollectiveBackend&, TensorArena&)>& body) {
+  InMemoryRendezvousStore store;
+  GlooOptions gloo;
+  gloo.timeout = std::chrono::seconds(20);
+  return RunRanks(size, [&](uint32_t rank) -> absl::Status {
+    CpuOnlyMemoryProvider memory;
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors_of(rank), memory);
+    if (!arena.ok()) return arena.status();
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, size, store, gloo);
+    if (!backend.ok()) return backend.status();
+    return body(rank, **backend, **arena);
+  });
+}
+
+TEST(RankSyncTest, TheSameTensorsPassTheLayoutCheck) {
+  const std::vector<absl::Status> results =
+      RunGroup(3, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 4, 6), Matrix("b", 1, 6)}; },
+               [](uint32_t, CollectiveBackend& backend, TensorArena& arena) { return CheckSameLayout(backend, arena); });
+  for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(RankSyncTest, ATransposedMatrixFailsTheLayoutCheckNamingTheRanks) {
+  // Same names and sizes everywhere; ranks 1 and 2 register "w" as 6 x 4 instead of 4 x 6.
+  const std::vector<absl::Status> results = RunGroup(
+      3, [](uint32_t rank) { return std::vector<TensorDescriptor>{rank == 0 ? Matrix("w", 4, 6) : Matrix("w", 6, 4)}; },
+      [](uint32_t, CollectiveBackend& backend, TensorArena& arena) { return CheckSameLayout(backend, arena); });
+  for (const absl::Status& status : results) {
+    EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("ranks 1, 2 registered other tensors than rank 0"));
+  }
+}
+
+TEST(RankSyncTest, ADifferentSizeFailsTheLayoutCheck) {
+  const std::vector<absl::Status> results = RunGroup(
+      2, [](uint32_t rank) { return std::vector<TensorDescriptor>{Matrix("w", 4, rank == 0 ? 6 : 7)}; },
+      [](uint32_t, CollectiveBackend& backend, TensorArena& arena) { return CheckSameLayout(backend, arena); });
+  for (const absl::Status& status : results) {
+    EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1 registered other tensors than rank 0"));
+  }
+}
+
+TEST(RankSyncTest, BroadcastGivesEveryRankRankZerosParameters) {
+  const std::vector<absl::Status> results = RunGroup(
+      3, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 3, 5)}; },
+      [](uint32_t rank, CollectiveBackend& backend, TensorArena& arena) -> absl::Status {
+        float* w = static_cast<float*>(arena.data(0));
+        for (int i = 0; i < 15; ++i) w[i] = static_cast<float>(rank * 100 + i);
+        RETURN_IF_ERROR(BroadcastParameters(backend, arena));
+        for (int i = 0; i < 15; ++i) {
+          if (w[i] != static_cast<float>(i)) {
+            return absl::InternalError(absl::StrCat("rank ", rank, " element ", i, " is ", w[i]));
+          }
+        }
+        return absl::OkStatus();
+      });
+  for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(RankSyncTest, AnyRankIsTrueEverywhereWhenOneRankAsks) {
+  for (uint32_t asking : {0u, 2u, 3u}) {  // 3: nobody asks
+    const std::vector<absl::Status> results = RunGroup(
+        3, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 2, 2)}; },
+        [&](uint32_t rank, CollectiveBackend& backend, TensorArena&) -> absl::Status {
+          absl::StatusOr<bool> any = AnyRank(backend, rank == asking);
+          if (!any.ok()) return any.status();
+          if (*any != (asking < 3)) return absl::InternalError(absl::StrCat("rank ", rank, " got ", *any));
+          return absl::OkStatus();
+        });
+    for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << "asking " << asking << ": " << status;
+  }
+}
+
+}  // namespace
+}  // namespace cohort
