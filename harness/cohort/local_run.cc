@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "harness/cohort/worker_process.h"
 #include "runtime/checkpoint/retention.h"
+#include "runtime/trial/clock.h"
 
 namespace cohort {
 namespace {
@@ -97,14 +98,36 @@ void LocalRun::ApplyRetention(bool trial_active) {
   }
 }
 
+void LocalRun::Announce(absl::string_view line) {
+  display_.Message(line);
+  if (absl::Status status = AppendLine(folder_.log_path(kSingleTrialId),
+                                       absl::StrCat("[supervisor] ", line));
+      !status.ok()) {
+    display_.Message(absl::StrCat("warning: ", status.message()));
+  }
+}
+
+void LocalRun::OnTick() {
+  for (const std::string& line : heartbeats_.Check(SystemClock().MonotonicSeconds())) {
+    Announce(absl::StrCat("warning: ", line));
+  }
+}
+
 void LocalRun::OnMessage(WorkerHub& hub, const std::string& peer, const WorkerMessage& message) {
   if (rendezvous_.Handle(hub, peer, message)) return;
   TrialRecord& trial = record_.trial(kSingleTrialId);
   if (const auto* hello = std::get_if<WorkerHello>(&message)) {
     ++hellos_;
+    peer_ranks_[peer] = hello->rank;
+    heartbeats_.Beat(hello->rank, hello->batches_trained, SystemClock().MonotonicSeconds());
     trial.total_batches = hello->total_batches;
     trial.state = RunState::kActive;
     Save();
+  } else if (const auto* beat = std::get_if<Heartbeat>(&message)) {
+    if (std::optional<std::string> resumed = heartbeats_.Beat(
+            beat->rank, beat->batches_trained, SystemClock().MonotonicSeconds())) {
+      Announce(*resumed);
+    }
   } else if (const auto* metrics = std::get_if<MetricsReport>(&message)) {
     if (absl::Status status = AppendLine(folder_.metrics_path(kSingleTrialId), MetricsReportJson(*metrics));
         !status.ok()) {
@@ -122,6 +145,10 @@ void LocalRun::OnMessage(WorkerHub& hub, const std::string& peer, const WorkerMe
     Save();
   } else if (const auto* finished = std::get_if<TrialFinished>(&message)) {
     finished_.push_back(*finished);
+    // Its silence from now on is expected (the others may still be checkpointing).
+    if (auto rank = peer_ranks_.find(peer); rank != peer_ranks_.end()) {
+      heartbeats_.Forget(rank->second);
+    }
   }
 }
 
@@ -165,6 +192,8 @@ int LocalRun::Run() {
     }
     finished_.clear();
     hellos_ = 0;
+    heartbeats_ = HeartbeatMonitor();
+    peer_ranks_.clear();
     rendezvous_.Clear();
     record_.state = RunState::kActive;
     Save();
@@ -174,7 +203,7 @@ int LocalRun::Run() {
         [this, &hub_ref](const std::string& peer, const WorkerMessage& m) {
           OnMessage(hub_ref, peer, m);
         },
-        [] {});
+        [this] { OnTick(); });
     display_.Finish();
     if (!outcome.ok()) return Fail(outcome.status());
     interrupts += outcome->interrupts;

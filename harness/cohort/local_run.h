@@ -3,7 +3,8 @@
 // It runs the experiment's trial (the single searcher's one trial) as N worker processes, serves
 // their rendezvous, records what they report (experiment.json, metrics.jsonl), applies checkpoint
 // retention, restarts a failed trial from its latest checkpoint up to max_restarts times, and
-// shows progress.
+// shows progress. A rank that sends no heartbeat for kSilentWarningSeconds is named in a warning
+// on stderr and in the trial log (and again when it resumes); nothing is killed for it.
 //
 //   LocalRun run(config, folder, plugin_path, std::move(storage), checkpoint_root);
 //   if (resuming) run.Rewind();
@@ -13,16 +14,20 @@
 #ifndef COHORT_HARNESS_COHORT_LOCAL_RUN_H_
 #define COHORT_HARNESS_COHORT_LOCAL_RUN_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "harness/cohort/experiment_record.h"
 #include "harness/cohort/progress_display.h"
 #include "harness/cohort/run_folder.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/control/heartbeat_monitor.h"
 #include "runtime/control/rendezvous_service.h"
 #include "runtime/control/worker_hub.h"
 #include "runtime/control/worker_messages.h"
@@ -52,6 +57,10 @@ class LocalRun {
 
  private:
   void OnMessage(WorkerHub& hub, const std::string& peer, const WorkerMessage& message);
+  // Warns about ranks that just fell silent.
+  void OnTick();
+  // `line` on stderr and in the trial log.
+  void Announce(absl::string_view line);
   void ApplyRetention(bool trial_active);
   void Save();
   void ShowLogTail();
@@ -66,6 +75,8 @@ class LocalRun {
   RendezvousService rendezvous_;
   std::vector<TrialFinished> finished_;  // one per rank that finished this attempt
   size_t hellos_ = 0;
+  HeartbeatMonitor heartbeats_;                 // of this attempt's ranks
+  std::map<std::string, uint32_t> peer_ranks_;  // the rank each peer said hello as
   std::string resume_from_;
 };
 

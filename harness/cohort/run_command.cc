@@ -162,6 +162,11 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   for (const std::string& key : config->ignored_keys) {
     std::fprintf(stderr, "note: %s is not used by cohort run and is ignored\n", key.c_str());
   }
+  if (config->searcher.name != "single") {
+    return Fail(absl::UnimplementedError(absl::StrCat(
+        "searcher.name: '", config->searcher.name,
+        "' is a valid searcher, but cohort run trains one trial and runs only 'single' so far")));
+  }
   if (config->slots_per_trial > args->cpu_slots) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
         "resources.slots_per_trial: ", config->slots_per_trial, " slots, but this machine offers ",

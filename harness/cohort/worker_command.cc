@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -22,6 +22,7 @@
 #include "runtime/optim/optimizer_options.h"
 #include "runtime/plugin/loaded_model.h"
 #include "runtime/plugin/plugin_library.h"
+#include "runtime/trial/clock.h"
 #include "runtime/trial/trial_runner.h"
 
 namespace cohort {
@@ -68,9 +69,27 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
 }
 
 // Sends the trial's events to the supervisor; a stop request comes from it or from SIGTERM.
+//
+// Heartbeats come from the training loop itself: one right after WorkerHello, then one from any
+// call the loop makes into these events (each optimizer step asks StopRequested; rank 0 also
+// reports) once kHeartbeatIntervalSeconds have passed since the last. Silence therefore means the
+// loop is blocked, not merely alive. The loop makes no such call, and so sends nothing, through
+// the first agreement of the ranks on the parameters, a whole validation pass (with its
+// metrics collective) and the writing of a checkpoint: a long one looks silent though not stuck.
 class LinkedEvents final : public TrialEvents {
  public:
-  explicit LinkedEvents(WorkerLink& link) : link_(link) {}
+  LinkedEvents(WorkerLink& link, uint64_t trial_id, uint32_t rank)
+      : link_(link), trial_id_(trial_id), rank_(rank) {}
+
+  // The runner whose batches the heartbeats report; until then they report 0.
+  void Follow(const TrialRunner& runner) { runner_ = &runner; }
+
+  // Sends a Heartbeat now.
+  void Beat() {
+    last_beat_ = std::chrono::steady_clock::now();
+    Send(Heartbeat{trial_id_, rank_, SystemClock().UnixSeconds(),
+                   runner_ != nullptr ? runner_->batches_trained() : 0});
+  }
 
   // Commands that arrived while the link was busy with something else (a rendezvous).
   void Take(const std::vector<WorkerCommand>& commands) {
@@ -79,11 +98,20 @@ class LinkedEvents final : public TrialEvents {
     }
   }
 
-  void OnMetrics(const MetricsReport& report) override { Send(report); }
-  void OnProgress(const ProgressReport& report) override { Send(report); }
-  void OnCheckpoint(const CheckpointReport& report) override { Send(report); }
-  // Asked after every optimizer step; the channel is read at most every 10 ms so a fast loop
-  // pays almost nothing for it.
+  void OnMetrics(const MetricsReport& report) override {
+    Send(report);
+    MaybeBeat();
+  }
+  void OnProgress(const ProgressReport& report) override {
+    Send(report);
+    MaybeBeat();
+  }
+  void OnCheckpoint(const CheckpointReport& report) override {
+    Send(report);
+    MaybeBeat();
+  }
+  // Asked after every optimizer step; the channel is read (and a heartbeat considered) at most
+  // every 10 ms so a fast loop pays almost nothing for it.
   bool StopRequested() override {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_poll_ >= std::chrono::milliseconds(10)) {
@@ -91,11 +119,17 @@ class LinkedEvents final : public TrialEvents {
       while (std::optional<WorkerCommand> command = link_.PollCommand()) {
         if (std::holds_alternative<StopCommand>(*command)) stop_ = true;
       }
+      MaybeBeat(now);
     }
     return stop_ || stop_signal != 0;
   }
 
  private:
+  // A heartbeat once kHeartbeatIntervalSeconds have passed since the last one.
+  void MaybeBeat(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) {
+    if (now - last_beat_ >= std::chrono::duration<double>(kHeartbeatIntervalSeconds)) Beat();
+  }
+
   void Send(const WorkerMessage& message) {
     if (absl::Status status = link_.Send(message); !status.ok()) {
       std::fprintf(stderr, "worker: cannot report to the supervisor: %s\n",
@@ -104,8 +138,12 @@ class LinkedEvents final : public TrialEvents {
   }
 
   WorkerLink& link_;
+  const uint64_t trial_id_;
+  const uint32_t rank_;
+  const TrialRunner* runner_ = nullptr;
   bool stop_ = false;
   std::chrono::steady_clock::time_point last_poll_;
+  std::chrono::steady_clock::time_point last_beat_;
 };
 
 // optimizations.tensor_fusion_threshold (MB) sizes the buckets, with a first bucket of at most
@@ -162,7 +200,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
       OpenSharedFsStorage(args.checkpoint_root);
   if (!storage.ok()) return storage.status();
 
-  LinkedEvents events(link);
+  LinkedEvents events(link, args.trial_id, args.rank);
   std::unique_ptr<CollectiveBackend> collective;
   if (args.size > 1) {
     ChannelRendezvousStore store(link);
@@ -213,6 +251,8 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
   hello.batches_trained = (*runner)->batches_trained();
   hello.total_batches = (*runner)->schedule().total_batches;
   if (absl::Status status = link.Send(hello); !status.ok()) return status;
+  events.Follow(**runner);
+  events.Beat();
   return (*runner)->Run();
 }
 

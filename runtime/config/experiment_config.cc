@@ -116,6 +116,9 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   if (status.ok()) {
     status = config_internal::ReadSearcher(r.Get("searcher"), ignored, &config->searcher);
   }
+  if (status.ok() && config->searcher.name == "grid") {
+    status = config_internal::CheckGridCounts(config->hyperparameter_spaces);
+  }
   if (status.ok()) {
     status = config_internal::ReadOptimizations(r.Get("optimizations"), ignored,
                                                 &config->optimizations);

@@ -11,8 +11,9 @@
 //   config->hyperparameters.GetDouble("lr");   // 0.1
 //   TrainingFingerprint(*config);              // "3f2a9c0d5e1b7a64"
 //
-// Only the single searcher runs: each search space is fixed to one value (see
-// SingleSearcherChoice). docs/config.md lists every key.
+// `hyperparameters` holds what the single searcher gives its trial (see SingleSearcherChoice); the
+// grid, random and adaptive_asha searchers (runtime/search) draw each trial's values from
+// `hyperparameter_spaces`. docs/config.md lists every key.
 //
 // Thread-safety: the functions are reentrant; an ExperimentConfig is a plain value.
 #ifndef COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_
@@ -52,6 +53,7 @@ struct HyperparameterSpace {
   double minval = 0, maxval = 0;             // kInt, kDouble, kLog (exponents for kLog)
   double base = 10;                          // kLog
   std::vector<Hyperparameters::Value> vals;  // kCategorical
+  std::optional<uint64_t> count;             // kInt, kDouble, kLog: grid points, >= 1
 };
 
 // The value the single searcher gives a trial: the constant; the midpoint of an int range
@@ -59,11 +61,21 @@ struct HyperparameterSpace {
 // value.
 Hyperparameters::Value SingleSearcherChoice(const HyperparameterSpace& space);
 
+// Determined's `searcher` section for the searchers Cohort runs: single, grid, random and
+// adaptive_asha. A key that another searcher reads keeps its default here.
 struct SearcherConfig {
-  std::string name = "single";  // the only searcher Cohort runs; Determined's others are errors
-  std::string metric;           // required: the validation metric that ranks checkpoints
+  std::string name = "single";  // single, grid, random or adaptive_asha
+  std::string metric;           // required: the validation metric that ranks trials and checkpoints
   bool smaller_is_better = true;
-  Length max_length;            // required, >= 1
+  Length max_length;            // required, >= 1: the longest a trial trains
+  uint64_t max_trials = 1;      // random, adaptive_asha: required, >= 1
+  // grid, random, adaptive_asha: trials trained at once; 0 means as many as possible.
+  uint64_t max_concurrent_trials = 16;
+  // adaptive_asha only.
+  std::string mode = "standard";       // aggressive, standard or conservative
+  double divisor = 4;                  // > 1
+  uint32_t max_rungs = 5;              // 1..64
+  std::vector<uint32_t> bracket_rungs;  // each 1..64; empty: chosen by mode and max_rungs
 };
 
 // Determined's `optimizations`, with its defaults.
@@ -110,7 +122,8 @@ struct ExperimentConfig {
   std::optional<uint64_t> experiment_seed;  // reproducibility.experiment_seed, 0..2^31-1
   bool perform_initial_validation = false;
   // Paths of keys Cohort accepts but does not use, e.g. "environment", "data",
-  // "resources.resource_pool", "searcher.max_trials": top-level keys first, then each section's.
+  // "resources.resource_pool", "searcher.source_trial_id": top-level keys first, then each
+  // section's. A searcher key that only another searcher reads is among them.
   std::vector<std::string> ignored_keys;
   // The config after overrides, re-emitted as YAML, so a run folder can store exactly what ran.
   // Parsing it again gives the same config (name and config_dir aside, which come from the file).

@@ -67,7 +67,8 @@ struct MessageEncoder {
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::RendezvousGet, table.Union());
   }
   std::string operator()(const Heartbeat& m) const {
-    auto table = fbs::CreateHeartbeat(builder, m.trial_id, m.rank, m.unix_time);
+    auto table = fbs::CreateHeartbeat(builder, m.trial_id, m.rank, m.unix_time,
+                                       m.batches_trained);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::Heartbeat, table.Union());
   }
 };
@@ -132,7 +133,7 @@ WorkerMessage Decode(const fbs::RendezvousGet& t) {
 }
 
 WorkerMessage Decode(const fbs::Heartbeat& t) {
-  return Heartbeat{t.trial_id(), t.rank(), t.unix_time()};
+  return Heartbeat{t.trial_id(), t.rank(), t.unix_time(), t.batches_trained()};
 }
 
 }  // namespace

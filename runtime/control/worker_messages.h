@@ -111,11 +111,18 @@ struct RendezvousGet {
   friend bool operator==(const RendezvousGet&, const RendezvousGet&) = default;
 };
 
-// The worker of `rank` is alive at `unix_time` (seconds since the epoch).
+// The training loop of `rank` is moving: it had trained `batches_trained` batches at `unix_time`
+// (the worker's wall clock, seconds since the epoch). A heartbeat from a worker built before
+// batches_trained existed decodes with 0 there.
+// A worker sends a Heartbeat right after its WorkerHello, then from its training loop once this
+// long has passed since the last one: about once per interval while the loop moves, never more.
+inline constexpr double kHeartbeatIntervalSeconds = 1.0;
+
 struct Heartbeat {
   uint64_t trial_id = 0;
   uint32_t rank = 0;
   double unix_time = 0;
+  uint64_t batches_trained = 0;
 
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

@@ -45,23 +45,33 @@ TEST(ExampleConfigsTest, DistributedLoads) {
                                            "resources.resource_pool", "resources.priority"));
 }
 
-TEST(ExampleConfigsTest, AdaptiveNamesItsSearcherAndRunsAsSingle) {
+TEST(ExampleConfigsTest, AdaptiveLoadsAsAnAshaSearch) {
   const std::string path = Example("adaptive.yaml");
   absl::StatusOr<ExperimentConfig> c = LoadExperimentConfig(path);
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(c.status().message(),
-            path + ": searcher.name: expected single (Cohort runs one trial per experiment; "
-                   "Determined's adaptive_asha searcher is not supported); got 'adaptive_asha'");
-
-  c = LoadExperimentConfig(path, {"searcher.name=single"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->name, "adaptive");
+  EXPECT_EQ(c->searcher.name, "adaptive_asha");
+  EXPECT_EQ(c->searcher.max_trials, 16u);
+  EXPECT_EQ(c->searcher.mode, "standard");
+  EXPECT_EQ(c->searcher.max_concurrent_trials, 16u);
+  EXPECT_EQ(c->hyperparameter_spaces.at("learning_rate").kind, HyperparameterSpace::Kind::kLog);
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data"));
+
+  // As a single search it trains the midpoint trial; the ASHA keys are then ignored.
+  c = LoadExperimentConfig(path, {"searcher.name=single"});
+  ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_DOUBLE_EQ(*c->hyperparameters.GetDouble("learning_rate"), 0.01);
   EXPECT_EQ(*c->hyperparameters.GetInt("hidden_size"), 143);
   EXPECT_DOUBLE_EQ(*c->hyperparameters.GetDouble("dropout1"), 0.5);
   EXPECT_EQ(**c->hyperparameters.GetString("optimizer"), "sgd");
-  EXPECT_EQ(c->hyperparameter_spaces.at("learning_rate").kind, HyperparameterSpace::Kind::kLog);
+  EXPECT_EQ(c->searcher.max_trials, 1u);
   EXPECT_THAT(c->ignored_keys, ElementsAre("data", "searcher.max_trials", "searcher.mode"));
+
+  // As a grid search every range needs its number of points.
+  c = LoadExperimentConfig(path, {"searcher.name=grid"});
+  EXPECT_EQ(c.status().message(),
+            path + ": hyperparameters.dropout1.count: expected an integer >= 1 (the grid "
+                   "searcher's number of points for this range); got nothing");
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ std::vector<std::string> ValidMessages() {
       EncodeWorkerMessage(TrialFinished{1, TrialExit::kFailed, 9, "out of memory"}),
       EncodeWorkerMessage(RendezvousSet{"nccl/unique-id", std::string("\0\x01\xfe\xff id", 7)}),
       EncodeWorkerMessage(RendezvousGet{"gloo/rank/2", 42}),
-      EncodeWorkerMessage(Heartbeat{1, 3, 1.7e9}),
+      EncodeWorkerMessage(Heartbeat{1, 3, 1.7e9, 250}),
   };
 }
 

@@ -144,12 +144,36 @@ TEST(WorkerMessagesTest, RendezvousGetAndHeartbeatRoundTrip) {
     EXPECT_EQ(RoundTrip(get), WorkerMessage(get));
   }
   for (const Heartbeat& beat :
-       {Heartbeat{}, Heartbeat{kMaxU64, std::numeric_limits<uint32_t>::max(), kInf},
-        Heartbeat{7, 3, 1.7e9 + 0.125}}) {
+       {Heartbeat{}, Heartbeat{kMaxU64, std::numeric_limits<uint32_t>::max(), kInf, kMaxU64},
+        Heartbeat{7, 3, 1.7e9 + 0.125, 1200}}) {
     EXPECT_EQ(RoundTrip(beat), WorkerMessage(beat));
   }
-  const auto decoded = std::get<Heartbeat>(RoundTrip(Heartbeat{1, 2, kNaN}));
+  const auto decoded = std::get<Heartbeat>(RoundTrip(Heartbeat{1, 2, kNaN, 5}));
   EXPECT_TRUE(std::isnan(decoded.unix_time));
+  EXPECT_EQ(decoded.batches_trained, 5u);
+}
+
+TEST(WorkerMessagesTest, HeartbeatFromAWorkerWithoutBatchesTrainedDecodesAsZero) {
+  // What a worker built before batches_trained was appended sends: the first three fields only.
+  flatbuffers::FlatBufferBuilder builder;
+  const auto start = builder.StartTable();
+  builder.AddElement<uint64_t>(fbs::Heartbeat::VT_TRIAL_ID, 7, 0);
+  builder.AddElement<uint32_t>(fbs::Heartbeat::VT_RANK, 2, 0);
+  builder.AddElement<double>(fbs::Heartbeat::VT_UNIX_TIME, 1.7e9, 0);
+  const flatbuffers::Offset<void> beat(builder.EndTable(start));
+  absl::StatusOr<WorkerMessage> decoded = DecodeWorkerMessage(
+      Finish(builder, kWorkerFormatVersion, fbs::WorkerPayload::Heartbeat, beat));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, WorkerMessage(Heartbeat{7, 2, 1.7e9, 0}));
+}
+
+TEST(WorkerMessagesTest, HeartbeatKeepsItsOlderFieldsWhereOlderReadersLookForThem) {
+  // Appending batches_trained must not move the fields an older supervisor reads: each field's
+  // slot in the vtable is fixed by its position in the table.
+  EXPECT_EQ(fbs::Heartbeat::VT_TRIAL_ID, 4);
+  EXPECT_EQ(fbs::Heartbeat::VT_RANK, 6);
+  EXPECT_EQ(fbs::Heartbeat::VT_UNIX_TIME, 8);
+  EXPECT_EQ(fbs::Heartbeat::VT_BATCHES_TRAINED, 10);
 }
 
 TEST(WorkerMessagesTest, RendezvousValueRoundTripsFoundAndMissing) {

@@ -47,6 +47,7 @@ with temp_dir() as tmp:
     with open(os.path.join(two, "trials", "1", "log.txt")) as f:
         log = f.read()
     check("[rank 0] trial 1 rank 0 of 2" in log and "[rank 1] trial 1 rank 1 of 2" in log, log)
+    check("no heartbeat" not in log, log)
 
     again = train(tmp, "two-slots-again", "hyperparameters.global_batch_size=16", slots=2)
     check(final_parameters(again, STEPS) == final_parameters(two, STEPS),

@@ -40,6 +40,7 @@ with temp_dir() as tmp:
     with open(os.path.join(run_dir, "trials", "1", "log.txt")) as f:
         log = f.read()
     check("trial 1 rank 0 of 1: plugin mlp" in log, log)
+    check("no heartbeat" not in log and "no heartbeat" not in err, (log, err))
     check("COMPLETED" in out and run_dir in out, out)
 
     # A second run into the same folder is refused; nothing there is touched.

@@ -28,7 +28,7 @@ void NormaliseStoragePath(MapReader& r, const std::string& host_path, std::strin
 absl::Status ReadCheckpointStorage(const YAML::Node& node, std::vector<std::string>* ignored_keys,
                                    CheckpointStorageConfig* out) {
   MapReader r(node, "checkpoint_storage", ignored_keys);
-  r.SupportedChoice("type", "shared_fs", {"s3", "gcs", "azure", "hdfs", "directory"}, "storage",
+  r.SupportedChoice("type", {"shared_fs"}, {"s3", "gcs", "azure", "hdfs", "directory"}, "storage",
                     "Cohort writes checkpoints to a shared file system", &out->type);
   r.AllowKeys({"type", "host_path", "storage_path", "save_trial_latest", "save_trial_best",
                "save_experiment_best"},

@@ -41,6 +41,13 @@ void ReadBounds(MapReader& r, bool integers, HyperparameterSpace* space) {
   space->maxval = *bounds[1];
 }
 
+// `count`, the number of grid points (only the grid searcher reads it).
+void ReadCount(MapReader& r, HyperparameterSpace* space) {
+  if (std::optional<int64_t> count = r.ReadInt("count", 1)) {
+    space->count = static_cast<uint64_t>(*count);
+  }
+}
+
 absl::StatusOr<HyperparameterSpace> ReadSpace(const YAML::Node& node, const std::string& path) {
   MapReader r(node, path, nullptr);
   const YAML::Node type = r.Get("type");
@@ -56,7 +63,7 @@ absl::StatusOr<HyperparameterSpace> ReadSpace(const YAML::Node& node, const std:
                                     : HyperparameterSpace::Kind::kDouble;
     r.AllowKeys({"type", "minval", "maxval", "count"});
     ReadBounds(r, type_name == "int", &space);
-    r.ReadInt("count", 1);
+    ReadCount(r, &space);
   } else if (type_name == "log") {
     space.kind = HyperparameterSpace::Kind::kLog;
     r.AllowKeys({"type", "minval", "maxval", "base", "count"});
@@ -65,7 +72,7 @@ absl::StatusOr<HyperparameterSpace> ReadSpace(const YAML::Node& node, const std:
       if (*base <= 0) r.Fail(Mismatch(r.PathOf("base"), "a number > 0", r.Get("base")));
       space.base = *base;
     }
-    r.ReadInt("count", 1);
+    ReadCount(r, &space);
   } else if (type_name == "categorical") {
     space.kind = HyperparameterSpace::Kind::kCategorical;
     r.AllowKeys({"type", "vals"});
@@ -116,6 +123,20 @@ absl::Status ReadGroup(const YAML::Node& group, const std::string& prefix, Space
 }
 
 }  // namespace
+
+absl::Status CheckGridCounts(const Spaces& spaces) {
+  for (const auto& [name, space] : spaces) {
+    const bool ranged = space.kind == HyperparameterSpace::Kind::kInt ||
+                        space.kind == HyperparameterSpace::Kind::kDouble ||
+                        space.kind == HyperparameterSpace::Kind::kLog;
+    if (ranged && !space.count) {
+      return Mismatch(JoinPath(JoinPath("hyperparameters", name), "count"),
+                      "an integer >= 1 (the grid searcher's number of points for this range)",
+                      YAML::Node(YAML::NodeType::Undefined));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Spaces> ReadHyperparameterSpaces(const YAML::Node& section) {
   Spaces spaces;

@@ -28,6 +28,10 @@ namespace cohort::config_internal {
 absl::StatusOr<std::map<std::string, HyperparameterSpace>> ReadHyperparameterSpaces(
     const YAML::Node& section);
 
+// Determined's rule for the grid searcher: every int, double and log space gives `count`. The
+// error names the first space without one ("hyperparameters.lr.count: expected ...; got nothing").
+absl::Status CheckGridCounts(const std::map<std::string, HyperparameterSpace>& spaces);
+
 }  // namespace cohort::config_internal
 
 #endif  // COHORT_RUNTIME_CONFIG_INTERNAL_HYPERPARAMETER_READER_H_

@@ -23,16 +23,16 @@ std::string IntegerRange(int64_t min, int64_t max, std::optional<int64_t> got) {
 }
 
 std::string UnknownKey(absl::string_view path, absl::string_view key,
-                       std::initializer_list<absl::string_view> used,
-                       std::initializer_list<absl::string_view> ignored) {
-  std::vector<absl::string_view> known(used);
+                       absl::Span<const absl::string_view> used,
+                       absl::Span<const absl::string_view> ignored) {
+  std::vector<absl::string_view> known(used.begin(), used.end());
   known.insert(known.end(), ignored.begin(), ignored.end());
   const std::string where = JoinPath(path, key);
   if (std::optional<std::string> near = ClosestName(key, known)) {
     return absl::StrCat(where, ": unknown key; did you mean '", *near, "'?");
   }
   return absl::StrCat(where, ": unknown key; expected one of ", absl::StrJoin(used, ", "),
-                      ignored.size() == 0 ? "" : " (or a Determined key Cohort ignores)");
+                      ignored.empty() ? "" : " (or a Determined key Cohort ignores)");
 }
 
 }  // namespace
@@ -54,10 +54,10 @@ MapReader::MapReader(YAML::Node node, std::string path, std::vector<std::string>
   if (!IsAbsent(node_) && !node_.IsMap()) status_ = Mismatch(path_, "a map of keys", node_);
 }
 
-void MapReader::AllowKeys(std::initializer_list<absl::string_view> used,
-                          std::initializer_list<absl::string_view> ignored) {
+void MapReader::AllowKeys(absl::Span<const absl::string_view> used,
+                          absl::Span<const absl::string_view> ignored) {
   if (!ok() || !node_.IsMap()) return;
-  auto contains = [](std::initializer_list<absl::string_view> names, absl::string_view name) {
+  auto contains = [](absl::Span<const absl::string_view> names, absl::string_view name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   };
   std::set<std::string> seen;
@@ -132,23 +132,26 @@ void MapReader::Choice(absl::string_view key, std::initializer_list<absl::string
   *out = std::move(*value);
 }
 
-void MapReader::SupportedChoice(absl::string_view key, absl::string_view supported,
+void MapReader::SupportedChoice(absl::string_view key,
+                                std::initializer_list<absl::string_view> supported,
                                 std::initializer_list<absl::string_view> determined_only,
                                 absl::string_view kind, absl::string_view reason,
                                 std::string* out) {
   std::optional<std::string> value = ReadString(key);
   if (!value) return;
-  if (*value == supported) {
+  if (std::find(supported.begin(), supported.end(), *value) != supported.end()) {
     *out = std::move(*value);
-  } else if (std::find(determined_only.begin(), determined_only.end(), *value) !=
-             determined_only.end()) {
-    Fail(Mismatch(PathOf(key),
-                  absl::StrCat(supported, " (", reason, "; Determined's ", *value, " ", kind,
-                               " is not supported)"),
-                  Get(key)));
-  } else {
-    Fail(Mismatch(PathOf(key), supported, Get(key)));
+    return;
   }
+  std::string expected = supported.size() == 1
+                             ? std::string(*supported.begin())
+                             : absl::StrCat("one of ", absl::StrJoin(supported, ", "));
+  if (std::find(determined_only.begin(), determined_only.end(), *value) !=
+      determined_only.end()) {
+    absl::StrAppend(&expected, " (", reason, reason.empty() ? "" : "; ", "Determined's ", *value,
+                    " ", kind, " is not supported)");
+  }
+  Fail(Mismatch(PathOf(key), expected, Get(key)));
 }
 
 void MapReader::LengthField(absl::string_view key, uint64_t min_value,

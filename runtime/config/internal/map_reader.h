@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "runtime/config/experiment_config.h"
 
 namespace cohort::config_internal {
@@ -47,8 +48,8 @@ class MapReader {
   // Checks every key once: `used` keys are read by the caller, `ignored` keys (Determined's, not
   // used by Cohort) are recorded as "<path>.<key>"; any other key, and any key given twice, is an
   // error naming it and the nearest allowed key.
-  void AllowKeys(std::initializer_list<absl::string_view> used,
-                 std::initializer_list<absl::string_view> ignored = {});
+  void AllowKeys(absl::Span<const absl::string_view> used,
+                 absl::Span<const absl::string_view> ignored = {});
 
   // An integer in [min, max]; nullopt when absent or on error.
   std::optional<int64_t> ReadInt(absl::string_view key, int64_t min,
@@ -70,9 +71,11 @@ class MapReader {
   void String(absl::string_view key, std::string* out);
   void Choice(absl::string_view key, std::initializer_list<absl::string_view> allowed,
               std::string* out);
-  // Accepts only `supported`. A value in `determined_only` is valid in Determined, so its error
-  // says Cohort does not support that `kind` (e.g. "searcher") and why (`reason`).
-  void SupportedChoice(absl::string_view key, absl::string_view supported,
+  // Accepts only the `supported` values. A value in `determined_only` is valid in Determined, so
+  // its error says Cohort does not support that `kind` (e.g. "searcher") and why (`reason`, which
+  // may be empty).
+  void SupportedChoice(absl::string_view key,
+                       std::initializer_list<absl::string_view> supported,
                        std::initializer_list<absl::string_view> determined_only,
                        absl::string_view kind, absl::string_view reason, std::string* out);
   // A length of at least `min_value` units (see length_reader.h).

@@ -1,38 +1,114 @@
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/str_cat.h"
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/section_readers.h"
+#include "runtime/config/internal/yaml_values.h"
 
 namespace cohort::config_internal {
+namespace {
+
+// Rungs beyond this would train for less than one batch at any realistic length.
+constexpr int64_t kMaxRungs = 64;
+
+// Every key of Determined's searcher configs, in the order errors list them.
+constexpr std::array<absl::string_view, 21> kDeterminedKeys = {
+    "name", "metric", "smaller_is_better", "max_length", "max_trials", "max_concurrent_trials",
+    "mode", "divisor", "max_rungs", "bracket_rungs", "stop_once", "num_rungs", "budget",
+    "train_stragglers", "source_trial_id", "source_checkpoint_uuid", "population_size",
+    "num_rounds", "length_per_round", "replace_function", "explore_function"};
+
+// The keys `searcher` reads beyond name, metric, smaller_is_better and max_length.
+std::vector<absl::string_view> ExtraKeysOf(absl::string_view searcher) {
+  if (searcher == "random") return {"max_trials", "max_concurrent_trials"};
+  if (searcher == "grid") return {"max_concurrent_trials"};
+  if (searcher == "adaptive_asha") {
+    return {"max_trials", "max_concurrent_trials", "mode", "divisor", "max_rungs", "bracket_rungs"};
+  }
+  return {};
+}
+
+// `bracket_rungs`: null or a list of rung counts.
+void ReadBracketRungs(MapReader& r, std::vector<uint32_t>* out) {
+  if (!r.ok() || !r.Has("bracket_rungs")) return;
+  const YAML::Node list = r.Get("bracket_rungs");
+  std::vector<uint32_t> rungs;
+  bool valid = list.IsSequence();
+  for (size_t i = 0; valid && i < list.size(); ++i) {
+    const std::optional<int64_t> value = PlainInt(list[i]);
+    valid = value && *value >= 1 && *value <= kMaxRungs;
+    if (valid) rungs.push_back(static_cast<uint32_t>(*value));
+  }
+  if (!valid) {
+    return r.Fail(Mismatch(r.PathOf("bracket_rungs"),
+                           absl::StrCat("a list of rung counts, each an integer between 1 and ",
+                                        kMaxRungs),
+                           list));
+  }
+  *out = std::move(rungs);
+}
+
+}  // namespace
 
 absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* ignored_keys,
                           SearcherConfig* out) {
   MapReader r(node, "searcher", ignored_keys);
-  r.Require("name", "a searcher name (single)");
-  r.SupportedChoice("name", "single",
-                    {"random", "grid", "adaptive_asha", "pbt", "async_halving", "adaptive",
-                     "adaptive_simple", "sync_halving", "custom"},
-                    "searcher", "Cohort runs one trial per experiment", &out->name);
-  r.AllowKeys({"name", "metric", "smaller_is_better", "max_length"},
-              {"max_trials", "max_concurrent_trials", "mode", "max_rungs", "num_rungs", "divisor",
-               "bracket_rungs", "stop_once", "budget", "train_stragglers", "source_trial_id",
-               "source_checkpoint_uuid", "population_size", "num_rounds", "length_per_round",
-               "replace_function", "explore_function"});
+  r.Require("name", "a searcher name (single, grid, random, adaptive_asha)");
+  r.SupportedChoice("name", {"single", "grid", "random", "adaptive_asha"},
+                    {"pbt", "async_halving", "adaptive", "adaptive_simple", "sync_halving",
+                     "custom"},
+                    "searcher", "", &out->name);
+  if (!r.ok()) return r.status();
+
+  std::vector<absl::string_view> used = {"name", "metric", "smaller_is_better", "max_length"};
+  const std::vector<absl::string_view> extra = ExtraKeysOf(out->name);
+  used.insert(used.end(), extra.begin(), extra.end());
+  auto uses = [&used](absl::string_view key) {
+    return std::find(used.begin(), used.end(), key) != used.end();
+  };
+  std::vector<absl::string_view> ignored;
+  for (absl::string_view key : kDeterminedKeys) {
+    if (!uses(key)) ignored.push_back(key);
+  }
+  r.AllowKeys(used, ignored);
+
   r.Require("metric", "the name of a validation metric");
   r.String("metric", &out->metric);
   r.Bool("smaller_is_better", &out->smaller_is_better);
   r.Require("max_length", "a length such as {batches: 1000}");
   r.LengthField("max_length", 1, &out->max_length);
-  // Ignored, but a wrong type there is still a mistake worth naming.
-  r.ReadInt("max_trials", 1);
-  r.ReadInt("max_concurrent_trials", 0);
-  r.ReadInt("max_rungs", 1);
+  if (uses("max_trials")) r.Require("max_trials", "an integer >= 1 (the number of trials)");
+
+  // Every typed key is checked, even where this searcher ignores it: a wrong type is a typo.
+  const std::optional<int64_t> max_trials = r.ReadInt("max_trials", 1);
+  const std::optional<int64_t> max_concurrent = r.ReadInt("max_concurrent_trials", 0);
+  const std::optional<int64_t> max_rungs = r.ReadInt("max_rungs", 1, kMaxRungs);
+  const std::optional<double> divisor = r.ReadNumber("divisor");
+  if (divisor && *divisor <= 1) {
+    r.Fail(Mismatch(r.PathOf("divisor"), "a number > 1", r.Get("divisor")));
+  }
+  std::string mode = out->mode;
+  r.Choice("mode", {"aggressive", "standard", "conservative"}, &mode);
+  std::vector<uint32_t> bracket_rungs;
+  ReadBracketRungs(r, &bracket_rungs);
   r.ReadInt("num_rungs", 1);
-  r.ReadNumber("divisor");
   r.ReadBool("stop_once");
   r.ReadInt("source_trial_id", 0);
   r.ReadString("source_checkpoint_uuid");
-  std::string mode;
-  r.Choice("mode", {"aggressive", "standard", "conservative"}, &mode);
-  return r.status();
+  if (!r.ok()) return r.status();
+
+  if (max_trials && uses("max_trials")) out->max_trials = static_cast<uint64_t>(*max_trials);
+  if (max_concurrent && uses("max_concurrent_trials")) {
+    out->max_concurrent_trials = static_cast<uint64_t>(*max_concurrent);
+  }
+  if (out->name == "adaptive_asha") {
+    out->mode = std::move(mode);
+    out->bracket_rungs = std::move(bracket_rungs);
+    if (max_rungs) out->max_rungs = static_cast<uint32_t>(*max_rungs);
+    if (divisor) out->divisor = *divisor;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace cohort::config_internal

@@ -21,7 +21,9 @@
 
 namespace cohort::config_internal {
 
-// `searcher`: only name "single" is accepted; Determined's other searchers are named in the error.
+// `searcher`: single, grid, random or adaptive_asha, with the keys that searcher reads; the other
+// Determined searcher keys are ignored (but type-checked). Determined's other searchers are named
+// in the error.
 absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* ignored_keys,
                           SearcherConfig* out);
 

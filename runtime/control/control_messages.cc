@@ -1,0 +1,474 @@
+// The wire codec of control_messages.h: structs <-> ControlEnvelope (schemas/control.fbs).
+#include "runtime/control/control_messages.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "control_generated.h"
+
+namespace cohort {
+namespace {
+
+namespace wire = fbs::control;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+// Each C++ enum lists the wire enum's values in order, so a value in range converts by cast.
+static_assert(static_cast<int>(SlotKind::kGpu) == static_cast<int>(wire::SlotKind::MAX));
+static_assert(static_cast<int>(TaskState::kExited) == static_cast<int>(wire::TaskState::MAX));
+static_assert(static_cast<int>(ReportKind::kTraining) ==
+              static_cast<int>(wire::ReportKind::Training));
+static_assert(static_cast<int>(ReportKind::kValidation) == static_cast<int>(wire::ReportKind::MAX));
+static_assert(static_cast<int>(LogStream::kStderr) == static_cast<int>(wire::LogStream::MAX));
+static_assert(static_cast<int>(ControlErrorCode::kInvalidRequest) ==
+              static_cast<int>(wire::ErrorCode::MAX));
+
+template <typename Wire, typename Cpp>
+Wire ToWire(Cpp value) {
+  return static_cast<Wire>(value);
+}
+
+// ---- encoding
+
+Offset<flatbuffers::String> Text(FlatBufferBuilder& builder, const std::string& text) {
+  return builder.CreateString(text.data(), text.size());
+}
+
+Offset<wire::NamedValue> Encode(FlatBufferBuilder& builder, const NamedValue& value) {
+  return wire::CreateNamedValue(builder, Text(builder, value.name), value.value);
+}
+
+Offset<wire::KeyValue> Encode(FlatBufferBuilder& builder, const KeyValue& pair) {
+  return wire::CreateKeyValue(builder, Text(builder, pair.key), Text(builder, pair.value));
+}
+
+Offset<wire::AgentSlot> Encode(FlatBufferBuilder& builder, const AgentSlot& slot) {
+  return wire::CreateAgentSlot(builder, slot.index, ToWire<wire::SlotKind>(slot.kind),
+                               slot.device_id, Text(builder, slot.name));
+}
+
+Offset<wire::TaskEntry> Encode(FlatBufferBuilder& builder, const TaskEntry& task) {
+  return wire::CreateTaskEntry(builder, task.task_id, task.trial_id, task.experiment_id,
+                               ToWire<wire::TaskState>(task.state),
+                               builder.CreateVector(task.slots), builder.CreateVector(task.ranks));
+}
+
+Offset<wire::RankAssignment> Encode(FlatBufferBuilder& builder, const RankAssignment& rank) {
+  return wire::CreateRankAssignment(builder, rank.rank, rank.local_rank, rank.slot_index);
+}
+
+Offset<wire::RankProcess> Encode(FlatBufferBuilder& builder, const RankProcess& process) {
+  return wire::CreateRankProcess(builder, process.rank, process.pid);
+}
+
+Offset<wire::LogLine> Encode(FlatBufferBuilder& builder, const LogLine& line) {
+  return wire::CreateLogLine(builder, line.rank, ToWire<wire::LogStream>(line.stream),
+                             line.unix_time, Text(builder, line.text));
+}
+
+template <typename Item>
+auto EncodeAll(FlatBufferBuilder& builder, const std::vector<Item>& items) {
+  std::vector<decltype(Encode(builder, std::declval<const Item&>()))> tables;
+  tables.reserve(items.size());
+  for (const Item& item : items) tables.push_back(Encode(builder, item));
+  return builder.CreateVector(tables);
+}
+
+// Appends a message's table; returns it with its union type.
+struct PayloadEncoder {
+  using Payload = std::pair<wire::ControlPayload, Offset<void>>;
+  FlatBufferBuilder& builder;
+
+  Payload operator()(const AgentHello& m) const {
+    auto table = wire::CreateAgentHello(builder, Text(builder, m.agent_id),
+                                        Text(builder, m.cohort_version), Text(builder, m.hostname),
+                                        EncodeAll(builder, m.slots), EncodeAll(builder, m.tasks));
+    return {wire::ControlPayload::AgentHello, table.Union()};
+  }
+  Payload operator()(const AgentHeartbeat& m) const {
+    auto table = wire::CreateAgentHeartbeat(builder, Text(builder, m.agent_id), m.unix_time,
+                                            m.busy_slots, builder.CreateVector(m.running_task_ids));
+    return {wire::ControlPayload::AgentHeartbeat, table.Union()};
+  }
+  Payload operator()(const StartTask& m) const {
+    const WorkerSpec& w = m.worker;
+    auto worker = wire::CreateWorkerSpec(builder, Text(builder, w.plugin_path),
+                                         Text(builder, w.config_path), Text(builder, w.config_yaml),
+                                         Text(builder, w.checkpoint_root),
+                                         Text(builder, w.resume_checkpoint_id));
+    auto rendezvous = wire::CreateRendezvousAddress(builder, Text(builder, m.rendezvous.endpoint),
+                                                    Text(builder, m.rendezvous.prefix));
+    auto table = wire::CreateStartTask(builder, m.task_id, m.trial_id, m.experiment_id, m.attempt,
+                                       worker, EncodeAll(builder, m.ranks), m.world_size,
+                                       m.cross_rank, m.cross_size, rendezvous,
+                                       EncodeAll(builder, m.environment));
+    return {wire::ControlPayload::StartTask, table.Union()};
+  }
+  Payload operator()(const KillTask& m) const {
+    auto table = wire::CreateKillTask(builder, m.task_id, Text(builder, m.reason), m.grace_seconds);
+    return {wire::ControlPayload::KillTask, table.Union()};
+  }
+  Payload operator()(const TaskStatus& m) const {
+    auto table = wire::CreateTaskStatus(builder, m.task_id, ToWire<wire::TaskState>(m.state),
+                                        EncodeAll(builder, m.processes));
+    return {wire::ControlPayload::TaskStatus, table.Union()};
+  }
+  Payload operator()(const TaskExit& m) const {
+    auto table = wire::CreateTaskExit(builder, m.task_id, m.rank, m.exit_code, m.signal,
+                                      Text(builder, m.reason), m.killed_by_agent);
+    return {wire::ControlPayload::TaskExit, table.Union()};
+  }
+  Payload operator()(const TaskMetricsReport& m) const {
+    auto table = wire::CreateTaskMetricsReport(builder, m.task_id, m.trial_id,
+                                               ToWire<wire::ReportKind>(m.kind), m.batches,
+                                               m.records, m.unix_time,
+                                               EncodeAll(builder, m.metrics));
+    return {wire::ControlPayload::TaskMetricsReport, table.Union()};
+  }
+  Payload operator()(const TaskCheckpointReport& m) const {
+    auto table = wire::CreateTaskCheckpointReport(builder, m.task_id, m.trial_id,
+                                                  Text(builder, m.checkpoint_id), m.batches,
+                                                  m.records, m.bytes,
+                                                  EncodeAll(builder, m.metadata));
+    return {wire::ControlPayload::TaskCheckpointReport, table.Union()};
+  }
+  Payload operator()(const LogBatch& m) const {
+    auto table = wire::CreateLogBatch(builder, m.task_id, EncodeAll(builder, m.lines));
+    return {wire::ControlPayload::LogBatch, table.Union()};
+  }
+  Payload operator()(const TaskListRequest&) const {
+    return {wire::ControlPayload::TaskListRequest, wire::CreateTaskListRequest(builder).Union()};
+  }
+  Payload operator()(const TaskList& m) const {
+    auto table = wire::CreateTaskList(builder, EncodeAll(builder, m.tasks));
+    return {wire::ControlPayload::TaskList, table.Union()};
+  }
+  Payload operator()(const Ack&) const {
+    return {wire::ControlPayload::Ack, wire::CreateAck(builder).Union()};
+  }
+  Payload operator()(const ErrorReply& m) const {
+    auto table = wire::CreateErrorReply(builder, ToWire<wire::ErrorCode>(m.code),
+                                        Text(builder, m.message));
+    return {wire::ControlPayload::ErrorReply, table.Union()};
+  }
+};
+
+// ---- opening a received buffer
+
+absl::Status Invalid(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("malformed control message: ", what));
+}
+
+std::string VersionText(ControlVersion version) {
+  return absl::StrCat(version.major, ".", version.minor);
+}
+
+const ControlVersion kThisVersion{kControlProtocolMajor, kControlProtocolMinor};
+
+// The envelope's version fields alone, which keep their place in every major version: verifying
+// the buffer as this type checks only the root table and those two fields.
+struct EnvelopeVersionProbe : private flatbuffers::Table {
+  bool Verify(flatbuffers::Verifier& verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<uint16_t>(verifier, wire::ControlEnvelope::VT_PROTOCOL_MAJOR,
+                                 sizeof(uint16_t)) &&
+           VerifyField<uint16_t>(verifier, wire::ControlEnvelope::VT_PROTOCOL_MINOR,
+                                 sizeof(uint16_t)) &&
+           verifier.EndTable();
+  }
+  ControlVersion version() const {
+    return {GetField<uint16_t>(wire::ControlEnvelope::VT_PROTOCOL_MAJOR, 0),
+            GetField<uint16_t>(wire::ControlEnvelope::VT_PROTOCOL_MINOR, 0)};
+  }
+};
+
+// A verified envelope of this major version with a payload present, and the sender's version.
+// It points into `bytes`, or into `storage` when `bytes` is not 8-byte aligned (it is copied
+// there first).
+absl::StatusOr<std::pair<const wire::ControlEnvelope*, ControlVersion>> OpenEnvelope(
+    absl::string_view bytes, std::vector<uint64_t>& storage) {
+  // The Verifier asserts on buffers this large instead of rejecting them.
+  if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return Invalid(absl::StrCat(bytes.size(), " bytes is too large"));
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    storage.assign((bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+    std::memcpy(storage.data(), bytes.data(), bytes.size());
+    data = reinterpret_cast<const uint8_t*>(storage.data());
+  }
+  flatbuffers::Verifier probe(data, bytes.size());
+  if (!probe.VerifyBuffer<EnvelopeVersionProbe>(wire::ControlEnvelopeIdentifier())) {
+    return Invalid(absl::StrCat("not a control envelope (", bytes.size(), " bytes)"));
+  }
+  const ControlVersion version = flatbuffers::GetRoot<EnvelopeVersionProbe>(data)->version();
+  if (version.major != kControlProtocolMajor) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "control protocol ", VersionText(version), " is not supported: this build speaks ",
+        VersionText(kThisVersion), " and the major versions must match"));
+  }
+  flatbuffers::Verifier verifier(data, bytes.size());
+  if (!wire::VerifyControlEnvelopeBuffer(verifier)) {
+    return Invalid(absl::StrCat(bytes.size(), " bytes of protocol ", VersionText(version),
+                                " failed verification (bad offsets or a required field "
+                                "missing)"));
+  }
+  const wire::ControlEnvelope* envelope = wire::GetControlEnvelope(data);
+  if (envelope->payload() == nullptr) return Invalid("no payload");
+  return std::make_pair(envelope, version);
+}
+
+// ---- decoding verified tables
+
+// Converts verified tables to structs, keeping the first rule they break.
+class Reader {
+ public:
+  explicit Reader(absl::string_view message_name) : message_name_(message_name) {}
+
+  const absl::Status& status() const { return status_; }
+
+  void Fail(absl::string_view why) {
+    if (status_.ok()) status_ = Invalid(absl::StrCat(message_name_, ": ", why));
+  }
+
+  // A value of `Wire` this build knows, as `Cpp`; otherwise a failure naming `enum_name`.
+  template <typename Cpp, typename Wire>
+  Cpp Enum(Wire value, absl::string_view enum_name) {
+    const auto number = static_cast<int>(value);
+    if (number > static_cast<int>(Wire::MAX)) {
+      Fail(absl::StrCat("unknown ", enum_name, " ", number));
+      return Cpp{};
+    }
+    return static_cast<Cpp>(number);
+  }
+
+  // A required id: present (the Verifier checked) and non-empty.
+  std::string Id(const flatbuffers::String* id, absl::string_view what) {
+    if (id->size() == 0) Fail(absl::StrCat("empty ", what));
+    return id->str();
+  }
+
+ private:
+  absl::string_view message_name_;
+  absl::Status status_;
+};
+
+std::string Text(const flatbuffers::String* text) { return text ? text->str() : std::string(); }
+
+// The values of a scalar vector. The Verifier checks a vector's alignment for its 4-byte length
+// only, so values of 8 bytes that are not 8-byte aligned are refused here rather than read.
+template <typename T>
+std::vector<T> Scalars(Reader& reader, const flatbuffers::Vector<T>* list) {
+  if (list == nullptr) return {};
+  if (reinterpret_cast<uintptr_t>(list->data()) % alignof(T) != 0) {
+    reader.Fail(absl::StrCat("a vector of ", sizeof(T), "-byte values is not ", alignof(T),
+                             "-byte aligned"));
+    return {};
+  }
+  return std::vector<T>(list->begin(), list->end());
+}
+
+NamedValue Read(Reader&, const wire::NamedValue& t) { return {t.name()->str(), t.value()}; }
+
+KeyValue Read(Reader&, const wire::KeyValue& t) { return {t.key()->str(), Text(t.value())}; }
+
+AgentSlot Read(Reader& reader, const wire::AgentSlot& t) {
+  return {t.index(), reader.Enum<SlotKind>(t.kind(), "slot kind"), t.device_id(),
+          Text(t.name())};
+}
+
+TaskEntry Read(Reader& reader, const wire::TaskEntry& t) {
+  return {t.task_id(), t.trial_id(), t.experiment_id(),
+          reader.Enum<TaskState>(t.state(), "task state"), Scalars(reader, t.slots()),
+          Scalars(reader, t.ranks())};
+}
+
+RankAssignment Read(Reader&, const wire::RankAssignment& t) {
+  return {t.rank(), t.local_rank(), t.slot_index()};
+}
+
+RankProcess Read(Reader&, const wire::RankProcess& t) { return {t.rank(), t.pid()}; }
+
+LogLine Read(Reader& reader, const wire::LogLine& t) {
+  return {t.rank(), reader.Enum<LogStream>(t.stream(), "log stream"), t.unix_time(),
+          Text(t.text())};
+}
+
+template <typename T>
+auto ReadAll(Reader& reader, const flatbuffers::Vector<Offset<T>>* list) {
+  std::vector<decltype(Read(reader, std::declval<const T&>()))> items;
+  if (list == nullptr) return items;
+  items.reserve(list->size());
+  for (const T* table : *list) items.push_back(Read(reader, *table));
+  return items;
+}
+
+AgentHello Read(Reader& reader, const wire::AgentHello& t) {
+  return {reader.Id(t.agent_id(), "agent id"), Text(t.cohort_version()), Text(t.hostname()),
+          ReadAll(reader, t.slots()), ReadAll(reader, t.tasks())};
+}
+
+AgentHeartbeat Read(Reader& reader, const wire::AgentHeartbeat& t) {
+  return {reader.Id(t.agent_id(), "agent id"), t.unix_time(), t.busy_slots(),
+          Scalars(reader, t.running_task_ids())};
+}
+
+StartTask Read(Reader& reader, const wire::StartTask& t) {
+  const wire::WorkerSpec& w = *t.worker();
+  StartTask m{t.task_id(), t.trial_id(), t.experiment_id(), t.attempt(),
+              WorkerSpec{reader.Id(w.plugin_path(), "plugin path"), Text(w.config_path()),
+                         Text(w.config_yaml()), Text(w.checkpoint_root()),
+                         Text(w.resume_checkpoint_id())},
+              ReadAll(reader, t.ranks()), t.world_size(), t.cross_rank(), t.cross_size(),
+              RendezvousAddress{}, ReadAll(reader, t.environment())};
+  if (t.rendezvous() != nullptr) {
+    m.rendezvous = {Text(t.rendezvous()->endpoint()), Text(t.rendezvous()->prefix())};
+  }
+  return m;
+}
+
+KillTask Read(Reader&, const wire::KillTask& t) {
+  return {t.task_id(), Text(t.reason()), t.grace_seconds()};
+}
+
+TaskStatus Read(Reader& reader, const wire::TaskStatus& t) {
+  return {t.task_id(), reader.Enum<TaskState>(t.state(), "task state"),
+          ReadAll(reader, t.processes())};
+}
+
+TaskExit Read(Reader& reader, const wire::TaskExit& t) {
+  if (t.rank() < kWholeTask) reader.Fail(absl::StrCat("rank ", t.rank(), " is below -1"));
+  return {t.task_id(), t.rank(), t.exit_code(), t.signal(), Text(t.reason()),
+          t.killed_by_agent()};
+}
+
+TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
+  return {t.task_id(), t.trial_id(), reader.Enum<ReportKind>(t.kind(), "report kind"),
+          t.batches(), t.records(), t.unix_time(), ReadAll(reader, t.metrics())};
+}
+
+TaskCheckpointReport Read(Reader& reader, const wire::TaskCheckpointReport& t) {
+  return {t.task_id(),  t.trial_id(), reader.Id(t.checkpoint_id(), "checkpoint id"),
+          t.batches(),  t.records(),  t.bytes(),
+          ReadAll(reader, t.metadata())};
+}
+
+LogBatch Read(Reader& reader, const wire::LogBatch& t) {
+  return {t.task_id(), ReadAll(reader, t.lines())};
+}
+
+TaskListRequest Read(Reader&, const wire::TaskListRequest&) { return {}; }
+
+TaskList Read(Reader& reader, const wire::TaskList& t) { return {ReadAll(reader, t.tasks())}; }
+
+Ack Read(Reader&, const wire::Ack&) { return {}; }
+
+ErrorReply Read(Reader& reader, const wire::ErrorReply& t) {
+  return {reader.Enum<ControlErrorCode>(t.code(), "error code"), Text(t.message())};
+}
+
+// The payload of `envelope` as a struct, if this build knows its type and it keeps the rules.
+absl::StatusOr<ControlMessage> ReadPayload(const wire::ControlEnvelope& envelope) {
+  const wire::ControlPayload type = envelope.payload_type();
+  if (static_cast<int>(type) > static_cast<int>(wire::ControlPayload::MAX)) {
+    return Invalid(absl::StrCat("unknown message type ", static_cast<int>(type)));
+  }
+  Reader reader(wire::EnumNameControlPayload(type));
+  ControlMessage message;
+  switch (type) {
+    case wire::ControlPayload::AgentHello:
+      message = Read(reader, *envelope.payload_as_AgentHello());
+      break;
+    case wire::ControlPayload::AgentHeartbeat:
+      message = Read(reader, *envelope.payload_as_AgentHeartbeat());
+      break;
+    case wire::ControlPayload::StartTask:
+      message = Read(reader, *envelope.payload_as_StartTask());
+      break;
+    case wire::ControlPayload::KillTask:
+      message = Read(reader, *envelope.payload_as_KillTask());
+      break;
+    case wire::ControlPayload::TaskStatus:
+      message = Read(reader, *envelope.payload_as_TaskStatus());
+      break;
+    case wire::ControlPayload::TaskExit:
+      message = Read(reader, *envelope.payload_as_TaskExit());
+      break;
+    case wire::ControlPayload::TaskMetricsReport:
+      message = Read(reader, *envelope.payload_as_TaskMetricsReport());
+      break;
+    case wire::ControlPayload::TaskCheckpointReport:
+      message = Read(reader, *envelope.payload_as_TaskCheckpointReport());
+      break;
+    case wire::ControlPayload::LogBatch:
+      message = Read(reader, *envelope.payload_as_LogBatch());
+      break;
+    case wire::ControlPayload::TaskListRequest:
+      message = Read(reader, *envelope.payload_as_TaskListRequest());
+      break;
+    case wire::ControlPayload::TaskList:
+      message = Read(reader, *envelope.payload_as_TaskList());
+      break;
+    case wire::ControlPayload::Ack:
+      message = Read(reader, *envelope.payload_as_Ack());
+      break;
+    case wire::ControlPayload::ErrorReply:
+      message = Read(reader, *envelope.payload_as_ErrorReply());
+      break;
+    case wire::ControlPayload::NONE:
+      return Invalid("no payload");
+  }
+  if (!reader.status().ok()) return reader.status();
+  return message;
+}
+
+// The agent id an agent's registration or heartbeat names, which must be its sender's.
+const std::string* NamedAgent(const ControlMessage& message) {
+  if (const auto* hello = std::get_if<AgentHello>(&message)) return &hello->agent_id;
+  if (const auto* beat = std::get_if<AgentHeartbeat>(&message)) return &beat->agent_id;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string EncodeControlMessage(const ControlHeader& header, const ControlMessage& message) {
+  FlatBufferBuilder builder(256);
+  // Store every field, so a value equal to the default but not identical (-0.0) survives.
+  builder.ForceDefaults(true);
+  const auto [type, payload] = std::visit(PayloadEncoder{builder}, message);
+  builder.Finish(wire::CreateControlEnvelope(builder, kControlProtocolMajor, kControlProtocolMinor,
+                                             header.message_id, header.correlation_id,
+                                             Text(builder, header.sender), type, payload),
+                 wire::ControlEnvelopeIdentifier());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+absl::StatusOr<DecodedControl> DecodeControlMessage(absl::string_view bytes) {
+  std::vector<uint64_t> storage;
+  auto opened = OpenEnvelope(bytes, storage);
+  if (!opened.ok()) return opened.status();
+  const auto [envelope, version] = *opened;
+  absl::StatusOr<ControlMessage> message = ReadPayload(*envelope);
+  if (!message.ok()) {
+    if (version.minor <= kControlProtocolMinor) return message.status();
+    return absl::InvalidArgumentError(absl::StrCat(
+        message.status().message(), " (the sender speaks protocol ", VersionText(version),
+        ", this build ", VersionText(kThisVersion), ")"));
+  }
+  DecodedControl decoded{version,
+                         {envelope->message_id(), envelope->correlation_id(),
+                          envelope->sender()->str()},
+                         *std::move(message)};
+  if (decoded.header.message_id == 0) return Invalid("message_id is 0");
+  if (decoded.header.sender.empty()) return Invalid("empty sender");
+  const std::string* agent = NamedAgent(decoded.message);
+  if (agent != nullptr && *agent != decoded.header.sender) {
+    return Invalid(absl::StrCat(ControlMessageName(decoded.message), " names agent '", *agent,
+                                "' but was sent by '", decoded.header.sender, "'"));
+  }
+  return decoded;
+}
+
+}  // namespace cohort

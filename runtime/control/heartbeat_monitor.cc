@@ -1,0 +1,40 @@
+#include "runtime/control/heartbeat_monitor.h"
+
+#include "absl/strings/str_format.h"
+
+namespace cohort {
+namespace {
+
+// Whole seconds elapsed, rounded down: "silent for 30 s" once the threshold is reached.
+int64_t WholeSeconds(double seconds) { return static_cast<int64_t>(seconds); }
+
+}  // namespace
+
+std::optional<std::string> HeartbeatMonitor::Beat(uint32_t rank, uint64_t batches_trained,
+                                                  double now) {
+  RankState& state = ranks_[rank];
+  std::optional<std::string> resumed;
+  if (state.reported_silent) {
+    resumed = absl::StrFormat(
+        "rank %d is sending heartbeats again after %d s of silence (at batch %d)", rank,
+        WholeSeconds(now - state.last_beat), batches_trained);
+  }
+  state = RankState{now, batches_trained, false};
+  return resumed;
+}
+
+std::vector<std::string> HeartbeatMonitor::Check(double now) {
+  std::vector<std::string> warnings;
+  for (auto& [rank, state] : ranks_) {
+    const double silent_for = now - state.last_beat;
+    if (state.reported_silent || silent_for < silent_warning_seconds_) continue;
+    state.reported_silent = true;
+    warnings.push_back(absl::StrFormat(
+        "rank %d has sent no heartbeat for %d s (last at batch %d); it may be stuck in the "
+        "plugin or in a collective",
+        rank, WholeSeconds(silent_for), state.batches_trained));
+  }
+  return warnings;
+}
+
+}  // namespace cohort
