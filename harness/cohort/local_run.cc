@@ -66,6 +66,8 @@ absl::Status LocalRun::Rewind() {
 }
 
 void LocalRun::Save() {
+  record_dirty_ = false;
+  last_save_ = SystemClock().MonotonicSeconds();
   if (absl::Status status = WriteFileAtomically(folder_.experiment_json_path(), record_.ToJson());
       !status.ok()) {
     display_.Message(absl::StrCat("warning: ", status.message()));
@@ -108,6 +110,7 @@ void LocalRun::Announce(absl::string_view line) {
 }
 
 void LocalRun::OnTick() {
+  if (record_dirty_ && SystemClock().MonotonicSeconds() - last_save_ >= kMetricsSaveInterval) Save();
   for (const std::string& line : heartbeats_.Check(SystemClock().MonotonicSeconds())) {
     Announce(absl::StrCat("warning: ", line));
   }
@@ -135,7 +138,9 @@ void LocalRun::OnMessage(WorkerHub& hub, const std::string& peer, const WorkerMe
     }
     record_.Apply(*metrics);
     display_.Metrics(*metrics);
-    Save();
+    // experiment.json is rewritten (and fsynced) at most once a second for metrics alone; a fast
+    // plugin may report hundreds of times a second.
+    record_dirty_ = true;
   } else if (const auto* progress = std::get_if<ProgressReport>(&message)) {
     trial.batches_trained = progress->batches;
     display_.Update(*progress);

@@ -76,6 +76,9 @@ class LocalRun {
   std::vector<TrialFinished> finished_;  // one per rank that finished this attempt
   size_t hellos_ = 0;
   HeartbeatMonitor heartbeats_;                 // of this attempt's ranks
+  bool record_dirty_ = false;   // metrics applied to record_ since the last Save
+  double last_save_ = 0;        // SystemClock().MonotonicSeconds() of the last Save
+  static constexpr double kMetricsSaveInterval = 1.0;
   std::map<std::string, uint32_t> peer_ranks_;  // the rank each peer said hello as
   std::string resume_from_;
 };
