@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "cohort/plugin.h"
+#include "harness/cohort/agent_command.h"
+#include "harness/cohort/keygen_command.h"
 #include "harness/cohort/plugin_command.h"
 #include "harness/cohort/run_command.h"
 #include "harness/cohort/worker_command.h"
@@ -17,6 +19,8 @@ constexpr char kUsage[] =
     "  run EXPERIMENT.yaml    train an experiment on this machine (see `cohort run --help`)\n"
     "  plugin info PLUGIN     load a model plugin and describe it\n"
     "  plugin check PLUGIN    load it, create a model and run the conformance checks\n"
+    "  agent                  run this machine's agent for an orchestrator (`cohort agent --help`)\n"
+    "  keygen --out DIR       make a CURVE key pair for the control channels\n"
     "  version                print the Cohort and plugin ABI versions\n"
     "\n"
     "`cohort COMMAND --help` explains a command's options.\n";
@@ -36,7 +40,9 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "run") return cohort::RunRunCommand({args.begin() + 1, args.end()});
   if (args[0] == "worker") return cohort::RunWorkerCommand({args.begin() + 1, args.end()});
+  if (args[0] == "agent") return cohort::RunAgentCommand({args.begin() + 1, args.end()});
   if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
+  if (args[0] == "keygen") return cohort::RunKeygenCommand({args.begin() + 1, args.end()});
   std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kUsage);
   return 2;
 }

@@ -1,0 +1,120 @@
+#include "harness/cohort/agent_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/worker_process.h"
+#include "runtime/agent/agent.h"
+
+extern char** environ;
+
+namespace cohort {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cohort agent --orchestrator ENDPOINT [--id ID] [--slots N|auto] [--work-dir DIR]\n"
+    "\n"
+    "Runs this machine's agent: registers its slots with the orchestrator and runs the tasks\n"
+    "it is given, one worker process per slot (docs/protocol.md).\n"
+    "\n"
+    "  --orchestrator ENDPOINT  the orchestrator's ZeroMQ endpoint, e.g. tcp://10.0.0.5:29400\n"
+    "  --id ID                  this agent's id, unique among the orchestrator's agents\n"
+    "                           (default: the host name)\n"
+    "  --slots N|auto           CPU slots to offer (default auto: one per CPU core)\n"
+    "  --work-dir DIR           where each task's folder (config, log, checkpoints) goes, as\n"
+    "                           DIR/tasks/<task id>/ (default: <temp dir>/cohort-agent-<id>)\n"
+    "\n"
+    "SIGINT or SIGTERM stops every task (10 s to checkpoint, then SIGKILL; a second signal kills\n"
+    "at once) and exits 0. Exit status: 0 stopped, 1 error, 2 bad usage.\n";
+
+struct AgentArgs {
+  std::string orchestrator;
+  std::string id;
+  std::string slots = "auto";
+  std::string work_dir;
+};
+
+int Usage(absl::string_view problem) {
+  std::fprintf(stderr, "cohort agent: %.*s\n\n%s", static_cast<int>(problem.size()),
+               problem.data(), kUsage);
+  return 2;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+// The slots `spec` asks for: a count, or "auto" for one per CPU core. GPU slots are not
+// detected yet.
+std::optional<std::vector<AgentSlot>> SlotsFor(const std::string& spec) {
+  if (spec == "auto") return CpuSlots(std::max(1u, std::thread::hardware_concurrency()));
+  uint32_t count = 0;
+  if (!absl::SimpleAtoi(spec, &count) || count == 0) return std::nullopt;
+  return CpuSlots(count);
+}
+
+std::vector<std::string> InheritedEnvironment() {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
+  return environment;
+}
+
+}  // namespace
+
+int RunAgentCommand(const std::vector<std::string>& args) {
+  AgentArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::string* value = arg == "--orchestrator" ? &parsed.orchestrator
+                         : arg == "--id"         ? &parsed.id
+                         : arg == "--slots"      ? &parsed.slots
+                         : arg == "--work-dir"   ? &parsed.work_dir
+                                                 : nullptr;
+    if (value == nullptr) return Usage(absl::StrCat("unexpected argument '", arg, "'"));
+    if (i + 1 == args.size()) return Usage(absl::StrCat(arg, " needs a value"));
+    *value = args[++i];
+  }
+  if (parsed.orchestrator.empty()) return Usage("--orchestrator is required");
+  std::optional<std::vector<AgentSlot>> slots = SlotsFor(parsed.slots);
+  if (!slots) return Usage(absl::StrCat("--slots needs a number >= 1 or auto, not '", parsed.slots, "'"));
+  absl::StatusOr<std::string> executable = SelfExecutable();
+  if (!executable.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(executable.status().message()).c_str());
+    return 1;
+  }
+
+  AgentOptions options;
+  options.orchestrator = parsed.orchestrator;
+  options.hostname = HostName();
+  options.agent_id = parsed.id.empty() ? options.hostname : parsed.id;
+  options.cohort_version = COHORT_VERSION;
+  options.slots = *std::move(slots);
+  std::error_code error;
+  options.work_dir = std::filesystem::absolute(
+      parsed.work_dir.empty()
+          ? std::filesystem::temp_directory_path(error) / ("cohort-agent-" + options.agent_id)
+          : std::filesystem::path(parsed.work_dir),
+      error);
+  options.executable = *executable;
+  options.base_environment = InheritedEnvironment();
+  if (absl::Status status = Agent(std::move(options)).Run(); !status.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace cohort

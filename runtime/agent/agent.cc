@@ -1,0 +1,294 @@
+#include "runtime/agent/agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iterator>
+#include <optional>
+#include <type_traits>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+namespace {
+
+constexpr uint64_t kTickMilliseconds = 20;
+
+double MonotonicNow() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void CloseHandle(uv_handle_t* handle) {
+  if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options) : options_(std::move(options)), table_(options_.slots) {}
+
+Agent::~Agent() = default;
+
+void Agent::Log(absl::string_view line) {
+  std::fprintf(stderr, "cohort agent: %.*s\n", static_cast<int>(line.size()), line.data());
+}
+
+absl::Status Agent::Run() {
+  absl::StatusOr<std::unique_ptr<OrchestratorConnection>> connection =
+      OrchestratorConnection::Connect(options_.orchestrator, options_.agent_id,
+                                      [this](absl::string_view why) {
+                                        Log(absl::StrCat("dropped ", why));
+                                      });
+  if (!connection.ok()) return connection.status();
+  connection_ = *std::move(connection);
+
+  uv_loop_init(&loop_);
+  uv_poll_init(&loop_, &poll_, connection_->fd());
+  poll_.data = this;
+  uv_poll_start(&poll_, UV_READABLE, OnPoll);
+  uv_timer_init(&loop_, &tick_);
+  tick_.data = this;
+  uv_timer_start(&tick_, OnTimer, kTickMilliseconds, kTickMilliseconds);
+  uv_timer_init(&loop_, &heartbeat_);
+  heartbeat_.data = this;
+  const auto heartbeat_ms = static_cast<uint64_t>(kAgentHeartbeatSeconds * 1000);
+  uv_timer_start(&heartbeat_, OnHeartbeatTimer, heartbeat_ms, heartbeat_ms);
+  const int signal_numbers[2] = {SIGINT, SIGTERM};
+  for (int i = 0; i < 2; ++i) {
+    uv_signal_init(&loop_, &signals_[i]);
+    signals_[i].data = this;
+    uv_signal_start(&signals_[i], OnSignal, signal_numbers[i]);
+  }
+
+  Log(absl::StrCat("agent '", options_.agent_id, "' with ", options_.slots.size(),
+                   " slots, connecting to the orchestrator at ", options_.orchestrator));
+  SendHello();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+  Log("stopped");
+  connection_.reset();  // waits briefly for the last messages to leave
+  return absl::OkStatus();
+}
+
+void Agent::OnPoll(uv_poll_t* poll, int, int) { static_cast<Agent*>(poll->data)->PumpConnection(); }
+
+void Agent::OnTimer(uv_timer_t* timer) { static_cast<Agent*>(timer->data)->OnTick(); }
+
+void Agent::OnHeartbeatTimer(uv_timer_t* timer) {
+  static_cast<Agent*>(timer->data)->SendHeartbeat();
+}
+
+void Agent::OnSignal(uv_signal_t* handle, int signal) {
+  static_cast<Agent*>(handle->data)->Shutdown(signal);
+}
+
+void Agent::PumpConnection() {
+  // ZMQ_FD is edge-triggered and sending while handling can swallow its signal: read until empty.
+  for (std::vector<DecodedControl> received = connection_->Drain(); !received.empty();
+       received = connection_->Drain()) {
+    for (const DecodedControl& message : received) Handle(message);
+  }
+}
+
+void Agent::OnTick() {
+  if (stopping_loop_) return;
+  PumpConnection();
+  const double now = MonotonicNow();
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    it->second->Poll(now);
+    it = it->second->closed() ? runs_.erase(it) : std::next(it);
+  }
+  for (auto& [task_id, batcher] : log_batchers_) {
+    if (std::optional<LogBatch> due = batcher.Due(now)) Send(*due);
+  }
+  if (!registered_ && shutdown_signals_ == 0 && now - last_hello_ >= kAgentHelloRetrySeconds) {
+    SendHello();
+  }
+  PumpConnection();
+  if (shutdown_signals_ > 0 && runs_.empty()) {
+    stopping_loop_ = true;
+    CloseHandle(reinterpret_cast<uv_handle_t*>(&poll_));
+    CloseHandle(reinterpret_cast<uv_handle_t*>(&tick_));
+    CloseHandle(reinterpret_cast<uv_handle_t*>(&heartbeat_));
+    for (uv_signal_t& signal : signals_) CloseHandle(reinterpret_cast<uv_handle_t*>(&signal));
+  }
+}
+
+void Agent::Shutdown(int signal) {
+  ++shutdown_signals_;
+  const uint32_t grace = shutdown_signals_ == 1 ? kShutdownGraceSeconds : 0;
+  Log(absl::StrCat(signal == SIGINT ? "SIGINT" : "SIGTERM", ": stopping ", runs_.size(),
+                   " task(s)", grace == 0 ? " at once" : absl::StrCat(", ", grace, " s grace")));
+  for (auto& [task_id, run] : runs_) run->Kill("the agent is shutting down", grace);
+}
+
+uint64_t Agent::Send(const ControlMessage& message, uint64_t correlation_id) {
+  absl::StatusOr<uint64_t> id = connection_->Send(message, correlation_id);
+  if (!id.ok()) {
+    Log(absl::StrCat("cannot send ", DescribeControlMessage(message), ": ", id.status().message()));
+    return 0;
+  }
+  return *id;
+}
+
+void Agent::SendHello() {
+  AgentHello hello{options_.agent_id, options_.cohort_version, options_.hostname,
+                   table_.slots(), table_.Entries()};
+  hello_id_ = Send(hello);
+  last_hello_ = MonotonicNow();
+}
+
+void Agent::SendHeartbeat() {
+  if (!registered_ || stopping_loop_) return;
+  Send(AgentHeartbeat{options_.agent_id, UnixNow(), table_.BusySlots(), table_.LiveTaskIds()});
+}
+
+void Agent::SendExit(const TaskExit& exit) {
+  unacked_exits_.push_back(UnackedExit{Send(exit), exit});
+}
+
+void Agent::Handle(const DecodedControl& received) {
+  const uint64_t id = received.header.message_id;
+  const uint64_t correlation = received.header.correlation_id;
+  std::visit(
+      [&](const auto& message) {
+        using T = std::decay_t<decltype(message)>;
+        if constexpr (std::is_same_v<T, StartTask>) {
+          HandleStartTask(id, message);
+        } else if constexpr (std::is_same_v<T, KillTask>) {
+          HandleKillTask(id, message);
+        } else if constexpr (std::is_same_v<T, TaskListRequest>) {
+          Send(TaskList{table_.Entries()}, id);
+        } else if constexpr (std::is_same_v<T, Ack>) {
+          HandleAck(correlation);
+        } else if constexpr (std::is_same_v<T, ErrorReply>) {
+          HandleErrorReply(correlation, message);
+        } else {
+          Log(absl::StrCat("ignored ", ControlMessageName(received.message),
+                           ": an agent does not take it"));
+        }
+      },
+      received.message);
+}
+
+void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
+  if (shutdown_signals_ > 0) {
+    Send(ErrorReply{ControlErrorCode::kInvalidRequest, "the agent is shutting down"}, message_id);
+    return;
+  }
+  absl::Status admitted = Forgotten(start.task_id) || runs_.count(start.task_id) != 0
+                             ? absl::AlreadyExistsError(absl::StrCat(
+                                   "task ", start.task_id, " has already run on this agent"))
+                             : table_.Admit(start);
+  if (!admitted.ok()) {
+    Log(absl::StrCat("refused ", DescribeControlMessage(start), ": ", admitted.message()));
+    Send(ErrorReplyFor(admitted), message_id);
+    return;
+  }
+  Send(Ack{}, message_id);
+  Log(absl::StrCat("starting ", DescribeControlMessage(start)));
+  log_batchers_.emplace(start.task_id, LogBatcher(start.task_id));
+  TaskRunSetup setup{options_.executable, options_.work_dir, options_.slots,
+                     options_.base_environment};
+  runs_[start.task_id] = TaskRun::Start(&loop_, start, setup, *this);
+}
+
+void Agent::HandleKillTask(uint64_t message_id, const KillTask& kill) {
+  if (table_.Find(kill.task_id) == nullptr && !Forgotten(kill.task_id)) {
+    Send(ErrorReplyFor(absl::NotFoundError(
+             absl::StrCat("task ", kill.task_id, " is not on this agent"))),
+         message_id);
+    return;
+  }
+  Send(Ack{}, message_id);
+  Log(absl::StrCat("killing task ", kill.task_id, " (", kill.reason, "), grace ",
+                   kill.grace_seconds, " s"));
+  if (auto run = runs_.find(kill.task_id); run != runs_.end()) {
+    run->second->Kill(kill.reason, kill.grace_seconds);
+  }
+}
+
+bool Agent::Forgotten(uint64_t task_id) const {
+  return std::find(forgotten_task_ids_.begin(), forgotten_task_ids_.end(), task_id) !=
+         forgotten_task_ids_.end();
+}
+
+void Agent::HandleAck(uint64_t correlation_id) {
+  if (correlation_id == 0) return;
+  if (correlation_id == hello_id_) {
+    hello_id_ = 0;
+    if (!registered_) Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
+    registered_ = true;
+    // Exits whose Ack may have been lost with an earlier registration go again.
+    for (UnackedExit& pending : unacked_exits_) pending.message_id = Send(pending.exit);
+    return;
+  }
+  std::erase_if(unacked_exits_,
+                [&](const UnackedExit& pending) { return pending.message_id == correlation_id; });
+  ForgetAcknowledgedTasks();
+}
+
+void Agent::ForgetAcknowledgedTasks() {
+  for (const TaskEntry& task : table_.Entries()) {
+    if (task.state != TaskState::kExited) continue;
+    bool unacked = false;
+    for (const UnackedExit& pending : unacked_exits_) {
+      unacked = unacked || pending.exit.task_id == task.task_id;
+    }
+    if (unacked) continue;
+    table_.Remove(task.task_id);
+    forgotten_task_ids_.push_back(task.task_id);
+    if (forgotten_task_ids_.size() > kRememberedTaskIds) forgotten_task_ids_.pop_front();
+  }
+}
+
+void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
+  if (error.code == ControlErrorCode::kNotRegistered) {
+    if (registered_) Log("the orchestrator does not know this agent: registering again");
+    registered_ = false;
+    if (hello_id_ == 0) SendHello();  // one registration at a time; the tick retries a lost one
+    return;
+  }
+  if (correlation_id != 0 && correlation_id == hello_id_) {
+    hello_id_ = 0;
+    Log(absl::StrCat("the orchestrator refused the registration (", error.message,
+                     "); trying again in ", kAgentHelloRetrySeconds, " s"));
+    return;
+  }
+  Log(absl::StrCat("the orchestrator answered message ", correlation_id, " with ",
+                   DescribeControlMessage(error)));
+}
+
+void Agent::OnTaskStatus(const TaskStatus& status) {
+  table_.SetState(status.task_id, status.state).IgnoreError();
+  Send(status);
+}
+
+void Agent::OnTaskReport(const ControlMessage& report) { Send(report); }
+
+void Agent::OnLogLine(uint64_t task_id, const LogLine& line) {
+  auto batcher = log_batchers_.find(task_id);
+  if (batcher == log_batchers_.end()) return;
+  if (std::optional<LogBatch> full = batcher->second.Add(line, MonotonicNow())) Send(*full);
+}
+
+void Agent::OnTaskExited(uint64_t task_id, const std::vector<TaskExit>& exits) {
+  if (auto batcher = log_batchers_.find(task_id); batcher != log_batchers_.end()) {
+    if (std::optional<LogBatch> rest = batcher->second.Take()) Send(*rest);
+    log_batchers_.erase(batcher);
+  }
+  for (const TaskExit& exit : exits) {
+    Log(absl::StrCat("task ", task_id, (exit.rank == kWholeTask ? "" : absl::StrCat(" rank ", exit.rank)),
+                     ": ", exit.reason));
+    SendExit(exit);
+  }
+  table_.SetState(task_id, TaskState::kExited).IgnoreError();
+  Send(TaskStatus{task_id, TaskState::kExited, {}});
+}
+
+}  // namespace cohort

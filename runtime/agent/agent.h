@@ -1,0 +1,136 @@
+// Agent: the daemon that runs on every machine, registers its slots with the orchestrator and
+// runs the tasks it is given there (docs/protocol.md is the contract with the orchestrator).
+//
+// One libuv loop drives everything: the control connection (its ZMQ_FD watched by uv_poll and
+// drained on a 20 ms timer as well), the tasks' worker channels (served on that timer), the
+// workers' processes and output pipes, the heartbeat timer and SIGINT/SIGTERM.
+//
+// - Registration: AgentHello on start, again every 10 s until the orchestrator acknowledges it,
+//   and again whenever it answers ErrorReply NotRegistered; then AgentHeartbeat every 5 s.
+// - StartTask: admitted by the TaskTable (ErrorReply otherwise), acknowledged, then run as a
+//   TaskRun; its statuses, reports and exits are forwarded, its output in LogBatch messages.
+// - TaskExit messages are kept until acknowledged and sent again after a re-registration; an
+//   exited task is forgotten once all of its exits are acknowledged.
+// - KillTask stops a task (Ack, or ErrorReply UnknownTask for an id it never had); TaskListRequest
+//   gets the TaskList.
+// - SIGINT or SIGTERM stops every task as a KillTask with kShutdownGraceSeconds would (a second
+//   signal kills them at once); Run returns once every task has exited.
+//
+//   AgentOptions options;
+//   options.orchestrator = "tcp://10.0.0.5:29400";
+//   options.agent_id = "node-3";
+//   options.slots = CpuSlots(8);
+//   options.work_dir = "/var/lib/cohort-agent";
+//   options.executable = "/usr/bin/cohort";
+//   absl::Status status = Agent(options).Run();
+//
+// Thread-safety: Run owns the calling thread until it returns; the Agent is not thread-safe.
+#ifndef COHORT_RUNTIME_AGENT_AGENT_H_
+#define COHORT_RUNTIME_AGENT_AGENT_H_
+
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "runtime/agent/log_batcher.h"
+#include "runtime/agent/orchestrator_connection.h"
+#include "runtime/agent/task_run.h"
+#include "runtime/agent/task_table.h"
+
+namespace cohort {
+
+inline constexpr double kAgentHeartbeatSeconds = 5.0;
+inline constexpr double kAgentHelloRetrySeconds = 10.0;
+inline constexpr uint32_t kShutdownGraceSeconds = 10;
+// How many forgotten (exited and acknowledged) task ids the agent remembers, so that a repeated
+// KillTask is still acknowledged and a repeated StartTask still refused as a duplicate.
+inline constexpr size_t kRememberedTaskIds = 1024;
+
+struct AgentOptions {
+  std::string orchestrator;    // the orchestrator's ROUTER endpoint
+  std::string agent_id;        // also the DEALER identity
+  std::string hostname;
+  std::string cohort_version;
+  std::vector<AgentSlot> slots;
+  std::string work_dir;        // tasks' run folders go in <work_dir>/tasks/<task_id>/
+  std::string executable;      // the `cohort` binary the workers run
+  std::vector<std::string> base_environment;  // "KEY=VALUE", what every worker inherits
+};
+
+class Agent final : private TaskRun::Listener {
+ public:
+  explicit Agent(AgentOptions options);
+  ~Agent() override;
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Serves the orchestrator until SIGINT or SIGTERM and every task has exited. An error only
+  // when the connection cannot be set up (a malformed endpoint or agent id).
+  absl::Status Run();
+
+ private:
+  void OnTick();
+  void PumpConnection();
+  void Handle(const DecodedControl& received);
+  void HandleStartTask(uint64_t message_id, const StartTask& start);
+  void HandleKillTask(uint64_t message_id, const KillTask& kill);
+  void HandleAck(uint64_t correlation_id);
+  void HandleErrorReply(uint64_t correlation_id, const ErrorReply& error);
+  void SendHello();
+  void SendHeartbeat();
+  // Sends, logging a failure; the message id, 0 when not sent.
+  uint64_t Send(const ControlMessage& message, uint64_t correlation_id = 0);
+  void SendExit(const TaskExit& exit);
+  void ForgetAcknowledgedTasks();
+  // Whether `task_id` ran here, exited and was forgotten.
+  bool Forgotten(uint64_t task_id) const;
+  void Shutdown(int signal);
+  void Log(absl::string_view line);
+
+  // TaskRun::Listener
+  void OnTaskStatus(const TaskStatus& status) override;
+  void OnTaskReport(const ControlMessage& report) override;
+  void OnLogLine(uint64_t task_id, const LogLine& line) override;
+  void OnTaskExited(uint64_t task_id, const std::vector<TaskExit>& exits) override;
+
+  static void OnPoll(uv_poll_t* poll, int status, int events);
+  static void OnTimer(uv_timer_t* timer);
+  static void OnHeartbeatTimer(uv_timer_t* timer);
+  static void OnSignal(uv_signal_t* handle, int signal);
+
+  struct UnackedExit {
+    uint64_t message_id = 0;  // of its last sending; 0 if it could not be sent
+    TaskExit exit;
+  };
+
+  AgentOptions options_;
+  TaskTable table_;
+  std::unique_ptr<OrchestratorConnection> connection_;
+  std::map<uint64_t, std::unique_ptr<TaskRun>> runs_;
+  std::map<uint64_t, LogBatcher> log_batchers_;
+  std::vector<UnackedExit> unacked_exits_;
+  std::deque<uint64_t> forgotten_task_ids_;  // the latest kRememberedTaskIds, oldest first
+  uint64_t hello_id_ = 0;  // the AgentHello waiting for its answer; 0 if none
+  bool registered_ = false;
+  double last_hello_ = 0;  // monotonic seconds
+  int shutdown_signals_ = 0;
+  bool stopping_loop_ = false;
+
+  uv_loop_t loop_;
+  uv_poll_t poll_;
+  uv_timer_t tick_;
+  uv_timer_t heartbeat_;
+  uv_signal_t signals_[2];  // SIGINT, SIGTERM
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_AGENT_AGENT_H_

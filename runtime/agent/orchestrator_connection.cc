@@ -1,0 +1,93 @@
+#include "runtime/agent/orchestrator_connection.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/control/socket_io.h"
+
+namespace cohort {
+namespace {
+
+constexpr int kLingerMilliseconds = 1000;
+constexpr size_t kMaxAgentIdBytes = 255;
+
+void PrintDroppedControl(absl::string_view why) {
+  std::fprintf(stderr, "agent: dropped %.*s\n", static_cast<int>(why.size()), why.data());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::Connect(
+    const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped) {
+  if (agent_id.empty() || agent_id.size() > kMaxAgentIdBytes || agent_id[0] == '\0') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "agent id '", agent_id, "' must be 1 to 255 bytes and not start with a zero byte"));
+  }
+  if (!on_dropped) on_dropped = PrintDroppedControl;
+  try {
+    zmq::context_t context;
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::routing_id, agent_id);
+    socket.set(zmq::sockopt::linger, kLingerMilliseconds);
+    socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    socket.connect(endpoint);
+    return std::unique_ptr<OrchestratorConnection>(new OrchestratorConnection(
+        endpoint, agent_id, std::move(on_dropped), std::move(context), std::move(socket)));
+  } catch (const zmq::error_t& error) {
+    return ZmqErrorStatus(absl::StrCat("connecting to the orchestrator at '", endpoint, "'"),
+                          error);
+  }
+}
+
+OrchestratorConnection::OrchestratorConnection(std::string endpoint, std::string agent_id,
+                                               DroppedHandler on_dropped, zmq::context_t context,
+                                               zmq::socket_t socket)
+    : endpoint_(std::move(endpoint)),
+      agent_id_(std::move(agent_id)),
+      on_dropped_(std::move(on_dropped)),
+      context_(std::move(context)),
+      socket_(std::move(socket)),
+      fd_(socket_.get(zmq::sockopt::fd)) {}
+
+absl::StatusOr<uint64_t> OrchestratorConnection::Send(const ControlMessage& message,
+                                                      uint64_t correlation_id) {
+  const uint64_t id = ++last_message_id_;
+  const std::string bytes = EncodeControlMessage(ControlHeader{id, correlation_id, agent_id_}, message);
+  try {
+    if (socket_.send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return id;
+    return absl::UnavailableError(absl::StrCat("the queue to the orchestrator is full; ",
+                                               ControlMessageName(message), " not sent"));
+  } catch (const zmq::error_t& error) {
+    return ZmqErrorStatus(absl::StrCat("sending a ", ControlMessageName(message)), error);
+  }
+}
+
+std::vector<DecodedControl> OrchestratorConnection::Drain() {
+  std::vector<DecodedControl> received;
+  while (true) {
+    absl::StatusOr<std::vector<zmq::message_t>> frames = ReceiveWaiting(socket_);
+    if (!frames.ok()) {
+      on_dropped_(frames.status().ToString());
+      break;
+    }
+    if (frames->empty()) break;
+    if (frames->size() != 1) {
+      on_dropped_(absl::StrCat("a message of ", frames->size(),
+                               " parts (expected 1) from the orchestrator at ", endpoint_));
+      continue;
+    }
+    const zmq::message_t& frame = frames->front();
+    absl::StatusOr<DecodedControl> decoded =
+        DecodeControlMessage(absl::string_view(frame.data<char>(), frame.size()));
+    if (!decoded.ok()) {
+      on_dropped_(absl::StrCat("a message from the orchestrator at ", endpoint_, ": ",
+                               decoded.status().message()));
+      continue;
+    }
+    received.push_back(*std::move(decoded));
+  }
+  return received;
+}
+
+}  // namespace cohort

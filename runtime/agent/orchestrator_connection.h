@@ -1,0 +1,76 @@
+// OrchestratorConnection: the agent's end of the control channel, a ZeroMQ DEALER whose routing
+// identity is the agent id, connected to the orchestrator's ROUTER (docs/protocol.md).
+//
+// ZeroMQ connects in the background and reconnects by itself; messages sent meanwhile are queued.
+// Send stamps each message with the next message id. Drain decodes every buffer received with
+// DecodeControlMessage: a malformed one (not a control envelope, another protocol major, an
+// unknown message type...) is dropped and reported to `on_dropped` with the peer and the reason,
+// never returned.
+//
+// fd() is ZeroMQ's ZMQ_FD, for an event loop to watch for readability. It is edge-triggered: it
+// signals that the socket's state may have changed, not that a message waits, and a send can
+// consume the signal; so drain after every wake-up and after sending, and on a timer too.
+//
+//   auto connection = OrchestratorConnection::Connect("tcp://10.0.0.5:29400", "node-3");
+//   (*connection)->Send(AgentHello{...});
+//   for (DecodedControl& message : (*connection)->Drain()) { ... }
+//
+// Thread-safety: one thread at a time.
+#ifndef COHORT_RUNTIME_AGENT_ORCHESTRATOR_CONNECTION_H_
+#define COHORT_RUNTIME_AGENT_ORCHESTRATOR_CONNECTION_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/control/control_messages.h"
+
+namespace cohort {
+
+class OrchestratorConnection {
+ public:
+  using DroppedHandler = std::function<void(absl::string_view why)>;
+
+  // INVALID_ARGUMENT for an agent id that is empty, longer than 255 bytes or starts with a zero
+  // byte, or a malformed endpoint. `on_dropped` defaults to a line on stderr.
+  static absl::StatusOr<std::unique_ptr<OrchestratorConnection>> Connect(
+      const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped = {});
+
+  // Closing waits up to a second for queued messages to leave.
+  ~OrchestratorConnection() = default;
+  OrchestratorConnection(const OrchestratorConnection&) = delete;
+  OrchestratorConnection& operator=(const OrchestratorConnection&) = delete;
+
+  // Queues `message` (as a reply to `correlation_id`, 0 for none) without blocking; returns its
+  // message id. UNAVAILABLE when the queue is full (the orchestrator has been away long).
+  absl::StatusOr<uint64_t> Send(const ControlMessage& message, uint64_t correlation_id = 0);
+
+  // Every valid message waiting now, in arrival order; never blocks.
+  std::vector<DecodedControl> Drain();
+
+  int fd() const { return fd_; }
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& agent_id() const { return agent_id_; }
+
+ private:
+  OrchestratorConnection(std::string endpoint, std::string agent_id, DroppedHandler on_dropped,
+                         zmq::context_t context, zmq::socket_t socket);
+
+  std::string endpoint_;
+  std::string agent_id_;
+  DroppedHandler on_dropped_;
+  zmq::context_t context_;  // declared before socket_: destroyed after it, waiting for the linger
+  zmq::socket_t socket_;
+  int fd_ = -1;
+  uint64_t last_message_id_ = 0;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_AGENT_ORCHESTRATOR_CONNECTION_H_

@@ -1,0 +1,413 @@
+#include "runtime/agent/task_run.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/agent/worker_invocation.h"
+
+namespace cohort {
+namespace {
+
+// How long the worker channel is still read, once the processes are gone, for the messages they
+// sent last (their TrialFinished).
+constexpr double kLastMessagesSeconds = 1.0;
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+absl::Status WriteWholeFile(const std::string& path, absl::string_view contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read the config ", path));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+std::string TaskFolder(const std::string& work_dir, uint64_t task_id) {
+  return absl::StrCat(work_dir, "/tasks/", task_id);
+}
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return absl::StrCat("signal ", signal, abbrev == nullptr ? "" : absl::StrCat(" (SIG", abbrev, ")"));
+}
+
+}  // namespace
+
+TaskRun::TaskRun(uv_loop_t* loop, const StartTask& task, Listener& listener)
+    : loop_(loop), task_(task), listener_(listener) {
+  uv_timer_init(loop_, &grace_timer_);
+  grace_timer_.data = this;
+  ++open_handles_;
+}
+
+TaskRun::~TaskRun() {
+  if (log_fd_ >= 0) ::close(log_fd_);
+}
+
+std::unique_ptr<TaskRun> TaskRun::Start(uv_loop_t* loop, const StartTask& task,
+                                        const TaskRunSetup& setup, Listener& listener) {
+  std::unique_ptr<TaskRun> run(new TaskRun(loop, task, listener));
+  if (absl::Status prepared = run->Prepare(setup); !prepared.ok()) {
+    run->start_error_ = std::string(prepared.message());
+  } else {
+    run->SpawnAll(setup);
+  }
+  return run;
+}
+
+absl::Status TaskRun::Prepare(const TaskRunSetup& setup) {
+  const std::string run_dir = TaskFolder(setup.work_dir, task_.task_id);
+  std::error_code error;
+  std::filesystem::create_directories(run_dir, error);
+  if (error) return absl::InternalError(absl::StrCat("cannot create ", run_dir, ": ", error.message()));
+  std::string config = task_.worker.config_yaml;
+  if (config.empty()) {
+    absl::StatusOr<std::string> read = ReadWholeFile(task_.worker.config_path);
+    if (!read.ok()) return read.status();
+    config = *std::move(read);
+  }
+  if (absl::Status written = WriteWholeFile(run_dir + "/config.yaml", config); !written.ok()) {
+    return written;
+  }
+  const std::string log_path = run_dir + "/log.txt";
+  log_fd_ = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd_ < 0) {
+    return absl::InternalError(absl::StrCat("cannot open ", log_path, ": ", std::strerror(errno)));
+  }
+  const uint64_t task_id = task_.task_id;
+  absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
+      WorkerHub::Bind("tcp://127.0.0.1:*", [task_id](absl::string_view why) {
+        std::fprintf(stderr, "cohort agent: task %llu: dropped a worker message: %.*s\n",
+                     static_cast<unsigned long long>(task_id), static_cast<int>(why.size()),
+                     why.data());
+      });
+  if (!hub.ok()) return hub.status();
+  hub_ = *std::move(hub);
+  return absl::OkStatus();
+}
+
+void TaskRun::SpawnAll(const TaskRunSetup& setup) {
+  const std::string run_dir = TaskFolder(setup.work_dir, task_.task_id);
+  TaskPlaces places{setup.executable, run_dir, hub_->endpoint(),
+                    task_.worker.checkpoint_root.empty() ? run_dir + "/checkpoints"
+                                                         : task_.worker.checkpoint_root};
+  for (const RankAssignment& assignment : task_.ranks) {
+    auto rank = std::make_unique<Rank>();
+    rank->run = this;
+    rank->assignment = assignment;
+    ranks_.push_back(std::move(rank));
+  }
+  for (std::unique_ptr<Rank>& rank : ranks_) {
+    AgentSlot slot{rank->assignment.slot_index, SlotKind::kCpu, -1, "cpu"};
+    for (const AgentSlot& s : setup.slots) {
+      if (s.index == rank->assignment.slot_index) slot = s;
+    }
+    const WorkerInvocation invocation =
+        WorkerInvocationFor(task_, rank->assignment, slot, places, setup.base_environment);
+    if (absl::Status spawned = Spawn(*rank, invocation); !spawned.ok()) {
+      rank->spawn_error = std::string(spawned.message());
+      break;
+    }
+  }
+  const bool any_spawned = ranks_.front()->spawned;
+  bool all_spawned = true;
+  for (const std::unique_ptr<Rank>& rank : ranks_) all_spawned = all_spawned && rank->spawned;
+  if (!any_spawned) {
+    start_error_ = ranks_.front()->spawn_error;  // the ranks stay until their handles close
+    return;
+  }
+  SetState(TaskState::kStarting);
+  if (!all_spawned) Kill("a rank could not be started", 0);
+}
+
+absl::Status TaskRun::Spawn(Rank& rank, const WorkerInvocation& invocation) {
+  for (int i = 0; i < 2; ++i) {
+    OutputPipe& out = rank.out[i];
+    uv_pipe_init(loop_, &out.pipe, 0);
+    out.pipe.data = &out;
+    out.rank = &rank;
+    out.stream = i == 0 ? LogStream::kStdout : LogStream::kStderr;
+    out.open = true;
+    ++open_handles_;
+  }
+  std::vector<char*> argv, env;
+  for (const std::string& arg : invocation.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& entry : invocation.environment) env.push_back(const_cast<char*>(entry.c_str()));
+  env.push_back(nullptr);
+  uv_stdio_container_t stdio[3];
+  stdio[0].flags = UV_IGNORE;
+  for (int i = 1; i <= 2; ++i) {
+    stdio[i].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
+    stdio[i].data.stream = reinterpret_cast<uv_stream_t*>(&rank.out[i - 1].pipe);
+  }
+  uv_process_options_t options;
+  std::memset(&options, 0, sizeof(options));
+  options.exit_cb = OnExit;
+  options.file = argv[0];
+  options.args = argv.data();
+  options.env = env.data();
+  options.stdio_count = 3;
+  options.stdio = stdio;
+  options.flags = UV_PROCESS_DETACHED;  // its own session and process group, led by the worker
+  rank.process.data = &rank;
+  const int spawned = uv_spawn(loop_, &rank.process, &options);
+  ++open_handles_;  // the process handle is closed whether the spawn worked or not
+  if (spawned != 0) {
+    for (OutputPipe& out : rank.out) {
+      out.open = false;
+      Close(reinterpret_cast<uv_handle_t*>(&out.pipe));
+    }
+    Close(reinterpret_cast<uv_handle_t*>(&rank.process));
+    return absl::InternalError(absl::StrCat("cannot start rank ", rank.assignment.rank, " (",
+                                            argv[0], "): ", uv_strerror(spawned)));
+  }
+  rank.spawned = rank.running = true;
+  rank.pid = rank.process.pid;
+  for (OutputPipe& out : rank.out) {
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&out.pipe), OnAlloc, OnRead);
+  }
+  return absl::OkStatus();
+}
+
+void TaskRun::Close(uv_handle_t* handle) {
+  if (uv_is_closing(handle)) return;
+  handle->data = this;
+  uv_close(handle, OnClosed);
+}
+
+void TaskRun::OnClosed(uv_handle_t* handle) {
+  --static_cast<TaskRun*>(handle->data)->open_handles_;
+}
+
+void TaskRun::SetState(TaskState state) {
+  state_ = state;
+  TaskStatus status{task_.task_id, state, {}};
+  for (const std::unique_ptr<Rank>& rank : ranks_) {
+    if (rank->running) status.processes.push_back(RankProcess{rank->assignment.rank, rank->pid});
+  }
+  pending_statuses_.push_back(std::move(status));
+}
+
+void TaskRun::Signal(Rank& rank, int signal) {
+  if (!rank.running) return;
+  rank.signaled_by_agent = true;
+  // The whole group: whatever the worker started goes too. The worker leads its group.
+  if (::kill(static_cast<pid_t>(-rank.pid), signal) != 0) uv_process_kill(&rank.process, signal);
+}
+
+void TaskRun::Kill(absl::string_view reason, uint32_t grace_seconds) {
+  bool any_running = false;
+  for (const std::unique_ptr<Rank>& rank : ranks_) any_running = any_running || rank->running;
+  if (!any_running) return;
+  if (state_ != TaskState::kStopping) {
+    stop_reason_ = std::string(reason);
+    SetState(TaskState::kStopping);
+    for (std::unique_ptr<Rank>& rank : ranks_) {
+      if (grace_seconds == 0) break;  // no time to stop: SIGKILL below
+      if (rank->said_hello) hub_->Send(rank->peer, StopCommand{stop_reason_}).IgnoreError();
+      Signal(*rank, SIGTERM);
+    }
+  }
+  if (grace_seconds == 0) {
+    uv_timer_stop(&grace_timer_);
+    grace_deadline_ = 0;
+    for (std::unique_ptr<Rank>& rank : ranks_) Signal(*rank, SIGKILL);
+    return;
+  }
+  const double deadline = static_cast<double>(uv_now(loop_)) + 1000.0 * grace_seconds;
+  if (grace_deadline_ != 0 && grace_deadline_ <= deadline) return;
+  grace_deadline_ = deadline;
+  uv_timer_start(&grace_timer_, OnGraceOver, uint64_t{grace_seconds} * 1000, 0);
+}
+
+void TaskRun::OnGraceOver(uv_timer_t* timer) {
+  TaskRun& run = *static_cast<TaskRun*>(timer->data);
+  run.grace_deadline_ = 0;
+  for (std::unique_ptr<Rank>& rank : run.ranks_) {
+    if (!rank->running) continue;
+    rank->killed_after_grace = true;
+    run.Signal(*rank, SIGKILL);
+  }
+}
+
+void TaskRun::OnExit(uv_process_t* process, int64_t exit_status, int term_signal) {
+  Rank& rank = *static_cast<Rank*>(process->data);
+  TaskRun& run = *rank.run;
+  rank.running = false;
+  rank.exit_status = exit_status;
+  rank.term_signal = term_signal;
+  run.Close(reinterpret_cast<uv_handle_t*>(process));
+  const bool failed = term_signal != 0 || exit_status != 0;
+  if (failed && run.state_ != TaskState::kStopping) {
+    run.Kill(absl::StrCat("rank ", rank.assignment.rank, " failed"), kPeerFailureGraceSeconds);
+  }
+}
+
+void TaskRun::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  TaskRun& run = *static_cast<OutputPipe*>(handle->data)->rank->run;
+  buf->base = run.read_buffer_;
+  buf->len = sizeof(run.read_buffer_);
+}
+
+void TaskRun::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  OutputPipe& out = *static_cast<OutputPipe*>(stream->data);
+  Rank& rank = *out.rank;
+  TaskRun& run = *rank.run;
+  std::vector<std::string> lines;
+  if (nread > 0) lines = out.splitter.Add(absl::string_view(buf->base, static_cast<size_t>(nread)));
+  if (nread < 0) {  // EOF or an error: the unterminated rest, then close
+    if (std::optional<std::string> rest = out.splitter.Finish()) lines.push_back(*std::move(rest));
+    out.open = false;
+    run.Close(reinterpret_cast<uv_handle_t*>(stream));
+  }
+  const double now = UnixNow();
+  for (std::string& text : lines) {
+    const std::string logged = absl::StrCat("[rank ", rank.assignment.rank, "] ", text, "\n");
+    if (run.log_fd_ >= 0 && ::write(run.log_fd_, logged.data(), logged.size()) < 0) {
+      ::close(run.log_fd_);  // a full disk must not stop the task; the orchestrator gets the lines
+      run.log_fd_ = -1;
+    }
+    run.listener_.OnLogLine(run.task_.task_id,
+                            LogLine{rank.assignment.rank, out.stream, now, std::move(text)});
+  }
+}
+
+void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
+  if (const auto* hello = std::get_if<WorkerHello>(&message)) {
+    size_t hellos = 0;
+    for (std::unique_ptr<Rank>& rank : ranks_) {
+      if (rank->assignment.rank == hello->rank && !rank->said_hello) {
+        rank->said_hello = true;
+        rank->peer = peer;
+        // A stop asked before this worker could hear it.
+        if (state_ == TaskState::kStopping) hub_->Send(peer, StopCommand{stop_reason_}).IgnoreError();
+      }
+      hellos += rank->said_hello ? 1 : 0;
+    }
+    if (hellos == ranks_.size() && state_ == TaskState::kStarting) SetState(TaskState::kRunning);
+  } else if (const auto* metrics = std::get_if<MetricsReport>(&message)) {
+    listener_.OnTaskReport(TaskMetricsReport{task_.task_id, task_.trial_id, metrics->kind,
+                                             metrics->batches, metrics->records,
+                                             metrics->unix_time, metrics->metrics});
+  } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {
+    listener_.OnTaskReport(TaskCheckpointReport{task_.task_id, task_.trial_id, checkpoint->id,
+                                                checkpoint->batches, checkpoint->records,
+                                                checkpoint->bytes, {}});
+  } else if (const auto* finished = std::get_if<TrialFinished>(&message)) {
+    for (std::unique_ptr<Rank>& rank : ranks_) {
+      if (rank->said_hello && rank->peer == peer) rank->finished = *finished;
+    }
+  }
+  // Progress reports and heartbeats stay on this agent.
+}
+
+bool TaskRun::ProcessesGone() const {
+  for (const std::unique_ptr<Rank>& rank : ranks_) {
+    if (rank->running || rank->out[0].open || rank->out[1].open) return false;
+  }
+  return true;
+}
+
+bool TaskRun::LastMessagesIn() const {
+  for (const std::unique_ptr<Rank>& rank : ranks_) {
+    if (rank->said_hello && rank->term_signal == 0 && !rank->finished) return false;
+  }
+  return true;
+}
+
+void TaskRun::Poll(double now) {
+  if (hub_ != nullptr) {
+    for (WorkerHub::Received& received : hub_->Drain()) {
+      if (!rendezvous_.Handle(*hub_, received.peer, received.message)) {
+        Handle(received.peer, received.message);
+      }
+    }
+  }
+  std::vector<TaskStatus> statuses;
+  statuses.swap(pending_statuses_);
+  for (const TaskStatus& status : statuses) listener_.OnTaskStatus(status);
+  if (exits_reported_ || !ProcessesGone()) return;
+  if (gone_since_ < 0) gone_since_ = now;
+  if (!start_error_.empty() || LastMessagesIn() || now - gone_since_ >= kLastMessagesSeconds) {
+    ReportExits();
+  }
+}
+
+TaskExit TaskRun::ExitOf(const Rank& rank) const {
+  TaskExit exit;
+  exit.task_id = task_.task_id;
+  exit.rank = static_cast<int32_t>(rank.assignment.rank);
+  exit.killed_by_agent = rank.signaled_by_agent;
+  if (!rank.spawned) {
+    exit.exit_code = 127;
+    exit.reason = rank.spawn_error.empty() ? "not started: another rank could not be started"
+                                           : rank.spawn_error;
+    return exit;
+  }
+  exit.signal = rank.term_signal;
+  exit.exit_code = static_cast<int32_t>(rank.exit_status);
+  if (rank.term_signal != 0) {
+    exit.reason = rank.killed_after_grace
+                      ? absl::StrCat("killed after the grace period (", SignalName(rank.term_signal), ")")
+                      : absl::StrCat("killed by ", SignalName(rank.term_signal));
+  } else if (rank.finished) {
+    switch (rank.finished->exit) {
+      case TrialExit::kCompleted:
+        exit.reason = "completed";
+        break;
+      case TrialExit::kStopped:
+        exit.reason = stop_reason_.empty() ? "stopped" : absl::StrCat("stopped: ", stop_reason_);
+        break;
+      case TrialExit::kFailed:
+        exit.reason = absl::StrCat("failed: ", rank.finished->message);
+        break;
+    }
+  } else {
+    exit.reason = absl::StrCat("exit code ", rank.exit_status, " without finishing the trial");
+  }
+  return exit;
+}
+
+void TaskRun::ReportExits() {
+  exits_reported_ = true;
+  uv_timer_stop(&grace_timer_);
+  Close(reinterpret_cast<uv_handle_t*>(&grace_timer_));
+  std::vector<TaskExit> exits;
+  if (!start_error_.empty()) {
+    TaskExit whole;
+    whole.task_id = task_.task_id;
+    whole.rank = kWholeTask;
+    whole.exit_code = 1;
+    whole.reason = start_error_;
+    exits.push_back(std::move(whole));
+  } else {
+    for (const std::unique_ptr<Rank>& rank : ranks_) exits.push_back(ExitOf(*rank));
+  }
+  state_ = TaskState::kExited;
+  hub_.reset();
+  listener_.OnTaskExited(task_.task_id, exits);
+}
+
+}  // namespace cohort

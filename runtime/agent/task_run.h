@@ -1,0 +1,165 @@
+// TaskRun: one task's worker processes on this agent, supervised under the agent's libuv loop.
+//
+// Start prepares the task's run folder (<work_dir>/tasks/<task_id>/ with config.yaml, log.txt
+// and, unless the StartTask names a checkpoint root, checkpoints/), binds the task's worker
+// channel (a WorkerHub on loopback) and spawns one `cohort worker` per rank, each the leader of its
+// own process group, its stdout and stderr read through pipes. The task's rendezvous is served
+// here on the worker channel (every rank of the task is on this agent).
+//
+// What happens is told to the Listener: state changes (starting once spawned, running once every
+// worker said hello, stopping while being killed), the workers' metrics and checkpoint reports as
+// TaskMetricsReport / TaskCheckpointReport, every output line, and finally, once every process
+// has exited and its output is read, the TaskExits: one per rank, or one for the whole task
+// (rank -1) when nothing could be spawned. A rank that fails (non-zero exit, signal) stops its
+// siblings, which in lockstep could only wait for it, as Kill does with kPeerFailureGraceSeconds.
+//
+// Listener calls come from Poll (call it every few milliseconds from the loop's thread) and, for
+// output lines, from the loop's read callbacks; never from Start or Kill.
+//
+//   std::unique_ptr<TaskRun> run = TaskRun::Start(loop, start, places, listener);
+//   ...  // on a timer: run->Poll(now);
+//   run->Kill("preempted", /*grace_seconds=*/30);
+//   if (run->closed()) run.reset();   // every libuv handle of the task is closed
+//
+// Thread-safety: the thread running the loop only.
+#ifndef COHORT_RUNTIME_AGENT_TASK_RUN_H_
+#define COHORT_RUNTIME_AGENT_TASK_RUN_H_
+
+#include <uv.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "runtime/agent/line_splitter.h"
+#include "runtime/agent/worker_invocation.h"
+#include "runtime/control/control_messages.h"
+#include "runtime/control/rendezvous_service.h"
+#include "runtime/control/worker_hub.h"
+
+namespace cohort {
+
+// How long the ranks of a task get to stop after one of them failed.
+inline constexpr uint32_t kPeerFailureGraceSeconds = 5;
+
+// What a TaskRun needs from the agent, besides the StartTask.
+struct TaskRunSetup {
+  std::string executable;                     // the `cohort` binary
+  std::string work_dir;                       // the task's folder goes in <work_dir>/tasks/
+  std::vector<AgentSlot> slots;               // the slots the task's ranks name
+  std::vector<std::string> base_environment;  // "KEY=VALUE", inherited by every worker
+};
+
+class TaskRun {
+ public:
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    virtual void OnTaskStatus(const TaskStatus& status) = 0;
+    // A TaskMetricsReport or a TaskCheckpointReport.
+    virtual void OnTaskReport(const ControlMessage& report) = 0;
+    virtual void OnLogLine(uint64_t task_id, const LogLine& line) = 0;
+    // Called once, last: every process of the task has ended.
+    virtual void OnTaskExited(uint64_t task_id, const std::vector<TaskExit>& exits) = 0;
+  };
+
+  // Never fails: a task that cannot start ends with a TaskExit saying why. `loop` and `listener`
+  // must outlive the TaskRun; `task` was admitted (its slots exist).
+  static std::unique_ptr<TaskRun> Start(uv_loop_t* loop, const StartTask& task,
+                                        const TaskRunSetup& setup, Listener& listener);
+
+  // Ends a TaskRun only once closed().
+  ~TaskRun();
+  TaskRun(const TaskRun&) = delete;
+  TaskRun& operator=(const TaskRun&) = delete;
+
+  // Asks every worker to checkpoint and stop (StopCommand, and SIGTERM to its process group),
+  // then SIGKILLs the groups still alive after `grace_seconds` (at once for 0). A later Kill may
+  // shorten the grace period, never lengthen it. No effect once every process has exited.
+  void Kill(absl::string_view reason, uint32_t grace_seconds);
+
+  // Serves the worker channel (rendezvous, hellos, reports) and, once the processes are gone
+  // and their last messages in (or a second passed), reports the exits. `now`: monotonic seconds.
+  void Poll(double now);
+
+  uint64_t task_id() const { return task_.task_id; }
+  TaskState state() const { return state_; }
+  // The exits were reported and every libuv handle is closed.
+  bool closed() const { return exits_reported_ && open_handles_ == 0; }
+
+ private:
+  struct Rank;
+  struct OutputPipe {
+    uv_pipe_t pipe;
+    Rank* rank = nullptr;
+    LogStream stream = LogStream::kStdout;
+    LineSplitter splitter;
+    bool open = false;
+  };
+  struct Rank {
+    TaskRun* run = nullptr;
+    RankAssignment assignment;
+    uv_process_t process;
+    OutputPipe out[2];  // stdout, stderr
+    bool spawned = false;
+    bool running = false;
+    int64_t pid = 0;
+    std::string spawn_error;  // why it could not be spawned
+    int64_t exit_status = 0;
+    int term_signal = 0;
+    bool signaled_by_agent = false;
+    bool killed_after_grace = false;
+    bool said_hello = false;
+    std::string peer;  // its worker channel routing id, once it said hello
+    std::optional<TrialFinished> finished;
+  };
+
+  TaskRun(uv_loop_t* loop, const StartTask& task, Listener& listener);
+
+  // The run folder, config and worker channel; the reason when they cannot be made.
+  absl::Status Prepare(const TaskRunSetup& setup);
+  void SpawnAll(const TaskRunSetup& setup);
+  absl::Status Spawn(Rank& rank, const WorkerInvocation& invocation);
+  void Handle(const std::string& peer, const WorkerMessage& message);
+  void SetState(TaskState state);
+  void Signal(Rank& rank, int signal);
+  void Close(uv_handle_t* handle);
+  TaskExit ExitOf(const Rank& rank) const;
+  // Every spawned process exited and its output pipes closed.
+  bool ProcessesGone() const;
+  // Every rank that exited by itself has sent its TrialFinished.
+  bool LastMessagesIn() const;
+  void ReportExits();
+
+  static void OnExit(uv_process_t* process, int64_t exit_status, int term_signal);
+  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void OnGraceOver(uv_timer_t* timer);
+  static void OnClosed(uv_handle_t* handle);
+
+  uv_loop_t* loop_;
+  StartTask task_;
+  Listener& listener_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  std::unique_ptr<WorkerHub> hub_;
+  RendezvousService rendezvous_;
+  int log_fd_ = -1;  // <run folder>/log.txt
+  TaskState state_ = TaskState::kPending;
+  std::vector<TaskStatus> pending_statuses_;  // told at the next Poll
+  std::string start_error_;                   // why the task could not start at all
+  std::string stop_reason_;
+  uv_timer_t grace_timer_;
+  double grace_deadline_ = 0;  // uv_now milliseconds when the grace period ends; 0: none
+  double gone_since_ = -1;     // when ProcessesGone first held (Poll's clock)
+  bool exits_reported_ = false;
+  int open_handles_ = 0;
+  char read_buffer_[64 * 1024];
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_AGENT_TASK_RUN_H_

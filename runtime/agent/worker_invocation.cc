@@ -1,0 +1,43 @@
+#include "runtime/agent/worker_invocation.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+
+WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment& rank,
+                                     const AgentSlot& slot, const TaskPlaces& places,
+                                     const std::vector<std::string>& base_environment) {
+  WorkerInvocation invocation;
+  invocation.argv = {places.executable, "worker",
+                     "--run-dir", places.run_dir,
+                     "--plugin", task.worker.plugin_path,
+                     "--trial-id", absl::StrCat(task.trial_id),
+                     "--rank", absl::StrCat(rank.rank),
+                     "--size", absl::StrCat(task.world_size),
+                     "--attempt", absl::StrCat(task.attempt),
+                     "--endpoint", places.endpoint,
+                     "--checkpoint-root", places.checkpoint_root};
+  if (!task.worker.resume_checkpoint_id.empty()) {
+    invocation.argv.insert(invocation.argv.end(), {"--resume", task.worker.resume_checkpoint_id});
+  }
+
+  std::map<std::string, std::string> variables;
+  for (const std::string& entry : base_environment) {
+    const size_t equals = entry.find('=');
+    if (equals != std::string::npos) variables[entry.substr(0, equals)] = entry.substr(equals + 1);
+  }
+  variables["COHORT_RANK"] = absl::StrCat(rank.rank);
+  variables["COHORT_LOCAL_RANK"] = absl::StrCat(rank.local_rank);
+  variables["COHORT_SIZE"] = absl::StrCat(task.world_size);
+  variables["COHORT_TASK_ID"] = absl::StrCat(task.task_id);
+  if (slot.kind == SlotKind::kGpu) variables["CUDA_VISIBLE_DEVICES"] = absl::StrCat(slot.device_id);
+  for (const KeyValue& extra : task.environment) variables[extra.key] = extra.value;
+  for (const auto& [key, value] : variables) {
+    invocation.environment.push_back(absl::StrCat(key, "=", value));
+  }
+  return invocation;
+}
+
+}  // namespace cohort

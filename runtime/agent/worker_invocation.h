@@ -1,0 +1,42 @@
+// WorkerInvocation: the command line and environment of one rank's worker process, as the agent
+// spawns it for a StartTask: `cohort worker` with the arguments harness/cohort/worker_command.cc
+// reads, and the environment the agent inherited plus the rank's variables.
+//
+//   WorkerInvocation worker = WorkerInvocationFor(start, start.ranks[0], *slot, places, environ);
+//   // worker.argv[0] is the executable; worker.environment holds "KEY=VALUE" strings.
+//
+// The rank's variables: COHORT_RANK, COHORT_LOCAL_RANK, COHORT_SIZE, COHORT_TASK_ID and, on a GPU
+// slot, CUDA_VISIBLE_DEVICES=<device>; then StartTask.environment (which may override any of them).
+//
+// Thread-safety: free functions without shared state.
+#ifndef COHORT_RUNTIME_AGENT_WORKER_INVOCATION_H_
+#define COHORT_RUNTIME_AGENT_WORKER_INVOCATION_H_
+
+#include <string>
+#include <vector>
+
+#include "runtime/control/control_messages.h"
+
+namespace cohort {
+
+// Where a task's workers find what they need on this host.
+struct TaskPlaces {
+  std::string executable;       // the `cohort` binary
+  std::string run_dir;          // holds config.yaml
+  std::string endpoint;         // the task's worker channel (WorkerHub)
+  std::string checkpoint_root;  // never empty
+};
+
+struct WorkerInvocation {
+  std::vector<std::string> argv;         // argv[0] is the executable
+  std::vector<std::string> environment;  // "KEY=VALUE", each key once
+};
+
+// `base_environment` holds "KEY=VALUE" strings (entries without '=' are dropped).
+WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment& rank,
+                                     const AgentSlot& slot, const TaskPlaces& places,
+                                     const std::vector<std::string>& base_environment);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_AGENT_WORKER_INVOCATION_H_

@@ -1,0 +1,467 @@
+// `cohort agent` end to end: the test plays the orchestrator (a ROUTER bound on loopback) and
+// runs the real agent binary, which runs real workers on the mlp plugin.
+//
+// Covered: registration (AgentHello with the slots, from the DEALER named by the agent id) and
+// heartbeats; a 2-rank task to completion (statuses, metrics, checkpoint, log batches, TaskExits,
+// the run folder's checkpoint and log); KillTask of a long task within its grace period; malformed
+// messages and another protocol major dropped and logged while the agent keeps working; refusals
+// (busy slot, multi-agent task, unknown task); a task that cannot start (TaskExit rank -1);
+// SIGTERM ending the agent with status 0.
+//
+// Environment: COHORT_EXE (the cohort binary), COHORT_PLUGIN_DIR (the built plugins).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "control_generated.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/control/control_messages.h"
+
+extern char** environ;
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kAgentId[] = "test-agent";
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// An mlp experiment: `batches` batches, a validation and a checkpoint every `period`.
+std::string MlpConfig(uint64_t batches, uint64_t period) {
+  return absl::StrFormat(R"(name: agent-test
+entrypoint: %s
+hyperparameters:
+  global_batch_size: 16
+  optimizer: sgd
+  learning_rate: 0.05
+  hidden_size: 32
+  hidden_layers: 2
+  synthetic_train_records: 2048
+  synthetic_validation_records: 256
+searcher:
+  name: single
+  metric: accuracy
+  smaller_is_better: false
+  max_length:
+    batches: %d
+min_validation_period:
+  batches: %d
+min_checkpoint_period:
+  batches: %d
+scheduling_unit: 20
+reproducibility:
+  experiment_seed: 11
+)",
+                         Env("COHORT_PLUGIN_DIR") + "/mlp/mlp.so", batches, period, period);
+}
+
+StartTask MlpTask(uint64_t task_id, std::vector<RankAssignment> ranks, uint64_t batches,
+                  uint64_t period) {
+  StartTask task;
+  task.task_id = task_id;
+  task.trial_id = 1;
+  task.experiment_id = 1;
+  task.worker.plugin_path = Env("COHORT_PLUGIN_DIR") + "/mlp/mlp.so";
+  task.worker.config_yaml = MlpConfig(batches, period);
+  task.world_size = static_cast<uint32_t>(ranks.size());
+  task.ranks = std::move(ranks);
+  task.cross_size = 1;
+  return task;
+}
+
+// The orchestrator's side: a ROUTER that keeps every message it receives, acknowledges every
+// AgentHello and TaskExit as an orchestrator does, and finds messages by type.
+class FakeOrchestrator {
+ public:
+  FakeOrchestrator() : router_(context_, zmq::socket_type::router) {
+    router_.set(zmq::sockopt::router_handover, true);
+    router_.set(zmq::sockopt::router_mandatory, true);
+    router_.set(zmq::sockopt::linger, 0);
+    router_.bind("tcp://127.0.0.1:*");
+    endpoint_ = router_.get(zmq::sockopt::last_endpoint);
+  }
+
+  const std::string& endpoint() const { return endpoint_; }
+
+  struct Received {
+    std::string identity;
+    DecodedControl message;
+    bool taken = false;
+  };
+
+  // The first message not taken yet of type T for which `match` holds, waiting up to `timeout`;
+  // it is then taken. nullopt on timeout.
+  template <typename T, typename Match>
+  std::optional<std::pair<ControlHeader, T>> WaitFor(Clock::duration timeout, Match match) {
+    const auto deadline = Clock::now() + timeout;
+    for (size_t i = 0;; ++i) {
+      while (i == received_.size()) {
+        if (Clock::now() >= deadline || !ReceiveOne(deadline)) {
+          if (i == received_.size()) return std::nullopt;
+        }
+      }
+      Received& r = received_[i];
+      const T* message = std::get_if<T>(&r.message.message);
+      if (r.taken || message == nullptr || !match(*message)) continue;
+      r.taken = true;
+      return std::make_pair(r.message.header, *message);
+    }
+  }
+  template <typename T>
+  std::optional<std::pair<ControlHeader, T>> WaitFor(Clock::duration timeout) {
+    return WaitFor<T>(timeout, [](const T&) { return true; });
+  }
+
+  // Every message of type T received so far, taken or not.
+  template <typename T>
+  std::vector<T> All() const {
+    std::vector<T> all;
+    for (const Received& r : received_) {
+      if (const T* message = std::get_if<T>(&r.message.message)) all.push_back(*message);
+    }
+    return all;
+  }
+  const std::vector<Received>& received() const { return received_; }
+
+  uint64_t Send(const ControlMessage& message, uint64_t correlation_id = 0) {
+    const uint64_t id = ++last_id_;
+    SendRaw(EncodeControlMessage(
+        ControlHeader{id, correlation_id, std::string(kOrchestratorSender)}, message));
+    return id;
+  }
+
+  void SendRaw(const std::string& bytes) {
+    router_.send(zmq::buffer(std::string(kAgentId)), zmq::send_flags::sndmore);
+    router_.send(zmq::buffer(bytes), zmq::send_flags::none);
+  }
+
+ private:
+  bool ReceiveOne(Clock::time_point deadline) {
+    zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (zmq::poll(&item, 1, std::max(left, milliseconds(0))) <= 0) return false;
+    zmq::message_t identity, body;
+    if (!router_.recv(identity) || !identity.more() || !router_.recv(body)) return false;
+    absl::StatusOr<DecodedControl> decoded =
+        DecodeControlMessage(absl::string_view(body.data<char>(), body.size()));
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    if (!decoded.ok()) return true;
+    Received r{identity.to_string(), *std::move(decoded)};
+    if (std::holds_alternative<AgentHello>(r.message.message) ||
+        std::holds_alternative<TaskExit>(r.message.message)) {
+      Send(Ack{}, r.message.header.message_id);
+    }
+    received_.push_back(std::move(r));
+    return true;
+  }
+
+  zmq::context_t context_;
+  zmq::socket_t router_;
+  std::string endpoint_;
+  uint64_t last_id_ = 0;
+  std::vector<Received> received_;
+};
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(Env("COHORT_EXE").empty()) << "COHORT_EXE names the cohort binary";
+    char pattern[] = "/tmp/cohort-agent-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    work_dir_ = dir_ + "/work";
+    log_path_ = dir_ + "/agent.log";
+    std::vector<std::string> args = {Env("COHORT_EXE"), "agent",   "--orchestrator",
+                                     orchestrator_.endpoint(), "--id", kAgentId,
+                                     "--slots", "2", "--work-dir", work_dir_};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    ASSERT_EQ(posix_spawn(&agent_pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+
+    auto hello = orchestrator_.WaitFor<AgentHello>(seconds(20));
+    ASSERT_TRUE(hello.has_value()) << "no AgentHello; agent log:\n" << AgentLog();
+    hello_ = hello->second;
+  }
+
+  void TearDown() override {
+    if (agent_pid_ > 0) {
+      ::kill(agent_pid_, SIGTERM);
+      int status = 0;
+      const auto deadline = Clock::now() + seconds(30);
+      pid_t done = 0;
+      while ((done = ::waitpid(agent_pid_, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(20));
+      }
+      if (done == 0) {
+        ::kill(agent_pid_, SIGKILL);
+        ::waitpid(agent_pid_, &status, 0);
+        ADD_FAILURE() << "the agent did not stop on SIGTERM; its log:\n" << AgentLog();
+      } else {
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            << "agent ended with status " << status << "; its log:\n" << AgentLog();
+      }
+    }
+    std::error_code ignored;
+    if (!HasFailure()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  std::string AgentLog() const { return ReadText(log_path_); }
+
+  // Waits for the Ack of request `id`; fails the test on an ErrorReply.
+  void ExpectAck(uint64_t id) {
+    auto ack = orchestrator_.WaitFor<Ack>(seconds(10), [](const Ack&) { return true; });
+    ASSERT_TRUE(ack.has_value()) << AgentLog();
+    EXPECT_EQ(ack->first.correlation_id, id);
+  }
+
+  ErrorReply ExpectErrorReply(uint64_t id) {
+    auto reply = orchestrator_.WaitFor<ErrorReply>(seconds(10));
+    EXPECT_TRUE(reply.has_value()) << AgentLog();
+    if (!reply) return {};
+    EXPECT_EQ(reply->first.correlation_id, id);
+    return reply->second;
+  }
+
+  std::optional<TaskStatus> WaitForState(uint64_t task_id, TaskState state,
+                                         Clock::duration timeout = seconds(60)) {
+    auto status = orchestrator_.WaitFor<TaskStatus>(timeout, [&](const TaskStatus& s) {
+      return s.task_id == task_id && s.state == state;
+    });
+    if (!status) return std::nullopt;
+    return status->second;
+  }
+
+  // The TaskExits of `ranks` ranks of `task_id`, by rank.
+  std::vector<TaskExit> WaitForExits(uint64_t task_id, size_t ranks,
+                                     Clock::duration timeout = seconds(60)) {
+    std::vector<TaskExit> exits;
+    while (exits.size() < ranks) {
+      auto exit = orchestrator_.WaitFor<TaskExit>(
+          timeout, [&](const TaskExit& e) { return e.task_id == task_id; });
+      if (!exit) break;
+      exits.push_back(exit->second);
+    }
+    std::sort(exits.begin(), exits.end(),
+              [](const TaskExit& a, const TaskExit& b) { return a.rank < b.rank; });
+    return exits;
+  }
+
+  FakeOrchestrator orchestrator_;
+  std::string dir_, work_dir_, log_path_;
+  pid_t agent_pid_ = 0;
+  AgentHello hello_;
+};
+
+TEST_F(AgentTest, RegistersItsSlotsAndSendsHeartbeats) {
+  EXPECT_EQ(hello_.agent_id, kAgentId);
+  EXPECT_EQ(orchestrator_.received().front().identity, kAgentId) << "the DEALER identity";
+  EXPECT_EQ(orchestrator_.received().front().message.header.sender, kAgentId);
+  EXPECT_EQ(hello_.slots, (std::vector<AgentSlot>{{0, SlotKind::kCpu, -1, "cpu"},
+                                                  {1, SlotKind::kCpu, -1, "cpu"}}));
+  EXPECT_THAT(hello_.tasks, IsEmpty());
+  EXPECT_FALSE(hello_.cohort_version.empty());
+
+  auto heartbeat = orchestrator_.WaitFor<AgentHeartbeat>(seconds(8));
+  ASSERT_TRUE(heartbeat.has_value()) << AgentLog();
+  EXPECT_EQ(heartbeat->second.agent_id, kAgentId);
+  EXPECT_EQ(heartbeat->second.busy_slots, 0u);
+  EXPECT_THAT(heartbeat->second.running_task_ids, IsEmpty());
+}
+
+TEST_F(AgentTest, RunsATwoRankTaskToCompletion) {
+  const uint64_t start = orchestrator_.Send(MlpTask(7, {{0, 0, 0}, {1, 1, 1}}, 200, 100));
+  ExpectAck(start);
+  std::optional<TaskStatus> starting = WaitForState(7, TaskState::kStarting);
+  ASSERT_TRUE(starting.has_value()) << AgentLog();
+  EXPECT_EQ(starting->processes.size(), 2u);
+  ASSERT_TRUE(WaitForState(7, TaskState::kRunning).has_value()) << AgentLog();
+
+  const std::vector<TaskExit> exits = WaitForExits(7, 2);
+  ASSERT_EQ(exits.size(), 2u) << AgentLog();
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(exits[rank].rank, rank);
+    EXPECT_EQ(exits[rank].exit_code, 0) << exits[rank].reason;
+    EXPECT_EQ(exits[rank].signal, 0);
+    EXPECT_FALSE(exits[rank].killed_by_agent);
+    EXPECT_THAT(exits[rank].reason, testing::Eq("completed"));
+  }
+  ASSERT_TRUE(WaitForState(7, TaskState::kExited, seconds(10)).has_value());
+
+  bool validated = false;
+  for (const TaskMetricsReport& report : orchestrator_.All<TaskMetricsReport>()) {
+    EXPECT_EQ(report.task_id, 7u);
+    EXPECT_EQ(report.trial_id, 1u);
+    validated = validated || (report.kind == ReportKind::kValidation && report.batches == 200);
+  }
+  EXPECT_TRUE(validated) << "no validation metrics at batch 200";
+  std::set<std::string> checkpoints;
+  for (const TaskCheckpointReport& report : orchestrator_.All<TaskCheckpointReport>()) {
+    checkpoints.insert(report.checkpoint_id);
+  }
+  EXPECT_TRUE(checkpoints.count("trial-1-batch-200")) << "checkpoint not reported";
+  EXPECT_TRUE(std::filesystem::is_directory(work_dir_ + "/tasks/7/checkpoints/trial-1-batch-200"));
+
+  // Every line is in a batch, each rank's own, and the batches came before the exits.
+  std::string logged[2];
+  for (const LogBatch& batch : orchestrator_.All<LogBatch>()) {
+    EXPECT_EQ(batch.task_id, 7u);
+    EXPECT_LE(batch.lines.size(), 64u);
+    for (const LogLine& line : batch.lines) {
+      ASSERT_LT(line.rank, 2u);
+      absl::StrAppend(&logged[line.rank], line.text, "\n");
+    }
+  }
+  EXPECT_THAT(logged[0], HasSubstr("trial 1 rank 0 of 2"));
+  EXPECT_THAT(logged[1], HasSubstr("trial 1 rank 1 of 2"));
+  bool exit_seen = false;
+  for (const auto& r : orchestrator_.received()) {
+    exit_seen = exit_seen || std::holds_alternative<TaskExit>(r.message.message);
+    EXPECT_FALSE(exit_seen && std::holds_alternative<LogBatch>(r.message.message))
+        << "a LogBatch after the task's exits";
+  }
+  const std::string log = ReadText(work_dir_ + "/tasks/7/log.txt");
+  EXPECT_THAT(log, HasSubstr("[rank 0] trial 1 rank 0 of 2"));
+  EXPECT_THAT(log, HasSubstr("[rank 1] trial 1 rank 1 of 2"));
+
+  // The exits were acknowledged: the task is forgotten.
+  const uint64_t list = orchestrator_.Send(TaskListRequest{});
+  auto tasks = orchestrator_.WaitFor<TaskList>(seconds(10));
+  ASSERT_TRUE(tasks.has_value());
+  EXPECT_EQ(tasks->first.correlation_id, list);
+  EXPECT_THAT(tasks->second.tasks, IsEmpty());
+}
+
+TEST_F(AgentTest, KillTaskEndsALongTaskWithinItsGracePeriod) {
+  const uint64_t start = orchestrator_.Send(MlpTask(8, {{0, 0, 0}, {1, 1, 1}}, 1000000, 1000000));
+  ExpectAck(start);
+  ASSERT_TRUE(WaitForState(8, TaskState::kRunning).has_value()) << AgentLog();
+  auto heartbeat = orchestrator_.WaitFor<AgentHeartbeat>(seconds(8), [](const AgentHeartbeat& h) {
+    return h.busy_slots == 2;
+  });
+  ASSERT_TRUE(heartbeat.has_value()) << AgentLog();
+  EXPECT_EQ(heartbeat->second.running_task_ids, std::vector<uint64_t>{8});
+
+  constexpr uint32_t kGrace = 5;
+  const auto killed_at = Clock::now();
+  const uint64_t kill = orchestrator_.Send(KillTask{8, "searcher closed the trial", kGrace});
+  ExpectAck(kill);
+  ASSERT_TRUE(WaitForState(8, TaskState::kStopping, seconds(5)).has_value());
+  const std::vector<TaskExit> exits = WaitForExits(8, 2, seconds(kGrace + 5));
+  const auto took = Clock::now() - killed_at;
+  ASSERT_EQ(exits.size(), 2u) << AgentLog();
+  EXPECT_LT(took, seconds(kGrace + 3));
+  // The workers heard the stop, checkpointed and left in time.
+  for (const TaskExit& exit : exits) {
+    EXPECT_TRUE(exit.killed_by_agent) << exit.reason;
+    EXPECT_EQ(exit.signal, 0) << exit.reason;
+    EXPECT_EQ(exit.exit_code, 0) << exit.reason;
+    EXPECT_EQ(exit.reason, "stopped: searcher closed the trial");
+  }
+  EXPECT_FALSE(orchestrator_.All<TaskCheckpointReport>().empty()) << "no checkpoint at the stop";
+  ASSERT_TRUE(WaitForState(8, TaskState::kExited, seconds(5)).has_value());
+  // Killing it again is acknowledged.
+  ExpectAck(orchestrator_.Send(KillTask{8, "again", 0}));
+}
+
+TEST_F(AgentTest, DropsMalformedMessagesAndKeepsWorking) {
+  orchestrator_.SendRaw("this is not a control envelope");
+  {
+    flatbuffers::FlatBufferBuilder builder;
+    const auto sender = builder.CreateString("orchestrator");
+    const auto kill = fbs::control::CreateKillTask(builder, 1, 0, 0);
+    builder.Finish(fbs::control::CreateControlEnvelope(builder, /*protocol_major=*/2, 0, 99, 0,
+                                                       sender,
+                                                       fbs::control::ControlPayload::KillTask,
+                                                       kill.Union()),
+                   fbs::control::ControlEnvelopeIdentifier());
+    orchestrator_.SendRaw(std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+                                      builder.GetSize()));
+  }
+
+  const uint64_t start = orchestrator_.Send(MlpTask(9, {{0, 0, 0}}, 1000000, 1000000));
+  ExpectAck(start);
+  ASSERT_TRUE(WaitForState(9, TaskState::kStarting).has_value()) << AgentLog();
+  const std::string log = AgentLog();
+  EXPECT_THAT(log, HasSubstr("dropped a message from the orchestrator"));
+  EXPECT_THAT(log, HasSubstr("2.0"));
+
+  ErrorReply busy = ExpectErrorReply(orchestrator_.Send(MlpTask(10, {{0, 0, 0}}, 100, 100)));
+  EXPECT_EQ(busy.code, ControlErrorCode::kSlotUnavailable);
+  EXPECT_THAT(busy.message, HasSubstr("slot 0 is busy with task 9"));
+
+  StartTask elsewhere = MlpTask(11, {{0, 0, 1}}, 100, 100);
+  elsewhere.world_size = 2;
+  ErrorReply multi = ExpectErrorReply(orchestrator_.Send(elsewhere));
+  EXPECT_EQ(multi.code, ControlErrorCode::kInvalidRequest);
+  EXPECT_THAT(multi.message, HasSubstr("multi-agent tasks are not supported yet"));
+
+  ErrorReply unknown = ExpectErrorReply(orchestrator_.Send(KillTask{99, "no such task", 0}));
+  EXPECT_EQ(unknown.code, ControlErrorCode::kUnknownTask);
+
+  ExpectAck(orchestrator_.Send(KillTask{9, "done", 0}));
+  const std::vector<TaskExit> exits = WaitForExits(9, 1, seconds(10));
+  ASSERT_EQ(exits.size(), 1u) << AgentLog();
+  EXPECT_EQ(exits[0].signal, SIGKILL);
+  EXPECT_TRUE(exits[0].killed_by_agent);
+}
+
+TEST_F(AgentTest, ATaskThatCannotStartEndsAsAWhole) {
+  StartTask task = MlpTask(12, {{0, 0, 1}}, 100, 100);
+  task.worker.config_yaml.clear();
+  task.worker.config_path = dir_ + "/missing.yaml";
+  ExpectAck(orchestrator_.Send(task));
+  const std::vector<TaskExit> exits = WaitForExits(12, 1, seconds(10));
+  ASSERT_EQ(exits.size(), 1u) << AgentLog();
+  EXPECT_EQ(exits[0].rank, kWholeTask);
+  EXPECT_NE(exits[0].exit_code, 0);
+  EXPECT_THAT(exits[0].reason, HasSubstr("missing.yaml"));
+  ASSERT_TRUE(WaitForState(12, TaskState::kExited, seconds(5)).has_value());
+  // Its slot is free again.
+  ExpectAck(orchestrator_.Send(MlpTask(13, {{0, 0, 1}}, 20, 20)));
+  ASSERT_EQ(WaitForExits(13, 1).size(), 1u) << AgentLog();
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,125 @@
+// The task table: what a StartTask may ask for (slots that exist and are free, consistent ranks,
+// one config, every rank on this agent), which ErrorReply each refusal becomes, and how slots are
+// held until a task has exited.
+#include "runtime/agent/task_table.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+StartTask TwoRankTask(uint64_t task_id, uint32_t first_slot = 0) {
+  StartTask task;
+  task.task_id = task_id;
+  task.trial_id = 3;
+  task.worker.plugin_path = "/plugins/mlp.so";
+  task.worker.config_yaml = "name: x\n";
+  task.ranks = {{0, 0, first_slot}, {1, 1, first_slot + 1}};
+  task.world_size = 2;
+  task.cross_size = 1;
+  return task;
+}
+
+TEST(TaskTableTest, AdmitsATaskOnFreeSlotsAndHoldsThemUntilItExits) {
+  TaskTable table(CpuSlots(4));
+  ASSERT_TRUE(table.Admit(TwoRankTask(7)).ok());
+  const TaskEntry* entry = table.Find(7);
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->state, TaskState::kPending);
+  EXPECT_THAT(entry->slots, ElementsAre(0, 1));
+  EXPECT_THAT(entry->ranks, ElementsAre(0, 1));
+  EXPECT_EQ(table.BusySlots(), 2u);
+  EXPECT_THAT(table.LiveTaskIds(), ElementsAre(7));
+
+  ASSERT_TRUE(table.SetState(7, TaskState::kExited).ok());
+  EXPECT_EQ(table.BusySlots(), 0u);
+  EXPECT_THAT(table.LiveTaskIds(), IsEmpty());
+  ASSERT_EQ(table.Entries().size(), 1u);  // listed until its exits are acknowledged
+  EXPECT_TRUE(table.Admit(TwoRankTask(8)).ok()) << "the exited task's slots are free";
+  table.Remove(7);
+  EXPECT_EQ(table.Find(7), nullptr);
+}
+
+TEST(TaskTableTest, RefusesABusySlotNamingTheTaskHoldingIt) {
+  TaskTable table(CpuSlots(4));
+  ASSERT_TRUE(table.Admit(TwoRankTask(7)).ok());
+  const absl::Status busy = table.Admit(TwoRankTask(8, /*first_slot=*/1));
+  EXPECT_EQ(busy.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(busy.message(), HasSubstr("slot 1 is busy with task 7"));
+  EXPECT_EQ(table.Find(8), nullptr) << "a refused task touches nothing";
+  EXPECT_EQ(ErrorReplyFor(busy).code, ControlErrorCode::kSlotUnavailable);
+  EXPECT_TRUE(table.Admit(TwoRankTask(9, /*first_slot=*/2)).ok());
+}
+
+TEST(TaskTableTest, RefusesASlotThatDoesNotExist) {
+  TaskTable table(CpuSlots(2));
+  const absl::Status missing = table.Admit(TwoRankTask(7, /*first_slot=*/1));
+  EXPECT_EQ(ErrorReplyFor(missing).code, ControlErrorCode::kSlotUnavailable);
+  EXPECT_THAT(missing.message(), HasSubstr("slot 2 does not exist"));
+}
+
+TEST(TaskTableTest, RefusesATaskIdItHoldsAlready) {
+  TaskTable table(CpuSlots(4));
+  ASSERT_TRUE(table.Admit(TwoRankTask(7)).ok());
+  const absl::Status again = table.Admit(TwoRankTask(7, /*first_slot=*/2));
+  EXPECT_EQ(ErrorReplyFor(again).code, ControlErrorCode::kDuplicateTask);
+  EXPECT_THAT(again.message(), HasSubstr("task 7 is already on this agent"));
+}
+
+TEST(TaskTableTest, RefusesInconsistentRanks) {
+  TaskTable table(CpuSlots(4));
+  struct Case {
+    std::string what;
+    void (*change)(StartTask&);
+    std::string message;
+  };
+  const Case cases[] = {
+      {"no ranks", [](StartTask& t) { t.ranks.clear(); }, "no ranks"},
+      {"rank out of range", [](StartTask& t) { t.ranks[1].rank = 2; },
+       "rank 2 is not below the world size 2"},
+      {"rank twice", [](StartTask& t) { t.ranks[1].rank = 0; }, "rank 0 is listed twice"},
+      {"local rank twice", [](StartTask& t) { t.ranks[1].local_rank = 0; },
+       "local rank 0 is listed twice"},
+      {"local rank out of range", [](StartTask& t) { t.ranks[1].local_rank = 5; },
+       "local rank 5 is not below the 2 ranks"},
+      {"slot twice", [](StartTask& t) { t.ranks[1].slot_index = 0; },
+       "slot 0 is given to two ranks"},
+      {"no plugin", [](StartTask& t) { t.worker.plugin_path.clear(); }, "plugin_path is empty"},
+      {"two configs", [](StartTask& t) { t.worker.config_path = "/x.yaml"; }, "exactly one of"},
+      {"no config", [](StartTask& t) { t.worker.config_yaml.clear(); }, "exactly one of"},
+      {"ranks elsewhere", [](StartTask& t) { t.world_size = 4; },
+       "multi-agent tasks are not supported yet"},
+      {"other agents", [](StartTask& t) { t.cross_size = 2; },
+       "multi-agent tasks are not supported yet"},
+  };
+  for (const Case& c : cases) {
+    StartTask task = TwoRankTask(7);
+    c.change(task);
+    const absl::Status refused = table.Admit(task);
+    EXPECT_EQ(ErrorReplyFor(refused).code, ControlErrorCode::kInvalidRequest) << c.what;
+    EXPECT_THAT(refused.message(), HasSubstr(c.message)) << c.what;
+  }
+  EXPECT_THAT(table.Entries(), IsEmpty());
+}
+
+TEST(TaskTableTest, SetStateOfAnUnknownTaskIsNotFound) {
+  TaskTable table(CpuSlots(1));
+  const absl::Status unknown = table.SetState(9, TaskState::kRunning);
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ErrorReplyFor(unknown).code, ControlErrorCode::kUnknownTask);
+}
+
+TEST(TaskTableTest, CpuSlotsAreNumberedFromZero) {
+  EXPECT_THAT(CpuSlots(2), ElementsAre(AgentSlot{0, SlotKind::kCpu, -1, "cpu"},
+                                       AgentSlot{1, SlotKind::kCpu, -1, "cpu"}));
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,79 @@
+// The worker command line and environment the agent builds for each rank of a StartTask.
+#include "runtime/agent/worker_invocation.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Not;
+
+StartTask Task() {
+  StartTask task;
+  task.task_id = 7;
+  task.trial_id = 3;
+  task.attempt = 2;
+  task.worker.plugin_path = "/plugins/mlp.so";
+  task.worker.config_yaml = "name: x\n";
+  task.ranks = {{4, 0, 1}, {5, 1, 2}};
+  task.world_size = 6;
+  return task;
+}
+
+const TaskPlaces kPlaces{"/usr/bin/cohort", "/work/tasks/7", "tcp://127.0.0.1:5000",
+                         "/work/tasks/7/checkpoints"};
+
+TEST(WorkerInvocationTest, RunsTheWorkerCommandWithTheRanksArguments) {
+  const WorkerInvocation worker = WorkerInvocationFor(
+      Task(), Task().ranks[1], AgentSlot{2, SlotKind::kCpu, -1, "cpu"}, kPlaces, {});
+  EXPECT_THAT(worker.argv,
+              ElementsAre("/usr/bin/cohort", "worker", "--run-dir", "/work/tasks/7", "--plugin",
+                          "/plugins/mlp.so", "--trial-id", "3", "--rank", "5", "--size", "6",
+                          "--attempt", "2", "--endpoint", "tcp://127.0.0.1:5000",
+                          "--checkpoint-root", "/work/tasks/7/checkpoints"));
+}
+
+TEST(WorkerInvocationTest, ResumesFromTheNamedCheckpoint) {
+  StartTask task = Task();
+  task.worker.resume_checkpoint_id = "trial-3-batch-100";
+  const WorkerInvocation worker = WorkerInvocationFor(
+      task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {});
+  ASSERT_GE(worker.argv.size(), 2u);
+  EXPECT_EQ(worker.argv[worker.argv.size() - 2], "--resume");
+  EXPECT_EQ(worker.argv.back(), "trial-3-batch-100");
+}
+
+TEST(WorkerInvocationTest, AddsTheRanksVariablesToTheInheritedEnvironment) {
+  StartTask task = Task();
+  task.environment = {{"OMP_NUM_THREADS", "1"}, {"PATH", "/opt/bin"}};
+  const WorkerInvocation worker =
+      WorkerInvocationFor(task, task.ranks[1], AgentSlot{2, SlotKind::kCpu, -1, "cpu"}, kPlaces,
+                          {"PATH=/usr/bin", "HOME=/root", "COHORT_RANK=99", "junk"});
+  EXPECT_THAT(worker.environment,
+              ElementsAre("COHORT_LOCAL_RANK=1", "COHORT_RANK=5", "COHORT_SIZE=6",
+                          "COHORT_TASK_ID=7", "HOME=/root", "OMP_NUM_THREADS=1",
+                          "PATH=/opt/bin"));
+}
+
+TEST(WorkerInvocationTest, AGpuSlotSeesOnlyItsDevice) {
+  const WorkerInvocation gpu = WorkerInvocationFor(
+      Task(), Task().ranks[0], AgentSlot{1, SlotKind::kGpu, 3, "NVIDIA H100"}, kPlaces, {});
+  EXPECT_THAT(gpu.environment, Contains("CUDA_VISIBLE_DEVICES=3"));
+  const WorkerInvocation cpu = WorkerInvocationFor(
+      Task(), Task().ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces,
+      {"CUDA_VISIBLE_DEVICES=0"});
+  EXPECT_THAT(cpu.environment, Contains("CUDA_VISIBLE_DEVICES=0")) << "inherited, untouched";
+  EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0],
+                                  AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {})
+                  .environment,
+              Not(Contains(testing::StartsWith("CUDA_VISIBLE_DEVICES="))));
+}
+
+}  // namespace
+}  // namespace cohort
