@@ -42,6 +42,7 @@ struct Worker {
 struct Supervision {
   uv_loop_t loop;
   uv_timer_t timer;
+  uv_poll_t hub_poll;      // the hub's notification fd: messages are handled as they arrive
   uv_signal_t signals[2];  // SIGINT, SIGTERM
   std::vector<std::unique_ptr<Worker>> workers;
 
@@ -51,7 +52,7 @@ struct Supervision {
   std::vector<std::string> peers;  // of the workers that said hello
   size_t finished = 0;             // TrialFinished messages received
   size_t running = 0;
-  bool loop_handles = false;  // timer and signals initialised
+  bool loop_handles = false;  // timer, hub poll and signals initialised
   int interrupts = 0;
 };
 
@@ -118,6 +119,7 @@ void OnExit(uv_process_t* process, int64_t exit_status, int term_signal) {
   if (worker.exit.signaled || worker.exit.code != 0) KillRunning(s, SIGKILL);
   if (--s.running == 0 && s.loop_handles) {
     CloseHandle(reinterpret_cast<uv_handle_t*>(&s.timer));
+    CloseHandle(reinterpret_cast<uv_handle_t*>(&s.hub_poll));
     for (uv_signal_t& signal : s.signals) CloseHandle(reinterpret_cast<uv_handle_t*>(&signal));
   }
 }
@@ -126,6 +128,16 @@ void OnTick(uv_timer_t* timer) {
   Supervision& s = *static_cast<Supervision*>(timer->data);
   Deliver(s, s.hub->Drain());
   (*s.on_tick)();
+}
+
+// Rendezvous requests are answered as they arrive, not on the next tick (a Gloo full mesh makes
+// two requests per peer, one after the other).
+void OnHubReadable(uv_poll_t* poll, int /*status*/, int /*events*/) {
+  Supervision& s = *static_cast<Supervision*>(poll->data);
+  for (std::vector<WorkerHub::Received> received = s.hub->Drain(); !received.empty();
+       received = s.hub->Drain()) {
+    Deliver(s, std::move(received));
+  }
 }
 
 void OnSignal(uv_signal_t* handle, int) {
@@ -228,6 +240,9 @@ absl::StatusOr<WorkerOutcome> SuperviseWorkers(const std::vector<WorkerLaunch>& 
     uv_timer_init(&s.loop, &s.timer);
     s.timer.data = &s;
     uv_timer_start(&s.timer, OnTick, kTickMilliseconds, kTickMilliseconds);
+    uv_poll_init(&s.loop, &s.hub_poll, hub.NotificationFd());
+    s.hub_poll.data = &s;
+    uv_poll_start(&s.hub_poll, UV_READABLE, OnHubReadable);
     const int signal_numbers[2] = {SIGINT, SIGTERM};
     for (int i = 0; i < 2; ++i) {
       uv_signal_init(&s.loop, &s.signals[i]);

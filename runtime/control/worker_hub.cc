@@ -43,6 +43,8 @@ WorkerHub::WorkerHub(std::string endpoint, DroppedHandler on_dropped, zmq::conte
 
 WorkerHub::~WorkerHub() = default;
 
+int WorkerHub::NotificationFd() { return socket_.get(zmq::sockopt::fd); }
+
 std::vector<WorkerHub::Received> WorkerHub::Drain() {
   std::vector<Received> received;
   while (true) {

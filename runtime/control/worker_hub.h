@@ -58,6 +58,11 @@ class WorkerHub {
   // never blocks.
   std::vector<Received> Drain();
 
+  // A file descriptor an event loop can watch for readability (ZeroMQ's ZMQ_FD). It is
+  // edge-triggered and only means "look again": after it wakes, Drain until Drain returns empty
+  // (a Send may also consume the edge, so keep a periodic Drain as well).
+  int NotificationFd();
+
   // Waits up to `timeout` for at least one valid message, then drains. Empty on timeout.
   std::vector<Received> Wait(std::chrono::milliseconds timeout);
 
