@@ -308,9 +308,9 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     }
     if (hellos == ranks_.size() && state_ == TaskState::kStarting) SetState(TaskState::kRunning);
   } else if (const auto* metrics = std::get_if<MetricsReport>(&message)) {
-    listener_.OnTaskReport(TaskMetricsReport{task_.task_id, task_.trial_id, metrics->kind,
-                                             metrics->batches, metrics->records,
-                                             metrics->unix_time, metrics->metrics});
+    TaskMetricsReport forwarded{task_.task_id, *metrics};
+    forwarded.report.trial_id = task_.trial_id;
+    listener_.OnTaskReport(std::move(forwarded));
   } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {
     listener_.OnTaskReport(TaskCheckpointReport{task_.task_id, task_.trial_id, checkpoint->id,
                                                 checkpoint->batches, checkpoint->records,

@@ -78,9 +78,10 @@ struct Describer {
     return text;
   }
   std::string operator()(const TaskMetricsReport& m) const {
-    return absl::StrCat("TaskMetricsReport task ", m.task_id, " trial ", m.trial_id, " ",
-                        m.kind == ReportKind::kValidation ? "validation" : "training", " after ",
-                        m.batches, " batches: ", Count(m.metrics.size(), "metric"));
+    const MetricsReport& r = m.report;
+    return absl::StrCat("TaskMetricsReport task ", m.task_id, " trial ", r.trial_id, " ",
+                        r.kind == ReportKind::kValidation ? "validation" : "training", " after ",
+                        r.batches, " batches: ", Count(r.metrics.size(), "metric"));
   }
   std::string operator()(const TaskCheckpointReport& m) const {
     return absl::StrCat("TaskCheckpointReport task ", m.task_id, " trial ", m.trial_id,

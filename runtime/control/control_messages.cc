@@ -121,10 +121,11 @@ struct PayloadEncoder {
     return {wire::ControlPayload::TaskExit, table.Union()};
   }
   Payload operator()(const TaskMetricsReport& m) const {
-    auto table = wire::CreateTaskMetricsReport(builder, m.task_id, m.trial_id,
-                                               ToWire<wire::ReportKind>(m.kind), m.batches,
-                                               m.records, m.unix_time,
-                                               EncodeAll(builder, m.metrics));
+    const MetricsReport& r = m.report;
+    auto table = wire::CreateTaskMetricsReport(builder, m.task_id, r.trial_id,
+                                               ToWire<wire::ReportKind>(r.kind), r.batches,
+                                               r.records, r.unix_time,
+                                               EncodeAll(builder, r.metrics));
     return {wire::ControlPayload::TaskMetricsReport, table.Union()};
   }
   Payload operator()(const TaskCheckpointReport& m) const {
@@ -345,8 +346,9 @@ TaskExit Read(Reader& reader, const wire::TaskExit& t) {
 }
 
 TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
-  return {t.task_id(), t.trial_id(), reader.Enum<ReportKind>(t.kind(), "report kind"),
-          t.batches(), t.records(), t.unix_time(), ReadAll(reader, t.metrics())};
+  return {t.task_id(),
+          {t.trial_id(), reader.Enum<ReportKind>(t.kind(), "report kind"), t.batches(),
+           t.records(), t.unix_time(), ReadAll(reader, t.metrics())}};
 }
 
 TaskCheckpointReport Read(Reader& reader, const wire::TaskCheckpointReport& t) {

@@ -206,15 +206,10 @@ struct TaskExit {
   friend bool operator==(const TaskExit&, const TaskExit&) = default;
 };
 
-// Agent -> orchestrator: a worker's MetricsReport, forwarded.
+// Agent -> orchestrator: a worker's MetricsReport (worker_messages.h), forwarded with its task.
 struct TaskMetricsReport {
   uint64_t task_id = 0;
-  uint64_t trial_id = 0;
-  ReportKind kind = ReportKind::kTraining;
-  uint64_t batches = 0;
-  uint64_t records = 0;
-  double unix_time = 0;
-  std::vector<NamedValue> metrics;
+  MetricsReport report;
 
   friend bool operator==(const TaskMetricsReport&, const TaskMetricsReport&) = default;
 };

@@ -332,8 +332,9 @@ TEST_F(AgentTest, RunsATwoRankTaskToCompletion) {
   bool validated = false;
   for (const TaskMetricsReport& report : orchestrator_.All<TaskMetricsReport>()) {
     EXPECT_EQ(report.task_id, 7u);
-    EXPECT_EQ(report.trial_id, 1u);
-    validated = validated || (report.kind == ReportKind::kValidation && report.batches == 200);
+    EXPECT_EQ(report.report.trial_id, 1u);
+    validated = validated ||
+                (report.report.kind == ReportKind::kValidation && report.report.batches == 200);
   }
   EXPECT_TRUE(validated) << "no validation metrics at batch 200";
   std::set<std::string> checkpoints;

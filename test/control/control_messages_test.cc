@@ -63,12 +63,12 @@ std::vector<ControlMessage> EveryMessageFullySet() {
       TaskStatus{7, TaskState::kRunning, {{0, 4242}, {1, std::numeric_limits<int64_t>::max()}}},
       TaskExit{7, 1, -3, 9, "killed after the grace period", true},
       TaskMetricsReport{7,
-                        3,
-                        ReportKind::kValidation,
-                        kMaxU64,
-                        12800,
-                        1.7e9,
-                        {{"loss", 0.25}, {"accuracy", -0.0}, {kAwkwardText, 1e308}}},
+                        {3,
+                         ReportKind::kValidation,
+                         kMaxU64,
+                         12800,
+                         1.7e9,
+                         {{"loss", 0.25}, {"accuracy", -0.0}, {kAwkwardText, 1e308}}}},
       TaskCheckpointReport{7, 3, "trial-3-batch-100", 100, 3200, 1 << 20,
                            {{"framework", "cohort"}, {"note", kAwkwardText}}},
       LogBatch{7,
@@ -153,15 +153,15 @@ TEST(ControlMessagesTest, MinimalMessagesRoundTripWithTheirDefaults) {
 }
 
 TEST(ControlMessagesTest, KeepsTheSignOfZeroAndNaN) {
-  const TaskMetricsReport report{1, 2, ReportKind::kTraining, 3, 4,
-                                 std::numeric_limits<double>::quiet_NaN(),
-                                 {{"zero", -0.0}}};
+  const TaskMetricsReport report{1, {2, ReportKind::kTraining, 3, 4,
+                                     std::numeric_limits<double>::quiet_NaN(),
+                                     {{"zero", -0.0}}}};
   absl::StatusOr<DecodedControl> decoded =
       DecodeControlMessage(EncodeControlMessage(kAgentHeader, report));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   const auto& back = std::get<TaskMetricsReport>(decoded->message);
-  EXPECT_TRUE(std::isnan(back.unix_time));
-  EXPECT_TRUE(std::signbit(back.metrics[0].value));
+  EXPECT_TRUE(std::isnan(back.report.unix_time));
+  EXPECT_TRUE(std::signbit(back.report.metrics[0].value));
 }
 
 TEST(ControlMessagesTest, DecodesFromAnyAlignment) {
