@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/worker_process.h"
 #include "runtime/agent/agent.h"
+#include "runtime/security/curve_client_config.h"
 
 extern char** environ;
 
@@ -20,6 +21,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: cohort agent --orchestrator ENDPOINT [--id ID] [--slots N|auto] [--work-dir DIR]\n"
+    "                    [--advertise-address HOST] [--key FILE --orchestrator-key KEY]\n"
     "\n"
     "Runs this machine's agent: registers its slots with the orchestrator and runs the tasks\n"
     "it is given, one worker process per slot (docs/protocol.md).\n"
@@ -30,6 +32,16 @@ constexpr char kUsage[] =
     "  --slots N|auto           CPU slots to offer (default auto: one per CPU core)\n"
     "  --work-dir DIR           where each task's folder (config, log, checkpoints) goes, as\n"
     "                           DIR/tasks/<task id>/ (default: <temp dir>/cohort-agent-<id>)\n"
+    "  --advertise-address HOST this machine's address as other agents' workers reach it: the\n"
+    "                           workers of a trial spanning agents bind their Gloo connections\n"
+    "                           there and publish it to their peers (COHORT_GLOO_HOSTNAME);\n"
+    "                           give an address of this machine when agents are on several\n"
+    "                           machines (default 127.0.0.1)\n"
+    "  --key FILE               this agent's secret key file (`cohort keygen --name ID`): the\n"
+    "                           connection uses CURVE, and the orchestrator must authorize the\n"
+    "                           key under the name ID\n"
+    "  --orchestrator-key KEY   the orchestrator's public key: its .pub file or the 40\n"
+    "                           characters of Z85; needed with --key\n"
     "\n"
     "SIGINT or SIGTERM stops every task (10 s to checkpoint, then SIGKILL; a second signal kills\n"
     "at once) and exits 0. Exit status: 0 stopped, 1 error, 2 bad usage.\n";
@@ -39,6 +51,9 @@ struct AgentArgs {
   std::string id;
   std::string slots = "auto";
   std::string work_dir;
+  std::string advertise_address = "127.0.0.1";
+  std::string key_file;
+  std::string orchestrator_key;
 };
 
 int Usage(absl::string_view problem) {
@@ -78,18 +93,32 @@ int RunAgentCommand(const std::vector<std::string>& args) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    std::string* value = arg == "--orchestrator" ? &parsed.orchestrator
-                         : arg == "--id"         ? &parsed.id
-                         : arg == "--slots"      ? &parsed.slots
-                         : arg == "--work-dir"   ? &parsed.work_dir
-                                                 : nullptr;
+    std::string* value = arg == "--orchestrator"        ? &parsed.orchestrator
+                         : arg == "--id"                ? &parsed.id
+                         : arg == "--slots"             ? &parsed.slots
+                         : arg == "--work-dir"          ? &parsed.work_dir
+                         : arg == "--advertise-address" ? &parsed.advertise_address
+                         : arg == "--key"               ? &parsed.key_file
+                         : arg == "--orchestrator-key"  ? &parsed.orchestrator_key
+                                                        : nullptr;
     if (value == nullptr) return Usage(absl::StrCat("unexpected argument '", arg, "'"));
     if (i + 1 == args.size()) return Usage(absl::StrCat(arg, " needs a value"));
     *value = args[++i];
   }
   if (parsed.orchestrator.empty()) return Usage("--orchestrator is required");
+  if (parsed.advertise_address.empty()) return Usage("--advertise-address needs a host");
   std::optional<std::vector<AgentSlot>> slots = SlotsFor(parsed.slots);
   if (!slots) return Usage(absl::StrCat("--slots needs a number >= 1 or auto, not '", parsed.slots, "'"));
+  absl::StatusOr<std::optional<CurveClientConfig>> curve =
+      LoadCurveClientConfig(parsed.key_file, parsed.orchestrator_key);
+  if (!curve.ok()) {
+    if (curve.status().code() == absl::StatusCode::kInvalidArgument &&
+        (parsed.key_file.empty() || parsed.orchestrator_key.empty())) {
+      return Usage(curve.status().message());
+    }
+    std::fprintf(stderr, "error: %s\n", std::string(curve.status().message()).c_str());
+    return 1;
+  }
   absl::StatusOr<std::string> executable = SelfExecutable();
   if (!executable.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(executable.status().message()).c_str());
@@ -110,6 +139,15 @@ int RunAgentCommand(const std::vector<std::string>& args) {
       error);
   options.executable = *executable;
   options.base_environment = InheritedEnvironment();
+  options.advertise_address = parsed.advertise_address;
+  options.curve = *std::move(curve);
+  if (options.curve && options.curve->key_name != options.agent_id) {
+    std::fprintf(stderr,
+                 "warning: the key in %s is named '%s', not '%s': the orchestrator accepts an "
+                 "agent's messages only when its key is authorized under its id (--id)\n",
+                 parsed.key_file.c_str(), options.curve->key_name.c_str(),
+                 options.agent_id.c_str());
+  }
   if (absl::Status status = Agent(std::move(options)).Run(); !status.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;

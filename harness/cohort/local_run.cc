@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "harness/cohort/worker_process.h"
-#include "runtime/checkpoint/retention.h"
+#include "runtime/record/record_retention.h"
 #include "runtime/trial/clock.h"
 
 namespace cohort {
@@ -75,28 +75,10 @@ void LocalRun::Save() {
 }
 
 void LocalRun::ApplyRetention(bool trial_active) {
-  RetentionPolicy policy;
-  policy.save_trial_latest = config_.checkpoint_storage.save_trial_latest;
-  policy.save_trial_best = config_.checkpoint_storage.save_trial_best;
-  policy.save_experiment_best = config_.checkpoint_storage.save_experiment_best;
-  policy.smaller_is_better = config_.searcher.smaller_is_better;
-  // A trial that may still restart keeps its latest checkpoint whatever the policy says.
-  if (trial_active && policy.save_trial_latest == 0) policy.save_trial_latest = 1;
-  std::vector<CheckpointRecord> records;
-  for (const TrialRecord& trial : record_.trials) {
-    for (const CheckpointEntry& c : trial.checkpoints) {
-      records.push_back({c.id, trial.id, c.batches, c.metric});
-    }
-  }
-  for (const std::string& id : CheckpointsToDelete(records, policy)) {
-    absl::Status deleted = storage_->Delete(id);
-    if (!deleted.ok() && !absl::IsNotFound(deleted)) {
-      display_.Message(absl::StrCat("warning: ", deleted.message()));
-      continue;
-    }
-    for (TrialRecord& trial : record_.trials) {
-      std::erase_if(trial.checkpoints, [&](const CheckpointEntry& c) { return c.id == id; });
-    }
+  for (const std::string& warning :
+       ApplyRecordRetention(config_.checkpoint_storage, config_.searcher.smaller_is_better,
+                            trial_active, *storage_, &record_)) {
+    display_.Message(warning);
   }
 }
 

@@ -22,9 +22,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "harness/cohort/experiment_record.h"
+#include "runtime/record/experiment_record.h"
 #include "harness/cohort/progress_display.h"
-#include "harness/cohort/run_folder.h"
+#include "runtime/record/run_folder.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/heartbeat_monitor.h"

@@ -5,7 +5,9 @@
 
 #include "cohort/plugin.h"
 #include "harness/cohort/agent_command.h"
+#include "harness/cohort/client_commands.h"
 #include "harness/cohort/keygen_command.h"
+#include "harness/cohort/orchestrator_command.h"
 #include "harness/cohort/plugin_command.h"
 #include "harness/cohort/run_command.h"
 #include "harness/cohort/worker_command.h"
@@ -20,8 +22,19 @@ constexpr char kUsage[] =
     "  plugin info PLUGIN     load a model plugin and describe it\n"
     "  plugin check PLUGIN    load it, create a model and run the conformance checks\n"
     "  agent                  run this machine's agent for an orchestrator (`cohort agent --help`)\n"
+    "  orchestrator           run the orchestrator for agents and clients (`cohort orchestrator --help`)\n"
     "  keygen --out DIR       make a CURVE key pair for the control channels\n"
     "  version                print the Cohort and plugin ABI versions\n"
+    "\n"
+    "commands that ask a running orchestrator (--orchestrator ENDPOINT; default\n"
+    "$COHORT_ORCHESTRATOR, else tcp://127.0.0.1:29401):\n"
+    "  submit EXPERIMENT.yaml    submit an experiment (`--follow` to watch it)\n"
+    "  experiment list           the experiments, their progress and trial counts\n"
+    "  experiment describe ID    an experiment's trials and metrics\n"
+    "  experiment kill ID        stop an experiment\n"
+    "  task list                 every task, where it runs and why it waits\n"
+    "  agent list                the registered agents and their slots\n"
+    "  trial logs TRIAL_ID       a trial's output (`--follow` for new lines)\n"
     "\n"
     "`cohort COMMAND --help` explains a command's options.\n";
 
@@ -40,7 +53,15 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "run") return cohort::RunRunCommand({args.begin() + 1, args.end()});
   if (args[0] == "worker") return cohort::RunWorkerCommand({args.begin() + 1, args.end()});
+  if (args[0] == "submit") return cohort::RunSubmitCommand({args.begin() + 1, args.end()});
+  if (args[0] == "experiment") return cohort::RunExperimentCommand({args.begin() + 1, args.end()});
+  if (args[0] == "task") return cohort::RunTaskCommand({args.begin() + 1, args.end()});
+  if (args[0] == "trial") return cohort::RunTrialCommand({args.begin() + 1, args.end()});
+  if (args[0] == "agent" && args.size() > 1 && args[1] == "list") {
+    return cohort::RunAgentListCommand({args.begin() + 2, args.end()});
+  }
   if (args[0] == "agent") return cohort::RunAgentCommand({args.begin() + 1, args.end()});
+  if (args[0] == "orchestrator") return cohort::RunOrchestratorCommand({args.begin() + 1, args.end()});
   if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
   if (args[0] == "keygen") return cohort::RunKeygenCommand({args.begin() + 1, args.end()});
   std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kUsage);

@@ -12,9 +12,10 @@
 #include "absl/strings/str_format.h"
 #include "harness/cohort/entrypoint.h"
 #include "harness/cohort/local_run.h"
-#include "harness/cohort/run_folder.h"
+#include "runtime/record/run_folder.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/config/yaml_quoting.h"
 
 namespace cohort {
 namespace {
@@ -102,16 +103,6 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
   return parsed;
 }
 
-// `text` as a double-quoted YAML scalar, so an override keeps it a string whatever it holds.
-std::string YamlQuoted(absl::string_view text) {
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
 // Loads the config; a run without reproducibility.experiment_seed gets one drawn now (or the one
 // the resumed run already used), recorded in config.yaml so every restart trains the same way.
 absl::StatusOr<ExperimentConfig> LoadConfig(const std::string& path,
@@ -120,7 +111,7 @@ absl::StatusOr<ExperimentConfig> LoadConfig(const std::string& path,
   absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
   if (!config.ok()) return config;
   // The name (which may come from the file name) and the seed go into config.yaml explicitly.
-  overrides.push_back(absl::StrCat("name=", YamlQuoted(config->name)));
+  overrides.push_back(absl::StrCat("name=", QuotedYamlScalar(config->name)));
   if (!config->experiment_seed) {
     const uint64_t seed = seed_in_use ? *seed_in_use : std::random_device{}() % 1000000000;
     overrides.push_back(absl::StrCat("reproducibility.experiment_seed=", seed));

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 
@@ -34,6 +35,9 @@ extern "C" void OnStopSignal(int) { stop_signal = 1; }
 
 struct WorkerArgs {
   std::string run_dir, plugin, endpoint, checkpoint_root, resume;
+  // Where the ranks meet when they span agents (a RendezvousService of the orchestrator's), and
+  // the task's key prefix there; empty: the supervisor at `endpoint` serves the rendezvous.
+  std::string rendezvous, rendezvous_prefix;
   uint64_t trial_id = 0;
   uint32_t rank = 0, size = 1, attempt = 0;
 };
@@ -43,7 +47,8 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
   std::map<std::string, std::string*> flags = {
       {"--run-dir", &parsed.run_dir},   {"--plugin", &parsed.plugin},
       {"--endpoint", &parsed.endpoint}, {"--checkpoint-root", &parsed.checkpoint_root},
-      {"--resume", &parsed.resume}};
+      {"--resume", &parsed.resume},     {"--rendezvous", &parsed.rendezvous},
+      {"--rendezvous-prefix", &parsed.rendezvous_prefix}};
   std::string trial_id, rank = "0", size = "1", attempt = "0";
   flags["--trial-id"] = &trial_id;
   flags["--rank"] = &rank;
@@ -203,9 +208,22 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
   LinkedEvents events(link, args.trial_id, args.rank);
   std::unique_ptr<CollectiveBackend> collective;
   if (args.size > 1) {
-    ChannelRendezvousStore store(link);
+    std::unique_ptr<WorkerLink> rendezvous_link;  // closed once the group is formed
+    if (!args.rendezvous.empty()) {
+      absl::StatusOr<std::unique_ptr<WorkerLink>> connected = WorkerLink::Connect(args.rendezvous);
+      if (!connected.ok()) return connected.status();
+      rendezvous_link = *std::move(connected);
+    }
+    ChannelRendezvousStore store(rendezvous_link != nullptr ? *rendezvous_link : link);
     GlooOptions gloo;
-    gloo.prefix = absl::StrCat("trial-", args.trial_id, "/attempt-", args.attempt);
+    // Each attempt forms its group under its own keys: a restart never reads stale addresses.
+    gloo.prefix = args.rendezvous.empty()
+                      ? absl::StrCat("trial-", args.trial_id, "/attempt-", args.attempt)
+                      : absl::StrCat(args.rendezvous_prefix, "attempt-", args.attempt);
+    if (const char* hostname = std::getenv("COHORT_GLOO_HOSTNAME");
+        hostname != nullptr && hostname[0] != '\0') {
+      gloo.hostname = hostname;
+    }
     absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
         CreateGlooBackend(args.rank, args.size, store, gloo);
     events.Take(store.TakePendingCommands());

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/agent/rendezvous_endpoint.h"
 
 namespace cohort {
 namespace {
@@ -43,7 +44,8 @@ absl::Status Agent::Run() {
       OrchestratorConnection::Connect(options_.orchestrator, options_.agent_id,
                                       [this](absl::string_view why) {
                                         Log(absl::StrCat("dropped ", why));
-                                      });
+                                      },
+                                      options_.curve);
   if (!connection.ok()) return connection.status();
   connection_ = *std::move(connection);
 
@@ -66,7 +68,8 @@ absl::Status Agent::Run() {
   }
 
   Log(absl::StrCat("agent '", options_.agent_id, "' with ", options_.slots.size(),
-                   " slots, connecting to the orchestrator at ", options_.orchestrator));
+                   " slots, connecting to the orchestrator at ", options_.orchestrator,
+                   options_.curve ? " over CURVE" : ""));
   SendHello();
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
@@ -194,8 +197,11 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
   Log(absl::StrCat("starting ", DescribeControlMessage(start)));
   log_batchers_.emplace(start.task_id, LogBatcher(start.task_id));
   TaskRunSetup setup{options_.executable, options_.work_dir, options_.slots,
-                     options_.base_environment};
-  runs_[start.task_id] = TaskRun::Start(&loop_, start, setup, *this);
+                     options_.base_environment, options_.advertise_address};
+  StartTask task = start;
+  task.rendezvous.endpoint =
+      ReachableRendezvousEndpoint(start.rendezvous.endpoint, options_.orchestrator);
+  runs_[start.task_id] = TaskRun::Start(&loop_, task, setup, *this);
 }
 
 void Agent::HandleKillTask(uint64_t message_id, const KillTask& kill) {

@@ -2,13 +2,16 @@
 // runs the tasks it is given there (docs/protocol.md is the contract with the orchestrator).
 //
 // One libuv loop drives everything: the control connection (its ZMQ_FD watched by uv_poll and
-// drained on a 20 ms timer as well), the tasks' worker channels (served on that timer), the
-// workers' processes and output pipes, the heartbeat timer and SIGINT/SIGTERM.
+// drained on a 20 ms timer as well), the tasks' worker channels (likewise: watched, and served on
+// that timer), the workers' processes and output pipes, the heartbeat timer and SIGINT/SIGTERM.
 //
 // - Registration: AgentHello on start, again every 10 s until the orchestrator acknowledges it,
 //   and again whenever it answers ErrorReply NotRegistered; then AgentHeartbeat every 5 s.
 // - StartTask: admitted by the TaskTable (ErrorReply otherwise), acknowledged, then run as a
-//   TaskRun; its statuses, reports and exits are forwarded, its output in LogBatch messages.
+//   TaskRun; its statuses, reports and exits are forwarded, its output in LogBatch messages. A
+//   task spanning agents is admitted when it names the rendezvous endpoint where its ranks meet
+//   (a wildcard host there means the orchestrator's: ReachableRendezvousEndpoint); its workers
+//   publish advertise_address to their Gloo peers (COHORT_GLOO_HOSTNAME).
 // - TaskExit messages are kept until acknowledged and sent again after a re-registration; an
 //   exited task is forgotten once all of its exits are acknowledged.
 // - KillTask stops a task (Ack, or ErrorReply UnknownTask for an id it never had); TaskListRequest
@@ -35,6 +38,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +48,7 @@
 #include "runtime/agent/orchestrator_connection.h"
 #include "runtime/agent/task_run.h"
 #include "runtime/agent/task_table.h"
+#include "runtime/security/curve_client_config.h"
 
 namespace cohort {
 
@@ -63,6 +68,11 @@ struct AgentOptions {
   std::string work_dir;        // tasks' run folders go in <work_dir>/tasks/<task_id>/
   std::string executable;      // the `cohort` binary the workers run
   std::vector<std::string> base_environment;  // "KEY=VALUE", what every worker inherits
+  // The address of this host that other agents' workers reach (Gloo binds and publishes it).
+  std::string advertise_address = "127.0.0.1";
+  // When set, the control connection is a CURVE client with these keys; its key name must be
+  // agent_id for the orchestrator to accept its messages.
+  std::optional<CurveClientConfig> curve;
 };
 
 class Agent final : private TaskRun::Listener {

@@ -19,7 +19,8 @@ void PrintDroppedControl(absl::string_view why) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::Connect(
-    const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped) {
+    const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped,
+    const std::optional<CurveClientConfig>& curve) {
   if (agent_id.empty() || agent_id.size() > kMaxAgentIdBytes || agent_id[0] == '\0') {
     return absl::InvalidArgumentError(absl::StrCat(
         "agent id '", agent_id, "' must be 1 to 255 bytes and not start with a zero byte"));
@@ -31,6 +32,9 @@ absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::
     socket.set(zmq::sockopt::routing_id, agent_id);
     socket.set(zmq::sockopt::linger, kLingerMilliseconds);
     socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    if (curve) {
+      if (absl::Status status = ConfigureCurveClient(socket, *curve); !status.ok()) return status;
+    }
     socket.connect(endpoint);
     return std::unique_ptr<OrchestratorConnection>(new OrchestratorConnection(
         endpoint, agent_id, std::move(on_dropped), std::move(context), std::move(socket)));

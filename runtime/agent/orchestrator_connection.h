@@ -2,6 +2,8 @@
 // identity is the agent id, connected to the orchestrator's ROUTER (docs/protocol.md).
 //
 // ZeroMQ connects in the background and reconnects by itself; messages sent meanwhile are queued.
+// Given a CurveClientConfig, the DEALER is a CURVE client (docs/protocol.md, "Security"); the
+// orchestrator accepts it only when its key is authorized under the name equal to the agent id.
 // Send stamps each message with the next message id. Drain decodes every buffer received with
 // DecodeControlMessage: a malformed one (not a control envelope, another protocol major, an
 // unknown message type...) is dropped and reported to `on_dropped` with the peer and the reason,
@@ -22,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/control/control_messages.h"
+#include "runtime/security/curve_client_config.h"
 
 namespace cohort {
 
@@ -38,9 +42,11 @@ class OrchestratorConnection {
   using DroppedHandler = std::function<void(absl::string_view why)>;
 
   // INVALID_ARGUMENT for an agent id that is empty, longer than 255 bytes or starts with a zero
-  // byte, or a malformed endpoint. `on_dropped` defaults to a line on stderr.
+  // byte, a malformed endpoint, or keys that ConfigureCurveClient refuses. `on_dropped` defaults
+  // to a line on stderr. With `curve`, the connection is a CURVE client.
   static absl::StatusOr<std::unique_ptr<OrchestratorConnection>> Connect(
-      const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped = {});
+      const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped = {},
+      const std::optional<CurveClientConfig>& curve = std::nullopt);
 
   // Closing waits up to a second for queued messages to leave.
   ~OrchestratorConnection() = default;

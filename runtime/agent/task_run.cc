@@ -104,6 +104,11 @@ absl::Status TaskRun::Prepare(const TaskRunSetup& setup) {
       });
   if (!hub.ok()) return hub.status();
   hub_ = *std::move(hub);
+  uv_poll_init(loop_, &hub_poll_, hub_->NotificationFd());
+  hub_poll_.data = this;
+  uv_poll_start(&hub_poll_, UV_READABLE, OnHubReadable);
+  hub_watched_ = true;
+  ++open_handles_;
   return absl::OkStatus();
 }
 
@@ -111,7 +116,8 @@ void TaskRun::SpawnAll(const TaskRunSetup& setup) {
   const std::string run_dir = TaskFolder(setup.work_dir, task_.task_id);
   TaskPlaces places{setup.executable, run_dir, hub_->endpoint(),
                     task_.worker.checkpoint_root.empty() ? run_dir + "/checkpoints"
-                                                         : task_.worker.checkpoint_root};
+                                                         : task_.worker.checkpoint_root,
+                    setup.advertise_address};
   for (const RankAssignment& assignment : task_.ranks) {
     auto rank = std::make_unique<Rank>();
     rank->run = this;
@@ -337,17 +343,29 @@ bool TaskRun::LastMessagesIn() const {
   return true;
 }
 
-void TaskRun::Poll(double now) {
+void TaskRun::OnHubReadable(uv_poll_t* poll, int, int) {
+  static_cast<TaskRun*>(poll->data)->ServeWorkerChannel();
+}
+
+void TaskRun::ServeWorkerChannel() {
   if (hub_ != nullptr) {
-    for (WorkerHub::Received& received : hub_->Drain()) {
-      if (!rendezvous_.Handle(*hub_, received.peer, received.message)) {
-        Handle(received.peer, received.message);
+    // The notification fd is edge-triggered: read until nothing is left.
+    for (std::vector<WorkerHub::Received> received = hub_->Drain(); !received.empty();
+         received = hub_->Drain()) {
+      for (const WorkerHub::Received& message : received) {
+        if (!rendezvous_.Handle(*hub_, message.peer, message.message)) {
+          Handle(message.peer, message.message);
+        }
       }
     }
   }
   std::vector<TaskStatus> statuses;
   statuses.swap(pending_statuses_);
   for (const TaskStatus& status : statuses) listener_.OnTaskStatus(status);
+}
+
+void TaskRun::Poll(double now) {
+  ServeWorkerChannel();
   if (exits_reported_ || !ProcessesGone()) return;
   if (gone_since_ < 0) gone_since_ = now;
   if (!start_error_.empty() || LastMessagesIn() || now - gone_since_ >= kLastMessagesSeconds) {
@@ -406,6 +424,10 @@ void TaskRun::ReportExits() {
     for (const std::unique_ptr<Rank>& rank : ranks_) exits.push_back(ExitOf(*rank));
   }
   state_ = TaskState::kExited;
+  if (hub_watched_) {  // before the hub closes the descriptor the poll watches
+    hub_watched_ = false;
+    Close(reinterpret_cast<uv_handle_t*>(&hub_poll_));
+  }
   hub_.reset();
   listener_.OnTaskExited(task_.task_id, exits);
 }

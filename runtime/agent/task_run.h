@@ -3,8 +3,10 @@
 // Start prepares the task's run folder (<work_dir>/tasks/<task_id>/ with config.yaml, log.txt
 // and, unless the StartTask names a checkpoint root, checkpoints/), binds the task's worker
 // channel (a WorkerHub on loopback) and spawns one `cohort worker` per rank, each the leader of its
-// own process group, its stdout and stderr read through pipes. The task's rendezvous is served
-// here on the worker channel (every rank of the task is on this agent).
+// own process group, its stdout and stderr read through pipes. The worker channel is answered as
+// messages arrive (its notification fd is watched on the loop) and on every Poll. A task on this
+// agent alone has its rendezvous served here, on the worker channel; the ranks of a task spanning
+// agents meet at the StartTask's rendezvous endpoint instead (WorkerInvocationFor).
 //
 // What happens is told to the Listener: state changes (starting once spawned, running once every
 // worker said hello, stopping while being killed), the workers' metrics and checkpoint reports as
@@ -13,8 +15,9 @@
 // (rank -1) when nothing could be spawned. A rank that fails (non-zero exit, signal) stops its
 // siblings, which in lockstep could only wait for it, as Kill does with kPeerFailureGraceSeconds.
 //
-// Listener calls come from Poll (call it every few milliseconds from the loop's thread) and, for
-// output lines, from the loop's read callbacks; never from Start or Kill.
+// Listener calls come from Poll (call it every few milliseconds from the loop's thread) and from
+// the loop's callbacks (the worker channel's watcher; the output pipes' reads, for output lines);
+// never from Start or Kill.
 //
 //   std::unique_ptr<TaskRun> run = TaskRun::Start(loop, start, places, listener);
 //   ...  // on a timer: run->Poll(now);
@@ -52,6 +55,7 @@ struct TaskRunSetup {
   std::string work_dir;                       // the task's folder goes in <work_dir>/tasks/
   std::vector<AgentSlot> slots;               // the slots the task's ranks name
   std::vector<std::string> base_environment;  // "KEY=VALUE", inherited by every worker
+  std::string advertise_address;  // the workers' COHORT_GLOO_HOSTNAME; "" leaves it unset
 };
 
 class TaskRun {
@@ -84,6 +88,7 @@ class TaskRun {
 
   // Serves the worker channel (rendezvous, hellos, reports) and, once the processes are gone
   // and their last messages in (or a second passed), reports the exits. `now`: monotonic seconds.
+  // The channel is also served as messages arrive; Poll is the fallback for missed wake-ups.
   void Poll(double now);
 
   uint64_t task_id() const { return task_.task_id; }
@@ -123,6 +128,8 @@ class TaskRun {
   // The run folder, config and worker channel; the reason when they cannot be made.
   absl::Status Prepare(const TaskRunSetup& setup);
   void SpawnAll(const TaskRunSetup& setup);
+  // Handles every message waiting on the worker channel, then tells the pending statuses.
+  void ServeWorkerChannel();
   absl::Status Spawn(Rank& rank, const WorkerInvocation& invocation);
   void Handle(const std::string& peer, const WorkerMessage& message);
   void SetState(TaskState state);
@@ -135,6 +142,7 @@ class TaskRun {
   bool LastMessagesIn() const;
   void ReportExits();
 
+  static void OnHubReadable(uv_poll_t* poll, int status, int events);
   static void OnExit(uv_process_t* process, int64_t exit_status, int term_signal);
   static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
@@ -146,6 +154,8 @@ class TaskRun {
   Listener& listener_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::unique_ptr<WorkerHub> hub_;
+  uv_poll_t hub_poll_;      // watches hub_'s notification fd while hub_watched_
+  bool hub_watched_ = false;
   RendezvousService rendezvous_;
   int log_fd_ = -1;  // <run folder>/log.txt
   TaskState state_ = TaskState::kPending;

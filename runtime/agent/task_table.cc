@@ -42,10 +42,22 @@ absl::Status CheckShape(const StartTask& task) {
           absl::StrCat(what, "slot ", r.slot_index, " is given to two ranks"));
     }
   }
-  if (task.world_size > task.ranks.size() || task.cross_size > 1) {
+  const bool spans_agents = task.world_size > task.ranks.size() || task.cross_size > 1;
+  if (!spans_agents) return absl::OkStatus();
+  if (task.cross_size <= 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, "multi-agent tasks are not supported yet (world size ", task.world_size, ", ",
-        task.ranks.size(), " ranks on this agent)"));
+        what, "the world size ", task.world_size, " exceeds the ", task.ranks.size(),
+        " ranks on this agent, but cross_size ", task.cross_size,
+        " says no other agent runs the rest"));
+  }
+  if (task.rendezvous.endpoint.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, "a task spanning ", task.cross_size,
+        " agents needs a rendezvous endpoint where its ranks meet"));
+  }
+  if (task.cross_rank >= task.cross_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, "cross rank ", task.cross_rank, " is not below the cross size ", task.cross_size));
   }
   return absl::OkStatus();
 }

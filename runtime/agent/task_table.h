@@ -35,7 +35,9 @@ class TaskTable {
   //   ALREADY_EXISTS      the task id is held already;
   //   INVALID_ARGUMENT    no ranks, a rank or local rank out of range or repeated, a slot named
   //                       twice, no plugin, not exactly one of config_path and config_yaml, or
-  //                       ranks on other agents ("multi-agent tasks are not supported yet");
+  //                       ranks on other agents (world_size above the ranks listed, or
+  //                       cross_size > 1) without both cross_size > 1 and a rendezvous
+  //                       endpoint, or with cross_rank not below cross_size;
   //   RESOURCE_EXHAUSTED  a slot that does not exist or is held by a task not yet exited.
   // The message says which for people.
   absl::Status Admit(const StartTask& task);

@@ -19,6 +19,11 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
                      "--attempt", absl::StrCat(task.attempt),
                      "--endpoint", places.endpoint,
                      "--checkpoint-root", places.checkpoint_root};
+  if (!task.rendezvous.endpoint.empty()) {
+    invocation.argv.insert(invocation.argv.end(),
+                           {"--rendezvous", task.rendezvous.endpoint,
+                            "--rendezvous-prefix", task.rendezvous.prefix});
+  }
   if (!task.worker.resume_checkpoint_id.empty()) {
     invocation.argv.insert(invocation.argv.end(), {"--resume", task.worker.resume_checkpoint_id});
   }
@@ -32,6 +37,7 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
   variables["COHORT_LOCAL_RANK"] = absl::StrCat(rank.local_rank);
   variables["COHORT_SIZE"] = absl::StrCat(task.world_size);
   variables["COHORT_TASK_ID"] = absl::StrCat(task.task_id);
+  if (!places.gloo_hostname.empty()) variables["COHORT_GLOO_HOSTNAME"] = places.gloo_hostname;
   if (slot.kind == SlotKind::kGpu) variables["CUDA_VISIBLE_DEVICES"] = absl::StrCat(slot.device_id);
   for (const KeyValue& extra : task.environment) variables[extra.key] = extra.value;
   for (const auto& [key, value] : variables) {

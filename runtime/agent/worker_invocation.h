@@ -5,8 +5,14 @@
 //   WorkerInvocation worker = WorkerInvocationFor(start, start.ranks[0], *slot, places, environ);
 //   // worker.argv[0] is the executable; worker.environment holds "KEY=VALUE" strings.
 //
-// The rank's variables: COHORT_RANK, COHORT_LOCAL_RANK, COHORT_SIZE, COHORT_TASK_ID and, on a GPU
-// slot, CUDA_VISIBLE_DEVICES=<device>; then StartTask.environment (which may override any of them).
+// A task whose StartTask names a rendezvous endpoint (its ranks span agents) also gets
+// `--rendezvous ENDPOINT --rendezvous-prefix PREFIX`: the worker meets its peers there, while its
+// hellos, heartbeats and reports still go to this agent's worker channel (`--endpoint`).
+//
+// The rank's variables: COHORT_RANK, COHORT_LOCAL_RANK, COHORT_SIZE, COHORT_TASK_ID,
+// COHORT_GLOO_HOSTNAME=<the address Gloo binds and publishes> when the places name one and, on a
+// GPU slot, CUDA_VISIBLE_DEVICES=<device>; then StartTask.environment (which may override any of
+// them).
 //
 // Thread-safety: free functions without shared state.
 #ifndef COHORT_RUNTIME_AGENT_WORKER_INVOCATION_H_
@@ -25,6 +31,7 @@ struct TaskPlaces {
   std::string run_dir;          // holds config.yaml
   std::string endpoint;         // the task's worker channel (WorkerHub)
   std::string checkpoint_root;  // never empty
+  std::string gloo_hostname;    // this host's address as other agents reach it; "" leaves it unset
 };
 
 struct WorkerInvocation {

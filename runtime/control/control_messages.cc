@@ -1,12 +1,12 @@
 // The wire codec of control_messages.h: structs <-> ControlEnvelope (schemas/control.fbs).
 #include "runtime/control/control_messages.h"
 
-#include <cstring>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "control_generated.h"
+#include "runtime/control/envelope_codec.h"
 
 namespace cohort {
 namespace {
@@ -25,28 +25,20 @@ static_assert(static_cast<int>(LogStream::kStderr) == static_cast<int>(wire::Log
 static_assert(static_cast<int>(ControlErrorCode::kInvalidRequest) ==
               static_cast<int>(wire::ErrorCode::MAX));
 
-template <typename Wire, typename Cpp>
-Wire ToWire(Cpp value) {
-  return static_cast<Wire>(value);
-}
-
 // ---- encoding
 
-Offset<flatbuffers::String> Text(FlatBufferBuilder& builder, const std::string& text) {
-  return builder.CreateString(text.data(), text.size());
-}
-
 Offset<wire::NamedValue> Encode(FlatBufferBuilder& builder, const NamedValue& value) {
-  return wire::CreateNamedValue(builder, Text(builder, value.name), value.value);
+  return wire::CreateNamedValue(builder, CreateText(builder, value.name), value.value);
 }
 
 Offset<wire::KeyValue> Encode(FlatBufferBuilder& builder, const KeyValue& pair) {
-  return wire::CreateKeyValue(builder, Text(builder, pair.key), Text(builder, pair.value));
+  return wire::CreateKeyValue(builder, CreateText(builder, pair.key),
+                              CreateText(builder, pair.value));
 }
 
 Offset<wire::AgentSlot> Encode(FlatBufferBuilder& builder, const AgentSlot& slot) {
   return wire::CreateAgentSlot(builder, slot.index, ToWire<wire::SlotKind>(slot.kind),
-                               slot.device_id, Text(builder, slot.name));
+                               slot.device_id, CreateText(builder, slot.name));
 }
 
 Offset<wire::TaskEntry> Encode(FlatBufferBuilder& builder, const TaskEntry& task) {
@@ -65,15 +57,13 @@ Offset<wire::RankProcess> Encode(FlatBufferBuilder& builder, const RankProcess& 
 
 Offset<wire::LogLine> Encode(FlatBufferBuilder& builder, const LogLine& line) {
   return wire::CreateLogLine(builder, line.rank, ToWire<wire::LogStream>(line.stream),
-                             line.unix_time, Text(builder, line.text));
+                             line.unix_time, CreateText(builder, line.text));
 }
 
 template <typename Item>
 auto EncodeAll(FlatBufferBuilder& builder, const std::vector<Item>& items) {
-  std::vector<decltype(Encode(builder, std::declval<const Item&>()))> tables;
-  tables.reserve(items.size());
-  for (const Item& item : items) tables.push_back(Encode(builder, item));
-  return builder.CreateVector(tables);
+  return CreateTables(builder, items,
+                      [&builder](const Item& item) { return Encode(builder, item); });
 }
 
 // Appends a message's table; returns it with its union type.
@@ -82,24 +72,25 @@ struct PayloadEncoder {
   FlatBufferBuilder& builder;
 
   Payload operator()(const AgentHello& m) const {
-    auto table = wire::CreateAgentHello(builder, Text(builder, m.agent_id),
-                                        Text(builder, m.cohort_version), Text(builder, m.hostname),
-                                        EncodeAll(builder, m.slots), EncodeAll(builder, m.tasks));
+    auto table = wire::CreateAgentHello(
+        builder, CreateText(builder, m.agent_id), CreateText(builder, m.cohort_version),
+        CreateText(builder, m.hostname), EncodeAll(builder, m.slots), EncodeAll(builder, m.tasks));
     return {wire::ControlPayload::AgentHello, table.Union()};
   }
   Payload operator()(const AgentHeartbeat& m) const {
-    auto table = wire::CreateAgentHeartbeat(builder, Text(builder, m.agent_id), m.unix_time,
+    auto table = wire::CreateAgentHeartbeat(builder, CreateText(builder, m.agent_id), m.unix_time,
                                             m.busy_slots, builder.CreateVector(m.running_task_ids));
     return {wire::ControlPayload::AgentHeartbeat, table.Union()};
   }
   Payload operator()(const StartTask& m) const {
     const WorkerSpec& w = m.worker;
-    auto worker = wire::CreateWorkerSpec(builder, Text(builder, w.plugin_path),
-                                         Text(builder, w.config_path), Text(builder, w.config_yaml),
-                                         Text(builder, w.checkpoint_root),
-                                         Text(builder, w.resume_checkpoint_id));
-    auto rendezvous = wire::CreateRendezvousAddress(builder, Text(builder, m.rendezvous.endpoint),
-                                                    Text(builder, m.rendezvous.prefix));
+    auto worker = wire::CreateWorkerSpec(
+        builder, CreateText(builder, w.plugin_path), CreateText(builder, w.config_path),
+        CreateText(builder, w.config_yaml), CreateText(builder, w.checkpoint_root),
+        CreateText(builder, w.resume_checkpoint_id));
+    auto rendezvous =
+        wire::CreateRendezvousAddress(builder, CreateText(builder, m.rendezvous.endpoint),
+                                      CreateText(builder, m.rendezvous.prefix));
     auto table = wire::CreateStartTask(builder, m.task_id, m.trial_id, m.experiment_id, m.attempt,
                                        worker, EncodeAll(builder, m.ranks), m.world_size,
                                        m.cross_rank, m.cross_size, rendezvous,
@@ -107,7 +98,8 @@ struct PayloadEncoder {
     return {wire::ControlPayload::StartTask, table.Union()};
   }
   Payload operator()(const KillTask& m) const {
-    auto table = wire::CreateKillTask(builder, m.task_id, Text(builder, m.reason), m.grace_seconds);
+    auto table =
+        wire::CreateKillTask(builder, m.task_id, CreateText(builder, m.reason), m.grace_seconds);
     return {wire::ControlPayload::KillTask, table.Union()};
   }
   Payload operator()(const TaskStatus& m) const {
@@ -117,7 +109,7 @@ struct PayloadEncoder {
   }
   Payload operator()(const TaskExit& m) const {
     auto table = wire::CreateTaskExit(builder, m.task_id, m.rank, m.exit_code, m.signal,
-                                      Text(builder, m.reason), m.killed_by_agent);
+                                      CreateText(builder, m.reason), m.killed_by_agent);
     return {wire::ControlPayload::TaskExit, table.Union()};
   }
   Payload operator()(const TaskMetricsReport& m) const {
@@ -130,7 +122,7 @@ struct PayloadEncoder {
   }
   Payload operator()(const TaskCheckpointReport& m) const {
     auto table = wire::CreateTaskCheckpointReport(builder, m.task_id, m.trial_id,
-                                                  Text(builder, m.checkpoint_id), m.batches,
+                                                  CreateText(builder, m.checkpoint_id), m.batches,
                                                   m.records, m.bytes,
                                                   EncodeAll(builder, m.metadata));
     return {wire::ControlPayload::TaskCheckpointReport, table.Union()};
@@ -151,139 +143,42 @@ struct PayloadEncoder {
   }
   Payload operator()(const ErrorReply& m) const {
     auto table = wire::CreateErrorReply(builder, ToWire<wire::ErrorCode>(m.code),
-                                        Text(builder, m.message));
+                                        CreateText(builder, m.message));
     return {wire::ControlPayload::ErrorReply, table.Union()};
   }
 };
 
-// ---- opening a received buffer
+// ---- decoding
 
-absl::Status Invalid(absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("malformed control message: ", what));
-}
+static_assert(KeepsVersionFieldsFirst<wire::ControlEnvelope>());
 
-std::string VersionText(ControlVersion version) {
-  return absl::StrCat(version.major, ".", version.minor);
-}
+constexpr EnvelopeProtocol kControlProtocol{"control", wire::ControlEnvelopeIdentifier,
+                                            wire::VerifyControlEnvelopeBuffer,
+                                            {kControlProtocolMajor, kControlProtocolMinor}};
 
-const ControlVersion kThisVersion{kControlProtocolMajor, kControlProtocolMinor};
+absl::Status Invalid(absl::string_view what) { return MalformedMessage(kControlProtocol, what); }
 
-// The envelope's version fields alone, which keep their place in every major version: verifying
-// the buffer as this type checks only the root table and those two fields.
-struct EnvelopeVersionProbe : private flatbuffers::Table {
-  bool Verify(flatbuffers::Verifier& verifier) const {
-    return VerifyTableStart(verifier) &&
-           VerifyField<uint16_t>(verifier, wire::ControlEnvelope::VT_PROTOCOL_MAJOR,
-                                 sizeof(uint16_t)) &&
-           VerifyField<uint16_t>(verifier, wire::ControlEnvelope::VT_PROTOCOL_MINOR,
-                                 sizeof(uint16_t)) &&
-           verifier.EndTable();
-  }
-  ControlVersion version() const {
-    return {GetField<uint16_t>(wire::ControlEnvelope::VT_PROTOCOL_MAJOR, 0),
-            GetField<uint16_t>(wire::ControlEnvelope::VT_PROTOCOL_MINOR, 0)};
-  }
-};
+using Reader = EnvelopeTableReader;
 
-// A verified envelope of this major version with a payload present, and the sender's version.
-// It points into `bytes`, or into `storage` when `bytes` is not 8-byte aligned (it is copied
-// there first).
-absl::StatusOr<std::pair<const wire::ControlEnvelope*, ControlVersion>> OpenEnvelope(
-    absl::string_view bytes, std::vector<uint64_t>& storage) {
-  // The Verifier asserts on buffers this large instead of rejecting them.
-  if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) {
-    return Invalid(absl::StrCat(bytes.size(), " bytes is too large"));
-  }
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
-    storage.assign((bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
-    std::memcpy(storage.data(), bytes.data(), bytes.size());
-    data = reinterpret_cast<const uint8_t*>(storage.data());
-  }
-  flatbuffers::Verifier probe(data, bytes.size());
-  if (!probe.VerifyBuffer<EnvelopeVersionProbe>(wire::ControlEnvelopeIdentifier())) {
-    return Invalid(absl::StrCat("not a control envelope (", bytes.size(), " bytes)"));
-  }
-  const ControlVersion version = flatbuffers::GetRoot<EnvelopeVersionProbe>(data)->version();
-  if (version.major != kControlProtocolMajor) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "control protocol ", VersionText(version), " is not supported: this build speaks ",
-        VersionText(kThisVersion), " and the major versions must match"));
-  }
-  flatbuffers::Verifier verifier(data, bytes.size());
-  if (!wire::VerifyControlEnvelopeBuffer(verifier)) {
-    return Invalid(absl::StrCat(bytes.size(), " bytes of protocol ", VersionText(version),
-                                " failed verification (bad offsets or a required field "
-                                "missing)"));
-  }
-  const wire::ControlEnvelope* envelope = wire::GetControlEnvelope(data);
-  if (envelope->payload() == nullptr) return Invalid("no payload");
-  return std::make_pair(envelope, version);
-}
-
-// ---- decoding verified tables
-
-// Converts verified tables to structs, keeping the first rule they break.
-class Reader {
- public:
-  explicit Reader(absl::string_view message_name) : message_name_(message_name) {}
-
-  const absl::Status& status() const { return status_; }
-
-  void Fail(absl::string_view why) {
-    if (status_.ok()) status_ = Invalid(absl::StrCat(message_name_, ": ", why));
-  }
-
-  // A value of `Wire` this build knows, as `Cpp`; otherwise a failure naming `enum_name`.
-  template <typename Cpp, typename Wire>
-  Cpp Enum(Wire value, absl::string_view enum_name) {
-    const auto number = static_cast<int>(value);
-    if (number > static_cast<int>(Wire::MAX)) {
-      Fail(absl::StrCat("unknown ", enum_name, " ", number));
-      return Cpp{};
-    }
-    return static_cast<Cpp>(number);
-  }
-
-  // A required id: present (the Verifier checked) and non-empty.
-  std::string Id(const flatbuffers::String* id, absl::string_view what) {
-    if (id->size() == 0) Fail(absl::StrCat("empty ", what));
-    return id->str();
-  }
-
- private:
-  absl::string_view message_name_;
-  absl::Status status_;
-};
-
-std::string Text(const flatbuffers::String* text) { return text ? text->str() : std::string(); }
-
-// The values of a scalar vector. The Verifier checks a vector's alignment for its 4-byte length
-// only, so values of 8 bytes that are not 8-byte aligned are refused here rather than read.
-template <typename T>
-std::vector<T> Scalars(Reader& reader, const flatbuffers::Vector<T>* list) {
-  if (list == nullptr) return {};
-  if (reinterpret_cast<uintptr_t>(list->data()) % alignof(T) != 0) {
-    reader.Fail(absl::StrCat("a vector of ", sizeof(T), "-byte values is not ", alignof(T),
-                             "-byte aligned"));
-    return {};
-  }
-  return std::vector<T>(list->begin(), list->end());
+// A required id: present (the Verifier checked) and non-empty.
+std::string Id(Reader& reader, const flatbuffers::String* id, absl::string_view what) {
+  if (id->size() == 0) reader.Fail(absl::StrCat("empty ", what));
+  return id->str();
 }
 
 NamedValue Read(Reader&, const wire::NamedValue& t) { return {t.name()->str(), t.value()}; }
 
-KeyValue Read(Reader&, const wire::KeyValue& t) { return {t.key()->str(), Text(t.value())}; }
+KeyValue Read(Reader&, const wire::KeyValue& t) { return {t.key()->str(), TextOf(t.value())}; }
 
 AgentSlot Read(Reader& reader, const wire::AgentSlot& t) {
   return {t.index(), reader.Enum<SlotKind>(t.kind(), "slot kind"), t.device_id(),
-          Text(t.name())};
+          TextOf(t.name())};
 }
 
 TaskEntry Read(Reader& reader, const wire::TaskEntry& t) {
   return {t.task_id(), t.trial_id(), t.experiment_id(),
-          reader.Enum<TaskState>(t.state(), "task state"), Scalars(reader, t.slots()),
-          Scalars(reader, t.ranks())};
+          reader.Enum<TaskState>(t.state(), "task state"), ReadScalars(reader, t.slots()),
+          ReadScalars(reader, t.ranks())};
 }
 
 RankAssignment Read(Reader&, const wire::RankAssignment& t) {
@@ -294,44 +189,40 @@ RankProcess Read(Reader&, const wire::RankProcess& t) { return {t.rank(), t.pid(
 
 LogLine Read(Reader& reader, const wire::LogLine& t) {
   return {t.rank(), reader.Enum<LogStream>(t.stream(), "log stream"), t.unix_time(),
-          Text(t.text())};
+          TextOf(t.text())};
 }
 
 template <typename T>
 auto ReadAll(Reader& reader, const flatbuffers::Vector<Offset<T>>* list) {
-  std::vector<decltype(Read(reader, std::declval<const T&>()))> items;
-  if (list == nullptr) return items;
-  items.reserve(list->size());
-  for (const T* table : *list) items.push_back(Read(reader, *table));
-  return items;
+  return ReadTables(list, [&reader](const T& table) { return Read(reader, table); });
 }
 
 AgentHello Read(Reader& reader, const wire::AgentHello& t) {
-  return {reader.Id(t.agent_id(), "agent id"), Text(t.cohort_version()), Text(t.hostname()),
+  return {Id(reader, t.agent_id(), "agent id"), TextOf(t.cohort_version()), TextOf(t.hostname()),
           ReadAll(reader, t.slots()), ReadAll(reader, t.tasks())};
 }
 
 AgentHeartbeat Read(Reader& reader, const wire::AgentHeartbeat& t) {
-  return {reader.Id(t.agent_id(), "agent id"), t.unix_time(), t.busy_slots(),
-          Scalars(reader, t.running_task_ids())};
+  return {Id(reader, t.agent_id(), "agent id"), t.unix_time(), t.busy_slots(),
+          ReadScalars(reader, t.running_task_ids())};
 }
 
 StartTask Read(Reader& reader, const wire::StartTask& t) {
   const wire::WorkerSpec& w = *t.worker();
   StartTask m{t.task_id(), t.trial_id(), t.experiment_id(), t.attempt(),
-              WorkerSpec{reader.Id(w.plugin_path(), "plugin path"), Text(w.config_path()),
-                         Text(w.config_yaml()), Text(w.checkpoint_root()),
-                         Text(w.resume_checkpoint_id())},
+              WorkerSpec{Id(reader, w.plugin_path(), "plugin path"), TextOf(w.config_path()),
+                         TextOf(w.config_yaml()), TextOf(w.checkpoint_root()),
+                         TextOf(w.resume_checkpoint_id())},
               ReadAll(reader, t.ranks()), t.world_size(), t.cross_rank(), t.cross_size(),
               RendezvousAddress{}, ReadAll(reader, t.environment())};
   if (t.rendezvous() != nullptr) {
-    m.rendezvous = {Text(t.rendezvous()->endpoint()), Text(t.rendezvous()->prefix())};
+    m.rendezvous = {TextOf(t.rendezvous()->endpoint()), TextOf(t.rendezvous()->prefix())};
   }
   return m;
 }
 
 KillTask Read(Reader&, const wire::KillTask& t) {
-  return {t.task_id(), Text(t.reason()), t.grace_seconds()};
+  return {t.task_id(), TextOf(t.reason()), t.grace_seconds()};
 }
 
 TaskStatus Read(Reader& reader, const wire::TaskStatus& t) {
@@ -341,7 +232,7 @@ TaskStatus Read(Reader& reader, const wire::TaskStatus& t) {
 
 TaskExit Read(Reader& reader, const wire::TaskExit& t) {
   if (t.rank() < kWholeTask) reader.Fail(absl::StrCat("rank ", t.rank(), " is below -1"));
-  return {t.task_id(), t.rank(), t.exit_code(), t.signal(), Text(t.reason()),
+  return {t.task_id(), t.rank(), t.exit_code(), t.signal(), TextOf(t.reason()),
           t.killed_by_agent()};
 }
 
@@ -352,7 +243,7 @@ TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
 }
 
 TaskCheckpointReport Read(Reader& reader, const wire::TaskCheckpointReport& t) {
-  return {t.task_id(),  t.trial_id(), reader.Id(t.checkpoint_id(), "checkpoint id"),
+  return {t.task_id(),  t.trial_id(), Id(reader, t.checkpoint_id(), "checkpoint id"),
           t.batches(),  t.records(),  t.bytes(),
           ReadAll(reader, t.metadata())};
 }
@@ -368,7 +259,7 @@ TaskList Read(Reader& reader, const wire::TaskList& t) { return {ReadAll(reader,
 Ack Read(Reader&, const wire::Ack&) { return {}; }
 
 ErrorReply Read(Reader& reader, const wire::ErrorReply& t) {
-  return {reader.Enum<ControlErrorCode>(t.code(), "error code"), Text(t.message())};
+  return {reader.Enum<ControlErrorCode>(t.code(), "error code"), TextOf(t.message())};
 }
 
 // The payload of `envelope` as a struct, if this build knows its type and it keeps the rules.
@@ -377,7 +268,7 @@ absl::StatusOr<ControlMessage> ReadPayload(const wire::ControlEnvelope& envelope
   if (static_cast<int>(type) > static_cast<int>(wire::ControlPayload::MAX)) {
     return Invalid(absl::StrCat("unknown message type ", static_cast<int>(type)));
   }
-  Reader reader(wire::EnumNameControlPayload(type));
+  Reader reader(kControlProtocol, wire::EnumNameControlPayload(type));
   ControlMessage message;
   switch (type) {
     case wire::ControlPayload::AgentHello:
@@ -442,26 +333,23 @@ std::string EncodeControlMessage(const ControlHeader& header, const ControlMessa
   const auto [type, payload] = std::visit(PayloadEncoder{builder}, message);
   builder.Finish(wire::CreateControlEnvelope(builder, kControlProtocolMajor, kControlProtocolMinor,
                                              header.message_id, header.correlation_id,
-                                             Text(builder, header.sender), type, payload),
+                                             CreateText(builder, header.sender), type, payload),
                  wire::ControlEnvelopeIdentifier());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
 absl::StatusOr<DecodedControl> DecodeControlMessage(absl::string_view bytes) {
   std::vector<uint64_t> storage;
-  auto opened = OpenEnvelope(bytes, storage);
-  if (!opened.ok()) return opened.status();
-  const auto [envelope, version] = *opened;
-  absl::StatusOr<ControlMessage> message = ReadPayload(*envelope);
-  if (!message.ok()) {
-    if (version.minor <= kControlProtocolMinor) return message.status();
-    return absl::InvalidArgumentError(absl::StrCat(
-        message.status().message(), " (the sender speaks protocol ", VersionText(version),
-        ", this build ", VersionText(kThisVersion), ")"));
-  }
-  DecodedControl decoded{version,
-                         {envelope->message_id(), envelope->correlation_id(),
-                          envelope->sender()->str()},
+  const absl::StatusOr<VerifiedEnvelope> verified =
+      VerifyEnvelope(kControlProtocol, bytes, storage);
+  if (!verified.ok()) return verified.status();
+  const wire::ControlEnvelope& envelope = *wire::GetControlEnvelope(verified->buffer);
+  if (envelope.payload() == nullptr) return Invalid("no payload");
+  absl::StatusOr<ControlMessage> message = ReadPayload(envelope);
+  if (!message.ok()) return NoteNewerSender(kControlProtocol, verified->sender, message.status());
+  DecodedControl decoded{{verified->sender.major, verified->sender.minor},
+                         {envelope.message_id(), envelope.correlation_id(),
+                          envelope.sender()->str()},
                          *std::move(message)};
   if (decoded.header.message_id == 0) return Invalid("message_id is 0");
   if (decoded.header.sender.empty()) return Invalid("empty sender");

@@ -1,5 +1,7 @@
 #include "runtime/control/rendezvous_service.h"
 
+#include "absl/strings/match.h"
+
 namespace cohort {
 
 bool RendezvousService::Handle(WorkerHub& hub, const std::string& peer,
@@ -21,5 +23,18 @@ bool RendezvousService::Handle(WorkerHub& hub, const std::string& peer,
 }
 
 void RendezvousService::Clear() { values_.clear(); }
+
+size_t RendezvousService::ClearPrefix(absl::string_view prefix) {
+  // The keys with `prefix` are one contiguous run of the ordered map, starting at the prefix.
+  auto first = values_.lower_bound(std::string(prefix));
+  auto last = first;
+  size_t count = 0;
+  while (last != values_.end() && absl::StartsWith(last->first, prefix)) {
+    ++last;
+    ++count;
+  }
+  values_.erase(first, last);
+  return count;
+}
 
 }  // namespace cohort

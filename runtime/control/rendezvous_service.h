@@ -9,6 +9,7 @@
 //     ...  // hellos, reports, heartbeats
 //   }
 //   rendezvous.Clear();  // before the trial's next attempt
+//   rendezvous.ClearPrefix("task-12/");  // one group's keys, when several share the service
 //
 // Thread-safety: one thread at a time (the thread that owns the hub).
 #ifndef COHORT_RUNTIME_CONTROL_RENDEZVOUS_SERVICE_H_
@@ -18,6 +19,7 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "runtime/control/worker_hub.h"
 #include "runtime/control/worker_messages.h"
 
@@ -33,6 +35,10 @@ class RendezvousService {
 
   // Forgets every key, as a new attempt of the trial starts.
   void Clear();
+
+  // Forgets the keys that start with `prefix` (a finished task's, "task-12/") and returns how
+  // many there were; the other keys stay. An empty prefix forgets every key.
+  size_t ClearPrefix(absl::string_view prefix);
 
   // How many keys are set.
   size_t size() const { return values_.size(); }

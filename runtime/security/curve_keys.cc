@@ -201,4 +201,12 @@ absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path) {
   return KeyEntry(ParseEntries(*text), path, "public-key");
 }
 
+absl::StatusOr<std::string> ReadKeyFileName(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadKeyFile(path, /*private_only=*/false);
+  if (!text.ok()) return text.status();
+  const std::map<std::string, std::string> entries = ParseEntries(*text);
+  const auto name = entries.find("name");
+  return name == entries.end() ? std::string() : name->second;
+}
+
 }  // namespace cohort

@@ -69,6 +69,10 @@ absl::StatusOr<CurveKeyPair> ReadSecretKeyFile(const std::string& path);
 // permission check.
 absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path);
 
+// The name in a key file's metadata (`name = "agent-7"`, as `cohort keygen` writes it), or ""
+// when it has none; errors as ReadPublicKeyFile.
+absl::StatusOr<std::string> ReadKeyFileName(const std::string& path);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_SECURITY_CURVE_KEYS_H_

@@ -5,8 +5,8 @@
 // heartbeats; a 2-rank task to completion (statuses, metrics, checkpoint, log batches, TaskExits,
 // the run folder's checkpoint and log); KillTask of a long task within its grace period; malformed
 // messages and another protocol major dropped and logged while the agent keeps working; refusals
-// (busy slot, multi-agent task, unknown task); a task that cannot start (TaskExit rank -1);
-// SIGTERM ending the agent with status 0.
+// (busy slot, a multi-agent task without a rendezvous endpoint, unknown task); a task that cannot
+// start (TaskExit rank -1); SIGTERM ending the agent with status 0.
 //
 // Environment: COHORT_EXE (the cohort binary), COHORT_PLUGIN_DIR (the built plugins).
 #include <fcntl.h>
@@ -434,9 +434,10 @@ TEST_F(AgentTest, DropsMalformedMessagesAndKeepsWorking) {
 
   StartTask elsewhere = MlpTask(11, {{0, 0, 1}}, 100, 100);
   elsewhere.world_size = 2;
+  elsewhere.cross_size = 2;
   ErrorReply multi = ExpectErrorReply(orchestrator_.Send(elsewhere));
   EXPECT_EQ(multi.code, ControlErrorCode::kInvalidRequest);
-  EXPECT_THAT(multi.message, HasSubstr("multi-agent tasks are not supported yet"));
+  EXPECT_THAT(multi.message, HasSubstr("needs a rendezvous endpoint"));
 
   ErrorReply unknown = ExpectErrorReply(orchestrator_.Send(KillTask{99, "no such task", 0}));
   EXPECT_EQ(unknown.code, ControlErrorCode::kUnknownTask);

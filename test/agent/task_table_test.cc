@@ -1,6 +1,6 @@
 // The task table: what a StartTask may ask for (slots that exist and are free, consistent ranks,
-// one config, every rank on this agent), which ErrorReply each refusal becomes, and how slots are
-// held until a task has exited.
+// one config, ranks on other agents only with a rendezvous where they meet), which ErrorReply each
+// refusal becomes, and how slots are held until a task has exited.
 #include "runtime/agent/task_table.h"
 
 #include <string>
@@ -94,10 +94,22 @@ TEST(TaskTableTest, RefusesInconsistentRanks) {
       {"no plugin", [](StartTask& t) { t.worker.plugin_path.clear(); }, "plugin_path is empty"},
       {"two configs", [](StartTask& t) { t.worker.config_path = "/x.yaml"; }, "exactly one of"},
       {"no config", [](StartTask& t) { t.worker.config_yaml.clear(); }, "exactly one of"},
-      {"ranks elsewhere", [](StartTask& t) { t.world_size = 4; },
-       "multi-agent tasks are not supported yet"},
-      {"other agents", [](StartTask& t) { t.cross_size = 2; },
-       "multi-agent tasks are not supported yet"},
+      {"ranks elsewhere on no other agent", [](StartTask& t) { t.world_size = 4; },
+       "world size 4 exceeds the 2 ranks on this agent, but cross_size 1"},
+      {"other agents, no rendezvous",
+       [](StartTask& t) {
+         t.world_size = 4;
+         t.cross_size = 2;
+       },
+       "a task spanning 2 agents needs a rendezvous endpoint"},
+      {"cross rank out of range",
+       [](StartTask& t) {
+         t.world_size = 4;
+         t.cross_rank = 2;
+         t.cross_size = 2;
+         t.rendezvous = {"tcp://10.0.0.5:29402", "task-7/"};
+       },
+       "cross rank 2 is not below the cross size 2"},
   };
   for (const Case& c : cases) {
     StartTask task = TwoRankTask(7);
@@ -107,6 +119,23 @@ TEST(TaskTableTest, RefusesInconsistentRanks) {
     EXPECT_THAT(refused.message(), HasSubstr(c.message)) << c.what;
   }
   EXPECT_THAT(table.Entries(), IsEmpty());
+}
+
+TEST(TaskTableTest, AdmitsItsPartOfATaskSpanningAgentsThatNamesWhereTheRanksMeet) {
+  TaskTable table(CpuSlots(2));
+  StartTask task = TwoRankTask(7);
+  task.ranks = {{2, 0, 0}, {3, 1, 1}};  // ranks 0 and 1 run on the other agent
+  task.world_size = 4;
+  task.cross_rank = 1;
+  task.cross_size = 2;
+  task.rendezvous = {"tcp://10.0.0.5:29402", "task-7/"};
+  const absl::Status admitted = table.Admit(task);
+  ASSERT_TRUE(admitted.ok()) << admitted;
+  const TaskEntry* entry = table.Find(7);
+  ASSERT_NE(entry, nullptr);
+  EXPECT_THAT(entry->slots, ElementsAre(0, 1));
+  EXPECT_THAT(entry->ranks, ElementsAre(2, 3));
+  EXPECT_EQ(table.BusySlots(), 2u);
 }
 
 TEST(TaskTableTest, SetStateOfAnUnknownTaskIsNotFound) {

@@ -27,7 +27,7 @@ StartTask Task() {
 }
 
 const TaskPlaces kPlaces{"/usr/bin/cohort", "/work/tasks/7", "tcp://127.0.0.1:5000",
-                         "/work/tasks/7/checkpoints"};
+                         "/work/tasks/7/checkpoints", ""};
 
 TEST(WorkerInvocationTest, RunsTheWorkerCommandWithTheRanksArguments) {
   const WorkerInvocation worker = WorkerInvocationFor(
@@ -37,6 +37,23 @@ TEST(WorkerInvocationTest, RunsTheWorkerCommandWithTheRanksArguments) {
                           "/plugins/mlp.so", "--trial-id", "3", "--rank", "5", "--size", "6",
                           "--attempt", "2", "--endpoint", "tcp://127.0.0.1:5000",
                           "--checkpoint-root", "/work/tasks/7/checkpoints"));
+}
+
+TEST(WorkerInvocationTest, ARankOfATaskSpanningAgentsMeetsItsPeersAtTheRendezvous) {
+  StartTask task = Task();
+  task.cross_size = 2;
+  task.rendezvous = {"tcp://10.0.0.5:29402", "task-7/"};
+  task.worker.resume_checkpoint_id = "trial-3-batch-100";
+  const WorkerInvocation worker = WorkerInvocationFor(
+      task, task.ranks[1], AgentSlot{2, SlotKind::kCpu, -1, "cpu"}, kPlaces, {});
+  EXPECT_THAT(worker.argv,
+              ElementsAre("/usr/bin/cohort", "worker", "--run-dir", "/work/tasks/7", "--plugin",
+                          "/plugins/mlp.so", "--trial-id", "3", "--rank", "5", "--size", "6",
+                          "--attempt", "2", "--endpoint", "tcp://127.0.0.1:5000",
+                          "--checkpoint-root", "/work/tasks/7/checkpoints", "--rendezvous",
+                          "tcp://10.0.0.5:29402", "--rendezvous-prefix", "task-7/", "--resume",
+                          "trial-3-batch-100"))
+      << "reports still go to the agent's worker channel (--endpoint)";
 }
 
 TEST(WorkerInvocationTest, ResumesFromTheNamedCheckpoint) {
@@ -59,6 +76,29 @@ TEST(WorkerInvocationTest, AddsTheRanksVariablesToTheInheritedEnvironment) {
               ElementsAre("COHORT_LOCAL_RANK=1", "COHORT_RANK=5", "COHORT_SIZE=6",
                           "COHORT_TASK_ID=7", "HOME=/root", "OMP_NUM_THREADS=1",
                           "PATH=/opt/bin"));
+}
+
+TEST(WorkerInvocationTest, GlooBindsAndPublishesTheAgentsAdvertisedAddress) {
+  TaskPlaces places = kPlaces;
+  places.gloo_hostname = "10.0.0.6";
+  StartTask task = Task();
+  const WorkerInvocation advertised =
+      WorkerInvocationFor(task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, places,
+                          {"COHORT_GLOO_HOSTNAME=127.0.0.1"});
+  EXPECT_THAT(advertised.environment, Contains("COHORT_GLOO_HOSTNAME=10.0.0.6"));
+  EXPECT_THAT(advertised.environment, Not(Contains("COHORT_GLOO_HOSTNAME=127.0.0.1")));
+
+  task.environment = {{"COHORT_GLOO_HOSTNAME", "192.168.1.6"}};
+  EXPECT_THAT(WorkerInvocationFor(task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"},
+                                  places, {})
+                  .environment,
+              Contains("COHORT_GLOO_HOSTNAME=192.168.1.6"))
+      << "the StartTask's environment has the last word";
+  EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0],
+                                  AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {})
+                  .environment,
+              Not(Contains(testing::StartsWith("COHORT_GLOO_HOSTNAME="))))
+      << "no advertised address: Gloo keeps its default";
 }
 
 TEST(WorkerInvocationTest, AGpuSlotSeesOnlyItsDevice) {

@@ -1,10 +1,12 @@
-// `--set dotted.path=value` overrides.
+// `--set dotted.path=value` overrides, and QuotedYamlScalar, which writes any string as one.
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/config/yaml_quoting.h"
+#include "yaml-cpp/yaml.h"
 
 namespace cohort {
 namespace {
@@ -121,6 +123,38 @@ TEST(OverridesTest, BadSyntaxIsNamed) {
 
 TEST(OverridesTest, OverridesAreValidatedLikeTheFile) {
   EXPECT_EQ(ErrorOf({"searchr.metric=x"}), "searchr: unknown key; did you mean 'searcher'?");
+}
+
+TEST(QuotedYamlScalarTest, EscapesQuotesBackslashesAndControlCharacters) {
+  EXPECT_EQ(QuotedYamlScalar(""), R"("")");
+  EXPECT_EQ(QuotedYamlScalar(R"(say "hi" \ bye)"), R"("say \"hi\" \\ bye")");
+  EXPECT_EQ(QuotedYamlScalar("a\nb\tc"), R"("a\nb\tc")");
+  EXPECT_EQ(QuotedYamlScalar(std::string("\0\r\x1f\x7f", 4)), R"("\x00\x0d\x1f\x7f")");
+  EXPECT_EQ(QuotedYamlScalar("\xC3\xA9t\xC3\xA9"), "\"\xC3\xA9t\xC3\xA9\"");
+}
+
+TEST(QuotedYamlScalarTest, ReadsBackAsExactlyTheText) {
+  std::vector<std::string> texts = {"",     "123",  "0x1f", "true", "null", "~",   "- a",
+                                    "[1,2]", "{a: b}", "a: b", "#x",   "'q'",  "\"", "\\",
+                                    "two\nlines\n", " padded ", "caf\xC3\xA9"};
+  for (int byte = 0; byte < 0x80; ++byte) {
+    texts.push_back(std::string(1, static_cast<char>(byte)) + "x");
+  }
+  for (const std::string& text : texts) {
+    const YAML::Node node = YAML::Load(QuotedYamlScalar(text));
+    ASSERT_TRUE(node.IsScalar()) << QuotedYamlScalar(text);
+    EXPECT_EQ(node.as<std::string>(), text) << QuotedYamlScalar(text);
+  }
+}
+
+TEST(QuotedYamlScalarTest, KeepsAnOverrideAString) {
+  const ExperimentConfig c =
+      MustParse({"name=" + QuotedYamlScalar("2024"),
+                 "hyperparameters.tag=" + QuotedYamlScalar("yes\nno \"maybe\"")});
+  EXPECT_EQ(c.name, "2024");
+  absl::StatusOr<const std::string*> tag = c.hyperparameters.GetString("tag");
+  ASSERT_TRUE(tag.ok()) << tag.status();
+  EXPECT_EQ(**tag, "yes\nno \"maybe\"");
 }
 
 }  // namespace

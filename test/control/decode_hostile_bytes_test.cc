@@ -1,7 +1,6 @@
 // Decoding bytes no honest peer would send: random buffers, random buffers dressed as envelopes,
 // truncated and bit-flipped valid messages. Every call must return an error or a well-formed
 // value; the asan setup turns any out-of-bounds read into a failure.
-#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -9,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/control/worker_messages.h"
+#include "test/common/hostile_bytes.h"
 
 namespace cohort {
 namespace {
@@ -62,57 +62,20 @@ void DecodeBothWays(const std::string& bytes) {
   }
 }
 
-std::string RandomBytes(std::mt19937_64& rng, size_t size) {
-  std::string bytes(size, '\0');
-  for (char& c : bytes) c = static_cast<char>(rng() & 0xff);
-  return bytes;
-}
-
 TEST(DecodeHostileBytesTest, RandomBuffersAreRejected) {
-  std::mt19937_64 rng(20240611);
-  for (int i = 0; i < 4000; ++i) {
-    const std::string bytes = RandomBytes(rng, rng() % 600);
-    EXPECT_FALSE(DecodeWorkerMessage(bytes).ok());
-    EXPECT_FALSE(DecodeWorkerCommand(bytes).ok());
-  }
-  EXPECT_FALSE(DecodeWorkerMessage(absl::string_view()).ok());
-  EXPECT_FALSE(DecodeWorkerCommand(absl::string_view()).ok());
+  ExpectRandomBuffersRefused(DecodeWorkerMessage);
+  ExpectRandomBuffersRefused(DecodeWorkerCommand);
 }
 
-// Random bodies behind a plausible root offset and the right identifier reach the Verifier's
-// table checks instead of failing at the identifier.
 TEST(DecodeHostileBytesTest, RandomBuffersWithTheIdentifierNeverCrash) {
-  std::mt19937_64 rng(7);
-  const std::string header = ValidBuffers()[0].substr(0, 8);
-  for (int i = 0; i < 4000; ++i) {
-    std::string bytes = header + RandomBytes(rng, 8 + rng() % 200);
-    if (i % 2 == 1) {
-      const uint32_t root = static_cast<uint32_t>(rng() % bytes.size());
-      std::memcpy(bytes.data(), &root, sizeof(root));
-    }
-    DecodeBothWays(bytes);
-  }
+  ForEachRandomBodyBehindTheIdentifier(ValidBuffers()[0], 200, DecodeBothWays);
 }
 
 TEST(DecodeHostileBytesTest, EveryTruncationIsRejectedOrExact) {
   for (const std::string& valid : ValidBuffers()) {
-    const absl::StatusOr<WorkerMessage> whole_message = DecodeWorkerMessage(valid);
-    const absl::StatusOr<WorkerCommand> whole_command = DecodeWorkerCommand(valid);
-    ASSERT_NE(whole_message.ok(), whole_command.ok());
-    for (size_t length = 0; length < valid.size(); ++length) {
-      // A fresh heap copy, so the bytes past `length` are really out of bounds for asan.
-      const std::string truncated = valid.substr(0, length);
-      absl::StatusOr<WorkerMessage> message = DecodeWorkerMessage(truncated);
-      if (message.ok()) {
-        ASSERT_TRUE(whole_message.ok()) << "length " << length;
-        EXPECT_EQ(*message, *whole_message) << "length " << length;
-      }
-      absl::StatusOr<WorkerCommand> command = DecodeWorkerCommand(truncated);
-      if (command.ok()) {
-        ASSERT_TRUE(whole_command.ok()) << "length " << length;
-        EXPECT_EQ(*command, *whole_command) << "length " << length;
-      }
-    }
+    ASSERT_NE(DecodeWorkerMessage(valid).ok(), DecodeWorkerCommand(valid).ok());
+    ExpectEveryTruncationRefusedOrExact(valid, DecodeWorkerMessage);
+    ExpectEveryTruncationRefusedOrExact(valid, DecodeWorkerCommand);
   }
 }
 

@@ -161,6 +161,45 @@ TEST(RendezvousServiceTest, AnAnswerToAWorkerThatLeftIsDropped) {
   EXPECT_EQ(service.size(), 1u);
 }
 
+TEST(RendezvousServiceTest, ClearPrefixForgetsOneGroupsKeysAndKeepsTheOthers) {
+  auto hub = WorkerHub::Bind("tcp://127.0.0.1:*");
+  ASSERT_TRUE(hub.ok()) << hub.status();
+  std::unique_ptr<WorkerLink> link = Connect((*hub)->endpoint());
+  ASSERT_NE(link, nullptr);
+  RendezvousService service;
+  for (const char* key : {"task-1/attempt-0/rank/0", "task-1/attempt-0/rank/1", "task-1",
+                          "task-10/attempt-0/rank/0", "task-2/attempt-0/rank/0"}) {
+    ASSERT_TRUE(service.Handle(**hub, "a worker", RendezvousSet{key, "address"}));
+  }
+  EXPECT_EQ(service.ClearPrefix("task-1/"), 2u);
+  EXPECT_EQ(service.size(), 3u);
+  EXPECT_EQ(service.ClearPrefix("task-9/"), 0u);
+  EXPECT_EQ(service.size(), 3u);
+
+  // What a worker asking now is told.
+  auto found = [&](const std::string& key, uint64_t request_id) {
+    EXPECT_TRUE(link->Send(RendezvousGet{key, request_id}).ok());
+    bool handled = false;
+    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (!handled && std::chrono::steady_clock::now() < deadline) {
+      for (const WorkerHub::Received& r : (*hub)->Wait(100ms)) {
+        handled = service.Handle(**hub, r.peer, r.message) || handled;
+      }
+    }
+    std::optional<WorkerCommand> answer = link->WaitCommand(kPatience);
+    EXPECT_TRUE(answer.has_value()) << key;
+    const auto* value = answer ? std::get_if<RendezvousValue>(&*answer) : nullptr;
+    return value != nullptr && value->request_id == request_id && value->found;
+  };
+  EXPECT_FALSE(found("task-1/attempt-0/rank/0", 1));
+  EXPECT_TRUE(found("task-1", 2)) << "a key that only starts like the prefix's task id stays";
+  EXPECT_TRUE(found("task-10/attempt-0/rank/0", 3)) << "task 10 is not task 1";
+  EXPECT_TRUE(found("task-2/attempt-0/rank/0", 4));
+
+  EXPECT_EQ(service.ClearPrefix(""), 3u);
+  EXPECT_EQ(service.size(), 0u);
+}
+
 TEST(ChannelRendezvousStoreTest, ThreeWorkersMeet) {
   Supervisor supervisor;
   ASSERT_FALSE(supervisor.endpoint().empty());

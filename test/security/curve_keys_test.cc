@@ -1,4 +1,5 @@
-// Key pairs and key files: generation, the file round trip, and the refusals.
+// Key pairs and key files: generation, the file round trip, the refusals, and the client config
+// loaded from `--key FILE --orchestrator-key FILE_OR_Z85`.
 #include "runtime/security/curve_keys.h"
 
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/security/curve_client_config.h"
 #include "test/common/temp_folder.h"
 
 namespace cohort {
@@ -135,6 +137,70 @@ TEST(CurveKeysTest, RefusesMalformedAndMismatchedFiles) {
   EXPECT_EQ(ReadPublicKeyFile(folder / "missing").status().code(), absl::StatusCode::kNotFound);
   EXPECT_FALSE(WriteSecretKeyFile(folder / "x.key", "x", CurveKeyPair{other.public_key, keys.secret_key}).ok());
   EXPECT_FALSE(WriteSecretKeyFile(folder / "y.key", "bad name", keys).ok());
+}
+
+TEST(CurveKeysTest, ReadsTheNameAKeyFileWasMadeUnder) {
+  TempFolder folder;
+  const CurveKeyPair keys = GenerateCurveKeyPair().value();
+  ASSERT_TRUE(WriteSecretKeyFile(folder / "agent-7.key", "agent-7", keys).ok());
+  ASSERT_TRUE(WritePublicKeyFile(folder / "renamed.pub", "agent-7", keys.public_key).ok());
+  EXPECT_EQ(ReadKeyFileName(folder / "agent-7.key").value(), "agent-7");
+  EXPECT_EQ(ReadKeyFileName(folder / "renamed.pub").value(), "agent-7");
+  WriteText(folder / "anonymous", "curve\n    public-key = \"" + keys.public_key + "\"\n", 0644);
+  EXPECT_EQ(ReadKeyFileName(folder / "anonymous").value(), "");
+  EXPECT_EQ(ReadKeyFileName(folder / "missing").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(CurveClientConfigTest, LoadsBothKeysOrNeither) {
+  TempFolder folder;
+  const CurveKeyPair agent = GenerateCurveKeyPair().value();
+  const CurveKeyPair server = GenerateCurveKeyPair().value();
+  ASSERT_TRUE(WriteSecretKeyFile(folder / "agent-1.key", "agent-1", agent).ok());
+  ASSERT_TRUE(WritePublicKeyFile(folder / "orchestrator.pub", "orchestrator", server.public_key).ok());
+
+  absl::StatusOr<std::optional<CurveClientConfig>> none = LoadCurveClientConfig("", "");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+
+  for (const std::string& server_key : {folder / "orchestrator.pub", server.public_key}) {
+    absl::StatusOr<std::optional<CurveClientConfig>> loaded =
+        LoadCurveClientConfig(folder / "agent-1.key", server_key);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ASSERT_TRUE(loaded->has_value());
+    EXPECT_EQ((*loaded)->keys.public_key, agent.public_key);
+    EXPECT_EQ((*loaded)->keys.secret_key, agent.secret_key);
+    EXPECT_EQ((*loaded)->key_name, "agent-1");
+    EXPECT_EQ((*loaded)->server_public_key, server.public_key);
+  }
+
+  absl::StatusOr<std::optional<CurveClientConfig>> half =
+      LoadCurveClientConfig(folder / "agent-1.key", "");
+  EXPECT_EQ(half.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(half.status().message(), HasSubstr("--orchestrator-key"));
+  half = LoadCurveClientConfig("", server.public_key);
+  EXPECT_EQ(half.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(half.status().message(), HasSubstr("--key"));
+}
+
+TEST(CurveClientConfigTest, NamesWhatCannotBeLoaded) {
+  TempFolder folder;
+  const CurveKeyPair agent = GenerateCurveKeyPair().value();
+  const std::string server_key = GenerateCurveKeyPair().value().public_key;
+  ASSERT_TRUE(WriteSecretKeyFile(folder / "agent-1.key", "agent-1", agent).ok());
+
+  absl::StatusOr<std::string> bad = ReadServerPublicKey("not a key");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("'not a key' is neither a key file nor"));
+  // A file at the path wins over reading the path as a key.
+  WriteText(folder / "garbled.pub", "curve\n    public-key = \"short\"\n", 0644);
+  EXPECT_EQ(ReadServerPublicKey(folder / "garbled.pub").status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(LoadCurveClientConfig(folder / "missing.key", server_key).status().code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_EQ(::chmod((folder / "agent-1.key").c_str(), 0644), 0);
+  EXPECT_EQ(LoadCurveClientConfig(folder / "agent-1.key", server_key).status().code(),
+            absl::StatusCode::kPermissionDenied);
 }
 
 }  // namespace

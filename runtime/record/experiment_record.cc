@@ -1,10 +1,10 @@
-#include "harness/cohort/experiment_record.h"
+#include "runtime/record/experiment_record.h"
 
 #include <algorithm>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "harness/cohort/json_writer.h"
+#include "runtime/record/json_writer.h"
 #include "runtime/trial/metric_accumulator.h"
 #include "yaml-cpp/yaml.h"
 
@@ -84,10 +84,14 @@ ExperimentRecord ExperimentRecord::For(const ExperimentConfig& config) {
   record.smaller_is_better = config.searcher.smaller_is_better;
   record.experiment_seed = config.experiment_seed.value_or(0);
   record.fingerprint = TrainingFingerprint(config);
-  JsonWriter json;
-  WriteHyperparameters(json, config.hyperparameters);
-  record.hyperparameters_json = json.text();
+  record.hyperparameters_json = HyperparametersJson(config.hyperparameters);
   return record;
+}
+
+std::string HyperparametersJson(const Hyperparameters& hyperparameters) {
+  JsonWriter json;
+  WriteHyperparameters(json, hyperparameters);
+  return json.text();
 }
 
 TrialRecord& ExperimentRecord::trial(uint64_t id) {
@@ -160,7 +164,7 @@ std::string ExperimentRecord::ToJson() const {
     json.Field("id", t.id);
     json.Field("state", RunStateName(t.state));
     json.Key("hyperparameters");
-    json.Raw(hyperparameters_json);
+    json.Raw(t.hyperparameters_json.empty() ? hyperparameters_json : t.hyperparameters_json);
     json.Field("batches_trained", t.batches_trained);
     json.Field("total_batches", t.total_batches);
     json.Field("records_trained", t.records_trained);

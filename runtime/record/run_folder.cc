@@ -1,4 +1,4 @@
-#include "harness/cohort/run_folder.h"
+#include "runtime/record/run_folder.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -9,8 +9,8 @@
 //   json.text();   // {"batches":100,"metrics":{"loss":0.25}}
 //
 // The caller keeps the nesting right; commas are inserted here.
-#ifndef COHORT_HARNESS_COHORT_JSON_WRITER_H_
-#define COHORT_HARNESS_COHORT_JSON_WRITER_H_
+#ifndef COHORT_RUNTIME_RECORD_JSON_WRITER_H_
+#define COHORT_RUNTIME_RECORD_JSON_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -54,4 +54,4 @@ class JsonWriter {
 
 }  // namespace cohort
 
-#endif  // COHORT_HARNESS_COHORT_JSON_WRITER_H_
+#endif  // COHORT_RUNTIME_RECORD_JSON_WRITER_H_

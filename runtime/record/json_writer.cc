@@ -1,4 +1,4 @@
-#include "harness/cohort/json_writer.h"
+#include "runtime/record/json_writer.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -9,8 +9,8 @@
 // Replaying a trial's metrics.jsonl through Apply rebuilds the same record, which is how a resumed
 // run picks up where it left.
 // Thread-safety: not thread-safe.
-#ifndef COHORT_HARNESS_COHORT_EXPERIMENT_RECORD_H_
-#define COHORT_HARNESS_COHORT_EXPERIMENT_RECORD_H_
+#ifndef COHORT_RUNTIME_RECORD_EXPERIMENT_RECORD_H_
+#define COHORT_RUNTIME_RECORD_EXPERIMENT_RECORD_H_
 
 #include <cstdint>
 #include <optional>
@@ -44,6 +44,7 @@ struct TrialRecord {
   std::optional<MetricsReport> best_validation;
   std::vector<CheckpointEntry> checkpoints;  // kept in storage, oldest first
   std::string error;
+  std::string hyperparameters_json;  // this trial's; empty: the experiment's
 };
 
 struct ExperimentRecord {
@@ -53,7 +54,7 @@ struct ExperimentRecord {
   bool smaller_is_better = true;
   uint64_t experiment_seed = 0;
   std::string fingerprint;
-  std::string hyperparameters_json;  // the trial's hyperparameters as a JSON object
+  std::string hyperparameters_json;  // the single searcher's trial's, as a JSON object
   std::vector<TrialRecord> trials;
 
   static ExperimentRecord For(const ExperimentConfig& config);
@@ -69,10 +70,13 @@ struct ExperimentRecord {
   std::string ToJson() const;
 };
 
+// The values as one JSON object: {"lr": 0.1, "layers": 2, "optimizer": "adam"}.
+std::string HyperparametersJson(const Hyperparameters& hyperparameters);
+
 // A metrics report as one line of metrics.jsonl (no newline), and back.
 std::string MetricsReportJson(const MetricsReport& report);
 absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uint64_t trial_id);
 
 }  // namespace cohort
 
-#endif  // COHORT_HARNESS_COHORT_EXPERIMENT_RECORD_H_
+#endif  // COHORT_RUNTIME_RECORD_EXPERIMENT_RECORD_H_

@@ -8,8 +8,8 @@
 //   <run>/checkpoints/                 checkpoint storage, unless the config names another
 //
 // Thread-safety: not thread-safe.
-#ifndef COHORT_HARNESS_COHORT_RUN_FOLDER_H_
-#define COHORT_HARNESS_COHORT_RUN_FOLDER_H_
+#ifndef COHORT_RUNTIME_RECORD_RUN_FOLDER_H_
+#define COHORT_RUNTIME_RECORD_RUN_FOLDER_H_
 
 #include <cstdint>
 #include <string>
@@ -54,4 +54,4 @@ absl::Status AppendLine(const std::string& path, absl::string_view line);
 
 }  // namespace cohort
 
-#endif  // COHORT_HARNESS_COHORT_RUN_FOLDER_H_
+#endif  // COHORT_RUNTIME_RECORD_RUN_FOLDER_H_

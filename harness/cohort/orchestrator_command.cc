@@ -1,0 +1,223 @@
+#include "harness/cohort/orchestrator_command.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/orchestrator/orchestrator_server.h"
+#include "runtime/orchestrator/server_security.h"
+#include "runtime/security/authorized_keys.h"
+#include "runtime/security/curve_keys.h"
+#include "runtime/security/listen_policy.h"
+
+namespace cohort {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cohort orchestrator [--listen ENDPOINT] [--client-listen ENDPOINT]\n"
+    "                           [--state-dir DIR] [--checkpoint-root DIR]\n"
+    "                           [--agent-timeout SECONDS]\n"
+    "                           [--rendezvous-listen ENDPOINT]\n"
+    "                           [--key FILE] [--authorized-keys PATH] [--curve auto|always]\n"
+    "\n"
+    "Runs the orchestrator: agents (`cohort agent`) register their slots with it, and it runs\n"
+    "the experiments clients submit, placing each trial's tasks on the agents' slots\n"
+    "(docs/protocol.md).\n"
+    "\n"
+    "  --listen ENDPOINT         where agents connect (default tcp://127.0.0.1:29400; use\n"
+    "                            tcp://0.0.0.0:29400 to accept other machines)\n"
+    "  --client-listen ENDPOINT  where clients such as `cohort submit` connect\n"
+    "                            (default tcp://127.0.0.1:29401)\n"
+    "  --state-dir DIR           where each experiment's record goes, as\n"
+    "                            DIR/experiments/<id>/ (default ./cohort-state)\n"
+    "  --checkpoint-root DIR     checkpoint storage for experiments whose config names none;\n"
+    "                            agents must see it at the same path (default: checkpoints/\n"
+    "                            in the state dir)\n"
+    "  --agent-timeout SECONDS   an agent silent this long is lost and its tasks fail\n"
+    "                            (default 15)\n"
+    "  --rendezvous-listen ENDPOINT\n"
+    "                            where the workers of a trial spanning agents meet to form\n"
+    "                            their Gloo group; agents learn it from each task, and a\n"
+    "                            wildcard host (tcp://0.0.0.0:29402) reaches them as the host\n"
+    "                            they connect to (default: the --listen host at port 29402,\n"
+    "                            or a free port when that one is taken)\n"
+    "  --key FILE                the orchestrator's secret key file (`cohort keygen`); its\n"
+    "                            .pub goes to every agent and client\n"
+    "  --authorized-keys PATH    the agents' and clients' public keys: a file of\n"
+    "                            `<public-key> <name>` lines or a folder of NAME.pub files; an\n"
+    "                            agent's key must be named as its --id\n"
+    "  --curve auto|always       auto (default): CURVE on each of --listen and --client-listen\n"
+    "                            that is not on loopback, which then needs --key and\n"
+    "                            --authorized-keys; always: on loopback too\n"
+    "\n"
+    "SIGINT or SIGTERM stops it (a second signal ends it at once). Exit status: 0 stopped,\n"
+    "1 error, 2 bad usage.\n";
+
+struct OrchestratorArgs {
+  std::string listen = "tcp://127.0.0.1:29400";
+  std::string client_listen = "tcp://127.0.0.1:29401";
+  std::string state_dir = "cohort-state";
+  std::string checkpoint_root;
+  std::string agent_timeout;
+  std::string rendezvous_listen;  // empty: RendezvousListenFor(listen, kRendezvousPort)
+  std::string key_file;
+  std::string authorized_keys;
+  std::string curve = "auto";
+};
+
+constexpr char kRendezvousPort[] = "29402";
+
+// Set by SIGINT and SIGTERM.
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "stop_requested is set in a signal handler");
+
+void RequestStop(int) { stop_requested.store(true); }
+
+// Installs RequestStop for SIGINT and SIGTERM, each for one delivery (a second signal has its
+// default effect); restores the previous handlers when destroyed.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction action = {};
+    action.sa_handler = RequestStop;
+    action.sa_flags = SA_RESETHAND;  // no SA_RESTART: the wait for messages returns at once
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_[0]);
+    sigaction(SIGTERM, &action, &previous_[1]);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &previous_[0], nullptr);
+    sigaction(SIGTERM, &previous_[1], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction previous_[2] = {};
+};
+
+int Usage(absl::string_view problem) {
+  std::fprintf(stderr, "cohort orchestrator: %.*s\n\n%s", static_cast<int>(problem.size()),
+               problem.data(), kUsage);
+  return 2;
+}
+
+int Fail(absl::string_view message) {
+  std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()), message.data());
+  return 1;
+}
+
+// Agents receive paths (the checkpoint root) as given: make them independent of this process's
+// working directory.
+std::string Absolute(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
+// `listen`'s host ("tcp://HOST:PORT") at `port`; loopback when `listen` is not TCP.
+std::string RendezvousListenFor(const std::string& listen, absl::string_view port) {
+  const size_t colon = listen.rfind(':');
+  if (!absl::StartsWith(listen, "tcp://") || colon < 6) {
+    return absl::StrCat("tcp://127.0.0.1:", port);
+  }
+  return absl::StrCat(listen.substr(0, colon + 1), port);
+}
+
+}  // namespace
+
+int RunOrchestratorCommand(const std::vector<std::string>& args) {
+  OrchestratorArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::string* value = arg == "--listen"              ? &parsed.listen
+                         : arg == "--client-listen"     ? &parsed.client_listen
+                         : arg == "--state-dir"         ? &parsed.state_dir
+                         : arg == "--checkpoint-root"   ? &parsed.checkpoint_root
+                         : arg == "--agent-timeout"     ? &parsed.agent_timeout
+                         : arg == "--rendezvous-listen" ? &parsed.rendezvous_listen
+                         : arg == "--key"               ? &parsed.key_file
+                         : arg == "--authorized-keys"   ? &parsed.authorized_keys
+                         : arg == "--curve"             ? &parsed.curve
+                                                        : nullptr;
+    if (value == nullptr) return Usage(absl::StrCat("unexpected argument '", arg, "'"));
+    if (i + 1 == args.size()) return Usage(absl::StrCat(arg, " needs a value"));
+    *value = args[++i];
+  }
+  if (parsed.listen.empty()) return Usage("--listen needs an endpoint");
+  if (parsed.client_listen.empty()) return Usage("--client-listen needs an endpoint");
+  if (parsed.state_dir.empty()) return Usage("--state-dir needs a folder");
+  if (parsed.curve != "auto" && parsed.curve != "always") {
+    return Usage(absl::StrCat("--curve needs auto or always, not '", parsed.curve, "'"));
+  }
+
+  OrchestratorOptions options;
+  options.state_dir = Absolute(parsed.state_dir);
+  if (!parsed.checkpoint_root.empty()) options.checkpoint_root = Absolute(parsed.checkpoint_root);
+  if (!parsed.agent_timeout.empty()) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(parsed.agent_timeout, &seconds) || !std::isfinite(seconds) ||
+        seconds <= 0) {
+      return Usage(absl::StrCat("--agent-timeout needs a number of seconds > 0, not '",
+                                parsed.agent_timeout, "'"));
+    }
+    options.agent_timeout_seconds = seconds;
+  }
+  const bool default_rendezvous = parsed.rendezvous_listen.empty();
+  options.rendezvous_endpoint = default_rendezvous
+                                    ? RendezvousListenFor(parsed.listen, kRendezvousPort)
+                                    : parsed.rendezvous_listen;
+  OrchestratorServerOptions server_options;
+  server_options.agent_endpoint = parsed.listen;
+  server_options.client_endpoint = parsed.client_listen;
+  ServerSecurityOptions& security = server_options.security;
+  security.policy = parsed.curve == "always" ? CurvePolicy::kAlways : CurvePolicy::kUnlessLocal;
+  if (!parsed.key_file.empty()) {
+    absl::StatusOr<CurveKeyPair> keys = ReadSecretKeyFile(parsed.key_file);
+    if (!keys.ok()) return Fail(keys.status().message());
+    security.server_keys = *std::move(keys);
+  }
+  if (!parsed.authorized_keys.empty()) {
+    absl::StatusOr<AuthorizedKeys> keys = AuthorizedKeys::Load(parsed.authorized_keys);
+    if (!keys.ok()) return Fail(keys.status().message());
+    security.authorized_keys = *std::move(keys);
+  }
+
+  const std::string state_dir = options.state_dir;
+  stop_requested.store(false);
+  const StopSignals signals;  // before the start line, which tells scripts it is listening
+  absl::StatusOr<std::unique_ptr<OrchestratorServer>> server =
+      OrchestratorServer::Bind(server_options, options, SystemClock());
+  if (!server.ok() && default_rendezvous &&
+      absl::StrContains(server.status().message(), "the rendezvous endpoint")) {
+    // The default port is a preference only: agents learn the endpoint from each StartTask.
+    options.rendezvous_endpoint = RendezvousListenFor(parsed.listen, "*");
+    server = OrchestratorServer::Bind(server_options, options, SystemClock());
+  }
+  if (!server.ok()) return Fail(server.status().message());
+  std::printf("orchestrator: agents connect to %s; clients to %s; state in %s\n",
+              (*server)->agent_endpoint().c_str(), (*server)->client_endpoint().c_str(),
+              state_dir.c_str());
+  std::printf("orchestrator: the workers of trials spanning agents meet at %s\n",
+              (*server)->rendezvous_endpoint().c_str());
+  std::fflush(stdout);
+  if (absl::Status status = (*server)->Run(stop_requested); !status.ok()) {
+    return Fail(status.message());
+  }
+  std::fputs("orchestrator: stopped\n", stderr);
+  return 0;
+}
+
+}  // namespace cohort

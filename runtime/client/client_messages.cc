@@ -1,0 +1,384 @@
+// The wire codec of client_messages.h: structs <-> ClientEnvelope (schemas/client.fbs).
+#include "runtime/client/client_messages.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "client_generated.h"
+#include "runtime/control/envelope_codec.h"
+
+namespace cohort {
+namespace {
+
+namespace wire = fbs::client;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+// Each C++ enum lists the wire enum's values in order, so a value in range converts by cast.
+static_assert(static_cast<int>(ExperimentState::kError) ==
+              static_cast<int>(wire::ExperimentState::MAX));
+static_assert(static_cast<int>(TrialState::kError) == static_cast<int>(wire::TrialState::MAX));
+static_assert(static_cast<int>(ClientErrorCode::kUnschedulable) ==
+              static_cast<int>(wire::ClientErrorCode::MAX));
+static_assert(static_cast<int>(TaskRowState::kStopping) ==
+              static_cast<int>(wire::TaskRowState::MAX));
+// The union lists the messages in the variant's order, after NONE.
+static_assert(static_cast<size_t>(wire::ClientMessage::MAX) ==
+              std::variant_size_v<ClientMessage>);
+
+// ---- encoding
+
+Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> Texts(
+    FlatBufferBuilder& builder, const std::vector<std::string>& texts) {
+  std::vector<Offset<flatbuffers::String>> strings;
+  strings.reserve(texts.size());
+  for (const std::string& text : texts) strings.push_back(CreateText(builder, text));
+  return builder.CreateVector(strings);
+}
+
+Offset<wire::NamedValue> Encode(FlatBufferBuilder& builder, const NamedValue& value) {
+  return wire::CreateNamedValue(builder, CreateText(builder, value.name), value.value);
+}
+
+Offset<wire::ExperimentSummary> Encode(FlatBufferBuilder& builder, const ExperimentSummary& s) {
+  return wire::CreateExperimentSummary(
+      builder, s.experiment_id, CreateText(builder, s.name), ToWire<wire::ExperimentState>(s.state),
+      CreateText(builder, s.searcher), s.progress, s.slots_per_trial, s.trials, s.active_trials,
+      s.completed_trials, s.errored_trials, s.submitted_unix_time, s.ended_unix_time,
+      CreateText(builder, s.error));
+}
+
+Offset<wire::TaskRow> Encode(FlatBufferBuilder& builder, const TaskRow& row) {
+  return wire::CreateTaskRow(builder, row.task_id, row.experiment_id, row.trial_id, row.slots,
+                             ToWire<wire::TaskRowState>(row.state), Texts(builder, row.agents),
+                             CreateText(builder, row.reason), row.queued_unix_time);
+}
+
+Offset<wire::AgentRow> Encode(FlatBufferBuilder& builder, const AgentRow& row) {
+  return wire::CreateAgentRow(
+      builder, CreateText(builder, row.agent_id), CreateText(builder, row.hostname), row.slots,
+      row.busy_slots, row.connected, row.last_seen_unix_time, builder.CreateVector(row.task_ids));
+}
+
+Offset<wire::TrialLogLine> Encode(FlatBufferBuilder& builder, const TrialLogLine& line) {
+  return wire::CreateTrialLogLine(builder, line.sequence, line.rank, line.attempt,
+                                  line.stderr_stream, line.unix_time,
+                                  CreateText(builder, line.text));
+}
+
+Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary& t);
+
+// A vector of the items' tables. It sees only the Encode overloads declared above it.
+template <typename Item>
+auto EncodeAll(FlatBufferBuilder& builder, const std::vector<Item>& items) {
+  return CreateTables(builder, items,
+                      [&builder](const Item& item) { return Encode(builder, item); });
+}
+
+Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary& t) {
+  return wire::CreateTrialSummary(
+      builder, t.trial_id, t.request_id, ToWire<wire::TrialState>(t.state),
+      CreateText(builder, t.hyperparameters_json), t.batches_trained, t.target_batches, t.restarts,
+      t.task_id, EncodeAll(builder, t.latest_training), EncodeAll(builder, t.latest_validation),
+      t.has_best_metric, t.best_metric, CreateText(builder, t.latest_checkpoint_id),
+      CreateText(builder, t.error));
+}
+
+// Appends a message's table; returns it with its union type.
+struct MessageEncoder {
+  using Message = std::pair<wire::ClientMessage, Offset<void>>;
+  FlatBufferBuilder& builder;
+
+  Message operator()(const SubmitExperiment& m) const {
+    auto table = wire::CreateSubmitExperiment(builder, CreateText(builder, m.config_yaml));
+    return {wire::ClientMessage::SubmitExperiment, table.Union()};
+  }
+  Message operator()(const ListExperiments&) const {
+    return {wire::ClientMessage::ListExperiments, wire::CreateListExperiments(builder).Union()};
+  }
+  Message operator()(const DescribeExperiment& m) const {
+    auto table = wire::CreateDescribeExperiment(builder, m.experiment_id);
+    return {wire::ClientMessage::DescribeExperiment, table.Union()};
+  }
+  Message operator()(const KillExperiment& m) const {
+    auto table = wire::CreateKillExperiment(builder, m.experiment_id);
+    return {wire::ClientMessage::KillExperiment, table.Union()};
+  }
+  Message operator()(const ListTasks&) const {
+    return {wire::ClientMessage::ListTasks, wire::CreateListTasks(builder).Union()};
+  }
+  Message operator()(const ListAgents&) const {
+    return {wire::ClientMessage::ListAgents, wire::CreateListAgents(builder).Union()};
+  }
+  Message operator()(const TrialLogsRequest& m) const {
+    auto table = wire::CreateTrialLogsRequest(builder, m.trial_id, m.rank, m.after_sequence,
+                                              m.max_lines);
+    return {wire::ClientMessage::TrialLogsRequest, table.Union()};
+  }
+  Message operator()(const ExperimentSubmitted& m) const {
+    auto table = wire::CreateExperimentSubmitted(builder, m.experiment_id,
+                                                 Texts(builder, m.warnings));
+    return {wire::ClientMessage::ExperimentSubmitted, table.Union()};
+  }
+  Message operator()(const ExperimentList& m) const {
+    auto table = wire::CreateExperimentList(builder, EncodeAll(builder, m.experiments));
+    return {wire::ClientMessage::ExperimentList, table.Union()};
+  }
+  Message operator()(const ExperimentDescription& m) const {
+    auto table = wire::CreateExperimentDescription(
+        builder, Encode(builder, m.summary), CreateText(builder, m.config_yaml),
+        CreateText(builder, m.searcher_metric), m.smaller_is_better, EncodeAll(builder, m.trials));
+    return {wire::ClientMessage::ExperimentDescription, table.Union()};
+  }
+  Message operator()(const TaskListing& m) const {
+    auto table = wire::CreateTaskListing(builder, EncodeAll(builder, m.tasks));
+    return {wire::ClientMessage::TaskListing, table.Union()};
+  }
+  Message operator()(const AgentTable& m) const {
+    auto table = wire::CreateAgentTable(builder, EncodeAll(builder, m.agents));
+    return {wire::ClientMessage::AgentTable, table.Union()};
+  }
+  Message operator()(const TrialLogs& m) const {
+    auto table = wire::CreateTrialLogs(builder, m.trial_id, EncodeAll(builder, m.lines),
+                                       m.trial_ended);
+    return {wire::ClientMessage::TrialLogs, table.Union()};
+  }
+  Message operator()(const ClientAck&) const {
+    return {wire::ClientMessage::ClientAck, wire::CreateClientAck(builder).Union()};
+  }
+  Message operator()(const ClientError& m) const {
+    auto table = wire::CreateClientError(builder, ToWire<wire::ClientErrorCode>(m.code),
+                                         CreateText(builder, m.message));
+    return {wire::ClientMessage::ClientError, table.Union()};
+  }
+};
+
+// ---- decoding
+
+static_assert(KeepsVersionFieldsFirst<wire::ClientEnvelope>());
+
+constexpr EnvelopeProtocol kClientProtocol{"client", wire::ClientEnvelopeIdentifier,
+                                           wire::VerifyClientEnvelopeBuffer,
+                                           {kClientProtocolMajor, kClientProtocolMinor}};
+
+absl::Status Invalid(absl::string_view what) { return MalformedMessage(kClientProtocol, what); }
+
+using Reader = EnvelopeTableReader;
+
+std::vector<std::string> Texts(
+    const flatbuffers::Vector<Offset<flatbuffers::String>>* list) {
+  std::vector<std::string> texts;
+  if (list == nullptr) return texts;
+  texts.reserve(list->size());
+  for (const flatbuffers::String* text : *list) texts.push_back(text->str());
+  return texts;
+}
+
+NamedValue Read(Reader&, const wire::NamedValue& t) { return {t.name()->str(), t.value()}; }
+
+ExperimentSummary Read(Reader& reader, const wire::ExperimentSummary& t) {
+  return {t.experiment_id(),
+          TextOf(t.name()),
+          reader.Enum<ExperimentState>(t.state(), "experiment state"),
+          TextOf(t.searcher()),
+          t.progress(),
+          t.slots_per_trial(),
+          t.trials(),
+          t.active_trials(),
+          t.completed_trials(),
+          t.errored_trials(),
+          t.submitted_unix_time(),
+          t.ended_unix_time(),
+          TextOf(t.error())};
+}
+
+TaskRow Read(Reader& reader, const wire::TaskRow& t) {
+  return {t.task_id(),
+          t.experiment_id(),
+          t.trial_id(),
+          t.slots(),
+          reader.Enum<TaskRowState>(t.state(), "task row state"),
+          Texts(t.agents()),
+          TextOf(t.reason()),
+          t.queued_unix_time()};
+}
+
+AgentRow Read(Reader& reader, const wire::AgentRow& t) {
+  return {TextOf(t.agent_id()), TextOf(t.hostname()),          t.slots(),
+          t.busy_slots(),     t.connected(),               t.last_seen_unix_time(),
+          ReadScalars(reader, t.task_ids())};
+}
+
+TrialLogLine Read(Reader&, const wire::TrialLogLine& t) {
+  return {t.sequence(),      t.rank(),      t.attempt(),
+          t.stderr_stream(), t.unix_time(), TextOf(t.text())};
+}
+
+TrialSummary Read(Reader& reader, const wire::TrialSummary& t);
+
+// The structs of a vector of tables. It sees only the Read overloads declared above it.
+template <typename T>
+auto ReadAll(Reader& reader, const flatbuffers::Vector<Offset<T>>* list) {
+  return ReadTables(list, [&reader](const T& table) { return Read(reader, table); });
+}
+
+TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
+  return {t.trial_id(),
+          t.request_id(),
+          reader.Enum<TrialState>(t.state(), "trial state"),
+          TextOf(t.hyperparameters_json()),
+          t.batches_trained(),
+          t.target_batches(),
+          t.restarts(),
+          t.task_id(),
+          ReadAll(reader, t.latest_training()),
+          ReadAll(reader, t.latest_validation()),
+          t.has_best_metric(),
+          t.best_metric(),
+          TextOf(t.latest_checkpoint_id()),
+          TextOf(t.error())};
+}
+
+SubmitExperiment Read(Reader&, const wire::SubmitExperiment& t) {
+  return {TextOf(t.config_yaml())};
+}
+
+ListExperiments Read(Reader&, const wire::ListExperiments&) { return {}; }
+
+DescribeExperiment Read(Reader&, const wire::DescribeExperiment& t) {
+  return {t.experiment_id()};
+}
+
+KillExperiment Read(Reader&, const wire::KillExperiment& t) { return {t.experiment_id()}; }
+
+ListTasks Read(Reader&, const wire::ListTasks&) { return {}; }
+
+ListAgents Read(Reader&, const wire::ListAgents&) { return {}; }
+
+TrialLogsRequest Read(Reader&, const wire::TrialLogsRequest& t) {
+  return {t.trial_id(), t.rank(), t.after_sequence(), t.max_lines()};
+}
+
+ExperimentSubmitted Read(Reader&, const wire::ExperimentSubmitted& t) {
+  return {t.experiment_id(), Texts(t.warnings())};
+}
+
+ExperimentList Read(Reader& reader, const wire::ExperimentList& t) {
+  return {ReadAll(reader, t.experiments())};
+}
+
+ExperimentDescription Read(Reader& reader, const wire::ExperimentDescription& t) {
+  return {Read(reader, *t.summary()), TextOf(t.config_yaml()), TextOf(t.searcher_metric()),
+          t.smaller_is_better(), ReadAll(reader, t.trials())};
+}
+
+TaskListing Read(Reader& reader, const wire::TaskListing& t) { return {ReadAll(reader, t.tasks())}; }
+
+AgentTable Read(Reader& reader, const wire::AgentTable& t) {
+  return {ReadAll(reader, t.agents())};
+}
+
+TrialLogs Read(Reader& reader, const wire::TrialLogs& t) {
+  return {t.trial_id(), ReadAll(reader, t.lines()), t.trial_ended()};
+}
+
+ClientAck Read(Reader&, const wire::ClientAck&) { return {}; }
+
+ClientError Read(Reader& reader, const wire::ClientError& t) {
+  return {reader.Enum<ClientErrorCode>(t.code(), "error code"), TextOf(t.message())};
+}
+
+// The message of `envelope` as a struct, if this build knows its type and its enum values.
+absl::StatusOr<ClientMessage> ReadMessage(const wire::ClientEnvelope& envelope) {
+  const wire::ClientMessage type = envelope.message_type();
+  if (static_cast<int>(type) > static_cast<int>(wire::ClientMessage::MAX)) {
+    return Invalid(absl::StrCat("unknown message type ", static_cast<int>(type)));
+  }
+  Reader reader(kClientProtocol, wire::EnumNameClientMessage(type));
+  ClientMessage message;
+  switch (type) {
+    case wire::ClientMessage::SubmitExperiment:
+      message = Read(reader, *envelope.message_as_SubmitExperiment());
+      break;
+    case wire::ClientMessage::ListExperiments:
+      message = Read(reader, *envelope.message_as_ListExperiments());
+      break;
+    case wire::ClientMessage::DescribeExperiment:
+      message = Read(reader, *envelope.message_as_DescribeExperiment());
+      break;
+    case wire::ClientMessage::KillExperiment:
+      message = Read(reader, *envelope.message_as_KillExperiment());
+      break;
+    case wire::ClientMessage::ListTasks:
+      message = Read(reader, *envelope.message_as_ListTasks());
+      break;
+    case wire::ClientMessage::ListAgents:
+      message = Read(reader, *envelope.message_as_ListAgents());
+      break;
+    case wire::ClientMessage::TrialLogsRequest:
+      message = Read(reader, *envelope.message_as_TrialLogsRequest());
+      break;
+    case wire::ClientMessage::ExperimentSubmitted:
+      message = Read(reader, *envelope.message_as_ExperimentSubmitted());
+      break;
+    case wire::ClientMessage::ExperimentList:
+      message = Read(reader, *envelope.message_as_ExperimentList());
+      break;
+    case wire::ClientMessage::ExperimentDescription:
+      message = Read(reader, *envelope.message_as_ExperimentDescription());
+      break;
+    case wire::ClientMessage::TaskListing:
+      message = Read(reader, *envelope.message_as_TaskListing());
+      break;
+    case wire::ClientMessage::AgentTable:
+      message = Read(reader, *envelope.message_as_AgentTable());
+      break;
+    case wire::ClientMessage::TrialLogs:
+      message = Read(reader, *envelope.message_as_TrialLogs());
+      break;
+    case wire::ClientMessage::ClientAck:
+      message = Read(reader, *envelope.message_as_ClientAck());
+      break;
+    case wire::ClientMessage::ClientError:
+      message = Read(reader, *envelope.message_as_ClientError());
+      break;
+    case wire::ClientMessage::NONE:
+      return Invalid("no message");
+  }
+  if (!reader.status().ok()) return reader.status();
+  return message;
+}
+
+}  // namespace
+
+std::string EncodeClientMessage(const ClientHeader& header, const ClientMessage& message) {
+  FlatBufferBuilder builder(256);
+  // Store every field, so a value equal to the default but not identical (-0.0) survives.
+  builder.ForceDefaults(true);
+  const auto [type, table] = std::visit(MessageEncoder{builder}, message);
+  builder.Finish(wire::CreateClientEnvelope(builder, kClientProtocolMajor, kClientProtocolMinor,
+                                            header.message_id, header.correlation_id,
+                                            CreateText(builder, header.sender), type, table),
+                 wire::ClientEnvelopeIdentifier());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+absl::StatusOr<DecodedClient> DecodeClientMessage(absl::string_view bytes) {
+  std::vector<uint64_t> storage;
+  const absl::StatusOr<VerifiedEnvelope> verified =
+      VerifyEnvelope(kClientProtocol, bytes, storage);
+  if (!verified.ok()) return verified.status();
+  const wire::ClientEnvelope& envelope = *wire::GetClientEnvelope(verified->buffer);
+  if (envelope.message() == nullptr) return Invalid("no message");
+  absl::StatusOr<ClientMessage> message = ReadMessage(envelope);
+  if (!message.ok()) return NoteNewerSender(kClientProtocol, verified->sender, message.status());
+  if (envelope.message_id() == 0) return Invalid("message_id is 0");
+  if (envelope.sender()->size() == 0) return Invalid("empty sender");
+  return DecodedClient{{verified->sender.major, verified->sender.minor},
+                       {envelope.message_id(), envelope.correlation_id(),
+                        envelope.sender()->str()},
+                       *std::move(message)};
+}
+
+}  // namespace cohort

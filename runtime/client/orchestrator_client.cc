@@ -1,0 +1,135 @@
+#include "runtime/client/orchestrator_client.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/control/socket_io.h"
+
+namespace cohort {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Whether `frames` is one reply to `message_id`: sets `*reply` to it, or `*dropped_why` to why
+// it could not be read. A reply to another request leaves both alone. A ClientError with no
+// correlation id answers the one request outstanding (the orchestrator could not read it).
+bool MatchReply(const std::vector<zmq::message_t>& frames, uint64_t message_id,
+                absl::StatusOr<DecodedClient>* reply, std::string* dropped_why) {
+  if (frames.size() != 1) {
+    *dropped_why = absl::StrCat("a message of ", frames.size(), " parts (expected 1)");
+    return false;
+  }
+  absl::StatusOr<DecodedClient> decoded =
+      DecodeClientMessage(absl::string_view(frames[0].data<char>(), frames[0].size()));
+  if (!decoded.ok()) {
+    *dropped_why = std::string(decoded.status().message());
+    return false;
+  }
+  const bool unread_request = decoded->header.correlation_id == 0 &&
+                              std::holds_alternative<ClientError>(decoded->message);
+  if (decoded->header.correlation_id != message_id && !unread_request) return false;
+  *reply = std::move(decoded);
+  return true;
+}
+
+}  // namespace
+
+absl::Status ClientErrorStatus(const ClientError& error) {
+  switch (error.code) {
+    case ClientErrorCode::kNotFound:
+      return absl::NotFoundError(error.message);
+    case ClientErrorCode::kInvalidRequest:
+      return absl::InvalidArgumentError(error.message);
+    case ClientErrorCode::kUnschedulable:
+      return absl::FailedPreconditionError(error.message);
+    case ClientErrorCode::kUnsupportedVersion:
+      return absl::UnimplementedError(error.message);
+    case ClientErrorCode::kUnspecified:
+      break;
+  }
+  return absl::UnknownError(error.message);
+}
+
+absl::StatusOr<std::unique_ptr<OrchestratorClient>> OrchestratorClient::Connect(
+    const std::string& endpoint, std::optional<CurveClientConfig> curve) {
+  try {
+    zmq::context_t context;
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    if (curve) {
+      if (absl::Status status = ConfigureCurveClient(socket, *curve); !status.ok()) return status;
+    }
+    socket.connect(endpoint);
+    return std::unique_ptr<OrchestratorClient>(new OrchestratorClient(
+        endpoint, curve.has_value(), std::move(context), std::move(socket)));
+  } catch (const zmq::error_t& error) {
+    return ZmqErrorStatus(absl::StrCat("connecting to the orchestrator at '", endpoint, "'"),
+                          error);
+  }
+}
+
+OrchestratorClient::OrchestratorClient(std::string endpoint, bool uses_curve,
+                                       zmq::context_t context, zmq::socket_t socket)
+    : endpoint_(std::move(endpoint)),
+      uses_curve_(uses_curve),
+      context_(std::move(context)),
+      socket_(std::move(socket)) {}
+
+absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& request,
+                                                          double timeout_seconds) {
+  const uint64_t message_id = ++last_message_id_;
+  const std::string bytes =
+      EncodeClientMessage(ClientHeader{message_id, 0, kCliSenderName}, request);
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(0.0, timeout_seconds)));
+  try {
+    if (!socket_.send(zmq::buffer(bytes), zmq::send_flags::dontwait)) {
+      return absl::UnavailableError(absl::StrCat("the queue to the orchestrator at ", endpoint_,
+                                                 " is full; ", ClientMessageName(request),
+                                                 " not sent"));
+    }
+  } catch (const zmq::error_t& error) {
+    return ZmqErrorStatus(absl::StrCat("sending a ", ClientMessageName(request)), error);
+  }
+
+  std::string dropped_why;
+  while (true) {
+    absl::StatusOr<std::vector<zmq::message_t>> frames = ReceiveWaiting(socket_);
+    if (!frames.ok()) return frames.status();
+    if (!frames->empty()) {
+      absl::StatusOr<DecodedClient> reply;
+      if (!MatchReply(*frames, message_id, &reply, &dropped_why)) continue;
+      if (const auto* error = std::get_if<ClientError>(&reply->message)) {
+        return ClientErrorStatus(*error);
+      }
+      return std::move(reply->message);
+    }
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) break;
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1,
+                std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+    } catch (const zmq::error_t& error) {
+      if (error.num() != EINTR) return ZmqErrorStatus("waiting for the orchestrator", error);
+    }
+  }
+  std::string message = absl::StrFormat(
+      "no answer from the orchestrator at %s within %g s (is `cohort orchestrator` running?)",
+      endpoint_, timeout_seconds);
+  if (!dropped_why.empty()) {
+    absl::StrAppend(&message, "; dropped a message that could not be read: ", dropped_why);
+  }
+  if (!uses_curve_) absl::StrAppend(&message, "; ", kCurveHint);
+  return absl::UnavailableError(message);
+}
+
+}  // namespace cohort

@@ -1,0 +1,501 @@
+#include "runtime/orchestrator/orchestrator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/orchestrator/trial_config.h"
+
+namespace cohort {
+namespace {
+
+bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
+
+// The largest id among the numeric names in `folder` (0 when none or missing).
+uint64_t LargestNumericName(const std::filesystem::path& folder) {
+  uint64_t largest = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    uint64_t id = 0;
+    if (absl::SimpleAtoi(entry.path().filename().string(), &id)) largest = std::max(largest, id);
+  }
+  return largest;
+}
+
+constexpr double kSaveInterval = 1.0;
+
+// How trial and experiment states are written in experiment.json.
+RunState RunStateOf(TrialState state) {
+  switch (state) {
+    case TrialState::kCompleted:
+      return RunState::kCompleted;
+    case TrialState::kStopped:
+      return RunState::kStopped;
+    case TrialState::kError:
+      return RunState::kError;
+    default:
+      break;
+  }
+  return RunState::kActive;
+}
+
+RunState RunStateOf(ExperimentState state) {
+  switch (state) {
+    case ExperimentState::kCompleted:
+      return RunState::kCompleted;
+    case ExperimentState::kStopped:
+      return RunState::kStopped;
+    case ExperimentState::kError:
+      return RunState::kError;
+    default:
+      break;
+  }
+  return RunState::kActive;
+}
+
+}  // namespace
+
+Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clock& clock)
+    : options_(std::move(options)), outbox_(outbox), clock_(clock) {
+  if (options_.checkpoint_root.empty())
+    options_.checkpoint_root = options_.state_dir + "/checkpoints";
+  // Ids continue after the experiments and trials an earlier orchestrator left in the state
+  // directory, so folders and trial numbers never collide.
+  const std::filesystem::path experiments =
+      std::filesystem::path(options_.state_dir) / "experiments";
+  next_experiment_id_ = LargestNumericName(experiments) + 1;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(experiments, error)) {
+    next_trial_id_ = std::max(next_trial_id_, LargestNumericName(entry.path() / "trials") + 1);
+  }
+  // Task ids are never reused either: an agent may still run a task of an earlier orchestrator.
+  if (absl::StatusOr<std::string> stored = ReadFile(NextTaskIdPath()); stored.ok()) {
+    uint64_t next = 0;
+    if (absl::SimpleAtoi(*stored, &next)) next_task_id_ = std::max<uint64_t>(next, 1);
+  }
+}
+
+std::string Orchestrator::NextTaskIdPath() const { return options_.state_dir + "/next_task_id"; }
+
+Orchestrator::~Orchestrator() = default;
+
+void Orchestrator::Event(std::string line) { events_.push_back(std::move(line)); }
+
+std::vector<std::string> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
+
+bool Orchestrator::Idle() const {
+  if (!tasks_.empty()) return false;
+  for (const auto& [id, experiment] : experiments_) {
+    if (experiment->state == ExperimentState::kActive ||
+        experiment->state == ExperimentState::kStopping) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Orchestrator::Trial* Orchestrator::FindTrial(uint64_t trial_id) {
+  auto found = trials_.find(trial_id);
+  return found == trials_.end() ? nullptr : found->second.get();
+}
+
+Orchestrator::Task* Orchestrator::FindTask(uint64_t task_id) {
+  auto found = tasks_.find(task_id);
+  return found == tasks_.end() ? nullptr : found->second.get();
+}
+
+std::vector<AgentView> Orchestrator::AgentViews() const {
+  std::vector<AgentView> views;
+  for (const auto& [id, agent] : agents_) {
+    if (!agent->connected) continue;
+    views.push_back(AgentView{id, static_cast<uint32_t>(agent->slots.size()), agent->busy});
+  }
+  return views;
+}
+
+// ---------------------------------------------------------------- time
+
+void Orchestrator::Tick() {
+  const double now = clock_.MonotonicSeconds();
+  for (auto& [id, agent] : agents_) {
+    if (agent->connected && now - agent->last_seen > options_.agent_timeout_seconds) {
+      LoseAgent(*agent,
+                absl::StrCat("silent for ", static_cast<int>(now - agent->last_seen), " s"));
+    }
+  }
+  std::vector<uint64_t> unanswered;
+  for (const auto& [task_id, task] : tasks_) {
+    if (task->state == TaskRowState::kQueued) continue;
+    for (const auto& [agent_id, part] : task->parts) {
+      if (!part.done && !part.acknowledged &&
+          now - task->launched_at > options_.start_timeout_seconds) {
+        unanswered.push_back(task_id);
+        break;
+      }
+    }
+  }
+  for (const uint64_t task_id : unanswered) {
+    Task& task = *tasks_.at(task_id);
+    task.agent_lost = true;
+    if (task.failure.empty()) task.failure = "an agent did not answer its StartTask";
+    StopTask(task, task.failure, 0);
+    std::vector<std::string> silent;
+    for (const auto& [agent_id, part] : task.parts) {
+      if (!part.acknowledged && !part.done) silent.push_back(agent_id);
+    }
+    for (const std::string& agent_id : silent) {
+      if (EndPart(task, agent_id)) break;
+    }
+  }
+  PlaceQueuedTasks();
+  for (auto& [id, experiment] : experiments_) {
+    if (experiment->dirty && now - experiment->last_save >= kSaveInterval) Save(*experiment);
+  }
+}
+
+// ---------------------------------------------------------------- experiments and trials
+
+void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& ops) {
+  for (const SearcherOp& op : ops) {
+    if (const auto* create = std::get_if<CreateTrial>(&op)) {
+      auto trial = std::make_unique<Trial>(options_.log_lines_in_memory);
+      trial->id = next_trial_id_++;
+      trial->experiment_id = experiment.id;
+      trial->request_id = create->request_id;
+      trial->hparams = create->hparams;
+      trial->hparams_json = HyperparametersJson(create->hparams);
+      if (absl::Status prepared = experiment.folder->PrepareTrial(trial->id); !prepared.ok()) {
+        Event(absl::StrCat("warning: ", prepared.message()));
+      }
+      TrialRecord& record = experiment.record.trial(trial->id);
+      record.hyperparameters_json = trial->hparams_json;
+      experiment.trials[create->request_id] = trial->id;
+      trials_.emplace(trial->id, std::move(trial));
+    } else if (const auto* train = std::get_if<TrainTrial>(&op)) {
+      auto found = experiment.trials.find(train->request_id);
+      if (found == experiment.trials.end()) continue;
+      Trial& trial = *trials_.at(found->second);
+      if (trial.ended()) continue;
+      trial.target_batches = train->batches;
+      trial.wants_training = true;
+      trial.segment_metric.reset();
+      experiment.record.trial(trial.id).total_batches = train->batches;
+    } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
+      auto found = experiment.trials.find(close->request_id);
+      if (found == experiment.trials.end()) continue;
+      Trial& trial = *trials_.at(found->second);
+      trial.closed = true;
+      trial.wants_training = false;
+      if (trial.ended()) continue;
+      if (Task* task = trial.task_id != 0 ? FindTask(trial.task_id) : nullptr) {
+        if (task->state == TaskRowState::kQueued) {
+          std::erase(queue_, task->id);
+          tasks_.erase(task->id);
+          trial.task_id = 0;
+          EndTrial(trial, TrialState::kCompleted, "");
+        } else {
+          StopTask(*task, "closed by the searcher", options_.kill_grace_seconds);
+        }
+      } else {
+        EndTrial(trial, TrialState::kCompleted, "");
+      }
+    } else if (std::holds_alternative<Shutdown>(op)) {
+      experiment.searcher_done = true;
+    }
+  }
+  StartTasksWithinLimits(experiment);
+  MaybeEndExperiment(experiment);
+  experiment.dirty = true;
+}
+
+void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
+  if (experiment.state != ExperimentState::kActive) return;
+  const uint64_t limit = experiment.config.searcher.max_concurrent_trials == 0
+                             ? std::numeric_limits<uint64_t>::max()
+                             : experiment.config.searcher.max_concurrent_trials;
+  uint64_t training = 0;
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    if (trials_.at(trial_id)->task_id != 0) ++training;
+  }
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    Trial& trial = *trials_.at(trial_id);
+    if (!trial.wants_training || trial.task_id != 0 || trial.ended()) continue;
+    trial.state = TrialState::kQueued;  // for a task, or for max_concurrent_trials
+    if (training >= limit) continue;
+    auto task = std::make_unique<Task>();
+    task->id = next_task_id_++;
+    if (absl::Status saved = WriteFileAtomically(NextTaskIdPath(), absl::StrCat(next_task_id_));
+        !saved.ok()) {
+      Event(absl::StrCat("warning: ", saved.message()));
+    }
+    task->trial_id = trial.id;
+    task->experiment_id = experiment.id;
+    task->slots = experiment.config.slots_per_trial;
+    task->attempt = trial.attempts++;
+    task->resume_checkpoint_id = trial.latest_checkpoint_id;
+    task->queued_unix = clock_.UnixSeconds();
+    trial.task_id = task->id;
+    trial.state = TrialState::kQueued;
+    queue_.push_back(task->id);
+    tasks_.emplace(task->id, std::move(task));
+    ++training;
+  }
+}
+
+void Orchestrator::PlaceQueuedTasks() {
+  if (queue_.empty()) return;
+  std::vector<AgentView> views = AgentViews();
+  if (views.empty()) {
+    for (const uint64_t task_id : queue_)
+      SetWaitingReason(*tasks_.at(task_id), "no agent is connected");
+    return;
+  }
+  std::vector<PlacementRequest> requests;
+  for (const uint64_t task_id : queue_) {
+    const Task& task = *tasks_.at(task_id);
+    requests.push_back(PlacementRequest{task.id, task.trial_id, task.slots});
+  }
+  const std::vector<QueuedDecision> decisions = PlaceInQueueOrder(requests, &views);
+  for (const QueuedDecision& decision : decisions) {
+    Task& task = *tasks_.at(decision.request.task_id);
+    if (const auto* waiting = std::get_if<Waiting>(&decision.decision)) {
+      SetWaitingReason(task, waiting->reason);
+      continue;
+    }
+    std::erase(queue_, task.id);
+    Launch(task, std::get<Placement>(decision.decision));
+  }
+}
+
+void Orchestrator::SetWaitingReason(Task& task, absl::string_view reason) {
+  if (task.waiting_reason == reason) return;
+  task.waiting_reason = std::string(reason);
+  Event(absl::StrCat("task ", task.id, " (trial ", task.trial_id, ", experiment ",
+                     task.experiment_id, ") waits: ", reason));
+}
+
+void Orchestrator::Launch(Task& task, const Placement& placement) {
+  Trial& trial = *trials_.at(task.trial_id);
+  Experiment& experiment = *experiments_.at(task.experiment_id);
+  task.state = TaskRowState::kStarting;
+  task.waiting_reason.clear();
+  task.launched_at = clock_.MonotonicSeconds();
+  trial.state = TrialState::kRunning;
+  absl::StatusOr<std::string> yaml =
+      TrialConfigYaml(experiment.config, trial.hparams, trial.target_batches);
+  if (!yaml.ok()) {
+    // The experiment's config validated at submission; a trial's values that do not is an error
+    // of that trial alone.
+    task.failure = std::string(yaml.status().message());
+    Finish(task);
+    return;
+  }
+  const std::vector<RankPlacement> ranks = placement.Ranks();
+  for (size_t index = 0; index < placement.agents.size(); ++index) {
+    const AgentSlots& slots = placement.agents[index];
+    StartTask start;
+    start.task_id = task.id;
+    start.trial_id = trial.id;
+    start.experiment_id = experiment.id;
+    start.attempt = task.attempt;
+    start.worker.plugin_path = experiment.config.entrypoint;
+    start.worker.config_yaml = *yaml;
+    start.worker.checkpoint_root = experiment.checkpoint_root;
+    start.worker.resume_checkpoint_id = task.resume_checkpoint_id;
+    AgentPart& part = task.parts[slots.agent_id];
+    part.slots = slots.slots;
+    for (const RankPlacement& rank : ranks) {
+      if (rank.agent_id != slots.agent_id) continue;
+      start.ranks.push_back(RankAssignment{rank.rank, rank.local_rank, rank.slot});
+      part.ranks.insert(static_cast<int32_t>(rank.rank));
+    }
+    start.world_size = task.slots;
+    start.cross_rank = static_cast<uint32_t>(index);
+    start.cross_size = static_cast<uint32_t>(placement.agents.size());
+    if (placement.agents.size() > 1) {
+      start.rendezvous.endpoint = options_.rendezvous_endpoint;
+      start.rendezvous.prefix = absl::StrCat("task-", task.id, "/");
+    }
+    Agent& agent = *agents_.at(slots.agent_id);
+    for (const uint32_t slot : slots.slots) agent.busy[slot] = SlotUser{task.id, trial.id};
+    part.start_message_id = outbox_.Send(slots.agent_id, start, 0);
+  }
+  Event(absl::StrCat(
+      "trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
+      task.resume_checkpoint_id.empty() ? std::string()
+                                        : absl::StrCat(" resuming ", task.resume_checkpoint_id),
+      " to batch ", trial.target_batches, " on ",
+      absl::StrJoin(placement.agents, ", ", [](std::string* out, const AgentSlots& a) {
+        absl::StrAppend(out, a.agent_id);
+      })));
+}
+
+bool Orchestrator::EndPart(Task& task, const std::string& agent_id) {
+  AgentPart& part = task.parts.at(agent_id);
+  part.done = true;
+  if (auto agent = agents_.find(agent_id); agent != agents_.end()) {
+    for (const uint32_t index : part.slots) agent->second->busy.erase(index);
+  }
+  for (const auto& [id, other] : task.parts) {
+    if (!other.done) return false;
+  }
+  Finish(task);
+  return true;
+}
+
+void Orchestrator::StopTask(Task& task, absl::string_view reason, uint32_t grace_seconds) {
+  if (task.stopping) return;
+  task.stopping = true;
+  for (const auto& [agent_id, part] : task.parts) {
+    if (part.done) continue;
+    outbox_.Send(agent_id, KillTask{task.id, std::string(reason), grace_seconds}, 0);
+  }
+  if (task.state != TaskRowState::kQueued) task.state = TaskRowState::kStopping;
+}
+
+void Orchestrator::Finish(Task& task) {
+  const uint64_t task_id = task.id;
+  Trial& trial = *trials_.at(task.trial_id);
+  Experiment& experiment = *experiments_.at(task.experiment_id);
+  bool failed = !task.failure.empty();
+  for (const auto& [agent_id, part] : task.parts) {
+    for (const auto& [rank, exit] : part.exits) failed = failed || ExitFailed(exit);
+  }
+  const bool reached_running = task.reached_running;
+  const bool agent_lost = task.agent_lost;
+  const bool stopped_by_us = task.stopping && task.failure.empty();
+  std::string failure = task.failure;
+  std::erase(queue_, task_id);
+  trial.task_id = 0;
+  tasks_.erase(task_id);  // `task` is gone from here on
+
+  if (experiment.state == ExperimentState::kStopping || (trial.closed && stopped_by_us)) {
+    EndTrial(trial, trial.closed ? TrialState::kCompleted : TrialState::kStopped, "");
+  } else if (agent_lost) {
+    // Not the trial's fault: trained again from its latest checkpoint without using a restart.
+    trial.state = TrialState::kPaused;
+    trial.batches_trained = trial.latest_checkpoint_batches;
+    trial.segment_metric.reset();
+    experiment.record.RewindTrial(trial.id, trial.latest_checkpoint_batches);
+    Event(absl::StrCat("trial ", trial.id, ": ", failure, "; placing it again"));
+  } else if (!failed) {
+    trial.state = TrialState::kPaused;
+    trial.wants_training = false;
+    trial.batches_trained = std::max(trial.batches_trained, trial.target_batches);
+    double metric = std::numeric_limits<double>::quiet_NaN();
+    if (trial.segment_metric) {
+      metric = *trial.segment_metric;
+    } else {
+      Event(absl::StrCat("warning: trial ", trial.id, " reported no '",
+                         experiment.config.searcher.metric, "' at batch ", trial.target_batches,
+                         "; the searcher ranks it worst"));
+    }
+    if (experiment.state == ExperimentState::kActive) {
+      Apply(experiment,
+            experiment.searcher->OnValidation(trial.request_id, trial.target_batches, metric));
+    }
+  } else {
+    if (failure.empty()) failure = "a worker failed";
+    // A failure before every worker started (a plugin that does not load, a bad
+    // hyperparameter) would only happen again.
+    if (reached_running && trial.restarts < experiment.config.max_restarts) {
+      ++trial.restarts;
+      trial.error = failure;
+      trial.state = TrialState::kPaused;
+      // It trains again from its latest checkpoint: what was reported after it is forgotten.
+      trial.batches_trained = trial.latest_checkpoint_batches;
+      trial.segment_metric.reset();
+      experiment.record.RewindTrial(trial.id, trial.latest_checkpoint_batches);
+      experiment.record.trial(trial.id).restarts = trial.restarts;
+      Event(absl::StrCat("trial ", trial.id, " failed: ", failure, "; restart ", trial.restarts,
+                         " of ", experiment.config.max_restarts,
+                         trial.latest_checkpoint_id.empty()
+                             ? std::string(" from the start")
+                             : absl::StrCat(" from ", trial.latest_checkpoint_id)));
+    } else {
+      EndTrial(trial, TrialState::kError, failure);
+      if (experiment.state == ExperimentState::kActive) {
+        Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
+      }
+    }
+  }
+  StartTasksWithinLimits(experiment);
+  MaybeEndExperiment(experiment);
+  experiment.dirty = true;
+}
+
+void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view error) {
+  trial.state = state;
+  trial.wants_training = false;
+  if (!error.empty()) trial.error = std::string(error);
+  Experiment& experiment = *experiments_.at(trial.experiment_id);
+  TrialRecord& record = experiment.record.trial(trial.id);
+  record.state = RunStateOf(state);
+  record.error = trial.error;
+  Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, ") ",
+                     TrialStateName(state),
+                     error.empty() ? std::string() : absl::StrCat(": ", error)));
+  experiment.dirty = true;
+}
+
+void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
+  if (experiment.state != ExperimentState::kActive &&
+      experiment.state != ExperimentState::kStopping) {
+    return;
+  }
+  size_t completed = 0;
+  size_t errored = 0;
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    const Trial& trial = *trials_.at(trial_id);
+    if (trial.task_id != 0) return;
+    if (experiment.state == ExperimentState::kActive && !trial.ended()) return;
+    completed += trial.state == TrialState::kCompleted;
+    errored += trial.state == TrialState::kError;
+  }
+  if (experiment.state == ExperimentState::kStopping) {
+    experiment.state = ExperimentState::kStopped;
+  } else if (!experiment.searcher_done) {
+    return;
+  } else if (completed == 0 && errored > 0) {
+    experiment.state = ExperimentState::kError;
+    experiment.error = errored == 1 ? "its trial failed" : "every trial failed";
+  } else {
+    experiment.state = ExperimentState::kCompleted;
+  }
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    Trial& trial = *trials_.at(trial_id);
+    if (!trial.ended()) EndTrial(trial, TrialState::kStopped, "");
+  }
+  experiment.ended_unix = clock_.UnixSeconds();
+  Event(absl::StrCat(
+      "experiment ", experiment.id, " ", ExperimentStateName(experiment.state),
+      experiment.error.empty() ? std::string() : absl::StrCat(": ", experiment.error)));
+  Save(experiment);
+}
+
+void Orchestrator::Save(Experiment& experiment) {
+  experiment.dirty = false;
+  experiment.last_save = clock_.MonotonicSeconds();
+  experiment.record.state = RunStateOf(experiment.state);
+  for (TrialRecord& record : experiment.record.trials) {
+    if (const Trial* trial = FindTrial(record.id)) {
+      record.state = RunStateOf(trial->state);
+      record.restarts = trial->restarts;
+      record.batches_trained = std::max(record.batches_trained, trial->batches_trained);
+    }
+  }
+  if (absl::Status saved = WriteFileAtomically(experiment.folder->experiment_json_path(),
+                                               experiment.record.ToJson());
+      !saved.ok()) {
+    Event(absl::StrCat("warning: ", saved.message()));
+  }
+}
+
+}  // namespace cohort

@@ -1,0 +1,170 @@
+// Orchestrator: the cluster's scheduler and bookkeeper. It registers agents, runs experiments
+// through their searchers, turns each trial's training into tasks, places tasks on agents' slots,
+// follows them to their end (restarting a failed trial from its latest checkpoint up to
+// max_restarts) and answers clients.
+//
+// It is the logic only, driven by its caller: messages from agents (OnAgentMessage), requests from
+// clients (OnClientRequest) and the passing of time (Tick). What it sends to agents goes through
+// an AgentOutbox; time comes from a Clock; every experiment's record goes to a run folder under
+// the state directory:
+//
+//   <state_dir>/experiments/<experiment id>/config.yaml        as submitted (seed included)
+//   <state_dir>/experiments/<experiment id>/experiment.json    every trial's state and metrics
+//   <state_dir>/experiments/<experiment id>/trials/<trial id>/metrics.jsonl, log.txt
+//   <state_dir>/next_task_id                                    ids are never reused
+//
+// A trial is one searcher request. Its training happens in segments: each TrainTrial op becomes a
+// task that trains the trial up to the op's batches (resuming from the trial's latest checkpoint),
+// validates and exits; the validation's searcher metric goes back to the searcher. At most
+// searcher.max_concurrent_trials trials of an experiment have a task at once. Tasks are placed in
+// submission order (placement.h); one that cannot be placed yet waits with the reason.
+//
+//   Orchestrator orchestrator(options, outbox, SystemClock());
+//   orchestrator.OnAgentMessage("node-3", decoded);        // AgentHello: registered, Ack sent
+//   ClientMessage reply = orchestrator.OnClientRequest(SubmitExperiment{yaml});
+//   orchestrator.Tick();                                    // every few hundred milliseconds
+//
+// Thread-safety: not thread-safe; one thread drives it.
+#ifndef COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_H_
+#define COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "runtime/client/client_messages.h"
+#include "runtime/config/experiment_config.h"
+#include "runtime/control/control_messages.h"
+#include "runtime/orchestrator/placement.h"
+#include "runtime/orchestrator/trial_log.h"
+#include "runtime/record/experiment_record.h"
+#include "runtime/record/run_folder.h"
+#include "runtime/search/searcher.h"
+#include "runtime/trial/clock.h"
+
+namespace cohort {
+
+// Where the orchestrator's messages to agents go (a ROUTER socket, or a test's list).
+class AgentOutbox {
+ public:
+  virtual ~AgentOutbox() = default;
+  // Sends `message` to the agent (answering `correlation_id`, 0 for none) and returns its
+  // message id, unique over the orchestrator's life; 0 when it could not be sent.
+  virtual uint64_t Send(const std::string& agent_id, const ControlMessage& message,
+                        uint64_t correlation_id) = 0;
+};
+
+struct OrchestratorOptions {
+  std::string state_dir;                // experiments/ goes here; created when missing
+  std::string checkpoint_root;          // default storage root; "" is <state_dir>/checkpoints
+  double agent_timeout_seconds = 15;    // an agent silent this long is lost
+  double start_timeout_seconds = 30;    // a StartTask unanswered this long is placed again
+  uint32_t kill_grace_seconds = 30;     // KillTask's grace for a killed experiment
+  // Where the workers of a task spanning agents meet (a WorkerHub serving RendezvousService,
+  // e.g. "tcp://10.0.0.5:29402"); StartTask.rendezvous names it for such tasks (and is empty
+  // for a task on one agent, whose agent serves its rendezvous).
+  std::string rendezvous_endpoint;
+  // Lines of output kept in memory per trial for `cohort trial logs` (the file keeps them all).
+  size_t log_lines_in_memory = 20000;
+};
+
+class Orchestrator {
+ public:
+  // `outbox` and `clock` must outlive the Orchestrator.
+  Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clock& clock);
+  ~Orchestrator();
+  Orchestrator(const Orchestrator&) = delete;
+  Orchestrator& operator=(const Orchestrator&) = delete;
+
+  // A message that arrived from the agent whose socket identity is `agent_id` (authenticated by
+  // the caller where CURVE is on). A message whose sender differs from `agent_id`, or from an
+  // agent that has not said hello, is answered with ErrorReply and otherwise ignored.
+  void OnAgentMessage(const std::string& agent_id, const DecodedControl& message);
+
+  // The reply to a client request (a reply type given as a request gets ClientError).
+  ClientMessage OnClientRequest(const ClientMessage& request);
+
+  // Notices lost agents and unanswered StartTasks, places waiting tasks, saves records.
+  void Tick();
+
+  // No experiment is active and no task exists (every experiment has ended).
+  bool Idle() const;
+
+  // Lines the caller should log (agents lost, trials failed, ...), oldest first; cleared by the
+  // call.
+  std::vector<std::string> TakeEvents();
+
+ private:
+  struct Agent;
+  struct Experiment;
+  struct Trial;
+  struct Task;
+
+  // ---- clients
+  ClientMessage Submit(const SubmitExperiment& submit);
+  ClientMessage Kill(const KillExperiment& kill);
+  ClientMessage Describe(const DescribeExperiment& describe) const;
+  ClientMessage Experiments() const;
+  ClientMessage Tasks() const;
+  ClientMessage Agents() const;
+  ClientMessage Logs(const TrialLogsRequest& request) const;
+  ExperimentSummary Summarize(const Experiment& experiment) const;
+
+  // ---- agents
+  void OnHello(const std::string& agent_id, uint64_t message_id, const AgentHello& hello);
+  void OnTaskStatus(const std::string& agent_id, const TaskStatus& status);
+  void OnTaskExit(const std::string& agent_id, uint64_t message_id, const TaskExit& exit);
+  void OnMetrics(const TaskMetricsReport& report);
+  void OnCheckpoint(const TaskCheckpointReport& report);
+  void OnLogBatch(const LogBatch& batch);
+  void OnAnswer(const std::string& agent_id, uint64_t correlation_id, const ErrorReply* error);
+  void LoseAgent(Agent& agent, absl::string_view why);
+
+  // ---- experiments, trials and tasks
+  void Apply(Experiment& experiment, const std::vector<SearcherOp>& ops);
+  void StartTasksWithinLimits(Experiment& experiment);
+  void PlaceQueuedTasks();
+  // Records why a queued task waits, and tells it as an event when the reason changed.
+  void SetWaitingReason(Task& task, absl::string_view reason);
+  void Launch(Task& task, const Placement& placement);
+  // The task's part on `agent_id` has ended: frees its slots; once every part has ended, the task
+  // finishes. True when it did (`task` is destroyed then).
+  bool EndPart(Task& task, const std::string& agent_id);
+  // The task is over on every agent: decide what its trial does next. Destroys `task`.
+  void Finish(Task& task);
+  void EndTrial(Trial& trial, TrialState state, absl::string_view error);
+  void MaybeEndExperiment(Experiment& experiment);
+  // Sends KillTask for every part not yet ended (once per task).
+  void StopTask(Task& task, absl::string_view reason, uint32_t grace_seconds);
+  void Save(Experiment& experiment);
+  void Event(std::string line);
+
+  // Where the next task id is kept across restarts.
+  std::string NextTaskIdPath() const;
+  Trial* FindTrial(uint64_t trial_id);
+  Task* FindTask(uint64_t task_id);
+  std::vector<AgentView> AgentViews() const;
+
+  OrchestratorOptions options_;
+  AgentOutbox& outbox_;
+  Clock& clock_;
+  std::map<std::string, std::unique_ptr<Agent>> agents_;
+  std::map<uint64_t, std::unique_ptr<Experiment>> experiments_;
+  std::map<uint64_t, std::unique_ptr<Trial>> trials_;
+  std::map<uint64_t, std::unique_ptr<Task>> tasks_;
+  std::deque<uint64_t> queue_;  // task ids waiting for slots, oldest first
+  uint64_t next_experiment_id_ = 1;
+  uint64_t next_trial_id_ = 1;
+  uint64_t next_task_id_ = 1;
+  std::vector<std::string> events_;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_H_

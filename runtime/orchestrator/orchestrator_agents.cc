@@ -1,0 +1,293 @@
+// The Orchestrator's side of the control channel: agents' messages (docs/protocol.md).
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/record/record_retention.h"
+
+namespace cohort {
+namespace {
+
+bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
+
+std::string DescribeExit(const TaskExit& exit) {
+  std::string who = exit.rank == kWholeTask ? "the task" : absl::StrCat("rank ", exit.rank);
+  std::string how = exit.signal != 0 ? absl::StrCat("was killed by signal ", exit.signal)
+                                     : absl::StrCat("exited with code ", exit.exit_code);
+  if (!exit.reason.empty()) absl::StrAppend(&how, " (", exit.reason, ")");
+  return absl::StrCat(who, " ", how);
+}
+
+// How long the ranks of a task on other agents get to stop after one rank failed.
+constexpr uint32_t kFailedPeerGraceSeconds = 5;
+
+}  // namespace
+
+// ---------------------------------------------------------------- agents
+
+void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedControl& message) {
+  const uint64_t message_id = message.header.message_id;
+  if (message.header.sender != agent_id) {
+    outbox_.Send(agent_id,
+                 ErrorReply{ControlErrorCode::kInvalidRequest,
+                            absl::StrCat("the envelope's sender '", message.header.sender,
+                                         "' is not the connection's identity '", agent_id, "'")},
+                 message_id);
+    Event(absl::StrCat("dropped a message from '", agent_id, "' sent as '", message.header.sender,
+                       "'"));
+    return;
+  }
+  if (const auto* hello = std::get_if<AgentHello>(&message.message)) {
+    OnHello(agent_id, message_id, *hello);
+    PlaceQueuedTasks();
+    return;
+  }
+  auto found = agents_.find(agent_id);
+  if (found == agents_.end() || !found->second->connected) {
+    // Answers are not requests: an unknown agent's Ack needs no answer either.
+    if (!std::holds_alternative<Ack>(message.message) &&
+        !std::holds_alternative<ErrorReply>(message.message)) {
+      outbox_.Send(
+          agent_id,
+          ErrorReply{ControlErrorCode::kNotRegistered,
+                     absl::StrCat("agent '", agent_id, "' is not registered: send AgentHello")},
+          message_id);
+    }
+    return;
+  }
+  Agent& agent = *found->second;
+  agent.last_seen = clock_.MonotonicSeconds();
+  agent.last_seen_unix = clock_.UnixSeconds();
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, TaskStatus>) {
+          OnTaskStatus(agent_id, m);
+        } else if constexpr (std::is_same_v<T, TaskExit>) {
+          OnTaskExit(agent_id, message_id, m);
+        } else if constexpr (std::is_same_v<T, TaskMetricsReport>) {
+          OnMetrics(m);
+        } else if constexpr (std::is_same_v<T, TaskCheckpointReport>) {
+          OnCheckpoint(m);
+        } else if constexpr (std::is_same_v<T, LogBatch>) {
+          OnLogBatch(m);
+        } else if constexpr (std::is_same_v<T, Ack>) {
+          OnAnswer(agent_id, message.header.correlation_id, nullptr);
+        } else if constexpr (std::is_same_v<T, ErrorReply>) {
+          OnAnswer(agent_id, message.header.correlation_id, &m);
+        } else if constexpr (std::is_same_v<T, AgentHeartbeat> || std::is_same_v<T, TaskList>) {
+          // Seen: that is all a heartbeat says. Task lists are asked for by nobody yet.
+        } else {
+          outbox_.Send(agent_id,
+                       ErrorReply{ControlErrorCode::kInvalidRequest,
+                                  absl::StrCat(ControlMessageName(ControlMessage(m)),
+                                               " is not a message an agent sends")},
+                       message_id);
+        }
+      },
+      message.message);
+  PlaceQueuedTasks();
+}
+
+void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
+                           const AgentHello& hello) {
+  std::unique_ptr<Agent>& slot = agents_[agent_id];
+  const bool known = slot != nullptr;
+  if (!known) slot = std::make_unique<Agent>();
+  Agent& agent = *slot;
+  agent.id = agent_id;
+  agent.hostname = hello.hostname;
+  agent.slots = hello.slots;
+  agent.connected = true;
+  agent.last_seen = clock_.MonotonicSeconds();
+  agent.last_seen_unix = clock_.UnixSeconds();
+  outbox_.Send(agent_id, Ack{}, message_id);
+  Event(absl::StrCat("agent ", agent_id, known ? " registered again" : " registered", " (",
+                     hello.slots.size(), " slot", hello.slots.size() == 1 ? "" : "s",
+                     hello.hostname.empty() ? "" : absl::StrCat(" on ", hello.hostname), ")"));
+
+  // Tasks the agent holds that the orchestrator does not know of (from before a restart of
+  // either) are stopped; parts the orchestrator placed there that the agent no longer holds are
+  // lost.
+  std::set<uint64_t> held;
+  for (const TaskEntry& entry : hello.tasks) {
+    held.insert(entry.task_id);
+    Task* task = FindTask(entry.task_id);
+    if (entry.state == TaskState::kExited) continue;  // its TaskExits follow
+    if (task == nullptr || task->parts.count(agent_id) == 0) {
+      outbox_.Send(agent_id, KillTask{entry.task_id, "unknown to the orchestrator", 0}, 0);
+    }
+  }
+  std::vector<uint64_t> lost;
+  for (const auto& [task_id, task] : tasks_) {
+    auto part = task->parts.find(agent_id);
+    if (part != task->parts.end() && !part->second.done && part->second.acknowledged &&
+        held.count(task_id) == 0) {
+      lost.push_back(task_id);
+    }
+  }
+  for (const uint64_t task_id : lost) {
+    Task& task = *tasks_.at(task_id);
+    task.agent_lost = true;
+    if (task.failure.empty())
+      task.failure = absl::StrCat("agent ", agent_id, " no longer holds it");
+    StopTask(task, task.failure, 0);
+    EndPart(task, agent_id);
+  }
+}
+
+void Orchestrator::OnTaskStatus(const std::string& agent_id, const TaskStatus& status) {
+  Task* task = FindTask(status.task_id);
+  if (task == nullptr) return;
+  auto found = task->parts.find(agent_id);
+  if (found == task->parts.end() || found->second.done) return;
+  found->second.state = status.state;
+  if (status.state == TaskState::kStopping) {
+    task->state = TaskRowState::kStopping;
+    return;
+  }
+  bool all_running = true;
+  for (const auto& [id, part] : task->parts) {
+    all_running = all_running && part.state == TaskState::kRunning;
+  }
+  if (all_running && task->state == TaskRowState::kStarting) {
+    task->state = TaskRowState::kRunning;
+    task->reached_running = true;
+  }
+}
+
+void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
+                              const TaskExit& exit) {
+  outbox_.Send(agent_id, Ack{}, message_id);
+  Task* task = FindTask(exit.task_id);
+  if (task == nullptr) return;
+  auto found = task->parts.find(agent_id);
+  if (found == task->parts.end() || found->second.done) return;
+  AgentPart& part = found->second;
+  part.exits[exit.rank] = exit;
+  if (ExitFailed(exit) && task->failure.empty() && !task->stopping) {
+    task->failure = DescribeExit(exit);
+    // The ranks elsewhere could only wait for this one.
+    StopTask(*task, absl::StrCat("another rank failed: ", task->failure), kFailedPeerGraceSeconds);
+  }
+  bool part_done = part.exits.count(kWholeTask) > 0;
+  if (!part_done) {
+    part_done = true;
+    for (const int32_t rank : part.ranks) part_done = part_done && part.exits.count(rank) > 0;
+  }
+  if (part_done) EndPart(*task, agent_id);
+}
+
+void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
+  Task* task = FindTask(report.task_id);
+  if (task == nullptr) return;
+  Trial& trial = *trials_.at(task->trial_id);
+  Experiment& experiment = *experiments_.at(trial.experiment_id);
+  MetricsReport metrics = report.report;
+  metrics.trial_id = trial.id;
+  if (absl::Status appended =
+          AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));
+      !appended.ok()) {
+    Event(absl::StrCat("warning: ", appended.message()));
+  }
+  experiment.record.Apply(metrics);
+  trial.batches_trained = std::max(trial.batches_trained, metrics.batches);
+  if (metrics.kind == ReportKind::kValidation) {
+    const std::optional<double> metric = experiment.record.SearcherMetricOf(metrics);
+    if (metrics.batches == trial.target_batches) trial.segment_metric = metric;
+    if (metric && !std::isnan(*metric) &&
+        (!trial.best_metric ||
+         (experiment.config.searcher.smaller_is_better ? *metric < *trial.best_metric
+                                                       : *metric > *trial.best_metric))) {
+      trial.best_metric = metric;
+    }
+  }
+  experiment.dirty = true;
+}
+
+void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
+  Task* task = FindTask(report.task_id);
+  if (task == nullptr) return;
+  Trial& trial = *trials_.at(task->trial_id);
+  Experiment& experiment = *experiments_.at(trial.experiment_id);
+  if (report.batches >= trial.latest_checkpoint_batches) {
+    trial.latest_checkpoint_id = report.checkpoint_id;
+    trial.latest_checkpoint_batches = report.batches;
+  }
+  experiment.record.Apply(CheckpointReport{trial.id, report.checkpoint_id, report.batches,
+                                           report.records, report.bytes});
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(experiment.checkpoint_root);
+  if (storage.ok()) {
+    for (std::string& warning : ApplyRecordRetention(
+             experiment.config.checkpoint_storage, experiment.config.searcher.smaller_is_better,
+             /*trials_may_resume=*/true, **storage, &experiment.record)) {
+      Event(std::move(warning));
+    }
+  }
+  Save(experiment);
+}
+
+void Orchestrator::OnLogBatch(const LogBatch& batch) {
+  Task* task = FindTask(batch.task_id);
+  if (task == nullptr) return;
+  Trial& trial = *trials_.at(task->trial_id);
+  const Experiment& experiment = *experiments_.at(trial.experiment_id);
+  std::string text;
+  for (const LogLine& line : batch.lines) {
+    trial.log.Append(task->attempt, line);
+    absl::StrAppend(&text, text.empty() ? "" : "\n", "[rank ", line.rank, "] ", line.text);
+  }
+  if (text.empty()) return;
+  if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), text);
+      !appended.ok()) {
+    Event(absl::StrCat("warning: ", appended.message()));
+  }
+}
+
+void Orchestrator::OnAnswer(const std::string& agent_id, uint64_t correlation_id,
+                            const ErrorReply* error) {
+  for (auto& [task_id, task] : tasks_) {
+    auto found = task->parts.find(agent_id);
+    if (found == task->parts.end() || found->second.start_message_id != correlation_id) continue;
+    AgentPart& part = found->second;
+    if (error == nullptr || error->code == ControlErrorCode::kDuplicateTask) {
+      part.acknowledged = true;  // a duplicate is a StartTask whose Ack was lost
+      return;
+    }
+    // Refused: the part never ran. Busy slots are a disagreement about the agent's state (it
+    // still runs a task the orchestrator forgot), not the trial's fault: placed again.
+    if (error->code == ControlErrorCode::kSlotUnavailable) task->agent_lost = true;
+    if (task->failure.empty()) {
+      task->failure = absl::StrCat("agent ", agent_id, " refused the task: ", error->message);
+    }
+    StopTask(*task, task->failure, 0);
+    EndPart(*task, agent_id);
+    return;
+  }
+}
+
+void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
+  agent.connected = false;
+  Event(absl::StrCat("agent ", agent.id, " lost: ", why));
+  std::vector<uint64_t> affected;
+  for (const auto& [task_id, task] : tasks_) {
+    auto part = task->parts.find(agent.id);
+    if (part != task->parts.end() && !part->second.done) affected.push_back(task_id);
+  }
+  for (const uint64_t task_id : affected) {
+    Task& task = *tasks_.at(task_id);
+    task.agent_lost = true;
+    if (task.failure.empty()) task.failure = absl::StrCat("agent ", agent.id, " was lost");
+    StopTask(task, task.failure, 0);
+    EndPart(task, agent.id);
+  }
+  agent.busy.clear();
+}
+
+}  // namespace cohort

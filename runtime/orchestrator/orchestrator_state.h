@@ -1,0 +1,110 @@
+// The Orchestrator's records of agents, experiments, trials and tasks, shared by its source
+// files (orchestrator.cc: scheduling; orchestrator_agents.cc: agents' messages;
+// orchestrator_clients.cc: clients' requests). Not for use outside the orchestrator.
+//
+// Thread-safety: as the Orchestrator's.
+#ifndef COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_
+#define COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/orchestrator/orchestrator.h"
+
+namespace cohort {
+
+// One agent as the orchestrator knows it. `busy` holds the slots of tasks the orchestrator
+// placed there and whose part on the agent has not ended.
+struct Orchestrator::Agent {
+  std::string id;
+  std::string hostname;
+  std::vector<AgentSlot> slots;
+  std::map<uint32_t, SlotUser> busy;
+  bool connected = false;
+  double last_seen = 0;       // monotonic seconds
+  double last_seen_unix = 0;
+};
+
+struct Orchestrator::Experiment {
+  uint64_t id = 0;
+  ExperimentConfig config;
+  std::unique_ptr<Searcher> searcher;
+  ExperimentState state = ExperimentState::kActive;
+  std::string error;
+  std::map<uint64_t, uint64_t> trials;  // searcher request id -> trial id
+  bool searcher_done = false;           // Shutdown was emitted
+  double submitted_unix = 0;
+  double ended_unix = 0;
+  std::optional<RunFolder> folder;
+  ExperimentRecord record;
+  std::string checkpoint_root;
+  bool dirty = false;  // record changed since the last Save
+  double last_save = 0;
+};
+
+struct Orchestrator::Trial {
+  explicit Trial(size_t log_capacity) : log(log_capacity) {}
+
+  uint64_t id = 0;
+  uint64_t experiment_id = 0;
+  uint64_t request_id = 0;
+  Hyperparameters hparams;
+  std::string hparams_json;
+  TrialState state = TrialState::kPaused;
+  uint64_t target_batches = 0;  // of the latest TrainTrial
+  bool wants_training = false;  // a TrainTrial not carried out yet
+  bool closed = false;          // the searcher closed it
+  uint64_t batches_trained = 0;
+  uint32_t restarts = 0;
+  uint32_t attempts = 0;        // tasks created so far; the next task's attempt number
+  uint64_t task_id = 0;
+  std::string latest_checkpoint_id;
+  uint64_t latest_checkpoint_batches = 0;
+  std::optional<double> best_metric;
+  std::optional<double> segment_metric;  // searcher metric validated at target_batches
+  std::string error;
+  TrialLog log;
+
+  bool ended() const {
+    return state == TrialState::kCompleted || state == TrialState::kStopped ||
+           state == TrialState::kError;
+  }
+};
+
+// A task's ranks on one agent.
+struct AgentPart {
+  std::vector<uint32_t> slots;
+  std::set<int32_t> ranks;           // the trial ranks placed there
+  uint64_t start_message_id = 0;     // the StartTask's
+  bool acknowledged = false;
+  TaskState state = TaskState::kPending;
+  std::map<int32_t, TaskExit> exits;  // by rank (kWholeTask for the task as a whole)
+  bool done = false;                  // every process there has ended (or the agent was lost)
+};
+
+struct Orchestrator::Task {
+  uint64_t id = 0;
+  uint64_t trial_id = 0;
+  uint64_t experiment_id = 0;
+  uint32_t slots = 0;
+  uint32_t attempt = 0;
+  std::string resume_checkpoint_id;
+  TaskRowState state = TaskRowState::kQueued;
+  std::string waiting_reason;
+  double queued_unix = 0;
+  double launched_at = 0;  // monotonic
+  std::map<std::string, AgentPart> parts;
+  bool reached_running = false;  // every part said running at some point
+  bool stopping = false;         // the orchestrator asked it to stop
+  bool agent_lost = false;       // an agent holding part of it was lost or never answered
+  std::string failure;           // the first failure seen
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_

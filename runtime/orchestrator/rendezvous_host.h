@@ -1,0 +1,72 @@
+// RendezvousHost: where the workers of a task spanning agents meet. It binds a WorkerHub on a TCP
+// endpoint every agent's workers can reach and serves a RendezvousService there: the ranks set
+// and get their Gloo addresses under their task's prefix ("task-12/"), which StartTask.rendezvous
+// names, and the orchestrator forgets a task's keys once the task is over. Messages other than
+// RendezvousSet and RendezvousGet are dropped and logged, as are malformed ones.
+//
+//   auto host = RendezvousHost::Bind("tcp://10.0.0.5:29402");
+//   if (!host.ok()) return host.status();
+//   orchestrator_options.rendezvous_endpoint = (*host)->endpoint();
+//   ...  // in the daemon's loop, woken by (*host)->NotificationFd() or by its tick:
+//   (*host)->Serve();
+//   (*host)->Forget("task-12/");  // task 12 has ended on every agent
+//
+// Thread-safety: one thread at a time.
+#ifndef COHORT_RUNTIME_ORCHESTRATOR_RENDEZVOUS_HOST_H_
+#define COHORT_RUNTIME_ORCHESTRATOR_RENDEZVOUS_HOST_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/control/rendezvous_service.h"
+#include "runtime/control/worker_hub.h"
+
+namespace cohort {
+
+class RendezvousHost {
+ public:
+  // Receives each log line (without a newline). Default: the line on stderr prefixed
+  // "orchestrator: rendezvous: ".
+  using LogFunction = std::function<void(absl::string_view line)>;
+
+  // Binds `endpoint` ("tcp://0.0.0.0:29402"; a port of "*" picks a free one). INVALID_ARGUMENT
+  // for a malformed endpoint, UNAVAILABLE when it cannot be bound; the message names it.
+  static absl::StatusOr<std::unique_ptr<RendezvousHost>> Bind(const std::string& endpoint,
+                                                              LogFunction log = {});
+
+  RendezvousHost(const RendezvousHost&) = delete;
+  RendezvousHost& operator=(const RendezvousHost&) = delete;
+
+  // The bound endpoint, its port resolved: "tcp://127.0.0.1:41234".
+  const std::string& endpoint() const { return hub_->endpoint(); }
+
+  // A descriptor to watch for readability (zmq::pollitem_t{nullptr, fd, ZMQ_POLLIN}, uv_poll).
+  // Edge-triggered: it only means "call Serve"; call Serve on a timer as well.
+  int NotificationFd() { return hub_->NotificationFd(); }
+
+  // Answers every message waiting now and returns how many there were; never blocks.
+  size_t Serve();
+
+  // Forgets the keys under `prefix` (an ended task's "task-12/"); an empty prefix is ignored,
+  // so one task's end never clears the others' keys.
+  void Forget(absl::string_view prefix);
+
+  // How many keys are held, over every task.
+  size_t keys() const { return service_.size(); }
+
+ private:
+  RendezvousHost(std::unique_ptr<WorkerHub> hub, LogFunction log)
+      : hub_(std::move(hub)), log_(std::move(log)) {}
+
+  std::unique_ptr<WorkerHub> hub_;
+  LogFunction log_;
+  RendezvousService service_;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ORCHESTRATOR_RENDEZVOUS_HOST_H_

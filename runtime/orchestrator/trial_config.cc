@@ -1,0 +1,72 @@
+#include "runtime/orchestrator/trial_config.h"
+
+#include <cstdio>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/config/yaml_quoting.h"
+#include "runtime/trial/trial_schedule.h"
+
+namespace cohort {
+namespace {
+
+// A double that reads back as the same double, and as a float (never as an int).
+std::string YamlDouble(double value) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  std::string written = text;
+  if (written == "inf") return ".inf";
+  if (written == "-inf") return "-.inf";
+  if (written == "nan" || written == "-nan") return ".nan";
+  if (written.find_first_of(".e") == std::string::npos) written += ".0";
+  return written;
+}
+
+std::string YamlValue(const Hyperparameters::Value& value) {
+  struct Writer {
+    std::string operator()(int64_t v) const { return absl::StrCat(v); }
+    std::string operator()(double v) const { return YamlDouble(v); }
+    std::string operator()(bool v) const { return v ? "true" : "false"; }
+    std::string operator()(const std::string& v) const { return QuotedYamlScalar(v); }
+    std::string operator()(const Hyperparameters::Other& v) const { return v.text; }
+  };
+  return std::visit(Writer{}, value);
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config) {
+  const Length& length = config.searcher.max_length;
+  if (length.unit == LengthUnit::kEpochs && !config.records_per_epoch) {
+    return absl::InvalidArgumentError(
+        "searcher.max_length: a length in epochs needs records_per_epoch (the orchestrator "
+        "cannot count the plugin's records): set records_per_epoch, or give max_length in "
+        "batches or records");
+  }
+  const uint64_t batches = LengthInBatches(length, config.global_batch_size,
+                                           config.records_per_epoch.value_or(0));
+  if (batches == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "searcher.max_length: comes to 0 batches of hyperparameters.global_batch_size ",
+        config.global_batch_size, "; expected at least one batch"));
+  }
+  return batches;
+}
+
+absl::StatusOr<std::string> TrialConfigYaml(const ExperimentConfig& experiment,
+                                            const Hyperparameters& hparams, uint64_t batches) {
+  std::vector<std::string> overrides;
+  for (const auto& [name, value] : hparams.values()) {
+    overrides.push_back(absl::StrCat("hyperparameters.", name, "=", YamlValue(value)));
+  }
+  overrides.push_back("searcher.name=single");
+  overrides.push_back(absl::StrCat("searcher.max_length=", batches));
+  absl::StatusOr<ExperimentConfig> trial =
+      ParseExperimentConfig(experiment.effective_yaml, overrides);
+  if (!trial.ok()) return trial.status();
+  return trial->effective_yaml;
+}
+
+}  // namespace cohort

@@ -1,0 +1,38 @@
+// Trial configs: what one task of a trial runs, derived from its experiment's config.
+//
+// A task trains one trial with fixed hyperparameters up to a number of batches, so its workers
+// get the experiment's config with every hyperparameter set to the trial's value and the single
+// searcher with max_length in batches; everything else (seed, optimizations, periods, storage)
+// is the experiment's.
+//
+//   absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(config);   // for CreateSearcher
+//   absl::StatusOr<std::string> yaml = TrialConfigYaml(config, trial_hparams, 500);
+//
+// Thread-safety: pure functions.
+#ifndef COHORT_RUNTIME_ORCHESTRATOR_TRIAL_CONFIG_H_
+#define COHORT_RUNTIME_ORCHESTRATOR_TRIAL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/config/experiment_config.h"
+#include "runtime/plugin/hyperparameters.h"
+
+namespace cohort {
+
+// searcher.max_length in batches. The orchestrator has no dataset to count, so a length in
+// epochs needs records_per_epoch: INVALID_ARGUMENT naming both fields otherwise, and for a
+// length of zero batches.
+absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config);
+
+// The experiment's effective YAML with `hparams` as the hyperparameters, `searcher.name: single`
+// and `searcher.max_length: <batches>`. The result parses to a config whose hyperparameters are
+// `hparams` (its global_batch_size included) and whose training fingerprint depends on nothing
+// but them and the experiment's, so any task of the trial can resume any checkpoint of it.
+absl::StatusOr<std::string> TrialConfigYaml(const ExperimentConfig& experiment,
+                                            const Hyperparameters& hparams, uint64_t batches);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ORCHESTRATOR_TRIAL_CONFIG_H_

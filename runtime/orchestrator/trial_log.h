@@ -1,0 +1,45 @@
+// TrialLog: a trial's worker output for `cohort trial logs`: every line numbered in arrival
+// order over the trial's life, the latest `capacity` kept in memory (the run folder's log.txt
+// keeps them all).
+//
+//   TrialLog log(20000);
+//   log.Append(/*attempt=*/0, line);          // sequence 1
+//   std::vector<TrialLogLine> lines = log.After(/*sequence=*/0, /*rank=*/-1, /*max_lines=*/500);
+//
+// Thread-safety: not thread-safe.
+#ifndef COHORT_RUNTIME_ORCHESTRATOR_TRIAL_LOG_H_
+#define COHORT_RUNTIME_ORCHESTRATOR_TRIAL_LOG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "runtime/client/client_messages.h"
+#include "runtime/control/control_messages.h"
+
+namespace cohort {
+
+class TrialLog {
+ public:
+  explicit TrialLog(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+
+  // Numbers the line (the next sequence) and keeps it, forgetting the oldest beyond capacity.
+  const TrialLogLine& Append(uint32_t attempt, const LogLine& line);
+
+  // Kept lines with a sequence above `sequence`, of `rank` (-1: every rank), oldest first, at
+  // most `max_lines`.
+  std::vector<TrialLogLine> After(uint64_t sequence, int32_t rank, size_t max_lines) const;
+
+  // The sequence of the latest line, 0 before any.
+  uint64_t last_sequence() const { return next_sequence_ - 1; }
+
+ private:
+  size_t capacity_;
+  uint64_t next_sequence_ = 1;
+  std::deque<TrialLogLine> lines_;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ORCHESTRATOR_TRIAL_LOG_H_

@@ -1,0 +1,616 @@
+// The client commands' pieces: the table printer, what `experiment list|describe`, `task list`,
+// `agent list`, `trial logs` and `submit --follow` print for given answers, the shared argument
+// parsing (the CURVE keys from options or the environment included), and OrchestratorClient
+// against a ROUTER this test plays in a thread (replies matched by correlation id, stray and
+// unreadable messages ignored, ClientError codes mapped, the timeout and its CURVE hint).
+#include <stdlib.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+#include <zmq.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/cohort/client_args.h"
+#include "harness/cohort/cluster_format.h"
+#include "harness/cohort/experiment_changes.h"
+#include "harness/cohort/experiment_format.h"
+#include "harness/cohort/experiment_json.h"
+#include "harness/cohort/text_table.h"
+#include "runtime/client/orchestrator_client.h"
+#include "runtime/security/curve_keys.h"
+#include "test/common/temp_folder.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// 2024-05-01 12:00:00 UTC.
+constexpr double kMayFirstNoon = 1714564800;
+
+// Times print in the local zone; the tests pin it to UTC.
+class CliFormatTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("TZ", "UTC", 1);
+    tzset();
+  }
+};
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+ExperimentSummary Summary() {
+  ExperimentSummary summary;
+  summary.experiment_id = 3;
+  summary.name = "mnist-grid";
+  summary.state = ExperimentState::kActive;
+  summary.searcher = "grid";
+  summary.progress = 0.425;
+  summary.slots_per_trial = 2;
+  summary.trials = 6;
+  summary.active_trials = 2;
+  summary.completed_trials = 3;
+  summary.errored_trials = 1;
+  summary.submitted_unix_time = kMayFirstNoon;
+  return summary;
+}
+
+TrialSummary Trial(uint64_t id, TrialState state) {
+  TrialSummary trial;
+  trial.trial_id = id;
+  trial.request_id = id;
+  trial.state = state;
+  trial.hyperparameters_json = "{\"lr\":0.1}";
+  trial.batches_trained = 1200;
+  trial.target_batches = 5000;
+  return trial;
+}
+
+ExperimentDescription Description() {
+  ExperimentDescription description;
+  description.summary = Summary();
+  description.searcher_metric = "validation_loss";
+  description.smaller_is_better = true;
+  description.config_yaml = "name: mnist-grid\n";
+  TrialSummary done = Trial(7, TrialState::kCompleted);
+  done.batches_trained = 5000;
+  done.has_best_metric = true;
+  done.best_metric = 0.0812;
+  done.latest_checkpoint_id = "ckpt-7-5000";
+  done.latest_validation = {{"validation_loss", 0.0812}, {"accuracy", 0.97}};
+  TrialSummary failed = Trial(8, TrialState::kError);
+  failed.restarts = 5;
+  failed.error = "worker rank 1 exited with signal 11";
+  description.trials = {done, failed, Trial(9, TrialState::kRunning)};
+  return description;
+}
+
+// ---- TextTable
+
+TEST(TextTableTest, PadsColumnsToTheWidestCellWithoutTrailingSpaces) {
+  TextTable table({"ID", "NAME", "STATE"});
+  table.AddRow({"1", "mnist", "active"});
+  table.AddRow({"12", "a", ""});
+  EXPECT_EQ(table.rows(), 2u);
+  EXPECT_EQ(table.Render(),
+            "ID  NAME   STATE\n"
+            "1   mnist  active\n"
+            "12  a\n");
+}
+
+TEST(TextTableTest, ShortRowsArePaddedAndLongRowsCut) {
+  TextTable table({"A", "B"});
+  table.AddRow({"x"});
+  table.AddRow({"1", "2", "dropped"});
+  EXPECT_EQ(table.Render(), "A  B\nx\n1  2\n");
+}
+
+TEST(TextTableTest, CountsUtf8CodePointsNotBytes) {
+  TextTable table({"NAME", "X"});
+  table.AddRow({"\xC3\xA9t\xC3\xA9", "1"});  // "été": 3 code points, 5 bytes
+  EXPECT_EQ(table.Render(), "NAME  X\n\xC3\xA9t\xC3\xA9   1\n");
+}
+
+TEST(TextTableTest, HeaderOnlyWhenEmpty) {
+  EXPECT_EQ(TextTable({"TASK", "STATE"}).Render(), "TASK  STATE\n");
+}
+
+// ---- experiment list and describe
+
+TEST_F(CliFormatTest, ProgressIsAWholePercentageRoundedDown) {
+  EXPECT_EQ(FormatProgress(0), "0%");
+  EXPECT_EQ(FormatProgress(0.425), "42%");
+  EXPECT_EQ(FormatProgress(0.999), "99%");
+  EXPECT_EQ(FormatProgress(1), "100%");
+  EXPECT_EQ(FormatProgress(1.5), "100%");
+  EXPECT_EQ(FormatProgress(-0.1), "0%");
+  EXPECT_EQ(FormatProgress(std::nan("")), "?");
+}
+
+TEST_F(CliFormatTest, TimesAreLocalAndZeroIsNotYet) {
+  EXPECT_EQ(FormatUnixTime(kMayFirstNoon + 62), "2024-05-01 12:01:02");
+  EXPECT_EQ(FormatUnixTime(0), "-");
+}
+
+TEST_F(CliFormatTest, MetricsKeepTheirOrder) {
+  EXPECT_EQ(FormatMetrics({{"loss", 0.0812}, {"accuracy", 0.97}}), "loss=0.0812 accuracy=0.97");
+  EXPECT_EQ(FormatMetrics({}), "-");
+}
+
+TEST_F(CliFormatTest, ExperimentListHasOneRowPerExperiment) {
+  ExperimentList list;
+  list.experiments.push_back(Summary());
+  ExperimentSummary second = Summary();
+  second.experiment_id = 4;
+  second.name = "cifar";
+  second.state = ExperimentState::kError;
+  second.searcher = "single";
+  second.progress = 1;
+  second.active_trials = 0;
+  second.completed_trials = 0;
+  second.errored_trials = 1;
+  second.submitted_unix_time = 0;
+  list.experiments.push_back(second);
+  EXPECT_THAT(Lines(FormatExperimentList(list)),
+              ElementsAre("ID  NAME        STATE   SEARCHER  PROGRESS  TRIALS  SUBMITTED",
+                          "3   mnist-grid  active  grid      42%       2/3/1   2024-05-01 12:00:00",
+                          "4   cifar       error   single    100%      0/0/1   -"));
+}
+
+TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {
+  const std::string text = FormatExperimentDescription(Description(), kMayFirstNoon + 3723);
+  EXPECT_THAT(text, HasSubstr("experiment 3: mnist-grid\n"));
+  EXPECT_THAT(text, HasSubstr("  state            active\n"));
+  EXPECT_THAT(text,
+              HasSubstr("  searcher         grid, metric validation_loss (smaller is better)\n"));
+  EXPECT_THAT(text, HasSubstr("  progress         42%\n"));
+  EXPECT_THAT(text, HasSubstr("  trials           6: 2 active, 3 completed, 1 errored\n"));
+  EXPECT_THAT(text, HasSubstr("  slots per trial  2\n"));
+  EXPECT_THAT(text, HasSubstr("  submitted        2024-05-01 12:00:00\n"));
+  EXPECT_THAT(text, HasSubstr("  duration         1:02:03\n"));  // still running: up to now
+  EXPECT_THAT(text, Not(HasSubstr("ended")));
+  EXPECT_THAT(
+      text,
+      HasSubstr("TRIAL  STATE      BATCHES    RESTARTS  BEST-METRIC  CHECKPOINT   HYPERPARAMETERS\n"
+                "7      completed  5000/5000  0         0.0812       ckpt-7-5000  {\"lr\":0.1}\n"
+                "8      error      1200/5000  5         -            -            {\"lr\":0.1}\n"
+                "9      running    1200/5000  0         -            -            {\"lr\":0.1}\n"));
+  EXPECT_THAT(text, HasSubstr("latest validation metrics:\n"
+                              "  trial 7: validation_loss=0.0812 accuracy=0.97\n"));
+  EXPECT_THAT(text,
+              HasSubstr("trial errors:\n  trial 8: worker rank 1 exited with signal 11\n"));
+}
+
+TEST_F(CliFormatTest, DescribeOfAnEndedExperimentShowsItsEndAndError) {
+  ExperimentDescription description = Description();
+  description.summary.state = ExperimentState::kError;
+  description.summary.ended_unix_time = kMayFirstNoon + 90;
+  description.summary.error = "every trial failed";
+  description.smaller_is_better = false;
+  description.trials.clear();
+  const std::string text = FormatExperimentDescription(description, kMayFirstNoon + 100000);
+  EXPECT_THAT(text, HasSubstr("(larger is better)"));
+  EXPECT_THAT(text, HasSubstr("  ended            2024-05-01 12:01:30\n"));
+  EXPECT_THAT(text, HasSubstr("  duration         1:30\n"));
+  EXPECT_THAT(text, HasSubstr("  error            every trial failed\n"));
+  EXPECT_THAT(text, HasSubstr("\nno trials yet\n"));
+  EXPECT_THAT(text, Not(HasSubstr("TRIAL ")));
+}
+
+TEST_F(CliFormatTest, DescribeJsonIsOneObjectWithEveryField) {
+  const std::string json = ExperimentDescriptionJson(Description());
+  EXPECT_EQ(json.find('\n'), std::string::npos);  // one line: newlines inside are escaped
+  const YAML::Node root = YAML::Load(json);  // JSON is YAML's flow subset
+  ASSERT_TRUE(root.IsMap());
+  EXPECT_EQ(root["id"].as<int>(), 3);
+  EXPECT_EQ(root["name"].as<std::string>(), "mnist-grid");
+  EXPECT_EQ(root["state"].as<std::string>(), "active");
+  EXPECT_EQ(root["metric"].as<std::string>(), "validation_loss");
+  EXPECT_TRUE(root["smaller_is_better"].as<bool>());
+  EXPECT_DOUBLE_EQ(root["progress"].as<double>(), 0.425);
+  EXPECT_DOUBLE_EQ(root["submitted_unix_time"].as<double>(), kMayFirstNoon);
+  EXPECT_TRUE(root["ended_unix_time"].IsNull());
+  EXPECT_EQ(root["trial_counts"]["errored"].as<int>(), 1);
+  EXPECT_EQ(root["config_yaml"].as<std::string>(), "name: mnist-grid\n");
+  ASSERT_EQ(root["trials"].size(), 3u);
+  const YAML::Node done = root["trials"][0];
+  EXPECT_EQ(done["id"].as<int>(), 7);
+  EXPECT_EQ(done["state"].as<std::string>(), "completed");
+  EXPECT_DOUBLE_EQ(done["hyperparameters"]["lr"].as<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(done["best_metric"].as<double>(), 0.0812);
+  EXPECT_EQ(done["latest_checkpoint"].as<std::string>(), "ckpt-7-5000");
+  EXPECT_DOUBLE_EQ(done["latest_validation"]["accuracy"].as<double>(), 0.97);
+  EXPECT_TRUE(done["task_id"].IsNull());
+  const YAML::Node running = root["trials"][2];
+  EXPECT_TRUE(running["best_metric"].IsNull());
+  EXPECT_TRUE(running["latest_checkpoint"].IsNull());
+  EXPECT_EQ(root["trials"][1]["error"].as<std::string>(), "worker rank 1 exited with signal 11");
+}
+
+// ---- submit --follow
+
+TEST_F(CliFormatTest, FollowFirstReportsEveryTrial) {
+  ExperimentDescription now = Description();
+  now.trials.resize(1);
+  now.trials[0] = Trial(7, TrialState::kQueued);
+  EXPECT_THAT(ExperimentChanges(nullptr, now),
+              ElementsAre("trial 7 queued, hyperparameters {\"lr\":0.1}"));
+}
+
+TEST_F(CliFormatTest, FollowReportsStateChangesRestartsAndTheEnd) {
+  const ExperimentDescription before = Description();
+  ExperimentDescription now = before;
+  now.trials[2].state = TrialState::kCompleted;  // trial 9
+  now.trials[2].batches_trained = 5000;
+  now.trials[2].has_best_metric = true;
+  now.trials[2].best_metric = 0.25;
+  now.trials.push_back(Trial(10, TrialState::kRunning));
+  EXPECT_THAT(ExperimentChanges(&before, now),
+              ElementsAre("trial 9 completed after 5000 batches, best validation_loss 0.25",
+                          "trial 10 running, hyperparameters {\"lr\":0.1}"));
+
+  ExperimentDescription restarted = now;
+  restarted.trials[3].restarts = 1;
+  restarted.trials[3].state = TrialState::kPaused;
+  restarted.trials[3].error = "agent node-2 lost";
+  EXPECT_THAT(ExperimentChanges(&now, restarted),
+              ElementsAre("trial 10 restart 1: agent node-2 lost",
+                          "trial 10 paused after 1200 batches"));
+
+  ExperimentDescription ended = restarted;
+  ended.summary.state = ExperimentState::kError;
+  ended.summary.error = "every trial failed";
+  EXPECT_THAT(ExperimentChanges(&restarted, ended),
+              ElementsAre("experiment 3 error: every trial failed"));
+  EXPECT_THAT(ExperimentChanges(&ended, ended), ElementsAre());
+}
+
+TEST_F(CliFormatTest, FollowExitStatusByHowTheExperimentEnded) {
+  EXPECT_FALSE(ExperimentEnded(ExperimentState::kActive));
+  EXPECT_FALSE(ExperimentEnded(ExperimentState::kStopping));
+  EXPECT_TRUE(ExperimentEnded(ExperimentState::kCompleted));
+  EXPECT_TRUE(ExperimentEnded(ExperimentState::kStopped));
+  EXPECT_TRUE(ExperimentEnded(ExperimentState::kError));
+  EXPECT_EQ(ExitStatusForEnded(ExperimentState::kCompleted), 0);
+  EXPECT_EQ(ExitStatusForEnded(ExperimentState::kError), 1);
+  EXPECT_EQ(ExitStatusForEnded(ExperimentState::kStopped), 130);
+}
+
+// ---- task list, agent list, trial logs
+
+TEST_F(CliFormatTest, TaskTableShowsWhyAQueuedTaskWaits) {
+  TaskListing table;
+  table.tasks.push_back({4, 2, 7, 2, TaskRowState::kRunning, {"node-1", "node-2"}, "", 0});
+  table.tasks.push_back({5, 3, 9, 8, TaskRowState::kQueued, {},
+                         "needs 8 slots; the largest agent has 4", 0});
+  table.tasks.push_back({6, 3, 10, 1, TaskRowState::kStarting, {"node-1"}, "stale", 0});
+  EXPECT_THAT(
+      Lines(FormatTaskListing(table)),
+      ElementsAre("TASK  EXPERIMENT  TRIAL  SLOTS  STATE     AGENTS         REASON",
+                  "4     2           7      2      running   node-1,node-2",
+                  "5     3           9      8      queued    -              needs 8 slots; the "
+                  "largest agent has 4",
+                  "6     3           10     1      starting  node-1"));
+}
+
+TEST_F(CliFormatTest, AgentTableShowsSlotsAndTasks) {
+  AgentTable table;
+  table.agents.push_back({"node-1", "host-a", 4, 3, true, kMayFirstNoon, {4, 6}});
+  table.agents.push_back({"node-2", "host-b", 8, 0, false, kMayFirstNoon, {}});
+  EXPECT_THAT(Lines(FormatAgentTable(table)),
+              ElementsAre("AGENT   HOST    SLOTS  BUSY  CONNECTED  TASKS",
+                          "node-1  host-a  4      3     yes        4,6",
+                          "node-2  host-b  8      0     no         -"));
+}
+
+TEST_F(CliFormatTest, LogLinesNameTheirRankWhateverTheStream) {
+  EXPECT_EQ(FormatLogLine({12, 1, 0, false, kMayFirstNoon, "epoch 1 done"}),
+            "[rank 1] epoch 1 done");
+  EXPECT_EQ(FormatLogLine({13, 0, 2, true, kMayFirstNoon, "warning: slow"}),
+            "[rank 0] warning: slow");
+}
+
+// ---- argument parsing
+
+ClientCommandSpec LogsLikeSpec() {
+  return {"cohort trial logs", "usage: cohort trial logs TRIAL_ID\n", {"TRIAL_ID"},
+          {"--rank", "--set"}, {"--follow"}};
+}
+
+TEST_F(CliFormatTest, ArgumentsTakeValuesFlagsAndTheOrchestrator) {
+  setenv("COHORT_ORCHESTRATOR", "tcp://10.0.0.5:29401", 1);
+  int exit_code = -1;
+  std::optional<ClientArgs> args = ParseClientArgs(
+      LogsLikeSpec(), {"7", "--set", "a=1", "--follow", "--set", "b=2"}, &exit_code);
+  ASSERT_TRUE(args.has_value());
+  EXPECT_EQ(args->orchestrator, "tcp://10.0.0.5:29401");
+  EXPECT_THAT(args->positionals, ElementsAre("7"));
+  EXPECT_THAT(args->values["--set"], ElementsAre("a=1", "b=2"));
+  EXPECT_EQ(args->Value("--set"), "b=2");
+  EXPECT_EQ(args->Value("--rank"), std::nullopt);
+  EXPECT_TRUE(args->Has("--follow"));
+
+  args = ParseClientArgs(LogsLikeSpec(), {"--orchestrator", "tcp://h:1", "7"}, &exit_code);
+  ASSERT_TRUE(args.has_value());
+  EXPECT_EQ(args->orchestrator, "tcp://h:1");
+
+  unsetenv("COHORT_ORCHESTRATOR");
+  args = ParseClientArgs(LogsLikeSpec(), {"7"}, &exit_code);
+  ASSERT_TRUE(args.has_value());
+  EXPECT_EQ(args->orchestrator, "tcp://127.0.0.1:29401");
+}
+
+TEST_F(CliFormatTest, KeysComeFromOptionsOrTheEnvironment) {
+  TempFolder folder;
+  const CurveKeyPair cli = GenerateCurveKeyPair().value();
+  const CurveKeyPair orchestrator = GenerateCurveKeyPair().value();
+  ASSERT_TRUE(WriteSecretKeyFile(folder / "cli.key", "cli", cli).ok());
+  ASSERT_TRUE(WritePublicKeyFile(folder / "orchestrator.pub", "orchestrator",
+                                 orchestrator.public_key).ok());
+  unsetenv("COHORT_KEY");
+  unsetenv("COHORT_ORCHESTRATOR_KEY");
+  int exit_code = -1;
+  std::optional<ClientArgs> args = ParseClientArgs(LogsLikeSpec(), {"7"}, &exit_code);
+  ASSERT_TRUE(args.has_value());
+  EXPECT_FALSE(args->curve.has_value());
+
+  args = ParseClientArgs(LogsLikeSpec(),
+                         {"7", "--key", folder / "cli.key", "--orchestrator-key",
+                          orchestrator.public_key},
+                         &exit_code);
+  ASSERT_TRUE(args.has_value());
+  ASSERT_TRUE(args->curve.has_value());
+  EXPECT_EQ(args->curve->keys.secret_key, cli.secret_key);
+  EXPECT_EQ(args->curve->server_public_key, orchestrator.public_key);
+
+  setenv("COHORT_KEY", (folder / "cli.key").c_str(), 1);
+  setenv("COHORT_ORCHESTRATOR_KEY", (folder / "orchestrator.pub").c_str(), 1);
+  args = ParseClientArgs(LogsLikeSpec(), {"7"}, &exit_code);
+  ASSERT_TRUE(args.has_value());
+  ASSERT_TRUE(args->curve.has_value());
+  EXPECT_EQ(args->curve->keys.public_key, cli.public_key);
+  EXPECT_EQ(args->curve->server_public_key, orchestrator.public_key);
+
+  // Only one of the two is a usage problem; a key that cannot be read is an error.
+  unsetenv("COHORT_ORCHESTRATOR_KEY");
+  exit_code = -1;
+  EXPECT_FALSE(ParseClientArgs(LogsLikeSpec(), {"7"}, &exit_code).has_value());
+  EXPECT_EQ(exit_code, 2);
+  exit_code = -1;
+  EXPECT_FALSE(ParseClientArgs(LogsLikeSpec(),
+                               {"7", "--key", folder / "missing.key", "--orchestrator-key",
+                                orchestrator.public_key},
+                               &exit_code)
+                   .has_value());
+  EXPECT_EQ(exit_code, 1);
+  unsetenv("COHORT_KEY");
+}
+
+TEST_F(CliFormatTest, UsageProblemsExitTwoAndHelpZero) {
+  int exit_code = -1;
+  EXPECT_FALSE(ParseClientArgs(LogsLikeSpec(), {"--help"}, &exit_code).has_value());
+  EXPECT_EQ(exit_code, 0);
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {}, {"7", "8"}, {"7", "--bogus"}, {"7", "--rank"}, {"7", "--orchestrator", ""}}) {
+    exit_code = -1;
+    EXPECT_FALSE(ParseClientArgs(LogsLikeSpec(), bad, &exit_code).has_value());
+    EXPECT_EQ(exit_code, 2);
+  }
+  EXPECT_EQ(ParseUnsigned("42"), 42u);
+  EXPECT_EQ(ParseUnsigned("-1"), std::nullopt);
+  EXPECT_EQ(ParseUnsigned("+1"), std::nullopt);
+  EXPECT_EQ(ParseUnsigned("4x"), std::nullopt);
+  EXPECT_EQ(ParseUnsigned(""), std::nullopt);
+}
+
+// ---- OrchestratorClient
+
+// A ROUTER on loopback answering in a thread of its own: `answer` gets each decoded request and
+// returns the raw frames to send back to its sender, in order.
+class FakeOrchestrator {
+ public:
+  using Answer = std::function<std::vector<std::string>(const DecodedClient& request)>;
+
+  explicit FakeOrchestrator(Answer answer)
+      : router_(context_, zmq::socket_type::router), answer_(std::move(answer)) {
+    router_.set(zmq::sockopt::linger, 0);
+    router_.bind("tcp://127.0.0.1:*");
+    endpoint_ = router_.get(zmq::sockopt::last_endpoint);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeOrchestrator() {
+    stop_ = true;
+    thread_.join();
+  }
+
+  const std::string& endpoint() const { return endpoint_; }
+  std::vector<DecodedClient> requests() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return requests_;
+  }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+      zmq::message_t identity, payload;
+      if (!router_.recv(identity, zmq::recv_flags::dontwait)) continue;
+      if (!router_.recv(payload, zmq::recv_flags::dontwait)) continue;
+      absl::StatusOr<DecodedClient> request = DecodeClientMessage(
+          absl::string_view(payload.data<char>(), payload.size()));
+      if (!request.ok()) continue;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        requests_.push_back(*request);
+      }
+      for (const std::string& reply : answer_(*request)) {
+        router_.send(zmq::buffer(identity.to_string()), zmq::send_flags::sndmore);
+        router_.send(zmq::buffer(reply), zmq::send_flags::none);
+      }
+    }
+  }
+
+  zmq::context_t context_;
+  zmq::socket_t router_;
+  std::string endpoint_;
+  Answer answer_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::vector<DecodedClient> requests_;
+  std::thread thread_;
+};
+
+// An orchestrator's message answering `correlation_id`.
+std::string Reply(const ClientMessage& message, uint64_t correlation_id) {
+  static std::atomic<uint64_t> next_id{1};
+  return EncodeClientMessage(ClientHeader{next_id++, correlation_id, "orchestrator"}, message);
+}
+
+ExperimentList ListNamed(const std::string& name) {
+  ExperimentList list;
+  list.experiments.push_back(Summary());
+  list.experiments.back().name = name;
+  return list;
+}
+
+TEST(OrchestratorClientTest, ReturnsTheReplyWithTheRequestsIdIgnoringStrayOnes) {
+  FakeOrchestrator orchestrator([](const DecodedClient& request) {
+    const uint64_t id = request.header.message_id;
+    return std::vector<std::string>{
+        "not a client envelope",
+        Reply(ListNamed("stale"), id + 100),  // answers some other request
+        Reply(ListNamed(absl::StrCat("answer to ", id)), id),
+    };
+  });
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect(orchestrator.endpoint());
+  ASSERT_TRUE(client.ok()) << client.status();
+  for (uint64_t round = 1; round <= 2; ++round) {
+    absl::StatusOr<ExperimentList> list =
+        (*client)->RequestReply<ExperimentList>(ListExperiments{}, 10);
+    ASSERT_TRUE(list.ok()) << list.status();
+    ASSERT_EQ(list->experiments.size(), 1u);
+    EXPECT_EQ(list->experiments[0].name, absl::StrCat("answer to ", round));
+  }
+  const std::vector<DecodedClient> requests = orchestrator.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].header, (ClientHeader{1, 0, "cohort-cli"}));
+  EXPECT_EQ(requests[1].header, (ClientHeader{2, 0, "cohort-cli"}));
+  EXPECT_EQ(requests[0].message, ClientMessage(ListExperiments{}));
+}
+
+TEST(OrchestratorClientTest, ClientErrorsBecomeStatusesWithTheirMessage) {
+  FakeOrchestrator orchestrator([](const DecodedClient& request) {
+    const auto* describe = std::get_if<DescribeExperiment>(&request.message);
+    const ClientErrorCode code = describe == nullptr
+                                     ? ClientErrorCode::kUnspecified
+                                     : static_cast<ClientErrorCode>(describe->experiment_id);
+    return std::vector<std::string>{
+        Reply(ClientError{code, "refused"}, request.header.message_id)};
+  });
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect(orchestrator.endpoint());
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<std::pair<ClientErrorCode, absl::StatusCode>> expected = {
+      {ClientErrorCode::kNotFound, absl::StatusCode::kNotFound},
+      {ClientErrorCode::kInvalidRequest, absl::StatusCode::kInvalidArgument},
+      {ClientErrorCode::kUnschedulable, absl::StatusCode::kFailedPrecondition},
+      {ClientErrorCode::kUnsupportedVersion, absl::StatusCode::kUnimplemented},
+      {ClientErrorCode::kUnspecified, absl::StatusCode::kUnknown},
+  };
+  for (const auto& [code, status_code] : expected) {
+    absl::StatusOr<ClientMessage> reply = (*client)->Request(
+        DescribeExperiment{static_cast<uint64_t>(code)}, 10);
+    EXPECT_EQ(reply.status().code(), status_code) << static_cast<int>(code);
+    EXPECT_EQ(reply.status().message(), "refused");
+  }
+}
+
+TEST(OrchestratorClientTest, AnUnexpectedReplyTypeIsInternal) {
+  FakeOrchestrator orchestrator([](const DecodedClient& request) {
+    return std::vector<std::string>{Reply(ClientAck{}, request.header.message_id)};
+  });
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect(orchestrator.endpoint());
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<TaskListing> table = (*client)->RequestReply<TaskListing>(ListTasks{}, 10);
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(table.status().message(), "the orchestrator answered ListTasks with ClientAck");
+}
+
+TEST(OrchestratorClientTest, NoAnswerInTimeIsUnavailableAndNamesTheEndpoint) {
+  FakeOrchestrator orchestrator([](const DecodedClient& request) {
+    // Only a reply to some other request, and bytes that do not decode.
+    return std::vector<std::string>{Reply(ClientAck{}, request.header.message_id + 1),
+                                    "garbage"};
+  });
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect(orchestrator.endpoint());
+  ASSERT_TRUE(client.ok()) << client.status();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ClientMessage> reply = (*client)->Request(ListAgents{}, 0.3);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(reply.status().message(),
+              HasSubstr(absl::StrCat("no answer from the orchestrator at ", orchestrator.endpoint(),
+                                     " within 0.3 s (is `cohort orchestrator` running?)")));
+  EXPECT_THAT(reply.status().message(), HasSubstr("dropped a message that could not be read"));
+  EXPECT_GE(waited, 0.29);
+  EXPECT_LT(waited, 5.0);
+}
+
+TEST(OrchestratorClientTest, NothingListeningTimesOutWithTheExactMessage) {
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect("tcp://127.0.0.1:1");
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<ClientMessage> reply = (*client)->Request(ListTasks{}, 0.2);
+  EXPECT_EQ(reply.status(),
+            absl::UnavailableError("no answer from the orchestrator at tcp://127.0.0.1:1 within "
+                                   "0.2 s (is `cohort orchestrator` running?); the orchestrator "
+                                   "may require CURVE: give --key and --orchestrator-key"));
+}
+
+TEST(OrchestratorClientTest, ACurveClientGetsNoCurveHint) {
+  const CurveClientConfig curve{GenerateCurveKeyPair().value(), "cli",
+                                GenerateCurveKeyPair().value().public_key};
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect("tcp://127.0.0.1:1", curve);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<ClientMessage> reply = (*client)->Request(ListTasks{}, 0.2);
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(reply.status().message(), Not(HasSubstr("CURVE")));
+
+  const CurveClientConfig mismatched{{curve.keys.public_key, curve.server_public_key}, "cli",
+                                     curve.server_public_key};
+  EXPECT_EQ(OrchestratorClient::Connect("tcp://127.0.0.1:1", mismatched).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(OrchestratorClientTest, AMalformedEndpointIsInvalidArgument) {
+  EXPECT_EQ(OrchestratorClient::Connect("not an endpoint").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace cohort

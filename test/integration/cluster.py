@@ -1,0 +1,117 @@
+"""A cluster on loopback for the integration tests: `cohort orchestrator` and agents as real
+processes, driven through the real CLI. Stopped (SIGTERM, then SIGKILL) when the `with` ends.
+
+    with temp_dir() as tmp, Cluster(tmp) as cluster:
+        cluster.add_agent("agent-1", 2)
+        experiment_id = cluster.submit(config_path)
+        cluster.wait_ended(experiment_id)          # "completed", "error" or "stopped"
+"""
+import os
+import re
+import socket
+import subprocess
+import time
+
+from cohort_cli import COHORT, check, run, signal, wait_for
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.agent_endpoint = f"tcp://127.0.0.1:{free_port()}"
+        self.client_endpoint = f"tcp://127.0.0.1:{free_port()}"
+        self.rendezvous_endpoint = f"tcp://127.0.0.1:{free_port()}"
+        self.state = os.path.join(tmp, "state")
+        self.log_path = os.path.join(tmp, "orchestrator.log")
+        self.agents = []
+        self.processes = []
+        self.orchestrator = self._start(self.log_path, "orchestrator",
+                                        "--listen", self.agent_endpoint,
+                                        "--client-listen", self.client_endpoint,
+                                        "--rendezvous-listen", self.rendezvous_endpoint,
+                                        "--state-dir", self.state)
+
+    def _start(self, log_path, *args):
+        with open(log_path, "w") as log:
+            process = subprocess.Popen([COHORT, *args], stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        return process
+
+    def add_agent(self, agent_id, slots, *extra):
+        """Starts an agent and waits until `cohort agent list` shows it."""
+        self._start(os.path.join(self.tmp, agent_id + ".log"), "agent",
+                    "--orchestrator", self.agent_endpoint, "--id", agent_id,
+                    "--slots", str(slots), "--work-dir", os.path.join(self.tmp, agent_id), *extra)
+        self.agents.append(agent_id)
+        wait_for(lambda: agent_id in self.cli("agent", "list")[1], 30, f"{agent_id} to register")
+
+    def cli(self, *args):
+        """`cohort ARGS... --orchestrator <client endpoint>`: (exit code, stdout, stderr)."""
+        return run(*args, "--orchestrator", self.client_endpoint, timeout=60)
+
+    def must(self, *args):
+        code, out, err = self.cli(*args)
+        check(code == 0, f"cohort {' '.join(args)} failed ({code}):\n{out}\n{err}")
+        return out
+
+    def submit(self, config):
+        out = self.must("submit", config)
+        found = re.search(r"experiment (\d+) submitted", out)
+        check(found is not None, out)
+        return int(found.group(1))
+
+    def state_of(self, experiment_id):
+        out = self.must("experiment", "list")
+        for line in out.splitlines():
+            fields = line.split()
+            if fields and fields[0] == str(experiment_id):
+                return fields[2].lower()
+        raise AssertionError(f"experiment {experiment_id} not listed:\n{out}")
+
+    def wait_ended(self, experiment_id, timeout=300):
+        wait_for(lambda: self.state_of(experiment_id) in ("completed", "error", "stopped"),
+                 timeout, f"experiment {experiment_id} to end")
+        return self.state_of(experiment_id)
+
+    def task_rows(self):
+        """(task, experiment, trial, slots, state, agents and reason) per `cohort task list` row."""
+        rows = []
+        for line in self.must("task", "list").splitlines()[1:]:
+            fields = line.split(None, 5)
+            if len(fields) >= 5 and fields[0].isdigit():
+                rows.append(fields + [""] * (6 - len(fields)))
+        return rows
+
+    def log(self):
+        """The orchestrator's output."""
+        with open(self.log_path) as f:
+            return f.read()
+
+    def logs(self):
+        """The orchestrator's and the agents' output, for failure messages."""
+        text = []
+        for path in [self.log_path] + [os.path.join(self.tmp, a + ".log") for a in self.agents]:
+            with open(path) as f:
+                text.append(f"--- {os.path.basename(path)}\n{f.read()}")
+        return "\n".join(text)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.time() + 20
+        for process in reversed(self.processes):
+            try:
+                process.wait(timeout=max(0.1, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -1,0 +1,115 @@
+"""The orchestrator, agents and CLI as separate processes on loopback.
+
+- a grid search of 4 trials on a 2-slot agent completes, with 2 trials training at a time and the
+  waiting ones listed by `cohort task list` with the reason;
+- three 1-slot trials and a 2-slot trial share a 4-slot agent, the 2-slot one waiting for two
+  free slots with the reason;
+- a trial that can never fit is refused at submission, saying why;
+- `cohort trial logs` shows a trial's output, filtered by rank; `cohort experiment kill` stops
+  running experiments.
+"""
+import os
+import re
+
+from cohort_cli import *
+from cluster import Cluster
+
+GRID_CONFIG = """\
+name: {name}
+entrypoint: {entrypoint}
+hyperparameters:
+  global_batch_size: 16
+  optimizer: sgd
+  learning_rate:
+    type: categorical
+    vals: {rates}
+  momentum: 0.9
+  hidden_size: 16
+  hidden_layers: 1
+  synthetic_train_records: 1024
+  synthetic_validation_records: 128
+resources:
+  slots_per_trial: {slots}
+searcher:
+  name: {searcher}
+  metric: accuracy
+  smaller_is_better: false
+  max_length:
+    batches: {batches}
+scheduling_unit: 20
+max_restarts: 0
+reproducibility:
+  experiment_seed: 5
+"""
+
+
+def grid_config(tmp, name, rates=(0.01,), slots=1, batches=200, searcher="grid"):
+    text = GRID_CONFIG.format(name=name, entrypoint=plugin("mlp"), slots=slots, batches=batches,
+                              rates="[" + ", ".join(str(r) for r in rates) + "]",
+                              searcher=searcher)
+    return write_config(tmp, text, file_name=name + ".yaml")
+
+
+def most_at_once(log, experiment_id):
+    """The most trials of the experiment placed at once, from the orchestrator's event lines."""
+    placed, most = 0, 0
+    for line in log.splitlines():
+        if re.search(rf"\(experiment {experiment_id}\): task \d+", line):
+            placed += 1
+            most = max(most, placed)
+        elif re.search(rf"trial \d+ \(experiment {experiment_id}\) (completed|error|stopped)", line):
+            placed -= 1
+    return most
+
+
+with temp_dir() as tmp, Cluster(tmp) as cluster:
+    cluster.add_agent("agent-1", 2)
+
+    # A grid of 4 on 2 slots: 2 at a time, the other 2 queued with their reason.
+    grid = cluster.submit(grid_config(tmp, "grid", rates=(0.001, 0.01, 0.05, 0.1), batches=2000))
+    # Placed at submission: two tasks start, two wait, saying why.
+    waits = re.findall(rf"task \d+ \(trial \d+, experiment {grid}\) waits: (.*)", cluster.log())
+    check(len(waits) == 2 and all("needs 1 slot on one agent; agent-1 has 2 busy" in w
+                                  for w in waits), cluster.log())
+    check(cluster.wait_ended(grid) == "completed", cluster.log())
+    described = cluster.must("experiment", "describe", str(grid))
+    check(described.lower().count("completed") >= 4, described)
+    log = cluster.log()
+    check(most_at_once(log, grid) == 2, f"expected 2 trials at a time:\n{log}")
+    state_dir = os.path.join(cluster.state, "experiments", str(grid))
+    record = experiment(state_dir)
+    check(len(record["trials"]) == 4 and all(t["state"] == "COMPLETED" for t in record["trials"]),
+          str(record))
+    check(all(t["best_validation"] is not None for t in record["trials"]), str(record))
+
+    # Logs of one trial, one rank.
+    trial_id = str(record["trials"][0]["id"])
+    logs = cluster.must("trial", "logs", trial_id, "--rank", "0")
+    check("trial " + trial_id in logs and "[rank 0]" in logs, logs)
+
+    # Never fits: 3 slots on an agent of 2.
+    code, out, err = cluster.cli("submit", grid_config(tmp, "too-big", slots=3))
+    check(code != 0 and "needs 3 slots" in (out + err), f"{code}\n{out}\n{err}")
+
+# Three 1-slot trials and a 2-slot trial share one 4-slot agent: the 2-slot one waits, and
+# `cohort task list` says why, until two 1-slot experiments are killed; then it runs and
+# completes, and the killed experiments end stopped.
+with temp_dir() as tmp, Cluster(tmp) as cluster:
+    cluster.add_agent("agent-4", 4)
+    ones = [cluster.submit(grid_config(tmp, f"one-{i}", batches=10**7)) for i in range(3)]
+    two = cluster.submit(grid_config(tmp, "two", slots=2, batches=300))
+    rows = {int(r[1]): r for r in cluster.task_rows()}
+    check(all(rows[e][4].lower() in ("starting", "running") for e in ones), str(rows))
+    check(rows[two][4].lower() == "queued" and rows[two][3] == "2", str(rows))
+    check("needs 2 slots on one agent; agent-4 has 3 busy" in rows[two][5], str(rows))
+    wait_for(lambda: all(r[4].lower() == "running" for r in cluster.task_rows()
+                         if int(r[1]) in ones), 120, "the 1-slot trials to run")
+    for experiment_id in ones[:2]:
+        cluster.must("experiment", "kill", str(experiment_id))
+    check(cluster.wait_ended(two) == "completed", cluster.log())
+    cluster.must("experiment", "kill", str(ones[2]))
+    for experiment_id in ones:
+        check(cluster.wait_ended(experiment_id, 60) == "stopped", cluster.log())
+    check(not cluster.task_rows(), cluster.must("task", "list"))
+
+print("ok")
