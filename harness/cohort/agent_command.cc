@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/worker_process.h"
 #include "runtime/agent/agent.h"
+#include "runtime/agent/gpu_slots.h"
 #include "runtime/security/curve_client_config.h"
 
 extern char** environ;
@@ -29,7 +30,8 @@ constexpr char kUsage[] =
     "  --orchestrator ENDPOINT  the orchestrator's ZeroMQ endpoint, e.g. tcp://10.0.0.5:29400\n"
     "  --id ID                  this agent's id, unique among the orchestrator's agents\n"
     "                           (default: the host name)\n"
-    "  --slots N|auto           CPU slots to offer (default auto: one per CPU core)\n"
+    "  --slots N|auto           slots to offer: N CPU slots, or auto (the default): one per\n"
+    "                           NVIDIA GPU when the driver lists any, else one per CPU core\n"
     "  --work-dir DIR           where each task's folder (config, log, checkpoints) goes, as\n"
     "                           DIR/tasks/<task id>/ (default: <temp dir>/cohort-agent-<id>)\n"
     "  --advertise-address HOST this machine's address as other agents' workers reach it: the\n"
@@ -68,10 +70,14 @@ std::string HostName() {
   return name;
 }
 
-// The slots `spec` asks for: a count, or "auto" for one per CPU core. GPU slots are not
-// detected yet.
+// The slots `spec` asks for: a count of CPU slots, or "auto": one per NVIDIA GPU when the driver
+// lists any, else one per CPU core.
 std::optional<std::vector<AgentSlot>> SlotsFor(const std::string& spec) {
-  if (spec == "auto") return CpuSlots(std::max(1u, std::thread::hardware_concurrency()));
+  if (spec == "auto") {
+    std::vector<AgentSlot> gpus = DetectGpuSlots();
+    if (!gpus.empty()) return gpus;
+    return CpuSlots(std::max(1u, std::thread::hardware_concurrency()));
+  }
   uint32_t count = 0;
   if (!absl::SimpleAtoi(spec, &count) || count == 0) return std::nullopt;
   return CpuSlots(count);

@@ -38,7 +38,12 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
   variables["COHORT_SIZE"] = absl::StrCat(task.world_size);
   variables["COHORT_TASK_ID"] = absl::StrCat(task.task_id);
   if (!places.gloo_hostname.empty()) variables["COHORT_GLOO_HOSTNAME"] = places.gloo_hostname;
-  if (slot.kind == SlotKind::kGpu) variables["CUDA_VISIBLE_DEVICES"] = absl::StrCat(slot.device_id);
+  if (slot.kind == SlotKind::kGpu) {
+    // device_id counts GPUs in PCI bus order (gpu_slots.h); CUDA counts them that way only when
+    // told to.
+    variables["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    variables["CUDA_VISIBLE_DEVICES"] = absl::StrCat(slot.device_id);
+  }
   for (const KeyValue& extra : task.environment) variables[extra.key] = extra.value;
   for (const auto& [key, value] : variables) {
     invocation.environment.push_back(absl::StrCat(key, "=", value));

@@ -1,12 +1,17 @@
 // The task table: what a StartTask may ask for (slots that exist and are free, consistent ranks,
 // one config, ranks on other agents only with a rendezvous where they meet), which ErrorReply each
-// refusal becomes, and how slots are held until a task has exited.
+// refusal becomes, and how slots are held until a task has exited; and the GPU slots the driver's
+// /proc files list.
 #include "runtime/agent/task_table.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/agent/gpu_slots.h"
+#include "test/common/temp_folder.h"
 
 namespace cohort {
 namespace {
@@ -148,6 +153,31 @@ TEST(TaskTableTest, SetStateOfAnUnknownTaskIsNotFound) {
 TEST(TaskTableTest, CpuSlotsAreNumberedFromZero) {
   EXPECT_THAT(CpuSlots(2), ElementsAre(AgentSlot{0, SlotKind::kCpu, -1, "cpu"},
                                        AgentSlot{1, SlotKind::kCpu, -1, "cpu"}));
+}
+
+// The driver's folders, as /proc/driver/nvidia/gpus holds them, written into `root`.
+void WriteGpuFolder(const std::string& root, const std::string& bus_id,
+                    const std::string& information) {
+  std::filesystem::create_directories(root + "/" + bus_id);
+  std::ofstream(root + "/" + bus_id + "/information") << information;
+}
+
+TEST(GpuSlotsTest, OneSlotPerGpuInPciBusOrderNamedByModel) {
+  TempFolder folder;
+  WriteGpuFolder(folder.path(), "0000:c3:00.0",
+                 "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 160\nBus Type: \t PCIe\n");
+  WriteGpuFolder(folder.path(), "0000:1b:00.0", "Model: \t\t NVIDIA A100-SXM4-40GB\n");
+  WriteGpuFolder(folder.path(), "0000:41:00.0", "IRQ: 12\n");  // no model line
+  EXPECT_THAT(DetectGpuSlots(folder.path()),
+              ElementsAre(AgentSlot{0, SlotKind::kGpu, 0, "NVIDIA A100-SXM4-40GB"},
+                          AgentSlot{1, SlotKind::kGpu, 1, "NVIDIA GPU"},
+                          AgentSlot{2, SlotKind::kGpu, 2, "NVIDIA H100 80GB HBM3"}));
+}
+
+TEST(GpuSlotsTest, NoDriverMeansNoGpuSlots) {
+  TempFolder folder;
+  EXPECT_THAT(DetectGpuSlots(folder.path()), testing::IsEmpty());
+  EXPECT_THAT(DetectGpuSlots(folder / "missing"), testing::IsEmpty());
 }
 
 }  // namespace

@@ -105,6 +105,8 @@ TEST(WorkerInvocationTest, AGpuSlotSeesOnlyItsDevice) {
   const WorkerInvocation gpu = WorkerInvocationFor(
       Task(), Task().ranks[0], AgentSlot{1, SlotKind::kGpu, 3, "NVIDIA H100"}, kPlaces, {});
   EXPECT_THAT(gpu.environment, Contains("CUDA_VISIBLE_DEVICES=3"));
+  EXPECT_THAT(gpu.environment, Contains("CUDA_DEVICE_ORDER=PCI_BUS_ID"))
+      << "device ids count GPUs in PCI bus order";
   const WorkerInvocation cpu = WorkerInvocationFor(
       Task(), Task().ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces,
       {"CUDA_VISIBLE_DEVICES=0"});
