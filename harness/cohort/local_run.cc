@@ -37,19 +37,12 @@ absl::Status LocalRun::Rewind() {
   record_ = fresh;
   record_.trial(kSingleTrialId).restarts = restarts;
   std::map<uint64_t, MetricsReport> validations;
-  std::string kept;
-  const std::string metrics_path = folder_.metrics_path(kSingleTrialId);
-  if (std::filesystem::exists(metrics_path)) {
-    absl::StatusOr<std::string> text = ReadFile(metrics_path);
-    if (!text.ok()) return text.status();
-    for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
-      absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, kSingleTrialId);
-      if (!report.ok() || report->batches > kept_batches) continue;
-      record_.Apply(*report);
-      if (report->kind == ReportKind::kValidation) validations[report->batches] = *report;
-      absl::StrAppend(&kept, line, "\n");
-    }
-    if (absl::Status status = WriteFileAtomically(metrics_path, kept); !status.ok()) return status;
+  absl::StatusOr<std::vector<MetricsReport>> kept =
+      TrimMetricsFile(folder_.metrics_path(kSingleTrialId), kSingleTrialId, kept_batches);
+  if (!kept.ok()) return kept.status();
+  for (const MetricsReport& report : *kept) {
+    record_.Apply(report);
+    if (report.kind == ReportKind::kValidation) validations[report.batches] = report;
   }
   absl::StatusOr<std::vector<CheckpointInfo>> stored = storage_->List();
   if (!stored.ok()) return stored.status();

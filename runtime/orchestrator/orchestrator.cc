@@ -381,9 +381,7 @@ void Orchestrator::Finish(Task& task) {
   } else if (agent_lost) {
     // Not the trial's fault: trained again from its latest checkpoint without using a restart.
     trial.state = TrialState::kPaused;
-    trial.batches_trained = trial.latest_checkpoint_batches;
-    trial.segment_metric.reset();
-    experiment.record.RewindTrial(trial.id, trial.latest_checkpoint_batches);
+    RewindTrial(experiment, trial);
     Event(absl::StrCat("trial ", trial.id, ": ", failure, "; placing it again"));
   } else if (!failed) {
     trial.state = TrialState::kPaused;
@@ -410,9 +408,7 @@ void Orchestrator::Finish(Task& task) {
       trial.error = failure;
       trial.state = TrialState::kPaused;
       // It trains again from its latest checkpoint: what was reported after it is forgotten.
-      trial.batches_trained = trial.latest_checkpoint_batches;
-      trial.segment_metric.reset();
-      experiment.record.RewindTrial(trial.id, trial.latest_checkpoint_batches);
+      RewindTrial(experiment, trial);
       experiment.record.trial(trial.id).restarts = trial.restarts;
       Event(absl::StrCat("trial ", trial.id, " failed: ", failure, "; restart ", trial.restarts,
                          " of ", experiment.config.max_restarts,
@@ -429,6 +425,21 @@ void Orchestrator::Finish(Task& task) {
   StartTasksWithinLimits(experiment);
   MaybeEndExperiment(experiment);
   experiment.dirty = true;
+}
+
+void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
+  const uint64_t kept = trial.latest_checkpoint_batches;
+  trial.batches_trained = kept;
+  trial.segment_metric.reset();
+  experiment.record.RewindTrial(trial.id, kept);
+  absl::StatusOr<std::vector<MetricsReport>> trimmed =
+      TrimMetricsFile(experiment.folder->metrics_path(trial.id), trial.id, kept);
+  if (!trimmed.ok()) {
+    Event(absl::StrCat("warning: ", trimmed.status().message()));
+    return;
+  }
+  // The latest reports are those before the checkpoint again.
+  for (const MetricsReport& report : *trimmed) experiment.record.Apply(report);
 }
 
 void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view error) {

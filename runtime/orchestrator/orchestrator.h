@@ -138,6 +138,9 @@ class Orchestrator {
   bool EndPart(Task& task, const std::string& agent_id);
   // The task is over on every agent: decide what its trial does next. Destroys `task`.
   void Finish(Task& task);
+  // The trial trains again from its latest checkpoint: what was reported after it is forgotten,
+  // in the record and in metrics.jsonl.
+  void RewindTrial(Experiment& experiment, Trial& trial);
   void EndTrial(Trial& trial, TrialState state, absl::string_view error);
   void MaybeEndExperiment(Experiment& experiment);
   // Sends KillTask for every part not yet ended (once per task).

@@ -1,10 +1,13 @@
 #include "runtime/record/experiment_record.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "runtime/record/json_writer.h"
+#include "runtime/record/run_folder.h"
 #include "runtime/trial/metric_accumulator.h"
 #include "yaml-cpp/yaml.h"
 
@@ -229,6 +232,23 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("not a metrics report: ", e.what()));
   }
+}
+
+absl::StatusOr<std::vector<MetricsReport>> TrimMetricsFile(const std::string& path,
+                                                           uint64_t trial_id, uint64_t batches) {
+  std::vector<MetricsReport> kept_reports;
+  if (!std::filesystem::exists(path)) return kept_reports;
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  std::string kept;
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, trial_id);
+    if (!report.ok() || report->batches > batches) continue;
+    kept_reports.push_back(*std::move(report));
+    absl::StrAppend(&kept, line, "\n");
+  }
+  if (absl::Status status = WriteFileAtomically(path, kept); !status.ok()) return status;
+  return kept_reports;
 }
 
 }  // namespace cohort

@@ -73,6 +73,12 @@ struct ExperimentRecord {
 // The values as one JSON object: {"lr": 0.1, "layers": 2, "optimizer": "adam"}.
 std::string HyperparametersJson(const Hyperparameters& hyperparameters);
 
+// Drops from the trial's metrics.jsonl at `path` the reports after `batches` (a resumed trial
+// trains those batches again) and returns the reports kept, in order. A missing file keeps
+// nothing; lines that do not parse are dropped.
+absl::StatusOr<std::vector<MetricsReport>> TrimMetricsFile(const std::string& path,
+                                                           uint64_t trial_id, uint64_t batches);
+
 // A metrics report as one line of metrics.jsonl (no newline), and back.
 std::string MetricsReportJson(const MetricsReport& report);
 absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uint64_t trial_id);

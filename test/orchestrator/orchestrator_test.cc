@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -40,6 +41,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
 
@@ -659,8 +661,10 @@ TEST_F(OrchestratorTest, FailureAfterRunningRestartsFromTheLatestCheckpoint) {
 
   Accept(first.task_id);
   Running(first.task_id);
+  Validate(first.task_id, 20, 0.5);
   Checkpoint(first.task_id, "ckpt-a", 20);
   Checkpoint(first.task_id, "ckpt-b", 40);
+  Validate(first.task_id, 60, 0.4);  // after the latest checkpoint: trained again, forgotten
   ExitAll(first.task_id, 1);
 
   std::vector<StartTask> starts = StartTasksSentTo("agent-1");
@@ -672,6 +676,14 @@ TEST_F(OrchestratorTest, FailureAfterRunningRestartsFromTheLatestCheckpoint) {
   TrialSummary trial = TrialOf(experiment_id, trial_id);
   EXPECT_EQ(trial.restarts, 1u);
   EXPECT_EQ(trial.latest_checkpoint_id, "ckpt-b");
+  EXPECT_EQ(trial.batches_trained, 40u);
+  ASSERT_THAT(trial.latest_validation, Not(IsEmpty()));
+  std::ifstream metrics_file(
+      absl::StrCat(ExperimentFolder(experiment_id), "/trials/", trial_id, "/metrics.jsonl"));
+  const std::string metrics((std::istreambuf_iterator<char>(metrics_file)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_THAT(metrics, HasSubstr("\"batches\":20"));
+  EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":60"))) << metrics;
   EXPECT_THAT(trial.error, HasSubstr("exited with code 1"));
   EXPECT_EQ(Describe(experiment_id).summary.state, ExperimentState::kActive);
 
