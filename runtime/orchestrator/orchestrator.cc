@@ -31,6 +31,9 @@ uint64_t LargestNumericName(const std::filesystem::path& folder) {
 
 constexpr double kSaveInterval = 1.0;
 
+// Where the keys of a task spanning agents live in the rendezvous store.
+std::string RendezvousPrefix(uint64_t task_id) { return absl::StrCat("task-", task_id, "/"); }
+
 // How trial and experiment states are written in experiment.json.
 RunState RunStateOf(TrialState state) {
   switch (state) {
@@ -89,6 +92,10 @@ Orchestrator::~Orchestrator() = default;
 void Orchestrator::Event(std::string line) { events_.push_back(std::move(line)); }
 
 std::vector<std::string> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
+
+std::vector<std::string> Orchestrator::TakeEndedRendezvousPrefixes() {
+  return std::exchange(ended_rendezvous_prefixes_, {});
+}
 
 bool Orchestrator::Idle() const {
   if (!tasks_.empty()) return false;
@@ -186,7 +193,6 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       trial.target_batches = train->batches;
       trial.wants_training = true;
       trial.segment_metric.reset();
-      experiment.record.trial(trial.id).total_batches = train->batches;
     } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
       auto found = experiment.trials.find(close->request_id);
       if (found == experiment.trials.end()) continue;
@@ -321,7 +327,7 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
     start.cross_size = static_cast<uint32_t>(placement.agents.size());
     if (placement.agents.size() > 1) {
       start.rendezvous.endpoint = options_.rendezvous_endpoint;
-      start.rendezvous.prefix = absl::StrCat("task-", task.id, "/");
+      start.rendezvous.prefix = RendezvousPrefix(task.id);
     }
     Agent& agent = *agents_.at(slots.agent_id);
     for (const uint32_t slot : slots.slots) agent.busy[slot] = SlotUser{task.id, trial.id};
@@ -372,6 +378,7 @@ void Orchestrator::Finish(Task& task) {
   const bool agent_lost = task.agent_lost;
   const bool stopped_by_us = task.stopping && task.failure.empty();
   std::string failure = task.failure;
+  if (task.parts.size() > 1) ended_rendezvous_prefixes_.push_back(RendezvousPrefix(task_id));
   std::erase(queue_, task_id);
   trial.task_id = 0;
   tasks_.erase(task_id);  // `task` is gone from here on
@@ -409,7 +416,6 @@ void Orchestrator::Finish(Task& task) {
       trial.state = TrialState::kPaused;
       // It trains again from its latest checkpoint: what was reported after it is forgotten.
       RewindTrial(experiment, trial);
-      experiment.record.trial(trial.id).restarts = trial.restarts;
       Event(absl::StrCat("trial ", trial.id, " failed: ", failure, "; restart ", trial.restarts,
                          " of ", experiment.config.max_restarts,
                          trial.latest_checkpoint_id.empty()
@@ -447,9 +453,6 @@ void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view er
   trial.wants_training = false;
   if (!error.empty()) trial.error = std::string(error);
   Experiment& experiment = *experiments_.at(trial.experiment_id);
-  TrialRecord& record = experiment.record.trial(trial.id);
-  record.state = RunStateOf(state);
-  record.error = trial.error;
   Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, ") ",
                      TrialStateName(state),
                      error.empty() ? std::string() : absl::StrCat(": ", error)));
@@ -494,11 +497,15 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
 void Orchestrator::Save(Experiment& experiment) {
   experiment.dirty = false;
   experiment.last_save = clock_.MonotonicSeconds();
+  // The trials' states, restarts, targets and errors live in the Trials; the record takes them
+  // here, once per save.
   experiment.record.state = RunStateOf(experiment.state);
   for (TrialRecord& record : experiment.record.trials) {
     if (const Trial* trial = FindTrial(record.id)) {
       record.state = RunStateOf(trial->state);
       record.restarts = trial->restarts;
+      record.total_batches = trial->target_batches;
+      record.error = trial->error;
       record.batches_trained = std::max(record.batches_trained, trial->batches_trained);
     }
   }

@@ -100,6 +100,10 @@ class Orchestrator {
   // call.
   std::vector<std::string> TakeEvents();
 
+  // The rendezvous key prefixes of the tasks spanning agents that ended since the last call: the
+  // caller's rendezvous store may forget their keys.
+  std::vector<std::string> TakeEndedRendezvousPrefixes();
+
  private:
   struct Agent;
   struct Experiment;
@@ -166,6 +170,7 @@ class Orchestrator {
   uint64_t next_trial_id_ = 1;
   uint64_t next_task_id_ = 1;
   std::vector<std::string> events_;
+  std::vector<std::string> ended_rendezvous_prefixes_;
 };
 
 }  // namespace cohort

@@ -5,9 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <optional>
-#include <set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -137,36 +135,12 @@ class OrchestratorServer::RouterOutbox final : public AgentOutbox {
       return 0;
     }
     last_message_id_ = id;
-    if (const auto* start = std::get_if<StartTask>(&message);
-        start != nullptr && !start->rendezvous.prefix.empty()) {
-      rendezvous_prefixes_[start->task_id] = start->rendezvous.prefix;
-    }
     return id;
-  }
-
-  // Forgets the rendezvous keys of the tasks spanning agents that the orchestrator no longer
-  // lists (each has ended on every agent).
-  void ForgetEndedRendezvous(RendezvousHost& host) {
-    if (rendezvous_prefixes_.empty()) return;
-    const ClientMessage listed = server_.orchestrator_->OnClientRequest(ListTasks{});
-    const auto* table = std::get_if<TaskListing>(&listed);
-    if (table == nullptr) return;
-    std::set<uint64_t> live;
-    for (const TaskRow& row : table->tasks) live.insert(row.task_id);
-    for (auto it = rendezvous_prefixes_.begin(); it != rendezvous_prefixes_.end();) {
-      if (live.count(it->first) != 0) {
-        ++it;
-        continue;
-      }
-      host.Forget(it->second);
-      it = rendezvous_prefixes_.erase(it);
-    }
   }
 
  private:
   OrchestratorServer& server_;
   uint64_t last_message_id_ = 0;
-  std::map<uint64_t, std::string> rendezvous_prefixes_;  // of the StartTasks sent, by task id
 };
 
 absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
@@ -249,7 +223,9 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
     if (rendezvous_) rendezvous_->Serve();
     if (SteadyClock::now() >= next_tick) {
       orchestrator_->Tick();
-      if (rendezvous_) outbox_->ForgetEndedRendezvous(*rendezvous_);
+      for (const std::string& prefix : orchestrator_->TakeEndedRendezvousPrefixes()) {
+        if (rendezvous_) rendezvous_->Forget(prefix);
+      }
       next_tick = SteadyClock::now() + options_.tick_interval;
     }
     LogEvents();

@@ -890,6 +890,9 @@ TEST_F(OrchestratorTest, TaskSpanningTwoAgentsRestartsOnBothWhenOneRankFails) {
   EXPECT_NE(again.task_id, task_id);
   EXPECT_EQ(again.attempt, 1u);
   EXPECT_NE(again.rendezvous.prefix, one.rendezvous.prefix);
+  // The ended task's keys may go; the new task's stay.
+  EXPECT_THAT(orchestrator_.TakeEndedRendezvousPrefixes(), ElementsAre(one.rendezvous.prefix));
+  EXPECT_THAT(orchestrator_.TakeEndedRendezvousPrefixes(), IsEmpty());
   const TrialSummary trial = TrialOf(experiment_id, one.trial_id);
   EXPECT_EQ(trial.restarts, 1u);
   EXPECT_THAT(trial.error, HasSubstr("rank 9 exited with code 3"));
