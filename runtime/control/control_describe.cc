@@ -90,6 +90,10 @@ struct Describer {
   std::string operator()(const LogBatch& m) const {
     return absl::StrCat("LogBatch task ", m.task_id, ": ", Count(m.lines.size(), "line"));
   }
+  std::string operator()(const TaskProgress& m) const {
+    return absl::StrCat("TaskProgress task ", m.task_id, " trial ", m.progress.trial_id, " at ",
+                        m.progress.batches, " of ", m.progress.total_batches, " batches");
+  }
   std::string operator()(const TaskListRequest&) const { return "TaskListRequest"; }
   std::string operator()(const TaskList& m) const {
     return absl::StrCat("TaskList: ", Count(m.tasks.size(), "task"));
@@ -107,7 +111,7 @@ absl::string_view ControlMessageName(const ControlMessage& message) {
       "AgentHello",        "AgentHeartbeat",       "StartTask", "KillTask",
       "TaskStatus",        "TaskExit",             "TaskMetricsReport",
       "TaskCheckpointReport", "LogBatch",          "TaskListRequest", "TaskList",
-      "Ack",               "ErrorReply"};
+      "Ack",               "ErrorReply",           "TaskProgress"};
   static_assert(std::size(kNames) == std::variant_size_v<ControlMessage>);
   return kNames[message.index()];
 }

@@ -21,7 +21,7 @@ static_assert(static_cast<int>(TaskState::kExited) == static_cast<int>(wire::Tas
 static_assert(static_cast<int>(ReportKind::kTraining) ==
               static_cast<int>(wire::ReportKind::Training));
 static_assert(static_cast<int>(ReportKind::kValidation) == static_cast<int>(wire::ReportKind::MAX));
-static_assert(static_cast<int>(LogStream::kStderr) == static_cast<int>(wire::LogStream::MAX));
+static_assert(static_cast<int>(LogStream::kAgent) == static_cast<int>(wire::LogStream::MAX));
 static_assert(static_cast<int>(ControlErrorCode::kInvalidRequest) ==
               static_cast<int>(wire::ErrorCode::MAX));
 
@@ -130,6 +130,13 @@ struct PayloadEncoder {
   Payload operator()(const LogBatch& m) const {
     auto table = wire::CreateLogBatch(builder, m.task_id, EncodeAll(builder, m.lines));
     return {wire::ControlPayload::LogBatch, table.Union()};
+  }
+  Payload operator()(const TaskProgress& m) const {
+    const ProgressReport& p = m.progress;
+    auto table = wire::CreateTaskProgress(builder, m.task_id, p.trial_id, p.batches,
+                                          p.total_batches, p.records, p.latest_loss,
+                                          p.records_per_second);
+    return {wire::ControlPayload::TaskProgress, table.Union()};
   }
   Payload operator()(const TaskListRequest&) const {
     return {wire::ControlPayload::TaskListRequest, wire::CreateTaskListRequest(builder).Union()};
@@ -252,6 +259,12 @@ LogBatch Read(Reader& reader, const wire::LogBatch& t) {
   return {t.task_id(), ReadAll(reader, t.lines())};
 }
 
+TaskProgress Read(Reader&, const wire::TaskProgress& t) {
+  return {t.task_id(),
+          {t.trial_id(), t.batches(), t.total_batches(), t.records(), t.latest_loss(),
+           t.records_per_second()}};
+}
+
 TaskListRequest Read(Reader&, const wire::TaskListRequest&) { return {}; }
 
 TaskList Read(Reader& reader, const wire::TaskList& t) { return {ReadAll(reader, t.tasks())}; }
@@ -309,6 +322,9 @@ absl::StatusOr<ControlMessage> ReadPayload(const wire::ControlEnvelope& envelope
       break;
     case wire::ControlPayload::ErrorReply:
       message = Read(reader, *envelope.payload_as_ErrorReply());
+      break;
+    case wire::ControlPayload::TaskProgress:
+      message = Read(reader, *envelope.payload_as_TaskProgress());
       break;
     case wire::ControlPayload::NONE:
       return Invalid("no payload");

@@ -32,7 +32,10 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kControlProtocolMajor = 1;
-inline constexpr uint16_t kControlProtocolMinor = 0;
+inline constexpr uint16_t kControlProtocolMinor = 1;
+// The first minor with TaskProgress and LogStream::kAgent: an agent sends them only to an
+// orchestrator that said it speaks at least this minor.
+inline constexpr uint16_t kControlMinorWithProgress = 1;
 
 // The value of ControlHeader::sender for messages from the orchestrator.
 inline constexpr absl::string_view kOrchestratorSender = "orchestrator";
@@ -46,7 +49,11 @@ enum class TaskState : uint8_t {
   kStopping = 3,  // being killed, or a rank failed and the others are being stopped
   kExited = 4,    // every process of the task on this agent has exited
 };
-enum class LogStream : uint8_t { kStdout = 0, kStderr = 1 };
+enum class LogStream : uint8_t {
+  kStdout = 0,
+  kStderr = 1,
+  kAgent = 2,  // (minor 1) a line the agent wrote about the task, e.g. that a rank fell silent
+};
 enum class ControlErrorCode : uint8_t {
   kUnspecified = 0,
   kUnsupportedVersion = 1,
@@ -244,6 +251,15 @@ struct LogBatch {
   friend bool operator==(const LogBatch&, const LogBatch&) = default;
 };
 
+// Agent -> orchestrator (minor 1): a worker's ProgressReport, forwarded at most about once a
+// second per task.
+struct TaskProgress {
+  uint64_t task_id = 0;
+  ProgressReport progress;  // its trial_id is the task's trial
+
+  friend bool operator==(const TaskProgress&, const TaskProgress&) = default;
+};
+
 // Orchestrator -> agent; answered by TaskList.
 struct TaskListRequest {
   friend bool operator==(const TaskListRequest&, const TaskListRequest&) = default;
@@ -271,7 +287,7 @@ struct ErrorReply {
 using ControlMessage =
     std::variant<AgentHello, AgentHeartbeat, StartTask, KillTask, TaskStatus, TaskExit,
                  TaskMetricsReport, TaskCheckpointReport, LogBatch, TaskListRequest, TaskList,
-                 Ack, ErrorReply>;
+                 Ack, ErrorReply, TaskProgress>;
 
 struct DecodedControl {
   ControlVersion version;  // the sender's protocol version

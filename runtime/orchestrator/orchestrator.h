@@ -126,6 +126,7 @@ class Orchestrator {
   void OnTaskExit(const std::string& agent_id, uint64_t message_id, const TaskExit& exit);
   void OnMetrics(const TaskMetricsReport& report);
   void OnCheckpoint(const TaskCheckpointReport& report);
+  void OnProgress(const TaskProgress& progress);
   void OnLogBatch(const LogBatch& batch);
   void OnAnswer(const std::string& agent_id, uint64_t correlation_id, const ErrorReply* error);
   void LoseAgent(Agent& agent, absl::string_view why);

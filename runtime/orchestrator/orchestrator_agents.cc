@@ -76,6 +76,8 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
           OnCheckpoint(m);
         } else if constexpr (std::is_same_v<T, LogBatch>) {
           OnLogBatch(m);
+        } else if constexpr (std::is_same_v<T, TaskProgress>) {
+          OnProgress(m);
         } else if constexpr (std::is_same_v<T, Ack>) {
           OnAnswer(agent_id, message.header.correlation_id, nullptr);
         } else if constexpr (std::is_same_v<T, ErrorReply>) {
@@ -231,6 +233,14 @@ void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
     }
   }
   Save(experiment);
+}
+
+void Orchestrator::OnProgress(const TaskProgress& progress) {
+  Task* task = FindTask(progress.task_id);
+  if (task == nullptr) return;
+  Trial& trial = *trials_.at(task->trial_id);
+  trial.batches_trained = std::max(trial.batches_trained, progress.progress.batches);
+  experiments_.at(trial.experiment_id)->dirty = true;
 }
 
 void Orchestrator::OnLogBatch(const LogBatch& batch) {

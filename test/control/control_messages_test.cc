@@ -74,11 +74,13 @@ std::vector<ControlMessage> EveryMessageFullySet() {
       LogBatch{7,
                {{0, LogStream::kStdout, 1.7e9, "epoch 1"},
                 {kMaxU32, LogStream::kStderr, 1.7e9 + 1, kAwkwardText},
-                {1, LogStream::kStdout, 0.5, ""}}},
+                {1, LogStream::kStdout, 0.5, ""},
+                {2, LogStream::kAgent, 1.7e9 + 2, "rank 2 sent no heartbeat for 30 s"}}},
       TaskListRequest{},
       TaskList{{FullTaskEntry(), {8, 4, 1, TaskState::kPending, {2}, {0}}}},
       Ack{},
       ErrorReply{ControlErrorCode::kSlotUnavailable, "slot 3 is busy"},
+      TaskProgress{7, {3, kMaxU64, kMaxU64, 12800, -0.0, 5.5e4}},
   };
 }
 
@@ -140,7 +142,7 @@ TEST(ControlMessagesTest, MinimalMessagesRoundTripWithTheirDefaults) {
   checkpoint.checkpoint_id = "c";
   const std::vector<ControlMessage> minimal = {
       hello,      beat,       start,      KillTask{}, TaskStatus{}, TaskExit{}, TaskMetricsReport{},
-      checkpoint, LogBatch{}, TaskList{}, ErrorReply{}};
+      checkpoint, LogBatch{}, TaskList{}, ErrorReply{}, TaskProgress{}};
   for (const ControlMessage& message : minimal) {
     SCOPED_TRACE(ControlMessageName(message));
     absl::StatusOr<DecodedControl> decoded =
@@ -218,7 +220,7 @@ TEST(ControlMessagesTest, RefusesAnotherMajorNamingBothVersions) {
     const std::string bytes = Envelope(builder, major, 3, wire::ControlPayload::Ack,
                                        wire::CreateAck(builder).Union());
     ExpectInvalid(bytes, absl::StrCat("control protocol ", major, ".3 is not supported: this "
-                                      "build speaks 1.0"));
+                                      "build speaks 1.1"));
   }
 }
 
@@ -242,7 +244,7 @@ TEST(ControlMessagesTest, RefusesAnUnknownMessageTypeNamingIt) {
     const std::string bytes = Envelope(builder, 1, minor, static_cast<wire::ControlPayload>(200),
                                        wire::CreateAck(builder).Union());
     ExpectInvalid(bytes, "unknown message type 200");
-    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.0");
+    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.1");
   }
 }
 
@@ -272,10 +274,10 @@ TEST(ControlMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   }
   {
     FlatBufferBuilder builder;
-    auto line = wire::CreateLogLine(builder, 0, static_cast<wire::LogStream>(2));
+    auto line = wire::CreateLogLine(builder, 0, static_cast<wire::LogStream>(3));
     auto batch = wire::CreateLogBatch(builder, 7, builder.CreateVector(&line, 1));
     ExpectInvalid(Envelope(builder, 1, 0, wire::ControlPayload::LogBatch, batch.Union()),
-                  "LogBatch: unknown log stream 2");
+                  "LogBatch: unknown log stream 3");
   }
   {
     FlatBufferBuilder builder;
@@ -400,11 +402,12 @@ TEST(ControlMessagesTest, NamesAndDescribesEveryMessage) {
       "TaskExit task 7 rank 1 signal 9, killed by the agent",
       "TaskMetricsReport task 7 trial 3 validation after 18446744073709551615 batches: 3 metrics",
       "TaskCheckpointReport task 7 trial 3 checkpoint trial-3-batch-100 after 100 batches",
-      "LogBatch task 7: 3 lines",
+      "LogBatch task 7: 4 lines",
       "TaskListRequest",
       "TaskList: 2 tasks",
       "Ack",
       "ErrorReply slot unavailable: slot 3 is busy",
+      "TaskProgress task 7 trial 3 at 18446744073709551615 of 18446744073709551615 batches",
   };
   const std::vector<ControlMessage> messages = EveryMessageFullySet();
   ASSERT_EQ(messages.size(), expected.size());
