@@ -10,12 +10,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "harness/cohort/worker_process.h"
+#include "harness/cohort/this_process.h"
 #include "runtime/agent/agent.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/security/curve_client_config.h"
-
-extern char** environ;
 
 namespace cohort {
 namespace {
@@ -64,12 +62,6 @@ int Usage(absl::string_view problem) {
   return 2;
 }
 
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
 // The slots `spec` asks for: a count of CPU slots, or "auto": one per NVIDIA GPU when the driver
 // lists any, else one per CPU core.
 std::optional<std::vector<AgentSlot>> SlotsFor(const std::string& spec) {
@@ -81,12 +73,6 @@ std::optional<std::vector<AgentSlot>> SlotsFor(const std::string& spec) {
   uint32_t count = 0;
   if (!absl::SimpleAtoi(spec, &count) || count == 0) return std::nullopt;
   return CpuSlots(count);
-}
-
-std::vector<std::string> InheritedEnvironment() {
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
-  return environment;
 }
 
 }  // namespace

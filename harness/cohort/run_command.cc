@@ -11,9 +11,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "harness/cohort/entrypoint.h"
-#include "harness/cohort/local_run.h"
+#include "harness/cohort/embedded_run.h"
+#include "harness/cohort/this_process.h"
 #include "runtime/record/run_folder.h"
-#include "runtime/checkpoint/shared_fs_storage.h"
+#include "runtime/orchestrator/orchestrator.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/config/yaml_quoting.h"
 
@@ -23,21 +24,23 @@ namespace {
 constexpr char kUsage[] =
     "usage: cohort run EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--resume DIR]\n"
     "\n"
-    "Trains the experiment on this machine and writes a run folder (default\n"
-    "runs/<name>-<timestamp>/): config.yaml, experiment.json, trials/<id>/metrics.jsonl,\n"
-    "trials/<id>/log.txt and checkpoints/.\n"
+    "Trains the experiment on this machine, every trial its searcher asks for, and writes a\n"
+    "run folder (default runs/<name>-<timestamp>/): config.yaml, experiment.json,\n"
+    "trials/<id>/metrics.jsonl, trials/<id>/log.txt and checkpoints/. It runs an orchestrator\n"
+    "and an agent in this process, as `cohort orchestrator` and `cohort agent` do on a cluster.\n"
     "\n"
     "  --output DIR        the run folder to create\n"
     "  --set KEY=VALUE     override a config value by its dotted path, e.g.\n"
     "                      --set hyperparameters.learning_rate=0.05\n"
     "                      --set searcher.max_length.batches=2000\n"
-    "  --resume DIR        continue the run in DIR from its latest checkpoint (EXPERIMENT.yaml\n"
-    "                      may then be left out: the run's own config.yaml is used)\n"
+    "  --resume DIR        continue the run in DIR, each trial from its latest checkpoint\n"
+    "                      (EXPERIMENT.yaml may then be left out: the run's own config.yaml is\n"
+    "                      used); for the single, grid and random searchers\n"
     "  --cpu-slots N       CPU slots this machine offers (default: its core count); more than\n"
     "                      the cores is allowed, for testing\n"
     "\n"
-    "Ctrl-C asks the trial to checkpoint and stop (resume it with --resume); a second Ctrl-C\n"
-    "kills it. Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped.\n";
+    "Ctrl-C (or SIGTERM) asks the trials to checkpoint and stop (resume them with --resume); a\n"
+    "second one kills them. Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped.\n";
 
 
 struct RunArgs {
@@ -129,6 +132,12 @@ std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& fold
   return (root / std::filesystem::path(folder.path()).filename()).string();
 }
 
+std::string Absolute(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& arguments) {
@@ -150,28 +159,18 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   }
   absl::StatusOr<ExperimentConfig> config = LoadConfig(config_path, args->overrides, seed_in_use);
   if (!config.ok()) return Fail(config.status());
-  for (const std::string& key : config->ignored_keys) {
-    std::fprintf(stderr, "note: %s is not used by cohort run and is ignored\n", key.c_str());
-  }
-  if (config->searcher.name != "single") {
-    return Fail(absl::UnimplementedError(absl::StrCat(
-        "searcher.name: '", config->searcher.name,
-        "' is a valid searcher, but cohort run trains one trial and runs only 'single' so far")));
+  if (!args->resume.empty() && config->searcher.name == "adaptive_asha") {
+    return Fail(absl::UnimplementedError(
+        "--resume continues experiments of the single, grid and random searchers; "
+        "adaptive_asha's promotions are not kept in the run folder, so this run cannot resume"));
   }
   if (config->slots_per_trial > args->cpu_slots) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
         "resources.slots_per_trial: ", config->slots_per_trial, " slots, but this machine offers ",
         args->cpu_slots, " CPU slots (one per core; --cpu-slots N allows more)")));
   }
-  if (const uint64_t slots = config->slots_per_trial; config->global_batch_size % slots != 0) {
-    const uint64_t per_slot = config->global_batch_size / slots;
-    std::fprintf(stderr,
-                 "warning: hyperparameters.global_batch_size %llu is not a multiple of "
-                 "resources.slots_per_trial %llu: each slot trains %llu records, so a global "
-                 "batch holds %llu\n",
-                 static_cast<unsigned long long>(config->global_batch_size),
-                 static_cast<unsigned long long>(slots), static_cast<unsigned long long>(per_slot),
-                 static_cast<unsigned long long>(per_slot * slots));
+  if (absl::Status checked = Orchestrator::CheckExperiment(*config); !checked.ok()) {
+    return Fail(checked);
   }
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
   if (!plugin.ok()) return Fail(plugin.status());
@@ -185,19 +184,18 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
       !status.ok()) {
     return Fail(status);
   }
-  if (absl::Status status = folder->PrepareTrial(kSingleTrialId); !status.ok()) return Fail(status);
-  const std::string checkpoint_root = CheckpointRoot(*config, *folder);
-  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(checkpoint_root);
-  if (!storage.ok()) return Fail(storage.status());
+  // The workers run in their task folders: paths they get are absolute.
+  const std::string checkpoint_root = Absolute(CheckpointRoot(*config, *folder));
+
+  absl::StatusOr<std::string> executable = SelfExecutable();
+  if (!executable.ok()) return Fail(executable.status());
 
   std::fprintf(stderr, "experiment %s: run folder %s\n", config->name.c_str(),
                folder->path().c_str());
-  LocalRun run(*std::move(config), *folder, *std::move(plugin), *std::move(storage),
-               checkpoint_root);
-  if (!args->resume.empty()) {
-    if (absl::Status status = run.Rewind(); !status.ok()) return Fail(status);
-  }
-  return run.Run();
+  config->entrypoint = Absolute(*plugin);
+  LocalSubmission submission{*std::move(config), *folder, checkpoint_root,
+                             /*resume=*/!args->resume.empty()};
+  return RunEmbedded(std::move(submission), EmbeddedRunOptions{args->cpu_slots, *executable});
 }
 
 }  // namespace cohort

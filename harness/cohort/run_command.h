@@ -2,12 +2,11 @@
 //
 //   cohort run EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--resume DIR]
 //
-// It validates the config, creates the run folder (see run_folder.h), spawns the trial's worker
-// as a separate process (a crashing plugin becomes a trial error, never a crashed CLI), shows
-// live progress, records metrics and checkpoints, applies checkpoint retention, restarts a failed
-// worker from its latest checkpoint up to max_restarts times, and on Ctrl-C asks the worker to
-// checkpoint and stop (a second Ctrl-C kills it). `--resume DIR` continues a run folder from its
-// latest checkpoint. Exit status: 0 when every trial completed, 1 on an error, 2 on bad usage,
+// It validates the config (a bad one creates no run folder), creates the run folder (see
+// run_folder.h) and trains the experiment with RunEmbedded (embedded_run.h): an orchestrator and
+// an agent in this process, whose workers are separate processes (a crashing plugin becomes a
+// trial error, never a crashed CLI). `--resume DIR` continues a run folder, each trial from its
+// latest checkpoint. Exit status: 0 when the experiment completed, 1 on an error, 2 on bad usage,
 // 130 when stopped by an interrupt.
 #ifndef COHORT_HARNESS_COHORT_RUN_COMMAND_H_
 #define COHORT_HARNESS_COHORT_RUN_COMMAND_H_

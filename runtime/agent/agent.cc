@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/agent/orchestrator_minor.h"
 #include "runtime/agent/rendezvous_endpoint.h"
 
 namespace cohort {
@@ -36,7 +37,11 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)), table_(option
 Agent::~Agent() = default;
 
 void Agent::Log(absl::string_view line) {
-  std::fprintf(stderr, "cohort agent: %.*s\n", static_cast<int>(line.size()), line.data());
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "cohort agent: %.*s\n", static_cast<int>(line.size()), line.data());
+  }
 }
 
 absl::Status Agent::Run() {
@@ -60,11 +65,13 @@ absl::Status Agent::Run() {
   heartbeat_.data = this;
   const auto heartbeat_ms = static_cast<uint64_t>(kAgentHeartbeatSeconds * 1000);
   uv_timer_start(&heartbeat_, OnHeartbeatTimer, heartbeat_ms, heartbeat_ms);
-  const int signal_numbers[2] = {SIGINT, SIGTERM};
-  for (int i = 0; i < 2; ++i) {
-    uv_signal_init(&loop_, &signals_[i]);
-    signals_[i].data = this;
-    uv_signal_start(&signals_[i], OnSignal, signal_numbers[i]);
+  if (options_.stop_requests == nullptr) {
+    const int signal_numbers[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; ++i) {
+      uv_signal_init(&loop_, &signals_[i]);
+      signals_[i].data = this;
+      uv_signal_start(&signals_[i], OnSignal, signal_numbers[i]);
+    }
   }
 
   Log(absl::StrCat("agent '", options_.agent_id, "' with ", options_.slots.size(),
@@ -87,7 +94,7 @@ void Agent::OnHeartbeatTimer(uv_timer_t* timer) {
 }
 
 void Agent::OnSignal(uv_signal_t* handle, int signal) {
-  static_cast<Agent*>(handle->data)->Shutdown(signal);
+  static_cast<Agent*>(handle->data)->Shutdown(signal == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 void Agent::PumpConnection() {
@@ -100,6 +107,7 @@ void Agent::PumpConnection() {
 
 void Agent::OnTick() {
   if (stopping_loop_) return;
+  TakeStopRequests();
   PumpConnection();
   const double now = MonotonicNow();
   for (auto it = runs_.begin(); it != runs_.end();) {
@@ -109,29 +117,39 @@ void Agent::OnTick() {
   for (auto& [task_id, batcher] : log_batchers_) {
     if (std::optional<LogBatch> due = batcher.Due(now)) Send(*due);
   }
-  if (!registered_ && shutdown_signals_ == 0 && now - last_hello_ >= kAgentHelloRetrySeconds) {
+  if (!registered_ && shutdown_requests_ == 0 && now - last_hello_ >= kAgentHelloRetrySeconds) {
     SendHello();
   }
   PumpConnection();
-  if (shutdown_signals_ > 0 && runs_.empty()) {
+  if (shutdown_requests_ > 0 && runs_.empty()) {
     stopping_loop_ = true;
     CloseHandle(reinterpret_cast<uv_handle_t*>(&poll_));
     CloseHandle(reinterpret_cast<uv_handle_t*>(&tick_));
     CloseHandle(reinterpret_cast<uv_handle_t*>(&heartbeat_));
-    for (uv_signal_t& signal : signals_) CloseHandle(reinterpret_cast<uv_handle_t*>(&signal));
+    if (options_.stop_requests == nullptr) {
+      for (uv_signal_t& signal : signals_) CloseHandle(reinterpret_cast<uv_handle_t*>(&signal));
+    }
   }
 }
 
-void Agent::Shutdown(int signal) {
-  ++shutdown_signals_;
-  const uint32_t grace = shutdown_signals_ == 1 ? kShutdownGraceSeconds : 0;
-  Log(absl::StrCat(signal == SIGINT ? "SIGINT" : "SIGTERM", ": stopping ", runs_.size(),
-                   " task(s)", grace == 0 ? " at once" : absl::StrCat(", ", grace, " s grace")));
+void Agent::TakeStopRequests() {
+  if (options_.stop_requests == nullptr) return;
+  const int requested = options_.stop_requests->load(std::memory_order_relaxed);
+  for (; stop_requests_taken_ < requested; ++stop_requests_taken_) Shutdown("stop requested");
+}
+
+void Agent::Shutdown(absl::string_view cause) {
+  ++shutdown_requests_;
+  const uint32_t grace = shutdown_requests_ == 1 ? kShutdownGraceSeconds : 0;
+  Log(absl::StrCat(cause, ": stopping ", runs_.size(), " task(s)",
+                   grace == 0 ? " at once" : absl::StrCat(", ", grace, " s grace")));
   for (auto& [task_id, run] : runs_) run->Kill("the agent is shutting down", grace);
 }
 
 uint64_t Agent::Send(const ControlMessage& message, uint64_t correlation_id) {
-  absl::StatusOr<uint64_t> id = connection_->Send(message, correlation_id);
+  std::optional<ControlMessage> known = KnownAtMinor(message, orchestrator_minor_);
+  if (!known) return 0;
+  absl::StatusOr<uint64_t> id = connection_->Send(*known, correlation_id);
   if (!id.ok()) {
     Log(absl::StrCat("cannot send ", DescribeControlMessage(message), ": ", id.status().message()));
     return 0;
@@ -168,7 +186,7 @@ void Agent::Handle(const DecodedControl& received) {
         } else if constexpr (std::is_same_v<T, TaskListRequest>) {
           Send(TaskList{table_.Entries()}, id);
         } else if constexpr (std::is_same_v<T, Ack>) {
-          HandleAck(correlation);
+          HandleAck(correlation, received.version);
         } else if constexpr (std::is_same_v<T, ErrorReply>) {
           HandleErrorReply(correlation, message);
         } else {
@@ -180,7 +198,7 @@ void Agent::Handle(const DecodedControl& received) {
 }
 
 void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
-  if (shutdown_signals_ > 0) {
+  if (shutdown_requests_ > 0) {
     Send(ErrorReply{ControlErrorCode::kInvalidRequest, "the agent is shutting down"}, message_id);
     return;
   }
@@ -196,8 +214,14 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
   Send(Ack{}, message_id);
   Log(absl::StrCat("starting ", DescribeControlMessage(start)));
   log_batchers_.emplace(start.task_id, LogBatcher(start.task_id));
-  TaskRunSetup setup{options_.executable, options_.work_dir, options_.slots,
-                     options_.base_environment, options_.advertise_address};
+  TaskRunSetup setup;
+  setup.executable = options_.executable;
+  setup.work_dir = options_.work_dir;
+  setup.slots = options_.slots;
+  setup.base_environment = options_.base_environment;
+  setup.advertise_address = options_.advertise_address;
+  setup.silent_rank_warning_seconds = options_.silent_rank_warning_seconds;
+  setup.log = [this](absl::string_view line) { Log(line); };
   StartTask task = start;
   task.rendezvous.endpoint =
       ReachableRendezvousEndpoint(start.rendezvous.endpoint, options_.orchestrator);
@@ -224,10 +248,11 @@ bool Agent::Forgotten(uint64_t task_id) const {
          forgotten_task_ids_.end();
 }
 
-void Agent::HandleAck(uint64_t correlation_id) {
+void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
   if (correlation_id == 0) return;
   if (correlation_id == hello_id_) {
     hello_id_ = 0;
+    orchestrator_minor_ = version.minor;
     if (!registered_) Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
     registered_ = true;
     // Exits whose Ack may have been lost with an earlier registration go again.
@@ -257,6 +282,7 @@ void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
   if (error.code == ControlErrorCode::kNotRegistered) {
     if (registered_) Log("the orchestrator does not know this agent: registering again");
     registered_ = false;
+    orchestrator_minor_ = 0;  // it may be another orchestrator now: its Ack will tell
     if (hello_id_ == 0) SendHello();  // one registration at a time; the tick retries a lost one
     return;
   }
@@ -278,6 +304,7 @@ void Agent::OnTaskStatus(const TaskStatus& status) {
 void Agent::OnTaskReport(const ControlMessage& report) { Send(report); }
 
 void Agent::OnLogLine(uint64_t task_id, const LogLine& line) {
+  if (line.stream == LogStream::kAgent) Log(absl::StrCat("task ", task_id, ": ", line.text));
   auto batcher = log_batchers_.find(task_id);
   if (batcher == log_batchers_.end()) return;
   if (std::optional<LogBatch> full = batcher->second.Add(line, MonotonicNow())) Send(*full);

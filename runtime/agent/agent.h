@@ -8,16 +8,22 @@
 // - Registration: AgentHello on start, again every 10 s until the orchestrator acknowledges it,
 //   and again whenever it answers ErrorReply NotRegistered; then AgentHeartbeat every 5 s.
 // - StartTask: admitted by the TaskTable (ErrorReply otherwise), acknowledged, then run as a
-//   TaskRun; its statuses, reports and exits are forwarded, its output in LogBatch messages. A
-//   task spanning agents is admitted when it names the rendezvous endpoint where its ranks meet
-//   (a wildcard host there means the orchestrator's: ReachableRendezvousEndpoint); its workers
-//   publish advertise_address to their Gloo peers (COHORT_GLOO_HOSTNAME).
+//   TaskRun; its statuses, reports, progress and exits are forwarded, its output and the agent's
+//   lines about it (a silent rank; also in the agent's log) in LogBatch messages. A task spanning
+//   agents is admitted when it names the rendezvous endpoint where its ranks meet (a wildcard
+//   host there means the orchestrator's: ReachableRendezvousEndpoint); its workers publish
+//   advertise_address to their Gloo peers (COHORT_GLOO_HOSTNAME).
 // - TaskExit messages are kept until acknowledged and sent again after a re-registration; an
 //   exited task is forgotten once all of its exits are acknowledged.
 // - KillTask stops a task (Ack, or ErrorReply UnknownTask for an id it never had); TaskListRequest
 //   gets the TaskList.
-// - SIGINT or SIGTERM stops every task as a KillTask with kShutdownGraceSeconds would (a second
-//   signal kills them at once); Run returns once every task has exited.
+// - Send only what the peer knows: the orchestrator's protocol minor comes from the envelope of
+//   the Ack answering the latest AgentHello (0 before it, and again once the orchestrator says
+//   NotRegistered); below kControlMinorWithProgress, TaskProgress is dropped and LogStream::kAgent
+//   lines are left out of LogBatch (they stay in the task's log.txt). See KnownAtMinor.
+// - SIGINT or SIGTERM (or, for an embedded agent, AgentOptions::stop_requests) stops every task as
+//   a KillTask with kShutdownGraceSeconds would (a second request kills them at once); Run
+//   returns once every task has exited.
 //
 //   AgentOptions options;
 //   options.orchestrator = "tcp://10.0.0.5:29400";
@@ -27,15 +33,18 @@
 //   options.executable = "/usr/bin/cohort";
 //   absl::Status status = Agent(options).Run();
 //
-// Thread-safety: Run owns the calling thread until it returns; the Agent is not thread-safe.
+// Thread-safety: Run owns the calling thread until it returns; the Agent is not thread-safe. Only
+// *AgentOptions::stop_requests may be changed from another thread while Run runs.
 #ifndef COHORT_RUNTIME_AGENT_AGENT_H_
 #define COHORT_RUNTIME_AGENT_AGENT_H_
 
 #include <uv.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,6 +57,7 @@
 #include "runtime/agent/orchestrator_connection.h"
 #include "runtime/agent/task_run.h"
 #include "runtime/agent/task_table.h"
+#include "runtime/control/heartbeat_monitor.h"
 #include "runtime/security/curve_client_config.h"
 
 namespace cohort {
@@ -73,6 +83,19 @@ struct AgentOptions {
   // When set, the control connection is a CURVE client with these keys; its key name must be
   // agent_id for the orchestrator to accept its messages.
   std::optional<CurveClientConfig> curve;
+  // Receives each of the agent's log lines (no newline). Default: stderr, "cohort agent: " prefix.
+  // Called on Run's thread only.
+  std::function<void(absl::string_view line)> log;
+  // When set, Run installs no signal handlers: each increase of *stop_requests acts as one
+  // SIGINT would (the first stops every task with kShutdownGraceSeconds grace, the second kills
+  // them at once); read on the loop's tick. Run returns once stopping and every task exited,
+  // as after a signal. For a process that embeds the agent and handles signals itself. The count
+  // starts from 0: a value above 0 when Run starts counts as that many requests. The atomic must
+  // outlive Run; any thread may increase it.
+  const std::atomic<int>* stop_requests = nullptr;
+  // A running task's rank silent this long is named in a kAgent line (again when it resumes).
+  // Seconds; a rank's worker beats about every kHeartbeatIntervalSeconds while it trains.
+  double silent_rank_warning_seconds = kSilentWarningSeconds;
 };
 
 class Agent final : private TaskRun::Listener {
@@ -82,8 +105,8 @@ class Agent final : private TaskRun::Listener {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Serves the orchestrator until SIGINT or SIGTERM and every task has exited. An error only
-  // when the connection cannot be set up (a malformed endpoint or agent id).
+  // Serves the orchestrator until SIGINT or SIGTERM (or a stop request) and every task has
+  // exited. An error only when the connection cannot be set up (a malformed endpoint or agent id).
   absl::Status Run();
 
  private:
@@ -92,17 +115,21 @@ class Agent final : private TaskRun::Listener {
   void Handle(const DecodedControl& received);
   void HandleStartTask(uint64_t message_id, const StartTask& start);
   void HandleKillTask(uint64_t message_id, const KillTask& kill);
-  void HandleAck(uint64_t correlation_id);
+  void HandleAck(uint64_t correlation_id, const ControlVersion& version);
   void HandleErrorReply(uint64_t correlation_id, const ErrorReply& error);
   void SendHello();
   void SendHeartbeat();
-  // Sends, logging a failure; the message id, 0 when not sent.
+  // Sends what the orchestrator's minor knows of `message` (KnownAtMinor), logging a failure;
+  // the message id, 0 when not sent (nothing known, or the sending failed).
   uint64_t Send(const ControlMessage& message, uint64_t correlation_id = 0);
   void SendExit(const TaskExit& exit);
   void ForgetAcknowledgedTasks();
   // Whether `task_id` ran here, exited and was forgotten.
   bool Forgotten(uint64_t task_id) const;
-  void Shutdown(int signal);
+  // Acts on the increases of *options_.stop_requests since the last tick.
+  void TakeStopRequests();
+  // One stop request, from `cause` ("SIGINT", "SIGTERM", "stop requested").
+  void Shutdown(absl::string_view cause);
   void Log(absl::string_view line);
 
   // TaskRun::Listener
@@ -130,15 +157,18 @@ class Agent final : private TaskRun::Listener {
   std::deque<uint64_t> forgotten_task_ids_;  // the latest kRememberedTaskIds, oldest first
   uint64_t hello_id_ = 0;  // the AgentHello waiting for its answer; 0 if none
   bool registered_ = false;
+  // From the Ack of the latest AgentHello; 0 before it and after ErrorReply NotRegistered.
+  uint16_t orchestrator_minor_ = 0;
   double last_hello_ = 0;  // monotonic seconds
-  int shutdown_signals_ = 0;
+  int shutdown_requests_ = 0;  // signals and stop requests acted on
+  int stop_requests_taken_ = 0;  // of *options_.stop_requests
   bool stopping_loop_ = false;
 
   uv_loop_t loop_;
   uv_poll_t poll_;
   uv_timer_t tick_;
   uv_timer_t heartbeat_;
-  uv_signal_t signals_[2];  // SIGINT, SIGTERM
+  uv_signal_t signals_[2];  // SIGINT, SIGTERM; only without options_.stop_requests
 };
 
 }  // namespace cohort

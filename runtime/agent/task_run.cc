@@ -68,6 +68,7 @@ TaskRun::~TaskRun() {
 std::unique_ptr<TaskRun> TaskRun::Start(uv_loop_t* loop, const StartTask& task,
                                         const TaskRunSetup& setup, Listener& listener) {
   std::unique_ptr<TaskRun> run(new TaskRun(loop, task, listener));
+  run->log_ = setup.log;
   if (absl::Status prepared = run->Prepare(setup); !prepared.ok()) {
     run->start_error_ = std::string(prepared.message());
   } else {
@@ -95,12 +96,9 @@ absl::Status TaskRun::Prepare(const TaskRunSetup& setup) {
   if (log_fd_ < 0) {
     return absl::InternalError(absl::StrCat("cannot open ", log_path, ": ", std::strerror(errno)));
   }
-  const uint64_t task_id = task_.task_id;
   absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
-      WorkerHub::Bind("tcp://127.0.0.1:*", [task_id](absl::string_view why) {
-        std::fprintf(stderr, "cohort agent: task %llu: dropped a worker message: %.*s\n",
-                     static_cast<unsigned long long>(task_id), static_cast<int>(why.size()),
-                     why.data());
+      WorkerHub::Bind("tcp://127.0.0.1:*", [this](absl::string_view why) {
+        Log(absl::StrCat("task ", task_.task_id, ": dropped a worker message: ", why));
       });
   if (!hub.ok()) return hub.status();
   hub_ = *std::move(hub);
@@ -122,6 +120,7 @@ void TaskRun::SpawnAll(const TaskRunSetup& setup) {
     auto rank = std::make_unique<Rank>();
     rank->run = this;
     rank->assignment = assignment;
+    rank->heartbeats = HeartbeatMonitor(setup.silent_rank_warning_seconds);
     ranks_.push_back(std::move(rank));
   }
   for (std::unique_ptr<Rank>& rank : ranks_) {
@@ -145,6 +144,28 @@ void TaskRun::SpawnAll(const TaskRunSetup& setup) {
   }
   SetState(TaskState::kStarting);
   if (!all_spawned) Kill("a rank could not be started", 0);
+}
+
+void TaskRun::Log(absl::string_view line) const {
+  if (log_) {
+    log_(line);
+  } else {
+    std::fprintf(stderr, "cohort agent: %.*s\n", static_cast<int>(line.size()), line.data());
+  }
+}
+
+void TaskRun::WriteToLogFile(absl::string_view line) {
+  const std::string terminated = absl::StrCat(line, "\n");
+  if (log_fd_ >= 0 && ::write(log_fd_, terminated.data(), terminated.size()) < 0) {
+    ::close(log_fd_);  // a full disk must not stop the task; the orchestrator gets the lines
+    log_fd_ = -1;
+  }
+}
+
+void TaskRun::AgentLine(const Rank& rank, std::string text) {
+  WriteToLogFile(absl::StrCat("[agent] ", text));
+  listener_.OnLogLine(task_.task_id,
+                      LogLine{rank.assignment.rank, LogStream::kAgent, UnixNow(), std::move(text)});
 }
 
 absl::Status TaskRun::Spawn(Rank& rank, const WorkerInvocation& invocation) {
@@ -264,6 +285,7 @@ void TaskRun::OnExit(uv_process_t* process, int64_t exit_status, int term_signal
   rank.running = false;
   rank.exit_status = exit_status;
   rank.term_signal = term_signal;
+  run.StopWatching(rank);
   run.Close(reinterpret_cast<uv_handle_t*>(process));
   const bool failed = term_signal != 0 || exit_status != 0;
   if (failed && run.state_ != TaskState::kStopping) {
@@ -290,11 +312,7 @@ void TaskRun::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
   }
   const double now = UnixNow();
   for (std::string& text : lines) {
-    const std::string logged = absl::StrCat("[rank ", rank.assignment.rank, "] ", text, "\n");
-    if (run.log_fd_ >= 0 && ::write(run.log_fd_, logged.data(), logged.size()) < 0) {
-      ::close(run.log_fd_);  // a full disk must not stop the task; the orchestrator gets the lines
-      run.log_fd_ = -1;
-    }
+    run.WriteToLogFile(absl::StrCat("[rank ", rank.assignment.rank, "] ", text));
     run.listener_.OnLogLine(run.task_.task_id,
                             LogLine{rank.assignment.rank, out.stream, now, std::move(text)});
   }
@@ -307,6 +325,7 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
       if (rank->assignment.rank == hello->rank && !rank->said_hello) {
         rank->said_hello = true;
         rank->peer = peer;
+        if (rank->running) rank->unstamped_beat = hello->batches_trained;
         // A stop asked before this worker could hear it.
         if (state_ == TaskState::kStopping) hub_->Send(peer, StopCommand{stop_reason_}).IgnoreError();
       }
@@ -321,12 +340,47 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     listener_.OnTaskReport(TaskCheckpointReport{task_.task_id, task_.trial_id, checkpoint->id,
                                                 checkpoint->batches, checkpoint->records,
                                                 checkpoint->bytes, {}});
+  } else if (const auto* progress = std::get_if<ProgressReport>(&message)) {
+    ProgressReport kept = *progress;
+    kept.trial_id = task_.trial_id;
+    progress_.Keep(kept);
+  } else if (const auto* beat = std::get_if<Heartbeat>(&message)) {
+    for (std::unique_ptr<Rank>& rank : ranks_) {
+      if (rank->said_hello && rank->peer == peer && rank->running && !rank->finished) {
+        rank->unstamped_beat = beat->batches_trained;
+      }
+    }
   } else if (const auto* finished = std::get_if<TrialFinished>(&message)) {
     for (std::unique_ptr<Rank>& rank : ranks_) {
-      if (rank->said_hello && rank->peer == peer) rank->finished = *finished;
+      if (rank->said_hello && rank->peer == peer) {
+        rank->finished = *finished;
+        StopWatching(*rank);
+      }
     }
   }
-  // Progress reports and heartbeats stay on this agent.
+}
+
+void TaskRun::StopWatching(Rank& rank) {
+  rank.heartbeats.Forget(rank.assignment.rank);
+  rank.unstamped_beat.reset();
+}
+
+void TaskRun::WatchHeartbeats(double now) {
+  for (std::unique_ptr<Rank>& rank : ranks_) {
+    if (rank->unstamped_beat) {
+      std::optional<std::string> back =
+          rank->heartbeats.Beat(rank->assignment.rank, *rank->unstamped_beat, now);
+      rank->unstamped_beat.reset();
+      if (back) AgentLine(*rank, *std::move(back));
+    }
+    for (const std::string& silent : rank->heartbeats.Check(now)) {
+      AgentLine(*rank, absl::StrCat("warning: ", silent));
+    }
+  }
+}
+
+void TaskRun::ForwardProgress(std::optional<ProgressReport> progress) {
+  if (progress) listener_.OnTaskReport(TaskProgress{task_.task_id, *std::move(progress)});
 }
 
 bool TaskRun::ProcessesGone() const {
@@ -366,7 +420,10 @@ void TaskRun::ServeWorkerChannel() {
 
 void TaskRun::Poll(double now) {
   ServeWorkerChannel();
-  if (exits_reported_ || !ProcessesGone()) return;
+  if (exits_reported_) return;
+  ForwardProgress(progress_.Due(now));
+  WatchHeartbeats(now);
+  if (!ProcessesGone()) return;
   if (gone_since_ < 0) gone_since_ = now;
   if (!start_error_.empty() || LastMessagesIn() || now - gone_since_ >= kLastMessagesSeconds) {
     ReportExits();
@@ -423,6 +480,7 @@ void TaskRun::ReportExits() {
   } else {
     for (const std::unique_ptr<Rank>& rank : ranks_) exits.push_back(ExitOf(*rank));
   }
+  ForwardProgress(progress_.Take());  // the last progress, held back, before the exits
   state_ = TaskState::kExited;
   if (hub_watched_) {  // before the hub closes the descriptor the poll watches
     hub_watched_ = false;

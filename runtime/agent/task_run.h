@@ -10,14 +10,23 @@
 //
 // What happens is told to the Listener: state changes (starting once spawned, running once every
 // worker said hello, stopping while being killed), the workers' metrics and checkpoint reports as
-// TaskMetricsReport / TaskCheckpointReport, every output line, and finally, once every process
-// has exited and its output is read, the TaskExits: one per rank, or one for the whole task
-// (rank -1) when nothing could be spawned. A rank that fails (non-zero exit, signal) stops its
-// siblings, which in lockstep could only wait for it, as Kill does with kPeerFailureGraceSeconds.
+// TaskMetricsReport / TaskCheckpointReport, their progress reports as TaskProgress (the first at
+// once, then at most one per kProgressForwardSeconds, the newest; one held back goes out when its
+// second is up, or before the exits), every output line, and finally, once every process has
+// exited and its output is read, the TaskExits: one per rank, or one for the whole task (rank -1)
+// when nothing could be spawned. A rank that fails (non-zero exit, signal) stops its siblings,
+// which in lockstep could only wait for it, as Kill does with kPeerFailureGraceSeconds.
+//
+// Each rank's heartbeats are watched (HeartbeatMonitor) from its WorkerHello until its
+// TrialFinished or the end of its process: a rank silent for silent_rank_warning_seconds is named
+// in a LogStream::kAgent line "warning: rank 1 has sent no heartbeat for 30 s ...", and its next
+// sign of life in a line "rank 1 is sending heartbeats again ...", each with the rank concerned
+// and also written to the task's log.txt as "[agent] <text>". Signs of life are stamped with the
+// time of the Poll that follows them.
 //
 // Listener calls come from Poll (call it every few milliseconds from the loop's thread) and from
 // the loop's callbacks (the worker channel's watcher; the output pipes' reads, for output lines);
-// never from Start or Kill.
+// never from Start or Kill. Progress and the agent's own lines come from Poll only.
 //
 //   std::unique_ptr<TaskRun> run = TaskRun::Start(loop, start, places, listener);
 //   ...  // on a timer: run->Poll(now);
@@ -31,6 +40,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,8 +49,10 @@
 
 #include "absl/strings/string_view.h"
 #include "runtime/agent/line_splitter.h"
+#include "runtime/agent/progress_throttle.h"
 #include "runtime/agent/worker_invocation.h"
 #include "runtime/control/control_messages.h"
+#include "runtime/control/heartbeat_monitor.h"
 #include "runtime/control/rendezvous_service.h"
 #include "runtime/control/worker_hub.h"
 
@@ -56,6 +68,11 @@ struct TaskRunSetup {
   std::vector<AgentSlot> slots;               // the slots the task's ranks name
   std::vector<std::string> base_environment;  // "KEY=VALUE", inherited by every worker
   std::string advertise_address;  // the workers' COHORT_GLOO_HOSTNAME; "" leaves it unset
+  // A rank silent this long (seconds on Poll's clock) is named in a kAgent line.
+  double silent_rank_warning_seconds = kSilentWarningSeconds;
+  // Receives the task's notes for the agent's log, e.g. a dropped worker message (no newline).
+  // Empty: stderr, "cohort agent: " prefix. Called on the loop's thread.
+  std::function<void(absl::string_view line)> log;
 };
 
 class TaskRun {
@@ -64,8 +81,10 @@ class TaskRun {
    public:
     virtual ~Listener() = default;
     virtual void OnTaskStatus(const TaskStatus& status) = 0;
-    // A TaskMetricsReport or a TaskCheckpointReport.
+    // A TaskMetricsReport, a TaskCheckpointReport or a TaskProgress.
     virtual void OnTaskReport(const ControlMessage& report) = 0;
+    // A worker's output line (stream kStdout or kStderr, from the pipe readers), or a line the
+    // agent wrote about the task (kAgent, from Poll).
     virtual void OnLogLine(uint64_t task_id, const LogLine& line) = 0;
     // Called once, last: every process of the task has ended.
     virtual void OnTaskExited(uint64_t task_id, const std::vector<TaskExit>& exits) = 0;
@@ -86,9 +105,11 @@ class TaskRun {
   // shorten the grace period, never lengthen it. No effect once every process has exited.
   void Kill(absl::string_view reason, uint32_t grace_seconds);
 
-  // Serves the worker channel (rendezvous, hellos, reports) and, once the processes are gone
-  // and their last messages in (or a second passed), reports the exits. `now`: monotonic seconds.
-  // The channel is also served as messages arrive; Poll is the fallback for missed wake-ups.
+  // Serves the worker channel (rendezvous, hellos, reports), forwards the progress due, watches
+  // the ranks' heartbeats and, once the processes are gone and their last messages in (or a
+  // second passed), reports the exits. `now`: monotonic seconds, never decreasing from call to
+  // call. The channel is also served as messages arrive; Poll is the fallback for missed
+  // wake-ups.
   void Poll(double now);
 
   uint64_t task_id() const { return task_.task_id; }
@@ -121,12 +142,26 @@ class TaskRun {
     bool said_hello = false;
     std::string peer;  // its worker channel routing id, once it said hello
     std::optional<TrialFinished> finished;
+    HeartbeatMonitor heartbeats;  // watches this rank alone: what it says is about this rank
+    // Batches trained at its latest sign of life (hello, heartbeat) since the last Poll.
+    std::optional<uint64_t> unstamped_beat;
   };
 
   TaskRun(uv_loop_t* loop, const StartTask& task, Listener& listener);
 
   // The run folder, config and worker channel; the reason when they cannot be made.
   absl::Status Prepare(const TaskRunSetup& setup);
+  void Log(absl::string_view line) const;
+  // Appends `line` and a newline to log.txt; a failed write closes it for good.
+  void WriteToLogFile(absl::string_view line);
+  // A line of the agent's about `rank`: to log.txt as "[agent] <text>", to the Listener as kAgent.
+  void AgentLine(const Rank& rank, std::string text);
+  // Stamps the signs of life since the last Poll with `now` and says which ranks fell silent or
+  // came back.
+  void WatchHeartbeats(double now);
+  // Stops watching `rank`'s heartbeats: its silence from now on is expected.
+  void StopWatching(Rank& rank);
+  void ForwardProgress(std::optional<ProgressReport> progress);
   void SpawnAll(const TaskRunSetup& setup);
   // Handles every message waiting on the worker channel, then tells the pending statuses.
   void ServeWorkerChannel();
@@ -152,6 +187,8 @@ class TaskRun {
   uv_loop_t* loop_;
   StartTask task_;
   Listener& listener_;
+  std::function<void(absl::string_view line)> log_;
+  ProgressThrottle progress_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::unique_ptr<WorkerHub> hub_;
   uv_poll_t hub_poll_;      // watches hub_'s notification fd while hub_watched_

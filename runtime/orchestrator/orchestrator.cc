@@ -10,7 +10,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/record/record_retention.h"
+#include "runtime/record/recorded_experiment.h"
+#include "runtime/record/trial_resume.h"
 #include "runtime/orchestrator/trial_config.h"
 
 namespace cohort {
@@ -83,18 +87,79 @@ Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clo
     uint64_t next = 0;
     if (absl::SimpleAtoi(*stored, &next)) next_task_id_ = std::max<uint64_t>(next, 1);
   }
+  RecoverExperiments();
+}
+
+void Orchestrator::RecoverExperiments() {
+  const std::filesystem::path experiments =
+      std::filesystem::path(options_.state_dir) / "experiments";
+  std::vector<uint64_t> ids;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(experiments, error)) {
+    uint64_t id = 0;
+    if (absl::SimpleAtoi(entry.path().filename().string(), &id)) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  for (const uint64_t id : ids) {
+    const std::string path = (experiments / absl::StrCat(id)).string();
+    absl::StatusOr<RunFolder> folder = RunFolder::Open(path);
+    absl::StatusOr<RecordedExperiment> recorded =
+        folder.ok() ? ReadRecordedExperiment(folder->experiment_json_path())
+                    : absl::StatusOr<RecordedExperiment>(folder.status());
+    if (!recorded.ok()) {
+      Notice(absl::StrCat("warning: experiment ", id, " is not continued: ",
+                          recorded.status().message()));
+      continue;
+    }
+    if (recorded->state != RunState::kActive) continue;
+    absl::StatusOr<std::string> yaml = ReadFile(folder->config_path());
+    absl::StatusOr<ExperimentConfig> config =
+        yaml.ok() ? ParseExperimentConfig(*yaml) : absl::StatusOr<ExperimentConfig>(yaml.status());
+    if (!config.ok()) {
+      Notice(absl::StrCat("warning: experiment ", id, " is not continued: ",
+                          config.status().message()));
+      continue;
+    }
+    if (config->searcher.name == "adaptive_asha") {
+      Notice(absl::StrCat("warning: experiment ", id,
+                          " (adaptive_asha) was active when the orchestrator stopped and cannot "
+                          "continue: its promotions are not recorded"));
+      continue;
+    }
+    Admission admission;
+    admission.config = *std::move(config);
+    admission.id = id;
+    admission.folder = *std::move(folder);
+    admission.resume = true;
+    admission.trial_ids.assign(recorded->trial_ids.begin(), recorded->trial_ids.end());
+    const ClientMessage reply = Admit(std::move(admission));
+    if (const auto* refused = std::get_if<ClientError>(&reply)) {
+      Notice(absl::StrCat("warning: experiment ", id, " is not continued: ", refused->message));
+      continue;
+    }
+    Notice(absl::StrCat("experiment ", id,
+                        " was active when the orchestrator stopped: it continues, each trial from "
+                        "its latest checkpoint"));
+  }
 }
 
 std::string Orchestrator::NextTaskIdPath() const { return options_.state_dir + "/next_task_id"; }
 
 Orchestrator::~Orchestrator() = default;
 
-void Orchestrator::Event(std::string line) { events_.push_back(std::move(line)); }
+void Orchestrator::Event(std::string line, OrchestratorEvent::Level level) {
+  events_.push_back(OrchestratorEvent{level, std::move(line)});
+}
 
-std::vector<std::string> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
+std::vector<OrchestratorEvent> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
 
 std::vector<std::string> Orchestrator::TakeEndedRendezvousPrefixes() {
   return std::exchange(ended_rendezvous_prefixes_, {});
+}
+
+const ExperimentRecord* Orchestrator::RecordOf(uint64_t experiment_id) const {
+  auto found = experiments_.find(experiment_id);
+  return found == experiments_.end() ? nullptr : &found->second->record;
 }
 
 bool Orchestrator::Idle() const {
@@ -173,18 +238,25 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
   for (const SearcherOp& op : ops) {
     if (const auto* create = std::get_if<CreateTrial>(&op)) {
       auto trial = std::make_unique<Trial>(options_.log_lines_in_memory);
-      trial->id = next_trial_id_++;
+      if (experiment.recorded_trial_ids.empty()) {
+        trial->id = next_trial_id_++;
+      } else {
+        trial->id = experiment.recorded_trial_ids.front();
+        experiment.recorded_trial_ids.pop_front();
+        next_trial_id_ = std::max(next_trial_id_, trial->id + 1);
+      }
       trial->experiment_id = experiment.id;
       trial->request_id = create->request_id;
       trial->hparams = create->hparams;
       trial->hparams_json = HyperparametersJson(create->hparams);
       if (absl::Status prepared = experiment.folder->PrepareTrial(trial->id); !prepared.ok()) {
-        Event(absl::StrCat("warning: ", prepared.message()));
+        Notice(absl::StrCat("warning: ", prepared.message()));
       }
       TrialRecord& record = experiment.record.trial(trial->id);
       record.hyperparameters_json = trial->hparams_json;
       experiment.trials[create->request_id] = trial->id;
-      trials_.emplace(trial->id, std::move(trial));
+      Trial& added = *trials_.emplace(trial->id, std::move(trial)).first->second;
+      if (experiment.resume) ResumeTrial(experiment, added);
     } else if (const auto* train = std::get_if<TrainTrial>(&op)) {
       auto found = experiment.trials.find(train->request_id);
       if (found == experiment.trials.end()) continue;
@@ -239,7 +311,7 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
     task->id = next_task_id_++;
     if (absl::Status saved = WriteFileAtomically(NextTaskIdPath(), absl::StrCat(next_task_id_));
         !saved.ok()) {
-      Event(absl::StrCat("warning: ", saved.message()));
+      Notice(absl::StrCat("warning: ", saved.message()));
     }
     task->trial_id = trial.id;
     task->experiment_id = experiment.id;
@@ -333,14 +405,18 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
     for (const uint32_t slot : slots.slots) agent.busy[slot] = SlotUser{task.id, trial.id};
     part.start_message_id = outbox_.Send(slots.agent_id, start, 0);
   }
-  Event(absl::StrCat(
-      "trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
-      task.resume_checkpoint_id.empty() ? std::string()
-                                        : absl::StrCat(" resuming ", task.resume_checkpoint_id),
-      " to batch ", trial.target_batches, " on ",
+  const std::string agents =
       absl::StrJoin(placement.agents, ", ", [](std::string* out, const AgentSlots& a) {
         absl::StrAppend(out, a.agent_id);
-      })));
+      });
+  if (task.resume_checkpoint_id.empty()) {
+    Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
+                       " trains to batch ", trial.target_batches, " on ", agents));
+  } else {
+    Notice(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
+                        " trains to batch ", trial.target_batches, " on ", agents,
+                        ", resuming from checkpoint ", task.resume_checkpoint_id));
+  }
 }
 
 bool Orchestrator::EndPart(Task& task, const std::string& agent_id) {
@@ -371,8 +447,12 @@ void Orchestrator::Finish(Task& task) {
   Trial& trial = *trials_.at(task.trial_id);
   Experiment& experiment = *experiments_.at(task.experiment_id);
   bool failed = !task.failure.empty();
+  bool crashed = false;  // a process died of a signal the agent did not send
   for (const auto& [agent_id, part] : task.parts) {
-    for (const auto& [rank, exit] : part.exits) failed = failed || ExitFailed(exit);
+    for (const auto& [rank, exit] : part.exits) {
+      failed = failed || ExitFailed(exit);
+      crashed = crashed || (exit.signal != 0 && !exit.killed_by_agent);
+    }
   }
   const bool reached_running = task.reached_running;
   const bool agent_lost = task.agent_lost;
@@ -389,7 +469,7 @@ void Orchestrator::Finish(Task& task) {
     // Not the trial's fault: trained again from its latest checkpoint without using a restart.
     trial.state = TrialState::kPaused;
     RewindTrial(experiment, trial);
-    Event(absl::StrCat("trial ", trial.id, ": ", failure, "; placing it again"));
+    Notice(absl::StrCat("trial ", trial.id, ": ", failure, "; placing it again"));
   } else if (!failed) {
     trial.state = TrialState::kPaused;
     trial.wants_training = false;
@@ -398,7 +478,7 @@ void Orchestrator::Finish(Task& task) {
     if (trial.segment_metric) {
       metric = *trial.segment_metric;
     } else {
-      Event(absl::StrCat("warning: trial ", trial.id, " reported no '",
+      Notice(absl::StrCat("warning: trial ", trial.id, " reported no '",
                          experiment.config.searcher.metric, "' at batch ", trial.target_batches,
                          "; the searcher ranks it worst"));
     }
@@ -408,15 +488,15 @@ void Orchestrator::Finish(Task& task) {
     }
   } else {
     if (failure.empty()) failure = "a worker failed";
-    // A failure before every worker started (a plugin that does not load, a bad
-    // hyperparameter) would only happen again.
-    if (reached_running && trial.restarts < experiment.config.max_restarts) {
+    // An error reported before every worker started (a plugin that does not load, a bad
+    // hyperparameter) would only happen again; a crash may not.
+    if ((reached_running || crashed) && trial.restarts < experiment.config.max_restarts) {
       ++trial.restarts;
       trial.error = failure;
       trial.state = TrialState::kPaused;
       // It trains again from its latest checkpoint: what was reported after it is forgotten.
       RewindTrial(experiment, trial);
-      Event(absl::StrCat("trial ", trial.id, " failed: ", failure, "; restart ", trial.restarts,
+      Notice(absl::StrCat("trial ", trial.id, " failed: ", failure, "; restart ", trial.restarts,
                          " of ", experiment.config.max_restarts,
                          trial.latest_checkpoint_id.empty()
                              ? std::string(" from the start")
@@ -441,11 +521,48 @@ void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
   absl::StatusOr<std::vector<MetricsReport>> trimmed =
       TrimMetricsFile(experiment.folder->metrics_path(trial.id), trial.id, kept);
   if (!trimmed.ok()) {
-    Event(absl::StrCat("warning: ", trimmed.status().message()));
+    Notice(absl::StrCat("warning: ", trimmed.status().message()));
     return;
   }
   // The latest reports are those before the checkpoint again.
   for (const MetricsReport& report : *trimmed) experiment.record.Apply(report);
+}
+
+void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(experiment.checkpoint_root);
+  if (!storage.ok()) {
+    EndTrial(trial, TrialState::kError,
+             absl::StrCat("cannot resume: ", storage.status().message()));
+    return;
+  }
+  absl::StatusOr<ResumePoint> point = ResumeTrialRecord(
+      experiment.folder->metrics_path(trial.id), trial.id, **storage, &experiment.record);
+  if (!point.ok()) {
+    EndTrial(trial, TrialState::kError, absl::StrCat("cannot resume: ", point.status().message()));
+    return;
+  }
+  trial.latest_checkpoint_id = point->checkpoint_id;
+  trial.latest_checkpoint_batches = point->batches;
+  trial.batches_trained = point->batches;
+  const TrialRecord& record = experiment.record.trial(trial.id);
+  if (record.best_validation) {
+    trial.best_metric = experiment.record.SearcherMetricOf(*record.best_validation);
+  }
+}
+
+void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume) {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(experiment.checkpoint_root);
+  if (!storage.ok()) {
+    Notice(absl::StrCat("warning: ", storage.status().message()));
+    return;
+  }
+  for (std::string& warning : ApplyRecordRetention(
+           experiment.config.checkpoint_storage, experiment.config.searcher.smaller_is_better,
+           trials_may_resume, **storage, &experiment.record)) {
+    Notice(std::move(warning));
+  }
 }
 
 void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view error) {
@@ -455,7 +572,9 @@ void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view er
   Experiment& experiment = *experiments_.at(trial.experiment_id);
   Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, ") ",
                      TrialStateName(state),
-                     error.empty() ? std::string() : absl::StrCat(": ", error)));
+                     error.empty() ? std::string() : absl::StrCat(": ", error)),
+        state == TrialState::kError ? OrchestratorEvent::Level::kNotice
+                                    : OrchestratorEvent::Level::kDetail);
   experiment.dirty = true;
 }
 
@@ -482,6 +601,8 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
     experiment.error = errored == 1 ? "its trial failed" : "every trial failed";
   } else {
     experiment.state = ExperimentState::kCompleted;
+    // No trial resumes any more: save_trial_latest holds for the latest checkpoints too.
+    ApplyRetention(experiment, /*trials_may_resume=*/false);
   }
   for (const auto& [request_id, trial_id] : experiment.trials) {
     Trial& trial = *trials_.at(trial_id);
@@ -512,7 +633,7 @@ void Orchestrator::Save(Experiment& experiment) {
   if (absl::Status saved = WriteFileAtomically(experiment.folder->experiment_json_path(),
                                                experiment.record.ToJson());
       !saved.ok()) {
-    Event(absl::StrCat("warning: ", saved.message()));
+    Notice(absl::StrCat("warning: ", saved.message()));
   }
 }
 

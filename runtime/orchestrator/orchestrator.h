@@ -19,6 +19,9 @@
 // searcher.max_concurrent_trials trials of an experiment have a task at once. Tasks are placed in
 // submission order (placement.h); one that cannot be placed yet waits with the reason.
 //
+// A new Orchestrator on a state directory continues the experiments an earlier one left active
+// (RecoverExperiments), each trial from its latest checkpoint.
+//
 //   Orchestrator orchestrator(options, outbox, SystemClock());
 //   orchestrator.OnAgentMessage("node-3", decoded);        // AgentHello: registered, Ack sent
 //   ClientMessage reply = orchestrator.OnClientRequest(SubmitExperiment{yaml});
@@ -37,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
@@ -60,6 +64,17 @@ class AgentOutbox {
                         uint64_t correlation_id) = 0;
 };
 
+// A line the orchestrator asks its caller to log. A notice matters to whoever follows the trials
+// (a failure and its restart, a resumption, a warning, a rank gone silent); a detail is the
+// cluster's bookkeeping (registrations, placements, waiting reasons, experiments' ends).
+struct OrchestratorEvent {
+  enum class Level { kDetail, kNotice };
+  Level level = Level::kDetail;
+  std::string line;
+
+  friend bool operator==(const OrchestratorEvent&, const OrchestratorEvent&) = default;
+};
+
 struct OrchestratorOptions {
   std::string state_dir;                // experiments/ goes here; created when missing
   std::string checkpoint_root;          // default storage root; "" is <state_dir>/checkpoints
@@ -74,8 +89,27 @@ struct OrchestratorOptions {
   size_t log_lines_in_memory = 20000;
 };
 
+// An experiment submitted by the program embedding the orchestrator (`cohort run`) rather than
+// by a client: its record goes to a run folder of the caller's choosing.
+struct LocalSubmission {
+  // Loaded and complete: entrypoint an absolute plugin path, experiment seed set.
+  ExperimentConfig config;
+  RunFolder folder;             // created, its config.yaml written
+  std::string checkpoint_root;  // the experiment's checkpoint storage
+  // Continue a stopped or failed run in `folder`: each trial starts from its latest whole
+  // checkpoint in checkpoint_root, and its record from what was reported up to it
+  // (ResumeTrialRecord). Meant for searchers that create the same trials in the same order on
+  // every run (single, grid, random with the recorded seed).
+  bool resume = false;
+};
+
 class Orchestrator {
  public:
+  // What Submit refuses whatever the agents: a global batch smaller than slots_per_trial, a
+  // max_length the orchestrator cannot count in batches, a searcher that cannot be created.
+  // INVALID_ARGUMENT naming the field.
+  static absl::Status CheckExperiment(const ExperimentConfig& config);
+
   // `outbox` and `clock` must outlive the Orchestrator.
   Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clock& clock);
   ~Orchestrator();
@@ -90,15 +124,23 @@ class Orchestrator {
   // The reply to a client request (a reply type given as a request gets ClientError).
   ClientMessage OnClientRequest(const ClientMessage& request);
 
+  // Admits `submission` as OnClientRequest admits a SubmitExperiment (ExperimentSubmitted, or the
+  // ClientError a client would get), its record in submission.folder.
+  ClientMessage SubmitLocal(LocalSubmission submission);
+
   // Notices lost agents and unanswered StartTasks, places waiting tasks, saves records.
   void Tick();
+
+  // The record of experiment `experiment_id` (what its experiment.json holds once saved), for a
+  // program embedding the orchestrator; null for an unknown id.
+  const ExperimentRecord* RecordOf(uint64_t experiment_id) const;
 
   // No experiment is active and no task exists (every experiment has ended).
   bool Idle() const;
 
-  // Lines the caller should log (agents lost, trials failed, ...), oldest first; cleared by the
+  // What the caller should log (agents lost, trials failed, ...), oldest first; cleared by the
   // call.
-  std::vector<std::string> TakeEvents();
+  std::vector<OrchestratorEvent> TakeEvents();
 
   // The rendezvous key prefixes of the tasks spanning agents that ended since the last call: the
   // caller's rendezvous store may forget their keys.
@@ -112,6 +154,17 @@ class Orchestrator {
 
   // ---- clients
   ClientMessage Submit(const SubmitExperiment& submit);
+  // An experiment to add, however it came.
+  struct Admission {
+    ExperimentConfig config;
+    std::optional<uint64_t> id;         // default: the next experiment id
+    std::optional<RunFolder> folder;    // default: a new run folder under the state dir
+    std::string checkpoint_root;        // default: <storage root>/experiment-<id>
+    bool resume = false;                // see LocalSubmission::resume
+    std::deque<uint64_t> trial_ids;     // ids for its first trials, in creation order (recovery)
+  };
+  // Validates and adds an experiment.
+  ClientMessage Admit(Admission admission);
   ClientMessage Kill(const KillExperiment& kill);
   ClientMessage Describe(const DescribeExperiment& describe) const;
   ClientMessage Experiments() const;
@@ -146,13 +199,25 @@ class Orchestrator {
   // The trial trains again from its latest checkpoint: what was reported after it is forgotten,
   // in the record and in metrics.jsonl.
   void RewindTrial(Experiment& experiment, Trial& trial);
+  // A trial of a resumed experiment starts from its latest checkpoint in the experiment's
+  // storage, its record from what was reported up to it; it fails when storage cannot be read.
+  void ResumeTrial(Experiment& experiment, Trial& trial);
   void EndTrial(Trial& trial, TrialState state, absl::string_view error);
+  // Deletes the checkpoints checkpoint_storage's save_* settings do not keep (warnings as
+  // notices); with `trials_may_resume`, each trial's latest is kept whatever they say.
+  void ApplyRetention(Experiment& experiment, bool trials_may_resume);
   void MaybeEndExperiment(Experiment& experiment);
   // Sends KillTask for every part not yet ended (once per task).
   void StopTask(Task& task, absl::string_view reason, uint32_t grace_seconds);
   void Save(Experiment& experiment);
-  void Event(std::string line);
+  void Event(std::string line, OrchestratorEvent::Level level = OrchestratorEvent::Level::kDetail);
+  void Notice(std::string line) { Event(std::move(line), OrchestratorEvent::Level::kNotice); }
 
+  // Continues the experiments an earlier orchestrator left active in the state directory (their
+  // experiment.json says ACTIVE): each is admitted again under its id from its config.yaml, its
+  // trials keeping their ids and resuming from their latest checkpoints. adaptive_asha cannot
+  // continue (its promotions are not recorded) and is left as it is, with a warning.
+  void RecoverExperiments();
   // Where the next task id is kept across restarts.
   std::string NextTaskIdPath() const;
   Trial* FindTrial(uint64_t trial_id);
@@ -170,7 +235,7 @@ class Orchestrator {
   uint64_t next_experiment_id_ = 1;
   uint64_t next_trial_id_ = 1;
   uint64_t next_task_id_ = 1;
-  std::vector<std::string> events_;
+  std::vector<OrchestratorEvent> events_;
   std::vector<std::string> ended_rendezvous_prefixes_;
 };
 

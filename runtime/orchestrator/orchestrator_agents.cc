@@ -5,10 +5,8 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
-#include "runtime/record/record_retention.h"
 
 namespace cohort {
 namespace {
@@ -38,7 +36,7 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
                             absl::StrCat("the envelope's sender '", message.header.sender,
                                          "' is not the connection's identity '", agent_id, "'")},
                  message_id);
-    Event(absl::StrCat("dropped a message from '", agent_id, "' sent as '", message.header.sender,
+    Notice(absl::StrCat("dropped a message from '", agent_id, "' sent as '", message.header.sender,
                        "'"));
     return;
   }
@@ -195,7 +193,7 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   if (absl::Status appended =
           AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));
       !appended.ok()) {
-    Event(absl::StrCat("warning: ", appended.message()));
+    Notice(absl::StrCat("warning: ", appended.message()));
   }
   experiment.record.Apply(metrics);
   trial.batches_trained = std::max(trial.batches_trained, metrics.batches);
@@ -223,15 +221,7 @@ void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
   }
   experiment.record.Apply(CheckpointReport{trial.id, report.checkpoint_id, report.batches,
                                            report.records, report.bytes});
-  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
-      OpenSharedFsStorage(experiment.checkpoint_root);
-  if (storage.ok()) {
-    for (std::string& warning : ApplyRecordRetention(
-             experiment.config.checkpoint_storage, experiment.config.searcher.smaller_is_better,
-             /*trials_may_resume=*/true, **storage, &experiment.record)) {
-      Event(std::move(warning));
-    }
-  }
+  ApplyRetention(experiment, /*trials_may_resume=*/true);
   Save(experiment);
 }
 
@@ -250,13 +240,23 @@ void Orchestrator::OnLogBatch(const LogBatch& batch) {
   const Experiment& experiment = *experiments_.at(trial.experiment_id);
   std::string text;
   for (const LogLine& line : batch.lines) {
-    trial.log.Append(task->attempt, line);
-    absl::StrAppend(&text, text.empty() ? "" : "\n", "[rank ", line.rank, "] ", line.text);
+    if (line.stream == LogStream::kAgent) {
+      LogLine shown = line;  // `cohort trial logs` shows it among the rank's stderr
+      shown.stream = LogStream::kStderr;
+      shown.text = absl::StrCat("[agent] ", line.text);
+      trial.log.Append(task->attempt, shown);
+      // The agent's own word about the trial (a rank gone silent): worth telling whoever follows.
+      absl::StrAppend(&text, text.empty() ? "" : "\n", "[agent] ", line.text);
+      Notice(absl::StrCat("trial ", trial.id, ": ", line.text));
+    } else {
+      trial.log.Append(task->attempt, line);
+      absl::StrAppend(&text, text.empty() ? "" : "\n", "[rank ", line.rank, "] ", line.text);
+    }
   }
   if (text.empty()) return;
   if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), text);
       !appended.ok()) {
-    Event(absl::StrCat("warning: ", appended.message()));
+    Notice(absl::StrCat("warning: ", appended.message()));
   }
 }
 
@@ -284,7 +284,7 @@ void Orchestrator::OnAnswer(const std::string& agent_id, uint64_t correlation_id
 
 void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
   agent.connected = false;
-  Event(absl::StrCat("agent ", agent.id, " lost: ", why));
+  Notice(absl::StrCat("agent ", agent.id, " lost: ", why));
   std::vector<uint64_t> affected;
   for (const auto& [task_id, task] : tasks_) {
     auto part = task->parts.find(agent.id);

@@ -52,6 +52,19 @@ ClientMessage Orchestrator::OnClientRequest(const ClientMessage& request) {
   return reply;
 }
 
+absl::Status Orchestrator::CheckExperiment(const ExperimentConfig& config) {
+  const uint32_t slots = config.slots_per_trial;
+  if (config.global_batch_size < slots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hyperparameters.global_batch_size: ", config.global_batch_size,
+                     " is smaller than resources.slots_per_trial ", slots,
+                     "; expected at least one record per slot"));
+  }
+  absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(config);
+  if (!max_batches.ok()) return max_batches.status();
+  return CreateSearcher(config, *max_batches).status();
+}
+
 ClientMessage Orchestrator::Submit(const SubmitExperiment& submit) {
   auto invalid = [](absl::string_view message) {
     return ClientError{ClientErrorCode::kInvalidRequest, std::string(message)};
@@ -70,17 +83,30 @@ ClientMessage Orchestrator::Submit(const SubmitExperiment& submit) {
                                    {absl::StrCat("reproducibility.experiment_seed=", seed)});
     if (!config.ok()) return invalid(config.status().message());
   }
-  const uint32_t slots = config->slots_per_trial;
-  if (config->global_batch_size < slots) {
-    return invalid(absl::StrCat("hyperparameters.global_batch_size: ", config->global_batch_size,
-                                " is smaller than resources.slots_per_trial ", slots,
-                                "; expected at least one record per slot"));
-  }
-  absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(*config);
-  if (!max_batches.ok()) return invalid(max_batches.status().message());
-  absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(*config, *max_batches);
-  if (!searcher.ok()) return invalid(searcher.status().message());
+  Admission admission;
+  admission.config = *std::move(config);
+  return Admit(std::move(admission));
+}
 
+ClientMessage Orchestrator::SubmitLocal(LocalSubmission submission) {
+  Admission admission;
+  admission.config = std::move(submission.config);
+  admission.folder = std::move(submission.folder);
+  admission.checkpoint_root = std::move(submission.checkpoint_root);
+  admission.resume = submission.resume;
+  ClientMessage reply = Admit(std::move(admission));
+  PlaceQueuedTasks();
+  return reply;
+}
+
+ClientMessage Orchestrator::Admit(Admission admission) {
+  ExperimentConfig& config = admission.config;
+  std::optional<RunFolder>& folder = admission.folder;
+  std::string& checkpoint_root = admission.checkpoint_root;
+  if (absl::Status checked = CheckExperiment(config); !checked.ok()) {
+    return ClientError{ClientErrorCode::kInvalidRequest, std::string(checked.message())};
+  }
+  const uint32_t slots = config.slots_per_trial;
   ExperimentSubmitted submitted;
   const std::vector<AgentView> views = AgentViews();
   if (views.empty()) {
@@ -90,40 +116,51 @@ ClientMessage Orchestrator::Submit(const SubmitExperiment& submit) {
     return ClientError{ClientErrorCode::kUnschedulable,
                        absl::StrCat("resources.slots_per_trial: ", fits.message())};
   }
-  for (const std::string& key : config->ignored_keys) {
+  for (const std::string& key : config.ignored_keys) {
     submitted.warnings.push_back(absl::StrCat(key, " is not used by Cohort and is ignored"));
   }
-  if (config->global_batch_size % slots != 0) {
-    const uint64_t per_slot = config->global_batch_size / slots;
+  if (config.global_batch_size % slots != 0) {
+    const uint64_t per_slot = config.global_batch_size / slots;
     submitted.warnings.push_back(absl::StrCat(
-        "hyperparameters.global_batch_size ", config->global_batch_size,
+        "hyperparameters.global_batch_size ", config.global_batch_size,
         " is not a multiple of resources.slots_per_trial ", slots, ": each slot trains ", per_slot,
         " records, so a global batch holds ", per_slot * slots));
   }
 
-  const uint64_t id = next_experiment_id_;
-  absl::StatusOr<RunFolder> folder =
-      RunFolder::Create(absl::StrCat(options_.state_dir, "/experiments/", id));
-  if (!folder.ok())
-    return ClientError{ClientErrorCode::kUnspecified, std::string(folder.status().message())};
-  if (absl::Status written = WriteFileAtomically(folder->config_path(), config->effective_yaml);
-      !written.ok()) {
-    return ClientError{ClientErrorCode::kUnspecified, std::string(written.message())};
+  const uint64_t id = admission.id.value_or(next_experiment_id_);
+  if (!folder) {
+    absl::StatusOr<RunFolder> created =
+        RunFolder::Create(absl::StrCat(options_.state_dir, "/experiments/", id));
+    if (!created.ok()) {
+      return ClientError{ClientErrorCode::kUnspecified, std::string(created.status().message())};
+    }
+    if (absl::Status written = WriteFileAtomically(created->config_path(), config.effective_yaml);
+        !written.ok()) {
+      return ClientError{ClientErrorCode::kUnspecified, std::string(written.message())};
+    }
+    folder = *std::move(created);
   }
-  ++next_experiment_id_;
+  if (checkpoint_root.empty()) {
+    const CheckpointStorageConfig& storage = config.checkpoint_storage;
+    std::filesystem::path root(storage.host_path.empty() ? options_.checkpoint_root
+                                                         : storage.host_path);
+    if (!storage.host_path.empty() && !storage.storage_path.empty()) root /= storage.storage_path;
+    checkpoint_root = (root / absl::StrCat("experiment-", id)).string();
+  }
+  absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(config);
+  absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(config, *max_batches);
+  next_experiment_id_ = std::max(next_experiment_id_, id + 1);
 
   auto experiment = std::make_unique<Experiment>();
   experiment->id = id;
-  experiment->config = *std::move(config);
+  experiment->config = std::move(config);
   experiment->searcher = *std::move(searcher);
   experiment->submitted_unix = clock_.UnixSeconds();
-  experiment->folder = *folder;
+  experiment->folder = *std::move(folder);
   experiment->record = ExperimentRecord::For(experiment->config);
-  const CheckpointStorageConfig& storage = experiment->config.checkpoint_storage;
-  std::filesystem::path root(storage.host_path.empty() ? options_.checkpoint_root
-                                                       : storage.host_path);
-  if (!storage.host_path.empty() && !storage.storage_path.empty()) root /= storage.storage_path;
-  experiment->checkpoint_root = (root / absl::StrCat("experiment-", id)).string();
+  experiment->checkpoint_root = std::move(checkpoint_root);
+  experiment->resume = admission.resume;
+  experiment->recorded_trial_ids = std::move(admission.trial_ids);
   Experiment& added = *experiments_.emplace(id, std::move(experiment)).first->second;
   Event(absl::StrCat("experiment ", id, " (", added.config.name,
                      ") submitted: ", added.config.searcher.name, " searcher, ", slots, " slot",

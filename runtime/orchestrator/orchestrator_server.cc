@@ -26,7 +26,8 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr int kMessagesPerTurn = 256;
 constexpr int kLingerMilliseconds = 1000;
 
-void PrintLine(absl::string_view line) {
+void PrintLine(const OrchestratorEvent& event) {
+  const absl::string_view line = event.line;
   std::fprintf(stderr, "orchestrator: %.*s\n", static_cast<int>(line.size()), line.data());
 }
 
@@ -167,7 +168,10 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
   if (!orchestrator_options.rendezvous_endpoint.empty()) {
     absl::StatusOr<std::unique_ptr<RendezvousHost>> host = RendezvousHost::Bind(
         orchestrator_options.rendezvous_endpoint,
-        [log = options.log](absl::string_view line) { log(absl::StrCat("rendezvous: ", line)); });
+        [log = options.log](absl::string_view line) {
+          log(OrchestratorEvent{OrchestratorEvent::Level::kNotice,
+                                absl::StrCat("rendezvous: ", line)});
+        });
     if (!host.ok()) {
       return absl::Status(host.status().code(), absl::StrCat("the rendezvous endpoint: ",
                                                              host.status().message()));
@@ -228,6 +232,7 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
       }
       next_tick = SteadyClock::now() + options_.tick_interval;
     }
+    if (options_.on_turn) options_.on_turn(*orchestrator_);
     LogEvents();
   }
   return absl::OkStatus();
@@ -251,7 +256,9 @@ absl::Status OrchestratorServer::ServeAgents() {
                        message.status().message()));
       continue;
     }
-    orchestrator_->OnAgentMessage(std::string(Bytes(frames->front())), *message);
+    const std::string agent_id(Bytes(frames->front()));
+    if (options_.on_agent_message) options_.on_agent_message(agent_id, *message);
+    orchestrator_->OnAgentMessage(agent_id, *message);
   }
   return absl::OkStatus();
 }
@@ -303,7 +310,7 @@ void OrchestratorServer::ServeClient(const zmq::message_t& identity,
   if (security_->clients_use_curve()) {
     const std::optional<std::string> action =
         ClientActionLine(security_->ClientName(payload), request->message, reply);
-    if (action) Log(*action);
+    if (action) Log(*action, OrchestratorEvent::Level::kDetail);
   }
   Reply(identity, request_id, reply);
 }
@@ -319,10 +326,14 @@ void OrchestratorServer::Reply(const zmq::message_t& identity, uint64_t correlat
 }
 
 void OrchestratorServer::LogEvents() {
-  for (const std::string& line : security_->TakeLog()) Log(line);
-  for (const std::string& line : orchestrator_->TakeEvents()) Log(line);
+  for (const std::string& line : security_->TakeLog()) {
+    Log(line, OrchestratorEvent::Level::kDetail);
+  }
+  for (const OrchestratorEvent& event : orchestrator_->TakeEvents()) options_.log(event);
 }
 
-void OrchestratorServer::Log(absl::string_view line) { options_.log(line); }
+void OrchestratorServer::Log(absl::string_view line, OrchestratorEvent::Level level) {
+  options_.log(OrchestratorEvent{level, std::string(line)});
+}
 
 }  // namespace cohort

@@ -57,9 +57,18 @@ struct OrchestratorServerOptions {
   std::chrono::milliseconds tick_interval{200};
   // Which listeners use CURVE, and its keys (see ServerSecurity).
   ServerSecurityOptions security;
-  // Receives each log line (without a newline), on the thread running Run. Default: the line on
-  // stderr prefixed "orchestrator: ".
-  std::function<void(absl::string_view line)> log;
+  // Receives each line to log (without a newline) with its level, on the thread running Run: the
+  // Orchestrator's events, and the server's own lines (dropped or malformed messages, which are
+  // notices; CURVE's set-up, refusals and clients' actions, which are details). Default: every
+  // line on stderr prefixed "orchestrator: ".
+  std::function<void(const OrchestratorEvent& event)> log;
+  // When set, sees each valid agent message just before the Orchestrator does (on the thread
+  // running Run); a program embedding the orchestrator shows progress from it.
+  std::function<void(const std::string& agent_id, const DecodedControl& message)> on_agent_message;
+  // When set, called after each turn of the loop, at least once per tick interval, on the thread
+  // running Run: a program embedding the orchestrator (`cohort run`) submits, kills and watches
+  // experiments here, and may set Run's `stop`.
+  std::function<void(Orchestrator& orchestrator)> on_turn;
 };
 
 class OrchestratorServer {
@@ -102,7 +111,8 @@ class OrchestratorServer {
   void ServeClient(const zmq::message_t& identity, const zmq::message_t& payload);
   void Reply(const zmq::message_t& identity, uint64_t correlation_id, const ClientMessage& reply);
   void LogEvents();
-  void Log(absl::string_view line);
+  void Log(absl::string_view line,
+           OrchestratorEvent::Level level = OrchestratorEvent::Level::kNotice);
 
   OrchestratorServerOptions options_;
   zmq::context_t context_;  // declared before the sockets: destroyed after them

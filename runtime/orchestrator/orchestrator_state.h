@@ -7,6 +7,7 @@
 #define COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,6 +44,8 @@ struct Orchestrator::Experiment {
   std::optional<RunFolder> folder;
   ExperimentRecord record;
   std::string checkpoint_root;
+  bool resume = false;  // its trials continue from their latest checkpoints (LocalSubmission)
+  std::deque<uint64_t> recorded_trial_ids;  // ids its next trials take (a recovered experiment)
   bool dirty = false;  // record changed since the last Save
   double last_save = 0;
 };

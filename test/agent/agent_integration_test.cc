@@ -1,12 +1,17 @@
 // `cohort agent` end to end: the test plays the orchestrator (a ROUTER bound on loopback) and
-// runs the real agent binary, which runs real workers on the mlp plugin.
+// runs the real agent binary, or an Agent embedded on a thread of the test as `cohort run` embeds
+// one, which runs real workers on the mlp plugin.
 //
 // Covered: registration (AgentHello with the slots, from the DEALER named by the agent id) and
-// heartbeats; a 2-rank task to completion (statuses, metrics, checkpoint, log batches, TaskExits,
-// the run folder's checkpoint and log); KillTask of a long task within its grace period; malformed
+// heartbeats; a 2-rank task to completion (statuses, metrics, checkpoint, log batches, its last
+// progress, TaskExits, the run folder's checkpoint and log); KillTask of a long task within its
+// grace period, its progress forwarded about once a second with growing batch counts; malformed
 // messages and another protocol major dropped and logged while the agent keeps working; refusals
 // (busy slot, a multi-agent task without a rendezvous endpoint, unknown task); a task that cannot
-// start (TaskExit rank -1); SIGTERM ending the agent with status 0.
+// start (TaskExit rank -1); SIGTERM ending the agent with status 0. Embedded: an orchestrator of
+// minor 0 gets no TaskProgress and no agent line; a rank stopped with SIGSTOP is named in an
+// agent line (and again once it resumes), and its task is still killed; stop requests end Run
+// without signals, stopping the tasks with grace first.
 //
 // Environment: COHORT_EXE (the cohort binary), COHORT_PLUGIN_DIR (the built plugins).
 #include <fcntl.h>
@@ -16,10 +21,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -30,11 +37,13 @@
 
 #include <zmq.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "control_generated.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/agent/agent.h"
 #include "runtime/control/control_messages.h"
 
 extern char** environ;
@@ -44,6 +53,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::StartsWith;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
@@ -105,6 +116,19 @@ StartTask MlpTask(uint64_t task_id, std::vector<RankAssignment> ranks, uint64_t 
   return task;
 }
 
+// An Ack of `correlation_id` in an envelope of control protocol 1.`minor`.
+std::string AckEnvelope(uint64_t message_id, uint64_t correlation_id, uint16_t minor) {
+  flatbuffers::FlatBufferBuilder builder;
+  const auto sender = builder.CreateString(std::string(kOrchestratorSender));
+  const auto ack = fbs::control::CreateAck(builder);
+  builder.Finish(fbs::control::CreateControlEnvelope(builder, kControlProtocolMajor, minor,
+                                                     message_id, correlation_id, sender,
+                                                     fbs::control::ControlPayload::Ack,
+                                                     ack.Union()),
+                 fbs::control::ControlEnvelopeIdentifier());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
 // The orchestrator's side: a ROUTER that keeps every message it receives, acknowledges every
 // AgentHello and TaskExit as an orchestrator does, and finds messages by type.
 class FakeOrchestrator {
@@ -118,6 +142,10 @@ class FakeOrchestrator {
   }
 
   const std::string& endpoint() const { return endpoint_; }
+
+  // From now on, the Ack of an AgentHello comes in an envelope of protocol 1.`minor`, as from an
+  // orchestrator of that minor.
+  void AnswerHellosAsMinor(uint16_t minor) { hello_minor_ = minor; }
 
   struct Received {
     std::string identity;
@@ -183,8 +211,10 @@ class FakeOrchestrator {
     EXPECT_TRUE(decoded.ok()) << decoded.status();
     if (!decoded.ok()) return true;
     Received r{identity.to_string(), *std::move(decoded)};
-    if (std::holds_alternative<AgentHello>(r.message.message) ||
-        std::holds_alternative<TaskExit>(r.message.message)) {
+    if (std::holds_alternative<AgentHello>(r.message.message) && hello_minor_) {
+      SendRaw(AckEnvelope(++last_id_, r.message.header.message_id, *hello_minor_));
+    } else if (std::holds_alternative<AgentHello>(r.message.message) ||
+               std::holds_alternative<TaskExit>(r.message.message)) {
       Send(Ack{}, r.message.header.message_id);
     }
     received_.push_back(std::move(r));
@@ -195,10 +225,74 @@ class FakeOrchestrator {
   zmq::socket_t router_;
   std::string endpoint_;
   uint64_t last_id_ = 0;
+  std::optional<uint16_t> hello_minor_;
   std::vector<Received> received_;
 };
 
-class AgentTest : public ::testing::Test {
+// The orchestrator's view of one agent: waits for its answers, statuses, exits and lines.
+class OrchestratorTest : public ::testing::Test {
+ protected:
+  // The agent's log so far, for failure messages.
+  virtual std::string AgentLog() const = 0;
+
+  // Waits for the Ack of request `id`; fails the test on an ErrorReply.
+  void ExpectAck(uint64_t id) {
+    auto ack = orchestrator_.WaitFor<Ack>(seconds(10), [](const Ack&) { return true; });
+    ASSERT_TRUE(ack.has_value()) << AgentLog();
+    EXPECT_EQ(ack->first.correlation_id, id);
+  }
+
+  ErrorReply ExpectErrorReply(uint64_t id) {
+    auto reply = orchestrator_.WaitFor<ErrorReply>(seconds(10));
+    EXPECT_TRUE(reply.has_value()) << AgentLog();
+    if (!reply) return {};
+    EXPECT_EQ(reply->first.correlation_id, id);
+    return reply->second;
+  }
+
+  std::optional<TaskStatus> WaitForState(uint64_t task_id, TaskState state,
+                                         Clock::duration timeout = seconds(60)) {
+    auto status = orchestrator_.WaitFor<TaskStatus>(timeout, [&](const TaskStatus& s) {
+      return s.task_id == task_id && s.state == state;
+    });
+    if (!status) return std::nullopt;
+    return status->second;
+  }
+
+  // The TaskExits of `ranks` ranks of `task_id`, by rank.
+  std::vector<TaskExit> WaitForExits(uint64_t task_id, size_t ranks,
+                                     Clock::duration timeout = seconds(60)) {
+    std::vector<TaskExit> exits;
+    while (exits.size() < ranks) {
+      auto exit = orchestrator_.WaitFor<TaskExit>(
+          timeout, [&](const TaskExit& e) { return e.task_id == task_id; });
+      if (!exit) break;
+      exits.push_back(exit->second);
+    }
+    std::sort(exits.begin(), exits.end(),
+              [](const TaskExit& a, const TaskExit& b) { return a.rank < b.rank; });
+    return exits;
+  }
+
+  // The first line of the agent's own (LogStream::kAgent) about `task_id` that starts with
+  // `prefix`, from a LogBatch not taken yet (the batch is then taken).
+  std::optional<LogLine> WaitForAgentLine(uint64_t task_id, const std::string& prefix,
+                                          Clock::duration timeout) {
+    auto is_it = [&](const LogLine& line) {
+      return line.stream == LogStream::kAgent && absl::StartsWith(line.text, prefix);
+    };
+    auto batch = orchestrator_.WaitFor<LogBatch>(timeout, [&](const LogBatch& b) {
+      return b.task_id == task_id && std::any_of(b.lines.begin(), b.lines.end(), is_it);
+    });
+    if (!batch) return std::nullopt;
+    return *std::find_if(batch->second.lines.begin(), batch->second.lines.end(), is_it);
+  }
+
+  FakeOrchestrator orchestrator_;
+};
+
+// `cohort agent` as a process of its own.
+class AgentTest : public OrchestratorTest {
  protected:
   void SetUp() override {
     ASSERT_FALSE(Env("COHORT_EXE").empty()) << "COHORT_EXE names the cohort binary";
@@ -247,48 +341,8 @@ class AgentTest : public ::testing::Test {
     if (!HasFailure()) std::filesystem::remove_all(dir_, ignored);
   }
 
-  std::string AgentLog() const { return ReadText(log_path_); }
+  std::string AgentLog() const override { return ReadText(log_path_); }
 
-  // Waits for the Ack of request `id`; fails the test on an ErrorReply.
-  void ExpectAck(uint64_t id) {
-    auto ack = orchestrator_.WaitFor<Ack>(seconds(10), [](const Ack&) { return true; });
-    ASSERT_TRUE(ack.has_value()) << AgentLog();
-    EXPECT_EQ(ack->first.correlation_id, id);
-  }
-
-  ErrorReply ExpectErrorReply(uint64_t id) {
-    auto reply = orchestrator_.WaitFor<ErrorReply>(seconds(10));
-    EXPECT_TRUE(reply.has_value()) << AgentLog();
-    if (!reply) return {};
-    EXPECT_EQ(reply->first.correlation_id, id);
-    return reply->second;
-  }
-
-  std::optional<TaskStatus> WaitForState(uint64_t task_id, TaskState state,
-                                         Clock::duration timeout = seconds(60)) {
-    auto status = orchestrator_.WaitFor<TaskStatus>(timeout, [&](const TaskStatus& s) {
-      return s.task_id == task_id && s.state == state;
-    });
-    if (!status) return std::nullopt;
-    return status->second;
-  }
-
-  // The TaskExits of `ranks` ranks of `task_id`, by rank.
-  std::vector<TaskExit> WaitForExits(uint64_t task_id, size_t ranks,
-                                     Clock::duration timeout = seconds(60)) {
-    std::vector<TaskExit> exits;
-    while (exits.size() < ranks) {
-      auto exit = orchestrator_.WaitFor<TaskExit>(
-          timeout, [&](const TaskExit& e) { return e.task_id == task_id; });
-      if (!exit) break;
-      exits.push_back(exit->second);
-    }
-    std::sort(exits.begin(), exits.end(),
-              [](const TaskExit& a, const TaskExit& b) { return a.rank < b.rank; });
-    return exits;
-  }
-
-  FakeOrchestrator orchestrator_;
   std::string dir_, work_dir_, log_path_;
   pid_t agent_pid_ = 0;
   AgentHello hello_;
@@ -366,6 +420,20 @@ TEST_F(AgentTest, RunsATwoRankTaskToCompletion) {
   EXPECT_THAT(log, HasSubstr("[rank 0] trial 1 rank 0 of 2"));
   EXPECT_THAT(log, HasSubstr("[rank 1] trial 1 rank 1 of 2"));
 
+  // The last progress, whenever the one before it went, arrives before the exits.
+  std::optional<TaskProgress> last_progress;
+  for (const auto& r : orchestrator_.received()) {
+    if (std::holds_alternative<TaskExit>(r.message.message)) break;
+    if (const auto* progress = std::get_if<TaskProgress>(&r.message.message)) {
+      last_progress = *progress;
+    }
+  }
+  ASSERT_TRUE(last_progress.has_value()) << "no TaskProgress before the exits";
+  EXPECT_EQ(last_progress->task_id, 7u);
+  EXPECT_EQ(last_progress->progress.trial_id, 1u);
+  EXPECT_EQ(last_progress->progress.batches, 200u);
+  EXPECT_EQ(last_progress->progress.total_batches, 200u);
+
   // The exits were acknowledged: the task is forgotten.
   const uint64_t list = orchestrator_.Send(TaskListRequest{});
   auto tasks = orchestrator_.WaitFor<TaskList>(seconds(10));
@@ -375,6 +443,7 @@ TEST_F(AgentTest, RunsATwoRankTaskToCompletion) {
 }
 
 TEST_F(AgentTest, KillTaskEndsALongTaskWithinItsGracePeriod) {
+  const auto started_at = Clock::now();
   const uint64_t start = orchestrator_.Send(MlpTask(8, {{0, 0, 0}, {1, 1, 1}}, 1000000, 1000000));
   ExpectAck(start);
   ASSERT_TRUE(WaitForState(8, TaskState::kRunning).has_value()) << AgentLog();
@@ -402,6 +471,23 @@ TEST_F(AgentTest, KillTaskEndsALongTaskWithinItsGracePeriod) {
   }
   EXPECT_FALSE(orchestrator_.All<TaskCheckpointReport>().empty()) << "no checkpoint at the stop";
   ASSERT_TRUE(WaitForState(8, TaskState::kExited, seconds(5)).has_value());
+  const double ran_seconds = std::chrono::duration<double>(Clock::now() - started_at).count();
+
+  // Rank 0 reports progress four times a second; the agent forwards the first at once, then at
+  // most one a second, and the last before the exits.
+  const std::vector<TaskProgress> progress = orchestrator_.All<TaskProgress>();
+  ASSERT_GE(progress.size(), 2u) << "the task ran " << ran_seconds << " s";
+  EXPECT_LE(static_cast<double>(progress.size()), ran_seconds + 2) << ran_seconds << " s";
+  for (size_t i = 0; i < progress.size(); ++i) {
+    EXPECT_EQ(progress[i].task_id, 8u);
+    EXPECT_EQ(progress[i].progress.trial_id, 1u);
+    EXPECT_EQ(progress[i].progress.total_batches, 1000000u);
+    if (i > 0) {
+      EXPECT_GE(progress[i].progress.batches, progress[i - 1].progress.batches);
+    }
+  }
+  EXPECT_GT(progress.back().progress.batches, progress.front().progress.batches);
+
   // Killing it again is acknowledged.
   ExpectAck(orchestrator_.Send(KillTask{8, "again", 0}));
 }
@@ -463,6 +549,163 @@ TEST_F(AgentTest, ATaskThatCannotStartEndsAsAWhole) {
   // Its slot is free again.
   ExpectAck(orchestrator_.Send(MlpTask(13, {{0, 0, 1}}, 20, 20)));
   ASSERT_EQ(WaitForExits(13, 1).size(), 1u) << AgentLog();
+}
+
+// An Agent on a thread of the test, as `cohort run` embeds one: it takes stop requests instead of
+// signals and logs through AgentOptions::log.
+class EmbeddedAgentTest : public OrchestratorTest {
+ protected:
+  void StartAgent(double silent_rank_warning_seconds = kSilentWarningSeconds) {
+    ASSERT_FALSE(Env("COHORT_EXE").empty()) << "COHORT_EXE names the cohort binary";
+    char pattern[] = "/tmp/cohort-embedded-agent-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    AgentOptions options;
+    options.orchestrator = orchestrator_.endpoint();
+    options.agent_id = kAgentId;
+    options.slots = CpuSlots(2);
+    options.work_dir = dir_ + "/work";
+    options.executable = Env("COHORT_EXE");
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      options.base_environment.emplace_back(*entry);
+    }
+    options.log = [this](absl::string_view line) {
+      std::lock_guard<std::mutex> lock(log_mutex_);
+      absl::StrAppend(&log_, line, "\n");
+    };
+    options.stop_requests = &stop_requests_;
+    options.silent_rank_warning_seconds = silent_rank_warning_seconds;
+    agent_thread_ = std::thread([this, options = std::move(options)]() mutable {
+      run_status_ = Agent(std::move(options)).Run();
+      run_returned_ = true;
+    });
+    ASSERT_TRUE(orchestrator_.WaitFor<AgentHello>(seconds(20)).has_value())
+        << "no AgentHello; agent log:\n" << AgentLog();
+  }
+
+  void TearDown() override {
+    if (agent_thread_.joinable()) {
+      for (int request = 0; request < 2 && !run_returned_; ++request) {
+        ++stop_requests_;
+        if (WaitForRunToReturn(seconds(30))) break;
+        ADD_FAILURE() << "Run did not return after a stop request; agent log:\n" << AgentLog();
+      }
+      agent_thread_.join();
+    }
+    std::error_code ignored;
+    if (!HasFailure() && !dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  std::string AgentLog() const override {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    return log_;
+  }
+
+  std::string TaskLog(uint64_t task_id) const {
+    return ReadText(absl::StrCat(dir_, "/work/tasks/", task_id, "/log.txt"));
+  }
+
+  bool WaitForRunToReturn(Clock::duration timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (!run_returned_ && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(10));
+    return run_returned_;
+  }
+
+  std::atomic<int> stop_requests_{0};
+  std::atomic<bool> run_returned_{false};
+  absl::Status run_status_;
+  std::thread agent_thread_;
+  mutable std::mutex log_mutex_;
+  std::string log_;
+  std::string dir_;
+};
+
+TEST_F(EmbeddedAgentTest, SendsAMinorZeroOrchestratorNoProgressAndNoAgentLines) {
+  orchestrator_.AnswerHellosAsMinor(0);
+  // Healthy ranks beat once a second: with this threshold the agent writes lines about every
+  // rank that trains for more than a tick or two between beats.
+  StartAgent(/*silent_rank_warning_seconds=*/0.01);
+  ExpectAck(orchestrator_.Send(MlpTask(20, {{0, 0, 0}}, 2000, 2000)));
+  const std::vector<TaskExit> exits = WaitForExits(20, 1);
+  ASSERT_EQ(exits.size(), 1u) << AgentLog();
+  EXPECT_EQ(exits[0].reason, "completed");
+  ASSERT_TRUE(WaitForState(20, TaskState::kExited, seconds(5)).has_value());
+
+  EXPECT_THAT(TaskLog(20), HasSubstr("[agent] warning: rank 0 has sent no heartbeat"))
+      << "the agent wrote no line the orchestrator could have been sent";
+  EXPECT_THAT(orchestrator_.All<TaskProgress>(), IsEmpty());
+  bool worker_lines = false;
+  for (const LogBatch& batch : orchestrator_.All<LogBatch>()) {
+    for (const LogLine& line : batch.lines) {
+      EXPECT_NE(line.stream, LogStream::kAgent) << line.text;
+      worker_lines = true;
+    }
+  }
+  EXPECT_TRUE(worker_lines) << "the workers' output is still sent";
+}
+
+TEST_F(EmbeddedAgentTest, NamesASilentRankAndStillKillsItsTask) {
+  StartAgent(/*silent_rank_warning_seconds=*/1.5);
+  ExpectAck(orchestrator_.Send(MlpTask(21, {{0, 0, 0}}, 1000000, 1000000)));
+  std::optional<TaskStatus> running = WaitForState(21, TaskState::kRunning);
+  ASSERT_TRUE(running.has_value()) << AgentLog();
+  ASSERT_EQ(running->processes.size(), 1u);
+  const pid_t worker = static_cast<pid_t>(running->processes[0].pid);
+
+  // Stopped, the worker sends nothing: it is named once the threshold is up.
+  ASSERT_EQ(::kill(worker, SIGSTOP), 0);
+  std::optional<LogLine> silent =
+      WaitForAgentLine(21, "warning: rank 0 has sent no heartbeat for ", seconds(5));
+  ASSERT_TRUE(silent.has_value()) << AgentLog();
+  EXPECT_EQ(silent->rank, 0u);
+  ASSERT_EQ(::kill(worker, SIGCONT), 0);
+  std::optional<LogLine> back =
+      WaitForAgentLine(21, "rank 0 is sending heartbeats again after", seconds(5));
+  ASSERT_TRUE(back.has_value()) << AgentLog();
+  EXPECT_EQ(back->rank, 0u);
+
+  // Hung again, it cannot answer the stop: it is killed once the grace period is over.
+  ASSERT_EQ(::kill(worker, SIGSTOP), 0);
+  ExpectAck(orchestrator_.Send(KillTask{21, "the rank is stuck", 1}));
+  const std::vector<TaskExit> exits = WaitForExits(21, 1, seconds(10));
+  ASSERT_EQ(exits.size(), 1u) << AgentLog();
+  EXPECT_EQ(exits[0].signal, SIGKILL);
+  EXPECT_TRUE(exits[0].killed_by_agent);
+  EXPECT_THAT(exits[0].reason, HasSubstr("killed after the grace period"));
+
+  const std::string log = TaskLog(21);
+  EXPECT_THAT(log, HasSubstr("[agent] warning: rank 0 has sent no heartbeat for "));
+  EXPECT_THAT(log, HasSubstr("[agent] rank 0 is sending heartbeats again after"));
+  EXPECT_THAT(AgentLog(), HasSubstr("task 21: warning: rank 0 has sent no heartbeat"));
+}
+
+TEST_F(EmbeddedAgentTest, RunReturnsAfterOneStopRequestWithoutTasks) {
+  StartAgent();
+  ++stop_requests_;
+  ASSERT_TRUE(WaitForRunToReturn(seconds(5))) << AgentLog();
+  EXPECT_TRUE(run_status_.ok()) << run_status_;
+  const std::string log = AgentLog();
+  EXPECT_THAT(log, HasSubstr("stop requested: stopping 0 task(s), 10 s grace"));
+  EXPECT_THAT(log, Not(HasSubstr("SIGINT")));
+  EXPECT_THAT(log, Not(HasSubstr("SIGTERM")));
+}
+
+TEST_F(EmbeddedAgentTest, AStopRequestStopsTheTasksWithGraceThenRunReturns) {
+  StartAgent();
+  ExpectAck(orchestrator_.Send(MlpTask(22, {{0, 0, 0}}, 1000000, 1000000)));
+  ASSERT_TRUE(WaitForState(22, TaskState::kRunning).has_value()) << AgentLog();
+  ++stop_requests_;
+  ASSERT_TRUE(WaitForState(22, TaskState::kStopping, seconds(5)).has_value()) << AgentLog();
+  const std::vector<TaskExit> exits = WaitForExits(22, 1, seconds(kShutdownGraceSeconds + 5));
+  ASSERT_EQ(exits.size(), 1u) << AgentLog();
+  // The worker heard the stop and checkpointed in time.
+  EXPECT_EQ(exits[0].signal, 0) << exits[0].reason;
+  EXPECT_EQ(exits[0].exit_code, 0) << exits[0].reason;
+  EXPECT_EQ(exits[0].reason, "stopped: the agent is shutting down");
+  EXPECT_FALSE(orchestrator_.All<TaskCheckpointReport>().empty()) << "no checkpoint at the stop";
+  ASSERT_TRUE(WaitForRunToReturn(seconds(5))) << AgentLog();
+  EXPECT_TRUE(run_status_.ok()) << run_status_;
+  EXPECT_THAT(AgentLog(), HasSubstr("stop requested: stopping 1 task(s), 10 s grace"));
 }
 
 }  // namespace

@@ -31,14 +31,21 @@ class Cluster:
         self.log_path = os.path.join(tmp, "orchestrator.log")
         self.agents = []
         self.processes = []
-        self.orchestrator = self._start(self.log_path, "orchestrator",
-                                        "--listen", self.agent_endpoint,
-                                        "--client-listen", self.client_endpoint,
-                                        "--rendezvous-listen", self.rendezvous_endpoint,
-                                        "--state-dir", self.state)
+        self.orchestrator_args = ["orchestrator", "--listen", self.agent_endpoint,
+                                  "--client-listen", self.client_endpoint,
+                                  "--rendezvous-listen", self.rendezvous_endpoint,
+                                  "--state-dir", self.state]
+        self.orchestrator = self._start(self.log_path, *self.orchestrator_args)
 
-    def _start(self, log_path, *args):
-        with open(log_path, "w") as log:
+    def crash_and_restart_orchestrator(self):
+        """Kills the orchestrator (SIGKILL: nothing saved on the way out) and starts a new one on
+        the same endpoints and state directory; its output goes on in the same log."""
+        self.orchestrator.kill()
+        self.orchestrator.wait()
+        self.orchestrator = self._start(self.log_path, *self.orchestrator_args, append=True)
+
+    def _start(self, log_path, *args, append=False):
+        with open(log_path, "a" if append else "w") as log:
             process = subprocess.Popen([COHORT, *args], stdout=log, stderr=subprocess.STDOUT)
         self.processes.append(process)
         return process

@@ -6,7 +6,9 @@
   free slots with the reason;
 - a trial that can never fit is refused at submission, saying why;
 - `cohort trial logs` shows a trial's output, filtered by rank; `cohort experiment kill` stops
-  running experiments.
+  running experiments;
+- an orchestrator killed mid-experiment and started again continues the experiment from its
+  trial's latest checkpoint.
 """
 import os
 import re
@@ -111,5 +113,31 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     for experiment_id in ones:
         check(cluster.wait_ended(experiment_id, 60) == "stopped", cluster.log())
     check(not cluster.task_rows(), cluster.must("task", "list"))
+
+# The orchestrator dies (SIGKILL) after the trial's first checkpoint; a new one on the same state
+# directory continues the experiment, the trial from its latest checkpoint.
+with temp_dir() as tmp, Cluster(tmp) as cluster:
+    cluster.add_agent("agent-1", 1)
+    text = GRID_CONFIG.format(name="survivor", entrypoint=plugin("mlp"), slots=1, batches=10**7,
+                              rates="[0.01]", searcher="single")
+    config = write_config(tmp, text + "min_checkpoint_period:\n  batches: 100\n", "survivor.yaml")
+    survivor = cluster.submit(config)
+    folder = os.path.join(cluster.state, "experiments", str(survivor))
+    wait_for(lambda: experiment(folder)["trials"][0]["checkpoints"], 60, "a checkpoint")
+    cluster.crash_and_restart_orchestrator()
+    resumed = r"task (\d+) trains to batch 10000000 on agent-1, resuming from checkpoint trial-1-batch-(\d+)"
+    wait_for(lambda: re.search(resumed, cluster.log()), 60, "the trial to resume")
+    check(f"experiment {survivor} was active when the orchestrator stopped" in cluster.log(),
+          cluster.log())
+    # (A first placement may be refused while the agent still holds the old task's slot.)
+    wait_for(lambda: any(r[0] == re.findall(resumed, cluster.log())[-1][0] and
+                         r[4].lower() == "running" for r in cluster.task_rows()),
+             60, "the resumed task to run")
+    cluster.must("experiment", "kill", str(survivor))
+    check(cluster.wait_ended(survivor, 60) == "stopped", cluster.logs())
+    resumed_at = int(re.findall(resumed, cluster.log())[-1][1])
+    batches = [r["batches"] for r in metrics(folder) if r["kind"] == "training"]
+    check(batches == sorted(set(batches)) and resumed_at + 20 in batches,
+          f"reports after the restart (resumed at {resumed_at}): {batches}")
 
 print("ok")

@@ -43,6 +43,27 @@ with temp_dir() as tmp:
     check("no heartbeat" not in log and "no heartbeat" not in err, (log, err))
     check("COMPLETED" in out and run_dir in out, out)
 
+    # The run is a one-machine cluster: the orchestrator's and agent's own files are in local/.
+    with open(os.path.join(run_dir, "local", "orchestrator.log")) as f:
+        check("agent local registered" in f.read(), "orchestrator.log")
+    check(os.path.isdir(os.path.join(run_dir, "local", "tasks", "1")),
+          os.listdir(os.path.join(run_dir, "local")))
+
+    # Any searcher runs: a grid of two trials shares the machine's two slots.
+    grid_config = write_config(tmp, open(config).read().replace(
+        "  hidden_size: 32\n", "  hidden_size:\n    type: categorical\n    vals: [16, 32]\n").replace(
+        "  name: single\n", "  name: grid\n").replace("batches: 300", "batches: 40"), "grid.yaml")
+    grid_dir = os.path.join(tmp, "grid")
+    code, out, err = run("run", grid_config, "--output", grid_dir, "--cpu-slots", "2")
+    check(code == 0, f"grid run failed ({code}):\n{out}\n{err}")
+    state = experiment(grid_dir)
+    check(state["state"] == "COMPLETED" and len(state["trials"]) == 2, state)
+    check(sorted(t["hyperparameters"]["hidden_size"] for t in state["trials"]) == [16, 32], state)
+    for trial in state["trials"]:
+        check(trial["state"] == "COMPLETED" and trial["batches_trained"] == 40, trial)
+        check(metrics(grid_dir, trial["id"])[-1]["batches"] == 40, trial)
+    check("COMPLETED, 2 trials" in out and "trial 2 COMPLETED after 40 of 40 batches" in out, out)
+
     # A second run into the same folder is refused; nothing there is touched.
     code, out, err = run("run", config, "--output", run_dir)
     check(code != 0 and "--resume" in err, (code, err))

@@ -97,9 +97,9 @@ class OrchestratorServerTest : public ::testing::Test {
     options.agent_endpoint = "tcp://127.0.0.1:*";
     options.client_endpoint = "tcp://127.0.0.1:*";
     options.tick_interval = milliseconds(20);
-    options.log = [this](absl::string_view line) {
+    options.log = [this](const OrchestratorEvent& event) {
       const std::lock_guard<std::mutex> lock(log_mutex_);
-      log_.emplace_back(line);
+      log_.push_back(event.line);
     };
     Configure(options);
     OrchestratorOptions orchestrator_options;

@@ -11,7 +11,10 @@
 // restarted on both after one rank failed; a task placed again without using a restart when its
 // agent is lost, when its StartTask goes unanswered, or when its agent re-registers without it;
 // killing an experiment; trial logs and the state directory's files; an adaptive ASHA search to
-// completion with a promoted trial resuming its checkpoint.
+// completion with a promoted trial resuming its checkpoint; a crash before running restarted;
+// progress and the agent's own log lines; a local submission (`cohort run`) keeping its record in
+// the caller's folder, applying retention once completed, and resuming from its latest
+// checkpoint.
 #include "runtime/orchestrator/orchestrator.h"
 
 #include <algorithm>
@@ -20,7 +23,10 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <iterator>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -31,6 +37,7 @@
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/trial/clock.h"
 #include "test/common/temp_folder.h"
@@ -729,6 +736,22 @@ TEST_F(OrchestratorTest, FailureBeforeRunningIsNotRestarted) {
   EXPECT_EQ(Describe(experiment_id).summary.state, ExperimentState::kError);
 }
 
+TEST_F(OrchestratorTest, CrashBeforeRunningIsRestarted) {
+  Register("agent-1", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(1, 100, /*max_restarts=*/1));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  Accept(start.task_id);
+  TaskExit crash;  // SIGSEGV before the worker said hello: it may not happen again
+  crash.task_id = start.task_id;
+  crash.rank = 0;
+  crash.signal = 11;
+  FromAgent("agent-1", crash);
+
+  ASSERT_THAT(StartTasksSentTo("agent-1"), SizeIs(2));
+  EXPECT_EQ(TrialOf(experiment_id, start.trial_id).restarts, 1u);
+  EXPECT_THAT(TrialOf(experiment_id, start.trial_id).error, HasSubstr("signal 11"));
+}
+
 TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   Register("agent-1", 2);
   const uint64_t experiment_id = Submit(SingleYaml(2, 100));
@@ -756,9 +779,10 @@ TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   TrialSummary trial = TrialOf(experiment_id, first.trial_id);
   EXPECT_EQ(trial.restarts, 0u);
   EXPECT_NE(trial.state, TrialState::kError);
-  const std::vector<std::string> events = orchestrator_.TakeEvents();
-  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const std::string& line) {
-    return line.find("agent-1 lost") != std::string::npos;
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.line.find("agent-1 lost") != std::string::npos &&
+           event.level == OrchestratorEvent::Level::kNotice;
   }));
 
   Register("agent-2", 2);
@@ -1136,6 +1160,222 @@ reproducibility:
     EXPECT_EQ(trial.state, TrialState::kCompleted) << "trial " << trial.trial_id;
     EXPECT_EQ(trial.restarts, 0u);
   }
+}
+
+// ---------------------------------------------------------------- embedding (cohort run)
+
+// The file's text; "" when it cannot be read.
+std::string Slurp(const std::string& path) {
+  std::ifstream file(path);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+// A checkpoint of `trial_id` at `batches`, whole in `storage`.
+void WriteCheckpoint(CheckpointStorage& storage, uint64_t batches, uint64_t trial_id = 1) {
+  CheckpointInfo info;
+  info.id = absl::StrCat("trial-", trial_id, "-batch-", batches);
+  info.trial_id = trial_id;
+  info.batches_trained = batches;
+  ASSERT_TRUE(storage.Write(info, {{"parameters", std::string(64, 'p')}}).ok());
+}
+
+TEST_F(OrchestratorTest, LocalSubmissionKeepsItsRecordInTheCallersFolder) {
+  Register("agent-1", 1);
+  const std::string run = absl::StrCat(folder_.path(), "/my-run");
+  absl::StatusOr<RunFolder> created = RunFolder::Create(run);
+  ASSERT_TRUE(created.ok()) << created.status();
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(SingleYaml(1, 40, 0) + R"(
+checkpoint_storage:
+  save_trial_latest: 0
+  save_trial_best: 0
+  save_experiment_best: 0
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::string root = absl::StrCat(run, "/checkpoints");
+  const ClientMessage reply =
+      orchestrator_.SubmitLocal(LocalSubmission{*config, *created, root, /*resume=*/false});
+  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(reply));
+  const uint64_t experiment_id = std::get<ExperimentSubmitted>(reply).experiment_id;
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  EXPECT_EQ(start.trial_id, 1u);
+  EXPECT_EQ(start.worker.checkpoint_root, root);
+
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(root);
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  WriteCheckpoint(**storage, 20);
+  WriteCheckpoint(**storage, 40);
+  Accept(start.task_id);
+  Running(start.task_id);
+  Checkpoint(start.task_id, "trial-1-batch-20", 20);
+  Checkpoint(start.task_id, "trial-1-batch-40", 40);
+  // While the trial may resume, its latest checkpoint stays whatever the policy says.
+  EXPECT_THAT(*(*storage)->List(), SizeIs(1));
+  Validate(start.task_id, 40, 0.25);
+  ExitAll(start.task_id, 0);
+
+  EXPECT_EQ(Describe(experiment_id).summary.state, ExperimentState::kCompleted);
+  EXPECT_THAT(*(*storage)->List(), IsEmpty()) << "save_trial_latest 0 holds once it completed";
+  EXPECT_THAT(Slurp(absl::StrCat(run, "/experiment.json")), HasSubstr("\"state\":\"COMPLETED\""));
+  EXPECT_THAT(Slurp(absl::StrCat(run, "/trials/1/metrics.jsonl")), HasSubstr("\"batches\":40"));
+  EXPECT_FALSE(std::filesystem::exists(ExperimentFolder(experiment_id)));
+  const ExperimentRecord* record = orchestrator_.RecordOf(experiment_id);
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->state, RunState::kCompleted);
+  EXPECT_EQ(orchestrator_.RecordOf(experiment_id + 1), nullptr);
+}
+
+TEST_F(OrchestratorTest, ResumedLocalSubmissionContinuesFromTheLatestCheckpoint) {
+  Register("agent-1", 1);
+  const std::string run = absl::StrCat(folder_.path(), "/stopped-run");
+  absl::StatusOr<RunFolder> created = RunFolder::Create(run);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_TRUE(created->PrepareTrial(1).ok());
+  // What the stopped run left: reports up to batch 30, checkpoints at 10 and 20.
+  for (const auto& [kind, batches, metric] :
+       std::vector<std::tuple<ReportKind, uint64_t, double>>{{ReportKind::kValidation, 10, 0.5},
+                                                             {ReportKind::kValidation, 20, 0.3},
+                                                             {ReportKind::kTraining, 30, 0.2}}) {
+    MetricsReport report{1, kind, batches, batches * 32, 1.7e9, {{"validation_loss", metric}}};
+    ASSERT_TRUE(AppendLine(created->metrics_path(1), MetricsReportJson(report)).ok());
+  }
+  const std::string root = absl::StrCat(run, "/checkpoints");
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(root);
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  WriteCheckpoint(**storage, 10);
+  WriteCheckpoint(**storage, 20);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(SingleYaml(1, 100, 0));
+  ASSERT_TRUE(config.ok()) << config.status();
+
+  const ClientMessage reply =
+      orchestrator_.SubmitLocal(LocalSubmission{*config, *created, root, /*resume=*/true});
+  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(reply));
+  const uint64_t experiment_id = std::get<ExperimentSubmitted>(reply).experiment_id;
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  EXPECT_EQ(start.worker.resume_checkpoint_id, "trial-1-batch-20");
+  const std::string metrics = Slurp(created->metrics_path(1));
+  EXPECT_THAT(metrics, HasSubstr("\"batches\":20"));
+  EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":30"))) << "trained again after the resume";
+  const TrialSummary trial = TrialOf(experiment_id, 1);
+  EXPECT_EQ(trial.batches_trained, 20u);
+  EXPECT_EQ(trial.latest_checkpoint_id, "trial-1-batch-20");
+  const ExperimentRecord* record = orchestrator_.RecordOf(experiment_id);
+  ASSERT_NE(record, nullptr);
+  ASSERT_THAT(record->trials, SizeIs(1));
+  ASSERT_THAT(record->trials[0].checkpoints, SizeIs(2));
+  EXPECT_EQ(record->trials[0].checkpoints[1].metric, 0.3);
+  ASSERT_TRUE(record->trials[0].best_validation.has_value());
+  EXPECT_EQ(record->trials[0].best_validation->batches, 20u);
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.level == OrchestratorEvent::Level::kNotice &&
+           event.line.find("resuming from checkpoint trial-1-batch-20") != std::string::npos;
+  }));
+}
+
+TEST_F(OrchestratorTest, AgentLinesAreNoticesAndMarkedInTheTrialLog) {
+  Register("agent-1", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(1));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  Accept(start.task_id);
+  Running(start.task_id);
+  orchestrator_.TakeEvents();
+  FromAgent("agent-1",
+            LogBatch{start.task_id,
+                     {{0, LogStream::kStdout, 1.7e9, "batch 5"},
+                      {0, LogStream::kAgent, 1.7e9, "warning: rank 0 has sent no heartbeat"}}});
+
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(events[0].level, OrchestratorEvent::Level::kNotice);
+  EXPECT_EQ(events[0].line, absl::StrCat("trial ", start.trial_id,
+                                         ": warning: rank 0 has sent no heartbeat"));
+  const std::string log = Slurp(
+      absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/log.txt"));
+  EXPECT_THAT(log, HasSubstr("[rank 0] batch 5\n[agent] warning: rank 0 has sent no heartbeat"));
+  const TrialLogs logs = Logs(start.trial_id, -1, 0, 10);
+  ASSERT_THAT(logs.lines, SizeIs(2));
+  EXPECT_EQ(logs.lines[1].text, "[agent] warning: rank 0 has sent no heartbeat");
+  EXPECT_TRUE(logs.lines[1].stderr_stream);
+}
+
+TEST_F(OrchestratorTest, ProgressCountsTheTrialsBatches) {
+  Register("agent-1", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(1, 100));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  Accept(start.task_id);
+  Running(start.task_id);
+  FromAgent("agent-1", TaskProgress{start.task_id, {start.trial_id, 37, 100, 37 * 32, 0.5, 900}});
+  EXPECT_EQ(TrialOf(experiment_id, start.trial_id).batches_trained, 37u);
+  EXPECT_THAT(SentTo<ErrorReply>("agent-1"), IsEmpty());
+}
+
+TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
+  Register("agent-1", 2);
+  const uint64_t done = Submit(SingleYaml(1, 10, 0));
+  TrainToTarget(StartTasksSentTo("agent-1").at(0).task_id, 0.5);
+  ASSERT_EQ(Describe(done).summary.state, ExperimentState::kCompleted);
+  const uint64_t grid = Submit(GridYaml(100));
+  const std::vector<StartTask> running = StartTasksSentTo("agent-1");
+  ASSERT_THAT(running, SizeIs(3));
+  const StartTask& first = running[1];
+  Accept(first.task_id);
+  Running(first.task_id);
+  Validate(first.task_id, 40, 0.7);
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(absl::StrCat(folder_.path(), "/checkpoints/experiment-", grid));
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  WriteCheckpoint(**storage, 40, first.trial_id);
+  Checkpoint(first.task_id, absl::StrCat("trial-", first.trial_id, "-batch-40"), 40);
+  Validate(first.task_id, 50, 0.6);  // after the checkpoint: trained again after the restart
+  orchestrator_.Tick();
+  std::vector<uint64_t> grid_trials;
+  for (const TrialSummary& trial : Describe(grid).trials) grid_trials.push_back(trial.trial_id);
+  ASSERT_THAT(grid_trials, SizeIs(4));
+
+  // The orchestrator stops (its memory is gone) and a new one starts on the same state dir.
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  std::vector<OrchestratorEvent> events = restarted.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
+    return event.level == OrchestratorEvent::Level::kNotice &&
+           event.line == absl::StrCat("experiment ", grid,
+                                      " was active when the orchestrator stopped: it continues, "
+                                      "each trial from its latest checkpoint");
+  }));
+  DecodedControl hello;
+  hello.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
+  hello.header = ControlHeader{1, 0, "agent-1"};
+  hello.message = Hello("agent-1", 2);
+  restarted.OnAgentMessage("agent-1", hello);
+
+  std::vector<StartTask> resumed;
+  for (const SentMessage& sent : outbox.sent()) {
+    if (const auto* start = std::get_if<StartTask>(&sent.message)) resumed.push_back(*start);
+  }
+  ASSERT_THAT(resumed, SizeIs(2));
+  EXPECT_EQ(resumed[0].experiment_id, grid);
+  EXPECT_EQ(resumed[0].trial_id, first.trial_id);
+  EXPECT_EQ(resumed[0].worker.resume_checkpoint_id,
+            absl::StrCat("trial-", first.trial_id, "-batch-40"));
+  EXPECT_GT(resumed[0].task_id, running.back().task_id) << "task ids are never reused";
+  EXPECT_EQ(resumed[1].worker.resume_checkpoint_id, "");
+  const ClientMessage described = restarted.OnClientRequest(DescribeExperiment{grid});
+  ASSERT_TRUE(std::holds_alternative<ExperimentDescription>(described));
+  std::vector<uint64_t> recovered_trials;
+  for (const TrialSummary& trial : std::get<ExperimentDescription>(described).trials) {
+    recovered_trials.push_back(trial.trial_id);
+  }
+  EXPECT_EQ(recovered_trials, grid_trials);
+  const std::string metrics = Slurp(absl::StrCat(ExperimentFolder(grid), "/trials/",
+                                                 first.trial_id, "/metrics.jsonl"));
+  EXPECT_THAT(metrics, HasSubstr("\"batches\":40"));
+  EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":50")));
+  // The completed experiment stays as it was; a new one gets the next ids.
+  const ClientMessage old = restarted.OnClientRequest(DescribeExperiment{done});
+  EXPECT_TRUE(std::holds_alternative<ClientError>(old));
+  const ClientMessage next = restarted.OnClientRequest(SubmitExperiment{SingleYaml(1)});
+  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(next));
+  EXPECT_EQ(std::get<ExperimentSubmitted>(next).experiment_id, grid + 1);
 }
 
 }  // namespace
