@@ -1,5 +1,7 @@
 #include "runtime/orchestrator/orchestrator.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -13,7 +15,7 @@
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/record/record_retention.h"
-#include "runtime/record/recorded_experiment.h"
+#include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/trial_resume.h"
 #include "runtime/orchestrator/trial_config.h"
 
@@ -102,28 +104,32 @@ void Orchestrator::RecoverExperiments() {
   std::sort(ids.begin(), ids.end());
   for (const uint64_t id : ids) {
     const std::string path = (experiments / absl::StrCat(id)).string();
+    auto skip = [&](absl::string_view why) {
+      Notice(absl::StrCat("warning: experiment ", id, " in ", path, " is not loaded: ", why));
+    };
     absl::StatusOr<RunFolder> folder = RunFolder::Open(path);
-    absl::StatusOr<RecordedExperiment> recorded =
-        folder.ok() ? ReadRecordedExperiment(folder->experiment_json_path())
-                    : absl::StatusOr<RecordedExperiment>(folder.status());
-    if (!recorded.ok()) {
-      Notice(absl::StrCat("warning: experiment ", id, " is not continued: ",
-                          recorded.status().message()));
+    if (!folder.ok()) {
+      skip(folder.status().message());
       continue;
     }
-    if (recorded->state != RunState::kActive) continue;
+    absl::StatusOr<ExperimentRecord> record = ReadExperimentRecord(folder->experiment_json_path());
     absl::StatusOr<std::string> yaml = ReadFile(folder->config_path());
     absl::StatusOr<ExperimentConfig> config =
         yaml.ok() ? ParseExperimentConfig(*yaml) : absl::StatusOr<ExperimentConfig>(yaml.status());
-    if (!config.ok()) {
-      Notice(absl::StrCat("warning: experiment ", id, " is not continued: ",
-                          config.status().message()));
+    if (!record.ok() || !config.ok()) {
+      skip(!record.ok() ? record.status().message() : config.status().message());
+      continue;
+    }
+    if (record->state != RunState::kActive) {
+      AddEndedExperiment(id, *std::move(config), *std::move(folder), *std::move(record));
       continue;
     }
     if (config->searcher.name == "adaptive_asha") {
       Notice(absl::StrCat("warning: experiment ", id,
                           " (adaptive_asha) was active when the orchestrator stopped and cannot "
                           "continue: its promotions are not recorded"));
+      record->state = RunState::kError;
+      AddEndedExperiment(id, *std::move(config), *std::move(folder), *std::move(record));
       continue;
     }
     Admission admission;
@@ -131,16 +137,70 @@ void Orchestrator::RecoverExperiments() {
     admission.id = id;
     admission.folder = *std::move(folder);
     admission.resume = true;
-    admission.trial_ids.assign(recorded->trial_ids.begin(), recorded->trial_ids.end());
+    for (const TrialRecord& trial : record->trials) admission.trial_ids.push_back(trial.id);
     const ClientMessage reply = Admit(std::move(admission));
     if (const auto* refused = std::get_if<ClientError>(&reply)) {
-      Notice(absl::StrCat("warning: experiment ", id, " is not continued: ", refused->message));
+      skip(refused->message);
       continue;
     }
     Notice(absl::StrCat("experiment ", id,
                         " was active when the orchestrator stopped: it continues, each trial from "
                         "its latest checkpoint"));
   }
+}
+
+void Orchestrator::AddEndedExperiment(uint64_t id, ExperimentConfig config, RunFolder folder,
+                                      ExperimentRecord record) {
+  auto experiment = std::make_unique<Experiment>();
+  experiment->id = id;
+  experiment->config = std::move(config);
+  switch (record.state) {
+    case RunState::kCompleted:
+      experiment->state = ExperimentState::kCompleted;
+      break;
+    case RunState::kStopped:
+      experiment->state = ExperimentState::kStopped;
+      break;
+    default:
+      experiment->state = ExperimentState::kError;
+      experiment->error = "ended before the orchestrator restarted";
+      break;
+  }
+  struct stat submitted = {}, ended = {};
+  if (::stat(folder.config_path().c_str(), &submitted) == 0) {
+    experiment->submitted_unix = static_cast<double>(submitted.st_mtime);
+  }
+  if (::stat(folder.experiment_json_path().c_str(), &ended) == 0) {
+    experiment->ended_unix = static_cast<double>(ended.st_mtime);
+  }
+  experiment->folder = std::move(folder);
+  experiment->searcher_done = true;
+  uint64_t request_id = 0;
+  for (const TrialRecord& recorded : record.trials) {
+    auto trial = std::make_unique<Trial>(options_.log_lines_in_memory);
+    trial->id = recorded.id;
+    trial->experiment_id = id;
+    trial->request_id = ++request_id;
+    trial->hparams_json = recorded.hyperparameters_json;
+    trial->state = recorded.state == RunState::kCompleted ? TrialState::kCompleted
+                   : recorded.state == RunState::kError   ? TrialState::kError
+                                                          : TrialState::kStopped;
+    trial->target_batches = recorded.total_batches;
+    trial->batches_trained = recorded.batches_trained;
+    trial->restarts = recorded.restarts;
+    trial->error = recorded.error;
+    if (!recorded.checkpoints.empty()) {
+      trial->latest_checkpoint_id = recorded.checkpoints.back().id;
+      trial->latest_checkpoint_batches = recorded.checkpoints.back().batches;
+    }
+    if (recorded.best_validation) {
+      trial->best_metric = record.SearcherMetricOf(*recorded.best_validation);
+    }
+    experiment->trials[trial->request_id] = trial->id;
+    trials_.emplace(trial->id, std::move(trial));
+  }
+  experiment->record = std::move(record);
+  experiments_.emplace(id, std::move(experiment));
 }
 
 std::string Orchestrator::NextTaskIdPath() const { return options_.state_dir + "/next_task_id"; }

@@ -213,11 +213,15 @@ class Orchestrator {
   void Event(std::string line, OrchestratorEvent::Level level = OrchestratorEvent::Level::kDetail);
   void Notice(std::string line) { Event(std::move(line), OrchestratorEvent::Level::kNotice); }
 
-  // Continues the experiments an earlier orchestrator left active in the state directory (their
-  // experiment.json says ACTIVE): each is admitted again under its id from its config.yaml, its
-  // trials keeping their ids and resuming from their latest checkpoints. adaptive_asha cannot
-  // continue (its promotions are not recorded) and is left as it is, with a warning.
+  // Takes over the experiments an earlier orchestrator left in the state directory. One whose
+  // experiment.json says ACTIVE continues: admitted again under its id from its config.yaml, its
+  // trials keeping their ids and resuming from their latest checkpoints. An ended one is listed
+  // and described as it ended. An active adaptive_asha experiment cannot continue (its
+  // promotions are not recorded): it is listed as ended in error, with a warning.
   void RecoverExperiments();
+  // An experiment that ended before this orchestrator started, from its run folder; read only.
+  void AddEndedExperiment(uint64_t id, ExperimentConfig config, RunFolder folder,
+                          ExperimentRecord record);
   // Where the next task id is kept across restarts.
   std::string NextTaskIdPath() const;
   Trial* FindTrial(uint64_t trial_id);

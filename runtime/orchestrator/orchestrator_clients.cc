@@ -208,7 +208,8 @@ ExperimentSummary Orchestrator::Summarize(const Experiment& experiment) const {
   summary.name = experiment.config.name;
   summary.state = experiment.state;
   summary.searcher = experiment.config.searcher.name;
-  summary.progress = experiment.searcher->Progress();
+  // An experiment that ended before the orchestrator started has no searcher any more.
+  summary.progress = experiment.searcher ? experiment.searcher->Progress() : 1.0;
   summary.slots_per_trial = experiment.config.slots_per_trial;
   summary.submitted_unix_time = experiment.submitted_unix;
   summary.ended_unix_time = experiment.ended_unix;

@@ -14,7 +14,8 @@
 // completion with a promoted trial resuming its checkpoint; a crash before running restarted;
 // progress and the agent's own log lines; a local submission (`cohort run`) keeping its record in
 // the caller's folder, applying retention once completed, and resuming from its latest
-// checkpoint.
+// checkpoint; a new orchestrator on the same state directory continuing the active experiments
+// and showing the ended ones; experiment.json read back (ReadExperimentRecord).
 #include "runtime/orchestrator/orchestrator.h"
 
 #include <algorithm>
@@ -38,6 +39,7 @@
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
+#include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/trial/clock.h"
 #include "test/common/temp_folder.h"
@@ -1370,12 +1372,68 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
                                                  first.trial_id, "/metrics.jsonl"));
   EXPECT_THAT(metrics, HasSubstr("\"batches\":40"));
   EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":50")));
-  // The completed experiment stays as it was; a new one gets the next ids.
+  // The completed experiment is described as it ended; a new one gets the next ids.
   const ClientMessage old = restarted.OnClientRequest(DescribeExperiment{done});
-  EXPECT_TRUE(std::holds_alternative<ClientError>(old));
+  ASSERT_TRUE(std::holds_alternative<ExperimentDescription>(old));
+  const ExperimentDescription& ended = std::get<ExperimentDescription>(old);
+  EXPECT_EQ(ended.summary.state, ExperimentState::kCompleted);
+  EXPECT_EQ(ended.summary.progress, 1.0);
+  ASSERT_THAT(ended.trials, SizeIs(1));
+  EXPECT_EQ(ended.trials[0].state, TrialState::kCompleted);
+  EXPECT_EQ(ended.trials[0].batches_trained, 10u);
+  EXPECT_TRUE(ended.trials[0].has_best_metric);
+  EXPECT_EQ(ended.trials[0].best_metric, 0.5);
+  EXPECT_THAT(ended.trials[0].hyperparameters_json, HasSubstr("\"global_batch_size\":32"));
+  const ClientMessage listed = restarted.OnClientRequest(ListExperiments{});
+  ASSERT_TRUE(std::holds_alternative<ExperimentList>(listed));
+  EXPECT_THAT(std::get<ExperimentList>(listed).experiments, SizeIs(2));
+  EXPECT_TRUE(std::holds_alternative<ClientAck>(restarted.OnClientRequest(KillExperiment{done})));
   const ClientMessage next = restarted.OnClientRequest(SubmitExperiment{SingleYaml(1)});
   ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(next));
   EXPECT_EQ(std::get<ExperimentSubmitted>(next).experiment_id, grid + 1);
+}
+
+// ---------------------------------------------------------------- experiment.json read back
+
+TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
+  TempFolder folder;
+  ExperimentRecord record;
+  record.name = "round \"trip\"";
+  record.state = RunState::kStopped;
+  record.searcher_metric = "validation_loss";
+  record.smaller_is_better = false;
+  record.experiment_seed = 123456789;
+  record.fingerprint = "f5bda37d7ce32360";
+  TrialRecord& trial = record.trial(7);
+  trial.state = RunState::kError;
+  trial.hyperparameters_json = R"({"lr":0.05,"name":"a \"b\"","layers":2,"on":true,"none":null})";
+  trial.batches_trained = 120;
+  trial.total_batches = 300;
+  trial.records_trained = 3840;
+  trial.restarts = 2;
+  trial.latest_training =
+      MetricsReport{7, ReportKind::kTraining, 120, 3840, 1.7e9 + 0.25, {{"loss", 0.125}}};
+  trial.best_validation = MetricsReport{
+      7, ReportKind::kValidation, 100, 3200, 1.7e9, {{"validation_loss", 0.5}, {"acc", 0.75}}};
+  trial.latest_validation = trial.best_validation;
+  trial.checkpoints = {{"trial-7-batch-100", 100, 0.5}, {"trial-7-batch-120", 120, std::nullopt}};
+  trial.error = "rank 0 was killed by signal 9";
+  record.trial(8).hyperparameters_json = "{}";
+  const std::string path = folder.path() + "/experiment.json";
+  ASSERT_TRUE(WriteFileAtomically(path, record.ToJson()).ok());
+
+  absl::StatusOr<ExperimentRecord> read = ReadExperimentRecord(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->ToJson(), record.ToJson());
+  ASSERT_THAT(read->trials, SizeIs(2));
+  EXPECT_EQ(read->trials[0].checkpoints[0].metric, 0.5);
+  EXPECT_FALSE(read->trials[0].checkpoints[1].metric.has_value());
+
+  EXPECT_TRUE(absl::IsNotFound(ReadExperimentRecord(folder.path() + "/none.json").status()));
+  ASSERT_TRUE(WriteFileAtomically(path, R"({"name":"x","state":"PAUSED"})").ok());
+  EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr("state"));
+  ASSERT_TRUE(WriteFileAtomically(path, "[1, 2").ok());
+  EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr(path));
 }
 
 }  // namespace
