@@ -246,7 +246,7 @@ Orchestrator::Task* Orchestrator::FindTask(uint64_t task_id) {
 std::vector<AgentView> Orchestrator::AgentViews() const {
   std::vector<AgentView> views;
   for (const auto& [id, agent] : agents_) {
-    if (!agent->connected) continue;
+    if (!agent->connected || agent->draining) continue;
     views.push_back(AgentView{id, static_cast<uint32_t>(agent->slots.size()), agent->busy});
   }
   return views;
@@ -508,15 +508,28 @@ void Orchestrator::Finish(Task& task) {
   Experiment& experiment = *experiments_.at(task.experiment_id);
   bool failed = !task.failure.empty();
   bool crashed = false;  // a process died of a signal the agent did not send
+  // A process the agent stopped (it checkpointed and exited cleanly) without the orchestrator
+  // asking: the agent is shutting down, its machine is being preempted.
+  std::string stopped_by_agent;
   for (const auto& [agent_id, part] : task.parts) {
     for (const auto& [rank, exit] : part.exits) {
       failed = failed || ExitFailed(exit);
       crashed = crashed || (exit.signal != 0 && !exit.killed_by_agent);
+      if (exit.killed_by_agent && !ExitFailed(exit) && !task.stopping) {
+        if (stopped_by_agent.empty()) {
+          stopped_by_agent = absl::StrCat("agent ", agent_id, " stopped it (", exit.reason, ")");
+        }
+        // It is shutting down: no new task goes there until it says hello again.
+        if (auto agent = agents_.find(agent_id); agent != agents_.end()) {
+          agent->second->draining = true;
+        }
+      }
     }
   }
   const bool reached_running = task.reached_running;
   const bool agent_lost = task.agent_lost;
   const bool stopped_by_us = task.stopping && task.failure.empty();
+  const bool task_stopping = task.stopping;
   std::string failure = task.failure;
   if (task.parts.size() > 1) ended_rendezvous_prefixes_.push_back(RendezvousPrefix(task_id));
   std::erase(queue_, task_id);
@@ -525,11 +538,14 @@ void Orchestrator::Finish(Task& task) {
 
   if (experiment.state == ExperimentState::kStopping || (trial.closed && stopped_by_us)) {
     EndTrial(trial, trial.closed ? TrialState::kCompleted : TrialState::kStopped, "");
-  } else if (agent_lost) {
+  } else if (agent_lost || (!failed && !task_stopping && !stopped_by_agent.empty())) {
     // Not the trial's fault: trained again from its latest checkpoint without using a restart.
     trial.state = TrialState::kPaused;
     RewindTrial(experiment, trial);
-    Notice(absl::StrCat("trial ", trial.id, ": ", failure, "; placing it again"));
+    Notice(absl::StrCat("trial ", trial.id, ": ", agent_lost ? failure : stopped_by_agent,
+                        "; placing it again from ",
+                        trial.latest_checkpoint_id.empty() ? std::string("the start")
+                                                           : trial.latest_checkpoint_id));
   } else if (!failed) {
     trial.state = TrialState::kPaused;
     trial.wants_training = false;

@@ -104,6 +104,7 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
   agent.hostname = hello.hostname;
   agent.slots = hello.slots;
   agent.connected = true;
+  agent.draining = false;
   agent.last_seen = clock_.MonotonicSeconds();
   agent.last_seen_unix = clock_.UnixSeconds();
   outbox_.Send(agent_id, Ack{}, message_id);

@@ -27,6 +27,9 @@ struct Orchestrator::Agent {
   std::vector<AgentSlot> slots;
   std::map<uint32_t, SlotUser> busy;
   bool connected = false;
+  // It stopped a task on its own (it is shutting down): no new task is placed there until its
+  // next AgentHello.
+  bool draining = false;
   double last_seen = 0;       // monotonic seconds
   double last_seen_unix = 0;
 };

@@ -51,12 +51,13 @@ class Cluster:
         return process
 
     def add_agent(self, agent_id, slots, *extra):
-        """Starts an agent and waits until `cohort agent list` shows it."""
-        self._start(os.path.join(self.tmp, agent_id + ".log"), "agent",
+        """Starts an agent, waits until `cohort agent list` shows it, and returns its process."""
+        process = self._start(os.path.join(self.tmp, agent_id + ".log"), "agent",
                     "--orchestrator", self.agent_endpoint, "--id", agent_id,
                     "--slots", str(slots), "--work-dir", os.path.join(self.tmp, agent_id), *extra)
         self.agents.append(agent_id)
         wait_for(lambda: agent_id in self.cli("agent", "list")[1], 30, f"{agent_id} to register")
+        return process
 
     def cli(self, *args):
         """`cohort ARGS... --orchestrator <client endpoint>`: (exit code, stdout, stderr)."""

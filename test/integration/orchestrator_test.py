@@ -8,7 +8,8 @@
 - `cohort trial logs` shows a trial's output, filtered by rank; `cohort experiment kill` stops
   running experiments;
 - an orchestrator killed mid-experiment and started again continues the experiment from its
-  trial's latest checkpoint.
+  trial's latest checkpoint; a preempted agent's trial (SIGTERM to the agent) goes on from the
+  checkpoint its worker wrote on the way out, on another agent, without using up a restart.
 """
 import os
 import re
@@ -117,7 +118,7 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
 # The orchestrator dies (SIGKILL) after the trial's first checkpoint; a new one on the same state
 # directory continues the experiment, the trial from its latest checkpoint.
 with temp_dir() as tmp, Cluster(tmp) as cluster:
-    cluster.add_agent("agent-1", 1)
+    first_agent = cluster.add_agent("agent-1", 1)
     text = GRID_CONFIG.format(name="survivor", entrypoint=plugin("mlp"), slots=1, batches=10**7,
                               rates="[0.01]", searcher="single")
     config = write_config(tmp, text + "min_checkpoint_period:\n  batches: 100\n", "survivor.yaml")
@@ -133,8 +134,20 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     wait_for(lambda: any(r[0] == re.findall(resumed, cluster.log())[-1][0] and
                          r[4].lower() == "running" for r in cluster.task_rows()),
              60, "the resumed task to run")
+    # The agent is preempted (SIGTERM): its worker checkpoints and exits, and the trial goes on
+    # from that checkpoint on the next agent, without using up a restart (max_restarts is 0).
+    first_agent.send_signal(signal.SIGTERM)
+    check(first_agent.wait(timeout=30) == 0, cluster.logs())
+    moved = (r"trial 1: agent agent-1 stopped it \(stopped: the agent is shutting down\); "
+             r"placing it again from (trial-1-batch-\d+)")
+    wait_for(lambda: re.search(moved, cluster.log()), 30, "the trial to be placed again")
+    cluster.add_agent("agent-2", 1)
+    checkpoint = re.search(moved, cluster.log()).group(1)
+    wait_for(lambda: f"on agent-2, resuming from checkpoint {checkpoint}" in cluster.log(), 30,
+             "the trial to resume on agent-2")
     cluster.must("experiment", "kill", str(survivor))
     check(cluster.wait_ended(survivor, 60) == "stopped", cluster.logs())
+    check(experiment(folder)["trials"][0]["restarts"] == 0, experiment(folder))
     resumed_at = int(re.findall(resumed, cluster.log())[-1][1])
     batches = [r["batches"] for r in metrics(folder) if r["kind"] == "training"]
     check(batches == sorted(set(batches)) and resumed_at + 20 in batches,

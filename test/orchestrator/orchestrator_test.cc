@@ -12,7 +12,7 @@
 // agent is lost, when its StartTask goes unanswered, or when its agent re-registers without it;
 // killing an experiment; trial logs and the state directory's files; an adaptive ASHA search to
 // completion with a promoted trial resuming its checkpoint; a crash before running restarted;
-// progress and the agent's own log lines; a local submission (`cohort run`) keeping its record in
+// progress and the agent's own log lines; a task its agent stopped placed again; a local submission (`cohort run`) keeping its record in
 // the caller's folder, applying retention once completed, and resuming from its latest
 // checkpoint; a new orchestrator on the same state directory continuing the active experiments
 // and showing the ended ones; experiment.json read back (ReadExperimentRecord).
@@ -752,6 +752,39 @@ TEST_F(OrchestratorTest, CrashBeforeRunningIsRestarted) {
   ASSERT_THAT(StartTasksSentTo("agent-1"), SizeIs(2));
   EXPECT_EQ(TrialOf(experiment_id, start.trial_id).restarts, 1u);
   EXPECT_THAT(TrialOf(experiment_id, start.trial_id).error, HasSubstr("signal 11"));
+}
+
+TEST_F(OrchestratorTest, TaskItsAgentStoppedIsPlacedAgainWithoutUsingARestart) {
+  Register("agent-1", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(1, 100, /*max_restarts=*/0));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  Accept(start.task_id);
+  Running(start.task_id);
+  Checkpoint(start.task_id, "ckpt-40", 40);
+  // The agent is shutting down (its machine is preempted): the worker checkpoints and exits.
+  Checkpoint(start.task_id, "ckpt-47", 47);
+  TaskExit stopped;
+  stopped.task_id = start.task_id;
+  stopped.rank = 0;
+  stopped.killed_by_agent = true;
+  stopped.reason = "stopped: the agent is shutting down";
+  FromAgent("agent-1", stopped);
+
+  // agent-1 is shutting down: the trial waits for another agent.
+  EXPECT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
+  TrialSummary trial = TrialOf(experiment_id, start.trial_id);
+  EXPECT_EQ(trial.restarts, 0u);
+  EXPECT_EQ(trial.batches_trained, 47u) << "not trained to its target";
+  Register("agent-2", 1);
+  const std::vector<StartTask> moved = StartTasksSentTo("agent-2");
+  ASSERT_THAT(moved, SizeIs(1));
+  EXPECT_EQ(moved[0].worker.resume_checkpoint_id, "ckpt-47");
+  EXPECT_EQ(TrialOf(experiment_id, start.trial_id).state, TrialState::kRunning);
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.line.find("agent agent-1 stopped it (stopped: the agent is shutting down); "
+                           "placing it again from ckpt-47") != std::string::npos;
+  }));
 }
 
 TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
