@@ -3,7 +3,8 @@
 - 2 slots x per-slot batch b against 1 slot x 2b: parameters agree to 1e-6 relative;
 - aggregation_frequency 2 at global batch B against 1 at 2B: the same agreement;
 - two identical 2-slot runs are bitwise identical;
-- stop-and-resume of a 2-slot run is bitwise identical to an uninterrupted one.
+- stop-and-resume of a 2-slot run (stopped by SIGTERM, as a preempted machine is) is bitwise
+  identical to an uninterrupted one.
 """
 import array
 import os
@@ -69,9 +70,11 @@ with temp_dir() as tmp:
                     "--set", f"min_validation_period.batches={long_batches}",
                     "--set", f"min_checkpoint_period.batches=50")
     wait_for(lambda: experiment(stopped)["trials"][0]["checkpoints"], what="the first checkpoint")
-    process.send_signal(signal.SIGINT)
+    # SIGTERM, as a preempted machine gets: the same graceful stop as Ctrl-C.
+    process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=300)
     check(process.returncode == 130, f"stopped run exited {process.returncode}:\n{out}\n{err}")
+    check(experiment(stopped)["state"] == "STOPPED", experiment(stopped))
     at = experiment(stopped)["trials"][0]["batches_trained"]
     check(0 < at < long_batches, f"stopped at {at}")
     code, out, err = run("run", "--resume", stopped, "--cpu-slots", "2")
