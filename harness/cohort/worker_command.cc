@@ -23,6 +23,8 @@
 #include "runtime/optim/optimizer_options.h"
 #include "runtime/plugin/loaded_model.h"
 #include "runtime/plugin/plugin_library.h"
+#include "runtime/security/curve_client_config.h"
+#include "runtime/security/rendezvous_key_variables.h"
 #include "runtime/trial/clock.h"
 #include "runtime/trial/trial_runner.h"
 
@@ -71,6 +73,18 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
         "--rank below --size");
   }
   return parsed;
+}
+
+// The keys the agent handed over for a CURVE rendezvous (rendezvous_key_variables.h), or nullopt
+// without them. Taken out of the environment: nothing the plugin starts inherits the secret key.
+absl::StatusOr<std::optional<CurveClientConfig>> TakeRendezvousKeys() {
+  absl::StatusOr<std::optional<CurveClientConfig>> keys =
+      ReadRendezvousKeyVariables([](const char* name) { return std::getenv(name); });
+  for (const char* name : {kRendezvousServerKeyVariable, kRendezvousPublicKeyVariable,
+                           kRendezvousSecretKeyVariable}) {
+    ::unsetenv(name);
+  }
+  return keys;
 }
 
 // Sends the trial's events to the supervisor; a stop request comes from it or from SIGTERM.
@@ -161,8 +175,11 @@ absl::StatusOr<ExchangeOptions> ExchangeOptionsFor(const ExperimentConfig& confi
   return options;
 }
 
-// Everything one trial needs, built in order; the first failure is returned.
-absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
+// Everything one trial needs, built in order; the first failure is returned. With
+// `rendezvous_keys`, the link to --rendezvous is a CURVE client.
+absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
+                                   const std::optional<CurveClientConfig>& rendezvous_keys,
+                                   WorkerLink& link) {
   absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(args.run_dir + "/config.yaml");
   if (!config.ok()) return config.status();
   if (!config->experiment_seed) {
@@ -210,7 +227,14 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args, WorkerLink& link) {
   if (args.size > 1) {
     std::unique_ptr<WorkerLink> rendezvous_link;  // closed once the group is formed
     if (!args.rendezvous.empty()) {
-      absl::StatusOr<std::unique_ptr<WorkerLink>> connected = WorkerLink::Connect(args.rendezvous);
+      WorkerLinkOptions options;
+      if (rendezvous_keys) {
+        options.setup_socket = [&rendezvous_keys](zmq::socket_t& socket) {
+          return ConfigureCurveClient(socket, *rendezvous_keys);
+        };
+      }
+      absl::StatusOr<std::unique_ptr<WorkerLink>> connected =
+          WorkerLink::Connect(args.rendezvous, options);
       if (!connected.ok()) return connected.status();
       rendezvous_link = *std::move(connected);
     }
@@ -284,12 +308,16 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
     std::fprintf(stderr, "%s\n", std::string(args.status().message()).c_str());
     return 2;
   }
+  // Before anything else runs in this process.
+  const absl::StatusOr<std::optional<CurveClientConfig>> rendezvous_keys = TakeRendezvousKeys();
   absl::StatusOr<std::unique_ptr<WorkerLink>> link = WorkerLink::Connect(args->endpoint);
   if (!link.ok()) {
     std::fprintf(stderr, "worker: %s\n", std::string(link.status().message()).c_str());
     return 1;
   }
-  absl::StatusOr<TrialExit> exit = RunTrial(*args, **link);
+  absl::StatusOr<TrialExit> exit = rendezvous_keys.ok()
+                                       ? RunTrial(*args, *rendezvous_keys, **link)
+                                       : absl::StatusOr<TrialExit>(rendezvous_keys.status());
   TrialFinished finished;
   finished.trial_id = args->trial_id;
   finished.exit = exit.ok() ? *exit : TrialExit::kFailed;

@@ -220,6 +220,7 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
   setup.slots = options_.slots;
   setup.base_environment = options_.base_environment;
   setup.advertise_address = options_.advertise_address;
+  setup.agent_curve = options_.curve;
   setup.silent_rank_warning_seconds = options_.silent_rank_warning_seconds;
   setup.log = [this](absl::string_view line) { Log(line); };
   StartTask task = start;

@@ -115,7 +115,7 @@ void TaskRun::SpawnAll(const TaskRunSetup& setup) {
   TaskPlaces places{setup.executable, run_dir, hub_->endpoint(),
                     task_.worker.checkpoint_root.empty() ? run_dir + "/checkpoints"
                                                          : task_.worker.checkpoint_root,
-                    setup.advertise_address};
+                    setup.advertise_address, setup.agent_curve};
   for (const RankAssignment& assignment : task_.ranks) {
     auto rank = std::make_unique<Rank>();
     rank->run = this;

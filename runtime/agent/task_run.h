@@ -68,6 +68,9 @@ struct TaskRunSetup {
   std::vector<AgentSlot> slots;               // the slots the task's ranks name
   std::vector<std::string> base_environment;  // "KEY=VALUE", inherited by every worker
   std::string advertise_address;  // the workers' COHORT_GLOO_HOSTNAME; "" leaves it unset
+  // The agent's CURVE keys and the orchestrator's public key when the agent uses CURVE: the
+  // workers of a task spanning agents present them to the rendezvous (WorkerInvocationFor).
+  std::optional<CurveClientConfig> agent_curve;
   // A rank silent this long (seconds on Poll's clock) is named in a kAgent line.
   double silent_rank_warning_seconds = kSilentWarningSeconds;
   // Receives the task's notes for the agent's log, e.g. a dropped worker message (no newline).

@@ -1,8 +1,10 @@
 #include "runtime/agent/worker_invocation.h"
 
 #include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/security/rendezvous_key_variables.h"
 
 namespace cohort {
 
@@ -37,6 +39,15 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
   variables["COHORT_LOCAL_RANK"] = absl::StrCat(rank.local_rank);
   variables["COHORT_SIZE"] = absl::StrCat(task.world_size);
   variables["COHORT_TASK_ID"] = absl::StrCat(task.task_id);
+  for (const char* name : {kRendezvousServerKeyVariable, kRendezvousPublicKeyVariable,
+                           kRendezvousSecretKeyVariable}) {
+    variables.erase(name);
+  }
+  if (!task.rendezvous.endpoint.empty() && places.agent_curve) {
+    for (auto& [name, value] : RendezvousKeyVariables(*places.agent_curve)) {
+      variables[name] = std::move(value);
+    }
+  }
   if (!places.gloo_hostname.empty()) variables["COHORT_GLOO_HOSTNAME"] = places.gloo_hostname;
   if (slot.kind == SlotKind::kGpu) {
     // device_id counts GPUs in PCI bus order (gpu_slots.h); CUDA counts them that way only when

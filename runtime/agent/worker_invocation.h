@@ -7,7 +7,11 @@
 //
 // A task whose StartTask names a rendezvous endpoint (its ranks span agents) also gets
 // `--rendezvous ENDPOINT --rendezvous-prefix PREFIX`: the worker meets its peers there, while its
-// hellos, heartbeats and reports still go to this agent's worker channel (`--endpoint`).
+// hellos, heartbeats and reports still go to this agent's worker channel (`--endpoint`). When the
+// agent reaches the orchestrator over CURVE, such a worker also gets the agent's key pair and the
+// orchestrator's public key (COHORT_RENDEZVOUS_SERVER_KEY, _PUBLIC_KEY and _SECRET_KEY,
+// runtime/security/rendezvous_key_variables.h) to be a CURVE client of the rendezvous host; no
+// other worker gets them, not even from the inherited environment.
 //
 // The rank's variables: COHORT_RANK, COHORT_LOCAL_RANK, COHORT_SIZE, COHORT_TASK_ID,
 // COHORT_GLOO_HOSTNAME=<the address Gloo binds and publishes> when the places name one and, on a
@@ -18,10 +22,12 @@
 #ifndef COHORT_RUNTIME_AGENT_WORKER_INVOCATION_H_
 #define COHORT_RUNTIME_AGENT_WORKER_INVOCATION_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/control/control_messages.h"
+#include "runtime/security/curve_client_config.h"
 
 namespace cohort {
 
@@ -32,6 +38,8 @@ struct TaskPlaces {
   std::string endpoint;         // the task's worker channel (WorkerHub)
   std::string checkpoint_root;  // never empty
   std::string gloo_hostname;    // this host's address as other agents reach it; "" leaves it unset
+  // The agent's CURVE keys and the orchestrator's public key, when the agent uses CURVE.
+  std::optional<CurveClientConfig> agent_curve = std::nullopt;
 };
 
 struct WorkerInvocation {

@@ -14,31 +14,55 @@ absl::string_view View(const zmq::message_t& frame) {
   return absl::string_view(frame.data<char>(), frame.size());
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<WorkerHub>> WorkerHub::Bind(const std::string& endpoint,
-                                                          DroppedHandler on_dropped) {
-  if (!on_dropped) on_dropped = PrintDropped;
+// A ROUTER in `context` bound to `endpoint`, prepared by `setup` (when set) before the bind.
+absl::StatusOr<zmq::socket_t> BindRouter(zmq::context_t& context, const std::string& endpoint,
+                                         const WorkerHub::SocketSetup& setup) {
   try {
-    zmq::context_t context;
     zmq::socket_t socket(context, zmq::socket_type::router);
     socket.set(zmq::sockopt::router_mandatory, true);
     socket.set(zmq::sockopt::linger, static_cast<int>(kHubCloseTimeout.count()));
     socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    if (setup) {
+      if (absl::Status status = setup(socket); !status.ok()) return status;
+    }
     socket.bind(endpoint);
-    std::string resolved = socket.get(zmq::sockopt::last_endpoint);
-    return std::unique_ptr<WorkerHub>(new WorkerHub(std::move(resolved), std::move(on_dropped),
-                                                    std::move(context), std::move(socket)));
+    return socket;
   } catch (const zmq::error_t& error) {
     return ZmqErrorStatus(absl::StrCat("binding '", endpoint, "'"), error);
   }
 }
 
-WorkerHub::WorkerHub(std::string endpoint, DroppedHandler on_dropped, zmq::context_t context,
-                     zmq::socket_t socket)
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WorkerHub>> WorkerHub::Bind(const std::string& endpoint,
+                                                          DroppedHandler on_dropped) {
+  std::optional<zmq::context_t> context;
+  try {
+    context.emplace();
+  } catch (const zmq::error_t& error) {
+    return ZmqErrorStatus("creating a ZeroMQ context", error);
+  }
+  absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
+      Bind(*context, endpoint, SocketSetup(), std::move(on_dropped));
+  if (hub.ok()) (*hub)->owned_context_ = std::move(context);
+  return hub;
+}
+
+absl::StatusOr<std::unique_ptr<WorkerHub>> WorkerHub::Bind(zmq::context_t& context,
+                                                          const std::string& endpoint,
+                                                          const SocketSetup& setup,
+                                                          DroppedHandler on_dropped) {
+  if (!on_dropped) on_dropped = PrintDropped;
+  absl::StatusOr<zmq::socket_t> socket = BindRouter(context, endpoint, setup);
+  if (!socket.ok()) return socket.status();
+  std::string resolved = socket->get(zmq::sockopt::last_endpoint);
+  return std::unique_ptr<WorkerHub>(
+      new WorkerHub(std::move(resolved), std::move(on_dropped), *std::move(socket)));
+}
+
+WorkerHub::WorkerHub(std::string endpoint, DroppedHandler on_dropped, zmq::socket_t socket)
     : endpoint_(std::move(endpoint)),
       on_dropped_(std::move(on_dropped)),
-      context_(std::move(context)),
       socket_(std::move(socket)) {}
 
 WorkerHub::~WorkerHub() = default;

@@ -4,6 +4,10 @@
 // Each received message carries its peer (the connection's routing id), which is where commands
 // for that worker go. Malformed messages are dropped and reported, never returned.
 //
+// A hub owns its ZeroMQ context, or lives in one it is given: a hub whose peers must be CURVE
+// clients is bound in the context whose authenticator vets them (ZeroMQ asks the ZAP handler of
+// the socket's own context), with a SocketSetup that makes it a CURVE server before it binds.
+//
 //   auto hub = WorkerHub::Bind("tcp://127.0.0.1:*");
 //   if (!hub.ok()) return hub.status();
 //   SpawnWorker((*hub)->endpoint());
@@ -13,6 +17,11 @@
 //     }
 //   }
 //
+//   // In a given context (which must outlive the hub), prepared before it binds:
+//   auto secured = WorkerHub::Bind(context, "tcp://0.0.0.0:29402", [&](zmq::socket_t& socket) {
+//     return authenticator.ConfigureServer(socket, server_keys);
+//   });
+//
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_CONTROL_WORKER_HUB_H_
 #define COHORT_RUNTIME_CONTROL_WORKER_HUB_H_
@@ -20,6 +29,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +49,8 @@ class WorkerHub {
     WorkerMessage message;
   };
   using DroppedHandler = std::function<void(absl::string_view why)>;
+  // Prepares the ROUTER (its own options already set) before it binds.
+  using SocketSetup = std::function<absl::Status(zmq::socket_t& socket)>;
 
   // Binds to `endpoint`; "tcp://127.0.0.1:*" picks a free port. `on_dropped` is called with the
   // reason for each malformed message, and for a failing socket (default: a line on stderr). INVALID_ARGUMENT for a
@@ -46,7 +58,15 @@ class WorkerHub {
   static absl::StatusOr<std::unique_ptr<WorkerHub>> Bind(const std::string& endpoint,
                                                         DroppedHandler on_dropped = {});
 
-  // Waits up to a second for commands still queued, then closes.
+  // As above, with the ROUTER in `context`, which must outlive the hub, and `setup` called on it
+  // before it binds; an error of `setup` is returned as it is, and nothing is bound.
+  static absl::StatusOr<std::unique_ptr<WorkerHub>> Bind(zmq::context_t& context,
+                                                        const std::string& endpoint,
+                                                        const SocketSetup& setup,
+                                                        DroppedHandler on_dropped = {});
+
+  // Closes the socket. Commands still queued get up to a second to leave: a hub that owns its
+  // context waits for them here, one in a given context leaves that to the context's end.
   ~WorkerHub();
   WorkerHub(const WorkerHub&) = delete;
   WorkerHub& operator=(const WorkerHub&) = delete;
@@ -71,12 +91,13 @@ class WorkerHub {
   absl::Status Send(const std::string& peer, const WorkerCommand& command);
 
  private:
-  WorkerHub(std::string endpoint, DroppedHandler on_dropped, zmq::context_t context,
-            zmq::socket_t socket);
+  WorkerHub(std::string endpoint, DroppedHandler on_dropped, zmq::socket_t socket);
 
   std::string endpoint_;
   DroppedHandler on_dropped_;
-  zmq::context_t context_;  // declared before socket_: destroyed after it, waiting for the linger
+  // Empty for a hub in a given context. Declared before socket_: destroyed after it, waiting for
+  // the linger.
+  std::optional<zmq::context_t> owned_context_;
   zmq::socket_t socket_;
 };
 

@@ -16,6 +16,9 @@ absl::StatusOr<std::unique_ptr<WorkerLink>> WorkerLink::Connect(const std::strin
     socket.set(zmq::sockopt::linger, static_cast<int>(options.close_timeout.count()));
     socket.set(zmq::sockopt::sndtimeo, static_cast<int>(options.send_timeout.count()));
     socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    if (options.setup_socket) {
+      if (absl::Status status = options.setup_socket(socket); !status.ok()) return status;
+    }
     socket.connect(endpoint);
     return std::unique_ptr<WorkerLink>(
         new WorkerLink(endpoint, std::move(context), std::move(socket)));

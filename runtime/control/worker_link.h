@@ -4,6 +4,11 @@
 // Connecting does not wait for the hub: messages sent before it is up are queued and delivered
 // once the connection is made. Commands from the hub are polled between batches, or waited for.
 //
+// A link to a hub that is a CURVE server is made a CURVE client before it connects, through
+// WorkerLinkOptions::setup_socket (ConfigureCurveClient, runtime/security/curve_client.h). A hub
+// that refuses the link never answers it: its messages wait in the queue, and destroying the link
+// waits out the close_timeout.
+//
 //   auto link = WorkerLink::Connect(endpoint);
 //   if (!link.ok()) return link.status();
 //   absl::Status sent = (*link)->Send(WorkerHello{.trial_id = 7, .pid = getpid()});
@@ -11,6 +16,12 @@
 //   if (std::optional<WorkerCommand> command = (*link)->PollCommand()) { /* stop */ }
 //   sent = (*link)->Send(TrialFinished{.trial_id = 7, .batches = 100});
 //   link->reset();  // waits (bounded) until TrialFinished has left the process
+//
+//   WorkerLinkOptions curve;
+//   curve.setup_socket = [&](zmq::socket_t& socket) {
+//     return ConfigureCurveClient(socket, agent_keys, orchestrator_public_key);
+//   };
+//   auto rendezvous = WorkerLink::Connect("tcp://10.0.0.5:29402", curve);
 //
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_CONTROL_WORKER_LINK_H_
@@ -37,6 +48,9 @@ struct WorkerLinkOptions {
   std::chrono::milliseconds send_timeout{5000};
   // How long destruction may wait for queued messages to be delivered.
   std::chrono::milliseconds close_timeout{5000};
+  // When set, prepares the DEALER (its own options already set) before it connects; its error
+  // fails Connect.
+  std::function<absl::Status(zmq::socket_t& socket)> setup_socket;
 };
 
 class WorkerLink {
@@ -44,7 +58,8 @@ class WorkerLink {
   using DroppedHandler = std::function<void(absl::string_view why)>;
 
   // Connects to `endpoint` ("ipc://..." or "tcp://127.0.0.1:port"). Does not wait for the peer.
-  // INVALID_ARGUMENT for a malformed endpoint or an unsupported transport.
+  // INVALID_ARGUMENT for a malformed endpoint or an unsupported transport; the error of
+  // options.setup_socket as it is.
   static absl::StatusOr<std::unique_ptr<WorkerLink>> Connect(const std::string& endpoint,
                                                              WorkerLinkOptions options = {});
 

@@ -152,8 +152,9 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
   if (!options.log) options.log = PrintLine;
   zmq::context_t context;
   // Before any bind: without its authenticator, ZeroMQ lets every CURVE client in.
-  absl::StatusOr<std::unique_ptr<ServerSecurity>> security = ServerSecurity::Start(
-      context, std::move(options.security), options.agent_endpoint, options.client_endpoint);
+  absl::StatusOr<std::unique_ptr<ServerSecurity>> security =
+      ServerSecurity::Start(context, std::move(options.security), options.agent_endpoint,
+                            options.client_endpoint, orchestrator_options.rendezvous_endpoint);
   if (!security.ok()) return security.status();
   ServerSecurity& secure = **security;
   absl::StatusOr<zmq::socket_t> agent_socket =
@@ -167,7 +168,8 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
   std::unique_ptr<RendezvousHost> rendezvous;
   if (!orchestrator_options.rendezvous_endpoint.empty()) {
     absl::StatusOr<std::unique_ptr<RendezvousHost>> host = RendezvousHost::Bind(
-        orchestrator_options.rendezvous_endpoint,
+        context, orchestrator_options.rendezvous_endpoint,
+        [&secure](zmq::socket_t& socket) { return secure.ConfigureRendezvousSocket(socket); },
         [log = options.log](absl::string_view line) {
           log(OrchestratorEvent{OrchestratorEvent::Level::kNotice,
                                 absl::StrCat("rendezvous: ", line)});

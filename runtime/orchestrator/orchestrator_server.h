@@ -14,10 +14,10 @@
 // request is answered with ClientError kInvalidRequest. The orchestrator's messages to an agent
 // that is not connected are not sent (its AgentOutbox returns 0).
 //
-// CURVE (ServerSecurity, options.security): each listener that needs it is a CURVE server, and
-// only peers with authorized keys get through; an agent's message whose key name is not its
-// agent id is dropped and logged, and with CURVE on the clients' listener each submission and
-// kill is logged under the client's key name.
+// CURVE (ServerSecurity, options.security): each listener that needs it, the rendezvous host's
+// included, is a CURVE server, and only peers with authorized keys get through; an agent's
+// message whose key name is not its agent id is dropped and logged, and with CURVE on the
+// clients' listener each submission and kill is logged under the client's key name.
 //
 //   std::atomic<bool> stop{false};
 //   auto server = OrchestratorServer::Bind(OrchestratorServerOptions{}, options, SystemClock());
@@ -78,8 +78,8 @@ class OrchestratorServer {
   // flags to give when a listener needs CURVE without keys (ServerSecurity::Start). `clock` must
   // outlive the server.
   // A non-empty orchestrator_options.rendezvous_endpoint is bound too, as the RendezvousHost of
-  // the tasks spanning agents (served in Run; an ended task's keys are forgotten), and the
-  // Orchestrator hands agents its resolved endpoint.
+  // the tasks spanning agents (served in Run; an ended task's keys are forgotten), with CURVE
+  // where its endpoint needs it, and the Orchestrator hands agents its resolved endpoint.
   static absl::StatusOr<std::unique_ptr<OrchestratorServer>> Bind(
       OrchestratorServerOptions options, OrchestratorOptions orchestrator_options, Clock& clock);
 

@@ -16,11 +16,12 @@ void PrintLine(absl::string_view line) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RendezvousHost>> RendezvousHost::Bind(const std::string& endpoint,
-                                                                      LogFunction log) {
+absl::StatusOr<std::unique_ptr<RendezvousHost>> RendezvousHost::Bind(
+    zmq::context_t& context, const std::string& endpoint, const WorkerHub::SocketSetup& setup,
+    LogFunction log) {
   if (!log) log = PrintLine;
   absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
-      WorkerHub::Bind(endpoint, [log](absl::string_view why) {
+      WorkerHub::Bind(context, endpoint, setup, [log](absl::string_view why) {
         log(absl::StrCat("dropped a malformed message: ", why));
       });
   if (!hub.ok()) return hub.status();

@@ -4,7 +4,13 @@
 // names, and the orchestrator forgets a task's keys once the task is over. Messages other than
 // RendezvousSet and RendezvousGet are dropped and logged, as are malformed ones.
 //
-//   auto host = RendezvousHost::Bind("tcp://10.0.0.5:29402");
+// The hub lives in the orchestrator's ZeroMQ context, so that where its listener needs CURVE the
+// setup makes it a CURVE server vetted by the authenticator running on that context
+// (ServerSecurity::ConfigureRendezvousSocket): peers without an authorized key never get in.
+//
+//   auto host = RendezvousHost::Bind(context, "tcp://10.0.0.5:29402", [&](zmq::socket_t& s) {
+//     return security.ConfigureRendezvousSocket(s);
+//   });
 //   if (!host.ok()) return host.status();
 //   orchestrator_options.rendezvous_endpoint = (*host)->endpoint();
 //   ...  // in the daemon's loop, woken by (*host)->NotificationFd() or by its tick:
@@ -20,6 +26,8 @@
 #include <memory>
 #include <string>
 
+#include <zmq.hpp>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/control/rendezvous_service.h"
@@ -33,10 +41,13 @@ class RendezvousHost {
   // "orchestrator: rendezvous: ".
   using LogFunction = std::function<void(absl::string_view line)>;
 
-  // Binds `endpoint` ("tcp://0.0.0.0:29402"; a port of "*" picks a free one). INVALID_ARGUMENT
-  // for a malformed endpoint, UNAVAILABLE when it cannot be bound; the message names it.
-  static absl::StatusOr<std::unique_ptr<RendezvousHost>> Bind(const std::string& endpoint,
-                                                              LogFunction log = {});
+  // Binds `endpoint` ("tcp://0.0.0.0:29402"; a port of "*" picks a free one) in `context`, which
+  // must outlive the host, after `setup` prepared the socket (when set). INVALID_ARGUMENT for a
+  // malformed endpoint, UNAVAILABLE when it cannot be bound, the message naming it; the error of
+  // `setup` as it is.
+  static absl::StatusOr<std::unique_ptr<RendezvousHost>> Bind(
+      zmq::context_t& context, const std::string& endpoint,
+      const WorkerHub::SocketSetup& setup = {}, LogFunction log = {});
 
   RendezvousHost(const RendezvousHost&) = delete;
   RendezvousHost& operator=(const RendezvousHost&) = delete;

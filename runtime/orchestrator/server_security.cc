@@ -15,58 +15,73 @@ namespace {
 // The `cohort orchestrator` flags that set each listener.
 constexpr char kAgentListenFlag[] = "--listen";
 constexpr char kClientListenFlag[] = "--client-listen";
+constexpr char kRendezvousListenFlag[] = "--rendezvous-listen";
 
 double MonotonicSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-// Why the listener `flag` at `endpoint` cannot start: it needs CURVE and `missing` flags are
-// not given.
-absl::Status MissingKeys(absl::string_view flag, absl::string_view endpoint, CurvePolicy policy,
+struct Listener {
+  absl::string_view flag;
+  absl::string_view role;  // as log lines name it: "agents'"
+  absl::string_view endpoint;
+  bool uses_curve = false;
+};
+
+// Why the listener cannot start: it needs CURVE and `missing` flags are not given.
+absl::Status MissingKeys(const Listener& listener, CurvePolicy policy,
                          const std::vector<std::string>& missing) {
   const std::string why =
       policy == CurvePolicy::kAlways
-          ? absl::StrCat("--curve always makes ", flag, " ", endpoint, " need CURVE")
-          : absl::StrCat(flag, " ", endpoint, " is not a loopback address, so it needs CURVE");
+          ? absl::StrCat("--curve always makes ", listener.flag, " ", listener.endpoint,
+                         " need CURVE")
+          : absl::StrCat(listener.flag, " ", listener.endpoint,
+                         " is not a loopback address, so it needs CURVE");
   return absl::FailedPreconditionError(absl::StrCat(
       why, ": give ", absl::StrJoin(missing, " and "), " (cohort keygen makes keys)"));
 }
 
-std::string ListenerState(absl::string_view role, bool uses_curve) {
-  return absl::StrCat(role, " listener: ", uses_curve ? "CURVE" : "no CURVE (local only)");
+// "agents' listener: CURVE; clients' listener: no CURVE (local only)".
+std::string ListenerStates(const std::vector<Listener>& listeners) {
+  return absl::StrJoin(listeners, "; ", [](std::string* out, const Listener& listener) {
+    absl::StrAppend(out, listener.role, " listener: ",
+                    listener.uses_curve ? "CURVE" : "no CURVE (local only)");
+  });
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ServerSecurity>> ServerSecurity::Start(
     zmq::context_t& context, ServerSecurityOptions options, absl::string_view agent_endpoint,
-    absl::string_view client_endpoint) {
-  // A listener that is no endpoint at all is not one that needs CURVE.
-  for (const auto& [flag, endpoint] : {std::pair(kAgentListenFlag, agent_endpoint),
-                                       std::pair(kClientListenFlag, client_endpoint)}) {
-    if (!absl::StrContains(endpoint, "://")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, " '", endpoint, "' is not a ZeroMQ endpoint (transport://address, such as ",
-          "tcp://0.0.0.0:29400)"));
-    }
+    absl::string_view client_endpoint, absl::string_view rendezvous_endpoint) {
+  std::vector<Listener> listeners = {{kAgentListenFlag, "agents'", agent_endpoint},
+                                     {kClientListenFlag, "clients'", client_endpoint}};
+  if (!rendezvous_endpoint.empty()) {
+    listeners.push_back({kRendezvousListenFlag, "rendezvous", rendezvous_endpoint});
   }
-  const bool agents_use_curve = CurveRequired(agent_endpoint, options.policy);
-  const bool clients_use_curve = CurveRequired(client_endpoint, options.policy);
-  std::unique_ptr<ServerSecurity> security(new ServerSecurity(agents_use_curve, clients_use_curve));
-  if (!agents_use_curve && !clients_use_curve) {
-    security->Log(absl::StrCat(ListenerState("agents'", false), "; ",
-                               ListenerState("clients'", false)));
+  const Listener* first_with_curve = nullptr;
+  for (Listener& listener : listeners) {
+    // A listener that is no endpoint at all is not one that needs CURVE.
+    if (!absl::StrContains(listener.endpoint, "://")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          listener.flag, " '", listener.endpoint,
+          "' is not a ZeroMQ endpoint (transport://address, such as tcp://0.0.0.0:29400)"));
+    }
+    listener.uses_curve = CurveRequired(listener.endpoint, options.policy);
+    if (listener.uses_curve && first_with_curve == nullptr) first_with_curve = &listener;
+  }
+  std::unique_ptr<ServerSecurity> security(
+      new ServerSecurity(listeners[0].uses_curve, listeners[1].uses_curve,
+                         listeners.size() > 2 && listeners[2].uses_curve));
+  if (first_with_curve == nullptr) {
+    security->Log(ListenerStates(listeners));
     return security;
   }
   std::vector<std::string> missing;
   if (!options.server_keys) missing.push_back("--key");
   if (!options.authorized_keys) missing.push_back("--authorized-keys");
-  if (!missing.empty()) {
-    return agents_use_curve
-               ? MissingKeys(kAgentListenFlag, agent_endpoint, options.policy, missing)
-               : MissingKeys(kClientListenFlag, client_endpoint, options.policy, missing);
-  }
+  if (!missing.empty()) return MissingKeys(*first_with_curve, options.policy, missing);
   const size_t authorized = options.authorized_keys->size();
   ServerSecurity* raw = security.get();
   absl::StatusOr<std::unique_ptr<CurveAuthenticator>> authenticator = CurveAuthenticator::Start(
@@ -75,24 +90,31 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> ServerSecurity::Start(
   if (!authenticator.ok()) return authenticator.status();
   security->authenticator_ = *std::move(authenticator);
   security->server_keys_ = std::move(options.server_keys);
-  security->Log(absl::StrCat(ListenerState("agents'", agents_use_curve), "; ",
-                             ListenerState("clients'", clients_use_curve), "; ", authorized,
-                             " authorized keys"));
+  security->Log(absl::StrCat(ListenerStates(listeners), "; ", authorized, " authorized keys"));
   return security;
 }
 
-ServerSecurity::ServerSecurity(bool agents_use_curve, bool clients_use_curve)
+ServerSecurity::ServerSecurity(bool agents_use_curve, bool clients_use_curve,
+                               bool rendezvous_uses_curve)
     : agents_use_curve_(agents_use_curve),
       clients_use_curve_(clients_use_curve),
+      rendezvous_uses_curve_(rendezvous_uses_curve),
       dropped_agent_messages_([this](absl::string_view line) { Log(line); }) {}
 
 absl::Status ServerSecurity::ConfigureAgentSocket(zmq::socket_t& socket) {
-  if (!agents_use_curve_) return absl::OkStatus();
-  return authenticator_->ConfigureServer(socket, *server_keys_);
+  return ConfigureServer(agents_use_curve_, socket);
 }
 
 absl::Status ServerSecurity::ConfigureClientSocket(zmq::socket_t& socket) {
-  if (!clients_use_curve_) return absl::OkStatus();
+  return ConfigureServer(clients_use_curve_, socket);
+}
+
+absl::Status ServerSecurity::ConfigureRendezvousSocket(zmq::socket_t& socket) {
+  return ConfigureServer(rendezvous_uses_curve_, socket);
+}
+
+absl::Status ServerSecurity::ConfigureServer(bool uses_curve, zmq::socket_t& socket) {
+  if (!uses_curve) return absl::OkStatus();
   return authenticator_->ConfigureServer(socket, *server_keys_);
 }
 

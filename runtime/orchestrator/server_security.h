@@ -1,21 +1,24 @@
-// ServerSecurity: CURVE on the orchestrator daemon's two listeners, the agents' and the clients'
+// ServerSecurity: CURVE on the orchestrator daemon's listeners: the agents', the clients' and,
+// when there is one, the rendezvous host's, where the workers of trials spanning agents meet
 // (docs/protocol.md, "Security").
 //
 // Each listener decides for itself (CurveRequired with the policy): by default a listener on
 // loopback runs without CURVE and every other one with it. When one needs CURVE, Start demands
 // the server's key pair and the authorized keys, and starts the CurveAuthenticator on the
-// server's context, which must happen before the sockets are bound. With CURVE on the agents'
-// listener, a message is accepted only when the name of its sender's key (its User-Id) is its
-// socket identity, the agent id: an agent cannot speak for another. With CURVE on the clients'
-// listener, the client's key name is known for every request (ClientName) and what it changes is
-// logged (ClientActionLine).
+// server's context, which must happen before the sockets are bound; every socket configured here
+// must belong to that context. With CURVE on the agents' listener, a message is accepted only
+// when the name of its sender's key (its User-Id) is its socket identity, the agent id: an agent
+// cannot speak for another. With CURVE on the clients' listener, the client's key name is known
+// for every request (ClientName) and what it changes is logged (ClientActionLine). With CURVE on
+// the rendezvous listener, any authorized key gets in (workers present their agent's key).
 //
 // Refusals (the authenticator's) and dropped agent messages are logged at most once a minute per
 // distinct line; the lines wait in a queue until TakeLog, so the daemon writes them from its own
 // thread.
 //
 //   zmq::context_t context;
-//   auto security = ServerSecurity::Start(context, options, agent_endpoint, client_endpoint);
+//   auto security = ServerSecurity::Start(context, options, agent_endpoint, client_endpoint,
+//                                         rendezvous_endpoint);
 //   if (!security.ok()) return security.status();  // "--listen tcp://0.0.0.0:29400 is not ..."
 //   zmq::socket_t agents(context, zmq::socket_type::router);
 //   (*security)->ConfigureAgentSocket(agents);  // then bind
@@ -59,13 +62,14 @@ struct ServerSecurityOptions {
 
 class ServerSecurity {
  public:
-  // Decides CURVE for each endpoint (as given, before binding) and starts the authenticator on
-  // `context` when either needs it. INVALID_ARGUMENT for an endpoint without "://";
-  // FAILED_PRECONDITION naming the listener's flag, its endpoint and the missing flags when one
-  // needs CURVE without keys; the authenticator's errors.
+  // Decides CURVE for each endpoint (as given, before binding; an empty `rendezvous_endpoint`
+  // means no rendezvous listener) and starts the authenticator on `context` when one needs it.
+  // INVALID_ARGUMENT for an endpoint without "://"; FAILED_PRECONDITION naming the listener's
+  // flag (--listen, --client-listen, --rendezvous-listen), its endpoint and the missing flags when
+  // one needs CURVE without keys; the authenticator's errors.
   static absl::StatusOr<std::unique_ptr<ServerSecurity>> Start(
       zmq::context_t& context, ServerSecurityOptions options, absl::string_view agent_endpoint,
-      absl::string_view client_endpoint);
+      absl::string_view client_endpoint, absl::string_view rendezvous_endpoint = {});
 
   ServerSecurity(const ServerSecurity&) = delete;
   ServerSecurity& operator=(const ServerSecurity&) = delete;
@@ -74,9 +78,11 @@ class ServerSecurity {
   // leaves it alone. Errors as CurveAuthenticator::ConfigureServer.
   absl::Status ConfigureAgentSocket(zmq::socket_t& socket);
   absl::Status ConfigureClientSocket(zmq::socket_t& socket);
+  absl::Status ConfigureRendezvousSocket(zmq::socket_t& socket);
 
   bool agents_use_curve() const { return agents_use_curve_; }
   bool clients_use_curve() const { return clients_use_curve_; }
+  bool rendezvous_uses_curve() const { return rendezvous_uses_curve_; }
 
   // Whether a message received on the agents' socket from `identity`, with `payload` its first
   // part after the identity, may reach the Orchestrator: always without CURVE; with CURVE only
@@ -91,11 +97,13 @@ class ServerSecurity {
   std::vector<std::string> TakeLog();
 
  private:
-  ServerSecurity(bool agents_use_curve, bool clients_use_curve);
+  ServerSecurity(bool agents_use_curve, bool clients_use_curve, bool rendezvous_uses_curve);
+  absl::Status ConfigureServer(bool uses_curve, zmq::socket_t& socket);
   void Log(absl::string_view line);
 
   const bool agents_use_curve_;
   const bool clients_use_curve_;
+  const bool rendezvous_uses_curve_;
   std::optional<CurveKeyPair> server_keys_;
   std::mutex log_mutex_;
   std::vector<std::string> log_;  // guarded by log_mutex_

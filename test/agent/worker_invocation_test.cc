@@ -1,4 +1,6 @@
-// The worker command line and environment the agent builds for each rank of a StartTask.
+// The worker command line and environment the agent builds for each rank of a StartTask: its
+// arguments, the rank's variables, and the rendezvous keys only a task spanning agents gets from
+// an agent that uses CURVE.
 #include "runtime/agent/worker_invocation.h"
 
 #include <string>
@@ -12,7 +14,9 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::IsSupersetOf;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 StartTask Task() {
   StartTask task;
@@ -115,6 +119,47 @@ TEST(WorkerInvocationTest, AGpuSlotSeesOnlyItsDevice) {
                                   AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {})
                   .environment,
               Not(Contains(testing::StartsWith("CUDA_VISIBLE_DEVICES="))));
+}
+
+StartTask SpanningTask() {
+  StartTask task = Task();
+  task.cross_size = 2;
+  task.rendezvous = {"tcp://10.0.0.5:29402", "task-7/"};
+  return task;
+}
+
+TaskPlaces PlacesOfACurveAgent() {
+  TaskPlaces places = kPlaces;
+  places.agent_curve =
+      CurveClientConfig{{"agent-public-key", "agent-secret-key"}, "agent-1", "server-public-key"};
+  return places;
+}
+
+TEST(WorkerInvocationTest, AWorkerOfASpanningTaskGetsItsAgentsKeysForTheRendezvous) {
+  const StartTask task = SpanningTask();
+  const WorkerInvocation worker = WorkerInvocationFor(
+      task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, PlacesOfACurveAgent(),
+      {"COHORT_RENDEZVOUS_SECRET_KEY=inherited"});
+  EXPECT_THAT(worker.environment, IsSupersetOf({"COHORT_RENDEZVOUS_SERVER_KEY=server-public-key",
+                                                "COHORT_RENDEZVOUS_PUBLIC_KEY=agent-public-key",
+                                                "COHORT_RENDEZVOUS_SECRET_KEY=agent-secret-key"}));
+  EXPECT_THAT(worker.environment, Not(Contains("COHORT_RENDEZVOUS_SECRET_KEY=inherited")));
+}
+
+TEST(WorkerInvocationTest, NoOtherWorkerGetsRendezvousKeys) {
+  const AgentSlot slot{1, SlotKind::kCpu, -1, "cpu"};
+  const std::vector<std::string> inherited = {"COHORT_RENDEZVOUS_SERVER_KEY=inherited",
+                                              "COHORT_RENDEZVOUS_PUBLIC_KEY=inherited",
+                                              "COHORT_RENDEZVOUS_SECRET_KEY=inherited"};
+  EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0], slot, PlacesOfACurveAgent(), inherited)
+                  .environment,
+              Not(Contains(StartsWith("COHORT_RENDEZVOUS_"))))
+      << "a task on one agent meets on the agent's own channel";
+  EXPECT_THAT(WorkerInvocationFor(SpanningTask(), SpanningTask().ranks[0], slot, kPlaces,
+                                  inherited)
+                  .environment,
+              Not(Contains(StartsWith("COHORT_RENDEZVOUS_"))))
+      << "an agent without CURVE has no keys to give";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // WorkerLink <-> WorkerHub in one process, over ipc in a temporary folder and tcp on loopback:
-// ordering, peers and commands, hostile peers, delivery at close, and the failure paths.
+// ordering, peers and commands, hostile peers, delivery at close, and the failure paths; a hub
+// bound in a given context and a link, each prepared by a setup before it binds or connects.
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -307,10 +308,65 @@ TEST(WorkerLinkTest, SendFailsWhenNobodyReadsAndCloseIsBounded) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
 }
 
+TEST(WorkerLinkTest, SetupPreparesTheSocketBeforeItConnects) {
+  auto hub = WorkerHub::Bind("tcp://127.0.0.1:*");
+  ASSERT_TRUE(hub.ok()) << hub.status();
+  WorkerLinkOptions options;
+  options.setup_socket = [](zmq::socket_t& socket) {
+    // A routing id counts only when set before the connection is made.
+    socket.set(zmq::sockopt::routing_id, "rank-3");
+    return absl::OkStatus();
+  };
+  auto link = WorkerLink::Connect((*hub)->endpoint(), options);
+  ASSERT_TRUE(link.ok()) << link.status();
+  ASSERT_TRUE((*link)->Send(WorkerHello{5, 50, 3, 0, 0}).ok());
+  std::vector<WorkerHub::Received> received = Collect(**hub, 1);
+  ASSERT_THAT(received, SizeIs(1));
+  EXPECT_EQ(received[0].peer, "rank-3");
+
+  options.setup_socket = [](zmq::socket_t&) { return absl::FailedPreconditionError("no keys"); };
+  EXPECT_EQ(WorkerLink::Connect((*hub)->endpoint(), options).status(),
+            absl::FailedPreconditionError("no keys"));
+}
+
 TEST(WorkerLinkTest, RejectsMalformedEndpoints) {
   EXPECT_EQ(WorkerLink::Connect("nonsense://here").status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(WorkerLink::Connect("tcp://").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WorkerHubTest, BindsInAGivenContextPreparedBeforeItBinds) {
+  zmq::context_t context;  // outlives the hubs
+  bool bound_during_setup = true;
+  auto hub = WorkerHub::Bind(context, "inproc://given-context-hub", [&](zmq::socket_t& socket) {
+    bound_during_setup = !socket.get(zmq::sockopt::last_endpoint).empty();
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(hub.ok()) << hub.status();
+  EXPECT_FALSE(bound_during_setup);
+  EXPECT_EQ((*hub)->endpoint(), "inproc://given-context-hub");
+
+  // inproc reaches only sockets of the same context.
+  zmq::socket_t peer(context, zmq::socket_type::dealer);
+  peer.set(zmq::sockopt::linger, 0);
+  peer.set(zmq::sockopt::rcvtimeo, 10000);
+  peer.connect("inproc://given-context-hub");
+  ASSERT_TRUE(peer.send(zmq::buffer(EncodeWorkerMessage(WorkerHello{6, 60, 0, 0, 0})),
+                        zmq::send_flags::none));
+  std::vector<WorkerHub::Received> received = Collect(**hub, 1);
+  ASSERT_THAT(received, SizeIs(1));
+  EXPECT_EQ(received[0].message, WorkerMessage(WorkerHello{6, 60, 0, 0, 0}));
+  ASSERT_TRUE((*hub)->Send(received[0].peer, StopCommand{"done"}).ok());
+  zmq::message_t reply;
+  ASSERT_TRUE(peer.recv(reply));
+  EXPECT_EQ(reply.to_string(), EncodeWorkerCommand(StopCommand{"done"}));
+
+  auto refused = WorkerHub::Bind(context, "inproc://refused-hub", [](zmq::socket_t&) {
+    return absl::PermissionDeniedError("not this one");
+  });
+  EXPECT_EQ(refused.status(), absl::PermissionDeniedError("not this one"));
+  EXPECT_TRUE(WorkerHub::Bind(context, "inproc://refused-hub", {}).ok())
+      << "a refused setup leaves the endpoint unbound";
 }
 
 TEST(WorkerHubTest, BindFailuresAreStatuses) {

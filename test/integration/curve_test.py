@@ -1,12 +1,14 @@
 """CURVE on the orchestrator's channels, with real processes on loopback.
 
-`cohort keygen` makes keys for the orchestrator, agent-1, a stranger agent and a client; the
-orchestrator runs with --curve always, authorizing agent-1 and the client:
+`cohort keygen` makes keys for the orchestrator, agent-1, agent-2, a stranger agent and a
+client; the orchestrator runs with --curve always (its rendezvous listener included),
+authorizing the two agents and the client:
 - agent-1 with its key registers, and `cohort agent list` with the client's key shows it;
 - the stranger's agent never appears, and the orchestrator's log names the refused key;
 - `cohort submit` without a key gets no answer, and the error hints at CURVE;
 - with the client's key (from the environment) the experiment is submitted under the client's
-  name and completes.
+  name and completes: its trial has 2 ranks on two 1-slot agents, whose workers meet at the
+  rendezvous over CURVE with their agent's keys, and no refusal names the rendezvous or their keys.
 """
 import os
 import re
@@ -42,14 +44,15 @@ with temp_dir() as tmp:
     authorized = os.path.join(tmp, "authorized")
     os.makedirs(authorized)
     orchestrator_key = keygen(keys, "orchestrator")
-    keygen(keys, "agent-1")
+    agent_keys = [keygen(keys, "agent-1"), keygen(keys, "agent-2")]
     stranger_key = keygen(keys, "agent-9")
     keygen(keys, "alice")
-    for name in ("agent-1", "alice"):
+    for name in ("agent-1", "agent-2", "alice"):
         shutil.copy(os.path.join(keys, name + ".pub"), authorized)
 
     agent_endpoint = f"tcp://127.0.0.1:{free_port()}"
     client_endpoint = f"tcp://127.0.0.1:{free_port()}"
+    rendezvous_endpoint = f"tcp://127.0.0.1:{free_port()}"
     orchestrator_pub = os.path.join(keys, "orchestrator.pub")
     log_path = os.path.join(tmp, "orchestrator.log")
     processes = []
@@ -82,14 +85,18 @@ with temp_dir() as tmp:
 
     try:
         start_logged("orchestrator.log", "orchestrator", "--listen", agent_endpoint,
-                     "--client-listen", client_endpoint, "--state-dir",
+                     "--client-listen", client_endpoint,
+                     "--rendezvous-listen", rendezvous_endpoint, "--state-dir",
                      os.path.join(tmp, "state"), "--curve", "always",
                      "--key", os.path.join(keys, "orchestrator.key"),
                      "--authorized-keys", authorized)
 
-        # The authorized agent registers; the client sees it over CURVE.
+        # The authorized agents register; the client sees them over CURVE.
         agent("agent-1", "agent-1")
+        agent("agent-2", "agent-2")
         wait_for(lambda: "agent-1" in cli("agent", "list")[1], 30, "agent-1 to register")
+        wait_for(lambda: "agent-2" in cli("agent", "list")[1], 30, "agent-2 to register")
+        check("rendezvous listener: CURVE" in read(log_path), read(log_path))
 
         # A key the orchestrator does not know: refused during the handshake, and logged.
         agent("agent-9", "agent-9")
@@ -98,7 +105,10 @@ with temp_dir() as tmp:
         time.sleep(1)
         check("agent-9" not in must("agent", "list"), must("agent", "list"))
 
+        # Two ranks, one on each agent: they meet at the orchestrator's rendezvous.
         config = mlp_config(tmp, name="curve-mlp", batches=60, period=30)
+        with open(config, "a") as f:
+            f.write("resources:\n  slots_per_trial: 2\n")
 
         # No key: the orchestrator never answers, and the error says why that may be.
         plain_env = {k: v for k, v in os.environ.items()
@@ -124,7 +134,11 @@ with temp_dir() as tmp:
 
         wait_for(lambda: state() in ("completed", "error", "stopped"), 240,
                  "the experiment to end")
-        check(state() == "completed", read(log_path))
+        agent_logs = "".join(read(os.path.join(tmp, f"agent-{i}.log")) for i in (1, 2))
+        check(state() == "completed", read(log_path) + agent_logs)
+        refusals = [line for line in read(log_path).splitlines() if "refused" in line]
+        for name in [rendezvous_endpoint] + agent_keys:
+            check(not any(name in line for line in refusals), "\n".join(refusals))
     finally:
         for process in reversed(processes):
             if process.poll() is None:

@@ -14,7 +14,10 @@
 // with an unknown key never gets an answer and the refusal is logged; one whose key is authorized
 // under another name than its socket identity is dropped and logged; a client without CURVE gets
 // no answer while an authorized one does, and what it changes is logged under its key's name.
-// Without keys, a listener that needs CURVE keeps the server from starting, naming the flag.
+// The rendezvous host answers a worker presenting an authorized key, and never one without a key
+// or with an unknown one (their keys are not stored, their refusals logged). Without keys, a
+// listener that needs CURVE, the rendezvous one included, keeps the server from starting, naming
+// the flag.
 #include "runtime/orchestrator/orchestrator_server.h"
 
 #include <unistd.h>
@@ -39,6 +42,7 @@
 #include "gtest/gtest.h"
 #include "runtime/client/client_messages.h"
 #include "runtime/control/control_messages.h"
+#include "runtime/control/worker_link.h"
 #include "runtime/orchestrator/server_security.h"
 #include "runtime/security/curve_client_config.h"
 
@@ -104,6 +108,7 @@ class OrchestratorServerTest : public ::testing::Test {
     Configure(options);
     OrchestratorOptions orchestrator_options;
     orchestrator_options.state_dir = state_dir_;
+    orchestrator_options.rendezvous_endpoint = rendezvous_endpoint_;
     absl::StatusOr<std::unique_ptr<OrchestratorServer>> server =
         OrchestratorServer::Bind(options, orchestrator_options, SystemClock());
     ASSERT_TRUE(server.ok()) << server.status();
@@ -122,6 +127,9 @@ class OrchestratorServerTest : public ::testing::Test {
 
   // Adjusts the server's options before it binds.
   virtual void Configure(OrchestratorServerOptions&) {}
+
+  // Where the rendezvous host binds; empty: no rendezvous host.
+  std::string rendezvous_endpoint_;
 
   // A DEALER connected to `endpoint`; a CURVE client when `curve` is set.
   zmq::socket_t Dealer(const std::string& endpoint, const std::string& identity = "",
@@ -393,6 +401,7 @@ class CurveOrchestratorServerTest : public OrchestratorServerTest {
     options.security.policy = CurvePolicy::kAlways;
     options.security.server_keys = server_keys_;
     options.security.authorized_keys = std::move(authorized);
+    rendezvous_endpoint_ = "tcp://127.0.0.1:*";
   }
 
   // The client config for a key pair known by `name`, or for a fresh unknown one.
@@ -428,6 +437,33 @@ class CurveOrchestratorServerTest : public OrchestratorServerTest {
     return ids;
   }
 
+  // A worker's link to the rendezvous host; a CURVE client when `curve` is set.
+  std::unique_ptr<WorkerLink> RendezvousLink(const std::optional<CurveClientConfig>& curve) {
+    WorkerLinkOptions options;
+    options.close_timeout = milliseconds(0);  // a refused link's messages are never delivered
+    if (curve) {
+      options.setup_socket = [curve](zmq::socket_t& socket) {
+        return ConfigureCurveClient(socket, *curve);
+      };
+    }
+    absl::StatusOr<std::unique_ptr<WorkerLink>> link =
+        WorkerLink::Connect(server_->rendezvous_endpoint(), options);
+    EXPECT_TRUE(link.ok()) << link.status();
+    return link.ok() ? *std::move(link) : nullptr;
+  }
+
+  // The rendezvous host's answer to a get of `key` on `link`, or nullopt within `timeout`.
+  static std::optional<RendezvousValue> Get(WorkerLink& link, const std::string& key,
+                                            milliseconds timeout) {
+    EXPECT_TRUE(link.Send(RendezvousGet{key, 7}).ok());
+    std::optional<WorkerCommand> answer = link.WaitCommand(timeout);
+    if (!answer) return std::nullopt;
+    const auto* value = std::get_if<RendezvousValue>(&*answer);
+    EXPECT_NE(value, nullptr) << WorkerCommandName(*answer);
+    if (value == nullptr) return std::nullopt;
+    return *value;
+  }
+
   CurveKeyPair server_keys_;
   std::map<std::string, CurveKeyPair> keys_;
 };
@@ -439,7 +475,8 @@ TEST_F(CurveOrchestratorServerTest, AnAgentWithAnAuthorizedKeyNamedAsItsIdRegist
   EXPECT_TRUE(std::holds_alternative<Ack>(answer->message))
       << DescribeControlMessage(answer->message);
   EXPECT_THAT(ListedAgents(), ::testing::ElementsAre("agent-1"));
-  EXPECT_TRUE(Logged("agents' listener: CURVE; clients' listener: CURVE; 3 authorized keys"));
+  EXPECT_TRUE(Logged("agents' listener: CURVE; clients' listener: CURVE; rendezvous listener: "
+                     "CURVE; 3 authorized keys"));
 }
 
 TEST_F(CurveOrchestratorServerTest, AnUnknownKeyIsNeverAnsweredAndItsRefusalLogged) {
@@ -472,6 +509,43 @@ TEST_F(CurveOrchestratorServerTest, OnlyAuthorizedClientsAreAnsweredAndTheirActi
   EXPECT_EQ(reply->header.correlation_id, 2u);
   EXPECT_TRUE(std::holds_alternative<ClientError>(reply->message));
   EXPECT_TRUE(Logged("client 'alice' was refused KillExperiment: "));
+}
+
+TEST_F(CurveOrchestratorServerTest, TheRendezvousAnswersAWorkerPresentingAnAuthorizedKey) {
+  // Workers present their agent's key; the name does not matter there.
+  std::unique_ptr<WorkerLink> worker = RendezvousLink(Curve("agent-2"));
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(worker->Send(RendezvousSet{"task-1/attempt-0/rank-0", "127.0.0.1:4100"}).ok());
+  std::optional<RendezvousValue> value = Get(*worker, "task-1/attempt-0/rank-0", kReplyTimeout);
+  ASSERT_TRUE(value.has_value()) << "an authorized worker got no answer";
+  EXPECT_EQ(value->request_id, 7u);
+  EXPECT_TRUE(value->found);
+  EXPECT_EQ(value->value, "127.0.0.1:4100");
+}
+
+TEST_F(CurveOrchestratorServerTest, TheRendezvousNeverAnswersAWorkerWithoutAnAuthorizedKey) {
+  std::unique_ptr<WorkerLink> plain = RendezvousLink(std::nullopt);
+  const CurveClientConfig stranger = Curve("stranger");
+  std::unique_ptr<WorkerLink> unknown = RendezvousLink(stranger);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(unknown, nullptr);
+  ASSERT_TRUE(plain->Send(RendezvousSet{"task-1/attempt-0/rank-0", "10.6.6.6:1"}).ok());
+  ASSERT_TRUE(unknown->Send(RendezvousSet{"task-1/attempt-0/rank-1", "10.6.6.6:2"}).ok());
+  ASSERT_TRUE(unknown->Send(RendezvousGet{"task-1/attempt-0/rank-1", 1}).ok());
+  EXPECT_FALSE(Get(*plain, "task-1/attempt-0/rank-0", kSilence * 3).has_value())
+      << "a worker without CURVE was answered";
+  EXPECT_FALSE(unknown->WaitCommand(milliseconds(10)).has_value())
+      << "a worker with an unknown key was answered";
+  EXPECT_TRUE(Logged("security: refused a connection on " + server_->rendezvous_endpoint()));
+  EXPECT_TRUE(Logged("refused CURVE client " + stranger.keys.public_key));
+
+  std::unique_ptr<WorkerLink> worker = RendezvousLink(Curve("agent-1"));
+  ASSERT_NE(worker, nullptr);
+  for (const char* key : {"task-1/attempt-0/rank-0", "task-1/attempt-0/rank-1"}) {
+    std::optional<RendezvousValue> value = Get(*worker, key, kReplyTimeout);
+    ASSERT_TRUE(value.has_value()) << "an authorized worker got no answer";
+    EXPECT_FALSE(value->found) << key << " was set by a refused worker";
+  }
 }
 
 TEST(OrchestratorServerSecurityTest, RefusesToStartWithoutKeysWhereCurveIsNeeded) {
@@ -508,6 +582,17 @@ TEST(OrchestratorServerSecurityTest, RefusesToStartWithoutKeysWhereCurveIsNeeded
   refused = OrchestratorServer::Bind(exposed_clients, orchestrator_options, SystemClock());
   EXPECT_THAT(std::string(refused.status().message()),
               StartsWith("--client-listen tcp://0.0.0.0:0 is not"));
+
+  OrchestratorServerOptions local;
+  local.agent_endpoint = "tcp://127.0.0.1:*";
+  local.client_endpoint = "tcp://127.0.0.1:*";
+  OrchestratorOptions exposed_rendezvous = orchestrator_options;
+  exposed_rendezvous.rendezvous_endpoint = "tcp://0.0.0.0:0";
+  refused = OrchestratorServer::Bind(local, exposed_rendezvous, SystemClock());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "--rendezvous-listen tcp://0.0.0.0:0 is not a loopback address, so it needs CURVE: "
+            "give --key and --authorized-keys (cohort keygen makes keys)");
 
   std::error_code ignored;
   std::filesystem::remove_all(pattern, ignored);
