@@ -2,8 +2,8 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "harness/cohort/progress_display.h"
 #include "harness/cohort/run_summary.h"
+#include "harness/cohort/stop_signals.h"
 #include "harness/cohort/this_process.h"
 #include "runtime/agent/agent.h"
 #include "runtime/orchestrator/orchestrator_server.h"
@@ -35,35 +36,6 @@ constexpr double kRegistrationSeconds = 30;
 constexpr double kExitsAfterKillSeconds = 5;
 // Lines of the trial log shown when a trial fails.
 constexpr size_t kLogTailLines = 10;
-
-// SIGINT and SIGTERM received while RunEmbedded runs.
-std::atomic<int> signals_received{0};
-static_assert(std::atomic<int>::is_always_lock_free, "signals_received is set in a signal handler");
-
-void CountSignal(int) { signals_received.fetch_add(1); }
-
-// Counts SIGINT and SIGTERM (every delivery: the run decides what a second one means) while
-// alive; no SA_RESTART, so the loop's wait returns at once. Restores the previous handlers.
-class SignalCounter {
- public:
-  SignalCounter() {
-    signals_received.store(0);
-    struct sigaction action = {};
-    action.sa_handler = CountSignal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_[0]);
-    sigaction(SIGTERM, &action, &previous_[1]);
-  }
-  ~SignalCounter() {
-    sigaction(SIGINT, &previous_[0], nullptr);
-    sigaction(SIGTERM, &previous_[1], nullptr);
-  }
-  SignalCounter(const SignalCounter&) = delete;
-  SignalCounter& operator=(const SignalCounter&) = delete;
-
- private:
-  struct sigaction previous_[2] = {};
-};
 
 // Starts `body` on a thread that never takes SIGINT or SIGTERM: they go to the calling thread.
 std::thread StartWithoutStopSignals(std::function<void()> body) {
@@ -105,9 +77,7 @@ class EmbeddedSession {
   }
 
   void OnAgentMessage(const DecodedControl& message) {
-    if (const auto* hello = std::get_if<AgentHello>(&message.message)) {
-      agent_registered_ = hello->agent_id == kLocalAgentId;
-    } else if (const auto* progress = std::get_if<TaskProgress>(&message.message)) {
+    if (const auto* progress = std::get_if<TaskProgress>(&message.message)) {
       display_.Update(progress->progress);
     } else if (const auto* metrics = std::get_if<TaskMetricsReport>(&message.message)) {
       display_.Metrics(metrics->report);
@@ -117,16 +87,17 @@ class EmbeddedSession {
   void OnTurn(Orchestrator& orchestrator, std::atomic<bool>& stop,
               std::atomic<int>& agent_stop_requests, bool agent_ended) {
     const double now = SystemClock().MonotonicSeconds();
-    const int signals = signals_received.load();
+    const int signals = StopSignals::count();
     if (experiment_id_ == 0) {
       if (signals > 0) {
         stopped_before_start_ = true;
         stop.store(true);
       } else if (agent_ended || now - started_ > kRegistrationSeconds) {
-        Fail(absl::StrCat("the local agent did not register", agent_ended ? "" : " within 30 s",
+        Fail(absl::StrCat("the local agent did not register",
+                          agent_ended ? "" : absl::StrCat(" within ", kRegistrationSeconds, " s"),
                           " (see ", local_dir_, "/agent.log)"));
         stop.store(true);
-      } else if (agent_registered_) {
+      } else if (LocalAgentRegistered(orchestrator)) {
         Submit(orchestrator, stop);
       }
       return;
@@ -205,6 +176,15 @@ class EmbeddedSession {
     }
   }
 
+  static bool LocalAgentRegistered(Orchestrator& orchestrator) {
+    const ClientMessage reply = orchestrator.OnClientRequest(ListAgents{});
+    const auto* table = std::get_if<AgentTable>(&reply);
+    return table != nullptr &&
+           std::any_of(table->agents.begin(), table->agents.end(), [](const AgentRow& agent) {
+             return agent.agent_id == kLocalAgentId && agent.connected;
+           });
+  }
+
   void Fail(std::string message) {
     if (!error_) error_ = std::move(message);
   }
@@ -214,7 +194,6 @@ class EmbeddedSession {
   const std::string local_dir_;
   ProgressDisplay display_;
   const double started_;
-  bool agent_registered_ = false;
   uint64_t experiment_id_ = 0;
   int stop_requests_sent_ = 0;
   double killed_at_ = 0;
@@ -226,10 +205,9 @@ class EmbeddedSession {
 }  // namespace
 
 int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
-  std::error_code error;
   // Absolute: the workers get paths under it and run in their task folders.
-  const std::string local_dir =
-      (std::filesystem::absolute(submission.folder.path(), error) / "local").lexically_normal();
+  const std::string local_dir = AbsolutePath(submission.folder.path() + "/local");
+  std::error_code error;
   std::filesystem::create_directories(local_dir, error);
   if (error) {
     std::fprintf(stderr, "error: cannot create %s: %s\n", local_dir.c_str(),
@@ -277,7 +255,8 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   };
   agent.stop_requests = &agent_stop_requests;
 
-  const SignalCounter signals;  // before the agent's thread: it must not take them
+  // Before the agent's thread, which must not take them.
+  const StopSignals signals(StopSignals::Second::kCounted);
   absl::Status agent_status;
   std::thread agent_thread = StartWithoutStopSignals([&] {
     agent_status = Agent(std::move(agent)).Run();

@@ -1,17 +1,14 @@
 #include "harness/cohort/orchestrator_command.h"
 
-#include <signal.h>
-
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "harness/cohort/stop_signals.h"
+#include "harness/cohort/this_process.h"
 #include "runtime/orchestrator/orchestrator_server.h"
 #include "runtime/orchestrator/server_security.h"
 #include "runtime/security/authorized_keys.h"
@@ -76,35 +73,6 @@ struct OrchestratorArgs {
 
 constexpr char kRendezvousPort[] = "29402";
 
-// Set by SIGINT and SIGTERM.
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "stop_requested is set in a signal handler");
-
-void RequestStop(int) { stop_requested.store(true); }
-
-// Installs RequestStop for SIGINT and SIGTERM, each for one delivery (a second signal has its
-// default effect); restores the previous handlers when destroyed.
-class StopSignals {
- public:
-  StopSignals() {
-    struct sigaction action = {};
-    action.sa_handler = RequestStop;
-    action.sa_flags = SA_RESETHAND;  // no SA_RESTART: the wait for messages returns at once
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_[0]);
-    sigaction(SIGTERM, &action, &previous_[1]);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &previous_[0], nullptr);
-    sigaction(SIGTERM, &previous_[1], nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  struct sigaction previous_[2] = {};
-};
-
 int Usage(absl::string_view problem) {
   std::fprintf(stderr, "cohort orchestrator: %.*s\n\n%s", static_cast<int>(problem.size()),
                problem.data(), kUsage);
@@ -114,14 +82,6 @@ int Usage(absl::string_view problem) {
 int Fail(absl::string_view message) {
   std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()), message.data());
   return 1;
-}
-
-// Agents receive paths (the checkpoint root) as given: make them independent of this process's
-// working directory.
-std::string Absolute(const std::string& path) {
-  std::error_code error;
-  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
-  return error ? path : absolute.lexically_normal().string();
 }
 
 // `listen`'s host ("tcp://HOST:PORT") at `port`; loopback when `listen` is not TCP.
@@ -165,8 +125,8 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   }
 
   OrchestratorOptions options;
-  options.state_dir = Absolute(parsed.state_dir);
-  if (!parsed.checkpoint_root.empty()) options.checkpoint_root = Absolute(parsed.checkpoint_root);
+  options.state_dir = AbsolutePath(parsed.state_dir);
+  if (!parsed.checkpoint_root.empty()) options.checkpoint_root = AbsolutePath(parsed.checkpoint_root);
   if (!parsed.agent_timeout.empty()) {
     double seconds = 0;
     if (!absl::SimpleAtod(parsed.agent_timeout, &seconds) || !std::isfinite(seconds) ||
@@ -197,8 +157,8 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   }
 
   const std::string state_dir = options.state_dir;
-  stop_requested.store(false);
-  const StopSignals signals;  // before the start line, which tells scripts it is listening
+  // Before the start line, which tells scripts it is listening.
+  const StopSignals signals(StopSignals::Second::kEndsProcess);
   absl::StatusOr<std::unique_ptr<OrchestratorServer>> server =
       OrchestratorServer::Bind(server_options, options, SystemClock());
   if (!server.ok() && default_rendezvous &&
@@ -214,7 +174,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   std::printf("orchestrator: the workers of trials spanning agents meet at %s\n",
               (*server)->rendezvous_endpoint().c_str());
   std::fflush(stdout);
-  if (absl::Status status = (*server)->Run(stop_requested); !status.ok()) {
+  if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
     return Fail(status.message());
   }
   std::fputs("orchestrator: stopped\n", stderr);

@@ -132,12 +132,6 @@ std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& fold
   return (root / std::filesystem::path(folder.path()).filename()).string();
 }
 
-std::string Absolute(const std::string& path) {
-  std::error_code error;
-  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
-  return error ? path : absolute.lexically_normal().string();
-}
-
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& arguments) {
@@ -185,14 +179,14 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
     return Fail(status);
   }
   // The workers run in their task folders: paths they get are absolute.
-  const std::string checkpoint_root = Absolute(CheckpointRoot(*config, *folder));
+  const std::string checkpoint_root = AbsolutePath(CheckpointRoot(*config, *folder));
 
   absl::StatusOr<std::string> executable = SelfExecutable();
   if (!executable.ok()) return Fail(executable.status());
 
   std::fprintf(stderr, "experiment %s: run folder %s\n", config->name.c_str(),
                folder->path().c_str());
-  config->entrypoint = Absolute(*plugin);
+  config->entrypoint = AbsolutePath(*plugin);
   LocalSubmission submission{*std::move(config), *folder, checkpoint_root,
                              /*resume=*/!args->resume.empty()};
   return RunEmbedded(std::move(submission), EmbeddedRunOptions{args->cpu_slots, *executable});

@@ -1,5 +1,5 @@
 // What `cohort` knows about its own process, for the workers it starts: the executable they run,
-// the host they run on and the environment they inherit.
+// the host they run on, the environment they inherit, and paths they can use from anywhere.
 //
 //   absl::StatusOr<std::string> cohort = SelfExecutable();   // "/usr/bin/cohort"
 //   std::vector<std::string> environment = InheritedEnvironment();   // {"PATH=/usr/bin", ...}
@@ -20,6 +20,10 @@ absl::StatusOr<std::string> SelfExecutable();
 
 // This machine's host name ("localhost" when it has none).
 std::string HostName();
+
+// `path` made independent of this process's working directory (absolute, normalized), as the
+// workers and agents it is handed to need it; `path` itself when that fails.
+std::string AbsolutePath(const std::string& path);
 
 // This process's environment as "KEY=VALUE" entries.
 std::vector<std::string> InheritedEnvironment();

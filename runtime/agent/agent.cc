@@ -32,7 +32,16 @@ void CloseHandle(uv_handle_t* handle) {
 
 }  // namespace
 
-Agent::Agent(AgentOptions options) : options_(std::move(options)), table_(options_.slots) {}
+Agent::Agent(AgentOptions options) : options_(std::move(options)), table_(options_.slots) {
+  task_setup_.executable = options_.executable;
+  task_setup_.work_dir = options_.work_dir;
+  task_setup_.slots = options_.slots;
+  task_setup_.base_environment = options_.base_environment;
+  task_setup_.advertise_address = options_.advertise_address;
+  task_setup_.agent_curve = options_.curve;
+  task_setup_.silent_rank_warning_seconds = options_.silent_rank_warning_seconds;
+  task_setup_.log = [this](absl::string_view line) { Log(line); };
+}
 
 Agent::~Agent() = default;
 
@@ -214,19 +223,10 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
   Send(Ack{}, message_id);
   Log(absl::StrCat("starting ", DescribeControlMessage(start)));
   log_batchers_.emplace(start.task_id, LogBatcher(start.task_id));
-  TaskRunSetup setup;
-  setup.executable = options_.executable;
-  setup.work_dir = options_.work_dir;
-  setup.slots = options_.slots;
-  setup.base_environment = options_.base_environment;
-  setup.advertise_address = options_.advertise_address;
-  setup.agent_curve = options_.curve;
-  setup.silent_rank_warning_seconds = options_.silent_rank_warning_seconds;
-  setup.log = [this](absl::string_view line) { Log(line); };
   StartTask task = start;
   task.rendezvous.endpoint =
       ReachableRendezvousEndpoint(start.rendezvous.endpoint, options_.orchestrator);
-  runs_[start.task_id] = TaskRun::Start(&loop_, task, setup, *this);
+  runs_[start.task_id] = TaskRun::Start(&loop_, task, task_setup_, *this);
 }
 
 void Agent::HandleKillTask(uint64_t message_id, const KillTask& kill) {

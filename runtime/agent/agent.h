@@ -150,6 +150,7 @@ class Agent final : private TaskRun::Listener {
 
   AgentOptions options_;
   TaskTable table_;
+  TaskRunSetup task_setup_;  // what every TaskRun gets besides its StartTask, from options_
   std::unique_ptr<OrchestratorConnection> connection_;
   std::map<uint64_t, std::unique_ptr<TaskRun>> runs_;
   std::map<uint64_t, LogBatcher> log_batchers_;

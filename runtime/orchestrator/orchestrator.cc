@@ -22,17 +22,22 @@
 namespace cohort {
 namespace {
 
-bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
-
-// The largest id among the numeric names in `folder` (0 when none or missing).
-uint64_t LargestNumericName(const std::filesystem::path& folder) {
-  uint64_t largest = 0;
+// The numeric names in `folder` (its experiments' or trials' ids), ascending; none when missing.
+std::vector<uint64_t> NumericNames(const std::filesystem::path& folder) {
+  std::vector<uint64_t> ids;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
     uint64_t id = 0;
-    if (absl::SimpleAtoi(entry.path().filename().string(), &id)) largest = std::max(largest, id);
+    if (absl::SimpleAtoi(entry.path().filename().string(), &id)) ids.push_back(id);
   }
-  return largest;
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// The largest id among them (0 when none).
+uint64_t LargestNumericName(const std::filesystem::path& folder) {
+  const std::vector<uint64_t> ids = NumericNames(folder);
+  return ids.empty() ? 0 : ids.back();
 }
 
 constexpr double kSaveInterval = 1.0;
@@ -80,9 +85,9 @@ Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clo
   const std::filesystem::path experiments =
       std::filesystem::path(options_.state_dir) / "experiments";
   next_experiment_id_ = LargestNumericName(experiments) + 1;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(experiments, error)) {
-    next_trial_id_ = std::max(next_trial_id_, LargestNumericName(entry.path() / "trials") + 1);
+  for (const uint64_t id : NumericNames(experiments)) {
+    next_trial_id_ =
+        std::max(next_trial_id_, LargestNumericName(experiments / absl::StrCat(id) / "trials") + 1);
   }
   // Task ids are never reused either: an agent may still run a task of an earlier orchestrator.
   if (absl::StatusOr<std::string> stored = ReadFile(NextTaskIdPath()); stored.ok()) {
@@ -95,14 +100,7 @@ Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clo
 void Orchestrator::RecoverExperiments() {
   const std::filesystem::path experiments =
       std::filesystem::path(options_.state_dir) / "experiments";
-  std::vector<uint64_t> ids;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(experiments, error)) {
-    uint64_t id = 0;
-    if (absl::SimpleAtoi(entry.path().filename().string(), &id)) ids.push_back(id);
-  }
-  std::sort(ids.begin(), ids.end());
-  for (const uint64_t id : ids) {
+  for (const uint64_t id : NumericNames(experiments)) {
     const std::string path = (experiments / absl::StrCat(id)).string();
     auto skip = [&](absl::string_view why) {
       Notice(absl::StrCat("warning: experiment ", id, " in ", path, " is not loaded: ", why));
@@ -192,9 +190,6 @@ void Orchestrator::AddEndedExperiment(uint64_t id, ExperimentConfig config, RunF
     if (!recorded.checkpoints.empty()) {
       trial->latest_checkpoint_id = recorded.checkpoints.back().id;
       trial->latest_checkpoint_batches = recorded.checkpoints.back().batches;
-    }
-    if (recorded.best_validation) {
-      trial->best_metric = record.SearcherMetricOf(*recorded.best_validation);
     }
     experiment->trials[trial->request_id] = trial->id;
     trials_.emplace(trial->id, std::move(trial));
@@ -529,7 +524,6 @@ void Orchestrator::Finish(Task& task) {
   const bool reached_running = task.reached_running;
   const bool agent_lost = task.agent_lost;
   const bool stopped_by_us = task.stopping && task.failure.empty();
-  const bool task_stopping = task.stopping;
   std::string failure = task.failure;
   if (task.parts.size() > 1) ended_rendezvous_prefixes_.push_back(RendezvousPrefix(task_id));
   std::erase(queue_, task_id);
@@ -538,7 +532,7 @@ void Orchestrator::Finish(Task& task) {
 
   if (experiment.state == ExperimentState::kStopping || (trial.closed && stopped_by_us)) {
     EndTrial(trial, trial.closed ? TrialState::kCompleted : TrialState::kStopped, "");
-  } else if (agent_lost || (!failed && !task_stopping && !stopped_by_agent.empty())) {
+  } else if (agent_lost || (!failed && !stopped_by_agent.empty())) {
     // Not the trial's fault: trained again from its latest checkpoint without using a restart.
     trial.state = TrialState::kPaused;
     RewindTrial(experiment, trial);
@@ -590,18 +584,14 @@ void Orchestrator::Finish(Task& task) {
 }
 
 void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
-  const uint64_t kept = trial.latest_checkpoint_batches;
-  trial.batches_trained = kept;
+  const uint64_t kept_batches = trial.latest_checkpoint_batches;
+  trial.batches_trained = kept_batches;
   trial.segment_metric.reset();
-  experiment.record.RewindTrial(trial.id, kept);
-  absl::StatusOr<std::vector<MetricsReport>> trimmed =
-      TrimMetricsFile(experiment.folder->metrics_path(trial.id), trial.id, kept);
-  if (!trimmed.ok()) {
-    Notice(absl::StrCat("warning: ", trimmed.status().message()));
-    return;
+  if (absl::StatusOr<std::vector<MetricsReport>> kept = RewindTrialRecord(
+          experiment.folder->metrics_path(trial.id), trial.id, kept_batches, &experiment.record);
+      !kept.ok()) {
+    Notice(absl::StrCat("warning: ", kept.status().message()));
   }
-  // The latest reports are those before the checkpoint again.
-  for (const MetricsReport& report : *trimmed) experiment.record.Apply(report);
 }
 
 void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
@@ -621,10 +611,6 @@ void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
   trial.latest_checkpoint_id = point->checkpoint_id;
   trial.latest_checkpoint_batches = point->batches;
   trial.batches_trained = point->batches;
-  const TrialRecord& record = experiment.record.trial(trial.id);
-  if (record.best_validation) {
-    trial.best_metric = experiment.record.SearcherMetricOf(*record.best_validation);
-  }
 }
 
 void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume) {

@@ -11,8 +11,6 @@
 namespace cohort {
 namespace {
 
-bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
-
 std::string DescribeExit(const TaskExit& exit) {
   std::string who = exit.rank == kWholeTask ? "the task" : absl::StrCat("rank ", exit.rank);
   std::string how = exit.signal != 0 ? absl::StrCat("was killed by signal ", exit.signal)
@@ -198,15 +196,8 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   }
   experiment.record.Apply(metrics);
   trial.batches_trained = std::max(trial.batches_trained, metrics.batches);
-  if (metrics.kind == ReportKind::kValidation) {
-    const std::optional<double> metric = experiment.record.SearcherMetricOf(metrics);
-    if (metrics.batches == trial.target_batches) trial.segment_metric = metric;
-    if (metric && !std::isnan(*metric) &&
-        (!trial.best_metric ||
-         (experiment.config.searcher.smaller_is_better ? *metric < *trial.best_metric
-                                                       : *metric > *trial.best_metric))) {
-      trial.best_metric = metric;
-    }
+  if (metrics.kind == ReportKind::kValidation && metrics.batches == trial.target_batches) {
+    trial.segment_metric = experiment.record.SearcherMetricOf(metrics);
   }
   experiment.dirty = true;
 }

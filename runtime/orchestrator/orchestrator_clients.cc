@@ -1,5 +1,6 @@
 // The Orchestrator's answers to clients (docs/protocol.md, client protocol).
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -251,9 +252,15 @@ ClientMessage Orchestrator::Describe(const DescribeExperiment& describe) const {
       if (record.id != trial.id) continue;
       if (record.latest_training) summary.latest_training = record.latest_training->metrics;
       if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
+      // The record keeps the best validation (forgetting what a rewind trained again).
+      const std::optional<double> best =
+          record.best_validation ? experiment.record.SearcherMetricOf(*record.best_validation)
+                                 : std::nullopt;
+      if (best && !std::isnan(*best)) {
+        summary.has_best_metric = true;
+        summary.best_metric = *best;
+      }
     }
-    summary.has_best_metric = trial.best_metric.has_value();
-    summary.best_metric = trial.best_metric.value_or(0);
     summary.latest_checkpoint_id = trial.latest_checkpoint_id;
     summary.error = trial.error;
     description.trials.push_back(std::move(summary));

@@ -71,7 +71,6 @@ struct Orchestrator::Trial {
   uint64_t task_id = 0;
   std::string latest_checkpoint_id;
   uint64_t latest_checkpoint_batches = 0;
-  std::optional<double> best_metric;
   std::optional<double> segment_metric;  // searcher metric validated at target_batches
   std::string error;
   TrialLog log;
@@ -81,6 +80,9 @@ struct Orchestrator::Trial {
            state == TrialState::kError;
   }
 };
+
+// A process that ended with a non-zero code or by a signal.
+inline bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
 
 // A task's ranks on one agent.
 struct AgentPart {

@@ -7,6 +7,17 @@
 
 namespace cohort {
 
+absl::StatusOr<std::vector<MetricsReport>> RewindTrialRecord(const std::string& metrics_path,
+                                                             uint64_t trial_id, uint64_t batches,
+                                                             ExperimentRecord* record) {
+  record->RewindTrial(trial_id, batches);
+  absl::StatusOr<std::vector<MetricsReport>> kept =
+      TrimMetricsFile(metrics_path, trial_id, batches);
+  if (!kept.ok()) return kept.status();
+  for (const MetricsReport& report : *kept) record->Apply(report);
+  return kept;
+}
+
 absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, uint64_t trial_id,
                                               const CheckpointStorage& storage,
                                               ExperimentRecord* record) {
@@ -19,9 +30,6 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   }
   absl::StatusOr<std::vector<CheckpointInfo>> stored = storage.List();
   if (!stored.ok()) return stored.status();
-  absl::StatusOr<std::vector<MetricsReport>> kept =
-      TrimMetricsFile(metrics_path, trial_id, point.batches);
-  if (!kept.ok()) return kept.status();
 
   TrialRecord& trial = record->trial(trial_id);
   TrialRecord fresh;
@@ -29,19 +37,22 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   fresh.restarts = trial.restarts;
   fresh.hyperparameters_json = std::move(trial.hyperparameters_json);
   trial = std::move(fresh);
-  std::map<uint64_t, MetricsReport> validations;
+  absl::StatusOr<std::vector<MetricsReport>> kept =
+      RewindTrialRecord(metrics_path, trial_id, point.batches, record);
+  if (!kept.ok()) return kept.status();
+  // Each checkpoint up to the resume point, with the searcher metric validated at its batch.
+  std::map<uint64_t, std::optional<double>> metric_at;
   for (const MetricsReport& report : *kept) {
-    record->Apply(report);
-    if (report.kind == ReportKind::kValidation) validations[report.batches] = report;
+    if (report.kind == ReportKind::kValidation) {
+      metric_at[report.batches] = record->SearcherMetricOf(report);
+    }
   }
   TrialRecord& rebuilt = record->trial(trial_id);
   for (const CheckpointInfo& info : *stored) {
     if (info.trial_id != trial_id || info.batches_trained > point.batches) continue;
-    CheckpointEntry entry{info.id, info.batches_trained, std::nullopt};
-    if (auto v = validations.find(info.batches_trained); v != validations.end()) {
-      entry.metric = record->SearcherMetricOf(v->second);
-    }
-    rebuilt.checkpoints.push_back(std::move(entry));
+    auto metric = metric_at.find(info.batches_trained);
+    rebuilt.checkpoints.push_back(CheckpointEntry{
+        info.id, info.batches_trained, metric == metric_at.end() ? std::nullopt : metric->second});
   }
   rebuilt.batches_trained = point.batches;
   return point;

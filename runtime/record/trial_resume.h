@@ -1,5 +1,6 @@
-// ResumeTrialRecord: brings a trial's record back to its latest whole checkpoint when a stopped
-// or failed run is continued (`cohort run --resume`).
+// Bringing a trial's record back to a checkpoint: RewindTrialRecord when the trial restarts from
+// its latest checkpoint, ResumeTrialRecord when a stopped or failed run is continued from its
+// run folder and storage (`cohort run --resume`, an orchestrator's restart).
 //
 // The trial's metrics.jsonl keeps the reports up to that checkpoint (the rest is trained again
 // and reported anew); the record is rebuilt from them, and its checkpoint list from the trial's
@@ -15,7 +16,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/record/experiment_record.h"
@@ -27,6 +30,14 @@ struct ResumePoint {
   std::string checkpoint_id;
   uint64_t batches = 0;
 };
+
+// Forgets what trial `trial_id` reported after `batches` (it trains those batches again), in
+// `record` and in its metrics file at `metrics_path`: the record's latest and best reports are
+// again those up to `batches`. Returns the reports kept, in order; an error when the metrics file
+// cannot be rewritten (the record is rewound all the same).
+absl::StatusOr<std::vector<MetricsReport>> RewindTrialRecord(const std::string& metrics_path,
+                                                             uint64_t trial_id, uint64_t batches,
+                                                             ExperimentRecord* record);
 
 // Replaces the record's trial `trial_id` (keeping its hyperparameters and restarts) with what
 // its metrics file at `metrics_path` and `storage` say up to its latest checkpoint. An error when
