@@ -126,7 +126,9 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
 
   OrchestratorOptions options;
   options.state_dir = AbsolutePath(parsed.state_dir);
-  if (!parsed.checkpoint_root.empty()) options.checkpoint_root = AbsolutePath(parsed.checkpoint_root);
+  if (!parsed.checkpoint_root.empty()) {
+    options.checkpoint_root = AbsolutePath(parsed.checkpoint_root);
+  }
   if (!parsed.agent_timeout.empty()) {
     double seconds = 0;
     if (!absl::SimpleAtod(parsed.agent_timeout, &seconds) || !std::isfinite(seconds) ||

@@ -254,7 +254,9 @@ void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
   if (correlation_id == hello_id_) {
     hello_id_ = 0;
     orchestrator_minor_ = version.minor;
-    if (!registered_) Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
+    if (!registered_) {
+      Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
+    }
     registered_ = true;
     // Exits whose Ack may have been lost with an earlier registration go again.
     for (UnackedExit& pending : unacked_exits_) pending.message_id = Send(pending.exit);
@@ -317,8 +319,8 @@ void Agent::OnTaskExited(uint64_t task_id, const std::vector<TaskExit>& exits) {
     log_batchers_.erase(batcher);
   }
   for (const TaskExit& exit : exits) {
-    Log(absl::StrCat("task ", task_id, (exit.rank == kWholeTask ? "" : absl::StrCat(" rank ", exit.rank)),
-                     ": ", exit.reason));
+    const std::string rank = exit.rank == kWholeTask ? "" : absl::StrCat(" rank ", exit.rank);
+    Log(absl::StrCat("task ", task_id, rank, ": ", exit.reason));
     SendExit(exit);
   }
   table_.SetState(task_id, TaskState::kExited).IgnoreError();
