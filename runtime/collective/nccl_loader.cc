@@ -1,13 +1,8 @@
 #include "runtime/collective/nccl_loader.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <vector>
-
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "runtime/collective/nccl/nccl_module.h"
+#include "runtime/module/runtime_module.h"
 
 namespace cohort {
 namespace {
@@ -15,26 +10,14 @@ namespace {
 // The module's factory, loaded once per process; the module is never unloaded because backends
 // (and NCCL's own threads) run its code.
 absl::StatusOr<cohort_nccl_backend_create_fn> LoadFactory() {
-  static const absl::StatusOr<cohort_nccl_backend_create_fn> factory = []() -> absl::StatusOr<cohort_nccl_backend_create_fn> {
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv("COHORT_NCCL_MODULE")) candidates.push_back(env);
-    candidates.push_back(COHORT_NCCL_MODULE_BUILT);
-    candidates.push_back(COHORT_NCCL_MODULE_INSTALLED);
-    std::vector<std::string> failures;
-    for (const std::string& path : candidates) {
-      void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (module == nullptr) {
-        failures.push_back(::dlerror());
-        continue;
-      }
-      auto create = reinterpret_cast<cohort_nccl_backend_create_fn>(::dlsym(module, COHORT_NCCL_BACKEND_CREATE_SYMBOL));
-      if (create == nullptr) {
-        return absl::InternalError(absl::StrCat(path, " lacks " COHORT_NCCL_BACKEND_CREATE_SYMBOL));
-      }
-      return create;
-    }
-    return absl::UnavailableError(absl::StrCat("this build of Cohort has no usable NCCL module (",
-                                               absl::StrJoin(failures, "; "), "); was it built where nvcc was found?"));
+  static const absl::StatusOr<cohort_nccl_backend_create_fn> factory =
+      []() -> absl::StatusOr<cohort_nccl_backend_create_fn> {
+    absl::StatusOr<void*> module = OpenRuntimeModule(
+        "COHORT_NCCL_MODULE", {COHORT_NCCL_MODULE_BUILT, COHORT_NCCL_MODULE_INSTALLED}, "NCCL");
+    if (!module.ok()) return module.status();
+    absl::StatusOr<void*> create = RuntimeModuleSymbol(*module, COHORT_NCCL_BACKEND_CREATE_SYMBOL, "NCCL");
+    if (!create.ok()) return create.status();
+    return reinterpret_cast<cohort_nccl_backend_create_fn>(*create);
   }();
   return factory;
 }

@@ -12,9 +12,29 @@
 
 namespace cohort {
 
+void ScaleInPlace(float* data, uint64_t count, float scale) {
+  if (scale == 1.0f) return;
+  for (uint64_t i = 0; i < count; ++i) data[i] *= scale;
+}
+
+absl::Status CheckCompressionFits(const CompressionOptions& compression,
+                                  const std::vector<GradientBucket>& plan) {
+  if (compression.kind != CompressionOptions::kTopK) return absl::OkStatus();
+  for (const GradientBucket& bucket : plan) {
+    if (bucket.count > std::numeric_limits<uint32_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "optimizations.gradient_compression: top-k indexes a bucket with 32 bits, and a "
+          "bucket of ", bucket.count, " elements is larger; lower "
+          "optimizations.tensor_fusion_threshold or split the tensor"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<BucketReducer>> CreateBucketReducer(
     const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
     const TensorArena& arena, CollectiveBackend& backend) {
+  if (absl::Status fits = CheckCompressionFits(compression, plan); !fits.ok()) return fits;
   switch (compression.kind) {
     case CompressionOptions::kNone:
       return std::unique_ptr<BucketReducer>(new DenseReducer(backend));
@@ -25,14 +45,6 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CreateBucketReducer(
       return std::unique_ptr<BucketReducer>(
           new CodecReducer(std::make_unique<Bf16Codec>(), /*engine_sums_wire=*/false, backend));
     case CompressionOptions::kTopK:
-      for (const GradientBucket& bucket : plan) {
-        if (bucket.count > std::numeric_limits<uint32_t>::max()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "optimizations.gradient_compression: top-k indexes a bucket with 32 bits, and a "
-              "bucket of ", bucket.count, " elements is larger; lower "
-              "optimizations.tensor_fusion_threshold or split the tensor"));
-        }
-      }
       return std::unique_ptr<BucketReducer>(
           new TopKReducer(plan, compression.topk_ratio, backend));
     case CompressionOptions::kPowerSgd:

@@ -10,7 +10,10 @@
 //
 //   absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
 //       CreateBucketReducer(options.compression, plan, arena, backend);
-//   (*reducer)->Reduce(bucket_index, grad_slice, bucket.count, step);
+//   (*reducer)->Reduce(bucket_index, grad_slice, bucket.count, /*scale=*/0.5f, step);
+//
+// Gradients live where the arena put them: host memory for the reducers here, device memory for
+// the CUDA ones (see device_exchange.h), which run on the exchange's communication stream.
 //
 // Every rank reduces the same buckets in the same order with the same arguments, so every rank
 // issues the same collectives; and every rank ends with the same bits (sums are taken in a fixed
@@ -37,14 +40,29 @@ class BucketReducer {
  public:
   virtual ~BucketReducer() = default;
 
-  // Replaces grad[0, count), the slice of plan bucket `bucket`, with its sum over the ranks (or,
-  // for the lossy forms, the compressed estimate of that sum). `step` is the number of optimizer
-  // steps taken before this one. After an error the slice and the group are unusable.
-  virtual absl::Status Reduce(size_t bucket, float* grad, uint64_t count, uint64_t step) = 0;
+  // Replaces grad[0, count), the slice of plan bucket `bucket`, with the sum over the ranks of
+  // each rank's slice multiplied by `scale` (or, for the lossy forms, the compressed estimate of
+  // that sum); scaling comes first, so averaging divides before the sum. `step` is the number of
+  // optimizer steps taken before this one. Returns once the slice holds the result. After an error
+  // the slice and the group are unusable.
+  virtual absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                              uint64_t step) = 0;
+
+  // Called on the thread that drives the model when the plugin has reported every gradient of
+  // `bucket`, before the bucket is handed to whichever thread reduces it. A device reducer marks
+  // the point in the plugin's stream its Reduce must wait for; the host reducers need nothing.
+  virtual void BucketReady(size_t /*bucket*/) {}
 };
 
-// The reducer for `compression` over `plan` (a plan of `arena`). The arena and the backend must
-// outlive it.
+// data[i] *= scale for i in [0, count), skipped when scale is 1 (host memory).
+void ScaleInPlace(float* data, uint64_t count, float scale);
+
+// INVALID_ARGUMENT when `plan` has a bucket `compression` cannot index (top-k: over 2^32 elements).
+absl::Status CheckCompressionFits(const CompressionOptions& compression,
+                                  const std::vector<GradientBucket>& plan);
+
+// The host-memory reducer for `compression` over `plan` (a plan of `arena`). The arena and the
+// backend must outlive it.
 absl::StatusOr<std::unique_ptr<BucketReducer>> CreateBucketReducer(
     const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
     const TensorArena& arena, CollectiveBackend& backend);

@@ -9,8 +9,9 @@ CodecReducer::CodecReducer(std::unique_ptr<GradientCodec> codec, bool engine_sum
                            CollectiveBackend& backend)
     : codec_(std::move(codec)), engine_sums_wire_(engine_sums_wire), backend_(backend) {}
 
-absl::Status CodecReducer::Reduce(size_t /*bucket*/, float* grad, uint64_t count,
+absl::Status CodecReducer::Reduce(size_t /*bucket*/, float* grad, uint64_t count, float scale,
                                   uint64_t /*step*/) {
+  ScaleInPlace(grad, count, scale);
   return engine_sums_wire_ ? SumByEngine(grad, count) : GatherAndSum(grad, count);
 }
 

@@ -25,7 +25,8 @@ class CodecReducer final : public BucketReducer {
   // otherwise the encoded slices are gathered and summed after decoding.
   CodecReducer(std::unique_ptr<GradientCodec> codec, bool engine_sums_wire,
                CollectiveBackend& backend);
-  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, uint64_t step) override;
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                      uint64_t step) override;
 
  private:
   absl::Status SumByEngine(float* grad, uint64_t count);

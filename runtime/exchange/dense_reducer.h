@@ -1,7 +1,7 @@
 // DenseReducer: buckets summed as float32 by the engine's allreduce (no compression).
 //
 //   DenseReducer reducer(backend);
-//   reducer.Reduce(bucket, grad, count, step);
+//   reducer.Reduce(bucket, grad, count, scale, step);
 //
 // Thread-safety: one thread at a time (the backend's rule).
 #ifndef COHORT_RUNTIME_EXCHANGE_DENSE_REDUCER_H_
@@ -14,7 +14,9 @@ namespace cohort {
 class DenseReducer final : public BucketReducer {
  public:
   explicit DenseReducer(CollectiveBackend& backend) : backend_(backend) {}
-  absl::Status Reduce(size_t /*bucket*/, float* grad, uint64_t count, uint64_t /*step*/) override {
+  absl::Status Reduce(size_t /*bucket*/, float* grad, uint64_t count, float scale,
+                      uint64_t /*step*/) override {
+    ScaleInPlace(grad, count, scale);
     return backend_.AllreduceSum(grad, count, COHORT_DTYPE_FLOAT32);
   }
 

@@ -1,29 +1,63 @@
 #include "runtime/exchange/gradient_exchange.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/exchange/powersgd_reducer.h"
 
 namespace cohort {
 
-absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
-    TensorArena& arena, CollectiveBackend& backend, const ExchangeOptions& options) {
+namespace {
+
+// Whether the arena's gradients are on a CUDA device (else in host memory); an error for a mix,
+// a dtype other than float32, or a CUDA device without its DeviceExchange.
+absl::StatusOr<bool> GradientsOnDevice(const TensorArena& arena, const ExchangeOptions& options) {
+  std::optional<cohort_device> where;
   for (const ArenaBlock& block : arena.blocks()) {
-    if (block.device.kind != COHORT_DEVICE_CPU || block.dtype != COHORT_DTYPE_FLOAT32) {
+    if (block.dtype != COHORT_DTYPE_FLOAT32) {
       return absl::UnimplementedError(absl::StrCat(
           "exchanging ", DtypeName(block.dtype), " gradients on ", DeviceName(block.device),
-          " is not supported yet; the exchange handles float32 CPU tensors"));
+          " is not supported; the exchange handles float32 tensors"));
     }
+    if (where && (where->kind != block.device.kind || where->ordinal != block.device.ordinal)) {
+      return absl::UnimplementedError(absl::StrCat(
+          "the model's gradients are on ", DeviceName(*where), " and on ", DeviceName(block.device),
+          "; the exchange handles one device per rank"));
+    }
+    where = block.device;
   }
+  if (!where || where->kind == COHORT_DEVICE_CPU) return false;
+  if (options.device == nullptr || options.device->device() != where->ordinal) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the model's gradients are on ", DeviceName(*where),
+        ", and exchanging them needs the CUDA exchange opened on that device"));
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
+    TensorArena& arena, CollectiveBackend& backend, const ExchangeOptions& options) {
+  absl::StatusOr<bool> on_device = GradientsOnDevice(arena, options);
+  if (!on_device.ok()) return on_device.status();
   absl::StatusOr<std::vector<GradientBucket>> plan =
       PlanBuckets(arena, options.bucket_bytes, options.first_bucket_bytes);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena);
   if (!tracker.ok()) return tracker.status();
-  absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
-      CreateBucketReducer(options.compression, *plan, arena, backend);
+  absl::StatusOr<std::unique_ptr<BucketReducer>> reducer;
+  if (*on_device) {
+    if (absl::Status fits = CheckCompressionFits(options.compression, *plan); !fits.ok()) return fits;
+    std::vector<std::vector<PowerSgdTensor>> tensors;
+    for (const GradientBucket& bucket : *plan) tensors.push_back(PowerSgdTensorsOf(bucket, arena));
+    reducer = options.device->CreateReducer(options.compression, *plan, tensors, backend);
+  } else {
+    reducer = CreateBucketReducer(options.compression, *plan, arena, backend);
+  }
   if (!reducer.ok()) return reducer.status();
   return std::unique_ptr<GradientExchange>(new GradientExchange(
       arena, *std::move(plan), *std::move(tracker), *std::move(reducer)));
@@ -74,6 +108,7 @@ void GradientExchange::OnGradientsReady(uint32_t tensor, uint64_t offset, uint64
 }
 
 void GradientExchange::Launch(const std::vector<size_t>& buckets) {
+  for (size_t bucket : buckets) reducer_->BucketReady(bucket);
   size_t handed = buckets.size();
   // The plan's last bucket is left to the caller of Finish: by the time backward completes it
   // there is (almost) nothing left to overlap it with, and two thread hand-offs cost more.
@@ -92,6 +127,7 @@ void GradientExchange::Launch(const std::vector<size_t>& buckets) {
 absl::Status GradientExchange::Finish() {
   if (!active_) return absl::OkStatus();
   std::vector<size_t> rest = tracker_.MarkAllReady();
+  for (size_t bucket : rest) reducer_->BucketReady(bucket);
   if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
   last_bucket_deferred_ = false;
   absl::Status status;
@@ -145,12 +181,8 @@ void GradientExchange::CommunicationLoop() {
 absl::Status GradientExchange::ExchangeBucket(size_t index, double scale, uint64_t step) {
   const GradientBucket& bucket = plan_[index];
   const ArenaBlock& block = arena_.blocks()[bucket.block];
-  float* grad = static_cast<float*>(block.grad) + bucket.offset;
-  if (scale != 1.0) {
-    const float factor = static_cast<float>(scale);
-    for (uint64_t i = 0; i < bucket.count; ++i) grad[i] *= factor;
-  }
-  return reducer_->Reduce(index, grad, bucket.count, step);
+  float* grad = static_cast<float*>(block.grad) + bucket.offset;  // host or device memory
+  return reducer_->Reduce(index, grad, bucket.count, static_cast<float>(scale), step);
 }
 
 }  // namespace cohort

@@ -7,10 +7,11 @@
 //   ... plugin's gradients_ready -> exchange->OnGradientsReady(tensor, offset, count)
 //   absl::Status done = exchange->Finish();     // after train_batch: the rest, then wait
 //
-// Each bucket is a slice of an arena block (no copy in or out): it is scaled by `scale` first
-// (averaging divides before the sum, safe for 16-bit codecs), then summed over the ranks by the
-// BucketReducer for the trial's gradient compression (float32, fp16, bf16, top-k or PowerSGD; see
-// bucket_reducer.h), which leaves the result in the same slice. Buckets launch in the plan's fixed
+// Each bucket is a slice of an arena block (no copy in or out): the BucketReducer for the trial's
+// gradient compression (float32, fp16, bf16, top-k or PowerSGD; see bucket_reducer.h) scales it
+// by `scale` (averaging divides before the sum, safe for 16-bit codecs), sums it over the ranks and
+// leaves the result in the same slice. Gradients on a CUDA device are reduced by the CUDA
+// exchange's reducers on its communication stream (device_exchange.h), in the same order. Buckets launch in the plan's fixed
 // order on every rank (see ReadyTracker), so every rank issues the same collectives in the same
 // order.
 //
@@ -40,6 +41,7 @@
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/codec_options.h"
+#include "runtime/exchange/device_exchange.h"
 #include "runtime/exchange/ready_tracker.h"
 
 namespace cohort {
@@ -48,13 +50,16 @@ struct ExchangeOptions {
   uint64_t bucket_bytes = 64ull << 20;       // optimizations.tensor_fusion_threshold (MB)
   uint64_t first_bucket_bytes = 1ull << 20;  // a smaller first bucket starts the exchange early
   CompressionOptions compression;            // optimizations.gradient_compression
+  // Required when the gradients live on a CUDA device (that device's exchange); unused otherwise.
+  DeviceExchange* device = nullptr;
 };
 
 class GradientExchange {
  public:
-  // Plans the buckets and starts the communication thread. Only float32 CPU blocks for now
-  // (UNIMPLEMENTED otherwise, naming what is missing). The arena and backend must outlive the
-  // exchange.
+  // Plans the buckets and starts the communication thread. The gradients are float32, either all
+  // in host memory or all on one CUDA device whose DeviceExchange is options.device
+  // (UNIMPLEMENTED or FAILED_PRECONDITION otherwise, naming what is wrong). The arena, the backend
+  // and options.device must outlive the exchange.
   static absl::StatusOr<std::unique_ptr<GradientExchange>> Create(TensorArena& arena,
                                                                   CollectiveBackend& backend,
                                                                   const ExchangeOptions& options);

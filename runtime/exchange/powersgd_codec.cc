@@ -6,26 +6,6 @@
 namespace cohort {
 namespace {
 
-uint64_t SplitMix64Next(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// The starting state of the stream of (seed, tensor, column).
-uint64_t StreamState(uint64_t seed, uint64_t tensor, uint32_t column) {
-  uint64_t state = seed;
-  state = SplitMix64Next(state) ^ tensor;
-  state = SplitMix64Next(state) ^ column;
-  return SplitMix64Next(state);
-}
-
-// Uniform in [-1, 1) in steps of 2^-23 (exact in float).
-float NextUniformSigned(uint64_t& state) {
-  return static_cast<float>(SplitMix64Next(state) >> 40) * 0x1p-23f - 1.0f;
-}
-
 // a . b over n floats, summed in eight independent lanes (which the compiler may vectorise
 // without reordering any lane's sum), then the lanes pairwise, then the tail.
 float Dot(const float* a, const float* b, uint64_t n) {
@@ -72,56 +52,29 @@ bool OrthonormalizeColumn(float* columns, uint64_t length, uint32_t j) {
 
 PowerSgdCompressor::PowerSgdCompressor(std::vector<PowerSgdTensor> tensors, uint32_t rank,
                                        uint64_t seed)
-    : seed_(seed) {
-  const uint64_t wanted_rank = std::max<uint32_t>(rank, 1);
-  uint64_t p_count = 0;
-  uint64_t error_count = 0;
-  uint64_t widest = 0;
-  for (uint64_t index = 0; index < tensors.size(); ++index) {
-    const PowerSgdTensor& tensor = tensors[index];
-    const uint64_t effective_rank = std::min({wanted_rank, tensor.rows, tensor.cols});
-    const uint64_t count = tensor.rows * tensor.cols;
-    if (tensor.rows > 1 && tensor.cols > 1 &&
-        effective_rank * (tensor.rows + tensor.cols) < count) {
-      matrices_.push_back({tensor.offset, tensor.rows, tensor.cols,
-                           static_cast<uint32_t>(effective_rank), index, p_count, second_count_,
-                           error_count});
-      p_count += effective_rank * tensor.rows;
-      second_count_ += effective_rank * tensor.cols;
-      error_count += count;
-      widest = std::max(widest, tensor.cols);
-    } else {
-      plain_.push_back({tensor.offset, count, 0});
-    }
-  }
-  first_count_ = p_count;
-  for (PlainTensor& plain : plain_) {
-    plain.first_offset = first_count_;
-    first_count_ += plain.count;
-  }
-  q_.resize(second_count_);
-  own_q_.resize(second_count_);
-  error_.resize(error_count);
-  approximation_row_.resize(widest);
-  own_share_row_.resize(widest);
+    : seed_(seed), layout_(LayOutPowerSgd(tensors, rank)) {
+  q_.resize(layout_.second_count);
+  own_q_.resize(layout_.second_count);
+  error_.resize(layout_.error_count);
+  approximation_row_.resize(layout_.widest);
+  own_share_row_.resize(layout_.widest);
   Reset();
 }
 
 void PowerSgdCompressor::Reset() {
   std::fill(error_.begin(), error_.end(), 0.0f);
-  for (const LowRankTensor& matrix : matrices_) {
+  for (const PowerSgdMatrix& matrix : layout_.matrices) {
     for (uint32_t c = 0; c < matrix.rank; ++c) DrawQColumn(matrix, c);
   }
 }
 
-void PowerSgdCompressor::DrawQColumn(const LowRankTensor& matrix, uint32_t column) {
-  uint64_t state = StreamState(seed_, matrix.index, column);
-  float* q = q_.data() + matrix.q_offset + column * matrix.cols;
-  for (uint64_t k = 0; k < matrix.cols; ++k) q[k] = NextUniformSigned(state);
+void PowerSgdCompressor::DrawQColumn(const PowerSgdMatrix& matrix, uint32_t column) {
+  DrawStartingQColumn(seed_, matrix.index, column, matrix.cols,
+                      q_.data() + matrix.q_offset + column * matrix.cols);
 }
 
 void PowerSgdCompressor::ComputeP(float* grad, float* first) {
-  for (const LowRankTensor& matrix : matrices_) {
+  for (const PowerSgdMatrix& matrix : layout_.matrices) {
     float* q = q_.data() + matrix.q_offset;
     for (uint32_t c = 0; c < matrix.rank; ++c) {
       if (!OrthonormalizeColumn(q, matrix.cols, c)) {
@@ -141,13 +94,13 @@ void PowerSgdCompressor::ComputeP(float* grad, float* first) {
       }
     }
   }
-  for (const PlainTensor& plain : plain_) {
+  for (const PowerSgdPlain& plain : layout_.plain) {
     std::copy_n(grad + plain.offset, plain.count, first + plain.first_offset);
   }
 }
 
 void PowerSgdCompressor::ComputeQ(const float* grad, float* first, float* second) {
-  for (const LowRankTensor& matrix : matrices_) {
+  for (const PowerSgdMatrix& matrix : layout_.matrices) {
     float* p = first + matrix.p_offset;
     for (uint32_t c = 0; c < matrix.rank; ++c) OrthonormalizeColumn(p, matrix.rows, c);
 
@@ -170,7 +123,7 @@ void PowerSgdCompressor::ComputeQ(const float* grad, float* first, float* second
 void PowerSgdCompressor::Decompress(const float* first, const float* second, float* grad) {
   float* approximation = approximation_row_.data();
   float* own_share = own_share_row_.data();
-  for (const LowRankTensor& matrix : matrices_) {
+  for (const PowerSgdMatrix& matrix : layout_.matrices) {
     const float* p = first + matrix.p_offset;
     const float* q = second + matrix.q_offset;
     const float* own_q = own_q_.data() + matrix.q_offset;
@@ -198,8 +151,8 @@ void PowerSgdCompressor::Decompress(const float* first, const float* second, flo
       }
     }
   }
-  std::copy(second, second + second_count_, q_.begin());
-  for (const PlainTensor& plain : plain_) {
+  std::copy(second, second + layout_.second_count, q_.begin());
+  for (const PowerSgdPlain& plain : layout_.plain) {
     std::copy_n(first + plain.first_offset, plain.count, grad + plain.offset);
   }
 }

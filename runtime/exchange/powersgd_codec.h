@@ -50,15 +50,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace cohort {
+#include "runtime/exchange/powersgd_layout.h"
 
-// One tensor inside a bucket: `offset` elements from the bucket's start, rows * cols elements,
-// row-major. A tensor without a matrix shape (1-D, or unknown) is given with cols == 1.
-struct PowerSgdTensor {
-  uint64_t offset = 0;
-  uint64_t rows = 0;
-  uint64_t cols = 0;
-};
+namespace cohort {
 
 class PowerSgdCompressor {
  public:
@@ -70,10 +64,10 @@ class PowerSgdCompressor {
   PowerSgdCompressor(std::vector<PowerSgdTensor> tensors, uint32_t rank, uint64_t seed);
 
   // Floats in the first allreduce: every P, then every uncompressed tensor's values.
-  uint64_t first_count() const { return first_count_; }
+  uint64_t first_count() const { return layout_.first_count; }
   // Floats in the second allreduce: every Q.
-  uint64_t second_count() const { return second_count_; }
-  uint64_t compressed_tensors() const { return matrices_.size(); }
+  uint64_t second_count() const { return layout_.second_count; }
+  uint64_t compressed_tensors() const { return layout_.matrices.size(); }
 
   // Step 1. `grad` is the bucket, already divided by the number of ranks. For each compressed
   // tensor, M = grad + error is written back into grad (the caller's gradient becomes M) and
@@ -98,30 +92,11 @@ class PowerSgdCompressor {
   const std::vector<float>& error() const { return error_; }
 
  private:
-  struct LowRankTensor {
-    uint64_t offset = 0;  // in the bucket
-    uint64_t rows = 0;
-    uint64_t cols = 0;
-    uint32_t rank = 0;             // effective rank
-    uint64_t index = 0;            // position in the constructor's list (keys the starting Q)
-    uint64_t p_offset = 0;         // in `first`
-    uint64_t q_offset = 0;         // in `second`, q_ and own_q_
-    uint64_t error_offset = 0;     // in error_
-  };
-  struct PlainTensor {
-    uint64_t offset = 0;        // in the bucket
-    uint64_t count = 0;
-    uint64_t first_offset = 0;  // in `first`
-  };
-
   // Fills column `column` of `matrix`'s Q in q_ from its stream.
-  void DrawQColumn(const LowRankTensor& matrix, uint32_t column);
+  void DrawQColumn(const PowerSgdMatrix& matrix, uint32_t column);
 
   uint64_t seed_;
-  std::vector<LowRankTensor> matrices_;
-  std::vector<PlainTensor> plain_;
-  uint64_t first_count_ = 0;
-  uint64_t second_count_ = 0;
+  PowerSgdLayout layout_;
   std::vector<float> q_;      // the starting Q of the next ComputeP
   std::vector<float> own_q_;  // this rank's Q of the current step, before the sum
   std::vector<float> error_;

@@ -4,10 +4,7 @@
 #include <numeric>
 
 namespace cohort {
-namespace {
-
-// The bucket's tensors as matrices (offsets from the bucket's first element).
-std::vector<PowerSgdTensor> TensorsOf(const GradientBucket& bucket, const TensorArena& arena) {
+std::vector<PowerSgdTensor> PowerSgdTensorsOf(const GradientBucket& bucket, const TensorArena& arena) {
   std::vector<PowerSgdTensor> tensors;
   tensors.reserve(bucket.tensors.size());
   for (size_t t : bucket.tensors) {
@@ -28,19 +25,19 @@ std::vector<PowerSgdTensor> TensorsOf(const GradientBucket& bucket, const Tensor
   return tensors;
 }
 
-}  // namespace
-
 PowerSgdReducer::PowerSgdReducer(const std::vector<GradientBucket>& plan, const TensorArena& arena,
                                  uint32_t rank, uint64_t start_iter, CollectiveBackend& backend)
     : start_iter_(start_iter), backend_(backend) {
   compressors_.reserve(plan.size());
   for (size_t b = 0; b < plan.size(); ++b) {
     // Every rank seeds bucket b's warm start the same way, so every rank starts from the same Q.
-    compressors_.emplace_back(TensorsOf(plan[b], arena), rank, /*seed=*/b);
+    compressors_.emplace_back(PowerSgdTensorsOf(plan[b], arena), rank, /*seed=*/b);
   }
 }
 
-absl::Status PowerSgdReducer::Reduce(size_t bucket, float* grad, uint64_t count, uint64_t step) {
+absl::Status PowerSgdReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                                     uint64_t step) {
+  ScaleInPlace(grad, count, scale);
   if (step < start_iter_) return backend_.AllreduceSum(grad, count, COHORT_DTYPE_FLOAT32);
   PowerSgdCompressor& powersgd = compressors_[bucket];
   first_.resize(powersgd.first_count());

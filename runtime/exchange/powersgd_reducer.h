@@ -9,7 +9,7 @@
 // are not part of a checkpoint).
 //
 //   PowerSgdReducer reducer(plan, arena, /*rank=*/4, /*start_iter=*/1000, backend);
-//   reducer.Reduce(bucket, grad, count, step);
+//   reducer.Reduce(bucket, grad, count, scale, step);
 //
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_EXCHANGE_POWERSGD_REDUCER_H_
@@ -23,11 +23,18 @@
 
 namespace cohort {
 
+// The tensors of `bucket` as PowerSGD sees them (offsets from the bucket's first element): a
+// tensor registered with a shape of two or more dimensions is a matrix of shape[0] rows; any other
+// is a column (cols == 1).
+std::vector<PowerSgdTensor> PowerSgdTensorsOf(const GradientBucket& bucket,
+                                              const TensorArena& arena);
+
 class PowerSgdReducer final : public BucketReducer {
  public:
   PowerSgdReducer(const std::vector<GradientBucket>& plan, const TensorArena& arena,
                   uint32_t rank, uint64_t start_iter, CollectiveBackend& backend);
-  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, uint64_t step) override;
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                      uint64_t step) override;
 
  private:
   std::vector<PowerSgdCompressor> compressors_;  // one per bucket

@@ -1,18 +1,14 @@
 #include "runtime/exchange/topk_codec.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <functional>
 
+#include "runtime/exchange/float_bits.h"
+
 namespace cohort {
-namespace {
 
-// The bits of |value|: as unsigned integers they order like the magnitudes, with NaN above
-// infinity, and the order is total (no NaN comparisons in the selection).
-uint32_t MagnitudeKey(float value) { return std::bit_cast<uint32_t>(value) & 0x7fffffffu; }
-
-uint64_t ChooseK(uint64_t count, double ratio) {
+uint64_t TopKCount(uint64_t count, double ratio) {
   if (count == 0) return 0;
   const double wanted = std::ceil(ratio * static_cast<double>(count));
   if (!(wanted >= 1)) return 1;  // also NaN
@@ -20,10 +16,8 @@ uint64_t ChooseK(uint64_t count, double ratio) {
   return static_cast<uint64_t>(wanted);
 }
 
-}  // namespace
-
 TopKCompressor::TopKCompressor(uint64_t count, double ratio)
-    : k_(ChooseK(count, ratio)), residual_(count, 0.0f), magnitudes_(count) {}
+    : k_(TopKCount(count, ratio)), residual_(count, 0.0f), magnitudes_(count) {}
 
 void TopKCompressor::ClearResidual() { std::fill(residual_.begin(), residual_.end(), 0.0f); }
 

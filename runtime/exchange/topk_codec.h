@@ -29,6 +29,10 @@
 
 namespace cohort {
 
+// The number of entries sent from `count`: max(1, ceil(ratio * count)), at most count; 0 for an
+// empty bucket.
+uint64_t TopKCount(uint64_t count, double ratio);
+
 class TopKCompressor {
  public:
   // Requires count <= 2^32 (indices are uint32) and ratio in (0, 1]; a ratio past either end is

@@ -13,12 +13,14 @@ TopKReducer::TopKReducer(const std::vector<GradientBucket>& plan, double ratio,
   for (const GradientBucket& bucket : plan) compressors_.emplace_back(bucket.count, ratio);
 }
 
-absl::Status TopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, uint64_t /*step*/) {
+absl::Status TopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                                 uint64_t /*step*/) {
   TopKCompressor& topk = compressors_[bucket];
   if (topk.count() != count) {
     return absl::InternalError(absl::StrCat("top-k: bucket ", bucket, " has ", count,
                                             " elements, planned ", topk.count()));
   }
+  ScaleInPlace(grad, count, scale);
   const uint64_t k = topk.k();
   const uint64_t bytes = topk.EncodedBytes();
   gathered_.resize(bytes * backend_.size());

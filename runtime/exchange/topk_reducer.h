@@ -6,7 +6,7 @@
 // the dense sum: with ratio 0.01 that is 2% of the bytes per rank, gathered from every rank.
 //
 //   TopKReducer reducer(plan, /*ratio=*/0.01, backend);
-//   reducer.Reduce(bucket, grad, count, step);
+//   reducer.Reduce(bucket, grad, count, scale, step);
 //
 // What was not sent stays in the bucket's residual and is added to the next step's gradient; the
 // residual lives in this process only (it is not part of a checkpoint).
@@ -28,7 +28,8 @@ class TopKReducer final : public BucketReducer {
   // One compressor (and residual) per bucket of `plan`. Each bucket must hold at most 2^32
   // elements (indices are uint32; PlanBuckets' callers check).
   TopKReducer(const std::vector<GradientBucket>& plan, double ratio, CollectiveBackend& backend);
-  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, uint64_t step) override;
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                      uint64_t step) override;
 
  private:
   std::vector<TopKCompressor> compressors_;

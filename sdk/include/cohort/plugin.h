@@ -283,7 +283,9 @@ typedef struct cohort_host_api {
   /* During train_batch: elements [offset, offset + count) of tensor `tensor_index` (the order of
    * register_tensors) hold their final gradient for this batch. The host may start exchanging
    * them at once, so the plugin must not write them again in this batch. Optional to call: any
-   * range not reported is treated as ready when train_batch returns. */
+   * range not reported is treated as ready when train_batch returns. On a device, "final" means
+   * the work that writes the range is enqueued on context.stream (it need not have finished): the
+   * host orders the exchange after that work without waiting for it. */
   cohort_error* (*gradients_ready)(cohort_host* host, uint32_t tensor_index, uint64_t offset,
                                    uint64_t count);
 

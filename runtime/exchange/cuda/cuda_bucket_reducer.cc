@@ -1,0 +1,47 @@
+#include "runtime/exchange/cuda/cuda_bucket_reducer.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+
+CudaBucketReducer::~CudaBucketReducer() {
+  cudaSetDevice(context_.device);
+  for (cudaEvent_t event : ready_) cudaEventDestroy(event);
+}
+
+absl::Status CudaBucketReducer::CreateEvents(size_t buckets) {
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) return s;
+  ready_errors_.assign(buckets, absl::OkStatus());
+  ready_.reserve(buckets);
+  for (size_t b = 0; b < buckets; ++b) {
+    cudaEvent_t event = nullptr;
+    if (absl::Status s = CudaStatus(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+        !s.ok()) {
+      return s;
+    }
+    ready_.push_back(event);
+  }
+  return absl::OkStatus();
+}
+
+void CudaBucketReducer::BucketReady(size_t bucket) {
+  absl::Status status = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice");
+  if (status.ok()) {
+    status = CudaStatus(cudaEventRecord(ready_[bucket], context_.compute),
+                        absl::StrCat("marking bucket ", bucket, " ready on the compute stream"));
+  }
+  ready_errors_[bucket] = status;
+}
+
+absl::Status CudaBucketReducer::BeginBucket(size_t bucket) {
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) return s;
+  if (!ready_errors_[bucket].ok()) return ready_errors_[bucket];
+  return CudaStatus(cudaStreamWaitEvent(context_.communication, ready_[bucket], 0),
+                    absl::StrCat("waiting for bucket ", bucket, "'s gradients"));
+}
+
+absl::Status CudaBucketReducer::EndBucket() {
+  return CudaStatus(cudaStreamSynchronize(context_.communication), "finishing a bucket on the communication stream");
+}
+
+}  // namespace cohort

@@ -1,0 +1,222 @@
+// How GradientExchange routes gradients on a CUDA device, tested without a GPU: host memory poses
+// as cuda:0, and a DeviceExchange whose reducers are the host ones records what the exchange asks
+// of it. Checks that device gradients go to the DeviceExchange's reducer with every bucket's
+// tensors, that every bucket is marked ready before it is reduced, once per exchanged batch, and
+// the refusals (no DeviceExchange, another device, a mix of host and device gradients). The real
+// CUDA reducers are checked against the host ones in test/gpu/cuda_exchange_test.cc.
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/collective/gloo/gloo_backend.h"
+#include "runtime/exchange/gradient_exchange.h"
+#include "runtime/exchange/powersgd_reducer.h"
+#include "test/collective/rank_threads.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Serves host memory for every device, so "cuda:0" tensors live in host memory.
+class HostMemoryForEveryDevice final : public DeviceMemoryProvider {
+ public:
+  absl::StatusOr<DeviceMemory*> For(cohort_device) override { return &cpu_; }
+
+ private:
+  CpuMemory cpu_;
+};
+
+// What the exchange asked of the device reducer, in order: "ready 3", "reduce 3", ...
+class CallLog {
+ public:
+  void Add(std::string entry) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.push_back(std::move(entry));
+  }
+  std::vector<std::string> entries() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> entries_;
+};
+
+class RecordingReducer final : public BucketReducer {
+ public:
+  RecordingReducer(std::unique_ptr<BucketReducer> inner, CallLog& log) : inner_(std::move(inner)), log_(log) {}
+  void BucketReady(size_t bucket) override { log_.Add(absl::StrCat("ready ", bucket)); }
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale, uint64_t step) override {
+    log_.Add(absl::StrCat("reduce ", bucket));
+    return inner_->Reduce(bucket, grad, count, scale, step);
+  }
+
+ private:
+  std::unique_ptr<BucketReducer> inner_;
+  CallLog& log_;
+};
+
+class RecordingDeviceExchange final : public DeviceExchange {
+ public:
+  RecordingDeviceExchange(int device, const TensorArena& arena) : device_(device), arena_(arena) {}
+  int device() const override { return device_; }
+  void* compute_stream() override { return nullptr; }
+  void* communication_stream() override { return nullptr; }
+  absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
+      const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
+      const std::vector<std::vector<PowerSgdTensor>>& tensors, CollectiveBackend& backend) override {
+    tensors_ = tensors;
+    absl::StatusOr<std::unique_ptr<BucketReducer>> inner = CreateBucketReducer(compression, plan, arena_, backend);
+    if (!inner.ok()) return inner.status();
+    return std::unique_ptr<BucketReducer>(new RecordingReducer(*std::move(inner), log));
+  }
+
+  CallLog log;
+  std::vector<std::vector<PowerSgdTensor>> tensors_;
+
+ private:
+  int device_;
+  const TensorArena& arena_;
+};
+
+std::vector<TensorDescriptor> Tensors(cohort_device device) {
+  return {{"w1", COHORT_DTYPE_FLOAT32, device, 12 * 10, {12, 10}},
+          {"b1", COHORT_DTYPE_FLOAT32, device, 10, {10}},
+          {"w2", COHORT_DTYPE_FLOAT32, device, 10 * 3, {10, 3}},
+          {"b2", COHORT_DTYPE_FLOAT32, device, 3, {}}};
+}
+
+ExchangeOptions SmallBuckets() {
+  ExchangeOptions options;
+  options.bucket_bytes = 128;
+  options.first_bucket_bytes = 32;
+  return options;
+}
+
+// Rank r's gradient element: exact in float32, and so is the average over two ranks.
+float Value(uint32_t rank, size_t t, uint64_t i) { return static_cast<float>(rank * 4 + t + i % 5); }
+
+TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBeforeItIsReduced) {
+  constexpr uint32_t kSize = 2;
+  InMemoryRendezvousStore store;
+  GlooOptions gloo;
+  gloo.prefix = "routing";
+  std::vector<absl::Status> results = RunRanks(kSize, [&](uint32_t rank) -> absl::Status {
+    HostMemoryForEveryDevice memory;
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
+    if (!arena.ok()) return arena.status();
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, kSize, store, gloo);
+    if (!backend.ok()) return backend.status();
+    RecordingDeviceExchange device(0, **arena);
+    ExchangeOptions options = SmallBuckets();
+    options.device = &device;
+    absl::StatusOr<std::unique_ptr<GradientExchange>> exchange = GradientExchange::Create(**arena, **backend, options);
+    if (!exchange.ok()) return exchange.status();
+    const std::vector<GradientBucket>& plan = (*exchange)->plan();
+    if (plan.size() < 3) return absl::InternalError(absl::StrCat(plan.size(), " buckets"));
+    if (device.tensors_.size() != plan.size()) return absl::InternalError("tensor lists do not match the plan");
+    for (size_t b = 0; b < plan.size(); ++b) {
+      const std::vector<PowerSgdTensor> want = PowerSgdTensorsOf(plan[b], **arena);
+      const std::vector<PowerSgdTensor>& got = device.tensors_[b];
+      if (got.size() != want.size()) return absl::InternalError(absl::StrCat("bucket ", b, ": tensor count"));
+      for (size_t t = 0; t < got.size(); ++t) {
+        if (got[t].offset != want[t].offset || got[t].rows != want[t].rows || got[t].cols != want[t].cols) {
+          return absl::InternalError(absl::StrCat("bucket ", b, " tensor ", t, " differs"));
+        }
+      }
+    }
+
+    for (int batch = 0; batch < 2; ++batch) {
+      for (size_t t = 0; t < (*arena)->tensor_count(); ++t) {
+        float* grad = static_cast<float*>((*arena)->grad(t));
+        for (uint64_t i = 0; i < (*arena)->spec(t).element_count; ++i) grad[i] = Value(rank, t, i);
+      }
+      (*exchange)->Begin(0.5, 0);
+      for (size_t t = (*arena)->tensor_count(); t-- > 0;) {
+        (*exchange)->OnGradientsReady(static_cast<uint32_t>(t), 0, (*arena)->spec(t).element_count);
+      }
+      if (absl::Status s = (*exchange)->Finish(); !s.ok()) return s;
+      for (size_t t = 0; t < (*arena)->tensor_count(); ++t) {
+        const float* grad = static_cast<const float*>((*arena)->grad(t));
+        for (uint64_t i = 0; i < (*arena)->spec(t).element_count; ++i) {
+          const float want = (Value(0, t, i) + Value(1, t, i)) / 2;
+          if (grad[i] != want) {
+            return absl::InternalError(absl::StrCat("tensor ", t, " element ", i, ": ", grad[i], ", want ", want));
+          }
+        }
+      }
+    }
+    // Per batch, every bucket exactly once ready and once reduced, ready first.
+    const std::vector<std::string> log = device.log.entries();
+    if (log.size() != 2 * 2 * plan.size()) return absl::InternalError(absl::StrCat(log.size(), " calls"));
+    for (size_t batch = 0; batch < 2; ++batch) {
+      const auto begin = log.begin() + static_cast<std::ptrdiff_t>(batch * 2 * plan.size());
+      const auto end = begin + static_cast<std::ptrdiff_t>(2 * plan.size());
+      for (size_t b = 0; b < plan.size(); ++b) {
+        const auto ready = std::find(begin, end, absl::StrCat("ready ", b));
+        const auto reduce = std::find(begin, end, absl::StrCat("reduce ", b));
+        if (ready == end || reduce == end || ready > reduce) {
+          return absl::InternalError(absl::StrCat("batch ", batch, ": bucket ", b, " not marked ready before its reduce"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+  for (uint32_t rank = 0; rank < kSize; ++rank) EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
+}
+
+absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExchange* device) {
+  HostMemoryForEveryDevice memory;
+  InMemoryRendezvousStore store;
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors, memory);
+  if (!arena.ok()) return arena.status();
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(0, 1, store, GlooOptions{});
+  if (!backend.ok()) return backend.status();
+  ExchangeOptions options = SmallBuckets();
+  options.device = device;
+  return GradientExchange::Create(**arena, **backend, options).status();
+}
+
+TEST(DeviceRoutingTest, DeviceGradientsWithoutTheirDeviceExchangeAreRefused) {
+  HostMemoryForEveryDevice memory;
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 1}), memory);
+  ASSERT_TRUE(arena.ok());
+  absl::Status none = CreateWith(Tensors({COHORT_DEVICE_CUDA, 1}), nullptr);
+  EXPECT_TRUE(absl::IsFailedPrecondition(none)) << none;
+  EXPECT_THAT(std::string(none.message()), HasSubstr("cuda:1"));
+  RecordingDeviceExchange other(0, **arena);
+  absl::Status wrong = CreateWith(Tensors({COHORT_DEVICE_CUDA, 1}), &other);
+  EXPECT_TRUE(absl::IsFailedPrecondition(wrong)) << wrong;
+}
+
+TEST(DeviceRoutingTest, HostAndDeviceGradientsInOneModelAreRefusedNamingBoth) {
+  std::vector<TensorDescriptor> mixed = Tensors({COHORT_DEVICE_CUDA, 0});
+  mixed[1].device = {COHORT_DEVICE_CPU, 0};
+  absl::Status status = CreateWith(mixed, nullptr);
+  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("cuda:0"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("cpu"));
+}
+
+TEST(DeviceRoutingTest, OpenCudaExchangeOpensADeviceOrSaysWhyNot) {
+  absl::StatusOr<std::unique_ptr<DeviceExchange>> cuda = OpenCudaExchange(0);
+  if (cuda.ok()) {
+    EXPECT_EQ((*cuda)->device(), 0);
+    EXPECT_NE((*cuda)->compute_stream(), (*cuda)->communication_stream());
+  } else {
+    EXPECT_TRUE(absl::IsUnavailable(cuda.status())) << cuda.status();
+    EXPECT_FALSE(cuda.status().message().empty());
+  }
+  absl::StatusOr<std::unique_ptr<DeviceExchange>> missing = OpenCudaExchange(1 << 20);
+  EXPECT_TRUE(absl::IsUnavailable(missing.status())) << missing.status();
+}
+
+}  // namespace
+}  // namespace cohort
