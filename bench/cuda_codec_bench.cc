@@ -43,7 +43,8 @@ bool Allocate(T** pointer, uint64_t bytes) {
 }
 
 // Median milliseconds of `repetitions` runs of `enqueue` on `stream`, after one warm-up.
-double MedianMilliseconds(int repetitions, cudaStream_t stream, const std::function<void()>& enqueue) {
+double MedianMilliseconds(int repetitions, cudaStream_t stream,
+                          const std::function<void()>& enqueue) {
   cudaEvent_t start = nullptr;
   cudaEvent_t stop = nullptr;
   cudaEventCreate(&start);
@@ -71,9 +72,10 @@ double GigabytesPerSecond(double ms) { return static_cast<double>(kBytes) / (ms 
 void Report(const char* name, double ms, double copy_ms) {
   const double value = GigabytesPerSecond(ms);
   const double peer = GigabytesPerSecond(copy_ms);
-  std::printf("{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"GB/s\", \"peer\": \"cudaMemcpy\", "
-              "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
-              name, value, peer, value / peer);
+  std::printf(
+      "{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"GB/s\", \"peer\": \"cudaMemcpy\", "
+      "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
+      name, value, peer, value / peer);
 }
 
 }  // namespace
@@ -101,7 +103,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<float> host(kCount);
-  for (uint64_t i = 0; i < kCount; ++i) host[i] = static_cast<float>((i * 2654435761u) % 20011) * 1e-3f - 10.0f;
+  for (uint64_t i = 0; i < kCount; ++i)
+    host[i] = static_cast<float>((i * 2654435761u) % 20011) * 1e-3f - 10.0f;
   cudaMemcpy(grad, host.data(), kBytes, cudaMemcpyHostToDevice);
   cudaMemset(residual, 0, kBytes);
 
@@ -110,35 +113,41 @@ int main(int argc, char** argv) {
   });
   for (WireFormat format : {WireFormat::kFloat16, WireFormat::kBfloat16}) {
     const bool fp16 = format == WireFormat::kFloat16;
-    Report(fp16 ? "fp16_encode" : "bf16_encode", MedianMilliseconds(repetitions, stream, [&] {
-             cohort::EnqueueEncode(format, grad, kCount, 0.5f, wire, stream);
-           }), copy_ms);
-    Report(fp16 ? "fp16_decode" : "bf16_decode", MedianMilliseconds(repetitions, stream, [&] {
-             cohort::EnqueueDecode(format, wire, kCount, copy, stream);
-           }), copy_ms);
+    Report(fp16 ? "fp16_encode" : "bf16_encode",
+           MedianMilliseconds(
+               repetitions, stream,
+               [&] { cohort::EnqueueEncode(format, grad, kCount, 0.5f, wire, stream); }),
+           copy_ms);
+    Report(fp16 ? "fp16_decode" : "bf16_decode",
+           MedianMilliseconds(repetitions, stream,
+                              [&] { cohort::EnqueueDecode(format, wire, kCount, copy, stream); }),
+           copy_ms);
   }
-  Report("scale", MedianMilliseconds(repetitions, stream, [&] {
-           cohort::EnqueueScale(copy, kCount, 0.5f, stream);
-         }), copy_ms);
+  Report("scale",
+         MedianMilliseconds(repetitions, stream,
+                            [&] { cohort::EnqueueScale(copy, kCount, 0.5f, stream); }),
+         copy_ms);
 
   // Top-k selects from the whole buffer as one bucket (the scratch for 2^26 entries).
   const uint64_t k = cohort::TopKCount(kCount, 0.01);
   cohort::TopKScratch scratch;
   uint32_t* indices = nullptr;
   float* values = nullptr;
-  if (!Allocate(&scratch.keys, kCount * 4) ||
-      !Allocate(&scratch.work, kCount * 4) ||
-      !Allocate(&scratch.tie_rank, kCount * 4) ||
-      !Allocate(&scratch.flags, kCount) ||
+  if (!Allocate(&scratch.keys, kCount * 4) || !Allocate(&scratch.work, kCount * 4) ||
+      !Allocate(&scratch.tie_rank, kCount * 4) || !Allocate(&scratch.flags, kCount) ||
       !Allocate(&scratch.scalars, 16) ||
       !Check(cohort::TopKTempBytes(kCount, &scratch.temp_bytes), "TopKTempBytes") ||
-      !Allocate(&scratch.temp, scratch.temp_bytes) ||
-      !Allocate(&indices, k * 4) || !Allocate(&values, k * 4)) {
+      !Allocate(&scratch.temp, scratch.temp_bytes) || !Allocate(&indices, k * 4) ||
+      !Allocate(&values, k * 4)) {
     return 1;
   }
-  Report("topk_0.01_compress", MedianMilliseconds(repetitions, stream, [&] {
-           cohort::EnqueueTopKCompress(grad, kCount, 0.5f, residual, k, scratch, indices, values, stream);
-         }), copy_ms);
+  Report("topk_0.01_compress",
+         MedianMilliseconds(repetitions, stream,
+                            [&] {
+                              cohort::EnqueueTopKCompress(grad, kCount, 0.5f, residual, k, scratch,
+                                                          indices, values, stream);
+                            }),
+         copy_ms);
   if (!Check(cudaStreamSynchronize(stream), "the benchmark's kernels")) return 1;
   return 0;
 }

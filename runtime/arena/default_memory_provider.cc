@@ -32,7 +32,8 @@ absl::StatusOr<DeviceMemory*> DefaultMemoryProvider::Cuda(int ordinal) {
     }
   }
   if (module_ == nullptr) return absl::UnavailableError(module_error_);
-  absl::StatusOr<void*> symbol = RuntimeModuleSymbol(module_, COHORT_CUDA_MEMORY_OPEN_SYMBOL, "CUDA memory");
+  absl::StatusOr<void*> symbol =
+      RuntimeModuleSymbol(module_, COHORT_CUDA_MEMORY_OPEN_SYMBOL, "CUDA memory");
   if (!symbol.ok()) return symbol.status();
   auto open = reinterpret_cast<cohort_cuda_memory_open_fn>(*symbol);
   char error[512] = {};

@@ -15,7 +15,8 @@ absl::StatusOr<cohort_nccl_backend_create_fn> LoadFactory() {
     absl::StatusOr<void*> module = OpenRuntimeModule(
         "COHORT_NCCL_MODULE", {COHORT_NCCL_MODULE_BUILT, COHORT_NCCL_MODULE_INSTALLED}, "NCCL");
     if (!module.ok()) return module.status();
-    absl::StatusOr<void*> create = RuntimeModuleSymbol(*module, COHORT_NCCL_BACKEND_CREATE_SYMBOL, "NCCL");
+    absl::StatusOr<void*> create =
+        RuntimeModuleSymbol(*module, COHORT_NCCL_BACKEND_CREATE_SYMBOL, "NCCL");
     if (!create.ok()) return create.status();
     return reinterpret_cast<cohort_nccl_backend_create_fn>(*create);
   }();
@@ -28,15 +29,18 @@ absl::StatusOr<std::unique_ptr<CollectiveBackend>> CreateNcclBackend(uint32_t ra
                                                                      RendezvousStore& store,
                                                                      const NcclOptions& options) {
   if (size == 0 || rank >= size) {
-    return absl::InvalidArgumentError(absl::StrCat("nccl: rank ", rank, " does not fit a group of size ", size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("nccl: rank ", rank, " does not fit a group of size ", size));
   }
-  if (options.timeout.count() <= 0) return absl::InvalidArgumentError("nccl: the timeout must be positive");
+  if (options.timeout.count() <= 0)
+    return absl::InvalidArgumentError("nccl: the timeout must be positive");
   absl::StatusOr<cohort_nccl_backend_create_fn> create = LoadFactory();
   if (!create.ok()) return create.status();
   int code = static_cast<int>(absl::StatusCode::kUnknown);
   char error[1024] = {};
-  CollectiveBackend* backend = (*create)(rank, size, &store, options.prefix.c_str(), options.device, options.stream,
-                                         options.timeout.count(), &code, error, sizeof error);
+  CollectiveBackend* backend =
+      (*create)(rank, size, &store, options.prefix.c_str(), options.device, options.stream,
+                options.timeout.count(), &code, error, sizeof error);
   if (backend == nullptr) return absl::Status(static_cast<absl::StatusCode>(code), error);
   return std::unique_ptr<CollectiveBackend>(backend);
 }

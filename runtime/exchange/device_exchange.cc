@@ -13,7 +13,8 @@ absl::StatusOr<cohort_cuda_exchange_open_fn> LoadEntry() {
       []() -> absl::StatusOr<cohort_cuda_exchange_open_fn> {
     absl::StatusOr<void*> module = OpenRuntimeModule(
         "COHORT_CUDA_EXCHANGE_MODULE",
-        {COHORT_CUDA_EXCHANGE_MODULE_BUILT, COHORT_CUDA_EXCHANGE_MODULE_INSTALLED}, "CUDA exchange");
+        {COHORT_CUDA_EXCHANGE_MODULE_BUILT, COHORT_CUDA_EXCHANGE_MODULE_INSTALLED},
+        "CUDA exchange");
     if (!module.ok()) return module.status();
     absl::StatusOr<void*> open =
         RuntimeModuleSymbol(*module, COHORT_CUDA_EXCHANGE_OPEN_SYMBOL, "CUDA exchange");

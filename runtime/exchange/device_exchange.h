@@ -52,6 +52,11 @@ class DeviceExchange {
   // A cudaStream_t for the exchange; the collective backend must run on it (NcclOptions::stream).
   virtual void* communication_stream() = 0;
 
+  // backend.Allgather of `bytes` host bytes from `in` into `out` (size() * bytes), staged through
+  // device memory for an engine that only moves device memory. Called by the thread that reduces.
+  virtual absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in,
+                                          uint64_t bytes, void* out) = 0;
+
   // A reducer for `plan`'s buckets, whose gradients live on this device. `tensors[b]` lists bucket
   // b's tensors as PowerSGD sees them (PowerSgdTensorsOf; read only for PowerSGD). `backend` must
   // run on communication_stream() and outlive the reducer.

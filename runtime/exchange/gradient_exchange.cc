@@ -1,6 +1,9 @@
 #include "runtime/exchange/gradient_exchange.h"
 
+#include <algorithm>
+#include <array>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -59,14 +62,17 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
     reducer = CreateBucketReducer(options.compression, *plan, arena, backend);
   }
   if (!reducer.ok()) return reducer.status();
-  return std::unique_ptr<GradientExchange>(new GradientExchange(
-      arena, *std::move(plan), *std::move(tracker), *std::move(reducer)));
+  return std::unique_ptr<GradientExchange>(
+      new GradientExchange(arena, backend, *on_device ? options.device : nullptr, *std::move(plan),
+                           *std::move(tracker), *std::move(reducer)));
 }
 
-GradientExchange::GradientExchange(TensorArena& arena,
-                                   std::vector<GradientBucket> plan, ReadyTracker tracker,
-                                   std::unique_ptr<BucketReducer> reducer)
+GradientExchange::GradientExchange(TensorArena& arena, CollectiveBackend& backend,
+                                   DeviceExchange* device, std::vector<GradientBucket> plan,
+                                   ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer)
     : arena_(arena),
+      backend_(backend),
+      device_(device),
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
       reducer_(std::move(reducer)),
@@ -81,19 +87,20 @@ GradientExchange::~GradientExchange() {
   thread_.join();
 }
 
-void GradientExchange::Begin(double scale, uint64_t step) {
+void GradientExchange::Begin(double scale, uint64_t step, uint64_t batch) {
   // A batch begun and never finished is finished first, so no bucket of it is still in flight.
   if (active_) (void)Finish();
   tracker_.Reset();
   hook_error_ = absl::OkStatus();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.clear();
-    completed_ = 0;
+    queue_.assign(1, kStepCheck);  // first, while the plugin computes
     scale_ = scale;
     step_ = step;
+    batch_ = batch;
     error_ = absl::OkStatus();
   }
+  changed_.notify_all();
   active_ = true;
 }
 
@@ -155,13 +162,44 @@ absl::Status GradientExchange::Finish() {
 void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket) {
   const double scale = scale_;
   const uint64_t step = step_;
+  const uint64_t batch = batch_;
+  const uint64_t exchanged = buckets_exchanged_;
   const bool failed = !error_.ok();
   lock.unlock();
-  // After a failure the group is unusable; the remaining buckets are only counted.
-  absl::Status status = failed ? absl::OkStatus() : ExchangeBucket(bucket, scale, step);
+  // After a failure the group is unusable; the remaining buckets are skipped.
+  absl::Status status;
+  if (!failed) {
+    status = bucket == kStepCheck ? CheckRanksInStep(batch, step, exchanged)
+                                  : ExchangeBucket(bucket, scale, step);
+  }
   lock.lock();
   if (!status.ok() && error_.ok()) error_ = status;
-  ++completed_;
+  if (bucket != kStepCheck) ++buckets_exchanged_;
+}
+
+absl::Status GradientExchange::CheckRanksInStep(uint64_t batch, uint64_t step,
+                                                uint64_t buckets_exchanged) {
+  using Position = std::array<uint64_t, 3>;  // batch, step, buckets exchanged
+  const Position mine = {batch, step, buckets_exchanged};
+  std::vector<Position> all(backend_.size());
+  absl::Status gathered =
+      device_ != nullptr
+          ? device_->AllgatherHostBytes(backend_, mine.data(), sizeof(Position), all.data())
+          : backend_.Allgather(mine.data(), sizeof(Position), all.data());
+  if (!gathered.ok()) return gathered;
+  if (std::all_of(all.begin(), all.end(), [&](const Position& p) { return p == all[0]; })) {
+    return absl::OkStatus();
+  }
+  std::string where;
+  for (size_t rank = 0; rank < all.size(); ++rank) {
+    absl::StrAppend(&where, rank == 0 ? "" : "; ", "rank ", rank, " at batch ", all[rank][0] + 1,
+                    " (optimizer step ", all[rank][1] + 1, ", ", all[rank][2],
+                    " buckets exchanged before it)");
+  }
+  return absl::InternalError(absl::StrCat(
+      "the ranks are out of step at the gradient exchange, so their gradients cannot be summed: ",
+      where, ". A rank skipped or repeated a batch, or the plugin drove the host differently on "
+      "one rank"));
 }
 
 void GradientExchange::CommunicationLoop() {

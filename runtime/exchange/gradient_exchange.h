@@ -15,6 +15,13 @@
 // order on every rank (see ReadyTracker), so every rank issues the same collectives in the same
 // order.
 //
+// Before any bucket, every exchanged batch starts with a step check on the communication thread
+// (while the plugin computes): the ranks gather each other's batch, optimizer step and count of
+// buckets exchanged so far (24 bytes each) and compare them. Ranks that are out of step (one
+// skipped or repeated a batch, or the plugin drove the host differently on one rank) would
+// otherwise sum gradients of different batches without a word; instead every rank's Finish
+// fails with an error naming each rank's position, and no bucket of that batch is exchanged.
+//
 // The plan's last bucket is always exchanged by the caller of Finish, even when the plugin reports
 // it ready earlier: backward is (nearly) over by then, so handing it to the communication thread
 // would only add two thread hand-offs to the step (on a 2-core machine, the exposed exchange of a
@@ -69,9 +76,11 @@ class GradientExchange {
 
   // Starts an exchanged batch: gradients will be multiplied by `scale` before the sum. `step` is
   // the number of optimizer steps the trial has taken before this one (PowerSGD exchanges
-  // uncompressed while step < start_iter). (A batch begun and not finished is finished first.) After a failed exchange the group and the
-  // gradients of the failed buckets are unspecified; the trial ends.
-  void Begin(double scale, uint64_t step);
+  // uncompressed while step < start_iter); `batch` the number of batches trained before this one
+  // (both are compared across ranks by the step check). A batch begun and not finished is
+  // finished first. After a failed exchange the group and the gradients of the failed buckets
+  // are unspecified; the trial ends.
+  void Begin(double scale, uint64_t step, uint64_t batch = 0);
   // The plugin's gradients_ready hook. Outside Begin/Finish (a batch whose gradients are only
   // accumulated locally) it does nothing. A bad range is remembered and returned by Finish.
   void OnGradientsReady(uint32_t tensor, uint64_t offset, uint64_t count);
@@ -82,15 +91,24 @@ class GradientExchange {
   bool active() const { return active_; }
 
  private:
-  GradientExchange(TensorArena& arena, std::vector<GradientBucket> plan,
-                   ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer);
+  // A queue entry that is the batch's step check rather than a bucket.
+  static constexpr size_t kStepCheck = static_cast<size_t>(-1);
+
+  GradientExchange(TensorArena& arena, CollectiveBackend& backend, DeviceExchange* device,
+                   std::vector<GradientBucket> plan, ReadyTracker tracker,
+                   std::unique_ptr<BucketReducer> reducer);
   void Launch(const std::vector<size_t>& buckets);
   void CommunicationLoop();
-  // Exchanges `bucket` with the lock released, then records the result (called with the lock).
+  // Exchanges `bucket` (or runs the step check) with the lock released, then records the result
+  // (called with the lock).
   void ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket);
+  // Gathers every rank's (batch, step, buckets exchanged) and fails unless they all agree.
+  absl::Status CheckRanksInStep(uint64_t batch, uint64_t step, uint64_t buckets_exchanged);
   absl::Status ExchangeBucket(size_t bucket, double scale, uint64_t step);
 
   TensorArena& arena_;
+  CollectiveBackend& backend_;
+  DeviceExchange* const device_;  // nullptr for host-memory gradients
   const std::vector<GradientBucket> plan_;
   ReadyTracker tracker_;                   // train thread only
   std::unique_ptr<BucketReducer> reducer_;  // whichever thread exchanges (never both at once)
@@ -101,9 +119,10 @@ class GradientExchange {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<size_t> queue_;      // buckets launched, not yet taken
-  size_t completed_ = 0;          // buckets summed this batch
+  uint64_t buckets_exchanged_ = 0;  // over the exchange's life, on this rank
   double scale_ = 1;
   uint64_t step_ = 0;             // optimizer steps before this batch's
+  uint64_t batch_ = 0;            // batches trained before this one
   absl::Status error_;            // first communication error this batch
   bool shutting_down_ = false;
   bool communication_busy_ = false;  // the communication thread is exchanging a bucket

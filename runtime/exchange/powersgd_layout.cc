@@ -22,7 +22,8 @@ PowerSgdLayout LayOutPowerSgd(const std::vector<PowerSgdTensor>& tensors, uint32
     const PowerSgdTensor& tensor = tensors[index];
     const uint64_t effective_rank = std::min({wanted_rank, tensor.rows, tensor.cols});
     const uint64_t count = tensor.rows * tensor.cols;
-    if (tensor.rows > 1 && tensor.cols > 1 && effective_rank * (tensor.rows + tensor.cols) < count) {
+    if (tensor.rows > 1 && tensor.cols > 1 &&
+        effective_rank * (tensor.rows + tensor.cols) < count) {
       layout.matrices.push_back({tensor.offset, tensor.rows, tensor.cols,
                                  static_cast<uint32_t>(effective_rank), index, p_count,
                                  layout.second_count, layout.error_count});
@@ -42,7 +43,8 @@ PowerSgdLayout LayOutPowerSgd(const std::vector<PowerSgdTensor>& tensors, uint32
   return layout;
 }
 
-void DrawStartingQColumn(uint64_t seed, uint64_t index, uint32_t column, uint64_t cols, float* out) {
+void DrawStartingQColumn(uint64_t seed, uint64_t index, uint32_t column, uint64_t cols,
+                         float* out) {
   uint64_t state = seed;
   state = SplitMix64Next(state) ^ index;
   state = SplitMix64Next(state) ^ column;

@@ -24,7 +24,7 @@ struct PowerSgdTensor {
 
 // A compressed tensor.
 struct PowerSgdMatrix {
-  uint64_t offset = 0;        // in the bucket
+  uint64_t offset = 0;  // in the bucket
   uint64_t rows = 0;
   uint64_t cols = 0;
   uint32_t rank = 0;          // effective rank: min(requested rank, rows, cols)
@@ -36,7 +36,7 @@ struct PowerSgdMatrix {
 
 // A tensor sent uncompressed.
 struct PowerSgdPlain {
-  uint64_t offset = 0;        // in the bucket
+  uint64_t offset = 0;  // in the bucket
   uint64_t count = 0;
   uint64_t first_offset = 0;  // in `first`, after every P
 };

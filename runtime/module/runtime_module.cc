@@ -23,12 +23,13 @@ absl::StatusOr<void*> OpenRuntimeModule(const char* env_var, const std::vector<s
     }
     failures.push_back(::dlerror());
   }
-  return absl::UnavailableError(absl::StrCat("this build of Cohort has no usable ", what, " module (",
-                                             absl::StrJoin(failures, "; "),
+  return absl::UnavailableError(absl::StrCat("this build of Cohort has no usable ", what,
+                                             " module (", absl::StrJoin(failures, "; "),
                                              "); was it built where nvcc was found?"));
 }
 
-absl::StatusOr<void*> RuntimeModuleSymbol(void* module, const char* symbol, absl::string_view what) {
+absl::StatusOr<void*> RuntimeModuleSymbol(void* module, const char* symbol,
+                                          absl::string_view what) {
   void* address = ::dlsym(module, symbol);
   if (address == nullptr) {
     return absl::InternalError(absl::StrCat("the ", what, " module lacks ", symbol));

@@ -181,7 +181,7 @@ absl::Status TrialRunner::TrainBatch() {
     const uint64_t window = batches_since_step_ + 1;
     double scale = 1.0 / options_.collective->size();
     if (options_.config->optimizations.average_aggregated_gradients) scale /= window;
-    exchange->Begin(scale, progress_.optimizer_steps);
+    exchange->Begin(scale, progress_.optimizer_steps, progress_.batches_trained);
   }
   absl::StatusOr<BatchMetrics> metrics = options_.model->TrainBatch(batch);
   if (exchange_now) {

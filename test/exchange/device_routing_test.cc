@@ -51,9 +51,11 @@ class CallLog {
 
 class RecordingReducer final : public BucketReducer {
  public:
-  RecordingReducer(std::unique_ptr<BucketReducer> inner, CallLog& log) : inner_(std::move(inner)), log_(log) {}
+  RecordingReducer(std::unique_ptr<BucketReducer> inner, CallLog& log)
+      : inner_(std::move(inner)), log_(log) {}
   void BucketReady(size_t bucket) override { log_.Add(absl::StrCat("ready ", bucket)); }
-  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale, uint64_t step) override {
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                      uint64_t step) override {
     log_.Add(absl::StrCat("reduce ", bucket));
     return inner_->Reduce(bucket, grad, count, scale, step);
   }
@@ -69,11 +71,18 @@ class RecordingDeviceExchange final : public DeviceExchange {
   int device() const override { return device_; }
   void* compute_stream() override { return nullptr; }
   void* communication_stream() override { return nullptr; }
+  absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
+                                  void* out) override {
+    log.Add("gather");
+    return backend.Allgather(in, bytes, out);
+  }
   absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
       const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
-      const std::vector<std::vector<PowerSgdTensor>>& tensors, CollectiveBackend& backend) override {
+      const std::vector<std::vector<PowerSgdTensor>>& tensors,
+      CollectiveBackend& backend) override {
     tensors_ = tensors;
-    absl::StatusOr<std::unique_ptr<BucketReducer>> inner = CreateBucketReducer(compression, plan, arena_, backend);
+    absl::StatusOr<std::unique_ptr<BucketReducer>> inner =
+        CreateBucketReducer(compression, plan, arena_, backend);
     if (!inner.ok()) return inner.status();
     return std::unique_ptr<BucketReducer>(new RecordingReducer(*std::move(inner), log));
   }
@@ -101,7 +110,9 @@ ExchangeOptions SmallBuckets() {
 }
 
 // Rank r's gradient element: exact in float32, and so is the average over two ranks.
-float Value(uint32_t rank, size_t t, uint64_t i) { return static_cast<float>(rank * 4 + t + i % 5); }
+float Value(uint32_t rank, size_t t, uint64_t i) {
+  return static_cast<float>(rank * 4 + t + i % 5);
+}
 
 TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBeforeItIsReduced) {
   constexpr uint32_t kSize = 2;
@@ -110,24 +121,30 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
   gloo.prefix = "routing";
   std::vector<absl::Status> results = RunRanks(kSize, [&](uint32_t rank) -> absl::Status {
     HostMemoryForEveryDevice memory;
-    absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+        TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
     if (!arena.ok()) return arena.status();
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, kSize, store, gloo);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateGlooBackend(rank, kSize, store, gloo);
     if (!backend.ok()) return backend.status();
     RecordingDeviceExchange device(0, **arena);
     ExchangeOptions options = SmallBuckets();
     options.device = &device;
-    absl::StatusOr<std::unique_ptr<GradientExchange>> exchange = GradientExchange::Create(**arena, **backend, options);
+    absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
+        GradientExchange::Create(**arena, **backend, options);
     if (!exchange.ok()) return exchange.status();
     const std::vector<GradientBucket>& plan = (*exchange)->plan();
     if (plan.size() < 3) return absl::InternalError(absl::StrCat(plan.size(), " buckets"));
-    if (device.tensors_.size() != plan.size()) return absl::InternalError("tensor lists do not match the plan");
+    if (device.tensors_.size() != plan.size())
+      return absl::InternalError("tensor lists do not match the plan");
     for (size_t b = 0; b < plan.size(); ++b) {
       const std::vector<PowerSgdTensor> want = PowerSgdTensorsOf(plan[b], **arena);
       const std::vector<PowerSgdTensor>& got = device.tensors_[b];
-      if (got.size() != want.size()) return absl::InternalError(absl::StrCat("bucket ", b, ": tensor count"));
+      if (got.size() != want.size())
+        return absl::InternalError(absl::StrCat("bucket ", b, ": tensor count"));
       for (size_t t = 0; t < got.size(); ++t) {
-        if (got[t].offset != want[t].offset || got[t].rows != want[t].rows || got[t].cols != want[t].cols) {
+        if (got[t].offset != want[t].offset || got[t].rows != want[t].rows ||
+            got[t].cols != want[t].cols) {
           return absl::InternalError(absl::StrCat("bucket ", b, " tensor ", t, " differs"));
         }
       }
@@ -148,28 +165,39 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
         for (uint64_t i = 0; i < (*arena)->spec(t).element_count; ++i) {
           const float want = (Value(0, t, i) + Value(1, t, i)) / 2;
           if (grad[i] != want) {
-            return absl::InternalError(absl::StrCat("tensor ", t, " element ", i, ": ", grad[i], ", want ", want));
+            return absl::InternalError(
+                absl::StrCat("tensor ", t, " element ", i, ": ", grad[i], ", want ", want));
           }
         }
       }
     }
-    // Per batch, every bucket exactly once ready and once reduced, ready first.
+    // Per batch: the step check's gather before any bucket is reduced, then every bucket exactly
+    // once ready and once reduced, ready first.
     const std::vector<std::string> log = device.log.entries();
-    if (log.size() != 2 * 2 * plan.size()) return absl::InternalError(absl::StrCat(log.size(), " calls"));
+    const size_t per_batch = 1 + 2 * plan.size();
+    if (log.size() != 2 * per_batch) return absl::InternalError(absl::StrCat(log.size(), " calls"));
     for (size_t batch = 0; batch < 2; ++batch) {
-      const auto begin = log.begin() + static_cast<std::ptrdiff_t>(batch * 2 * plan.size());
-      const auto end = begin + static_cast<std::ptrdiff_t>(2 * plan.size());
+      const auto begin = log.begin() + static_cast<std::ptrdiff_t>(batch * per_batch);
+      const auto end = begin + static_cast<std::ptrdiff_t>(per_batch);
+      const auto gather = std::find(begin, end, "gather");
+      const auto first_reduce = std::find_if(
+          begin, end, [](const std::string& entry) { return entry.rfind("reduce", 0) == 0; });
+      if (gather == end || gather > first_reduce) {
+        return absl::InternalError(absl::StrCat("batch ", batch, ": no step check first"));
+      }
       for (size_t b = 0; b < plan.size(); ++b) {
         const auto ready = std::find(begin, end, absl::StrCat("ready ", b));
         const auto reduce = std::find(begin, end, absl::StrCat("reduce ", b));
         if (ready == end || reduce == end || ready > reduce) {
-          return absl::InternalError(absl::StrCat("batch ", batch, ": bucket ", b, " not marked ready before its reduce"));
+          return absl::InternalError(
+              absl::StrCat("batch ", batch, ": bucket ", b, " not marked ready before its reduce"));
         }
       }
     }
     return absl::OkStatus();
   });
-  for (uint32_t rank = 0; rank < kSize; ++rank) EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
+  for (uint32_t rank = 0; rank < kSize; ++rank)
+    EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
 }
 
 absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExchange* device) {
@@ -177,7 +205,8 @@ absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExch
   InMemoryRendezvousStore store;
   absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors, memory);
   if (!arena.ok()) return arena.status();
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(0, 1, store, GlooOptions{});
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateGlooBackend(0, 1, store, GlooOptions{});
   if (!backend.ok()) return backend.status();
   ExchangeOptions options = SmallBuckets();
   options.device = device;
@@ -186,7 +215,8 @@ absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExch
 
 TEST(DeviceRoutingTest, DeviceGradientsWithoutTheirDeviceExchangeAreRefused) {
   HostMemoryForEveryDevice memory;
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 1}), memory);
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 1}), memory);
   ASSERT_TRUE(arena.ok());
   absl::Status none = CreateWith(Tensors({COHORT_DEVICE_CUDA, 1}), nullptr);
   EXPECT_TRUE(absl::IsFailedPrecondition(none)) << none;

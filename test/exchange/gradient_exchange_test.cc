@@ -336,6 +336,31 @@ TEST_P(GradientExchangeGroupTest, Bf16AveragesWithinOnePartInAHundredAndAgreesBi
   ExpectCompressedAverage(GetParam(), CompressionOptions::kBf16, 1e-2);
 }
 
+// The step check: ranks that disagree on the batch (or the step) fail together, each naming every
+// rank's position, instead of summing gradients of different batches; no bucket is exchanged.
+TEST(GradientExchangeStepCheckTest, RanksOutOfStepFailTogetherNamingEachRanksBatch) {
+  const uint32_t size = 3;
+  std::vector<absl::Status> finished(size);
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena,
+                                                         GradientExchange& exchange) {
+    // One batch in step first: the check passes.
+    RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
+    FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i); });
+    exchange.Begin(1.0 / size, /*step=*/1, /*batch=*/rank == 2 ? 2 : 1);  // rank 2 skipped one
+    Report(exchange, ReverseRanges(arena));
+    finished[rank] = exchange.Finish();
+    // Nothing was summed: each rank still holds its own gradient.
+    return CheckGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i); });
+  }));
+  for (uint32_t rank = 0; rank < size; ++rank) {
+    EXPECT_FALSE(finished[rank].ok()) << "rank " << rank;
+    const std::string message(finished[rank].message());
+    EXPECT_THAT(message, HasSubstr("out of step"));
+    EXPECT_THAT(message, HasSubstr("rank 0 at batch 2"));
+    EXPECT_THAT(message, HasSubstr("rank 2 at batch 3"));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, GradientExchangeGroupTest, ::testing::Values(1u, 2u, 3u),
                          [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
 

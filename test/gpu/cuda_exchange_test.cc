@@ -58,9 +58,10 @@ ExchangeOptions Options(CompressionOptions compression) {
   return options;
 }
 
-absl::Status MakeHost(Side& side, const CompressionOptions& compression, DeviceMemoryProvider& memory,
-                      RendezvousStore& store) {
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(Tensors({COHORT_DEVICE_CPU, 0}), memory);
+absl::Status MakeHost(Side& side, const CompressionOptions& compression,
+                      DeviceMemoryProvider& memory, RendezvousStore& store) {
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(Tensors({COHORT_DEVICE_CPU, 0}), memory);
   if (!arena.ok()) return arena.status();
   side.arena = *std::move(arena);
   GlooOptions gloo;
@@ -75,12 +76,13 @@ absl::Status MakeHost(Side& side, const CompressionOptions& compression, DeviceM
   return absl::OkStatus();
 }
 
-absl::Status MakeDevice(Side& side, const CompressionOptions& compression, DeviceMemoryProvider& memory,
-                        RendezvousStore& store) {
+absl::Status MakeDevice(Side& side, const CompressionOptions& compression,
+                        DeviceMemoryProvider& memory, RendezvousStore& store) {
   absl::StatusOr<std::unique_ptr<DeviceExchange>> device = OpenCudaExchange(0);
   if (!device.ok()) return device.status();
   side.device = *std::move(device);
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
   if (!arena.ok()) return arena.status();
   side.arena = *std::move(arena);
   NcclOptions nccl;
@@ -105,8 +107,8 @@ absl::Status Step(Side& side, uint32_t step, bool on_device) {
     std::vector<float> values(arena.spec(t).element_count);
     for (uint64_t i = 0; i < values.size(); ++i) values[i] = GradientValue(t, i, step);
     if (on_device) {
-      if (cudaMemcpy(arena.grad(t), values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice) !=
-          cudaSuccess) {
+      if (cudaMemcpy(arena.grad(t), values.data(), values.size() * sizeof(float),
+                     cudaMemcpyHostToDevice) != cudaSuccess) {
         return absl::InternalError("uploading gradients");
       }
     } else {
@@ -123,7 +125,8 @@ absl::Status Step(Side& side, uint32_t step, bool on_device) {
 std::vector<float> Gradients(const TensorArena& arena, size_t t, bool on_device) {
   std::vector<float> values(arena.spec(t).element_count);
   if (on_device) {
-    EXPECT_EQ(cudaMemcpy(values.data(), arena.grad(t), values.size() * sizeof(float), cudaMemcpyDeviceToHost),
+    EXPECT_EQ(cudaMemcpy(values.data(), arena.grad(t), values.size() * sizeof(float),
+                         cudaMemcpyDeviceToHost),
               cudaSuccess);
   } else {
     std::memcpy(values.data(), arena.grad(t), values.size() * sizeof(float));
@@ -175,8 +178,9 @@ TEST_P(CudaExchangeTest, MatchesTheHostExchangeStepByStep) {
           uint32_t got_bits = 0;
           std::memcpy(&want_bits, &want[i], 4);
           std::memcpy(&got_bits, &got[i], 4);
-          ASSERT_EQ(got_bits, want_bits) << form.name << " step " << step << " tensor " << t << " element " << i
-                                         << ": " << got[i] << " on the device, " << want[i] << " on the host";
+          ASSERT_EQ(got_bits, want_bits)
+              << form.name << " step " << step << " tensor " << t << " element " << i << ": "
+              << got[i] << " on the device, " << want[i] << " on the host";
         } else {
           ASSERT_NEAR(got[i], want[i], 1e-4f * largest)
               << form.name << " step " << step << " tensor " << t << " element " << i;
@@ -186,18 +190,20 @@ TEST_P(CudaExchangeTest, MatchesTheHostExchangeStepByStep) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryCompression, CudaExchangeTest,
-                         ::testing::Values(MakeForm("none", CompressionOptions::kNone, true),
-                                           MakeForm("fp16", CompressionOptions::kFp16, true),
-                                           MakeForm("bf16", CompressionOptions::kBf16, true),
-                                           MakeForm("topk", CompressionOptions::kTopK, true),
-                                           MakeForm("powersgd", CompressionOptions::kPowerSgd, false)),
-                         [](const ::testing::TestParamInfo<Form>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    EveryCompression, CudaExchangeTest,
+    ::testing::Values(MakeForm("none", CompressionOptions::kNone, true),
+                      MakeForm("fp16", CompressionOptions::kFp16, true),
+                      MakeForm("bf16", CompressionOptions::kBf16, true),
+                      MakeForm("topk", CompressionOptions::kTopK, true),
+                      MakeForm("powersgd", CompressionOptions::kPowerSgd, false)),
+    [](const ::testing::TestParamInfo<Form>& info) { return std::string(info.param.name); });
 
 TEST(CudaExchangeRefusalTest, DeviceGradientsNeedTheirDeviceExchange) {
   DefaultMemoryProvider memory;
   InMemoryRendezvousStore store;
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
   ASSERT_TRUE(arena.ok());
   NcclOptions nccl;
   nccl.prefix = "refusal";
@@ -206,7 +212,8 @@ TEST(CudaExchangeRefusalTest, DeviceGradientsNeedTheirDeviceExchange) {
   absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
       GradientExchange::Create(**arena, **backend, Options({}));
   EXPECT_TRUE(absl::IsFailedPrecondition(exchange.status())) << exchange.status();
-  EXPECT_NE(std::string(exchange.status().message()).find("cuda:0"), std::string::npos) << exchange.status();
+  EXPECT_NE(std::string(exchange.status().message()).find("cuda:0"), std::string::npos)
+      << exchange.status();
 }
 
 }  // namespace

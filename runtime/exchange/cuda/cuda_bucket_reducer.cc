@@ -10,12 +10,14 @@ CudaBucketReducer::~CudaBucketReducer() {
 }
 
 absl::Status CudaBucketReducer::CreateEvents(size_t buckets) {
-  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) return s;
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok())
+    return s;
   ready_errors_.assign(buckets, absl::OkStatus());
   ready_.reserve(buckets);
   for (size_t b = 0; b < buckets; ++b) {
     cudaEvent_t event = nullptr;
-    if (absl::Status s = CudaStatus(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+    if (absl::Status s =
+            CudaStatus(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
         !s.ok()) {
       return s;
     }
@@ -34,14 +36,16 @@ void CudaBucketReducer::BucketReady(size_t bucket) {
 }
 
 absl::Status CudaBucketReducer::BeginBucket(size_t bucket) {
-  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) return s;
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok())
+    return s;
   if (!ready_errors_[bucket].ok()) return ready_errors_[bucket];
   return CudaStatus(cudaStreamWaitEvent(context_.communication, ready_[bucket], 0),
                     absl::StrCat("waiting for bucket ", bucket, "'s gradients"));
 }
 
 absl::Status CudaBucketReducer::EndBucket() {
-  return CudaStatus(cudaStreamSynchronize(context_.communication), "finishing a bucket on the communication stream");
+  return CudaStatus(cudaStreamSynchronize(context_.communication),
+                    "finishing a bucket on the communication stream");
 }
 
 }  // namespace cohort

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/exchange/cuda/cuda_exchange_module.h"
+#include "runtime/exchange/cuda/device_buffer.h"
 #include "runtime/exchange/cuda/cuda_powersgd_reducer.h"
 #include "runtime/exchange/cuda/cuda_topk_reducer.h"
 #include "runtime/exchange/cuda/cuda_wire_reducer.h"
@@ -32,10 +33,38 @@ class CudaExchange final : public DeviceExchange {
   void* compute_stream() override { return context_.compute; }
   void* communication_stream() override { return context_.communication; }
 
+  absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
+                                  void* out) override {
+    if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+      return s;
+    }
+    const uint64_t total = bytes * backend.size();
+    if (staging_.count() < total) {
+      if (absl::Status s = staging_.Allocate(total); !s.ok()) return s;
+    }
+    uint8_t* own = staging_.data() + bytes * backend.rank();
+    cudaStream_t stream = context_.communication;
+    if (absl::Status s = CudaStatus(cudaMemcpyAsync(own, in, bytes, cudaMemcpyHostToDevice, stream),
+                                    "staging bytes to gather");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = backend.Allgather(own, bytes, staging_.data()); !s.ok()) return s;
+    if (absl::Status s = CudaStatus(
+            cudaMemcpyAsync(out, staging_.data(), total, cudaMemcpyDeviceToHost, stream),
+            "reading gathered bytes");
+        !s.ok()) {
+      return s;
+    }
+    return CudaStatus(cudaStreamSynchronize(stream), "gathering host bytes");
+  }
+
   absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
       const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
-      const std::vector<std::vector<PowerSgdTensor>>& tensors, CollectiveBackend& backend) override {
-    if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) return s;
+      const std::vector<std::vector<PowerSgdTensor>>& tensors,
+      CollectiveBackend& backend) override {
+    if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok())
+      return s;
     switch (compression.kind) {
       case CompressionOptions::kNone:
         return CudaWireReducer::Create(context_, std::nullopt, plan, backend);
@@ -47,38 +76,44 @@ class CudaExchange final : public DeviceExchange {
         return CudaTopKReducer::Create(context_, compression.topk_ratio, plan, backend);
       case CompressionOptions::kPowerSgd:
         if (tensors.size() != plan.size()) {
-          return absl::InvalidArgumentError(absl::StrCat("PowerSGD needs the tensors of each of the ", plan.size(),
-                                                         " buckets; got ", tensors.size(), " lists"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("PowerSGD needs the tensors of each of the ", plan.size(),
+                           " buckets; got ", tensors.size(), " lists"));
         }
-        return CudaPowerSgdReducer::Create(context_, compression.powersgd_rank, compression.powersgd_start_iter,
-                                           plan, tensors, backend);
+        return CudaPowerSgdReducer::Create(context_, compression.powersgd_rank,
+                                           compression.powersgd_start_iter, plan, tensors, backend);
     }
-    return absl::InternalError(absl::StrCat("unknown gradient compression kind ", static_cast<int>(compression.kind)));
+    return absl::InternalError(
+        absl::StrCat("unknown gradient compression kind ", static_cast<int>(compression.kind)));
   }
 
  private:
   CudaContext context_;
+  DeviceBuffer<uint8_t> staging_;  // AllgatherHostBytes, grown as needed
 };
 
 absl::StatusOr<DeviceExchange*> Open(int device) {
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-    return absl::UnavailableError(
-        absl::StrCat("no usable CUDA device: ", cudaGetErrorName(e), " (", cudaGetErrorString(e), ")"));
+    return absl::UnavailableError(absl::StrCat("no usable CUDA device: ", cudaGetErrorName(e), " (",
+                                               cudaGetErrorString(e), ")"));
   }
   if (device < 0 || device >= count) {
-    return absl::UnavailableError(absl::StrCat("CUDA device ", device, " does not exist; this process sees ", count));
+    return absl::UnavailableError(
+        absl::StrCat("CUDA device ", device, " does not exist; this process sees ", count));
   }
   if (absl::Status s = CudaStatus(cudaSetDevice(device), "cudaSetDevice"); !s.ok()) return s;
   CudaContext context;
   context.device = device;
-  if (absl::Status s = CudaStatus(cudaStreamCreateWithFlags(&context.compute, cudaStreamNonBlocking),
-                                  "creating the compute stream");
+  if (absl::Status s =
+          CudaStatus(cudaStreamCreateWithFlags(&context.compute, cudaStreamNonBlocking),
+                     "creating the compute stream");
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CudaStatus(cudaStreamCreateWithFlags(&context.communication, cudaStreamNonBlocking),
-                                  "creating the communication stream");
+  if (absl::Status s =
+          CudaStatus(cudaStreamCreateWithFlags(&context.communication, cudaStreamNonBlocking),
+                     "creating the communication stream");
       !s.ok()) {
     cudaStreamDestroy(context.compute);
     return s;
@@ -89,9 +124,8 @@ absl::StatusOr<DeviceExchange*> Open(int device) {
 }  // namespace
 }  // namespace cohort
 
-extern "C" __attribute__((visibility("default"))) cohort::DeviceExchange* cohort_cuda_exchange_open(int device,
-                                                                                                   char* error,
-                                                                                                   size_t error_len) {
+extern "C" __attribute__((visibility("default"))) cohort::DeviceExchange* cohort_cuda_exchange_open(
+    int device, char* error, size_t error_len) {
   absl::StatusOr<cohort::DeviceExchange*> exchange = cohort::Open(device);
   if (exchange.ok()) return *exchange;
   std::snprintf(error, error_len, "%s", std::string(exchange.status().message()).c_str());

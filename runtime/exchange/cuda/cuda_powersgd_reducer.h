@@ -24,9 +24,11 @@ class CudaPowerSgdReducer final : public CudaBucketReducer {
  public:
   // `tensors[b]` are bucket b's tensors. INVALID_ARGUMENT for a matrix dimension of 2^31 or more.
   static absl::StatusOr<std::unique_ptr<BucketReducer>> Create(
-      CudaContext& context, uint32_t rank, uint64_t start_iter, const std::vector<GradientBucket>& plan,
+      CudaContext& context, uint32_t rank, uint64_t start_iter,
+      const std::vector<GradientBucket>& plan,
       const std::vector<std::vector<PowerSgdTensor>>& tensors, CollectiveBackend& backend);
-  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale, uint64_t step) override;
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                      uint64_t step) override;
 
  private:
   struct BucketState {

@@ -14,18 +14,20 @@ uint64_t MessageBytes(uint64_t k) { return k * (sizeof(uint32_t) + sizeof(float)
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(CudaContext& context, double ratio,
-                                                                      const std::vector<GradientBucket>& plan,
-                                                                      CollectiveBackend& backend) {
+absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(
+    CudaContext& context, double ratio, const std::vector<GradientBucket>& plan,
+    CollectiveBackend& backend) {
   std::unique_ptr<CudaTopKReducer> reducer(new CudaTopKReducer(context, backend));
   if (absl::Status s = reducer->CreateEvents(plan.size()); !s.ok()) return s;
   uint64_t largest = 0;
   uint64_t largest_message = 0;
   for (const GradientBucket& bucket : plan) {
     if (bucket.count >= uint64_t{std::numeric_limits<int>::max()}) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "optimizations.gradient_compression: top-k on a GPU selects within buckets of fewer than 2^31 "
-          "elements, and a bucket of ", bucket.count, " is larger; lower optimizations.tensor_fusion_threshold"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("optimizations.gradient_compression: top-k on a GPU selects within buckets "
+                       "of fewer than 2^31 "
+                       "elements, and a bucket of ",
+                       bucket.count, " is larger; lower optimizations.tensor_fusion_threshold"));
     }
     const uint64_t k = TopKCount(bucket.count, ratio);
     reducer->counts_.push_back(bucket.count);
@@ -33,8 +35,9 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(CudaConte
     reducer->residuals_.emplace_back();
     if (absl::Status s = reducer->residuals_.back().Allocate(bucket.count); !s.ok()) return s;
     if (bucket.count > 0) {
-      if (absl::Status s = CudaStatus(cudaMemset(reducer->residuals_.back().data(), 0, bucket.count * sizeof(float)),
-                                      "clearing a top-k residual");
+      if (absl::Status s = CudaStatus(
+              cudaMemset(reducer->residuals_.back().data(), 0, bucket.count * sizeof(float)),
+              "clearing a top-k residual");
           !s.ok()) {
         return s;
       }
@@ -43,23 +46,30 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(CudaConte
     largest_message = std::max(largest_message, MessageBytes(k));
   }
   size_t temp_bytes = 0;
-  if (absl::Status s = CudaStatus(TopKTempBytes(largest, &temp_bytes), "sizing top-k's scratch"); !s.ok()) return s;
+  if (absl::Status s = CudaStatus(TopKTempBytes(largest, &temp_bytes), "sizing top-k's scratch");
+      !s.ok())
+    return s;
   for (absl::Status s : {reducer->keys_.Allocate(largest), reducer->work_.Allocate(largest),
                          reducer->tie_rank_.Allocate(largest), reducer->scalars_.Allocate(4),
                          reducer->flags_.Allocate(largest), reducer->temp_.Allocate(temp_bytes),
                          reducer->gathered_.Allocate(largest_message * backend.size())}) {
     if (!s.ok()) return s;
   }
-  reducer->scratch_ = {reducer->keys_.data(),  reducer->work_.data(), reducer->tie_rank_.data(),
-                       reducer->flags_.data(), reducer->scalars_.data(), reducer->temp_.data(),
+  reducer->scratch_ = {reducer->keys_.data(),
+                       reducer->work_.data(),
+                       reducer->tie_rank_.data(),
+                       reducer->flags_.data(),
+                       reducer->scalars_.data(),
+                       reducer->temp_.data(),
                        temp_bytes};
   return std::unique_ptr<BucketReducer>(std::move(reducer));
 }
 
-absl::Status CudaTopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale, uint64_t /*step*/) {
+absl::Status CudaTopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                                     uint64_t /*step*/) {
   if (count != counts_[bucket]) {
-    return absl::InternalError(absl::StrCat("top-k: bucket ", bucket, " has ", count, " elements, planned ",
-                                            counts_[bucket]));
+    return absl::InternalError(absl::StrCat("top-k: bucket ", bucket, " has ", count,
+                                            " elements, planned ", counts_[bucket]));
   }
   if (absl::Status s = BeginBucket(bucket); !s.ok()) return s;
   const uint64_t k = ks_[bucket];
@@ -69,23 +79,25 @@ absl::Status CudaTopKReducer::Reduce(size_t bucket, float* grad, uint64_t count,
   uint8_t* own = gathered_.data() + bytes * backend_.rank();
   auto* own_indices = reinterpret_cast<uint32_t*>(own);
   auto* own_values = reinterpret_cast<float*>(own + k * sizeof(uint32_t));
-  if (absl::Status s = CudaStatus(EnqueueTopKCompress(grad, count, scale, residuals_[bucket].data(), k, scratch_,
-                                                      own_indices, own_values, stream),
+  if (absl::Status s = CudaStatus(EnqueueTopKCompress(grad, count, scale, residuals_[bucket].data(),
+                                                      k, scratch_, own_indices, own_values, stream),
                                   "selecting the top-k entries");
       !s.ok()) {
     return s;
   }
   if (absl::Status s = backend_.Allgather(own, bytes, gathered_.data()); !s.ok()) return s;
-  if (absl::Status s = CudaStatus(cudaMemsetAsync(grad, 0, count * sizeof(float), stream), "clearing a bucket");
+  if (absl::Status s =
+          CudaStatus(cudaMemsetAsync(grad, 0, count * sizeof(float), stream), "clearing a bucket");
       !s.ok()) {
     return s;
   }
   for (uint32_t rank = 0; rank < backend_.size(); ++rank) {
     const uint8_t* message = gathered_.data() + bytes * rank;
-    if (absl::Status s = CudaStatus(EnqueueScatterAdd(reinterpret_cast<const uint32_t*>(message),
-                                                      reinterpret_cast<const float*>(message + k * sizeof(uint32_t)),
-                                                      k, grad, stream),
-                                    "adding the gathered top-k entries");
+    if (absl::Status s = CudaStatus(
+            EnqueueScatterAdd(reinterpret_cast<const uint32_t*>(message),
+                              reinterpret_cast<const float*>(message + k * sizeof(uint32_t)), k,
+                              grad, stream),
+            "adding the gathered top-k entries");
         !s.ok()) {
       return s;
     }

@@ -22,18 +22,20 @@ namespace cohort {
 class CudaTopKReducer final : public CudaBucketReducer {
  public:
   // INVALID_ARGUMENT for a bucket of 2^31 elements or more (the selection counts with int).
-  static absl::StatusOr<std::unique_ptr<BucketReducer>> Create(CudaContext& context, double ratio,
-                                                              const std::vector<GradientBucket>& plan,
-                                                              CollectiveBackend& backend);
-  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale, uint64_t step) override;
+  static absl::StatusOr<std::unique_ptr<BucketReducer>> Create(
+      CudaContext& context, double ratio, const std::vector<GradientBucket>& plan,
+      CollectiveBackend& backend);
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                      uint64_t step) override;
 
  private:
-  CudaTopKReducer(CudaContext& context, CollectiveBackend& backend) : CudaBucketReducer(context), backend_(backend) {}
+  CudaTopKReducer(CudaContext& context, CollectiveBackend& backend)
+      : CudaBucketReducer(context), backend_(backend) {}
 
   CollectiveBackend& backend_;
-  std::vector<uint64_t> counts_;                  // per bucket
-  std::vector<uint64_t> ks_;                      // per bucket
-  std::vector<DeviceBuffer<float>> residuals_;    // per bucket
+  std::vector<uint64_t> counts_;                // per bucket
+  std::vector<uint64_t> ks_;                    // per bucket
+  std::vector<DeviceBuffer<float>> residuals_;  // per bucket
   DeviceBuffer<uint32_t> keys_, work_, tie_rank_, scalars_;
   DeviceBuffer<uint8_t> flags_, temp_;
   DeviceBuffer<uint8_t> gathered_;  // size() messages of k indices then k values

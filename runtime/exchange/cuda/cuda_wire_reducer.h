@@ -23,14 +23,15 @@ namespace cohort {
 class CudaWireReducer final : public CudaBucketReducer {
  public:
   // `format` empty: float32. `backend` runs on context.communication.
-  static absl::StatusOr<std::unique_ptr<BucketReducer>> Create(CudaContext& context,
-                                                              std::optional<WireFormat> format,
-                                                              const std::vector<GradientBucket>& plan,
-                                                              CollectiveBackend& backend);
-  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale, uint64_t step) override;
+  static absl::StatusOr<std::unique_ptr<BucketReducer>> Create(
+      CudaContext& context, std::optional<WireFormat> format,
+      const std::vector<GradientBucket>& plan, CollectiveBackend& backend);
+  absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
+                      uint64_t step) override;
 
  private:
-  CudaWireReducer(CudaContext& context, std::optional<WireFormat> format, CollectiveBackend& backend)
+  CudaWireReducer(CudaContext& context, std::optional<WireFormat> format,
+                  CollectiveBackend& backend)
       : CudaBucketReducer(context), format_(format), backend_(backend) {}
 
   const std::optional<WireFormat> format_;

@@ -42,9 +42,9 @@ class DeviceBuffer {
     if (count == 0) return absl::OkStatus();
     void* memory = nullptr;
     if (cudaError_t e = cudaMalloc(&memory, count * sizeof(T)); e != cudaSuccess) {
-      return absl::ResourceExhaustedError(absl::StrCat("cudaMalloc of ", count * sizeof(T),
-                                                       " bytes for the exchange failed: ",
-                                                       cudaGetErrorString(e)));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cudaMalloc of ", count * sizeof(T),
+                       " bytes for the exchange failed: ", cudaGetErrorString(e)));
     }
     data_ = static_cast<T*>(memory);
     count_ = count;

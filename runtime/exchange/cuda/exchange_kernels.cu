@@ -16,7 +16,8 @@ constexpr uint64_t kMaxBlocks = 1 << 16;
 
 // Blocks for a grid-stride loop over `count` elements.
 unsigned BlocksFor(uint64_t count) {
-  return static_cast<unsigned>(std::max<uint64_t>(1, std::min(kMaxBlocks, (count + kThreads - 1) / kThreads)));
+  return static_cast<unsigned>(
+      std::max<uint64_t>(1, std::min(kMaxBlocks, (count + kThreads - 1) / kThreads)));
 }
 
 // Grid-stride loop bounds.
@@ -43,7 +44,8 @@ __global__ void DecodeKernel(const uint16_t* in, uint64_t count, float* out) {
 }
 
 __global__ void AddKernel(float* inout, const float* addend, uint64_t count) {
-  for (uint64_t i = FirstIndex(); i < count; i += Stride()) inout[i] = __fadd_rn(inout[i], addend[i]);
+  for (uint64_t i = FirstIndex(); i < count; i += Stride())
+    inout[i] = __fadd_rn(inout[i], addend[i]);
 }
 
 // Sum over the block of each thread's `value`; every thread gets the total.
@@ -74,7 +76,8 @@ __device__ double Project(float* columns, uint64_t length, uint32_t j, double* s
     const float* earlier = columns + i * length;
     const double projection = BlockDot(earlier, column, length, shared);
     for (uint64_t k = threadIdx.x; k < length; k += blockDim.x) {
-      column[k] = static_cast<float>(static_cast<double>(column[k]) - projection * static_cast<double>(earlier[k]));
+      column[k] = static_cast<float>(static_cast<double>(column[k]) -
+                                     projection * static_cast<double>(earlier[k]));
     }
     __syncthreads();
   }
@@ -82,13 +85,15 @@ __device__ double Project(float* columns, uint64_t length, uint32_t j, double* s
 }
 
 // One block walks the columns in order (each depends on the ones before).
-__global__ void OrthonormalizeKernel(float* columns, uint64_t length, uint32_t rank, const float* redraw) {
+__global__ void OrthonormalizeKernel(float* columns, uint64_t length, uint32_t rank,
+                                     const float* redraw) {
   __shared__ double shared[kThreads];
   for (uint32_t j = 0; j < rank; ++j) {
     float* column = columns + j * length;
     double norm = Project(columns, length, j, shared);
     if (norm == 0.0 && redraw != nullptr) {
-      for (uint64_t k = threadIdx.x; k < length; k += blockDim.x) column[k] = redraw[j * length + k];
+      for (uint64_t k = threadIdx.x; k < length; k += blockDim.x)
+        column[k] = redraw[j * length + k];
       __syncthreads();
       norm = Project(columns, length, j, shared);
     }
@@ -102,7 +107,8 @@ __global__ void OrthonormalizeKernel(float* columns, uint64_t length, uint32_t r
 }
 
 // residual[i] += grad[i] * scale, keys[i] = its magnitude key.
-__global__ void TopKSumKernel(const float* grad, uint64_t count, float scale, float* residual, uint32_t* keys) {
+__global__ void TopKSumKernel(const float* grad, uint64_t count, float scale, float* residual,
+                              uint32_t* keys) {
   for (uint64_t i = FirstIndex(); i < count; i += Stride()) {
     const float scaled = scale == 1.0f ? grad[i] : __fmul_rn(grad[i], scale);
     const float sum = __fadd_rn(residual[i], scaled);
@@ -129,9 +135,11 @@ __global__ void TopKThresholdKernel(const uint32_t* sorted, uint64_t k, uint32_t
   scalars[1] = static_cast<uint32_t>(k - low);
 }
 
-__global__ void TopKTieKernel(const uint32_t* keys, uint64_t count, const uint32_t* scalars, uint32_t* ties) {
+__global__ void TopKTieKernel(const uint32_t* keys, uint64_t count, const uint32_t* scalars,
+                              uint32_t* ties) {
   const uint32_t threshold = scalars[0];
-  for (uint64_t i = FirstIndex(); i < count; i += Stride()) ties[i] = keys[i] == threshold ? 1u : 0u;
+  for (uint64_t i = FirstIndex(); i < count; i += Stride())
+    ties[i] = keys[i] == threshold ? 1u : 0u;
 }
 
 // flags[i]: entry i is sent; indices[i] = i for the selection.
@@ -147,15 +155,18 @@ __global__ void TopKFlagKernel(const uint32_t* keys, const uint32_t* tie_rank, u
 }
 
 // values[j] = residual[indices[j]], which then becomes 0.
-__global__ void TopKGatherKernel(const uint32_t* indices, uint64_t k, float* residual, float* values) {
+__global__ void TopKGatherKernel(const uint32_t* indices, uint64_t k, float* residual,
+                                 float* values) {
   for (uint64_t j = FirstIndex(); j < k; j += Stride()) {
     values[j] = residual[indices[j]];
     residual[indices[j]] = 0.0f;
   }
 }
 
-__global__ void ScatterAddKernel(const uint32_t* indices, const float* values, uint64_t k, float* out) {
-  for (uint64_t j = FirstIndex(); j < k; j += Stride()) out[indices[j]] = __fadd_rn(out[indices[j]], values[j]);
+__global__ void ScatterAddKernel(const uint32_t* indices, const float* values, uint64_t k,
+                                 float* out) {
+  for (uint64_t j = FirstIndex(); j < k; j += Stride())
+    out[indices[j]] = __fadd_rn(out[indices[j]], values[j]);
 }
 
 }  // namespace
@@ -166,18 +177,21 @@ cudaError_t EnqueueScale(float* data, uint64_t count, float scale, cudaStream_t 
   return cudaGetLastError();
 }
 
-cudaError_t EnqueueEncode(WireFormat format, const float* in, uint64_t count, float scale, uint16_t* out,
-                          cudaStream_t stream) {
+cudaError_t EnqueueEncode(WireFormat format, const float* in, uint64_t count, float scale,
+                          uint16_t* out, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   if (format == WireFormat::kFloat16) {
-    EncodeKernel<WireFormat::kFloat16><<<BlocksFor(count), kThreads, 0, stream>>>(in, count, scale, out);
+    EncodeKernel<WireFormat::kFloat16>
+        <<<BlocksFor(count), kThreads, 0, stream>>>(in, count, scale, out);
   } else {
-    EncodeKernel<WireFormat::kBfloat16><<<BlocksFor(count), kThreads, 0, stream>>>(in, count, scale, out);
+    EncodeKernel<WireFormat::kBfloat16>
+        <<<BlocksFor(count), kThreads, 0, stream>>>(in, count, scale, out);
   }
   return cudaGetLastError();
 }
 
-cudaError_t EnqueueDecode(WireFormat format, const uint16_t* in, uint64_t count, float* out, cudaStream_t stream) {
+cudaError_t EnqueueDecode(WireFormat format, const uint16_t* in, uint64_t count, float* out,
+                          cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   if (format == WireFormat::kFloat16) {
     DecodeKernel<WireFormat::kFloat16><<<BlocksFor(count), kThreads, 0, stream>>>(in, count, out);
@@ -193,8 +207,8 @@ cudaError_t EnqueueAdd(float* inout, const float* addend, uint64_t count, cudaSt
   return cudaGetLastError();
 }
 
-cudaError_t EnqueueOrthonormalize(float* columns, uint64_t length, uint32_t rank, const float* redraw,
-                                  cudaStream_t stream) {
+cudaError_t EnqueueOrthonormalize(float* columns, uint64_t length, uint32_t rank,
+                                  const float* redraw, cudaStream_t stream) {
   if (rank == 0 || length == 0) return cudaSuccess;
   OrthonormalizeKernel<<<1, kThreads, 0, stream>>>(columns, length, rank, redraw);
   return cudaGetLastError();
@@ -205,37 +219,41 @@ cudaError_t TopKTempBytes(uint64_t capacity, size_t* bytes) {
   size_t sort = 0;
   size_t scan = 0;
   size_t select = 0;
-  cudaError_t e = cub::DeviceRadixSort::SortKeysDescending(nullptr, sort, static_cast<const uint32_t*>(nullptr),
-                                                           static_cast<uint32_t*>(nullptr), n);
+  cudaError_t e = cub::DeviceRadixSort::SortKeysDescending(
+      nullptr, sort, static_cast<const uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), n);
   if (e != cudaSuccess) return e;
   e = cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const uint32_t*>(nullptr),
                                     static_cast<uint32_t*>(nullptr), n);
   if (e != cudaSuccess) return e;
-  e = cub::DeviceSelect::Flagged(nullptr, select, static_cast<const uint32_t*>(nullptr),
-                                 static_cast<const uint8_t*>(nullptr), static_cast<uint32_t*>(nullptr),
-                                 static_cast<uint32_t*>(nullptr), n);
+  e = cub::DeviceSelect::Flagged(
+      nullptr, select, static_cast<const uint32_t*>(nullptr), static_cast<const uint8_t*>(nullptr),
+      static_cast<uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), n);
   if (e != cudaSuccess) return e;
   *bytes = std::max({sort, scan, select, size_t{1}});
   return cudaSuccess;
 }
 
-cudaError_t EnqueueTopKCompress(const float* grad, uint64_t count, float scale, float* residual, uint64_t k,
-                                const TopKScratch& scratch, uint32_t* indices, float* values, cudaStream_t stream) {
+cudaError_t EnqueueTopKCompress(const float* grad, uint64_t count, float scale, float* residual,
+                                uint64_t k, const TopKScratch& scratch, uint32_t* indices,
+                                float* values, cudaStream_t stream) {
   if (k == 0 || count == 0) return cudaSuccess;
   const int n = static_cast<int>(count);
   const unsigned blocks = BlocksFor(count);
   TopKSumKernel<<<blocks, kThreads, 0, stream>>>(grad, count, scale, residual, scratch.keys);
   size_t temp_bytes = scratch.temp_bytes;
-  cudaError_t e = cub::DeviceRadixSort::SortKeysDescending(scratch.temp, temp_bytes, scratch.keys, scratch.work, n,
-                                                           0, 31, stream);  // keys have no sign bit
+  cudaError_t e =
+      cub::DeviceRadixSort::SortKeysDescending(scratch.temp, temp_bytes, scratch.keys, scratch.work,
+                                               n, 0, 31, stream);  // keys have no sign bit
   if (e != cudaSuccess) return e;
   TopKThresholdKernel<<<1, 1, 0, stream>>>(scratch.work, k, scratch.scalars);
-  TopKTieKernel<<<blocks, kThreads, 0, stream>>>(scratch.keys, count, scratch.scalars, scratch.work);
+  TopKTieKernel<<<blocks, kThreads, 0, stream>>>(scratch.keys, count, scratch.scalars,
+                                                 scratch.work);
   temp_bytes = scratch.temp_bytes;
-  e = cub::DeviceScan::ExclusiveSum(scratch.temp, temp_bytes, scratch.work, scratch.tie_rank, n, stream);
+  e = cub::DeviceScan::ExclusiveSum(scratch.temp, temp_bytes, scratch.work, scratch.tie_rank, n,
+                                    stream);
   if (e != cudaSuccess) return e;
-  TopKFlagKernel<<<blocks, kThreads, 0, stream>>>(scratch.keys, scratch.tie_rank, count, scratch.scalars,
-                                                  scratch.flags, scratch.work);
+  TopKFlagKernel<<<blocks, kThreads, 0, stream>>>(scratch.keys, scratch.tie_rank, count,
+                                                  scratch.scalars, scratch.flags, scratch.work);
   temp_bytes = scratch.temp_bytes;
   e = cub::DeviceSelect::Flagged(scratch.temp, temp_bytes, scratch.work, scratch.flags, indices,
                                  scratch.scalars + 2, n, stream);
