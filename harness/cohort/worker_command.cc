@@ -172,6 +172,7 @@ absl::StatusOr<ExchangeOptions> ExchangeOptionsFor(const ExperimentConfig& confi
   options.bucket_bytes = uint64_t{config.optimizations.tensor_fusion_threshold} << 20;
   options.first_bucket_bytes = std::min<uint64_t>(options.bucket_bytes, 1 << 20);
   options.compression = config.optimizations.gradient_compression;
+  options.find_nonfinite = config.optimizations.nonfinite_gradients != "ignore";
   return options;
 }
 

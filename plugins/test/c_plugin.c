@@ -6,9 +6,14 @@
  * Model: one float32 tensor "x" of 3 elements; record r of either split has the target
  * t_r[j] = (r % 5) + j, and loss = mean over the batch of 0.5 * |x - t_r|^2, so the gradient is
  * x - mean(t_r). It counts the batches it trained and keeps that count as its state.
+ *
+ * Hyperparameters: `init` (the starting value of x, default 0); `nan_batch` N and `nan_rank` R
+ * (tests of the non-finite gradient guard): the gradient of its N-th training batch (counting
+ * from 1, across resumes) gets a NaN in x[0], on rank R only when R is given.
  */
 #include <cohort/plugin.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +24,16 @@ struct cohort_model {
   cohort_host* host;
   cohort_tensor_view x;
   uint64_t batches_trained;
+  double nan_batch; /* 0: never */
+  double nan_rank;  /* < 0: every rank */
 };
+
+/* `*out` = the double hyperparameter `name`, left alone when it is absent. */
+static cohort_error* optional_double(const cohort_host_api* api, cohort_host* host, const char* name, double* out) {
+  const size_t len = strlen(name);
+  if (api->hparam_type(host, name, len) == COHORT_HPARAM_ABSENT) return NULL;
+  return api->hparam_double(host, name, len, out);
+}
 
 static cohort_error* fail(const cohort_host_api* api, cohort_status_code code, const char* message) {
   return api->error_create(code, message, strlen(message));
@@ -33,12 +47,13 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
   m->host = args->host;
 
   double init = 0.0;
-  if (api->hparam_type(args->host, "init", 4) != COHORT_HPARAM_ABSENT) {
-    cohort_error* e = api->hparam_double(args->host, "init", 4, &init);
-    if (e != NULL) {
-      free(m);
-      return e;
-    }
+  m->nan_rank = -1.0;
+  cohort_error* hparam_error = optional_double(api, args->host, "init", &init);
+  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "nan_batch", &m->nan_batch);
+  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "nan_rank", &m->nan_rank);
+  if (hparam_error != NULL) {
+    free(m);
+    return hparam_error;
   }
 #ifndef COHORT_TEST_DEFECT_NO_TENSORS
   cohort_tensor_spec spec;
@@ -100,6 +115,11 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, coh
   crash();
 #endif
   const double loss = loss_and_grad(m, batch, (float*)m->x.grad);
+  const double rank = (double)m->api->trial_context(m->host)->rank;
+  if (m->nan_batch > 0 && (double)(m->batches_trained + 1) == m->nan_batch &&
+      (m->nan_rank < 0 || m->nan_rank == rank)) {
+    ((float*)m->x.grad)[0] = NAN;
+  }
   cohort_error* e = m->api->gradients_ready(m->host, 0, 0, DIM);
   if (e != NULL) return e;
   m->batches_trained += 1;

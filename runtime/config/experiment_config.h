@@ -90,6 +90,10 @@ struct OptimizationsConfig {
   uint32_t tensor_fusion_threshold = 64;  // MB, >= 1
   uint32_t tensor_fusion_cycle_time = 1;  // ms
   bool auto_tune_tensor_fusion = false;
+  // Cohort's guard against NaN or infinite gradients before an optimizer step: "ignore" (step
+  // anyway, as Determined does), "skip" (drop the step's gradients and go on) or "fail" (end the
+  // trial with an error naming the batch and the tensor).
+  std::string nonfinite_gradients = "ignore";
 };
 
 struct CheckpointStorageConfig {

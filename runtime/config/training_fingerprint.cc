@@ -63,6 +63,10 @@ std::string TrainingFingerprint(const ExperimentConfig& config) {
                   "average_aggregated_gradients ", Flag(o.average_aggregated_gradients), "\n",
                   "gradient_compression ", CanonicalCompression(o.gradient_compression), "\n",
                   "mixed_precision ", o.mixed_precision.size(), ":", o.mixed_precision, "\n");
+  // Only a guard that acts changes the numbers (and the default leaves earlier fingerprints be).
+  if (o.nonfinite_gradients != "ignore") {
+    absl::StrAppend(&text, "nonfinite_gradients ", o.nonfinite_gradients, "\n");
+  }
   return absl::StrFormat("%016x", Fnv1a64(text));
 }
 

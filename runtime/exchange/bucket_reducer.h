@@ -52,6 +52,10 @@ class BucketReducer {
   // `bucket`, before the bucket is handed to whichever thread reduces it. A device reducer marks
   // the point in the plugin's stream its Reduce must wait for; the host reducers need nothing.
   virtual void BucketReady(size_t /*bucket*/) {}
+
+  // Forgets what is kept between steps (error-feedback residuals, warm-start factors), as if no
+  // step had been reduced. Every rank calls it at the same point. Stateless forms do nothing.
+  virtual absl::Status Reset() { return absl::OkStatus(); }
 };
 
 // data[i] *= scale for i in [0, count), skipped when scale is 1 (host memory).

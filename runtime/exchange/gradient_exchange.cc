@@ -63,16 +63,19 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
   }
   if (!reducer.ok()) return reducer.status();
   return std::unique_ptr<GradientExchange>(
-      new GradientExchange(arena, backend, *on_device ? options.device : nullptr, *std::move(plan),
+      new GradientExchange(arena, backend, *on_device ? options.device : nullptr,
+                           options.find_nonfinite && !*on_device, *std::move(plan),
                            *std::move(tracker), *std::move(reducer)));
 }
 
 GradientExchange::GradientExchange(TensorArena& arena, CollectiveBackend& backend,
-                                   DeviceExchange* device, std::vector<GradientBucket> plan,
-                                   ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer)
+                                   DeviceExchange* device, bool find_nonfinite,
+                                   std::vector<GradientBucket> plan, ReadyTracker tracker,
+                                   std::unique_ptr<BucketReducer> reducer)
     : arena_(arena),
       backend_(backend),
       device_(device),
+      find_nonfinite_(find_nonfinite),
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
       reducer_(std::move(reducer)),
@@ -177,6 +180,11 @@ void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t
   if (bucket != kStepCheck) ++buckets_exchanged_;
 }
 
+std::optional<NonFiniteGradient> GradientExchange::TakeLocalNonFinite() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(local_nonfinite_, std::nullopt);
+}
+
 absl::Status GradientExchange::CheckRanksInStep(uint64_t batch, uint64_t step,
                                                 uint64_t buckets_exchanged) {
   using Position = std::array<uint64_t, 3>;  // batch, step, buckets exchanged
@@ -220,6 +228,12 @@ absl::Status GradientExchange::ExchangeBucket(size_t index, double scale, uint64
   const GradientBucket& bucket = plan_[index];
   const ArenaBlock& block = arena_.blocks()[bucket.block];
   float* grad = static_cast<float*>(block.grad) + bucket.offset;  // host or device memory
+  if (find_nonfinite_) {
+    std::optional<NonFiniteGradient> found =
+        FindNonFiniteGradient(arena_, bucket.block, bucket.offset, bucket.count);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (found && !local_nonfinite_) local_nonfinite_ = found;
+  }
   return reducer_->Reduce(index, grad, bucket.count, static_cast<float>(scale), step);
 }
 

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/exchange/bucket_plan.h"
@@ -59,6 +60,9 @@ struct ExchangeOptions {
   CompressionOptions compression;            // optimizations.gradient_compression
   // Required when the gradients live on a CUDA device (that device's exchange); unused otherwise.
   DeviceExchange* device = nullptr;
+  // Look for NaN and infinity in each host bucket before it is summed (this rank's own
+  // gradients), for TakeLocalNonFinite; off, nothing is read.
+  bool find_nonfinite = false;
 };
 
 class GradientExchange {
@@ -87,6 +91,15 @@ class GradientExchange {
   // Launches every bucket not launched yet and waits until all are summed; the first error.
   absl::Status Finish();
 
+  // With options.find_nonfinite: the first non-finite element this rank contributed since the
+  // last call (read before the sum), or nullopt. Call after Finish.
+  std::optional<NonFiniteGradient> TakeLocalNonFinite();
+
+  // Forgets the compression state kept between steps (error-feedback residuals, PowerSGD's
+  // warm start), e.g. after a step whose gradients were dropped. Call outside Begin/Finish, on
+  // every rank alike.
+  absl::Status ResetCompression() { return reducer_->Reset(); }
+
   const std::vector<GradientBucket>& plan() const { return plan_; }
   bool active() const { return active_; }
 
@@ -95,7 +108,7 @@ class GradientExchange {
   static constexpr size_t kStepCheck = static_cast<size_t>(-1);
 
   GradientExchange(TensorArena& arena, CollectiveBackend& backend, DeviceExchange* device,
-                   std::vector<GradientBucket> plan, ReadyTracker tracker,
+                   bool find_nonfinite, std::vector<GradientBucket> plan, ReadyTracker tracker,
                    std::unique_ptr<BucketReducer> reducer);
   void Launch(const std::vector<size_t>& buckets);
   void CommunicationLoop();
@@ -109,6 +122,7 @@ class GradientExchange {
   TensorArena& arena_;
   CollectiveBackend& backend_;
   DeviceExchange* const device_;  // nullptr for host-memory gradients
+  const bool find_nonfinite_;
   const std::vector<GradientBucket> plan_;
   ReadyTracker tracker_;                   // train thread only
   std::unique_ptr<BucketReducer> reducer_;  // whichever thread exchanges (never both at once)
@@ -124,6 +138,7 @@ class GradientExchange {
   uint64_t step_ = 0;             // optimizer steps before this batch's
   uint64_t batch_ = 0;            // batches trained before this one
   absl::Status error_;            // first communication error this batch
+  std::optional<NonFiniteGradient> local_nonfinite_;
   bool shutting_down_ = false;
   bool communication_busy_ = false;  // the communication thread is exchanging a bucket
   bool caller_draining_ = false;     // Finish exchanges the rest; the thread keeps off

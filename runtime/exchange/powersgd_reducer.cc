@@ -35,6 +35,11 @@ PowerSgdReducer::PowerSgdReducer(const std::vector<GradientBucket>& plan, const 
   }
 }
 
+absl::Status PowerSgdReducer::Reset() {
+  for (PowerSgdCompressor& powersgd : compressors_) powersgd.Reset();
+  return absl::OkStatus();
+}
+
 absl::Status PowerSgdReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                                      uint64_t step) {
   ScaleInPlace(grad, count, scale);

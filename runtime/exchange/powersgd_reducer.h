@@ -35,6 +35,7 @@ class PowerSgdReducer final : public BucketReducer {
                   uint32_t rank, uint64_t start_iter, CollectiveBackend& backend);
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
+  absl::Status Reset() override;
 
  private:
   std::vector<PowerSgdCompressor> compressors_;  // one per bucket

@@ -13,6 +13,11 @@ TopKReducer::TopKReducer(const std::vector<GradientBucket>& plan, double ratio,
   for (const GradientBucket& bucket : plan) compressors_.emplace_back(bucket.count, ratio);
 }
 
+absl::Status TopKReducer::Reset() {
+  for (TopKCompressor& topk : compressors_) topk.ClearResidual();
+  return absl::OkStatus();
+}
+
 absl::Status TopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                                  uint64_t /*step*/) {
   TopKCompressor& topk = compressors_[bucket];

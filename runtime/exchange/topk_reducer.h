@@ -30,6 +30,7 @@ class TopKReducer final : public BucketReducer {
   TopKReducer(const std::vector<GradientBucket>& plan, double ratio, CollectiveBackend& backend);
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
+  absl::Status Reset() override;
 
  private:
   std::vector<TopKCompressor> compressors_;

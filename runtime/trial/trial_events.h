@@ -5,6 +5,9 @@
 #ifndef COHORT_RUNTIME_TRIAL_TRIAL_EVENTS_H_
 #define COHORT_RUNTIME_TRIAL_TRIAL_EVENTS_H_
 
+#include <cstdio>
+#include <string>
+
 #include "runtime/control/worker_messages.h"
 
 namespace cohort {
@@ -20,6 +23,9 @@ class TrialEvents {
   virtual void OnCheckpoint(const CheckpointReport& report) = 0;
   // Asked after every optimizer step; true makes the trial checkpoint and return kStopped.
   virtual bool StopRequested() = 0;
+  // A line for the trial's log about something the user should know (a skipped step). The
+  // default writes it to stderr, which the worker's supervisor keeps as the rank's log.
+  virtual void OnNotice(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 };
 
 }  // namespace cohort

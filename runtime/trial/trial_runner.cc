@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/trial/rank_sync.h"
 #include "runtime/trial/splitmix64.h"
 
@@ -198,8 +199,49 @@ absl::Status TrialRunner::TrainBatch() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> TrialRunner::GradientsUsable() {
+  const std::string& policy = options_.config->optimizations.nonfinite_gradients;
+  if (policy == "ignore") return true;
+  const TensorArena& arena = options_.model->arena();
+  const uint64_t batch = progress_.batches_trained;
+  // What this rank put in, read before the sum: it says which rank a NaN came from.
+  if (options_.exchange != nullptr) {
+    if (std::optional<NonFiniteGradient> own = options_.exchange->TakeLocalNonFinite()) {
+      options_.events->OnNotice(absl::StrCat("batch ", batch, ": rank ",
+                                             options_.model->context().rank,
+                                             " computed a gradient that is not finite: ",
+                                             DescribeNonFiniteGradient(arena, *own)));
+    }
+  }
+  // The summed gradient is the same bits on every rank, so every rank decides alike.
+  const std::optional<NonFiniteGradient> found = FindNonFiniteGradient(arena);
+  if (!found) return true;
+  const std::string what =
+      absl::StrCat("batch ", batch, ": the gradient is not finite (",
+                   DescribeNonFiniteGradient(arena, *found), multi_rank() ? " after the sum" : "", ")");
+  if (policy == "fail") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, "; optimizations.nonfinite_gradients is fail (skip would drop such steps instead)"));
+  }
+  if (reporter()) {
+    options_.events->OnNotice(absl::StrCat(
+        what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
+  }
+  return false;
+}
+
 absl::Status TrialRunner::StepOptimizer() {
   TensorArena& arena = options_.model->arena();
+  absl::StatusOr<bool> usable = GradientsUsable();
+  if (!usable.ok()) return usable.status();
+  if (!*usable) {
+    // The window's gradients are dropped, and so is what compression kept from them.
+    batches_since_step_ = 0;
+    if (options_.exchange != nullptr) {
+      if (absl::Status status = options_.exchange->ResetCompression(); !status.ok()) return status;
+    }
+    return arena.ZeroGradients();
+  }
   if (options_.exchange == nullptr && batches_since_step_ > 1 &&
       options_.config->optimizations.average_aggregated_gradients) {
     if (absl::Status status = DivideGradients(arena, batches_since_step_); !status.ok()) {

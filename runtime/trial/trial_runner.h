@@ -85,6 +85,9 @@ class TrialRunner {
   // Whether any rank was asked to stop (agreed at training reports when there are several).
   absl::StatusOr<bool> StopAgreed(bool at_report);
   absl::Status StepOptimizer();
+  // optimizations.nonfinite_gradients before a step: true to step; false when the step's
+  // gradients are to be dropped ("skip"); an error naming the batch and tensor for "fail".
+  absl::StatusOr<bool> GradientsUsable();
   // A report of `metrics` after the batches trained so far.
   MetricsReport Report(ReportKind kind, const std::vector<ReducedMetric>& metrics);
   absl::Status ReportTraining();

@@ -52,6 +52,7 @@ class RecordingEvents final : public TrialEvents {
         report.kind == ReportKind::kTraining ? "training@" : "validation@", report.batches));
   }
   void OnProgress(const ProgressReport& report) override { progress.push_back(report); }
+  void OnNotice(const std::string& line) override { notices.push_back(line); }
   void OnCheckpoint(const CheckpointReport& report) override {
     checkpoints.push_back(report);
     timeline.push_back(absl::StrCat("checkpoint@", report.batches));
@@ -80,6 +81,7 @@ class RecordingEvents final : public TrialEvents {
   std::vector<ProgressReport> progress;
   std::vector<CheckpointReport> checkpoints;
   std::vector<std::string> timeline;  // "training@5", "validation@10", "checkpoint@10"
+  std::vector<std::string> notices;
   std::vector<uint64_t> stop_asked_at;  // batches trained at each StopRequested
 };
 

@@ -9,7 +9,7 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   MapReader r(node, "optimizations", ignored_keys);
   r.AllowKeys({"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
                "gradient_compression", "mixed_precision", "tensor_fusion_threshold",
-               "tensor_fusion_cycle_time", "auto_tune_tensor_fusion"},
+               "tensor_fusion_cycle_time", "auto_tune_tensor_fusion", "nonfinite_gradients"},
               {"grad_updates_size_file"});
   r.Int("aggregation_frequency", 1, &out->aggregation_frequency);
   r.Bool("average_aggregated_gradients", &out->average_aggregated_gradients);
@@ -27,6 +27,7 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.Int("tensor_fusion_threshold", 1, &out->tensor_fusion_threshold);
   r.Int("tensor_fusion_cycle_time", 0, &out->tensor_fusion_cycle_time);
   r.Bool("auto_tune_tensor_fusion", &out->auto_tune_tensor_fusion);
+  r.Choice("nonfinite_gradients", {"ignore", "skip", "fail"}, &out->nonfinite_gradients);
   return r.status();
 }
 

@@ -92,6 +92,32 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CudaPowerSgdReducer::Create(
   return std::unique_ptr<BucketReducer>(std::move(reducer));
 }
 
+absl::Status CudaPowerSgdReducer::Reset() {
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+    return s;
+  }
+  for (BucketState& state : buckets_) {
+    if (state.error.count() > 0) {
+      if (absl::Status s = CudaStatus(
+              cudaMemset(state.error.data(), 0, state.error.count() * sizeof(float)),
+              "clearing PowerSGD's error");
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (state.q.count() > 0) {
+      if (absl::Status s = CudaStatus(cudaMemcpy(state.q.data(), state.start_q.data(),
+                                                 state.q.count() * sizeof(float),
+                                                 cudaMemcpyDeviceToDevice),
+                                      "restarting PowerSGD's Q");
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaPowerSgdReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                                          uint64_t step) {
   if (absl::Status s = BeginBucket(bucket); !s.ok()) return s;

@@ -29,6 +29,7 @@ class CudaPowerSgdReducer final : public CudaBucketReducer {
       const std::vector<std::vector<PowerSgdTensor>>& tensors, CollectiveBackend& backend);
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
+  absl::Status Reset() override;
 
  private:
   struct BucketState {

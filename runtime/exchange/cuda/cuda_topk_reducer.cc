@@ -65,6 +65,21 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(
   return std::unique_ptr<BucketReducer>(std::move(reducer));
 }
 
+absl::Status CudaTopKReducer::Reset() {
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+    return s;
+  }
+  for (const DeviceBuffer<float>& residual : residuals_) {
+    if (residual.count() == 0) continue;
+    if (absl::Status s = CudaStatus(cudaMemset(residual.data(), 0, residual.count() * sizeof(float)),
+                                    "clearing a top-k residual");
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaTopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                                      uint64_t /*step*/) {
   if (count != counts_[bucket]) {

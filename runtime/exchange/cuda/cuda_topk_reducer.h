@@ -27,6 +27,7 @@ class CudaTopKReducer final : public CudaBucketReducer {
       CollectiveBackend& backend);
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
+  absl::Status Reset() override;
 
  private:
   CudaTopKReducer(CudaContext& context, CollectiveBackend& backend)

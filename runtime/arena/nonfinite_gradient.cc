@@ -1,0 +1,51 @@
+#include "runtime/arena/nonfinite_gradient.h"
+
+#include <bit>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+
+std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena, size_t block,
+                                                       uint64_t offset, uint64_t count) {
+  const ArenaBlock& b = arena.blocks()[block];
+  if (b.device.kind != COHORT_DEVICE_CPU || b.dtype != COHORT_DTYPE_FLOAT32) return std::nullopt;
+  const float* grad = static_cast<const float*>(b.grad) + offset;
+  // An element is not finite when its exponent bits are all ones. One integer pass (which the
+  // compiler vectorizes) says whether any is; the search below runs only when one is.
+  uint32_t any = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    any |= (std::bit_cast<uint32_t>(grad[i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+  }
+  if (any == 0) return std::nullopt;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (std::isfinite(grad[i])) continue;
+    const uint64_t element = offset + i;  // in the block; the gaps between tensors hold zeros
+    for (size_t t = 0; t < arena.tensor_count(); ++t) {
+      const TensorPlacement& p = arena.placement(t);
+      if (p.block == block && element >= p.offset && element < p.offset + p.element_count) {
+        return NonFiniteGradient{t, element - p.offset, grad[i]};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena) {
+  for (size_t b = 0; b < arena.blocks().size(); ++b) {
+    if (std::optional<NonFiniteGradient> found =
+            FindNonFiniteGradient(arena, b, 0, arena.blocks()[b].element_count)) {
+      return found;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string DescribeNonFiniteGradient(const TensorArena& arena, const NonFiniteGradient& found) {
+  const char* value = std::isnan(found.value) ? "nan" : found.value > 0 ? "inf" : "-inf";
+  return absl::StrCat("tensor '", arena.spec(found.tensor).name, "' element ", found.element,
+                      " is ", value);
+}
+
+}  // namespace cohort

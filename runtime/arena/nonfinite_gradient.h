@@ -1,0 +1,39 @@
+// FindNonFiniteGradient: the first NaN or infinity among a host arena's float32 gradients, for the
+// guard of `optimizations.nonfinite_gradients` (see docs/config.md).
+//
+//   if (std::optional<NonFiniteGradient> bad = FindNonFiniteGradient(arena)) {
+//     Log(DescribeNonFiniteGradient(arena, *bad));   // "tensor 'w1' element 17 is nan"
+//   }
+//
+// Only host-memory float32 blocks are read; blocks on a device or of another dtype are passed over.
+// Thread-safety: reads the gradients; nothing may write them meanwhile.
+#ifndef COHORT_RUNTIME_ARENA_NONFINITE_GRADIENT_H_
+#define COHORT_RUNTIME_ARENA_NONFINITE_GRADIENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runtime/arena/tensor_arena.h"
+
+namespace cohort {
+
+struct NonFiniteGradient {
+  size_t tensor = 0;     // registration order
+  uint64_t element = 0;  // within the tensor
+  float value = 0;       // a NaN or an infinity
+};
+
+// The first non-finite element in block `block`, elements [offset, offset + count), if any.
+std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena, size_t block,
+                                                       uint64_t offset, uint64_t count);
+
+// The first non-finite element over every host float32 block, in block order.
+std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena);
+
+// "tensor 'w1' element 17 is nan" (or "inf", "-inf").
+std::string DescribeNonFiniteGradient(const TensorArena& arena, const NonFiniteGradient& found);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ARENA_NONFINITE_GRADIENT_H_
