@@ -1,5 +1,7 @@
 #include "harness/cohort/worker_command.h"
 
+#include "harness/cohort/rank_watchdog.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -241,6 +243,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
     }
     ChannelRendezvousStore store(rendezvous_link != nullptr ? *rendezvous_link : link);
     GlooOptions gloo;
+    gloo.timeout = std::chrono::seconds(config->optimizations.collective_timeout);
     // Each attempt forms its group under its own keys: a restart never reads stale addresses.
     gloo.prefix = args.rendezvous.empty()
                       ? absl::StrCat("trial-", args.trial_id, "/attempt-", args.attempt)
@@ -266,8 +269,16 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
                   DescribeCompression(exchange_options->compression).c_str());
     }
   }
+  // A rank stuck in its own work says so in its log while the other ranks wait for it.
+  PhaseBoard phases;
+  std::optional<RankWatchdog> watchdog;
+  if (args.size > 1) {
+    watchdog.emplace(args.rank, phases, config->optimizations.collective_timeout,
+                     [] { return stop_signal != 0; });
+  }
   TrialRunnerOptions options;
   options.config = &*config;
+  options.phases = &phases;
   options.trial_id = args.trial_id;
   options.trial_seed = trial_seed;
   options.model = model->get();

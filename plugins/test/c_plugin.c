@@ -9,13 +9,17 @@
  *
  * Hyperparameters: `init` (the starting value of x, default 0); `nan_batch` N and `nan_rank` R
  * (tests of the non-finite gradient guard): the gradient of its N-th training batch (counting
- * from 1, across resumes) gets a NaN in x[0], on rank R only when R is given.
+ * from 1, across resumes) gets a NaN in x[0], on rank R only when R is given; `hang_batch` N and
+ * `hang_rank` R (tests of hang detection): its N-th training batch never returns, on rank R only
+ * when R is given (it waits for signals until the process is killed).
  */
+#define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DIM 3
 
@@ -26,7 +30,14 @@ struct cohort_model {
   uint64_t batches_trained;
   double nan_batch; /* 0: never */
   double nan_rank;  /* < 0: every rank */
+  double hang_batch; /* 0: never */
+  double hang_rank;  /* < 0: every rank */
 };
+
+/* Whether training batch `batch` (from 1) on `rank` is the one chosen by (at_batch, at_rank). */
+static int chosen(double at_batch, double at_rank, uint64_t batch, double rank) {
+  return at_batch > 0 && (double)batch == at_batch && (at_rank < 0 || at_rank == rank);
+}
 
 /* `*out` = the double hyperparameter `name`, left alone when it is absent. */
 static cohort_error* optional_double(const cohort_host_api* api, cohort_host* host, const char* name, double* out) {
@@ -48,9 +59,12 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
 
   double init = 0.0;
   m->nan_rank = -1.0;
+  m->hang_rank = -1.0;
   cohort_error* hparam_error = optional_double(api, args->host, "init", &init);
   if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "nan_batch", &m->nan_batch);
   if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "nan_rank", &m->nan_rank);
+  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "hang_batch", &m->hang_batch);
+  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "hang_rank", &m->hang_rank);
   if (hparam_error != NULL) {
     free(m);
     return hparam_error;
@@ -116,9 +130,9 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, coh
 #endif
   const double loss = loss_and_grad(m, batch, (float*)m->x.grad);
   const double rank = (double)m->api->trial_context(m->host)->rank;
-  if (m->nan_batch > 0 && (double)(m->batches_trained + 1) == m->nan_batch &&
-      (m->nan_rank < 0 || m->nan_rank == rank)) {
-    ((float*)m->x.grad)[0] = NAN;
+  if (chosen(m->nan_batch, m->nan_rank, m->batches_trained + 1, rank)) ((float*)m->x.grad)[0] = NAN;
+  if (chosen(m->hang_batch, m->hang_rank, m->batches_trained + 1, rank)) {
+    for (;;) pause();
   }
   cohort_error* e = m->api->gradients_ready(m->host, 0, 0, DIM);
   if (e != NULL) return e;

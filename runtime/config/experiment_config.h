@@ -94,6 +94,10 @@ struct OptimizationsConfig {
   // anyway, as Determined does), "skip" (drop the step's gradients and go on) or "fail" (end the
   // trial with an error naming the batch and the tensor).
   std::string nonfinite_gradients = "ignore";
+  // Cohort's bound, in seconds, on any one collective of a trial's ranks (a bucket of the
+  // gradient exchange, a metrics merge, the start): a rank that stops taking part for longer
+  // ends the trial with an error naming the batch and the phase, instead of a hang.
+  uint32_t collective_timeout = 300;
 };
 
 struct CheckpointStorageConfig {

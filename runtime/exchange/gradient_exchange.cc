@@ -175,6 +175,10 @@ void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t
     status = bucket == kStepCheck ? CheckRanksInStep(batch, step, exchanged)
                                   : ExchangeBucket(bucket, scale, step);
   }
+  if (!status.ok() && bucket != kStepCheck) {
+    status = absl::Status(status.code(), absl::StrCat("bucket ", bucket + 1, " of ", plan_.size(),
+                                                      ": ", status.message()));
+  }
   lock.lock();
   if (!status.ok() && error_.ok()) error_ = status;
   if (bucket != kStepCheck) ++buckets_exchanged_;
@@ -194,7 +198,9 @@ absl::Status GradientExchange::CheckRanksInStep(uint64_t batch, uint64_t step,
       device_ != nullptr
           ? device_->AllgatherHostBytes(backend_, mine.data(), sizeof(Position), all.data())
           : backend_.Allgather(mine.data(), sizeof(Position), all.data());
-  if (!gathered.ok()) return gathered;
+  if (!gathered.ok()) {
+    return absl::Status(gathered.code(), absl::StrCat("the step check: ", gathered.message()));
+  }
   if (std::all_of(all.begin(), all.end(), [&](const Position& p) { return p == all[0]; })) {
     return absl::OkStatus();
   }

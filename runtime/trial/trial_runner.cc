@@ -114,8 +114,27 @@ absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
   return absl::OkStatus();
 }
 
+void TrialRunner::Enter(TrialPhase phase, uint64_t batch) {
+  if (options_.phases != nullptr) {
+    options_.phases->Enter(phase, batch, options_.clock->MonotonicSeconds());
+  }
+}
+
+absl::Status TrialRunner::InCollective(absl::Status status, absl::string_view what,
+                                       uint64_t batch) const {
+  if (status.ok()) return status;
+  std::string message = absl::StrCat("batch ", batch, ", ", what, ": ", status.message());
+  if (absl::IsDeadlineExceeded(status)) {
+    absl::StrAppend(&message, " (optimizations.collective_timeout is ",
+                    options_.config->optimizations.collective_timeout,
+                    " s): a rank stopped taking part; the trial log says where each rank was");
+  }
+  return absl::Status(status.code(), message);
+}
+
 absl::StatusOr<TrialExit> TrialRunner::Run() {
   rate_window_start_time_ = options_.clock->MonotonicSeconds();
+  Enter(TrialPhase::kStarting, progress_.batches_trained);
   if (multi_rank()) {
     // Same model everywhere, starting from rank 0's parameters (its initialisation, or the
     // checkpoint every rank restored).
@@ -125,7 +144,7 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
     }
     if (absl::Status status = BroadcastParameters(*options_.collective, options_.model->arena());
         !status.ok()) {
-      return status;
+      return InCollective(status, "sharing rank 0's parameters", progress_.batches_trained);
     }
   }
   if (progress_.batches_trained == 0 && schedule_.initial_validation) {
@@ -160,6 +179,7 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
     }
   }
   MaybeReportProgress(/*force=*/true);
+  Enter(TrialPhase::kDone, progress_.batches_trained);
   return TrialExit::kCompleted;
 }
 
@@ -169,7 +189,11 @@ absl::StatusOr<bool> TrialRunner::StopAgreed(bool at_report) {
   // Ranks must stop after the same batch: they agree at training reports (one tiny collective
   // every scheduling_unit batches, not one per batch).
   if (!at_report) return false;
-  return AnyRank(*options_.collective, asked);
+  absl::StatusOr<bool> any = AnyRank(*options_.collective, asked);
+  if (!any.ok()) {
+    return InCollective(any.status(), "agreeing on a stop", progress_.batches_trained);
+  }
+  return any;
 }
 
 absl::Status TrialRunner::TrainBatch() {
@@ -184,11 +208,16 @@ absl::Status TrialRunner::TrainBatch() {
     if (options_.config->optimizations.average_aggregated_gradients) scale /= window;
     exchange->Begin(scale, progress_.optimizer_steps, progress_.batches_trained);
   }
+  const uint64_t number = progress_.batches_trained + 1;
+  Enter(TrialPhase::kTraining, number);
   absl::StatusOr<BatchMetrics> metrics = options_.model->TrainBatch(batch);
   if (exchange_now) {
     // Finish even when train_batch failed, so every rank still runs the same collectives.
+    Enter(TrialPhase::kExchanging, number);
     absl::Status exchanged = exchange->Finish();
-    if (metrics.ok() && !exchanged.ok()) return exchanged;
+    if (metrics.ok() && !exchanged.ok()) {
+      return InCollective(exchanged, "gradient exchange", number);
+    }
   }
   if (!metrics.ok()) return metrics.status();
   if (absl::Status status = training_metrics_.Add(*metrics); !status.ok()) return status;
@@ -231,6 +260,7 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
 }
 
 absl::Status TrialRunner::StepOptimizer() {
+  Enter(TrialPhase::kStepping, progress_.batches_trained);
   TensorArena& arena = options_.model->arena();
   absl::StatusOr<bool> usable = GradientsUsable();
   if (!usable.ok()) return usable.status();
@@ -273,9 +303,10 @@ absl::Status TrialRunner::ReportTraining() {
   // average_training_metrics: every rank's batches count (MEAN metrics weighted by records, the
   // same on every rank); otherwise rank 0 reports its own.
   if (multi_rank() && options_.config->optimizations.average_training_metrics) {
+    Enter(TrialPhase::kReporting, progress_.batches_trained);
     if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, training_metrics_);
         !status.ok()) {
-      return status;
+      return InCollective(status, "merging training metrics", progress_.batches_trained);
     }
   }
   const std::vector<ReducedMetric> metrics = training_metrics_.Result();
@@ -286,6 +317,7 @@ absl::Status TrialRunner::ReportTraining() {
 
 absl::Status TrialRunner::Validate() {
   if (last_validation_batches_ == progress_.batches_trained) return absl::OkStatus();
+  Enter(TrialPhase::kValidating, progress_.batches_trained);
   MetricAccumulator total;
   const uint64_t batches = sampler_->ValidationBatchCount(validation_records_);
   for (uint64_t k = 0; k < batches; ++k) {
@@ -296,7 +328,7 @@ absl::Status TrialRunner::Validate() {
   }
   if (multi_rank()) {
     if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, total); !status.ok()) {
-      return status;
+      return InCollective(status, "merging validation metrics", progress_.batches_trained);
     }
   }
   const std::vector<ReducedMetric> result = total.Result();
@@ -326,6 +358,7 @@ absl::Status TrialRunner::Validate() {
 
 absl::Status TrialRunner::Checkpoint() {
   if (last_checkpoint_batches_ == progress_.batches_trained) return absl::OkStatus();
+  Enter(TrialPhase::kCheckpointing, progress_.batches_trained);
   if (!reporter()) {
     // Every rank holds the same parameters and state; rank 0 writes them.
     last_checkpoint_batches_ = progress_.batches_trained;

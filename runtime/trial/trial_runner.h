@@ -37,6 +37,7 @@
 #include "runtime/trial/metric_accumulator.h"
 #include "runtime/trial/record_sampler.h"
 #include "runtime/trial/trial_events.h"
+#include "runtime/trial/trial_phase.h"
 #include "runtime/trial/trial_schedule.h"
 #include "runtime/trial/trial_state.h"
 
@@ -58,6 +59,8 @@ struct TrialRunnerOptions {
   GradientExchange* exchange = nullptr;
   Clock* clock = &SystemClock();
   double progress_interval_seconds = 0.25;
+  // Where the runner is, for a watchdog on another thread; nullptr: not published.
+  PhaseBoard* phases = nullptr;
 };
 
 class TrialRunner {
@@ -80,6 +83,11 @@ class TrialRunner {
   explicit TrialRunner(TrialRunnerOptions options) : options_(options) {}
 
   bool multi_rank() const { return options_.collective != nullptr; }
+  // Publishes `phase` of batch `batch` (from 1) to options_.phases.
+  void Enter(TrialPhase phase, uint64_t batch);
+  // A failed collective of `what`, said with the batch it belongs to; a timeout also says that a
+  // rank stopped taking part.
+  absl::Status InCollective(absl::Status status, absl::string_view what, uint64_t batch) const;
   bool reporter() const { return options_.model->context().rank == 0; }
   absl::Status TrainBatch();
   // Whether any rank was asked to stop (agreed at training reports when there are several).

@@ -60,6 +60,8 @@ std::vector<MalformedCase> Cases() {
        "optimizations.tensor_fusion_threshold: expected an integer >= 1; got 0"},
       {"mixed precision level", "", {"optimizations.mixed_precision=O4"},
        "optimizations.mixed_precision: expected one of O0, O1, O2, O3; got 'O4'"},
+      {"collective timeout zero", "", {"optimizations.collective_timeout=0"},
+       "optimizations.collective_timeout: expected an integer >= 1; got 0"},
       {"non-finite gradient policy", "", {"optimizations.nonfinite_gradients=retry"},
        "optimizations.nonfinite_gradients: expected one of ignore, skip, fail; got 'retry'"},
       {"boolean as a word", "", {"optimizations.average_aggregated_gradients=maybe"},

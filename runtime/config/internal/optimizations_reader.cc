@@ -9,7 +9,8 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   MapReader r(node, "optimizations", ignored_keys);
   r.AllowKeys({"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
                "gradient_compression", "mixed_precision", "tensor_fusion_threshold",
-               "tensor_fusion_cycle_time", "auto_tune_tensor_fusion", "nonfinite_gradients"},
+               "tensor_fusion_cycle_time", "auto_tune_tensor_fusion", "nonfinite_gradients",
+               "collective_timeout"},
               {"grad_updates_size_file"});
   r.Int("aggregation_frequency", 1, &out->aggregation_frequency);
   r.Bool("average_aggregated_gradients", &out->average_aggregated_gradients);
@@ -28,6 +29,7 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.Int("tensor_fusion_cycle_time", 0, &out->tensor_fusion_cycle_time);
   r.Bool("auto_tune_tensor_fusion", &out->auto_tune_tensor_fusion);
   r.Choice("nonfinite_gradients", {"ignore", "skip", "fail"}, &out->nonfinite_gradients);
+  r.Int("collective_timeout", 1, &out->collective_timeout);
   return r.status();
 }
 

@@ -1,0 +1,32 @@
+#include "runtime/trial/trial_phase.h"
+
+namespace cohort {
+
+const char* TrialPhaseName(TrialPhase phase) {
+  switch (phase) {
+    case TrialPhase::kStarting:
+      return "starting (forming the group of ranks)";
+    case TrialPhase::kTraining:
+      return "inside the plugin's train_batch";
+    case TrialPhase::kExchanging:
+      return "waiting for the gradient exchange";
+    case TrialPhase::kStepping:
+      return "in the optimizer step";
+    case TrialPhase::kReporting:
+      return "merging training metrics";
+    case TrialPhase::kValidating:
+      return "validating";
+    case TrialPhase::kCheckpointing:
+      return "writing a checkpoint";
+    case TrialPhase::kDone:
+      return "done";
+  }
+  return "in an unknown phase";
+}
+
+bool IsOwnWork(TrialPhase phase) {
+  return phase == TrialPhase::kTraining || phase == TrialPhase::kStepping ||
+         phase == TrialPhase::kCheckpointing;
+}
+
+}  // namespace cohort
