@@ -169,10 +169,18 @@ void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
   if (found == task->parts.end() || found->second.done) return;
   AgentPart& part = found->second;
   part.exits[exit.rank] = exit;
+  // A rank killed by a signal Cohort did not send (a crash, the OOM killer, kill -9) is the
+  // cause; its peers' errors (a closed connection, a timed-out collective) are consequences that
+  // may reach the orchestrator first.
+  const bool killed_outside = exit.signal != 0 && !exit.killed_by_agent;
   if (ExitFailed(exit) && task->failure.empty() && !task->stopping) {
     task->failure = DescribeExit(exit);
+    task->failure_is_rank_error = !killed_outside;
     // The ranks elsewhere could only wait for this one.
     StopTask(*task, absl::StrCat("another rank failed: ", task->failure), kFailedPeerGraceSeconds);
+  } else if (killed_outside && task->failure_is_rank_error) {
+    task->failure = absl::StrCat(DescribeExit(exit), "; then ", task->failure);
+    task->failure_is_rank_error = false;
   }
   bool part_done = part.exits.count(kWholeTask) > 0;
   if (!part_done) {

@@ -110,7 +110,8 @@ struct Orchestrator::Task {
   bool reached_running = false;  // every part said running at some point
   bool stopping = false;         // the orchestrator asked it to stop
   bool agent_lost = false;       // an agent holding part of it was lost or never answered
-  std::string failure;           // the first failure seen
+  std::string failure;           // the first failure seen (its cause first, see OnTaskExit)
+  bool failure_is_rank_error = false;  // `failure` is a rank's own error exit
 };
 
 }  // namespace cohort

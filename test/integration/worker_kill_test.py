@@ -1,0 +1,59 @@
+"""A worker killed with SIGKILL at a random batch of a 2-slot trial: the agent reports it, its
+sibling is stopped, and the trial restarts from its latest checkpoint; the final parameters are
+bitwise identical to an uninterrupted run's, and one restart was used. The kill time is drawn at
+random (the seed is printed, so a failure can be replayed with COHORT_TEST_SEED)."""
+import os
+import random
+import signal
+import time
+
+from cohort_cli import *
+
+BATCHES = 1200
+
+
+def worker_pid(rank):
+    """The pid of the `cohort worker` process of `rank` (the only trial running here), or None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if (os.path.basename(args[0]) == "cohort" and len(args) > 1 and args[1] == "worker"
+                and "--rank" in args and args[args.index("--rank") + 1] == str(rank)):
+            return int(entry)
+    return None
+
+
+seed = int(os.environ.get("COHORT_TEST_SEED", random.randrange(1 << 30)))
+print(f"seed {seed}")
+chance = random.Random(seed)
+
+with temp_dir() as tmp:
+    config = mlp_config(tmp, batches=BATCHES, period=100, max_restarts=2)
+    two_slots = ["--cpu-slots", "2", "--set", "resources.slots_per_trial=2"]
+    whole = os.path.join(tmp, "whole")
+    code, out, err = run("run", config, "--output", whole, *two_slots)
+    check(code == 0, f"uninterrupted run failed:\n{out}\n{err}")
+
+    killed = os.path.join(tmp, "killed")
+    process = start("run", config, "--output", killed, *two_slots)
+    wait_for(lambda: experiment(killed)["trials"][0]["checkpoints"], what="the first checkpoint")
+    time.sleep(chance.uniform(0.0, 0.3))
+    rank = chance.randrange(2)
+    pid = worker_pid(rank)
+    check(pid is not None, "no worker process found")
+    batches_before = experiment(killed)["trials"][0]["batches_trained"]
+    os.kill(pid, signal.SIGKILL)
+    out, err = process.communicate(timeout=300)
+    check(process.returncode == 0, f"exit {process.returncode}:\n{out}\n{err}")
+    trial = experiment(killed)["trials"][0]
+    check(trial["restarts"] == 1, trial)
+    check("SIGKILL" in err, err)
+    check(final_parameters(killed, BATCHES) == final_parameters(whole, BATCHES),
+          f"rank {rank} killed after about {batches_before} batches: final parameters differ")
+    print(f"rank {rank} killed after about {batches_before} batches; restarted and matched")
+print("ok")
