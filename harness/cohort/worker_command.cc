@@ -2,6 +2,7 @@
 
 #include "harness/cohort/rank_watchdog.h"
 
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -313,6 +314,15 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
 }  // namespace
 
 int RunWorkerCommand(const std::vector<std::string>& arguments) {
+  // A worker never outlives its supervisor (the agent, or `cohort run`): killed with it, it cannot
+  // go on training, or write checkpoints, beside the copy the orchestrator places again. The
+  // supervisor names itself, so a worker orphaned before prctl took effect notices too.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (const char* supervisor = std::getenv("COHORT_SUPERVISOR_PID");
+      supervisor != nullptr && std::atoll(supervisor) != static_cast<long long>(::getppid())) {
+    std::fprintf(stderr, "worker: its supervisor (pid %s) is gone\n", supervisor);
+    return 1;
+  }
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, OnStopSignal);
   absl::StatusOr<WorkerArgs> args = ParseArgs(arguments);

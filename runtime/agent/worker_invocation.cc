@@ -1,5 +1,7 @@
 #include "runtime/agent/worker_invocation.h"
 
+#include <unistd.h>
+
 #include <map>
 #include <utility>
 
@@ -56,6 +58,8 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
     variables["CUDA_VISIBLE_DEVICES"] = absl::StrCat(slot.device_id);
   }
   for (const KeyValue& extra : task.environment) variables[extra.key] = extra.value;
+  // The worker dies with this process; it checks it was not orphaned before it could ask to.
+  variables["COHORT_SUPERVISOR_PID"] = absl::StrCat(::getpid());
   for (const auto& [key, value] : variables) {
     invocation.environment.push_back(absl::StrCat(key, "=", value));
   }

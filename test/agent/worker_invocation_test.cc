@@ -3,9 +3,12 @@
 // an agent that uses CURVE.
 #include "runtime/agent/worker_invocation.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -78,8 +81,8 @@ TEST(WorkerInvocationTest, AddsTheRanksVariablesToTheInheritedEnvironment) {
                           {"PATH=/usr/bin", "HOME=/root", "COHORT_RANK=99", "junk"});
   EXPECT_THAT(worker.environment,
               ElementsAre("COHORT_LOCAL_RANK=1", "COHORT_RANK=5", "COHORT_SIZE=6",
-                          "COHORT_TASK_ID=7", "HOME=/root", "OMP_NUM_THREADS=1",
-                          "PATH=/opt/bin"));
+                          absl::StrCat("COHORT_SUPERVISOR_PID=", ::getpid()), "COHORT_TASK_ID=7",
+                          "HOME=/root", "OMP_NUM_THREADS=1", "PATH=/opt/bin"));
 }
 
 TEST(WorkerInvocationTest, GlooBindsAndPublishesTheAgentsAdvertisedAddress) {

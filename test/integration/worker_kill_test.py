@@ -1,7 +1,10 @@
 """A worker killed with SIGKILL at a random batch of a 2-slot trial: the agent reports it, its
 sibling is stopped, and the trial restarts from its latest checkpoint; the final parameters are
 bitwise identical to an uninterrupted run's, and one restart was used. The kill time is drawn at
-random (the seed is printed, so a failure can be replayed with COHORT_TEST_SEED)."""
+random (the seed is printed, so a failure can be replayed with COHORT_TEST_SEED).
+
+And the other way round: when `cohort run` itself (the agent) is killed with SIGKILL, its workers
+die with it instead of training on as orphans."""
 import os
 import random
 import signal
@@ -56,4 +59,13 @@ with temp_dir() as tmp:
     check(final_parameters(killed, BATCHES) == final_parameters(whole, BATCHES),
           f"rank {rank} killed after about {batches_before} batches: final parameters differ")
     print(f"rank {rank} killed after about {batches_before} batches; restarted and matched")
+
+    orphaned = os.path.join(tmp, "orphaned")
+    process = start("run", mlp_config(tmp, name="long", batches=10**6, period=10**6), "--output",
+                    orphaned, *two_slots)
+    wait_for(lambda: worker_pid(0) and worker_pid(1), what="both workers")
+    process.kill()
+    process.communicate()
+    wait_for(lambda: worker_pid(0) is None and worker_pid(1) is None, timeout=10,
+             what="the workers to die with their supervisor")
 print("ok")
