@@ -342,6 +342,7 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
                                        : absl::StatusOr<TrialExit>(rendezvous_keys.status());
   TrialFinished finished;
   finished.trial_id = args->trial_id;
+  finished.rank = static_cast<int32_t>(args->rank);
   finished.exit = exit.ok() ? *exit : TrialExit::kFailed;
   if (!exit.ok()) {
     finished.message = std::string(exit.status().message());

@@ -352,7 +352,12 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     }
   } else if (const auto* finished = std::get_if<TrialFinished>(&message)) {
     for (std::unique_ptr<Rank>& rank : ranks_) {
-      if (rank->said_hello && rank->peer == peer) {
+      // A rank that failed before its hello (a plugin that would not load) names itself.
+      const bool sender = rank->said_hello
+                              ? rank->peer == peer
+                              : finished->rank == static_cast<int32_t>(rank->assignment.rank) &&
+                                    !rank->finished;
+      if (sender) {
         rank->finished = *finished;
         StopWatching(*rank);
       }
@@ -392,7 +397,9 @@ bool TaskRun::ProcessesGone() const {
 
 bool TaskRun::LastMessagesIn() const {
   for (const std::unique_ptr<Rank>& rank : ranks_) {
-    if (rank->said_hello && rank->term_signal == 0 && !rank->finished) return false;
+    // A rank that failed before its hello may still have said why (TrialFinished names its rank).
+    const bool may_have_said = rank->said_hello || (rank->spawned && rank->exit_status != 0);
+    if (may_have_said && rank->term_signal == 0 && !rank->finished) return false;
   }
   return true;
 }

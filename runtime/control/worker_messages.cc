@@ -54,7 +54,7 @@ struct MessageEncoder {
     if (m.exit == TrialExit::kStopped) exit = fbs::TrialExit::Stopped;
     if (m.exit == TrialExit::kFailed) exit = fbs::TrialExit::Failed;
     auto table = fbs::CreateTrialFinished(builder, m.trial_id, exit, m.batches,
-                                          Text(builder, m.message));
+                                          Text(builder, m.message), m.rank);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::TrialFinished, table.Union());
   }
   std::string operator()(const RendezvousSet& m) const {
@@ -109,7 +109,7 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::CheckpointReport& t) {
 }
 
 absl::StatusOr<WorkerMessage> Decode(const fbs::TrialFinished& t) {
-  TrialFinished m{t.trial_id(), TrialExit::kCompleted, t.batches(), Text(t.message())};
+  TrialFinished m{t.trial_id(), TrialExit::kCompleted, t.batches(), Text(t.message()), t.rank()};
   switch (t.exit()) {
     case fbs::TrialExit::Completed: m.exit = TrialExit::kCompleted; break;
     case fbs::TrialExit::Stopped: m.exit = TrialExit::kStopped; break;

@@ -88,6 +88,7 @@ struct TrialFinished {
   TrialExit exit = TrialExit::kCompleted;
   uint64_t batches = 0;
   std::string message;
+  int32_t rank = -1;  // the sender's; -1 when not said
 
   friend bool operator==(const TrialFinished&, const TrialFinished&) = default;
 };

@@ -1,0 +1,144 @@
+"""The table of bad inputs: each one makes Cohort refuse or fail with a message a user can act on,
+checked here by its text. Plugins the loader must refuse (`cohort plugin info`), plugins that
+fail, return errors or crash at run time, configs (`cohort run`, beyond the 40 field checks of
+bad_config_test.py) and run folders that cannot be resumed. Faults of the trial's machinery
+(killed workers, hangs, out-of-step ranks, damaged checkpoints, unknown peers) have their own
+tests: docs/reliability.md lists them all."""
+import os
+
+from cohort_cli import *
+
+TEST_PLUGINS = os.path.join(PLUGINS, "test")
+
+
+def defect(name):
+    return os.path.join(TEST_PLUGINS, f"defect_{name}.so")
+
+
+# (case, plugin path, text the refusal must contain)
+REFUSED_PLUGINS = [
+    ("no entry symbol", defect("no_entry"), "entry symbol 'cohort_plugin_entry' not found"),
+    ("entry returns NULL", defect("null_table"), "cohort_plugin_entry returned NULL"),
+    ("table too small for a version", defect("tiny_table"),
+     "too small to hold even its ABI version"),
+    ("another ABI major", defect("other_major"),
+     "built for Cohort ABI 2.3, but this host implements ABI 1.1; the major versions must match"),
+    ("table smaller than ABI 1.0's", defect("small_table"), "smaller than the 112 bytes of ABI 1.0"),
+    ("needs a newer host", defect("newer_host"),
+     "needs a host of ABI 1.8 or later, but this host implements ABI 1.1"),
+    ("required functions missing", defect("missing_functions"),
+     "required functions train_batch, evaluate_batch missing"),
+    ("no name", defect("no_name"), "the plugin table has no name"),
+    ("save_state without load_state", defect("half_state"),
+     "save_state is set without load_state"),
+    ("no such file", "/nonexistent/model.so", "file not found"),
+    ("not a shared library", os.path.abspath(__file__), "not a loadable shared library"),
+]
+
+QUADRATIC = os.path.join(TEST_PLUGINS, "c_quadratic.so")
+
+
+def config_text(entrypoint=QUADRATIC, extra_hyperparameters="", extra=""):
+    return f"""\
+name: bad-input
+entrypoint: {entrypoint}
+hyperparameters:
+  global_batch_size: 2
+  learning_rate: 0.1{extra_hyperparameters}
+searcher:
+  name: single
+  metric: loss
+  max_length:
+    batches: 4
+max_restarts: 0
+{extra}"""
+
+
+# (case, config text, extra --set overrides, text the failed run's output must contain)
+FAILED_RUNS = [
+    ("plugin registers no tensors", config_text(defect("no_tensors")), [],
+     "model_create returned without registering its tensors"),
+    ("plugin reports no loss", config_text(defect("no_loss")), [],
+     'did not report the metric "loss"'),
+    ("plugin crashes", config_text(defect("crash_in_train")), [],
+     "killed by signal 11 (SIGSEGV)"),
+    ("hyperparameter of the wrong type", config_text(extra_hyperparameters="\n  init: abc"), [],
+     "hyperparameter 'init' is a string (\"abc\"), not a double"),
+    ("searcher metric the plugin does not report", config_text(),
+     ["searcher.metric=accuracy"], "'accuracy' is not among the validation metrics"),
+    ("non-finite gradient with fail", config_text(extra_hyperparameters="\n  nan_batch: 2"),
+     ["optimizations.nonfinite_gradients=fail"],
+     "batch 2: the gradient is not finite (tensor 'x' element 0 is nan)"),
+    ("misspelt key", config_text(), ["optimizations.aggregation_frequncy=2"],
+     "optimizations.aggregation_frequncy: unknown key; did you mean 'aggregation_frequency'?"),
+    ("more slots than records per batch", config_text(), ["resources.slots_per_trial=4"],
+     "hyperparameters.global_batch_size: expected an integer >= resources.slots_per_trial (4)"),
+    ("unsupported checkpoint storage", config_text(), ["checkpoint_storage.type=s3"],
+     "Determined's s3 storage is not supported"),
+    ("unknown compression", config_text(), ["optimizations.gradient_compression={type: zip}"],
+     'unknown compression "zip"'),
+    ("unknown non-finite policy", config_text(), ["optimizations.nonfinite_gradients=retry"],
+     "optimizations.nonfinite_gradients: expected one of ignore, skip, fail; got 'retry'"),
+    ("collective timeout of zero", config_text(), ["optimizations.collective_timeout=0"],
+     "optimizations.collective_timeout: expected an integer >= 1; got 0"),
+    ("YAML syntax error", "name: [unclosed\n", [], "YAML syntax error at line 2"),
+    ("unknown optimizer", config_text(), ["hyperparameters.optimizer=rmsprop"],
+     "hyperparameter 'optimizer' = \"rmsprop\" is not a known optimizer; known: sgd, adam, adamw"),
+    ("no such plugin", config_text(), ["entrypoint=no_such_model"], "no plugin 'no_such_model'"),
+    ("negative max_restarts", config_text(), ["max_restarts=-1"],
+     "max_restarts: expected an integer >= 0; got -1"),
+]
+
+count = 0
+for case, path, text in REFUSED_PLUGINS:
+    code, out, err = run("plugin", "info", path)
+    check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{out}\n{err}")
+    count += 1
+
+with temp_dir() as tmp:
+    for case, text_of_config, sets, text in FAILED_RUNS:
+        name = case.replace(" ", "_")
+        config = write_config(tmp, text_of_config, file_name=f"{name}.yaml")
+        args = ["run", config, "--output", os.path.join(tmp, name)]
+        for s in sets:
+            args += ["--set", s]
+        code, out, err = run(*args)
+        check(code == 1, f"{case}: exit {code}:\n{out}\n{err}")
+        check(text in err, f"{case}: expected '{text}' in:\n{err}")
+        # A trial that failed says why in its record too, even when its worker failed before it
+        # could say hello (the plugin would not load, the optimizer was unknown).
+        if os.path.exists(os.path.join(tmp, name, "experiment.json")):
+            error = experiment(os.path.join(tmp, name))["trials"][0]["error"]
+            check(text in error, f"{case}: expected '{text}' in the trial's error: {error}")
+        count += 1
+
+    # A run resumed with settings that change the numbers refuses its checkpoint.
+    changed = os.path.join(tmp, "changed")
+    config = write_config(tmp, config_text(), file_name="changed.yaml")
+    code, out, err = run("run", config, "--output", changed)
+    check(code == 0, f"exit {code}:\n{out}\n{err}")
+    for path, old, new in [("config.yaml", "learning_rate: 0.1", "learning_rate: 0.2"),
+                           ("experiment.json", '"COMPLETED"', '"ACTIVE"')]:
+        with open(os.path.join(changed, path)) as f:
+            text = f.read()
+        check(old in text, f"{path}: no '{old}' in:\n{text}")
+        with open(os.path.join(changed, path), "w") as f:
+            f.write(text.replace(old, new))
+    code, out, err = run("run", "--resume", changed)
+    text = "it was trained with other settings"
+    check(code == 1 and text in experiment(changed)["trials"][0]["error"],
+          f"resume with changed settings: exit {code}:\n{err}")
+    count += 1
+
+    for case, arguments, text in [
+            ("no such config file", ["run", os.path.join(tmp, "missing.yaml")],
+             "no such experiment config file"),
+            ("resume of a folder that is not a run", ["run", "--resume", tmp],
+             "is not a run folder of cohort run (it has no config.yaml)")]:
+        code, out, err = run(*arguments)
+        check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{err}")
+        count += 1
+
+check(count >= 30, f"only {count} cases")
+print(f"{count} bad inputs refused with their texts")
+print("ok")
