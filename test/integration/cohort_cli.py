@@ -94,6 +94,24 @@ def wait_for(predicate, timeout=120, what="a condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def worker_pid(rank, run_dir):
+    """The pid of the running `cohort worker` process of `rank` in the run folder `run_dir`, or
+    None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if (os.path.basename(args[0]) == "cohort" and len(args) > 1 and args[1] == "worker"
+                and "--rank" in args and args[args.index("--rank") + 1] == str(rank)
+                and any(arg.startswith(run_dir + os.sep) for arg in args)):
+            return int(entry)
+    return None
+
+
 def read_bytes(path):
     with open(path, "rb") as f:
         return f.read()
@@ -113,5 +131,5 @@ def temp_dir():
 
 
 __all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
-           "experiment", "metrics", "wait_for", "read_bytes", "final_parameters", "check",
+           "worker_pid", "experiment", "metrics", "wait_for", "read_bytes", "final_parameters", "check",
            "temp_dir", "signal"]

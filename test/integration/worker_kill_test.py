@@ -14,23 +14,6 @@ from cohort_cli import *
 
 BATCHES = 1200
 
-
-def worker_pid(rank):
-    """The pid of the `cohort worker` process of `rank` (the only trial running here), or None."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if (os.path.basename(args[0]) == "cohort" and len(args) > 1 and args[1] == "worker"
-                and "--rank" in args and args[args.index("--rank") + 1] == str(rank)):
-            return int(entry)
-    return None
-
-
 seed = int(os.environ.get("COHORT_TEST_SEED", random.randrange(1 << 30)))
 print(f"seed {seed}")
 chance = random.Random(seed)
@@ -47,7 +30,7 @@ with temp_dir() as tmp:
     wait_for(lambda: experiment(killed)["trials"][0]["checkpoints"], what="the first checkpoint")
     time.sleep(chance.uniform(0.0, 0.3))
     rank = chance.randrange(2)
-    pid = worker_pid(rank)
+    pid = worker_pid(rank, killed)
     check(pid is not None, "no worker process found")
     batches_before = experiment(killed)["trials"][0]["batches_trained"]
     os.kill(pid, signal.SIGKILL)
@@ -63,9 +46,9 @@ with temp_dir() as tmp:
     orphaned = os.path.join(tmp, "orphaned")
     process = start("run", mlp_config(tmp, name="long", batches=10**6, period=10**6), "--output",
                     orphaned, *two_slots)
-    wait_for(lambda: worker_pid(0) and worker_pid(1), what="both workers")
+    wait_for(lambda: worker_pid(0, orphaned) and worker_pid(1, orphaned), what="both workers")
     process.kill()
     process.communicate()
-    wait_for(lambda: worker_pid(0) is None and worker_pid(1) is None, timeout=10,
-             what="the workers to die with their supervisor")
+    wait_for(lambda: worker_pid(0, orphaned) is None and worker_pid(1, orphaned) is None,
+             timeout=10, what="the workers to die with their supervisor")
 print("ok")
