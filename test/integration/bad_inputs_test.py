@@ -60,8 +60,10 @@ FAILED_RUNS = [
      "model_create returned without registering its tensors"),
     ("plugin reports no loss", config_text(defect("no_loss")), [],
      'did not report the metric "loss"'),
+    # Under the sanitizers, AddressSanitizer reports the crash and aborts.
     ("plugin crashes", config_text(defect("crash_in_train")), [],
-     "killed by signal 11 (SIGSEGV)"),
+     "killed by signal 6 (SIGABRT)" if os.environ.get("COHORT_EXPECT_SANITIZER")
+     else "killed by signal 11 (SIGSEGV)"),
     ("hyperparameter of the wrong type", config_text(extra_hyperparameters="\n  init: abc"), [],
      "hyperparameter 'init' is a string (\"abc\"), not a double"),
     ("searcher metric the plugin does not report", config_text(),
