@@ -41,6 +41,19 @@ absl::StatusOr<bool> GradientsOnDevice(const TensorArena& arena, const ExchangeO
   return true;
 }
 
+// Exchanged batches between step checks for a plan: every batch once the gradient is 1 MiB (the
+// check's round trip is then small beside the batch's own exchange), less often below, at most
+// every 64th.
+uint32_t StepCheckEvery(const std::vector<GradientBucket>& plan) {
+  constexpr uint64_t kEveryBatchFromBytes = uint64_t{1} << 20;
+  constexpr uint64_t kMostBatchesApart = 64;
+  uint64_t bytes = 0;
+  for (const GradientBucket& bucket : plan) bytes += bucket.count * sizeof(float);
+  if (bytes == 0) return kMostBatchesApart;
+  return static_cast<uint32_t>(
+      std::clamp<uint64_t>((kEveryBatchFromBytes + bytes - 1) / bytes, 1, kMostBatchesApart));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
@@ -64,18 +77,22 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
   if (!reducer.ok()) return reducer.status();
   return std::unique_ptr<GradientExchange>(
       new GradientExchange(arena, backend, *on_device ? options.device : nullptr,
-                           options.find_nonfinite && !*on_device, *std::move(plan),
+                           options.find_nonfinite && !*on_device,
+                           options.step_check_every != 0 ? options.step_check_every
+                                                         : StepCheckEvery(*plan),
+                           *std::move(plan),
                            *std::move(tracker), *std::move(reducer)));
 }
 
 GradientExchange::GradientExchange(TensorArena& arena, CollectiveBackend& backend,
                                    DeviceExchange* device, bool find_nonfinite,
-                                   std::vector<GradientBucket> plan, ReadyTracker tracker,
-                                   std::unique_ptr<BucketReducer> reducer)
+                                   uint32_t step_check_every, std::vector<GradientBucket> plan,
+                                   ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer)
     : arena_(arena),
       backend_(backend),
       device_(device),
       find_nonfinite_(find_nonfinite),
+      step_check_every_(step_check_every),
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
       reducer_(std::move(reducer)),
@@ -97,12 +114,16 @@ void GradientExchange::Begin(double scale, uint64_t step, uint64_t batch) {
   hook_error_ = absl::OkStatus();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.assign(1, kStepCheck);  // first, while the plugin computes
+    queue_.clear();
+    // First, while the plugin computes. Every rank counts its batches alike, so every rank runs
+    // the check on the same ones.
+    if (batches_begun_ % step_check_every_ == 0) queue_.push_back(kStepCheck);
     scale_ = scale;
     step_ = step;
     batch_ = batch;
     error_ = absl::OkStatus();
   }
+  ++batches_begun_;
   changed_.notify_all();
   active_ = true;
 }

@@ -15,12 +15,16 @@
 // order on every rank (see ReadyTracker), so every rank issues the same collectives in the same
 // order.
 //
-// Before any bucket, every exchanged batch starts with a step check on the communication thread
+// Before any bucket, an exchanged batch starts with a step check on the communication thread
 // (while the plugin computes): the ranks gather each other's batch, optimizer step and count of
 // buckets exchanged so far (24 bytes each) and compare them. Ranks that are out of step (one
 // skipped or repeated a batch, or the plugin drove the host differently on one rank) would
 // otherwise sum gradients of different batches without a word; instead every rank's Finish
 // fails with an error naming each rank's position, and no bucket of that batch is exchanged.
+// The check runs on the first exchanged batch and then every `step_check_every` (by default:
+// every batch for a gradient of 1 MiB or more, where one more tiny collective is noise; for a
+// smaller gradient every ceil(1 MiB / gradient bytes) batches, at most 64, so a model whose whole
+// step takes a millisecond does not pay a round trip per step).
 //
 // The plan's last bucket is always exchanged by the caller of Finish, even when the plugin reports
 // it ready earlier: backward is (nearly) over by then, so handing it to the communication thread
@@ -63,6 +67,8 @@ struct ExchangeOptions {
   // Look for NaN and infinity in each host bucket before it is summed (this rank's own
   // gradients), for TakeLocalNonFinite; off, nothing is read.
   bool find_nonfinite = false;
+  // Exchanged batches from one step check to the next; 0 chooses by the gradient's size (above).
+  uint32_t step_check_every = 0;
 };
 
 class GradientExchange {
@@ -108,7 +114,8 @@ class GradientExchange {
   static constexpr size_t kStepCheck = static_cast<size_t>(-1);
 
   GradientExchange(TensorArena& arena, CollectiveBackend& backend, DeviceExchange* device,
-                   bool find_nonfinite, std::vector<GradientBucket> plan, ReadyTracker tracker,
+                   bool find_nonfinite, uint32_t step_check_every,
+                   std::vector<GradientBucket> plan, ReadyTracker tracker,
                    std::unique_ptr<BucketReducer> reducer);
   void Launch(const std::vector<size_t>& buckets);
   void CommunicationLoop();
@@ -123,6 +130,8 @@ class GradientExchange {
   CollectiveBackend& backend_;
   DeviceExchange* const device_;  // nullptr for host-memory gradients
   const bool find_nonfinite_;
+  const uint32_t step_check_every_;
+  uint64_t batches_begun_ = 0;  // train thread only
   const std::vector<GradientBucket> plan_;
   ReadyTracker tracker_;                   // train thread only
   std::unique_ptr<BucketReducer> reducer_;  // whichever thread exchanges (never both at once)

@@ -130,6 +130,7 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
     RecordingDeviceExchange device(0, **arena);
     ExchangeOptions options = SmallBuckets();
     options.device = &device;
+    options.step_check_every = 1;
     absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
         GradientExchange::Create(**arena, **backend, options);
     if (!exchange.ok()) return exchange.status();

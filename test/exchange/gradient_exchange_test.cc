@@ -341,7 +341,9 @@ TEST_P(GradientExchangeGroupTest, Bf16AveragesWithinOnePartInAHundredAndAgreesBi
 TEST(GradientExchangeStepCheckTest, RanksOutOfStepFailTogetherNamingEachRanksBatch) {
   const uint32_t size = 3;
   std::vector<absl::Status> finished(size);
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena,
+  ExchangeOptions options = SmallBuckets();
+  options.step_check_every = 1;
+  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena,
                                                          GradientExchange& exchange) {
     // One batch in step first: the check passes.
     RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
