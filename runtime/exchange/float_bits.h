@@ -40,18 +40,20 @@ COHORT_HOST_DEVICE inline float FloatOf(uint32_t bits) {
 #endif
 }
 
+// float32's exponent bias (127) minus binary16's (15), in the float's exponent field.
+inline constexpr uint32_t kHalfExponentRebias = (127u - 15u) << 23;
+
 // IEEE binary16, rounded to nearest even; beyond the largest half (65504) rounds to infinity.
 COHORT_HOST_DEVICE inline uint16_t FloatToHalf(float value) {
   constexpr uint32_t kFloatAbsMask = 0x7fffffffu;
   constexpr uint32_t kFloatInf = 0x7f800000u;
   constexpr uint32_t kHalfRoundsToInf = 0x477ff000u;  // 65520: halfway from 65504 to 2^16
   constexpr uint32_t kHalfMinNormal = 0x38800000u;    // 2^-14
-  constexpr uint32_t kExponentRebias = (127u - 15u) << 23;
   const uint32_t bits = BitsOf(value);
   const uint32_t sign = (bits >> 16) & 0x8000u;
   const uint32_t magnitude = bits & kFloatAbsMask;
   // Normal halves: rebias the exponent, then round the 13 dropped mantissa bits to nearest even.
-  const uint32_t rebiased = magnitude - kExponentRebias;
+  const uint32_t rebiased = magnitude - kHalfExponentRebias;
   const uint32_t normal = (rebiased + 0x0fffu + ((rebiased >> 13) & 1u)) >> 13;
   // Subnormal halves: adding 0.5 leaves |value| rounded to a multiple of 2^-24 (the ulp of 0.5,
   // and the half subnormal step) in the low mantissa bits; the addition rounds to nearest even.
@@ -66,14 +68,13 @@ COHORT_HOST_DEVICE inline uint16_t FloatToHalf(float value) {
 
 // Exact: every half is a float.
 COHORT_HOST_DEVICE inline float HalfToFloat(uint16_t half) {
-  constexpr uint32_t kExponentRebias = (127u - 15u) << 23;
   const uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
   const uint32_t magnitude = half & 0x7fffu;
   const uint32_t exponent = half & 0x7c00u;
   // Normal and special values: move exponent and mantissa into place and rebias; infinity and
   // NaN (exponent all ones) take the float's all-ones exponent instead.
   const uint32_t shifted = magnitude << 13;
-  const uint32_t widened = shifted + (exponent == 0x7c00u ? (255u - 31u) << 23 : kExponentRebias);
+  const uint32_t widened = shifted + (exponent == 0x7c00u ? (255u - 31u) << 23 : kHalfExponentRebias);
   // Zero and subnormals: mantissa * 2^-24, exact in float.
   const float tiny = static_cast<float>(static_cast<int32_t>(magnitude)) * 0x1p-24f;
   const uint32_t body = exponent == 0 ? BitsOf(tiny) : widened;

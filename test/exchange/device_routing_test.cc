@@ -80,7 +80,7 @@ class RecordingDeviceExchange final : public DeviceExchange {
       const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
       const std::vector<std::vector<PowerSgdTensor>>& tensors,
       CollectiveBackend& backend) override {
-    tensors_ = tensors;
+    seen_tensors = tensors;
     absl::StatusOr<std::unique_ptr<BucketReducer>> inner =
         CreateBucketReducer(compression, plan, arena_, backend);
     if (!inner.ok()) return inner.status();
@@ -88,7 +88,7 @@ class RecordingDeviceExchange final : public DeviceExchange {
   }
 
   CallLog log;
-  std::vector<std::vector<PowerSgdTensor>> tensors_;
+  std::vector<std::vector<PowerSgdTensor>> seen_tensors;  // as CreateReducer got them
 
  private:
   int device_;
@@ -136,11 +136,11 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
     if (!exchange.ok()) return exchange.status();
     const std::vector<GradientBucket>& plan = (*exchange)->plan();
     if (plan.size() < 3) return absl::InternalError(absl::StrCat(plan.size(), " buckets"));
-    if (device.tensors_.size() != plan.size())
+    if (device.seen_tensors.size() != plan.size())
       return absl::InternalError("tensor lists do not match the plan");
     for (size_t b = 0; b < plan.size(); ++b) {
       const std::vector<PowerSgdTensor> want = PowerSgdTensorsOf(plan[b], **arena);
-      const std::vector<PowerSgdTensor>& got = device.tensors_[b];
+      const std::vector<PowerSgdTensor>& got = device.seen_tensors[b];
       if (got.size() != want.size())
         return absl::InternalError(absl::StrCat("bucket ", b, ": tensor count"));
       for (size_t t = 0; t < got.size(); ++t) {

@@ -30,7 +30,6 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(
                        bucket.count, " is larger; lower optimizations.tensor_fusion_threshold"));
     }
     const uint64_t k = TopKCount(bucket.count, ratio);
-    reducer->counts_.push_back(bucket.count);
     reducer->ks_.push_back(k);
     reducer->residuals_.emplace_back();
     if (absl::Status s = reducer->residuals_.back().Allocate(bucket.count); !s.ok()) return s;
@@ -82,9 +81,9 @@ absl::Status CudaTopKReducer::Reset() {
 
 absl::Status CudaTopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                                      uint64_t /*step*/) {
-  if (count != counts_[bucket]) {
+  if (count != residuals_[bucket].count()) {
     return absl::InternalError(absl::StrCat("top-k: bucket ", bucket, " has ", count,
-                                            " elements, planned ", counts_[bucket]));
+                                            " elements, planned ", residuals_[bucket].count()));
   }
   if (absl::Status s = BeginBucket(bucket); !s.ok()) return s;
   const uint64_t k = ks_[bucket];

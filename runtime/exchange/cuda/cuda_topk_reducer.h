@@ -34,7 +34,6 @@ class CudaTopKReducer final : public CudaBucketReducer {
       : CudaBucketReducer(context), backend_(backend) {}
 
   CollectiveBackend& backend_;
-  std::vector<uint64_t> counts_;                // per bucket
   std::vector<uint64_t> ks_;                    // per bucket
   std::vector<DeviceBuffer<float>> residuals_;  // per bucket
   DeviceBuffer<uint32_t> keys_, work_, tie_rank_, scalars_;
