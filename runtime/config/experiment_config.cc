@@ -1,19 +1,24 @@
 #include "runtime/config/experiment_config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include <yaml-cpp/yaml.h>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "runtime/config/internal/hyperparameter_reader.h"
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/overrides.h"
 #include "runtime/config/internal/section_readers.h"
 #include "runtime/config/internal/yaml_values.h"
+#include "runtime/text/utf8.h"
 
 namespace cohort {
 namespace {
@@ -130,9 +135,32 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   return status;
 }
 
+// YAML is Unicode text. Bytes that are not UTF-8 would reach the run folder's config.yaml as
+// replacement characters, and the stored config would differ from the one that ran.
+absl::Status CheckUtf8(absl::string_view yaml_text, absl::Span<const std::string> overrides) {
+  if (std::optional<size_t> bad = FirstInvalidUtf8Byte(yaml_text)) {
+    const absl::string_view before = yaml_text.substr(0, *bad);
+    const size_t newline = before.rfind('\n');
+    const size_t line_start = newline == absl::string_view::npos ? 0 : newline + 1;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the config is not UTF-8 text: line %d, column %d holds the byte 0x%02X",
+        std::count(before.begin(), before.end(), '\n') + 1, *bad - line_start + 1,
+        static_cast<unsigned char>(yaml_text[*bad])));
+  }
+  for (const std::string& assignment : overrides) {
+    if (std::optional<size_t> bad = FirstInvalidUtf8Byte(assignment)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--set %s: not UTF-8 text: byte %d is 0x%02X", absl::CHexEscape(assignment), *bad + 1,
+          static_cast<unsigned char>(assignment[*bad])));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ExperimentConfig> Parse(absl::string_view yaml_text,
                                        absl::Span<const std::string> overrides,
                                        std::string default_name, std::string config_dir) {
+  if (absl::Status text = CheckUtf8(yaml_text, overrides); !text.ok()) return text;
   YAML::Node root;
   try {
     root.reset(YAML::Load(std::string(yaml_text)));

@@ -155,10 +155,11 @@ inline std::string TextOf(const flatbuffers::String* field) {
 
 // The values of a verified scalar vector; empty when absent. The Verifier checks a vector's
 // alignment for its 4-byte length only, so values of 8 bytes that are not 8-byte aligned are
-// refused here (a failure of `reader`, and an empty result) rather than read.
+// refused here (a failure of `reader`, and an empty result) rather than read. An empty vector has
+// nothing to read and is accepted wherever it lies: FlatBuffers' builder does not align it.
 template <typename T>
 std::vector<T> ReadScalars(EnvelopeTableReader& reader, const flatbuffers::Vector<T>* list) {
-  if (list == nullptr) return {};
+  if (list == nullptr || list->size() == 0) return {};
   if (reinterpret_cast<uintptr_t>(list->data()) % alignof(T) != 0) {
     reader.Fail(absl::StrCat("a vector of ", sizeof(T), "-byte values is not ", alignof(T),
                              "-byte aligned"));

@@ -1,7 +1,9 @@
 #include "runtime/plugin/batch_metrics.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/plugin/error.h"
+#include "runtime/text/utf8.h"
 
 namespace cohort {
 
@@ -15,6 +17,10 @@ const Metric* BatchMetrics::Find(absl::string_view name) const {
 absl::Status BatchMetrics::Add(absl::string_view name, double value, uint64_t record_count,
                                cohort_reduction reduction) {
   if (name.empty()) return absl::InvalidArgumentError("metric_add: empty metric name");
+  if (FirstInvalidUtf8Byte(name).has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric '", absl::CHexEscape(name), "': the name is not UTF-8 text"));
+  }
   if (reduction < COHORT_REDUCE_MEAN || reduction > COHORT_REDUCE_MAX) {
     return absl::InvalidArgumentError(absl::StrCat("metric '", name, "': unknown reduction ", reduction,
                                                    "; allowed: 1 (mean), 2 (sum), 3 (min), 4 (max)"));

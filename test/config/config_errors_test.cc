@@ -222,6 +222,10 @@ std::vector<MalformedCase> Cases() {
        "checkpoint_policy: expected one of best, all, none; got 'some'"},
       {"YAML syntax", "entrypoint: mlp\nsearcher: {name: single\n", {},
        "YAML syntax error at line 3, column 1"},
+      {"bytes that are not UTF-8", valid + "description: caf\xe9 menu\n", {},
+       "the config is not UTF-8 text: line 11, column 17 holds the byte 0xE9"},
+      {"an override that is not UTF-8", "", {"description=\xff"},
+       "--set description=\\xff: not UTF-8 text: byte 13 is 0xFF"},
   };
 }
 

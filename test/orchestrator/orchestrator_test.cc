@@ -42,6 +42,7 @@
 #include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/trial/clock.h"
+#include "test/common/manual_clock.h"
 #include "test/common/temp_folder.h"
 
 namespace cohort {
@@ -53,17 +54,6 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
-
-// Time that moves only when the test says so.
-class ManualClock : public Clock {
- public:
-  double UnixSeconds() override { return 1700000000 + now_; }
-  double MonotonicSeconds() override { return now_; }
-  void Advance(double seconds) { now_ += seconds; }
-
- private:
-  double now_ = 100;
-};
 
 struct SentMessage {
   std::string agent_id;

@@ -29,18 +29,13 @@
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/optim/optimizer_options.h"
 #include "runtime/trial/trial_runner.h"
+#include "test/common/manual_clock.h"
 #include "test/common/temp_folder.h"
 #include "test/unit/test_plugins.h"
 
 namespace cohort::trial_test {
 
-// Time moves only when a test says so.
-class ManualClock final : public Clock {
- public:
-  double UnixSeconds() override { return 1.7e9 + now; }
-  double MonotonicSeconds() override { return now; }
-  double now = 100;
-};
+using ::cohort::ManualClock;
 
 // Records every event. StopRequested (asked after every optimizer step) moves `clock` on by
 // `seconds_per_step` and answers true once the runner has trained `stop_after_batches` batches.

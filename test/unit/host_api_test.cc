@@ -224,13 +224,15 @@ TEST_F(HostApiTest, GradientsReadyChecksPhaseAndRange) {
             "gradients_ready: tensor index 1 but the model registered 1 tensors");
 }
 
-TEST_F(HostApiTest, MetricsRefuseRepeatsAndUnknownReductions) {
+TEST_F(HostApiTest, MetricsRefuseRepeatsUnknownReductionsAndNamesNotUtf8) {
   cohort_metrics sink;
   EXPECT_EQ(api_->metric_add(&sink, "loss", 4, 0.5, 8, COHORT_REDUCE_MEAN), nullptr);
   EXPECT_EQ(Message(api_->metric_add(&sink, "loss", 4, 0.5, 8, COHORT_REDUCE_MEAN)),
             "metric 'loss' was added twice in one batch");
   EXPECT_THAT(Message(api_->metric_add(&sink, "acc", 3, 0.5, 8, 9)), HasSubstr("unknown reduction 9"));
   EXPECT_EQ(Message(api_->metric_add(&sink, "", 0, 0.5, 8, COHORT_REDUCE_SUM)), "metric_add: empty metric name");
+  EXPECT_EQ(Message(api_->metric_add(&sink, "acc\xff", 4, 0.5, 8, COHORT_REDUCE_SUM)),
+            "metric 'acc\\xff': the name is not UTF-8 text");
   ASSERT_EQ(sink.batch.metrics.size(), 1u);
   EXPECT_EQ(sink.batch.metrics[0].record_count, 8u);
 }
