@@ -19,6 +19,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench/cuda_timing.h"
 #include "runtime/exchange/cuda/exchange_kernels.h"
 #include "runtime/exchange/topk_codec.h"
 
@@ -27,55 +28,17 @@ namespace {
 constexpr uint64_t kCount = uint64_t{64} << 20;  // floats: 256 MiB
 constexpr uint64_t kBytes = kCount * sizeof(float);
 
+using cohort::bench::Allocate;
+using cohort::bench::MedianMilliseconds;
+
 bool Check(cudaError_t error, const char* what) {
-  if (error == cudaSuccess) return true;
-  std::fprintf(stderr, "cuda_codec_bench: %s: %s\n", what, cudaGetErrorString(error));
-  return false;
-}
-
-// cudaMalloc for any element type (the C API takes void**).
-template <typename T>
-bool Allocate(T** pointer, uint64_t bytes) {
-  void* memory = nullptr;
-  if (!Check(cudaMalloc(&memory, bytes), "cudaMalloc")) return false;
-  *pointer = static_cast<T*>(memory);
-  return true;
-}
-
-// Median milliseconds of `repetitions` runs of `enqueue` on `stream`, after one warm-up.
-double MedianMilliseconds(int repetitions, cudaStream_t stream,
-                          const std::function<void()>& enqueue) {
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  enqueue();
-  cudaStreamSynchronize(stream);
-  std::vector<double> times;
-  for (int i = 0; i < repetitions; ++i) {
-    cudaEventRecord(start, stream);
-    enqueue();
-    cudaEventRecord(stop, stream);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return cohort::bench::Check(error, what, "cuda_codec_bench");
 }
 
 double GigabytesPerSecond(double ms) { return static_cast<double>(kBytes) / (ms * 1e-3) / 1e9; }
 
 void Report(const char* name, double ms, double copy_ms) {
-  const double value = GigabytesPerSecond(ms);
-  const double peer = GigabytesPerSecond(copy_ms);
-  std::printf(
-      "{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"GB/s\", \"peer\": \"cudaMemcpy\", "
-      "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
-      name, value, peer, value / peer);
+  cohort::bench::ReportAgainstCopy(name, GigabytesPerSecond(ms), GigabytesPerSecond(copy_ms));
 }
 
 }  // namespace
@@ -83,14 +46,7 @@ void Report(const char* name, double ms, double copy_ms) {
 int main(int argc, char** argv) {
   using cohort::WireFormat;
   const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : 11;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "cuda_codec_bench: no usable CUDA device\n");
-    return 77;
-  }
-  cudaDeviceProp properties{};
-  cudaGetDeviceProperties(&properties, 0);
-  std::fprintf(stderr, "cuda_codec_bench: %s\n", properties.name);
+  if (!cohort::bench::OpenFirstDevice("cuda_codec_bench")) return 77;
 
   cudaStream_t stream = nullptr;
   float* grad = nullptr;

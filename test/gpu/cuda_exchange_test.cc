@@ -218,13 +218,3 @@ TEST(CudaExchangeRefusalTest, DeviceGradientsNeedTheirDeviceExchange) {
 
 }  // namespace
 }  // namespace cohort
-
-int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("skipped: no usable CUDA device\n");
-    return 77;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
