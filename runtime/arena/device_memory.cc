@@ -38,6 +38,16 @@ absl::StatusOr<void*> CpuMemory::Allocate(size_t bytes) {
 
 void CpuMemory::Free(void* ptr) { std::free(ptr); }
 
+absl::Status CpuMemory::CopyToHost(void* to, const void* from, size_t bytes) {
+  if (bytes != 0) std::memcpy(to, from, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuMemory::CopyFromHost(void* to, const void* from, size_t bytes) {
+  if (bytes != 0) std::memcpy(to, from, bytes);
+  return absl::OkStatus();
+}
+
 absl::Status CpuMemory::Zero(void* ptr, size_t bytes) {
   std::memset(ptr, 0, bytes);
   return absl::OkStatus();

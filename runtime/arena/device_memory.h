@@ -29,6 +29,13 @@ class DeviceMemory {
   virtual void Free(void* ptr) = 0;
   // Sets `bytes` bytes at `ptr` to zero.
   virtual absl::Status Zero(void* ptr, size_t bytes) = 0;
+  // Copies `bytes` bytes of this memory at `from` into host memory at `to`, once all work already
+  // enqueued on the device has finished (so it reads what the plugin's kernels wrote); the copy is
+  // complete on return.
+  virtual absl::Status CopyToHost(void* to, const void* from, size_t bytes) = 0;
+  // Copies `bytes` bytes of host memory at `from` into this memory at `to`; complete on return,
+  // and so seen by any work enqueued afterwards.
+  virtual absl::Status CopyFromHost(void* to, const void* from, size_t bytes) = 0;
 };
 
 // Alignment of every arena and of every tensor inside one (a cache line; enough for AVX-512 and
@@ -41,6 +48,8 @@ class CpuMemory final : public DeviceMemory {
   absl::StatusOr<void*> Allocate(size_t bytes) override;
   void Free(void* ptr) override;
   absl::Status Zero(void* ptr, size_t bytes) override;
+  absl::Status CopyToHost(void* to, const void* from, size_t bytes) override;
+  absl::Status CopyFromHost(void* to, const void* from, size_t bytes) override;
 };
 
 // Picks the DeviceMemory for a device; lets tests and the CUDA module plug in.

@@ -3,15 +3,19 @@
 #include <bit>
 #include <cmath>
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "runtime/arena/block_staging.h"
 
 namespace cohort {
 
-std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena, size_t block,
-                                                       uint64_t offset, uint64_t count) {
-  const ArenaBlock& b = arena.blocks()[block];
-  if (b.device.kind != COHORT_DEVICE_CPU || b.dtype != COHORT_DTYPE_FLOAT32) return std::nullopt;
-  const float* grad = static_cast<const float*>(b.grad) + offset;
+namespace {
+
+// The search over `count` gradients of block `block` starting at element `offset`, read from
+// `grad` (host memory holding those elements).
+std::optional<NonFiniteGradient> FindIn(const TensorArena& arena, size_t block, uint64_t offset,
+                                        const float* grad, uint64_t count) {
   // An element is not finite when its exponent bits are all ones. One integer pass (which the
   // compiler vectorizes) says whether any is; the search below runs only when one is.
   uint32_t any = 0;
@@ -32,10 +36,30 @@ std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena,
   return std::nullopt;
 }
 
-std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena) {
+}  // namespace
+
+std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena, size_t block,
+                                                       uint64_t offset, uint64_t count) {
+  const ArenaBlock& b = arena.blocks()[block];
+  if (!OnHost(b) || b.dtype != COHORT_DTYPE_FLOAT32) return std::nullopt;
+  return FindIn(arena, block, offset, static_cast<const float*>(b.grad) + offset, count);
+}
+
+absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(const TensorArena& arena) {
+  std::vector<float> staged;
   for (size_t b = 0; b < arena.blocks().size(); ++b) {
-    if (std::optional<NonFiniteGradient> found =
-            FindNonFiniteGradient(arena, b, 0, arena.blocks()[b].element_count)) {
+    const ArenaBlock& block = arena.blocks()[b];
+    if (block.dtype != COHORT_DTYPE_FLOAT32) continue;
+    const float* grad = static_cast<const float*>(block.grad);
+    if (!OnHost(block)) {
+      staged.resize(block.element_count);
+      if (absl::Status copied = CopyBlockToHost(block, BlockPart::kGradients, staged.data());
+          !copied.ok()) {
+        return copied;
+      }
+      grad = staged.data();
+    }
+    if (std::optional<NonFiniteGradient> found = FindIn(arena, b, 0, grad, block.element_count)) {
       return found;
     }
   }

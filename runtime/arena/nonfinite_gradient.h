@@ -1,12 +1,11 @@
-// FindNonFiniteGradient: the first NaN or infinity among a host arena's float32 gradients, for the
+// FindNonFiniteGradient: the first NaN or infinity among an arena's float32 gradients, for the
 // guard of `optimizations.nonfinite_gradients` (see docs/config.md).
 //
-//   if (std::optional<NonFiniteGradient> bad = FindNonFiniteGradient(arena)) {
-//     Log(DescribeNonFiniteGradient(arena, *bad));   // "tensor 'w1' element 17 is nan"
-//   }
+//   absl::StatusOr<std::optional<NonFiniteGradient>> bad = FindNonFiniteGradient(arena);
+//   if (bad.ok() && *bad) Log(DescribeNonFiniteGradient(arena, **bad));  // "tensor 'w1' element 17 is nan"
 //
-// Only host-memory float32 blocks are read; blocks on a device or of another dtype are passed over.
-// Thread-safety: reads the gradients; nothing may write them meanwhile.
+// Blocks of another dtype are passed over. Thread-safety: reads the gradients; nothing may write
+// them meanwhile.
 #ifndef COHORT_RUNTIME_ARENA_NONFINITE_GRADIENT_H_
 #define COHORT_RUNTIME_ARENA_NONFINITE_GRADIENT_H_
 
@@ -14,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "runtime/arena/tensor_arena.h"
 
 namespace cohort {
@@ -24,12 +24,14 @@ struct NonFiniteGradient {
   float value = 0;       // a NaN or an infinity
 };
 
-// The first non-finite element in block `block`, elements [offset, offset + count), if any.
+// The first non-finite element in block `block`, elements [offset, offset + count), if any; a
+// block in device memory is passed over (nullopt), as the range is read in place.
 std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena, size_t block,
                                                        uint64_t offset, uint64_t count);
 
-// The first non-finite element over every host float32 block, in block order.
-std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena);
+// The first non-finite element over every float32 block, in block order; a block in device memory
+// is copied to the host to be read. An error only when such a copy fails.
+absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(const TensorArena& arena);
 
 // "tensor 'w1' element 17 is nan" (or "inf", "-inf").
 std::string DescribeNonFiniteGradient(const TensorArena& arena, const NonFiniteGradient& found);

@@ -1,9 +1,11 @@
 #include "runtime/trial/rank_sync.h"
 
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/arena/block_staging.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/trial/trial_state.h"
 
@@ -55,15 +57,23 @@ absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& aren
 }
 
 absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena) {
+  std::vector<char> staged;
   for (const ArenaBlock& block : arena.blocks()) {
-    if (block.device.kind != COHORT_DEVICE_CPU) {
-      return absl::UnimplementedError(
-          absl::StrCat("broadcasting tensors on ", DeviceName(block.device), " is not supported"));
+    if (OnHost(block)) {
+      if (absl::Status status = backend.Broadcast(block.data, BlockBytes(block), 0); !status.ok()) {
+        return status;
+      }
+      continue;
     }
-    if (absl::Status status =
-            backend.Broadcast(block.data, block.element_count * block.element_size, 0);
-        !status.ok()) {
-      return status;
+    // The backend moves host memory: a device block travels through a host copy.
+    staged.resize(BlockBytes(block));
+    if (absl::Status s = CopyBlockToHost(block, BlockPart::kParameters, staged.data()); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = backend.Broadcast(staged.data(), staged.size(), 0); !s.ok()) return s;
+    if (absl::Status s = CopyBlockFromHost(block, BlockPart::kParameters, staged.data());
+        !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();

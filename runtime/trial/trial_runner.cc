@@ -1,9 +1,11 @@
 #include "runtime/trial/trial_runner.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/arena/block_staging.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/trial/rank_sync.h"
@@ -12,24 +14,41 @@
 namespace cohort {
 namespace {
 
-// Divides every gradient by `divisor` (averaging gradients summed over several batches).
+// Multiplies `count` values at `grad` by 1 / divisor, in their own precision.
+template <class T>
+void Divide(void* grad, uint64_t count, uint64_t divisor) {
+  T* values = static_cast<T*>(grad);
+  const T scale = T{1} / static_cast<T>(divisor);
+  for (uint64_t i = 0; i < count; ++i) values[i] *= scale;
+}
+
+// Divides every gradient by `divisor` (averaging gradients summed over several batches). A block
+// in device memory is divided in a host copy.
 absl::Status DivideGradients(TensorArena& arena, uint64_t divisor) {
+  std::vector<char> staged;
   for (const ArenaBlock& block : arena.blocks()) {
-    if (block.device.kind != COHORT_DEVICE_CPU) {
-      return absl::UnimplementedError(
-          absl::StrCat("averaging gradients on ", DeviceName(block.device), " is not supported"));
-    }
-    if (block.dtype == COHORT_DTYPE_FLOAT32) {
-      float* grad = static_cast<float*>(block.grad);
-      const float scale = 1.0f / static_cast<float>(divisor);
-      for (uint64_t i = 0; i < block.element_count; ++i) grad[i] *= scale;
-    } else if (block.dtype == COHORT_DTYPE_FLOAT64) {
-      double* grad = static_cast<double*>(block.grad);
-      const double scale = 1.0 / static_cast<double>(divisor);
-      for (uint64_t i = 0; i < block.element_count; ++i) grad[i] *= scale;
-    } else {
+    if (block.dtype != COHORT_DTYPE_FLOAT32 && block.dtype != COHORT_DTYPE_FLOAT64) {
       return absl::UnimplementedError(
           absl::StrCat("averaging ", DtypeName(block.dtype), " gradients is not supported"));
+    }
+    void* grad = block.grad;
+    if (!OnHost(block)) {
+      staged.resize(BlockBytes(block));
+      if (absl::Status s = CopyBlockToHost(block, BlockPart::kGradients, staged.data()); !s.ok()) {
+        return s;
+      }
+      grad = staged.data();
+    }
+    if (block.dtype == COHORT_DTYPE_FLOAT32) {
+      Divide<float>(grad, block.element_count, divisor);
+    } else {
+      Divide<double>(grad, block.element_count, divisor);
+    }
+    if (!OnHost(block)) {
+      if (absl::Status s = CopyBlockFromHost(block, BlockPart::kGradients, staged.data());
+          !s.ok()) {
+        return s;
+      }
     }
   }
   return absl::OkStatus();
@@ -243,7 +262,9 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
     }
   }
   // The summed gradient is the same bits on every rank, so every rank decides alike.
-  const std::optional<NonFiniteGradient> found = FindNonFiniteGradient(arena);
+  const absl::StatusOr<std::optional<NonFiniteGradient>> searched = FindNonFiniteGradient(arena);
+  if (!searched.ok()) return searched.status();
+  const std::optional<NonFiniteGradient>& found = *searched;
   if (!found) return true;
   const std::string what =
       absl::StrCat("batch ", batch, ": the gradient is not finite (",

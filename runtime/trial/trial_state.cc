@@ -1,17 +1,14 @@
 #include "runtime/trial/trial_state.h"
 
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "runtime/arena/block_staging.h"
 #include "runtime/arena/dtype.h"
 
 namespace cohort {
-namespace {
-
-}  // namespace
 
 std::string TensorLayout(const TensorArena& arena) {
   std::string layout;
@@ -24,19 +21,6 @@ std::string TensorLayout(const TensorArena& arena) {
 }
 
 namespace {
-
-absl::Status RequireCpu(const TensorArena& arena) {
-  for (const ArenaBlock& block : arena.blocks()) {
-    if (block.device.kind != COHORT_DEVICE_CPU) {
-      return absl::UnimplementedError(absl::StrCat("checkpointing tensors on ",
-                                                   DeviceName(block.device),
-                                                   " is not supported yet; only CPU tensors"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-size_t BlockBytes(const ArenaBlock& block) { return block.element_count * block.element_size; }
 
 std::string EncodeProgress(const TrialProgress& progress) {
   return absl::StrCat("batches_trained=", progress.batches_trained, "\n",
@@ -80,12 +64,16 @@ absl::StatusOr<const std::string*> File(const std::map<std::string, std::string>
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress) {
   const TensorArena& arena = model.arena();
-  if (absl::Status cpu = RequireCpu(arena); !cpu.ok()) return cpu;
   std::map<std::string, std::string> files;
   files["tensors"] = TensorLayout(arena);
   std::string& parameters = files["parameters"];
   for (const ArenaBlock& block : arena.blocks()) {
-    parameters.append(static_cast<const char*>(block.data), BlockBytes(block));
+    const size_t at = parameters.size();
+    parameters.resize(at + BlockBytes(block));
+    if (absl::Status copied = CopyBlockToHost(block, BlockPart::kParameters, parameters.data() + at);
+        !copied.ok()) {
+      return copied;
+    }
   }
   if (optimizer != nullptr) files["optimizer"] = optimizer->SaveState();
   files["progress"] = EncodeProgress(progress);
@@ -100,7 +88,6 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
 absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std::string>& files,
                                                 LoadedModel& model, Optimizer* optimizer) {
   TensorArena& arena = model.arena();
-  if (absl::Status cpu = RequireCpu(arena); !cpu.ok()) return cpu;
 
   absl::StatusOr<const std::string*> layout = File(files, "tensors");
   if (!layout.ok()) return layout.status();
@@ -147,7 +134,11 @@ absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std:
   }
   size_t offset = 0;
   for (const ArenaBlock& block : arena.blocks()) {
-    std::memcpy(block.data, (*parameters)->data() + offset, BlockBytes(block));
+    if (absl::Status copied =
+            CopyBlockFromHost(block, BlockPart::kParameters, (*parameters)->data() + offset);
+        !copied.ok()) {
+      return copied;
+    }
     offset += BlockBytes(block);
   }
   if (absl::Status status = arena.ZeroGradients(); !status.ok()) return status;

@@ -32,8 +32,9 @@ struct TrialProgress {
 // have the same layout.
 std::string TensorLayout(const TensorArena& arena);
 
-// `optimizer` is nullptr when the plugin steps itself. Only CPU arenas for now (UNIMPLEMENTED
-// otherwise, naming the device).
+// `optimizer` is nullptr when the plugin steps itself. Blocks in device memory are read (and, by
+// RestoreTrialState, written) through host copies, so a checkpoint holds the same bytes wherever
+// the tensors live.
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(LoadedModel& model,
                                                                      const Optimizer* optimizer,
                                                                      const TrialProgress& progress);

@@ -54,7 +54,30 @@ class CudaMemory final : public DeviceMemory {
     return absl::OkStatus();
   }
 
+  absl::Status CopyToHost(void* to, const void* from, size_t bytes) override {
+    return Copy(to, from, bytes, cudaMemcpyDeviceToHost, "cudaMemcpy to the host");
+  }
+
+  absl::Status CopyFromHost(void* to, const void* from, size_t bytes) override {
+    return Copy(to, from, bytes, cudaMemcpyHostToDevice, "cudaMemcpy from the host");
+  }
+
  private:
+  // The device's streams may be non-blocking, which a plain cudaMemcpy does not wait for: the
+  // device is synchronized first. cudaMemcpy between pageable host memory and the device returns
+  // once the copy is complete.
+  absl::Status Copy(void* to, const void* from, size_t bytes, cudaMemcpyKind kind,
+                    absl::string_view what) {
+    if (bytes == 0) return absl::OkStatus();
+    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+      return CudaError(e, "cudaDeviceSynchronize", ordinal_);
+    }
+    if (cudaError_t e = cudaMemcpy(to, from, bytes, kind); e != cudaSuccess) return CudaError(e, what, ordinal_);
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return CudaError(e, what, ordinal_);
+    return absl::OkStatus();
+  }
+
   int ordinal_;
 };
 
