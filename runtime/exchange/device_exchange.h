@@ -38,6 +38,7 @@
 #include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/codec_options.h"
 #include "runtime/exchange/powersgd_layout.h"
+#include "runtime/optim/device_update_kernels.h"
 
 namespace cohort {
 
@@ -51,6 +52,10 @@ class DeviceExchange {
   virtual void* compute_stream() = 0;
   // A cudaStream_t for the exchange; the collective backend must run on it (NcclOptions::stream).
   virtual void* communication_stream() = 0;
+
+  // The built-in optimizers' rules on this device, enqueued on compute_stream() (for
+  // Optimizer::Create's device kernels). Lives as long as the DeviceExchange.
+  virtual DeviceUpdateKernels& update_kernels() = 0;
 
   // backend.Allgather of `bytes` host bytes from `in` into `out` (size() * bytes), staged through
   // device memory for an engine that only moves device memory. Called by the thread that reduces.

@@ -3,11 +3,10 @@
 #include <cmath>
 
 namespace cohort {
-namespace {
 
 // The rule in T's precision; the loop-invariant branches leave a loop the compiler vectorises.
 template <class T>
-void AdamUpdate(const BlockStep<T>& block, const OptimizerOptions& options) {
+void ApplyAdamRule(const BlockStep<T>& block, const OptimizerOptions& options) {
   const double t = static_cast<double>(block.step);
   const double lr = options.learning_rate, wd = options.weight_decay;
   const bool decoupled = options.kind == OptimizerOptions::Kind::kAdamW;
@@ -38,12 +37,13 @@ void AdamUpdate(const BlockStep<T>& block, const OptimizerOptions& options) {
   }
 }
 
-}  // namespace
+template void ApplyAdamRule<float>(const BlockStep<float>&, const OptimizerOptions&);
+template void ApplyAdamRule<double>(const BlockStep<double>&, const OptimizerOptions&);
 
 AdamOptimizer::AdamOptimizer(const OptimizerOptions& options, TensorArena& arena)
     : ArenaOptimizer(options, arena, 2) {}
 
-void AdamOptimizer::Update(const BlockStep<float>& block) { AdamUpdate(block, options()); }
-void AdamOptimizer::Update(const BlockStep<double>& block) { AdamUpdate(block, options()); }
+void AdamOptimizer::Update(const BlockStep<float>& block) { ApplyAdamRule(block, options()); }
+void AdamOptimizer::Update(const BlockStep<double>& block) { ApplyAdamRule(block, options()); }
 
 }  // namespace cohort

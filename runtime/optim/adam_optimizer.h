@@ -20,6 +20,11 @@
 
 namespace cohort {
 
+// The update rule over one block, in T's precision (what AdamOptimizer::Update runs; a device
+// optimizer's kernels repeat it operation for operation).
+template <class T>
+void ApplyAdamRule(const BlockStep<T>& block, const OptimizerOptions& options);
+
 class AdamOptimizer final : public ArenaOptimizer {
  public:
   // `options` must be valid, of kind kAdam or kAdamW; `arena` as for ArenaOptimizer.

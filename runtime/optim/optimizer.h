@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/arena/tensor_arena.h"
+#include "runtime/optim/device_update_kernels.h"
 #include "runtime/optim/optimizer_options.h"
 
 namespace cohort {
@@ -32,11 +33,13 @@ namespace cohort {
 class Optimizer {
  public:
   // Validates the options (INVALID_ARGUMENT, see ValidateOptimizerOptions) and that every arena
-  // block is on the CPU with dtype float32 or float64 (otherwise UNIMPLEMENTED naming the block's
-  // device and dtype), and allocates the optimizer's state, zeroed, mirroring the blocks.
-  // The arena must outlive the optimizer.
-  static absl::StatusOr<std::unique_ptr<Optimizer>> Create(const OptimizerOptions& options,
-                                                           TensorArena& arena);
+  // block has dtype float32 or float64 and is on the CPU, or, with `device_kernels`, every block
+  // is in device memory (otherwise UNIMPLEMENTED naming the block's device and dtype), and
+  // allocates the optimizer's state, zeroed, mirroring the blocks (in the blocks' memory). The
+  // arena, and the kernels, must outlive the optimizer.
+  static absl::StatusOr<std::unique_ptr<Optimizer>> Create(
+      const OptimizerOptions& options, TensorArena& arena,
+      DeviceUpdateKernels* device_kernels = nullptr);
   virtual ~Optimizer() = default;
 
   // One update of every parameter from its gradient, PyTorch's semantics:

@@ -45,6 +45,7 @@ class OptimizerState {
 
   uint64_t steps() const { return steps_; }
   void CountStep() { ++steps_; }
+  void set_steps(uint64_t steps) { steps_ = steps; }
 
   // Buffer `index` (< buffers_per_block) of block `block`; T must be the block's element type.
   template <class T>

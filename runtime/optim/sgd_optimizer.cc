@@ -1,11 +1,10 @@
 #include "runtime/optim/sgd_optimizer.h"
 
 namespace cohort {
-namespace {
 
 // The rule in T's precision; the loop-invariant branches leave a loop the compiler vectorises.
 template <class T>
-void SgdUpdate(const BlockStep<T>& block, const OptimizerOptions& options) {
+void ApplySgdRule(const BlockStep<T>& block, const OptimizerOptions& options) {
   const T lr = static_cast<T>(options.learning_rate);
   const T weight_decay = static_cast<T>(options.weight_decay);
   const bool decay = options.weight_decay != 0;
@@ -34,12 +33,13 @@ void SgdUpdate(const BlockStep<T>& block, const OptimizerOptions& options) {
   }
 }
 
-}  // namespace
+template void ApplySgdRule<float>(const BlockStep<float>&, const OptimizerOptions&);
+template void ApplySgdRule<double>(const BlockStep<double>&, const OptimizerOptions&);
 
 SgdOptimizer::SgdOptimizer(const OptimizerOptions& options, TensorArena& arena)
     : ArenaOptimizer(options, arena, options.momentum > 0 ? 1 : 0) {}
 
-void SgdOptimizer::Update(const BlockStep<float>& block) { SgdUpdate(block, options()); }
-void SgdOptimizer::Update(const BlockStep<double>& block) { SgdUpdate(block, options()); }
+void SgdOptimizer::Update(const BlockStep<float>& block) { ApplySgdRule(block, options()); }
+void SgdOptimizer::Update(const BlockStep<double>& block) { ApplySgdRule(block, options()); }
 
 }  // namespace cohort

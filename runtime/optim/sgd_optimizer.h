@@ -17,6 +17,11 @@
 
 namespace cohort {
 
+// The update rule over one block, in T's precision (what SgdOptimizer::Update runs; a device
+// optimizer's kernels repeat it operation for operation).
+template <class T>
+void ApplySgdRule(const BlockStep<T>& block, const OptimizerOptions& options);
+
 class SgdOptimizer final : public ArenaOptimizer {
  public:
   // `options` must be valid, of kind kSgd; `arena` as for ArenaOptimizer.

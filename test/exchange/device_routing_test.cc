@@ -65,12 +65,21 @@ class RecordingReducer final : public BucketReducer {
   CallLog& log_;
 };
 
+// The routing tests never step an optimizer.
+class NoUpdateKernels final : public DeviceUpdateKernels {
+ public:
+  absl::Status Step(const OptimizerOptions&, const DeviceBlockStep&) override {
+    return absl::UnimplementedError("no optimizer steps in the routing tests");
+  }
+};
+
 class RecordingDeviceExchange final : public DeviceExchange {
  public:
   RecordingDeviceExchange(int device, const TensorArena& arena) : device_(device), arena_(arena) {}
   int device() const override { return device_; }
   void* compute_stream() override { return nullptr; }
   void* communication_stream() override { return nullptr; }
+  DeviceUpdateKernels& update_kernels() override { return no_kernels_; }
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
     log.Add("gather");
@@ -93,6 +102,7 @@ class RecordingDeviceExchange final : public DeviceExchange {
  private:
   int device_;
   const TensorArena& arena_;
+  NoUpdateKernels no_kernels_;
 };
 
 std::vector<TensorDescriptor> Tensors(cohort_device device) {

@@ -11,6 +11,7 @@
 #include "runtime/exchange/cuda/device_buffer.h"
 #include "runtime/exchange/cuda/cuda_powersgd_reducer.h"
 #include "runtime/exchange/cuda/cuda_topk_reducer.h"
+#include "runtime/exchange/cuda/cuda_update_kernels.h"
 #include "runtime/exchange/cuda/cuda_wire_reducer.h"
 
 namespace cohort {
@@ -18,7 +19,7 @@ namespace {
 
 class CudaExchange final : public DeviceExchange {
  public:
-  explicit CudaExchange(const CudaContext& context) : context_(context) {}
+  explicit CudaExchange(const CudaContext& context) : context_(context), update_(context_) {}
 
   ~CudaExchange() override {
     cudaSetDevice(context_.device);
@@ -32,6 +33,7 @@ class CudaExchange final : public DeviceExchange {
   int device() const override { return context_.device; }
   void* compute_stream() override { return context_.compute; }
   void* communication_stream() override { return context_.communication; }
+  DeviceUpdateKernels& update_kernels() override { return update_; }
 
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
@@ -89,6 +91,7 @@ class CudaExchange final : public DeviceExchange {
 
  private:
   CudaContext context_;
+  CudaUpdateKernels update_;       // refers to context_
   DeviceBuffer<uint8_t> staging_;  // AllgatherHostBytes, grown as needed
 };
 
