@@ -246,7 +246,7 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   agent.agent_id = kLocalAgentId;
   agent.hostname = HostName();
   agent.cohort_version = COHORT_VERSION;
-  agent.slots = CpuSlots(options.cpu_slots);
+  agent.slots = options.slots;
   agent.work_dir = local_dir;
   agent.executable = options.executable;
   agent.base_environment = InheritedEnvironment();

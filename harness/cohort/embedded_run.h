@@ -4,7 +4,7 @@
 // `cohort orchestrator` and `cohort agent` do across machines, so every experiment runs the same
 // code whether it was submitted to a cluster or run here.
 //
-// The agent offers `cpu_slots` CPU slots and runs the workers; the orchestrator runs the
+// The agent offers `slots` (CPU slots, or the machine's GPUs) and runs the workers; the orchestrator runs the
 // experiment's searcher and keeps its record in the run folder. Once the agent has registered,
 // the experiment is submitted (Orchestrator::SubmitLocal); the run ends when the orchestrator is
 // idle. What the user sees on stderr: each trial's progress and validations (from the agent's
@@ -17,7 +17,7 @@
 // ends STOPPED (continue it with `cohort run --resume`); a second signal kills the workers at
 // once.
 //
-//   EmbeddedRunOptions options{.cpu_slots = 8, .executable = *SelfExecutable()};
+//   EmbeddedRunOptions options{.slots = CpuSlots(8), .executable = *SelfExecutable()};
 //   int exit_code = RunEmbedded(std::move(submission), options);  // 0, 1 or 130
 //
 // Thread-safety: call from the main thread; installs SIGINT/SIGTERM handlers while it runs.
@@ -26,13 +26,15 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/orchestrator.h"
 
 namespace cohort {
 
 struct EmbeddedRunOptions {
-  uint32_t cpu_slots = 1;
+  std::vector<AgentSlot> slots;  // what the agent offers: CpuSlots(n), or DetectGpuSlots()
   std::string executable;  // the `cohort` binary the workers run
 };
 

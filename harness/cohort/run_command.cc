@@ -13,6 +13,8 @@
 #include "harness/cohort/entrypoint.h"
 #include "harness/cohort/embedded_run.h"
 #include "harness/cohort/this_process.h"
+#include "runtime/agent/gpu_slots.h"
+#include "runtime/agent/task_table.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/config/experiment_config.h"
@@ -38,6 +40,9 @@ constexpr char kUsage[] =
     "                      used); for the single, grid and random searchers\n"
     "  --cpu-slots N       CPU slots this machine offers (default: its core count); more than\n"
     "                      the cores is allowed, for testing\n"
+    "  --gpus              offer this machine's NVIDIA GPUs instead, one slot each: every\n"
+    "                      worker gets one GPU (a plugin that registers its tensors on the\n"
+    "                      trial's device trains there, with NCCL between slots)\n"
     "\n"
     "Ctrl-C (or SIGTERM) asks the trials to checkpoint and stop (resume them with --resume); a\n"
     "second one kills them. Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped.\n";
@@ -49,6 +54,8 @@ struct RunArgs {
   std::string resume;
   std::vector<std::string> overrides;
   uint32_t cpu_slots = std::max(1u, std::thread::hardware_concurrency());
+  bool cpu_slots_given = false;
+  bool gpus = false;
 };
 
 int Usage(absl::string_view problem) {
@@ -71,6 +78,10 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
       *exit_code = 0;
       return std::nullopt;
     }
+    if (arg == "--gpus") {
+      parsed.gpus = true;
+      continue;
+    }
     if (arg == "--output" || arg == "--set" || arg == "--resume" || arg == "--cpu-slots") {
       if (i + 1 == args.size()) {
         *exit_code = Usage(absl::StrCat(arg, " needs a value"));
@@ -85,6 +96,7 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
         *exit_code = Usage(absl::StrCat("--cpu-slots needs a number >= 1, not '", value, "'"));
         return std::nullopt;
       }
+      if (arg == "--cpu-slots") parsed.cpu_slots_given = true;
     } else if (!arg.empty() && arg[0] == '-') {
       *exit_code = Usage(absl::StrCat("unknown option '", arg, "'"));
       return std::nullopt;
@@ -94,6 +106,10 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
       *exit_code = Usage(absl::StrCat("unexpected argument '", arg, "'"));
       return std::nullopt;
     }
+  }
+  if (parsed.gpus && parsed.cpu_slots_given) {
+    *exit_code = Usage("--gpus and --cpu-slots are exclusive: the slots are GPUs or CPU cores");
+    return std::nullopt;
   }
   if (parsed.experiment.empty() && parsed.resume.empty()) {
     *exit_code = Usage("missing EXPERIMENT.yaml");
@@ -158,10 +174,17 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
         "--resume continues experiments of the single, grid and random searchers; "
         "adaptive_asha's promotions are not kept in the run folder, so this run cannot resume"));
   }
-  if (config->slots_per_trial > args->cpu_slots) {
+  const std::vector<AgentSlot> slots = args->gpus ? DetectGpuSlots() : CpuSlots(args->cpu_slots);
+  if (args->gpus && slots.empty()) {
+    return Fail(absl::FailedPreconditionError(absl::StrCat(
+        "--gpus: this machine shows no NVIDIA GPU (", kNvidiaGpusFolder,
+        " lists none: no GPU, or no NVIDIA driver)")));
+  }
+  if (config->slots_per_trial > slots.size()) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
         "resources.slots_per_trial: ", config->slots_per_trial, " slots, but this machine offers ",
-        args->cpu_slots, " CPU slots (one per core; --cpu-slots N allows more)")));
+        slots.size(),
+        args->gpus ? " GPU slots (one per GPU)" : " CPU slots (one per core; --cpu-slots N allows more)")));
   }
   if (absl::Status checked = Orchestrator::CheckExperiment(*config); !checked.ok()) {
     return Fail(checked);
@@ -189,7 +212,7 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   config->entrypoint = AbsolutePath(*plugin);
   LocalSubmission submission{*std::move(config), *folder, checkpoint_root,
                              /*resume=*/!args->resume.empty()};
-  return RunEmbedded(std::move(submission), EmbeddedRunOptions{args->cpu_slots, *executable});
+  return RunEmbedded(std::move(submission), EmbeddedRunOptions{slots, *executable});
 }
 
 }  // namespace cohort

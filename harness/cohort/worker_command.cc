@@ -1,6 +1,7 @@
 #include "harness/cohort/worker_command.h"
 
 #include "harness/cohort/rank_watchdog.h"
+#include "harness/cohort/worker_device.h"
 
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/collective/gloo/gloo_backend.h"
+#include "runtime/collective/nccl_loader.h"
 #include "runtime/control/channel_rendezvous_store.h"
 #include "runtime/control/worker_link.h"
 #include "runtime/exchange/gradient_exchange.h"
@@ -193,6 +195,9 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   if (!plugin.ok()) return plugin.status();
 
   const uint64_t trial_seed = TrialSeed(*config->experiment_seed, args.trial_id);
+  // Outlives everything that runs on the device: the exchange's reducers, NCCL, the arena.
+  absl::StatusOr<WorkerDevice> device = OpenWorkerDevice(std::getenv("COHORT_DEVICE"));
+  if (!device.ok()) return device.status();
   DefaultMemoryProvider memory;
   ModelHostOptions host;
   host.context.rank = host.context.local_rank = args.rank;
@@ -201,6 +206,8 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   host.context.per_slot_batch_size = config->global_batch_size / args.size;
   host.context.trial_seed = trial_seed;
   host.context.trial_id = args.trial_id;
+  host.context.device = device->device;
+  host.context.stream = device->stream();
   host.hyperparameters = config->hyperparameters;
   host.memory = &memory;
   host.log = StderrLogSink(args.rank);
@@ -212,13 +219,15 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   absl::StatusOr<std::unique_ptr<LoadedModel>> model = LoadedModel::Create(*plugin, std::move(host));
   if (!model.ok()) return model.status();
 
+  // Whether the plugin put its tensors on the slot's GPU (a plugin may keep them on the host).
+  const bool on_gpu = device->cuda != nullptr && HasDeviceBlocks((*model)->arena());
   std::unique_ptr<Optimizer> optimizer;
   if (!(*model)->has_optimizer()) {
     absl::StatusOr<OptimizerOptions> options =
         OptimizerOptionsFromHyperparameters(config->hyperparameters);
     if (!options.ok()) return options.status();
-    absl::StatusOr<std::unique_ptr<Optimizer>> created =
-        Optimizer::Create(*options, (*model)->arena());
+    absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
+        *options, (*model)->arena(), on_gpu ? &device->cuda->update_kernels() : nullptr);
     if (!created.ok()) return created.status();
     optimizer = *std::move(created);
   }
@@ -227,7 +236,10 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   if (!storage.ok()) return storage.status();
 
   LinkedEvents events(link, args.trial_id, args.rank);
+  // Gloo for the host collectives (metrics, agreement, stop) and, on the CPU, the gradients;
+  // NCCL for the gradients of tensors on a GPU.
   std::unique_ptr<CollectiveBackend> collective;
+  std::unique_ptr<CollectiveBackend> gradient_collective;
   if (args.size > 1) {
     std::unique_ptr<WorkerLink> rendezvous_link;  // closed once the group is formed
     if (!args.rendezvous.empty()) {
@@ -260,13 +272,28 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
     collective = *std::move(backend);
     absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config);
     if (!exchange_options.ok()) return exchange_options.status();
+    CollectiveBackend* moves_gradients = collective.get();
+    if (on_gpu) {
+      NcclOptions nccl;
+      nccl.device = device->device.ordinal;
+      nccl.stream = device->cuda->communication_stream();
+      nccl.timeout = std::chrono::seconds(config->optimizations.collective_timeout);
+      nccl.prefix = gloo.prefix + "/nccl";
+      absl::StatusOr<std::unique_ptr<CollectiveBackend>> created_nccl =
+          CreateNcclBackend(args.rank, args.size, store, nccl);
+      events.Take(store.TakePendingCommands());
+      if (!created_nccl.ok()) return created_nccl.status();
+      gradient_collective = *std::move(created_nccl);
+      moves_gradients = gradient_collective.get();
+      exchange_options->device = device->cuda.get();
+    }
     absl::StatusOr<std::unique_ptr<GradientExchange>> created =
-        GradientExchange::Create((*model)->arena(), *collective, *exchange_options);
+        GradientExchange::Create((*model)->arena(), *moves_gradients, *exchange_options);
     if (!created.ok()) return created.status();
     exchange = *std::move(created);
     if (args.rank == 0) {
       std::printf("gradient exchange: %zu buckets over %s, compression %s\n",
-                  exchange->plan().size(), collective->name().c_str(),
+                  exchange->plan().size(), moves_gradients->name().c_str(),
                   DescribeCompression(exchange_options->compression).c_str());
     }
   }
@@ -308,7 +335,11 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   if (absl::Status status = link.Send(hello); !status.ok()) return status;
   events.Follow(**runner);
   events.Beat();
-  return (*runner)->Run();
+  absl::StatusOr<TrialExit> exit = (*runner)->Run();
+  // The exchange goes first: its reducers use the collectives, the arena and the device.
+  runner->reset();
+  exchange.reset();
+  return exit;
 }
 
 }  // namespace

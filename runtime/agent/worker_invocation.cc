@@ -53,9 +53,12 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
   if (!places.gloo_hostname.empty()) variables["COHORT_GLOO_HOSTNAME"] = places.gloo_hostname;
   if (slot.kind == SlotKind::kGpu) {
     // device_id counts GPUs in PCI bus order (gpu_slots.h); CUDA counts them that way only when
-    // told to.
+    // told to. The worker sees its one device as cuda:0.
     variables["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     variables["CUDA_VISIBLE_DEVICES"] = absl::StrCat(slot.device_id);
+    variables["COHORT_DEVICE"] = "cuda:0";
+  } else {
+    variables["COHORT_DEVICE"] = "cpu";
   }
   for (const KeyValue& extra : task.environment) variables[extra.key] = extra.value;
   // The worker dies with this process; it checks it was not orphaned before it could ask to.

@@ -3,7 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace cohort {
 
@@ -22,6 +25,19 @@ std::string DeviceName(cohort_device device) {
   if (device.kind == COHORT_DEVICE_CPU) return "cpu";
   if (device.kind == COHORT_DEVICE_CUDA) return absl::StrCat("cuda:", device.ordinal);
   return absl::StrCat("device(kind ", device.kind, ")");
+}
+
+absl::StatusOr<cohort_device> ParseDeviceName(absl::string_view name) {
+  if (name == "cpu") return cohort_device{COHORT_DEVICE_CPU, 0};
+  absl::string_view ordinal_text = name;
+  int32_t ordinal = -1;
+  if (absl::ConsumePrefix(&ordinal_text, "cuda:") && !ordinal_text.empty() &&
+      ordinal_text.find_first_not_of("0123456789") == absl::string_view::npos &&
+      absl::SimpleAtoi(ordinal_text, &ordinal)) {
+    return cohort_device{COHORT_DEVICE_CUDA, ordinal};
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", absl::CHexEscape(name), "' is not a device; expected cpu or cuda:N"));
 }
 
 absl::StatusOr<void*> CpuMemory::Allocate(size_t bytes) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cohort/plugin.h"
 
 namespace cohort {
@@ -18,6 +19,10 @@ absl::Status ValidateDevice(cohort_device device);
 
 // "cpu", "cuda:1", "device(kind 7)".
 std::string DeviceName(cohort_device device);
+
+// The device DeviceName names: "cpu" or "cuda:N" (N a whole number). INVALID_ARGUMENT quoting
+// anything else and listing those two forms.
+absl::StatusOr<cohort_device> ParseDeviceName(absl::string_view name);
 
 class DeviceMemory {
  public:

@@ -80,7 +80,7 @@ TEST(WorkerInvocationTest, AddsTheRanksVariablesToTheInheritedEnvironment) {
       WorkerInvocationFor(task, task.ranks[1], AgentSlot{2, SlotKind::kCpu, -1, "cpu"}, kPlaces,
                           {"PATH=/usr/bin", "HOME=/root", "COHORT_RANK=99", "junk"});
   EXPECT_THAT(worker.environment,
-              ElementsAre("COHORT_LOCAL_RANK=1", "COHORT_RANK=5", "COHORT_SIZE=6",
+              ElementsAre("COHORT_DEVICE=cpu", "COHORT_LOCAL_RANK=1", "COHORT_RANK=5", "COHORT_SIZE=6",
                           absl::StrCat("COHORT_SUPERVISOR_PID=", ::getpid()), "COHORT_TASK_ID=7",
                           "HOME=/root", "OMP_NUM_THREADS=1", "PATH=/opt/bin"));
 }
@@ -114,10 +114,12 @@ TEST(WorkerInvocationTest, AGpuSlotSeesOnlyItsDevice) {
   EXPECT_THAT(gpu.environment, Contains("CUDA_VISIBLE_DEVICES=3"));
   EXPECT_THAT(gpu.environment, Contains("CUDA_DEVICE_ORDER=PCI_BUS_ID"))
       << "device ids count GPUs in PCI bus order";
+  EXPECT_THAT(gpu.environment, Contains("COHORT_DEVICE=cuda:0")) << "its one visible device";
   const WorkerInvocation cpu = WorkerInvocationFor(
       Task(), Task().ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces,
       {"CUDA_VISIBLE_DEVICES=0"});
   EXPECT_THAT(cpu.environment, Contains("CUDA_VISIBLE_DEVICES=0")) << "inherited, untouched";
+  EXPECT_THAT(cpu.environment, Contains("COHORT_DEVICE=cpu"));
   EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0],
                                   AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {})
                   .environment,

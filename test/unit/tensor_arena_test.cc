@@ -123,5 +123,20 @@ TEST(DtypeTest, SizesAndNames) {
   EXPECT_EQ(DtypeName(9), "dtype(9)");
 }
 
+TEST(DeviceNameTest, ParsesWhatItWritesAndRefusesTheRest) {
+  for (cohort_device device : {cohort_device{COHORT_DEVICE_CPU, 0}, cohort_device{COHORT_DEVICE_CUDA, 0},
+                               cohort_device{COHORT_DEVICE_CUDA, 12}}) {
+    absl::StatusOr<cohort_device> parsed = ParseDeviceName(DeviceName(device));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->kind, device.kind);
+    EXPECT_EQ(parsed->ordinal, device.ordinal);
+  }
+  for (const char* bad : {"", "gpu", "cuda", "cuda:", "cuda:-1", "cuda:1x", "cuda:99999999999", "CPU"}) {
+    absl::StatusOr<cohort_device> parsed = ParseDeviceName(bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(ParseDeviceName("tpu:0").status().message(), "'tpu:0' is not a device; expected cpu or cuda:N");
+}
+
 }  // namespace
 }  // namespace cohort
