@@ -9,12 +9,12 @@
 // [fan_in, fan_out] (row-major, row k holding input k's outgoing weights, see mlp_network.h), a
 // bias [fan_out]. Metrics of both splits: "loss" (mean cross-entropy) and "accuracy".
 #include <cohort/plugin.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "dataset.h"
+#include "mlp_glue.h"
 #include "mlp_network.h"
 #include "mlp_options.h"
 
@@ -28,81 +28,38 @@ class MlpModel : public cohort::Model {
         options_(ReadMlpOptions(host)),
         data_(OpenDatasets(options_)),
         network_(LayerWidths(options_, *data_.training)) {
-    std::vector<cohort::TensorSpec> specs;
-    for (size_t l = 0; l < network_.layer_count(); ++l) {
-      const std::string layer = "layer" + std::to_string(l);
-      specs.push_back({.name = layer + ".weight", .element_count = network_.weight_count(l),
-                       .on_host_cpu = true, .shape = {network_.fan_in(l), network_.fan_out(l)}});
-      specs.push_back({.name = layer + ".bias", .element_count = network_.fan_out(l),
-                       .on_host_cpu = true, .shape = {network_.fan_out(l)}});
-    }
-    tensors_ = host.register_tensors(specs);
-
-    std::vector<LayerBuffers<float>> writable;
-    for (size_t l = 0; l < network_.layer_count(); ++l) {
-      const cohort::TensorView& weight = tensors_[2 * l];
-      const cohort::TensorView& bias = tensors_[2 * l + 1];
-      writable.push_back({weight.data<float>(), bias.data<float>()});
-      params_.push_back({weight.data<float>(), bias.data<float>()});
-      grads_.push_back({weight.grad<float>(), bias.grad<float>()});
-    }
-    network_.Initialize(host.context().trial_seed, writable);
+    tensors_ = host.register_tensors(
+        LayerTensorSpecs(LayerWidths(options_, *data_.training), /*on_host_cpu=*/true));
+    LayerViews views = ViewLayers(tensors_);
+    params_ = std::move(views.params);
+    grads_ = std::move(views.grads);
+    network_.Initialize(host.context().trial_seed, views.writable);
   }
 
-  uint64_t dataset_size(cohort_split split) override { return Data(split).size(); }
+  uint64_t dataset_size(cohort_split split) override { return SplitData(data_, split).size(); }
 
   void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
-    Gather(batch);
+    input_.Gather(SplitData(data_, batch.split()), batch);
     const BatchStats stats =
-        network_.Train(params_, grads_, inputs_.data(), labels_.data(), batch.size(),
-                       [this](size_t layer) {  // its weight and bias are final: hand them over
-                         const auto weight = static_cast<uint32_t>(2 * layer);
-                         host().gradients_ready(tensors_[weight]);
-                         host().gradients_ready(tensors_[weight + 1]);
-                       });
-    Report(stats, metrics);
+        network_.Train(params_, grads_, input_.inputs(), input_.labels(), batch.size(),
+                       [this](size_t layer) { HandOverLayer(host(), tensors_, layer); });
+    ReportBatch(stats, metrics);
   }
 
   void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
-    Gather(batch);
-    Report(network_.Evaluate(params_, inputs_.data(), labels_.data(), batch.size()), metrics);
+    input_.Gather(SplitData(data_, batch.split()), batch);
+    ReportBatch(network_.Evaluate(params_, input_.inputs(), input_.labels(), batch.size()),
+                metrics);
   }
 
  private:
-  const Dataset& Data(cohort_split split) const {
-    if (split == COHORT_SPLIT_TRAINING) return *data_.training;
-    if (split == COHORT_SPLIT_VALIDATION) return *data_.validation;
-    throw cohort::Error(COHORT_STATUS_INVALID_ARGUMENT, "unknown split " + std::to_string(split));
-  }
-
-  // Reads the batch's records into inputs_ and labels_.
-  void Gather(const cohort::Batch& batch) {
-    const Dataset& data = Data(batch.split());
-    inputs_.resize(batch.size() * data.input_size());
-    labels_.resize(batch.size());
-    for (uint64_t i = 0; i < batch.size(); ++i) {
-      if (batch[i] >= data.size()) {
-        throw cohort::Error(COHORT_STATUS_OUT_OF_RANGE,
-                            "record " + std::to_string(batch[i]) + " is outside the split's " +
-                                std::to_string(data.size()) + " records");
-      }
-      labels_[i] = data.Read(batch[i], inputs_.data() + i * data.input_size());
-    }
-  }
-
-  static void Report(const BatchStats& stats, cohort::Metrics& metrics) {
-    metrics.add("loss", stats.mean_loss(), stats.records);
-    metrics.add("accuracy", stats.accuracy(), stats.records);
-  }
-
   MlpOptions options_;
   MlpDatasets data_;
   MlpNetwork network_;
   std::vector<cohort::TensorView> tensors_;  // weight and bias of each layer, in that order
   std::vector<LayerParams> params_;          // views of tensors_' data
   std::vector<LayerGrads> grads_;            // views of tensors_' gradients
-  std::vector<float> inputs_;                // the current batch: records x input_size
-  std::vector<int32_t> labels_;
+  BatchInput input_;                         // the current batch, on the host
 };
 
 }  // namespace

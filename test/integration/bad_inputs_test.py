@@ -141,6 +141,22 @@ with temp_dir() as tmp:
         check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{err}")
         count += 1
 
+    # GPU inputs on a machine without a GPU (where the build has the CUDA example).
+    gpus = "/proc/driver/nvidia/gpus"
+    if not (os.path.isdir(gpus) and os.listdir(gpus)):
+        config = write_config(tmp, config_text(), file_name="gpus.yaml")
+        code, out, err = run("run", "--gpus", config, "--output", os.path.join(tmp, "gpus"))
+        text = "--gpus: this machine shows no NVIDIA GPU"
+        check(code == 1 and text in err, f"--gpus without a GPU: exit {code}:\n{err}")
+        count += 1
+        mlp_cuda = os.path.join(PLUGINS, "mlp_cuda", "mlp_cuda.so")
+        if os.path.exists(mlp_cuda):
+            config = write_config(tmp, config_text(entrypoint=mlp_cuda), file_name="cuda.yaml")
+            code, out, err = run("run", config, "--output", os.path.join(tmp, "cuda"))
+            text = "mlp_cuda trains on a GPU, but this trial's slot is not one"
+            check(code == 1 and text in err, f"mlp_cuda on a CPU slot: exit {code}:\n{err}")
+            count += 1
+
 check(count >= 30, f"only {count} cases")
 print(f"{count} bad inputs refused with their texts")
 print("ok")

@@ -1,0 +1,95 @@
+// cuda_mlp_network.h -- MlpNetwork's classifier (mlp_network.h) on a CUDA device: the same
+// layers, layout, initialization and loss, with the matrix products through cuBLAS and the rest
+// in small kernels, all enqueued on the stream Cohort gives the plugin. Parameters and gradients
+// are device pointers into the runtime's arena; inputs and labels arrive from the host and are
+// copied to the device per batch. cuBLAS sums in its own order, so values differ from the CPU
+// network's in the last bits; each run on the same device is repeatable.
+//
+// Errors from CUDA or cuBLAS throw std::runtime_error naming the call. One thread at a time.
+#ifndef COHORT_PLUGINS_MLP_CUDA_CUDA_MLP_NETWORK_H_
+#define COHORT_PLUGINS_MLP_CUDA_CUDA_MLP_NETWORK_H_
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "mlp_network.h"
+
+namespace mlp {
+
+// A device array that grows as needed; its contents are not kept when it grows.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { cudaFree(data_); }
+  // At least `count` elements.
+  T* Reserve(size_t count);
+  T* data() const { return data_; }
+  friend void swap(DeviceArray& a, DeviceArray& b) {
+    std::swap(a.data_, b.data_);
+    std::swap(a.capacity_, b.capacity_);
+  }
+
+ private:
+  T* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+class CudaMlpNetwork {
+ public:
+  // `widths` as MlpNetwork's; `stream` (a cudaStream_t on the current device) outlives this.
+  CudaMlpNetwork(std::vector<size_t> widths, cudaStream_t stream);
+  ~CudaMlpNetwork();
+  CudaMlpNetwork(const CudaMlpNetwork&) = delete;
+  CudaMlpNetwork& operator=(const CudaMlpNetwork&) = delete;
+
+  size_t layer_count() const { return widths_.size() - 1; }
+  size_t fan_in(size_t layer) const { return widths_[layer]; }
+  size_t fan_out(size_t layer) const { return widths_[layer + 1]; }
+  size_t weight_count(size_t layer) const { return fan_in(layer) * fan_out(layer); }
+
+  // MlpNetwork::Initialize's values (computed on the host), copied into the device `params`.
+  void Initialize(uint64_t seed, std::span<const LayerBuffers<float>> params);
+
+  // As MlpNetwork::Evaluate and Train, with device params and grads and host inputs and labels.
+  // on_layer_ready(l) is called once layer l's gradient work is enqueued (final on the stream).
+  // Both wait for the batch's loss to return it.
+  BatchStats Evaluate(std::span<const LayerParams> params, const float* inputs,
+                      const int32_t* labels, size_t batch);
+  BatchStats Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
+                   const float* inputs, const int32_t* labels, size_t batch,
+                   const std::function<void(size_t layer)>& on_layer_ready);
+
+ private:
+  // Copies the batch in, runs every layer and the loss; leaves d(mean loss)/d(logits) in deltas_.
+  void Forward(std::span<const LayerParams> params, const float* inputs, const int32_t* labels,
+               size_t batch);
+  // Waits for the stream and sums the per-record losses and hits in record order.
+  BatchStats Totals(size_t batch);
+  const float* LayerInput(size_t layer) const;
+
+  std::vector<size_t> widths_;
+  cudaStream_t stream_;
+  cublasHandle_t blas_ = nullptr;
+  DeviceArray<float> inputs_;
+  DeviceArray<int32_t> labels_;
+  std::vector<DeviceArray<float>> activations_;  // [l]: output of layer l, batch x fan_out(l)
+  DeviceArray<float> deltas_, next_deltas_;
+  DeviceArray<float> ones_;  // batch ones: the bias gradient is deltas^T * ones
+  DeviceArray<double> losses_;
+  DeviceArray<int32_t> correct_;
+  size_t ones_filled_ = 0;
+};
+
+}  // namespace mlp
+
+#endif  // COHORT_PLUGINS_MLP_CUDA_CUDA_MLP_NETWORK_H_

@@ -1,0 +1,31 @@
+// mlp_cuda_kernels.h -- the element-wise parts of the CUDA MLP (the matrix products are cuBLAS's):
+// bias and ReLU after a layer's product, softmax cross-entropy on the logits, and the ReLU's
+// gate on the way back. Each enqueues on `stream` and returns the launch error.
+#ifndef COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
+#define COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mlp {
+
+// out[r][j] += bias[j] over `rows` x `cols` (row-major), then max(0, .) when `relu`.
+cudaError_t EnqueueBiasActivation(float* out, const float* bias, size_t rows, size_t cols,
+                                  bool relu, cudaStream_t stream);
+
+// Per record r of `rows` logits rows of `classes`: losses[r] = the cross-entropy against
+// labels[r] (in double, as the CPU network computes it), correct[r] = 1 when the first largest
+// logit is the label, and dlogits[r][j] = (softmax_j - onehot_j) * scale. A label outside
+// [0, classes) gives a NaN loss.
+cudaError_t EnqueueSoftmaxCrossEntropy(const float* logits, const int32_t* labels, size_t rows,
+                                       size_t classes, double scale, float* dlogits,
+                                       double* losses, int32_t* correct, cudaStream_t stream);
+
+// delta[i] = 0 where input[i] <= 0 (the ReLU that produced `input` was off), for `count` values.
+cudaError_t EnqueueReluGate(float* delta, const float* input, size_t count, cudaStream_t stream);
+
+}  // namespace mlp
+
+#endif  // COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_

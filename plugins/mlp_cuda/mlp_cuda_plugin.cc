@@ -1,0 +1,98 @@
+// mlp_cuda_plugin.cc -- the MLP example on a CUDA GPU, as a Cohort model plugin ("mlp_cuda").
+//
+// The same model, hyperparameters, data and initialization as the "mlp" plugin, but its tensors
+// live in the runtime's arena on the trial's GPU and every pass runs on the stream Cohort hands
+// the plugin (cohort_trial_context.stream): cuBLAS products and small kernels
+// (cuda_mlp_network.h). A layer's gradients are handed to the exchange as soon as their kernels
+// are enqueued, so Cohort exchanges them while the layers below are still computed.
+//
+// It needs a GPU slot: `cohort run --gpus`, or an agent with GPUs. On a CPU slot it refuses to
+// start, saying so.
+#include <cuda_runtime_api.h>
+
+#include <cohort/plugin.hpp>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda_mlp_network.h"
+#include "dataset.h"
+#include "mlp_glue.h"
+#include "mlp_options.h"
+
+namespace mlp {
+namespace {
+
+// The trial's stream, refusing a trial that is not on a GPU.
+cudaStream_t StreamOf(const cohort::Host& host) {
+  const cohort_trial_context& context = host.context();
+  if (context.device.kind != COHORT_DEVICE_CUDA || context.stream == nullptr) {
+    throw cohort::Error(COHORT_STATUS_FAILED_PRECONDITION,
+                        "mlp_cuda trains on a GPU, but this trial's slot is not one; use "
+                        "`cohort run --gpus` (or an agent with GPUs), or the mlp plugin on CPUs");
+  }
+  return reinterpret_cast<cudaStream_t>(context.stream);
+}
+
+class MlpCudaModel : public cohort::Model {
+ public:
+  explicit MlpCudaModel(cohort::Host& host)
+      : Model(host),
+        options_(ReadMlpOptions(host)),
+        data_(OpenDatasets(options_)),
+        network_(LayerWidths(options_, *data_.training), StreamOf(host)) {
+    tensors_ = host.register_tensors(
+        LayerTensorSpecs(LayerWidths(options_, *data_.training), /*on_host_cpu=*/false));
+    LayerViews views = ViewLayers(tensors_);
+    params_ = std::move(views.params);
+    grads_ = std::move(views.grads);
+    Guarded([&] { network_.Initialize(host.context().trial_seed, views.writable); });
+  }
+
+  uint64_t dataset_size(cohort_split split) override { return SplitData(data_, split).size(); }
+
+  void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+    input_.Gather(SplitData(data_, batch.split()), batch);
+    BatchStats stats;
+    Guarded([&] {
+      stats = network_.Train(params_, grads_, input_.inputs(), input_.labels(), batch.size(),
+                             [this](size_t layer) { HandOverLayer(host(), tensors_, layer); });
+    });
+    ReportBatch(stats, metrics);
+  }
+
+  void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+    input_.Gather(SplitData(data_, batch.split()), batch);
+    BatchStats stats;
+    Guarded([&] {
+      stats = network_.Evaluate(params_, input_.inputs(), input_.labels(), batch.size());
+    });
+    ReportBatch(stats, metrics);
+  }
+
+ private:
+  // Runs `work`, turning a CUDA or cuBLAS failure into the plugin's error.
+  template <class Work>
+  static void Guarded(Work work) {
+    try {
+      work();
+    } catch (const std::runtime_error& e) {
+      throw cohort::Error(COHORT_STATUS_INTERNAL, std::string("mlp_cuda: ") + e.what());
+    }
+  }
+
+  MlpOptions options_;
+  MlpDatasets data_;
+  CudaMlpNetwork network_;
+  std::vector<cohort::TensorView> tensors_;  // weight and bias of each layer, in that order
+  std::vector<LayerParams> params_;          // device views of tensors_' data
+  std::vector<LayerGrads> grads_;            // device views of tensors_' gradients
+  BatchInput input_;                         // the current batch, on the host
+};
+
+}  // namespace
+}  // namespace mlp
+
+COHORT_PLUGIN(mlp::MlpCudaModel, "mlp_cuda")
