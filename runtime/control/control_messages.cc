@@ -114,10 +114,12 @@ struct PayloadEncoder {
   }
   Payload operator()(const TaskMetricsReport& m) const {
     const MetricsReport& r = m.report;
+    const auto metrics = EncodeAll(builder, r.metrics);
+    const auto timings = r.timings.empty() ? decltype(metrics)() : EncodeAll(builder, r.timings);
     auto table = wire::CreateTaskMetricsReport(builder, m.task_id, r.trial_id,
                                                ToWire<wire::ReportKind>(r.kind), r.batches,
-                                               r.records, r.unix_time,
-                                               EncodeAll(builder, r.metrics));
+                                               r.records, r.unix_time, metrics, timings,
+                                               r.records_per_second);
     return {wire::ControlPayload::TaskMetricsReport, table.Union()};
   }
   Payload operator()(const TaskCheckpointReport& m) const {
@@ -246,7 +248,8 @@ TaskExit Read(Reader& reader, const wire::TaskExit& t) {
 TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
   return {t.task_id(),
           {t.trial_id(), reader.Enum<ReportKind>(t.kind(), "report kind"), t.batches(),
-           t.records(), t.unix_time(), ReadAll(reader, t.metrics())}};
+           t.records(), t.unix_time(), ReadAll(reader, t.metrics()), ReadAll(reader, t.timings()),
+           t.records_per_second()}};
 }
 
 TaskCheckpointReport Read(Reader& reader, const wire::TaskCheckpointReport& t) {

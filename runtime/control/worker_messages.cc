@@ -27,16 +27,22 @@ struct MessageEncoder {
                                         m.total_batches);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::WorkerHello, table.Union());
   }
-  std::string operator()(const MetricsReport& m) const {
-    std::vector<flatbuffers::Offset<fbs::NamedValue>> metrics;
-    metrics.reserve(m.metrics.size());
-    for (const NamedValue& metric : m.metrics) {
-      metrics.push_back(fbs::CreateNamedValue(builder, Text(builder, metric.name), metric.value));
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbs::NamedValue>>> Named(
+      const std::vector<NamedValue>& values) const {
+    std::vector<flatbuffers::Offset<fbs::NamedValue>> offsets;
+    offsets.reserve(values.size());
+    for (const NamedValue& value : values) {
+      offsets.push_back(fbs::CreateNamedValue(builder, Text(builder, value.name), value.value));
     }
+    return builder.CreateVector(offsets);
+  }
+  std::string operator()(const MetricsReport& m) const {
     const auto kind = m.kind == ReportKind::kValidation ? fbs::ReportKind::Validation
                                                         : fbs::ReportKind::Training;
+    const auto metrics = Named(m.metrics);
+    const auto timings = m.timings.empty() ? decltype(metrics)() : Named(m.timings);
     auto table = fbs::CreateMetricsReport(builder, m.trial_id, kind, m.batches, m.records,
-                                          m.unix_time, builder.CreateVector(metrics));
+                                          m.unix_time, metrics, timings, m.records_per_second);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::MetricsReport, table.Union());
   }
   std::string operator()(const ProgressReport& m) const {
@@ -89,12 +95,14 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::MetricsReport& t) {
     default:
       return Invalid(absl::StrCat("unknown report kind ", static_cast<int>(t.kind())));
   }
-  if (t.metrics() != nullptr) {
-    m.metrics.reserve(t.metrics()->size());
-    for (const fbs::NamedValue* metric : *t.metrics()) {
-      m.metrics.push_back(NamedValue{Text(metric->name()), metric->value()});
+  for (auto [list, values] : {std::pair{t.metrics(), &m.metrics}, std::pair{t.timings(), &m.timings}}) {
+    if (list == nullptr) continue;
+    values->reserve(list->size());
+    for (const fbs::NamedValue* value : *list) {
+      values->push_back(NamedValue{Text(value->name()), value->value()});
     }
   }
+  m.records_per_second = t.records_per_second();
   return m;
 }
 

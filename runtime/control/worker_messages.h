@@ -54,6 +54,10 @@ struct MetricsReport {
   uint64_t records = 0;
   double unix_time = 0;
   std::vector<NamedValue> metrics;
+  // Training reports: seconds the training thread spent per phase since the previous training
+  // report (TrialPhaseTimingKey names them), and records trained per second over that time.
+  std::vector<NamedValue> timings = {};
+  double records_per_second = 0;
 
   friend bool operator==(const MetricsReport&, const MetricsReport&) = default;
 };

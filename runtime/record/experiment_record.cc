@@ -31,6 +31,11 @@ void WriteReport(JsonWriter& json, const MetricsReport& report) {
   json.Field("time", report.unix_time);
   json.Key("metrics");
   WriteMetrics(json, report.metrics);
+  if (!report.timings.empty()) {
+    json.Key("timings");
+    WriteMetrics(json, report.timings);
+  }
+  if (report.records_per_second > 0) json.Field("records_per_second", report.records_per_second);
   json.EndObject();
 }
 
@@ -222,11 +227,16 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
     report.batches = node["batches"].as<uint64_t>();
     report.records = node["records"].as<uint64_t>();
     report.unix_time = node["time"].as<double>();
-    for (const auto& metric : node["metrics"]) {
-      const YAML::Node& value = metric.second;
-      report.metrics.push_back(
-          {metric.first.as<std::string>(),
-           value.IsNull() ? std::nan("") : value.as<double>()});
+    for (auto [key, values] : {std::pair{"metrics", &report.metrics},
+                               std::pair{"timings", &report.timings}}) {
+      for (const auto& metric : node[key]) {
+        const YAML::Node& value = metric.second;
+        values->push_back({metric.first.as<std::string>(),
+                           value.IsNull() ? std::nan("") : value.as<double>()});
+      }
+    }
+    if (node["records_per_second"]) {
+      report.records_per_second = node["records_per_second"].as<double>();
     }
     return report;
   } catch (const YAML::Exception& e) {

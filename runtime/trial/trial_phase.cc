@@ -6,6 +6,8 @@ const char* TrialPhaseName(TrialPhase phase) {
   switch (phase) {
     case TrialPhase::kStarting:
       return "starting (forming the group of ranks)";
+    case TrialPhase::kPreparing:
+      return "choosing the batch's records";
     case TrialPhase::kTraining:
       return "inside the plugin's train_batch";
     case TrialPhase::kExchanging:
@@ -24,9 +26,32 @@ const char* TrialPhaseName(TrialPhase phase) {
   return "in an unknown phase";
 }
 
+const char* TrialPhaseTimingKey(TrialPhase phase) {
+  switch (phase) {
+    case TrialPhase::kPreparing:
+      return "data";
+    case TrialPhase::kTraining:
+      return "compute";
+    case TrialPhase::kExchanging:
+      return "exchange_wait";
+    case TrialPhase::kStepping:
+      return "optimizer";
+    case TrialPhase::kReporting:
+      return "metrics";
+    case TrialPhase::kValidating:
+      return "validation";
+    case TrialPhase::kCheckpointing:
+      return "checkpoint";
+    case TrialPhase::kStarting:
+    case TrialPhase::kDone:
+      return "";
+  }
+  return "";
+}
+
 bool IsOwnWork(TrialPhase phase) {
-  return phase == TrialPhase::kTraining || phase == TrialPhase::kStepping ||
-         phase == TrialPhase::kCheckpointing;
+  return phase == TrialPhase::kPreparing || phase == TrialPhase::kTraining ||
+         phase == TrialPhase::kStepping || phase == TrialPhase::kCheckpointing;
 }
 
 }  // namespace cohort

@@ -18,6 +18,7 @@ namespace cohort {
 
 enum class TrialPhase {
   kStarting,       // forming the group, agreeing on the parameters
+  kPreparing,      // choosing the batch's records
   kTraining,       // inside the plugin's train_batch
   kExchanging,     // waiting for the rest of the gradient exchange
   kStepping,       // the optimizer step
@@ -29,6 +30,11 @@ enum class TrialPhase {
 
 // "inside the plugin's train_batch", "waiting for the gradient exchange", ...
 const char* TrialPhaseName(TrialPhase phase);
+
+// The phase's key in a training report's timings (metrics.jsonl): "data", "compute",
+// "exchange_wait", "optimizer", "metrics", "validation", "checkpoint"; "" for kStarting and
+// kDone, which no report counts.
+const char* TrialPhaseTimingKey(TrialPhase phase);
 
 // Whether a rank in `phase` is doing its own work (the plugin, storage) rather than waiting for
 // the other ranks: a rank that stays long in such a phase is the one the others wait for.

@@ -130,13 +130,14 @@ absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
   last_checkpoint_batches_ = progress_.batches_trained;
   last_validation_batches_ = progress_.batches_trained;  // validated before it was written
   rate_window_start_records_ = progress_.records_trained;
+  report_window_start_records_ = progress_.records_trained;
   return absl::OkStatus();
 }
 
 void TrialRunner::Enter(TrialPhase phase, uint64_t batch) {
-  if (options_.phases != nullptr) {
-    options_.phases->Enter(phase, batch, options_.clock->MonotonicSeconds());
-  }
+  const double now = options_.clock->MonotonicSeconds();
+  phase_timer_.Enter(phase, now);
+  if (options_.phases != nullptr) options_.phases->Enter(phase, batch, now);
 }
 
 absl::Status TrialRunner::InCollective(absl::Status status, absl::string_view what,
@@ -153,6 +154,9 @@ absl::Status TrialRunner::InCollective(absl::Status status, absl::string_view wh
 
 absl::StatusOr<TrialExit> TrialRunner::Run() {
   rate_window_start_time_ = options_.clock->MonotonicSeconds();
+  // The first report's window starts here, but its timings also count forming the group: the
+  // phase timer counts from the first phase entered, kStarting, which has no timing key.
+  report_window_start_time_ = rate_window_start_time_;
   Enter(TrialPhase::kStarting, progress_.batches_trained);
   if (multi_rank()) {
     // Same model everywhere, starting from rank 0's parameters (its initialisation, or the
@@ -216,6 +220,7 @@ absl::StatusOr<bool> TrialRunner::StopAgreed(bool at_report) {
 }
 
 absl::Status TrialRunner::TrainBatch() {
+  Enter(TrialPhase::kPreparing, progress_.batches_trained + 1);
   const BatchSpec batch = sampler_->TrainingBatch(progress_.batches_trained);
   // The last batch of an aggregation window sums the gradients across ranks while backward
   // runs; averaging (over ranks, and over the window unless told otherwise) happens first.
@@ -332,7 +337,18 @@ absl::Status TrialRunner::ReportTraining() {
   }
   const std::vector<ReducedMetric> metrics = training_metrics_.Result();
   training_metrics_.Reset();
-  if (reporter()) options_.events->OnMetrics(Report(ReportKind::kTraining, metrics));
+  MetricsReport report = Report(ReportKind::kTraining, metrics);
+  // Where this rank's time went since the previous training report, and the throughput then.
+  const double now = options_.clock->MonotonicSeconds();
+  report.timings = phase_timer_.Take(now);
+  if (now > report_window_start_time_) {
+    report.records_per_second =
+        static_cast<double>(progress_.records_trained - report_window_start_records_) /
+        (now - report_window_start_time_);
+  }
+  report_window_start_time_ = now;
+  report_window_start_records_ = progress_.records_trained;
+  if (reporter()) options_.events->OnMetrics(report);
   return absl::OkStatus();
 }
 

@@ -35,6 +35,7 @@
 #include "runtime/plugin/loaded_model.h"
 #include "runtime/trial/clock.h"
 #include "runtime/trial/metric_accumulator.h"
+#include "runtime/trial/phase_timer.h"
 #include "runtime/trial/record_sampler.h"
 #include "runtime/trial/trial_events.h"
 #include "runtime/trial/trial_phase.h"
@@ -120,6 +121,10 @@ class TrialRunner {
   double last_progress_time_ = 0;
   double rate_window_start_time_ = 0;
   uint64_t rate_window_start_records_ = 0;
+  // Since the previous training report: the time per phase, and where its throughput starts.
+  PhaseTimer phase_timer_;
+  double report_window_start_time_ = 0;
+  uint64_t report_window_start_records_ = 0;
   double records_per_second_ = 0;
 };
 

@@ -29,10 +29,20 @@ with temp_dir() as tmp:
     validation = [r["batches"] for r in reports if r["kind"] == "validation"]
     check(training == list(range(20, 301, 20)), training)
     check(validation == [100, 200, 300], validation)
+    base = {"kind", "batches", "records", "time", "metrics"}
+    phases = {"data", "compute", "exchange_wait", "optimizer", "metrics", "validation",
+              "checkpoint"}
     for report in reports:
-        check(set(report) == {"kind", "batches", "records", "time", "metrics"}, report)
+        training_report = report["kind"] == "training"
+        check(set(report) == (base | {"timings", "records_per_second"} if training_report
+                              else base), report)
         check(report["records"] == report["batches"] * 16, report)
         check("loss" in report["metrics"], report)
+        if training_report:
+            # Where rank 0's time went since the previous training report, and the throughput.
+            check(set(report["timings"]) <= phases and "compute" in report["timings"], report)
+            check(all(seconds >= 0 for seconds in report["timings"].values()), report)
+            check(report["records_per_second"] > 0, report)
 
     with open(os.path.join(run_dir, "config.yaml")) as f:
         stored = f.read()

@@ -145,6 +145,34 @@ TEST_F(TrialRunnerTest, ProgressReportsFollowTheClock) {
   EXPECT_NEAR(progress[4].records_per_second, 80, 1e-6);
 }
 
+// Each training report says where the training thread's time went since the previous one and
+// the throughput then. The clock moves only when StopRequested is asked, after each step: 0.1 s
+// a batch, batches of 8, a training report every 5 batches.
+TEST_F(TrialRunnerTest, TrainingReportsSayWhereTheTimeWentAndTheThroughput) {
+  std::unique_ptr<TrialHarness> trial = Trial(LinregConfig());
+  ASSERT_NE(trial, nullptr);
+  trial->events().seconds_per_step = 0.1;
+  ASSERT_TRUE(trial->runner().Run().ok());
+  const std::vector<MetricsReport> reports = trial->events().Reports(ReportKind::kTraining);
+  ASSERT_EQ(reports.size(), 4u);
+  const std::vector<std::string> keys = {"data",    "compute",    "exchange_wait", "optimizer",
+                                         "metrics", "validation", "checkpoint"};
+  for (size_t r = 0; r < reports.size(); ++r) {
+    SCOPED_TRACE(r);
+    double total = 0;
+    for (const NamedValue& timing : reports[r].timings) {
+      EXPECT_THAT(keys, ::testing::Contains(timing.name));
+      EXPECT_GT(timing.value, 0);
+      total += timing.value;
+    }
+    // The first window holds the StopRequested of batches 1 to 4, later ones five of them.
+    const double seconds = r == 0 ? 0.4 : 0.5;
+    EXPECT_NEAR(total, seconds, 1e-9);
+    EXPECT_NEAR(reports[r].records_per_second, 40 / seconds, 1e-6);
+  }
+  EXPECT_TRUE(trial->events().Reports(ReportKind::kValidation).back().timings.empty());
+}
+
 TEST_F(TrialRunnerTest, SearcherMetricThePluginDoesNotReportFailsTheFirstValidation) {
   ExperimentConfig config = LinregConfig();
   config.searcher.metric = "accuracy";
