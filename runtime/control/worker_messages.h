@@ -55,7 +55,8 @@ struct MetricsReport {
   double unix_time = 0;
   std::vector<NamedValue> metrics;
   // Training reports: seconds the training thread spent per phase since the previous training
-  // report (TrialPhaseTimingKey names them), and records trained per second over that time.
+  // report (TrialPhaseTimingKey names them), with a gradient exchange also its thread's
+  // "exchange" (collectives) and "codec" seconds; and records trained per second then.
   std::vector<NamedValue> timings = {};
   double records_per_second = 0;
 

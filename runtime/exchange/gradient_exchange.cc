@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,18 +66,19 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
   if (!plan.ok()) return plan.status();
   absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena);
   if (!tracker.ok()) return tracker.status();
+  auto timed = std::make_unique<TimedCollective>(backend);
   absl::StatusOr<std::unique_ptr<BucketReducer>> reducer;
   if (*on_device) {
     if (absl::Status fits = CheckCompressionFits(options.compression, *plan); !fits.ok()) return fits;
     std::vector<std::vector<PowerSgdTensor>> tensors;
     for (const GradientBucket& bucket : *plan) tensors.push_back(PowerSgdTensorsOf(bucket, arena));
-    reducer = options.device->CreateReducer(options.compression, *plan, tensors, backend);
+    reducer = options.device->CreateReducer(options.compression, *plan, tensors, *timed);
   } else {
-    reducer = CreateBucketReducer(options.compression, *plan, arena, backend);
+    reducer = CreateBucketReducer(options.compression, *plan, arena, *timed);
   }
   if (!reducer.ok()) return reducer.status();
   return std::unique_ptr<GradientExchange>(
-      new GradientExchange(arena, backend, *on_device ? options.device : nullptr,
+      new GradientExchange(arena, std::move(timed), *on_device ? options.device : nullptr,
                            options.find_nonfinite && !*on_device,
                            options.step_check_every != 0 ? options.step_check_every
                                                          : StepCheckEvery(*plan),
@@ -84,12 +86,13 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
                            *std::move(tracker), *std::move(reducer)));
 }
 
-GradientExchange::GradientExchange(TensorArena& arena, CollectiveBackend& backend,
+GradientExchange::GradientExchange(TensorArena& arena, std::unique_ptr<TimedCollective> backend,
                                    DeviceExchange* device, bool find_nonfinite,
                                    uint32_t step_check_every, std::vector<GradientBucket> plan,
                                    ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer)
     : arena_(arena),
-      backend_(backend),
+      timed_backend_(std::move(backend)),
+      backend_(*timed_backend_),
       device_(device),
       find_nonfinite_(find_nonfinite),
       step_check_every_(step_check_every),
@@ -251,7 +254,26 @@ void GradientExchange::CommunicationLoop() {
   }
 }
 
+GradientExchange::Times GradientExchange::TakeTimes() {
+  Times times;
+  const double buckets = static_cast<double>(bucket_nanoseconds_.exchange(0)) * 1e-9;
+  times.exchange_seconds = timed_backend_->TakeSeconds();
+  // The step check's gather is all collective; the buckets' time beyond theirs is the codec's.
+  times.codec_seconds = std::max(0.0, buckets - times.exchange_seconds);
+  times.bytes = timed_backend_->bytes();
+  return times;
+}
+
 absl::Status GradientExchange::ExchangeBucket(size_t index, double scale, uint64_t step) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = ReduceBucket(index, scale, step);
+  bucket_nanoseconds_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                   std::chrono::steady_clock::now() - start)
+                                                   .count());
+  return status;
+}
+
+absl::Status GradientExchange::ReduceBucket(size_t index, double scale, uint64_t step) {
   const GradientBucket& bucket = plan_[index];
   const ArenaBlock& block = arena_.blocks()[bucket.block];
   float* grad = static_cast<float*>(block.grad) + bucket.offset;  // host or device memory

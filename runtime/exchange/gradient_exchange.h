@@ -37,6 +37,7 @@
 #ifndef COHORT_RUNTIME_EXCHANGE_GRADIENT_EXCHANGE_H_
 #define COHORT_RUNTIME_EXCHANGE_GRADIENT_EXCHANGE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -50,6 +51,7 @@
 #include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
+#include "runtime/collective/timed_collective.h"
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/codec_options.h"
@@ -106,6 +108,17 @@ class GradientExchange {
   // every rank alike.
   absl::Status ResetCompression() { return reducer_->Reset(); }
 
+  // Where the exchange's time went since the last call (then from zero): seconds inside the
+  // collectives (`exchange`) and the rest of the buckets' work (`codec`: scaling, encoding,
+  // selecting, decoding), both on whichever thread exchanged, so they overlap the plugin's
+  // compute; and the bytes this rank handed to the collectives over the exchange's life.
+  struct Times {
+    double exchange_seconds = 0;
+    double codec_seconds = 0;
+    uint64_t bytes = 0;
+  };
+  Times TakeTimes();
+
   const std::vector<GradientBucket>& plan() const { return plan_; }
   bool active() const { return active_; }
 
@@ -113,8 +126,8 @@ class GradientExchange {
   // A queue entry that is the batch's step check rather than a bucket.
   static constexpr size_t kStepCheck = static_cast<size_t>(-1);
 
-  GradientExchange(TensorArena& arena, CollectiveBackend& backend, DeviceExchange* device,
-                   bool find_nonfinite, uint32_t step_check_every,
+  GradientExchange(TensorArena& arena, std::unique_ptr<TimedCollective> backend,
+                   DeviceExchange* device, bool find_nonfinite, uint32_t step_check_every,
                    std::vector<GradientBucket> plan, ReadyTracker tracker,
                    std::unique_ptr<BucketReducer> reducer);
   void Launch(const std::vector<size_t>& buckets);
@@ -124,9 +137,13 @@ class GradientExchange {
   void ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket);
   // Gathers every rank's (batch, step, buckets exchanged) and fails unless they all agree.
   absl::Status CheckRanksInStep(uint64_t batch, uint64_t step, uint64_t buckets_exchanged);
+  // ReduceBucket, timed.
   absl::Status ExchangeBucket(size_t bucket, double scale, uint64_t step);
+  absl::Status ReduceBucket(size_t bucket, double scale, uint64_t step);
 
   TensorArena& arena_;
+  // The caller's backend, timed; the reducer calls through it too.
+  const std::unique_ptr<TimedCollective> timed_backend_;
   CollectiveBackend& backend_;
   DeviceExchange* const device_;  // nullptr for host-memory gradients
   const bool find_nonfinite_;
@@ -151,6 +168,7 @@ class GradientExchange {
   bool shutting_down_ = false;
   bool communication_busy_ = false;  // the communication thread is exchanging a bucket
   bool caller_draining_ = false;     // Finish exchanges the rest; the thread keeps off
+  std::atomic<uint64_t> bucket_nanoseconds_{0};  // inside ExchangeBucket, since TakeTimes
   std::thread thread_;
 };
 

@@ -341,6 +341,13 @@ absl::Status TrialRunner::ReportTraining() {
   // Where this rank's time went since the previous training report, and the throughput then.
   const double now = options_.clock->MonotonicSeconds();
   report.timings = phase_timer_.Take(now);
+  if (options_.exchange != nullptr) {
+    // The exchange's own time, on its thread: it overlaps compute; what did not overlap shows
+    // as exchange_wait.
+    const GradientExchange::Times exchange = options_.exchange->TakeTimes();
+    report.timings.push_back({"exchange", exchange.exchange_seconds});
+    report.timings.push_back({"codec", exchange.codec_seconds});
+  }
   if (now > report_window_start_time_) {
     report.records_per_second =
         static_cast<double>(progress_.records_trained - report_window_start_records_) /

@@ -196,6 +196,36 @@ TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenEachRankReportsInItsOwnScra
   }));
 }
 
+// The exchange's times: the bytes every collective was handed (each bucket's floats and each
+// step check's 24 bytes), the time inside them, and a Take that starts the time from zero.
+TEST_P(GradientExchangeGroupTest, TimesCountTheCollectivesBytesAndSeconds) {
+  const uint32_t size = GetParam();
+  ExchangeOptions options = SmallBuckets();
+  options.step_check_every = 1;
+  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena,
+                                                  GradientExchange& exchange) -> absl::Status {
+    uint64_t floats = 0;
+    for (const GradientBucket& bucket : exchange.plan()) floats += bucket.count;
+    for (int batch = 0; batch < 3; ++batch) {
+      RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
+    }
+    const GradientExchange::Times times = exchange.TakeTimes();
+    if (times.bytes != 3 * (floats * sizeof(float) + 24)) {
+      return absl::InternalError(absl::StrCat("bytes ", times.bytes, ", expected ",
+                                              3 * (floats * sizeof(float) + 24)));
+    }
+    if (!(times.exchange_seconds > 0) || !(times.codec_seconds >= 0)) {
+      return absl::InternalError(absl::StrCat("seconds: exchange ", times.exchange_seconds,
+                                              ", codec ", times.codec_seconds));
+    }
+    const GradientExchange::Times again = exchange.TakeTimes();
+    if (again.exchange_seconds != 0 || again.codec_seconds != 0 || again.bytes != times.bytes) {
+      return absl::InternalError("a second Take did not start the time from zero");
+    }
+    return absl::OkStatus();
+  }));
+}
+
 TEST_P(GradientExchangeGroupTest, FinishExchangesEverythingWhenNothingWasReported) {
   const uint32_t size = GetParam();
   ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {

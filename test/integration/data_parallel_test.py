@@ -49,6 +49,12 @@ with temp_dir() as tmp:
         log = f.read()
     check("[rank 0] trial 1 rank 0 of 2" in log and "[rank 1] trial 1 rank 1 of 2" in log, log)
     check("no heartbeat" not in log, log)
+    # At 2 slots a training report also says how long the exchange's own thread spent in the
+    # collectives and in the rest of the buckets' work.
+    training = [r for r in metrics(two) if r["kind"] == "training"]
+    check(training and all({"exchange", "codec", "compute"} <= set(r["timings"])
+                           for r in training), training)
+    check(all(r["timings"]["exchange"] > 0 for r in training), training)
 
     again = train(tmp, "two-slots-again", "hyperparameters.global_batch_size=16", slots=2)
     check(final_parameters(again, STEPS) == final_parameters(two, STEPS),
