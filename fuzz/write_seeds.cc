@@ -33,9 +33,12 @@ void WriteSeeds(const std::filesystem::path& folder, const std::vector<Seed>& se
 
 std::vector<Seed> WorkerSeeds() {
   MetricsReport metrics{1, ReportKind::kValidation, 40, 1280, 1.7e9, {{"validation_loss", 0.5}}};
+  MetricsReport training{1, ReportKind::kTraining, 20, 640, 1.7e9, {{"loss", 0.7}},
+                         {{"compute", 0.5}, {"exchange_wait", 0.125}}, 1280.0};
   return {
       {"hello", EncodeWorkerMessage(WorkerHello{1, 0, 2, 1, 0})},
       {"metrics", EncodeWorkerMessage(metrics)},
+      {"training_metrics", EncodeWorkerMessage(training)},
       {"progress", EncodeWorkerMessage(ProgressReport{1, 20, 40, 640, 0.25, 3000.0})},
       {"checkpoint", EncodeWorkerMessage(CheckpointReport{1, "trial-1-batch-20", 20, 640, 4096})},
       {"finished", EncodeWorkerMessage(TrialFinished{1, TrialExit::kFailed, 9, "out of memory"})},
@@ -88,7 +91,7 @@ std::vector<Seed> ControlSeeds() {
       {"task_status", agent.Say(TaskStatus{1, TaskState::kRunning, {{0, 100}, {1, 101}}})},
       {"task_exit", agent.Say(TaskExit{1, 1, 0, 9, "killed", false})},
       {"metrics", agent.Say(TaskMetricsReport{1, {1, ReportKind::kTraining, 10, 320, 1.7e9,
-                                                  {{"loss", 0.7}}}})},
+                                                  {{"loss", 0.7}}, {{"compute", 0.25}}, 640.0}})},
       {"checkpoint", agent.Say(TaskCheckpointReport{1, 1, "trial-1-batch-10", 10, 320, 4096,
                                                     {{"framework", "cohort"}}})},
       {"log_batch", agent.Say(LogBatch{1, {{0, LogStream::kStderr, 1.7e9, "warning: x"}}})},

@@ -119,8 +119,17 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
   }
   out += TrialTable(description.trials);
   std::string validation;
+  std::string timing;
   std::string errors;
   for (const TrialSummary& trial : description.trials) {
+    if (trial.records_per_second > 0 || !trial.latest_timings.empty()) {
+      absl::StrAppend(&timing, "  trial ", trial.trial_id, ": ",
+                      absl::StrFormat("%.0f records/s", trial.records_per_second));
+      for (const NamedValue& phase : trial.latest_timings) {
+        absl::StrAppend(&timing, absl::StrFormat(", %s %.3g s", phase.name, phase.value));
+      }
+      absl::StrAppend(&timing, "\n");
+    }
     if (!trial.latest_validation.empty()) {
       absl::StrAppend(&validation, "  trial ", trial.trial_id, ": ",
                       FormatMetrics(trial.latest_validation), "\n");
@@ -130,6 +139,11 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
     }
   }
   if (!validation.empty()) absl::StrAppend(&out, "\nlatest validation metrics:\n", validation);
+  if (!timing.empty()) {
+    absl::StrAppend(&out,
+                    "\nthroughput and where the time went, since the previous training report:\n",
+                    timing);
+  }
   if (!errors.empty()) absl::StrAppend(&out, "\ntrial errors:\n", errors);
   return out;
 }

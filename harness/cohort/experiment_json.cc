@@ -53,6 +53,9 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
   MetricsObject(trial.latest_training, json);
   json.Key("latest_validation");
   MetricsObject(trial.latest_validation, json);
+  json.Key("latest_timings");
+  MetricsObject(trial.latest_timings, json);
+  json.Field("records_per_second", trial.records_per_second);
   json.Field("error", trial.error);
   json.EndObject();
 }

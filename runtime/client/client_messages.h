@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 0;
+inline constexpr uint16_t kClientProtocolMinor = 1;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -178,6 +178,10 @@ struct TrialSummary {
   double best_metric = 0;       // best searcher metric validated so far
   std::string latest_checkpoint_id;  // empty when none
   std::string error;            // why it is in kError (or its last failure)
+
+  // The last training report's seconds per phase (metrics.jsonl "timings") and its records/s.
+  std::vector<NamedValue> latest_timings = {};
+  double records_per_second = 0;
 
   friend bool operator==(const TrialSummary&, const TrialSummary&) = default;
 };

@@ -250,7 +250,11 @@ ClientMessage Orchestrator::Describe(const DescribeExperiment& describe) const {
     summary.task_id = trial.task_id;
     for (const TrialRecord& record : experiment.record.trials) {
       if (record.id != trial.id) continue;
-      if (record.latest_training) summary.latest_training = record.latest_training->metrics;
+      if (record.latest_training) {
+        summary.latest_training = record.latest_training->metrics;
+        summary.latest_timings = record.latest_training->timings;
+        summary.records_per_second = record.latest_training->records_per_second;
+      }
       if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
       // The record keeps the best validation (forgetting what a rewind trained again).
       const std::optional<double> best =

@@ -97,6 +97,8 @@ ExperimentDescription Description() {
   done.best_metric = 0.0812;
   done.latest_checkpoint_id = "ckpt-7-5000";
   done.latest_validation = {{"validation_loss", 0.0812}, {"accuracy", 0.97}};
+  done.latest_timings = {{"compute", 1.25}, {"exchange_wait", 0.0625}, {"optimizer", 0.0075}};
+  done.records_per_second = 3210.4;
   TrialSummary failed = Trial(8, TrialState::kError);
   failed.restarts = 5;
   failed.error = "worker rank 1 exited with signal 11";
@@ -196,6 +198,9 @@ TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {
                 "9      running    1200/5000  0         -            -            {\"lr\":0.1}\n"));
   EXPECT_THAT(text, HasSubstr("latest validation metrics:\n"
                               "  trial 7: validation_loss=0.0812 accuracy=0.97\n"));
+  EXPECT_THAT(text, HasSubstr("throughput and where the time went, since the previous training "
+                              "report:\n  trial 7: 3210 records/s, compute 1.25 s, exchange_wait "
+                              "0.0625 s, optimizer 0.0075 s\n"));
   EXPECT_THAT(text,
               HasSubstr("trial errors:\n  trial 8: worker rank 1 exited with signal 11\n"));
 }

@@ -52,7 +52,9 @@ TrialSummary FullTrial() {
           true,
           0.125,
           "trial-3-batch-1200",
-          "rank 1 exited with signal 9"};
+          "rank 1 exited with signal 9",
+          {{"compute", 1.5}, {"exchange_wait", 0.25}},
+          2048.5};
 }
 
 // One of each message, in the variant's order, every field set to a value other than its default.
@@ -241,7 +243,7 @@ TEST(ClientMessagesTest, RefusesAnotherMajorNamingBothVersions) {
     const std::string bytes = Envelope(builder, major, 3, wire::ClientMessage::ClientAck,
                                        wire::CreateClientAck(builder).Union());
     ExpectInvalid(bytes, absl::StrCat("client protocol ", major,
-                                      ".3 is not supported: this build speaks 1.0"));
+                                      ".3 is not supported: this build speaks 1.1"));
   }
 }
 
@@ -269,7 +271,7 @@ TEST(ClientMessagesTest, RefusesAnUnknownMessageTypeNamingIt) {
     const std::string bytes = Envelope(builder, 1, minor, static_cast<wire::ClientMessage>(200),
                                        wire::CreateClientAck(builder).Union());
     ExpectInvalid(bytes, "malformed client message: unknown message type 200");
-    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.0");
+    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.1");
   }
 }
 
