@@ -59,11 +59,25 @@ class DiscardingOutbox : public AgentOutbox {
   uint64_t last_message_id_ = 0;
 };
 
-// The orchestrator's state folder, emptied before every input.
+// The orchestrator's state folder: emptied before every input, removed when the process exits.
+class ScratchFolder {
+ public:
+  ScratchFolder()
+      : path_(std::filesystem::temp_directory_path() /
+              absl::StrCat("cohort-orchestrator-fuzz-", getpid())) {}
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 const std::filesystem::path& StateDir() {
-  static const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / absl::StrCat("cohort-orchestrator-fuzz-", getpid());
-  return dir;
+  static const ScratchFolder folder;
+  return folder.path();
 }
 
 void Play(const std::vector<ScriptStep>& steps) {
