@@ -304,9 +304,20 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
     watchdog.emplace(args.rank, phases, config->optimizations.collective_timeout,
                      [] { return stop_signal != 0; });
   }
+  // profiling.enabled: this rank's timeline, merged per trial when the run ends.
+  std::unique_ptr<TraceWriter> trace;
+  if (config->profiling_enabled) {
+    absl::StatusOr<std::unique_ptr<TraceWriter>> opened = TraceWriter::Open(
+        absl::StrCat(args.run_dir, "/trace-trial", args.trial_id, "-rank", args.rank, "-attempt",
+                     args.attempt, ".json"),
+        args.rank);
+    if (!opened.ok()) return opened.status();
+    trace = *std::move(opened);
+  }
   TrialRunnerOptions options;
   options.config = &*config;
   options.phases = &phases;
+  options.trace = trace.get();
   options.trial_id = args.trial_id;
   options.trial_seed = trial_seed;
   options.model = model->get();

@@ -84,9 +84,9 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   r.AllowKeys({"name", "description", "entrypoint", "hyperparameters", "searcher", "resources",
                "records_per_epoch", "min_validation_period", "min_checkpoint_period",
                "scheduling_unit", "optimizations", "checkpoint_storage", "checkpoint_policy",
-               "max_restarts", "reproducibility", "perform_initial_validation"},
+               "max_restarts", "reproducibility", "perform_initial_validation", "profiling"},
               {"bind_mounts", "data", "data_layer", "debug", "environment", "integrations",
-               "internal", "labels", "log_policies", "preemption_timeout", "profiling", "project",
+               "internal", "labels", "log_policies", "preemption_timeout", "project",
                "security", "tensorboard_storage", "workspace"});
   r.String("name", &config->name);
   r.String("description", &config->description);
@@ -101,6 +101,11 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   if (!r.ok()) return r.status();
   DropZeroPeriod(&config->min_validation_period);
   DropZeroPeriod(&config->min_checkpoint_period);
+
+  MapReader profiling(r.Get("profiling"), "profiling", ignored);
+  profiling.AllowKeys({"enabled"}, {"begin_on_batch", "end_after_batch", "sync_timings"});
+  profiling.Bool("enabled", &config->profiling_enabled);
+  if (!profiling.ok()) return profiling.status();
 
   MapReader resources(r.Get("resources"), "resources", ignored);
   resources.AllowKeys({"slots_per_trial"},

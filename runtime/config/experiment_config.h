@@ -129,6 +129,9 @@ struct ExperimentConfig {
   uint32_t max_restarts = 5;
   std::optional<uint64_t> experiment_seed;  // reproducibility.experiment_seed, 0..2^31-1
   bool perform_initial_validation = false;
+  // profiling.enabled (Determined's key): each rank writes a Chrome trace of its phases and
+  // gradient buckets, merged per trial into the run folder's trials/<id>/timeline.json.
+  bool profiling_enabled = false;
   // Paths of keys Cohort accepts but does not use, e.g. "environment", "data",
   // "resources.resource_pool", "searcher.source_trial_id": top-level keys first, then each
   // section's. A searcher key that only another searcher reads is among them.

@@ -197,7 +197,7 @@ void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t
   absl::Status status;
   if (!failed) {
     status = bucket == kStepCheck ? CheckRanksInStep(batch, step, exchanged)
-                                  : ExchangeBucket(bucket, scale, step);
+                                  : ExchangeBucket(bucket, scale, step, batch);
   }
   if (!status.ok() && bucket != kStepCheck) {
     status = absl::Status(status.code(), absl::StrCat("bucket ", bucket + 1, " of ", plan_.size(),
@@ -264,12 +264,19 @@ GradientExchange::Times GradientExchange::TakeTimes() {
   return times;
 }
 
-absl::Status GradientExchange::ExchangeBucket(size_t index, double scale, uint64_t step) {
+absl::Status GradientExchange::ExchangeBucket(size_t index, double scale, uint64_t step,
+                                              uint64_t batch) {
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = ReduceBucket(index, scale, step);
-  bucket_nanoseconds_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                   std::chrono::steady_clock::now() - start)
-                                                   .count());
+  const auto end = std::chrono::steady_clock::now();
+  bucket_nanoseconds_ += static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+  if (bucket_observer_) {
+    const auto seconds = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(t.time_since_epoch()).count();
+    };
+    bucket_observer_(index, batch, seconds(start), seconds(end));
+  }
   return status;
 }
 

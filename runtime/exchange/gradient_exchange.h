@@ -41,6 +41,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -119,6 +120,13 @@ class GradientExchange {
   };
   Times TakeTimes();
 
+  // Called on the exchanging thread after each bucket with its index, the batch it belongs to
+  // (batches trained before it) and when it began and ended (steady-clock seconds, as
+  // SystemClock().MonotonicSeconds()). Set before the first Begin; empty: none.
+  using BucketObserver =
+      std::function<void(size_t bucket, uint64_t batch, double begin, double end)>;
+  void set_bucket_observer(BucketObserver observer) { bucket_observer_ = std::move(observer); }
+
   const std::vector<GradientBucket>& plan() const { return plan_; }
   bool active() const { return active_; }
 
@@ -138,7 +146,7 @@ class GradientExchange {
   // Gathers every rank's (batch, step, buckets exchanged) and fails unless they all agree.
   absl::Status CheckRanksInStep(uint64_t batch, uint64_t step, uint64_t buckets_exchanged);
   // ReduceBucket, timed.
-  absl::Status ExchangeBucket(size_t bucket, double scale, uint64_t step);
+  absl::Status ExchangeBucket(size_t bucket, double scale, uint64_t step, uint64_t batch);
   absl::Status ReduceBucket(size_t bucket, double scale, uint64_t step);
 
   TensorArena& arena_;
@@ -169,6 +177,7 @@ class GradientExchange {
   bool communication_busy_ = false;  // the communication thread is exchanging a bucket
   bool caller_draining_ = false;     // Finish exchanges the rest; the thread keeps off
   std::atomic<uint64_t> bucket_nanoseconds_{0};  // inside ExchangeBucket, since TakeTimes
+  BucketObserver bucket_observer_;
   std::thread thread_;
 };
 

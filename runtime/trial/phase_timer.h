@@ -28,6 +28,10 @@ class PhaseTimer {
   // order of TrialPhase (only phases that took time); the counts start again from zero.
   std::vector<NamedValue> Take(double now);
 
+  // The phase entered last and when.
+  TrialPhase current() const { return current_; }
+  double since() const { return since_; }
+
  private:
   void Close(double now);
 

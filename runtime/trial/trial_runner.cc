@@ -136,6 +136,12 @@ absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
 
 void TrialRunner::Enter(TrialPhase phase, uint64_t batch) {
   const double now = options_.clock->MonotonicSeconds();
+  if (options_.trace != nullptr && TrialPhaseTimingKey(phase_timer_.current())[0] != '\0') {
+    options_.trace->Complete(TraceWriter::kTrainingThread,
+                             TrialPhaseName(phase_timer_.current()), phase_timer_.since(), now,
+                             phase_batch_);
+  }
+  phase_batch_ = batch;
   phase_timer_.Enter(phase, now);
   if (options_.phases != nullptr) options_.phases->Enter(phase, batch, now);
 }
@@ -153,6 +159,14 @@ absl::Status TrialRunner::InCollective(absl::Status status, absl::string_view wh
 }
 
 absl::StatusOr<TrialExit> TrialRunner::Run() {
+  if (options_.trace != nullptr && options_.exchange != nullptr) {
+    TraceWriter* trace = options_.trace;
+    options_.exchange->set_bucket_observer(
+        [trace](size_t bucket, uint64_t batch, double begin, double end) {
+          trace->Complete(TraceWriter::kExchangeThread, absl::StrCat("bucket ", bucket + 1), begin,
+                          end, batch + 1);
+        });
+  }
   rate_window_start_time_ = options_.clock->MonotonicSeconds();
   // The first report's window starts here, but its timings also count forming the group: the
   // phase timer counts from the first phase entered, kStarting, which has no timing key.

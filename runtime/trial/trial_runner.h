@@ -40,6 +40,7 @@
 #include "runtime/trial/trial_events.h"
 #include "runtime/trial/trial_phase.h"
 #include "runtime/trial/trial_schedule.h"
+#include "runtime/trial/trace_writer.h"
 #include "runtime/trial/trial_state.h"
 
 namespace cohort {
@@ -62,6 +63,8 @@ struct TrialRunnerOptions {
   double progress_interval_seconds = 0.25;
   // Where the runner is, for a watchdog on another thread; nullptr: not published.
   PhaseBoard* phases = nullptr;
+  // With profiling on: where this rank's timeline goes (its phases, and the exchange's buckets).
+  TraceWriter* trace = nullptr;
 };
 
 class TrialRunner {
@@ -123,6 +126,7 @@ class TrialRunner {
   uint64_t rate_window_start_records_ = 0;
   // Since the previous training report: the time per phase, and where its throughput starts.
   PhaseTimer phase_timer_;
+  uint64_t phase_batch_ = 0;  // the batch of the phase entered last
   double report_window_start_time_ = 0;
   uint64_t report_window_start_records_ = 0;
   double records_per_second_ = 0;

@@ -26,7 +26,9 @@ TEST(ExampleConfigsTest, ConstLoads) {
   EXPECT_EQ(DescribeLength(*c->min_validation_period), "200 batches");
   EXPECT_EQ(DescribeLength(*c->min_checkpoint_period), "1 epoch");
   EXPECT_EQ(c->max_restarts, 0u);
-  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "environment", "profiling"));
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "environment", "profiling.begin_on_batch",
+                                           "profiling.end_after_batch"));
+  EXPECT_TRUE(c->profiling_enabled);
 }
 
 TEST(ExampleConfigsTest, DistributedLoads) {

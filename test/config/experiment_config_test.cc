@@ -311,11 +311,12 @@ optimizations:
   grad_updates_size_file: sizes.txt
 )");
   EXPECT_THAT(c.ignored_keys,
-              ElementsAre("environment", "data", "profiling", "bind_mounts", "labels",
+              ElementsAre("environment", "data", "bind_mounts", "labels",
                           "workspace", "project", "resources.resource_pool",
                           "searcher.max_trials", "searcher.max_concurrent_trials",
                           "optimizations.grad_updates_size_file",
                           "checkpoint_storage.propagation"));
+  EXPECT_TRUE(c.profiling_enabled);
   EXPECT_EQ(c.slots_per_trial, 2u);
 }
 
