@@ -43,10 +43,11 @@ float GradientValue(size_t t, uint64_t i, uint32_t step) {
   return h % 17 == 0 ? 0.75f : value;  // repeated magnitudes
 }
 
+// Members in the order of their lifetimes: the device's streams outlive NCCL, which runs on one.
 struct Side {
+  std::unique_ptr<DeviceExchange> device;  // the device side only
   std::unique_ptr<TensorArena> arena;
   std::unique_ptr<CollectiveBackend> backend;
-  std::unique_ptr<DeviceExchange> device;  // the device side only
   std::unique_ptr<GradientExchange> exchange;
 };
 

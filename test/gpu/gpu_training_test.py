@@ -1,7 +1,11 @@
 """The GPU path end to end, on a machine with an NVIDIA GPU; exits 77 (skipped) without one.
 
 - mlp_cuda trains with `cohort run --gpus` (device arena, device optimizer, the plugin's stream)
-  to within a small margin of what the CPU mlp reaches on the same data, seed and settings.
+  along the CPU mlp's path on the same data, seed and settings: the training losses of the first
+  200 batches agree to 1e-4 (relative). Later the two drift apart: cuBLAS sums in another order,
+  and at this learning rate and momentum the last-bit differences grow until the runs follow
+  different paths to the same end (both fit the training set), so the final validation is
+  compared loosely.
 - A Ctrl-C and `--resume` on the GPU ends with bitwise the final parameters of an uninterrupted
   GPU run: device checkpoints and the device optimizer's state round-trip.
 - Each run's training throughput (records/s between its first and last training report) is
@@ -22,8 +26,15 @@ BATCHES = 4000  # long enough on a GPU to be stopped after the first checkpoint
 HIDDEN = 256
 
 
+EARLY_BATCHES = 200  # training reports compared closely up to here
+
+
+def training_reports(run_dir):
+    return [r for r in metrics(run_dir) if r["kind"] == "training"]
+
+
 def records_per_second(run_dir):
-    reports = [r for r in metrics(run_dir) if r["kind"] == "training"]
+    reports = training_reports(run_dir)
     check(len(reports) >= 2, f"too few training reports in {run_dir}")
     return ((reports[-1]["records"] - reports[0]["records"]) /
             (reports[-1]["time"] - reports[0]["time"]))
@@ -49,10 +60,17 @@ with temp_dir() as tmp:
     cpu = os.path.join(tmp, "cpu")
     code, out, err = run("run", cpu_config, "--output", cpu, "--cpu-slots", "1")
     check(code == 0, f"CPU run failed:\n{out}\n{err}")
+    early = [(g, c) for g, c in zip(training_reports(a), training_reports(cpu))
+             if g["batches"] <= EARLY_BATCHES]
+    check(len(early) >= 5, f"only {len(early)} training reports in the first {EARLY_BATCHES} batches")
+    for g, c in early:
+        check(g["batches"] == c["batches"], f"reports at different batches: {g}, {c}")
+        check(abs(g["metrics"]["loss"] - c["metrics"]["loss"]) <= 1e-4 * c["metrics"]["loss"],
+              f"training loss after {g['batches']} batches: GPU {g['metrics']}, CPU {c['metrics']}")
     on_gpu, on_cpu = final_validation(a), final_validation(cpu)
-    check(abs(on_gpu["loss"] - on_cpu["loss"]) <= 0.05 * on_cpu["loss"] + 0.01,
-          f"validation loss on the GPU {on_gpu}, on the CPU {on_cpu}")
-    check(on_gpu["accuracy"] >= on_cpu["accuracy"] - 0.02,
+    check(training_reports(a)[-1]["metrics"]["accuracy"] >= 0.99,
+          f"the GPU run did not fit the training set: {training_reports(a)[-1]}")
+    check(on_gpu["accuracy"] >= on_cpu["accuracy"] - 0.1,
           f"validation accuracy on the GPU {on_gpu}, on the CPU {on_cpu}")
     print(f"records/s: GPU {records_per_second(a):.0f}, CPU {records_per_second(cpu):.0f} "
           f"(mlp, hidden {HIDDEN} x 2, batch 16)")

@@ -2,7 +2,7 @@
 // cohort_cuda_memory.so only (see cuda_memory_module.h).
 //
 // Every call first makes the memory's device current, so one process may hold arenas on several
-// devices. Zero() completes before it returns.
+// devices. Zero() waits for the device's pending work, and completes before it returns.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -47,6 +47,11 @@ class CudaMemory final : public DeviceMemory {
 
   absl::Status Zero(void* ptr, size_t bytes) override {
     if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    // Kernels still queued on a non-blocking stream (an optimizer step reading the gradients) do
+    // not order with cudaMemset's default stream: wait for them first.
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+      return CudaError(e, "cudaDeviceSynchronize", ordinal_);
+    }
     if (cudaError_t e = cudaMemset(ptr, 0, bytes); e != cudaSuccess) return CudaError(e, "cudaMemset", ordinal_);
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
       return CudaError(e, "cudaDeviceSynchronize", ordinal_);
