@@ -87,14 +87,14 @@ int main(int argc, char** argv) {
   // Top-k selects from the whole buffer as one bucket (the scratch for 2^26 entries).
   const uint64_t k = cohort::TopKCount(kCount, 0.01);
   cohort::TopKScratch scratch;
+  size_t scratch_bytes = 0;
+  uint8_t* scratch_memory = nullptr;
   uint32_t* indices = nullptr;
   float* values = nullptr;
-  if (!Allocate(&scratch.keys, kCount * 4) || !Allocate(&scratch.work, kCount * 4) ||
-      !Allocate(&scratch.tie_rank, kCount * 4) || !Allocate(&scratch.flags, kCount) ||
-      !Allocate(&scratch.scalars, 16) ||
-      !Check(cohort::TopKTempBytes(kCount, &scratch.temp_bytes), "TopKTempBytes") ||
-      !Allocate(&scratch.temp, scratch.temp_bytes) || !Allocate(&indices, k * 4) ||
-      !Allocate(&values, k * 4)) {
+  if (!Check(cohort::TopKScratchBytes(kCount, &scratch_bytes), "TopKScratchBytes") ||
+      !Allocate(&scratch_memory, scratch_bytes) ||
+      !Check(cohort::TopKScratchAt(scratch_memory, kCount, &scratch), "TopKScratchAt") ||
+      !Allocate(&indices, k * 4) || !Allocate(&values, k * 4)) {
     return 1;
   }
   Report("topk_0.01_compress",

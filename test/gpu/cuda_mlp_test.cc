@@ -49,8 +49,7 @@ float Pseudo(uint64_t key, uint64_t i) {
   h ^= h >> 31;
   h *= 0x94D049BB133111EBull;
   h ^= h >> 29;
-  return static_cast<float>(static_cast<double>(h >> 11) / static_cast<double>(1ull << 53)) * 2 -
-         1;
+  return static_cast<float>(static_cast<double>(h >> 11) / static_cast<double>(1ull << 53)) * 2 - 1;
 }
 
 std::vector<float> Values(uint64_t key, size_t count, float scale) {
@@ -143,8 +142,8 @@ TEST_P(CudaMlpTest, MatchesTheCpuNetwork) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaMlpTest,
                          ::testing::Values(Case{{20, 64, 64, 10}, 16},
-                                           Case{{784, 256, 256, 10}, 16},
-                                           Case{{33, 17, 5}, 7}, Case{{12, 3}, 40}));
+                                           Case{{784, 256, 256, 10}, 16}, Case{{33, 17, 5}, 7},
+                                           Case{{12, 3}, 40}));
 
 }  // namespace
 }  // namespace mlp

@@ -44,23 +44,19 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(
     largest = std::max(largest, bucket.count);
     largest_message = std::max(largest_message, MessageBytes(k));
   }
-  size_t temp_bytes = 0;
-  if (absl::Status s = CudaStatus(TopKTempBytes(largest, &temp_bytes), "sizing top-k's scratch");
+  size_t scratch_bytes = 0;
+  if (absl::Status s = CudaStatus(TopKScratchBytes(largest, &scratch_bytes), "sizing top-k's scratch");
       !s.ok())
     return s;
-  for (absl::Status s : {reducer->keys_.Allocate(largest), reducer->work_.Allocate(largest),
-                         reducer->tie_rank_.Allocate(largest), reducer->scalars_.Allocate(4),
-                         reducer->flags_.Allocate(largest), reducer->temp_.Allocate(temp_bytes),
+  for (absl::Status s : {reducer->scratch_memory_.Allocate(scratch_bytes),
                          reducer->gathered_.Allocate(largest_message * backend.size())}) {
     if (!s.ok()) return s;
   }
-  reducer->scratch_ = {reducer->keys_.data(),
-                       reducer->work_.data(),
-                       reducer->tie_rank_.data(),
-                       reducer->flags_.data(),
-                       reducer->scalars_.data(),
-                       reducer->temp_.data(),
-                       temp_bytes};
+  if (absl::Status s =
+          CudaStatus(TopKScratchAt(reducer->scratch_memory_.data(), largest, &reducer->scratch_),
+                     "placing top-k's scratch");
+      !s.ok())
+    return s;
   return std::unique_ptr<BucketReducer>(std::move(reducer));
 }
 

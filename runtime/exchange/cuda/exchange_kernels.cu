@@ -1,8 +1,9 @@
 #include "runtime/exchange/cuda/exchange_kernels.h"
 
-#include <cub/device/device_radix_sort.cuh>
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 
@@ -106,51 +107,165 @@ __global__ void OrthonormalizeKernel(float* columns, uint64_t length, uint32_t r
   }
 }
 
-// residual[i] += grad[i] * scale, keys[i] = its magnitude key.
+// Top-k's radix select. Keys are 31 bits (MagnitudeKey has no sign bit); the threshold, the k-th
+// largest key, is found one digit at a time from the top: 11 bits, then 10, then 10. scalars[0]
+// holds the threshold's digits chosen so far, scalars[1] how many of the entries whose keys share
+// them are still to be chosen; at the end, the threshold and how many keys equal to it are sent.
+constexpr unsigned kTopKBins = 2048;  // the widest digit
+constexpr unsigned kTopDigitShift = 20;  // the first digit, counted by TopKSumKernel
+constexpr unsigned kTopDigitBits = 11;
+constexpr unsigned kTopKDigitShift[3] = {kTopDigitShift, 10, 0};  // host side
+constexpr unsigned kTopKDigitBits[3] = {kTopDigitBits, 10, 10};
+constexpr unsigned kChooseThreads = kTopKBins / 2;
+constexpr uint64_t kHistogramBlocks = 1024;  // each flushes a histogram: fewer, fuller blocks
+constexpr unsigned kTileThreads = 256;
+constexpr unsigned kTileItems = 16;
+constexpr uint64_t kTileSize = kTileThreads * kTileItems;
+constexpr uint64_t kAboveOne = uint64_t{1} << 32;  // tile counts: above << 32 | equal
+
+unsigned HistogramBlocksFor(uint64_t count) {
+  return static_cast<unsigned>(std::min<uint64_t>(BlocksFor(count), kHistogramBlocks));
+}
+
+uint64_t TilesFor(uint64_t count) { return (count + kTileSize - 1) / kTileSize; }
+
+// Zeroes the histogram; the threshold has no digits yet and k entries are to be chosen.
+__global__ void TopKStartKernel(uint64_t k, uint32_t* histogram, uint32_t* scalars) {
+  for (unsigned b = threadIdx.x; b < kTopKBins; b += blockDim.x) histogram[b] = 0;
+  if (threadIdx.x == 0) {
+    scalars[0] = 0;
+    scalars[1] = static_cast<uint32_t>(k);
+  }
+}
+
+__device__ void ClearBins(uint32_t* bins) {
+  for (unsigned b = threadIdx.x; b < kTopKBins; b += blockDim.x) bins[b] = 0;
+  __syncthreads();
+}
+
+__device__ void FlushBins(const uint32_t* bins, unsigned count, uint32_t* histogram) {
+  __syncthreads();
+  for (unsigned b = threadIdx.x; b < count; b += blockDim.x) {
+    if (bins[b] != 0) atomicAdd(&histogram[b], bins[b]);
+  }
+}
+
+// residual[i] += grad[i] * scale, keys[i] = its magnitude key, and the histogram of the keys' top
+// digit.
 __global__ void TopKSumKernel(const float* grad, uint64_t count, float scale, float* residual,
-                              uint32_t* keys) {
+                              uint32_t* keys, uint32_t* histogram) {
+  __shared__ uint32_t bins[kTopKBins];
+  ClearBins(bins);
   for (uint64_t i = FirstIndex(); i < count; i += Stride()) {
     const float scaled = scale == 1.0f ? grad[i] : __fmul_rn(grad[i], scale);
     const float sum = __fadd_rn(residual[i], scaled);
     residual[i] = sum;
-    keys[i] = MagnitudeKey(sum);
+    const uint32_t key = MagnitudeKey(sum);
+    keys[i] = key;
+    atomicAdd(&bins[key >> kTopDigitShift], 1u);
   }
+  FlushBins(bins, 1u << kTopDigitBits, histogram);
 }
 
-// From the keys sorted largest first: the k-th largest key (the threshold) and how many entries
-// equal to it are sent (those among the first k of the sorted keys).
-__global__ void TopKThresholdKernel(const uint32_t* sorted, uint64_t k, uint32_t* scalars) {
-  const uint32_t threshold = sorted[k - 1];
-  uint64_t low = 0;  // first index in [0, k) whose key equals the threshold
-  uint64_t high = k - 1;
-  while (low < high) {
-    const uint64_t middle = (low + high) / 2;
-    if (sorted[middle] > threshold) {
-      low = middle + 1;
-    } else {
-      high = middle;
-    }
-  }
-  scalars[0] = threshold;
-  scalars[1] = static_cast<uint32_t>(k - low);
-}
-
-__global__ void TopKTieKernel(const uint32_t* keys, uint64_t count, const uint32_t* scalars,
-                              uint32_t* ties) {
-  const uint32_t threshold = scalars[0];
-  for (uint64_t i = FirstIndex(); i < count; i += Stride())
-    ties[i] = keys[i] == threshold ? 1u : 0u;
-}
-
-// flags[i]: entry i is sent; indices[i] = i for the selection.
-__global__ void TopKFlagKernel(const uint32_t* keys, const uint32_t* tie_rank, uint64_t count,
-                               const uint32_t* scalars, uint8_t* flags, uint32_t* indices) {
-  const uint32_t threshold = scalars[0];
-  const uint32_t ties_to_send = scalars[1];
+// The histogram of digit (key >> shift) over the keys whose higher digits are the threshold's.
+__global__ void TopKHistogramKernel(const uint32_t* keys, uint64_t count, const uint32_t* scalars,
+                                    unsigned shift, unsigned bits, uint32_t* histogram) {
+  __shared__ uint32_t bins[kTopKBins];
+  ClearBins(bins);
+  const uint32_t higher = scalars[0] >> (shift + bits);
+  const uint32_t mask = (1u << bits) - 1;
   for (uint64_t i = FirstIndex(); i < count; i += Stride()) {
-    const bool sent = keys[i] > threshold || (keys[i] == threshold && tie_rank[i] < ties_to_send);
-    flags[i] = sent ? 1 : 0;
-    indices[i] = static_cast<uint32_t>(i);
+    const uint32_t key = keys[i];
+    if ((key >> (shift + bits)) == higher) atomicAdd(&bins[(key >> shift) & mask], 1u);
+  }
+  FlushBins(bins, 1u << bits, histogram);
+}
+
+// One block of kChooseThreads: from the digit's histogram, the digit of the scalars[1]-th largest
+// counted key joins the threshold, and scalars[1] drops by the count of larger digits. Leaves the
+// histogram zeroed for the next pass.
+__global__ void TopKChooseDigitKernel(uint32_t* histogram, unsigned shift, unsigned bits,
+                                      uint32_t* scalars) {
+  using Scan = cub::BlockScan<uint32_t, kChooseThreads>;
+  __shared__ typename Scan::TempStorage storage;
+  const int bins = 1 << bits;
+  const int upper_bin = bins - 1 - 2 * static_cast<int>(threadIdx.x);  // largest digits first
+  const int lower_bin = upper_bin - 1;
+  const uint32_t upper = upper_bin >= 0 ? histogram[upper_bin] : 0;
+  const uint32_t lower = lower_bin >= 0 ? histogram[lower_bin] : 0;
+  if (upper_bin >= 0) histogram[upper_bin] = 0;
+  if (lower_bin >= 0) histogram[lower_bin] = 0;
+  const uint32_t wanted = scalars[1];
+  uint32_t larger = 0;  // counted keys with digits above this thread's
+  Scan(storage).ExclusiveSum(upper + lower, larger);
+  // Exactly one bin holds the wanted key; its thread writes (after every thread read scalars).
+  if (upper_bin >= 0 && larger < wanted && larger + upper >= wanted) {
+    scalars[0] |= static_cast<uint32_t>(upper_bin) << shift;
+    scalars[1] = wanted - larger;
+  } else if (lower_bin >= 0 && larger + upper < wanted && larger + upper + lower >= wanted) {
+    scalars[0] |= static_cast<uint32_t>(lower_bin) << shift;
+    scalars[1] = wanted - larger - upper;
+  }
+}
+
+// Per tile of kTileSize keys: how many are above the threshold and how many equal it.
+__global__ void TopKTileCountKernel(const uint32_t* keys, uint64_t count, const uint32_t* scalars,
+                                    uint64_t* tile_counts) {
+  using Reduce = cub::BlockReduce<uint64_t, kTileThreads>;
+  __shared__ typename Reduce::TempStorage storage;
+  const uint32_t threshold = scalars[0];
+  const uint64_t start = uint64_t{blockIdx.x} * kTileSize;
+  uint64_t mine = 0;
+  for (unsigned j = 0; j < kTileItems; ++j) {
+    const uint64_t i = start + j * kTileThreads + threadIdx.x;
+    if (i >= count) break;
+    const uint32_t key = keys[i];
+    mine += key > threshold ? kAboveOne : (key == threshold ? 1 : 0);
+  }
+  const uint64_t total = Reduce(storage).Sum(mine);
+  if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
+}
+
+// Each tile's selected entries into indices, in index order: a key above the threshold, or equal
+// to it and among the first scalars[1] such keys. An entry's place is the number of selected
+// entries before it: the keys above the threshold before it, plus the equal keys before it up to
+// scalars[1].
+__global__ void TopKTileWriteKernel(const uint32_t* keys, uint64_t count, const uint32_t* scalars,
+                                    const uint64_t* tile_offsets, uint32_t* indices) {
+  using Load = cub::BlockLoad<uint32_t, kTileThreads, kTileItems, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+  using Scan = cub::BlockScan<uint64_t, kTileThreads>;
+  __shared__ union {
+    typename Load::TempStorage load;
+    typename Scan::TempStorage scan;
+  } storage;
+  const uint32_t threshold = scalars[0];
+  const uint64_t equal_to_send = scalars[1];
+  const uint64_t start = uint64_t{blockIdx.x} * kTileSize;
+  const int valid = static_cast<int>(count - start < kTileSize ? count - start : kTileSize);
+  uint32_t items[kTileItems];  // blocked: entries first + j
+  Load(storage.load).Load(keys + start, items, valid, 0u);
+  __syncthreads();  // the storage is reused by the scan
+  const uint64_t first = start + threadIdx.x * kTileItems;
+  uint64_t mine = 0;
+  for (unsigned j = 0; j < kTileItems; ++j) {
+    if (first + j >= count) break;
+    mine += items[j] > threshold ? kAboveOne : (items[j] == threshold ? 1 : 0);
+  }
+  uint64_t before = 0;
+  Scan(storage.scan).ExclusiveSum(mine, before);
+  before += tile_offsets[blockIdx.x];
+  uint64_t above = before >> 32;
+  uint64_t equal = before & (kAboveOne - 1);
+  for (unsigned j = 0; j < kTileItems; ++j) {
+    if (first + j >= count) break;
+    if (items[j] > threshold) {
+      indices[above + (equal < equal_to_send ? equal : equal_to_send)] =
+          static_cast<uint32_t>(first + j);
+      ++above;
+    } else if (items[j] == threshold) {
+      if (equal < equal_to_send) indices[above + equal] = static_cast<uint32_t>(first + j);
+      ++equal;
+    }
   }
 }
 
@@ -214,22 +329,52 @@ cudaError_t EnqueueOrthonormalize(float* columns, uint64_t length, uint32_t rank
   return cudaGetLastError();
 }
 
-cudaError_t TopKTempBytes(uint64_t capacity, size_t* bytes) {
-  const int n = static_cast<int>(capacity);
-  size_t sort = 0;
-  size_t scan = 0;
-  size_t select = 0;
-  cudaError_t e = cub::DeviceRadixSort::SortKeysDescending(
-      nullptr, sort, static_cast<const uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), n);
-  if (e != cudaSuccess) return e;
-  e = cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const uint32_t*>(nullptr),
-                                    static_cast<uint32_t*>(nullptr), n);
-  if (e != cudaSuccess) return e;
-  e = cub::DeviceSelect::Flagged(
-      nullptr, select, static_cast<const uint32_t*>(nullptr), static_cast<const uint8_t*>(nullptr),
-      static_cast<uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), n);
-  if (e != cudaSuccess) return e;
-  *bytes = std::max({sort, scan, select, size_t{1}});
+namespace {
+
+constexpr size_t kScratchAlignment = 256;
+
+size_t Aligned(size_t bytes) {
+  return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+}
+
+cudaError_t ScanTempBytes(uint64_t capacity, size_t* bytes) {
+  *bytes = 0;
+  cudaError_t e = cub::DeviceScan::ExclusiveSum(nullptr, *bytes,
+                                                static_cast<const uint64_t*>(nullptr),
+                                                static_cast<uint64_t*>(nullptr),
+                                                static_cast<int>(TilesFor(capacity)));
+  *bytes = std::max<size_t>(*bytes, 1);
+  return e;
+}
+
+}  // namespace
+
+cudaError_t TopKScratchBytes(uint64_t capacity, size_t* bytes) {
+  size_t temp = 0;
+  if (cudaError_t e = ScanTempBytes(capacity, &temp); e != cudaSuccess) return e;
+  const uint64_t tiles = std::max<uint64_t>(TilesFor(capacity), 1);
+  *bytes = Aligned(capacity * sizeof(uint32_t)) + Aligned(kTopKBins * sizeof(uint32_t)) +
+           Aligned(2 * sizeof(uint32_t)) + 2 * Aligned(tiles * sizeof(uint64_t)) + Aligned(temp);
+  return cudaSuccess;
+}
+
+cudaError_t TopKScratchAt(void* memory, uint64_t capacity, TopKScratch* scratch) {
+  size_t temp = 0;
+  if (cudaError_t e = ScanTempBytes(capacity, &temp); e != cudaSuccess) return e;
+  const uint64_t tiles = std::max<uint64_t>(TilesFor(capacity), 1);
+  auto* next = static_cast<uint8_t*>(memory);
+  const auto take = [&next](size_t bytes) {
+    uint8_t* part = next;
+    next += Aligned(bytes);
+    return part;
+  };
+  scratch->keys = reinterpret_cast<uint32_t*>(take(capacity * sizeof(uint32_t)));
+  scratch->histogram = reinterpret_cast<uint32_t*>(take(kTopKBins * sizeof(uint32_t)));
+  scratch->scalars = reinterpret_cast<uint32_t*>(take(2 * sizeof(uint32_t)));
+  scratch->tile_counts = reinterpret_cast<uint64_t*>(take(tiles * sizeof(uint64_t)));
+  scratch->tile_offsets = reinterpret_cast<uint64_t*>(take(tiles * sizeof(uint64_t)));
+  scratch->temp = take(temp);
+  scratch->temp_bytes = temp;
   return cudaSuccess;
 }
 
@@ -237,27 +382,29 @@ cudaError_t EnqueueTopKCompress(const float* grad, uint64_t count, float scale, 
                                 uint64_t k, const TopKScratch& scratch, uint32_t* indices,
                                 float* values, cudaStream_t stream) {
   if (k == 0 || count == 0) return cudaSuccess;
-  const int n = static_cast<int>(count);
-  const unsigned blocks = BlocksFor(count);
-  TopKSumKernel<<<blocks, kThreads, 0, stream>>>(grad, count, scale, residual, scratch.keys);
+  TopKStartKernel<<<1, kChooseThreads, 0, stream>>>(k, scratch.histogram, scratch.scalars);
+  const unsigned blocks = HistogramBlocksFor(count);
+  TopKSumKernel<<<blocks, kThreads, 0, stream>>>(grad, count, scale, residual, scratch.keys,
+                                                 scratch.histogram);
+  for (int digit = 0; digit < 3; ++digit) {
+    if (digit > 0) {
+      TopKHistogramKernel<<<blocks, kThreads, 0, stream>>>(
+          scratch.keys, count, scratch.scalars, kTopKDigitShift[digit], kTopKDigitBits[digit],
+          scratch.histogram);
+    }
+    TopKChooseDigitKernel<<<1, kChooseThreads, 0, stream>>>(
+        scratch.histogram, kTopKDigitShift[digit], kTopKDigitBits[digit], scratch.scalars);
+  }
+  const uint64_t tiles = TilesFor(count);
+  TopKTileCountKernel<<<static_cast<unsigned>(tiles), kTileThreads, 0, stream>>>(
+      scratch.keys, count, scratch.scalars, scratch.tile_counts);
   size_t temp_bytes = scratch.temp_bytes;
-  cudaError_t e =
-      cub::DeviceRadixSort::SortKeysDescending(scratch.temp, temp_bytes, scratch.keys, scratch.work,
-                                               n, 0, 31, stream);  // keys have no sign bit
+  cudaError_t e = cub::DeviceScan::ExclusiveSum(scratch.temp, temp_bytes, scratch.tile_counts,
+                                                scratch.tile_offsets, static_cast<int>(tiles),
+                                                stream);
   if (e != cudaSuccess) return e;
-  TopKThresholdKernel<<<1, 1, 0, stream>>>(scratch.work, k, scratch.scalars);
-  TopKTieKernel<<<blocks, kThreads, 0, stream>>>(scratch.keys, count, scratch.scalars,
-                                                 scratch.work);
-  temp_bytes = scratch.temp_bytes;
-  e = cub::DeviceScan::ExclusiveSum(scratch.temp, temp_bytes, scratch.work, scratch.tie_rank, n,
-                                    stream);
-  if (e != cudaSuccess) return e;
-  TopKFlagKernel<<<blocks, kThreads, 0, stream>>>(scratch.keys, scratch.tie_rank, count,
-                                                  scratch.scalars, scratch.flags, scratch.work);
-  temp_bytes = scratch.temp_bytes;
-  e = cub::DeviceSelect::Flagged(scratch.temp, temp_bytes, scratch.work, scratch.flags, indices,
-                                 scratch.scalars + 2, n, stream);
-  if (e != cudaSuccess) return e;
+  TopKTileWriteKernel<<<static_cast<unsigned>(tiles), kTileThreads, 0, stream>>>(
+      scratch.keys, count, scratch.scalars, scratch.tile_offsets, indices);
   TopKGatherKernel<<<BlocksFor(k), kThreads, 0, stream>>>(indices, k, residual, values);
   return cudaGetLastError();
 }
