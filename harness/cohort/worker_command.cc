@@ -1,5 +1,6 @@
 #include "harness/cohort/worker_command.h"
 
+#include "harness/cohort/one_slot_exchange.h"
 #include "harness/cohort/rank_watchdog.h"
 #include "harness/cohort/worker_device.h"
 
@@ -296,6 +297,22 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
                   exchange->plan().size(), moves_gradients->name().c_str(),
                   DescribeCompression(exchange_options->compression).c_str());
     }
+  } else if (ExchangeAtOneSlotRequested(std::getenv(kExchangeAtOneSlotVariable))) {
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> group = OneRankGradientGroup(
+        *device, on_gpu, std::chrono::seconds(config->optimizations.collective_timeout));
+    if (!group.ok()) return group.status();
+    gradient_collective = *std::move(group);
+    absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config);
+    if (!exchange_options.ok()) return exchange_options.status();
+    if (on_gpu) exchange_options->device = device->cuda.get();
+    absl::StatusOr<std::unique_ptr<GradientExchange>> created =
+        GradientExchange::Create((*model)->arena(), *gradient_collective, *exchange_options);
+    if (!created.ok()) return created.status();
+    exchange = *std::move(created);
+    std::printf("gradient exchange at one slot (%s): %zu buckets over %s, compression %s\n",
+                kExchangeAtOneSlotVariable, exchange->plan().size(),
+                gradient_collective->name().c_str(),
+                DescribeCompression(exchange_options->compression).c_str());
   }
   // A rank stuck in its own work says so in its log while the other ranks wait for it.
   PhaseBoard phases;

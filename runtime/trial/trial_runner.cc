@@ -82,10 +82,13 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
   }
   const ExperimentConfig& config = *options.config;
   const uint32_t slots = model.context().size;
-  if ((slots > 1) != (options.collective != nullptr && options.exchange != nullptr)) {
+  // One slot may still exchange its gradients (through a group of one); it has no peers for
+  // the host collectives.
+  if (slots > 1 ? options.collective == nullptr || options.exchange == nullptr
+                : options.collective != nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "a trial of ", slots, " slots needs ", slots > 1 ? "a" : "no",
-        " collective backend and gradient exchange"));
+        "a trial of ", slots, " slots needs ",
+        slots > 1 ? "a collective backend and a gradient exchange" : "no collective backend"));
   }
   if (config.global_batch_size < slots) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -242,7 +245,7 @@ absl::Status TrialRunner::TrainBatch() {
   const bool exchange_now = exchange != nullptr && schedule_.StepDue(progress_.batches_trained + 1);
   if (exchange_now) {
     const uint64_t window = batches_since_step_ + 1;
-    double scale = 1.0 / options_.collective->size();
+    double scale = 1.0 / options_.model->context().size;
     if (options_.config->optimizations.average_aggregated_gradients) scale /= window;
     exchange->Begin(scale, progress_.optimizer_steps, progress_.batches_trained);
   }

@@ -55,8 +55,9 @@ struct TrialRunnerOptions {
   CheckpointStorage* storage = nullptr;
   TrialEvents* events = nullptr;
   // With more than one slot: the group of this trial's ranks, and the exchange that sums their
-  // gradients (both nullptr on one slot). Only rank 0 reports and writes checkpoints; a stop
-  // request is agreed on at the next training report.
+  // gradients. On one slot the group is nullptr, and so is the exchange unless one was asked for
+  // (a group of one rank; see one_slot_exchange.h). Only rank 0 reports and writes checkpoints; a
+  // stop request is agreed on at the next training report.
   CollectiveBackend* collective = nullptr;
   GradientExchange* exchange = nullptr;
   Clock* clock = &SystemClock();

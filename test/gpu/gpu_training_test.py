@@ -8,6 +8,8 @@
   compared loosely.
 - A Ctrl-C and `--resume` on the GPU ends with bitwise the final parameters of an uninterrupted
   GPU run: device checkpoints and the device optimizer's state round-trip.
+- With COHORT_EXCHANGE_AT_ONE_SLOT=1 the gradients go through NCCL (a group of one rank) and the
+  final parameters are still bitwise the uninterrupted run's.
 - Each run's training throughput (records/s between its first and last training report) is
   printed, for docs/performance.md.
 """
@@ -86,4 +88,16 @@ with temp_dir() as tmp:
     code, out, err = run("run", "--resume", b, "--gpus")
     check(code == 0, f"resume failed:\n{out}\n{err}")
     check(final_parameters(b, BATCHES) == expected, "B's final parameters differ from A's")
+
+    # C: A again with the exchange at one slot, so the gradients go through NCCL (a group of one
+    # rank on the communication stream, ordered by events): the same bits, and its cost.
+    c = os.path.join(tmp, "c")
+    os.environ["COHORT_EXCHANGE_AT_ONE_SLOT"] = "1"
+    code, out, err = run("run", "--gpus", gpu_config, "--output", c)
+    del os.environ["COHORT_EXCHANGE_AT_ONE_SLOT"]
+    check(code == 0, f"GPU run with the one-slot exchange failed:\n{out}\n{err}")
+    check(all("exchange" in r["timings"] for r in training_reports(c)),
+          "the one-slot exchange left no exchange timings")
+    check(final_parameters(c, BATCHES) == expected, "C's final parameters differ from A's")
+    print(f"records/s with the gradients through NCCL at one slot: {records_per_second(c):.0f}")
 print("ok")
