@@ -15,6 +15,7 @@
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/record/record_retention.h"
+#include "runtime/record/tensorboard_events.h"
 #include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/trial_resume.h"
 #include "runtime/orchestrator/trial_config.h"
@@ -587,10 +588,21 @@ void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
   const uint64_t kept_batches = trial.latest_checkpoint_batches;
   trial.batches_trained = kept_batches;
   trial.segment_metric.reset();
-  if (absl::StatusOr<std::vector<MetricsReport>> kept = RewindTrialRecord(
-          experiment.folder->metrics_path(trial.id), trial.id, kept_batches, &experiment.record);
-      !kept.ok()) {
+  absl::StatusOr<std::vector<MetricsReport>> kept = RewindTrialRecord(
+      experiment.folder->metrics_path(trial.id), trial.id, kept_batches, &experiment.record);
+  if (!kept.ok()) {
     Notice(absl::StrCat("warning: ", kept.status().message()));
+    return;
+  }
+  RewriteTensorBoardEvents(experiment, trial, *kept);
+}
+
+void Orchestrator::RewriteTensorBoardEvents(const Experiment& experiment, const Trial& trial,
+                                            const std::vector<MetricsReport>& kept) {
+  const std::string path = experiment.folder->tensorboard_path(trial.id);
+  if (kept.empty() && !std::filesystem::exists(path)) return;
+  if (absl::Status written = WriteTensorBoardReports(path, kept); !written.ok()) {
+    Notice(absl::StrCat("warning: ", written.message()));
   }
 }
 
@@ -611,6 +623,7 @@ void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
   trial.latest_checkpoint_id = point->checkpoint_id;
   trial.latest_checkpoint_batches = point->batches;
   trial.batches_trained = point->batches;
+  RewriteTensorBoardEvents(experiment, trial, point->kept_reports);
 }
 
 void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume) {

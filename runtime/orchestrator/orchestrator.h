@@ -197,11 +197,14 @@ class Orchestrator {
   // The task is over on every agent: decide what its trial does next. Destroys `task`.
   void Finish(Task& task);
   // The trial trains again from its latest checkpoint: what was reported after it is forgotten,
-  // in the record and in metrics.jsonl.
+  // in the record, in metrics.jsonl and in the TensorBoard events.
   void RewindTrial(Experiment& experiment, Trial& trial);
   // A trial of a resumed experiment starts from its latest checkpoint in the experiment's
   // storage, its record from what was reported up to it; it fails when storage cannot be read.
   void ResumeTrial(Experiment& experiment, Trial& trial);
+  // The trial's TensorBoard events become `kept` (a warning when they cannot be written).
+  void RewriteTensorBoardEvents(const Experiment& experiment, const Trial& trial,
+                                const std::vector<MetricsReport>& kept);
   void EndTrial(Trial& trial, TrialState state, absl::string_view error);
   // Deletes the checkpoints checkpoint_storage's save_* settings do not keep (warnings as
   // notices); with `trials_may_resume`, each trial's latest is kept whatever they say.

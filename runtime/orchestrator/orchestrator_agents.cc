@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/record/tensorboard_events.h"
 
 namespace cohort {
 namespace {
@@ -199,6 +200,11 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   metrics.trial_id = trial.id;
   if (absl::Status appended =
           AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));
+      !appended.ok()) {
+    Notice(absl::StrCat("warning: ", appended.message()));
+  }
+  if (absl::Status appended =
+          AppendTensorBoardReport(experiment.folder->tensorboard_path(trial.id), metrics);
       !appended.ok()) {
     Notice(absl::StrCat("warning: ", appended.message()));
   }

@@ -5,6 +5,8 @@
 //                                      checkpoint ids (rewritten atomically on every change)
 //   <run>/trials/<id>/metrics.jsonl    one JSON object per training or validation report
 //   <run>/trials/<id>/log.txt          the worker's stdout and stderr, across restarts
+//   <run>/trials/<id>/events.out.tfevents.cohort
+//                                      the reports as TensorBoard events (tensorboard_events.h)
 //   <run>/checkpoints/                 checkpoint storage, unless the config names another
 //
 // Thread-safety: not thread-safe.
@@ -33,6 +35,9 @@ class RunFolder {
   std::string trial_dir(uint64_t trial_id) const;
   std::string metrics_path(uint64_t trial_id) const { return trial_dir(trial_id) + "/metrics.jsonl"; }
   std::string log_path(uint64_t trial_id) const { return trial_dir(trial_id) + "/log.txt"; }
+  std::string tensorboard_path(uint64_t trial_id) const {
+    return trial_dir(trial_id) + "/events.out.tfevents.cohort";
+  }
   std::string default_checkpoint_root() const { return path_ + "/checkpoints"; }
 
   // Creates trials/<id>/.

@@ -24,7 +24,8 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   ResumePoint point;
   absl::StatusOr<CheckpointInfo> latest = LatestCheckpoint(storage, trial_id);
   if (latest.ok()) {
-    point = {latest->id, latest->batches_trained};
+    point.checkpoint_id = latest->id;
+    point.batches = latest->batches_trained;
   } else if (!absl::IsNotFound(latest.status())) {
     return latest.status();
   }
@@ -55,6 +56,7 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
         info.id, info.batches_trained, metric == metric_at.end() ? std::nullopt : metric->second});
   }
   rebuilt.batches_trained = point.batches;
+  point.kept_reports = *std::move(kept);
   return point;
 }
 

@@ -25,10 +25,12 @@
 
 namespace cohort {
 
-// Where a resumed trial starts: its latest whole checkpoint, or the beginning ("" and 0).
+// Where a resumed trial starts: its latest whole checkpoint, or the beginning ("" and 0), and the
+// reports kept from before it, in order.
 struct ResumePoint {
   std::string checkpoint_id;
   uint64_t batches = 0;
+  std::vector<MetricsReport> kept_reports;
 };
 
 // Forgets what trial `trial_id` reported after `batches` (it trains those batches again), in
