@@ -21,6 +21,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: cohort agent --orchestrator ENDPOINT [--id ID] [--slots N|auto] [--work-dir DIR]\n"
     "                    [--advertise-address HOST] [--key FILE --orchestrator-key KEY]\n"
+    "                    [--metrics-address [HOST:]PORT]\n"
     "\n"
     "Runs this machine's agent: registers its slots with the orchestrator and runs the tasks\n"
     "it is given, one worker process per slot (docs/protocol.md).\n"
@@ -42,6 +43,9 @@ constexpr char kUsage[] =
     "                           key under the name ID\n"
     "  --orchestrator-key KEY   the orchestrator's public key: its .pub file or the 40\n"
     "                           characters of Z85; needed with --key\n"
+    "  --metrics-address [HOST:]PORT\n"
+    "                           serve Prometheus metrics at http://HOST:PORT/metrics (slots,\n"
+    "                           tasks, records/s, heartbeat ages; HOST 0.0.0.0 when absent)\n"
     "\n"
     "SIGINT or SIGTERM stops every task (10 s to checkpoint, then SIGKILL; a second signal kills\n"
     "at once) and exits 0. Exit status: 0 stopped, 1 error, 2 bad usage.\n";
@@ -54,6 +58,7 @@ struct AgentArgs {
   std::string advertise_address = "127.0.0.1";
   std::string key_file;
   std::string orchestrator_key;
+  std::string metrics_address;
 };
 
 int Usage(absl::string_view problem) {
@@ -92,6 +97,7 @@ int RunAgentCommand(const std::vector<std::string>& args) {
                          : arg == "--advertise-address" ? &parsed.advertise_address
                          : arg == "--key"               ? &parsed.key_file
                          : arg == "--orchestrator-key"  ? &parsed.orchestrator_key
+                         : arg == "--metrics-address"   ? &parsed.metrics_address
                                                         : nullptr;
     if (value == nullptr) return Usage(absl::StrCat("unexpected argument '", arg, "'"));
     if (i + 1 == args.size()) return Usage(absl::StrCat(arg, " needs a value"));
@@ -139,6 +145,19 @@ int RunAgentCommand(const std::vector<std::string>& args) {
                  "agent's messages only when its key is authorized under its id (--id)\n",
                  parsed.key_file.c_str(), options.curve->key_name.c_str(),
                  options.agent_id.c_str());
+  }
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (!parsed.metrics_address.empty()) {
+    absl::StatusOr<ListenAddress> address = ParseListenAddress(parsed.metrics_address);
+    if (!address.ok()) return Usage(absl::StrCat("--metrics-address: ", address.status().message()));
+    absl::StatusOr<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::Start(*address);
+    if (!started.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(started.status().message()).c_str());
+      return 1;
+    }
+    metrics = *std::move(started);
+    options.metrics = metrics.get();
+    std::fprintf(stderr, "cohort agent: metrics at port %u, path /metrics\n", metrics->port());
   }
   if (absl::Status status = Agent(std::move(options)).Run(); !status.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());

@@ -24,6 +24,7 @@ constexpr char kUsage[] =
     "                           [--agent-timeout SECONDS]\n"
     "                           [--rendezvous-listen ENDPOINT]\n"
     "                           [--key FILE] [--authorized-keys PATH] [--curve auto|always]\n"
+    "                           [--metrics-address [HOST:]PORT]\n"
     "\n"
     "Runs the orchestrator: agents (`cohort agent`) register their slots with it, and it runs\n"
     "the experiments clients submit, placing each trial's tasks on the agents' slots\n"
@@ -55,6 +56,10 @@ constexpr char kUsage[] =
     "  --curve auto|always       auto (default): CURVE on each of --listen, --client-listen and\n"
     "                            --rendezvous-listen that is not on loopback, which then needs\n"
     "                            --key and --authorized-keys; always: on loopback too\n"
+    "  --metrics-address [HOST:]PORT\n"
+    "                            serve Prometheus metrics at http://HOST:PORT/metrics (agents,\n"
+    "                            slots, experiments, trials, records/s, restarts, heartbeat\n"
+    "                            ages; HOST 0.0.0.0 when absent)\n"
     "\n"
     "SIGINT or SIGTERM stops it (a second signal ends it at once). Exit status: 0 stopped,\n"
     "1 error, 2 bad usage.\n";
@@ -69,6 +74,7 @@ struct OrchestratorArgs {
   std::string key_file;
   std::string authorized_keys;
   std::string curve = "auto";
+  std::string metrics_address;
 };
 
 constexpr char kRendezvousPort[] = "29402";
@@ -112,6 +118,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
                          : arg == "--key"               ? &parsed.key_file
                          : arg == "--authorized-keys"   ? &parsed.authorized_keys
                          : arg == "--curve"             ? &parsed.curve
+                         : arg == "--metrics-address"   ? &parsed.metrics_address
                                                         : nullptr;
     if (value == nullptr) return Usage(absl::StrCat("unexpected argument '", arg, "'"));
     if (i + 1 == args.size()) return Usage(absl::StrCat(arg, " needs a value"));
@@ -158,6 +165,16 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     security.authorized_keys = *std::move(keys);
   }
 
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (!parsed.metrics_address.empty()) {
+    absl::StatusOr<ListenAddress> address = ParseListenAddress(parsed.metrics_address);
+    if (!address.ok()) return Usage(absl::StrCat("--metrics-address: ", address.status().message()));
+    absl::StatusOr<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::Start(*address);
+    if (!started.ok()) return Fail(started.status().message());
+    metrics = *std::move(started);
+    server_options.metrics = metrics.get();
+  }
+
   const std::string state_dir = options.state_dir;
   // Before the start line, which tells scripts it is listening.
   const StopSignals signals(StopSignals::Second::kEndsProcess);
@@ -175,6 +192,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
               state_dir.c_str());
   std::printf("orchestrator: the workers of trials spanning agents meet at %s\n",
               (*server)->rendezvous_endpoint().c_str());
+  if (metrics) std::printf("orchestrator: metrics at port %u, path /metrics\n", metrics->port());
   std::fflush(stdout);
   if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
     return Fail(status.message());

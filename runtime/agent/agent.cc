@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/agent/agent_metrics.h"
 #include "runtime/agent/orchestrator_minor.h"
 #include "runtime/agent/rendezvous_endpoint.h"
 
@@ -130,6 +131,7 @@ void Agent::OnTick() {
     SendHello();
   }
   PumpConnection();
+  PublishMetrics(now);
   if (shutdown_requests_ > 0 && runs_.empty()) {
     stopping_loop_ = true;
     CloseHandle(reinterpret_cast<uv_handle_t*>(&poll_));
@@ -183,6 +185,7 @@ void Agent::SendExit(const TaskExit& exit) {
 }
 
 void Agent::Handle(const DecodedControl& received) {
+  last_heard_ = MonotonicNow();
   const uint64_t id = received.header.message_id;
   const uint64_t correlation = received.header.correlation_id;
   std::visit(
@@ -304,7 +307,37 @@ void Agent::OnTaskStatus(const TaskStatus& status) {
   Send(status);
 }
 
-void Agent::OnTaskReport(const ControlMessage& report) { Send(report); }
+void Agent::OnTaskReport(const ControlMessage& report) {
+  if (const auto* progress = std::get_if<TaskProgress>(&report)) {
+    task_records_per_second_[progress->task_id] = progress->progress.records_per_second;
+  }
+  Send(report);
+}
+
+void Agent::PublishMetrics(double now) {
+  if (options_.metrics == nullptr || (last_metrics_ >= 0 && now - last_metrics_ < 1.0)) return;
+  last_metrics_ = now;
+  AgentMetricsSnapshot snapshot;
+  snapshot.agent_id = options_.agent_id;
+  snapshot.slots = static_cast<uint32_t>(table_.slots().size());
+  snapshot.busy_slots = table_.BusySlots();
+  snapshot.registered = registered_;
+  if (last_heard_) snapshot.orchestrator_silence_seconds = now - *last_heard_;
+  for (const auto& [task_id, run] : runs_) {
+    AgentMetricsSnapshot::Task task;
+    task.task_id = task_id;
+    task.trial_id = run->trial_id();
+    if (auto rate = task_records_per_second_.find(task_id); rate != task_records_per_second_.end()) {
+      task.records_per_second = rate->second;
+    }
+    task.heartbeat_age_seconds = run->LongestSilence(now);
+    snapshot.tasks.push_back(task);
+  }
+  for (auto it = task_records_per_second_.begin(); it != task_records_per_second_.end();) {
+    it = runs_.count(it->first) != 0 ? std::next(it) : task_records_per_second_.erase(it);
+  }
+  options_.metrics->Publish(AgentMetricsPage(snapshot));
+}
 
 void Agent::OnLogLine(uint64_t task_id, const LogLine& line) {
   if (line.stream == LogStream::kAgent) Log(absl::StrCat("task ", task_id, ": ", line.text));

@@ -58,6 +58,7 @@
 #include "runtime/agent/task_run.h"
 #include "runtime/agent/task_table.h"
 #include "runtime/control/heartbeat_monitor.h"
+#include "runtime/observe/metrics_endpoint.h"
 #include "runtime/security/curve_client_config.h"
 
 namespace cohort {
@@ -96,6 +97,9 @@ struct AgentOptions {
   // A running task's rank silent this long is named in a kAgent line (again when it resumes).
   // Seconds; a rank's worker beats about every kHeartbeatIntervalSeconds while it trains.
   double silent_rank_warning_seconds = kSilentWarningSeconds;
+  // When set, the agent publishes its Prometheus page (agent_metrics.h) there about once a
+  // second. Must outlive Run.
+  MetricsEndpoint* metrics = nullptr;
 };
 
 class Agent final : private TaskRun::Listener {
@@ -131,6 +135,8 @@ class Agent final : private TaskRun::Listener {
   // One stop request, from `cause` ("SIGINT", "SIGTERM", "stop requested").
   void Shutdown(absl::string_view cause);
   void Log(absl::string_view line);
+  // Publishes the metrics page when one is due (at most once a second).
+  void PublishMetrics(double now);
 
   // TaskRun::Listener
   void OnTaskStatus(const TaskStatus& status) override;
@@ -161,6 +167,9 @@ class Agent final : private TaskRun::Listener {
   // From the Ack of the latest AgentHello; 0 before it and after ErrorReply NotRegistered.
   uint16_t orchestrator_minor_ = 0;
   double last_hello_ = 0;  // monotonic seconds
+  std::optional<double> last_heard_;  // monotonic seconds of the orchestrator's latest message
+  double last_metrics_ = -1;          // monotonic seconds of the latest metrics page
+  std::map<uint64_t, double> task_records_per_second_;  // from each task's latest progress
   int shutdown_requests_ = 0;  // signals and stop requests acted on
   int stop_requests_taken_ = 0;  // of *options_.stop_requests
   bool stopping_loop_ = false;

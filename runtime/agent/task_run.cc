@@ -497,4 +497,14 @@ void TaskRun::ReportExits() {
   listener_.OnTaskExited(task_.task_id, exits);
 }
 
+std::optional<double> TaskRun::LongestSilence(double now) const {
+  std::optional<double> longest;
+  for (const std::unique_ptr<Rank>& rank : ranks_) {
+    if (std::optional<double> silence = rank->heartbeats.LongestSilence(now)) {
+      longest = std::max(longest.value_or(0.0), *silence);
+    }
+  }
+  return longest;
+}
+
 }  // namespace cohort

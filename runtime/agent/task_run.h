@@ -116,6 +116,9 @@ class TaskRun {
   void Poll(double now);
 
   uint64_t task_id() const { return task_.task_id; }
+  uint64_t trial_id() const { return task_.trial_id; }
+  // The longest silence at `now` among its ranks whose heartbeats are watched; nullopt if none is.
+  std::optional<double> LongestSilence(double now) const;
   TaskState state() const { return state_; }
   // The exits were reported and every libuv handle is closed.
   bool closed() const { return exits_reported_ && open_handles_ == 0; }

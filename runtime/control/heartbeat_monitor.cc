@@ -1,5 +1,7 @@
 #include "runtime/control/heartbeat_monitor.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace cohort {
@@ -21,6 +23,14 @@ std::optional<std::string> HeartbeatMonitor::Beat(uint32_t rank, uint64_t batche
   }
   state = RankState{now, batches_trained, false};
   return resumed;
+}
+
+std::optional<double> HeartbeatMonitor::LongestSilence(double now) const {
+  std::optional<double> longest;
+  for (const auto& [rank, state] : ranks_) {
+    longest = std::max(longest.value_or(0.0), now - state.last_beat);
+  }
+  return longest;
 }
 
 std::vector<std::string> HeartbeatMonitor::Check(double now) {

@@ -51,6 +51,9 @@ class HeartbeatMonitor {
   // Stops watching `rank`; a later Beat watches it again. Unknown ranks are ignored.
   void Forget(uint32_t rank) { ranks_.erase(rank); }
 
+  // The longest time a watched rank has been silent at `now`; nullopt when none is watched.
+  std::optional<double> LongestSilence(double now) const;
+
   // Whether `rank` is watched now.
   bool Watches(uint32_t rank) const { return ranks_.count(rank) != 0; }
 

@@ -131,6 +131,11 @@ class Orchestrator {
   // Notices lost agents and unanswered StartTasks, places waiting tasks, saves records.
   void Tick();
 
+  // The orchestrator's Prometheus page: agents (by connection state; each one's slots, busy
+  // slots and heartbeat age), experiments and trials by state, tasks, and per trial its restarts
+  // (a counter), batches trained and, while running, records per second. See docs/cluster.md.
+  std::string MetricsPage() const;
+
   // The record of experiment `experiment_id` (what its experiment.json holds once saved), for a
   // program embedding the orchestrator; null for an unknown id.
   const ExperimentRecord* RecordOf(uint64_t experiment_id) const;

@@ -236,6 +236,7 @@ void Orchestrator::OnProgress(const TaskProgress& progress) {
   if (task == nullptr) return;
   Trial& trial = *trials_.at(task->trial_id);
   trial.batches_trained = std::max(trial.batches_trained, progress.progress.batches);
+  trial.records_per_second = progress.progress.records_per_second;
   experiments_.at(trial.experiment_id)->dirty = true;
 }
 

@@ -206,6 +206,7 @@ OrchestratorServer::~OrchestratorServer() = default;
 
 absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
   SteadyClock::time_point next_tick = SteadyClock::now() + options_.tick_interval;
+  SteadyClock::time_point next_metrics = SteadyClock::now();
   while (!stop.load()) {
     const auto wait = std::max(std::chrono::milliseconds::zero(),
                                std::chrono::ceil<std::chrono::milliseconds>(
@@ -233,6 +234,10 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
         if (rendezvous_) rendezvous_->Forget(prefix);
       }
       next_tick = SteadyClock::now() + options_.tick_interval;
+      if (options_.metrics != nullptr && SteadyClock::now() >= next_metrics) {
+        options_.metrics->Publish(orchestrator_->MetricsPage());
+        next_metrics = SteadyClock::now() + std::chrono::seconds(1);
+      }
     }
     if (options_.on_turn) options_.on_turn(*orchestrator_);
     LogEvents();

@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/observe/metrics_endpoint.h"
 #include "runtime/client/client_messages.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/rendezvous_host.h"
@@ -69,6 +70,9 @@ struct OrchestratorServerOptions {
   // running Run: a program embedding the orchestrator (`cohort run`) submits, kills and watches
   // experiments here, and may set Run's `stop`.
   std::function<void(Orchestrator& orchestrator)> on_turn;
+  // When set, the orchestrator's metrics page (Orchestrator::MetricsPage) is published there
+  // about once a second. Must outlive Run.
+  MetricsEndpoint* metrics = nullptr;
 };
 
 class OrchestratorServer {

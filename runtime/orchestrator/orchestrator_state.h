@@ -66,6 +66,7 @@ struct Orchestrator::Trial {
   bool wants_training = false;  // a TrainTrial not carried out yet
   bool closed = false;          // the searcher closed it
   uint64_t batches_trained = 0;
+  double records_per_second = 0;  // from its latest progress
   uint32_t restarts = 0;
   uint32_t attempts = 0;        // tasks created so far; the next task's attempt number
   uint64_t task_id = 0;

@@ -22,7 +22,7 @@ def free_port():
 
 
 class Cluster:
-    def __init__(self, tmp):
+    def __init__(self, tmp, *orchestrator_extra):
         self.tmp = tmp
         self.agent_endpoint = f"tcp://127.0.0.1:{free_port()}"
         self.client_endpoint = f"tcp://127.0.0.1:{free_port()}"
@@ -34,7 +34,7 @@ class Cluster:
         self.orchestrator_args = ["orchestrator", "--listen", self.agent_endpoint,
                                   "--client-listen", self.client_endpoint,
                                   "--rendezvous-listen", self.rendezvous_endpoint,
-                                  "--state-dir", self.state]
+                                  "--state-dir", self.state, *orchestrator_extra]
         self.orchestrator = self._start(self.log_path, *self.orchestrator_args)
 
     def crash_and_restart_orchestrator(self):

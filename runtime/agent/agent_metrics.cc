@@ -1,0 +1,43 @@
+#include "runtime/agent/agent_metrics.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/observe/prometheus_text.h"
+
+namespace cohort {
+
+std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot) {
+  PrometheusText page;
+  const PrometheusText::Labels agent = {{"agent", snapshot.agent_id}};
+  page.Gauge("cohort_agent_slots", "Slots this agent offers.", snapshot.slots, agent);
+  page.Gauge("cohort_agent_slots_busy", "Slots held by the agent's tasks.", snapshot.busy_slots,
+             agent);
+  page.Gauge("cohort_agent_registered", "1 once the orchestrator acknowledged the agent, else 0.",
+             snapshot.registered ? 1 : 0, agent);
+  if (snapshot.orchestrator_silence_seconds) {
+    page.Gauge("cohort_agent_orchestrator_silence_seconds",
+               "Seconds since the orchestrator's last message.",
+               *snapshot.orchestrator_silence_seconds, agent);
+  }
+  page.Gauge("cohort_agent_tasks", "Tasks the agent runs.",
+             static_cast<double>(snapshot.tasks.size()), agent);
+  const auto labels = [&](const AgentMetricsSnapshot::Task& task) {
+    return PrometheusText::Labels{{"agent", snapshot.agent_id},
+                                  {"task", absl::StrCat(task.task_id)},
+                                  {"trial", absl::StrCat(task.trial_id)}};
+  };
+  for (const AgentMetricsSnapshot::Task& task : snapshot.tasks) {
+    if (!task.records_per_second) continue;
+    page.Gauge("cohort_agent_task_records_per_second",
+               "Records per second of a task, from its latest progress.", *task.records_per_second,
+               labels(task));
+  }
+  for (const AgentMetricsSnapshot::Task& task : snapshot.tasks) {
+    if (!task.heartbeat_age_seconds) continue;
+    page.Gauge("cohort_agent_task_heartbeat_age_seconds",
+               "The longest a rank of a task has gone without a heartbeat.",
+               *task.heartbeat_age_seconds, labels(task));
+  }
+  return page.Text();
+}
+
+}  // namespace cohort

@@ -1,0 +1,44 @@
+// The agent's Prometheus page (`cohort agent --metrics-port`): what it offers and runs, built
+// from a snapshot the agent takes on its loop. Every sample carries the agent's id as `agent`.
+//
+//   cohort_agent_slots                      slots offered
+//   cohort_agent_slots_busy                 slots held by tasks
+//   cohort_agent_registered                 1 once the orchestrator acknowledged it, else 0
+//   cohort_agent_orchestrator_silence_seconds  since the orchestrator's last message (absent
+//                                           before the first)
+//   cohort_agent_tasks                      tasks it runs
+//   cohort_agent_task_records_per_second    {task, trial}: from the task's latest progress
+//   cohort_agent_task_heartbeat_age_seconds {task, trial}: the longest a rank of it has been
+//                                           silent (absent until a rank said hello)
+//
+// Thread-safety: pure function.
+#ifndef COHORT_RUNTIME_AGENT_AGENT_METRICS_H_
+#define COHORT_RUNTIME_AGENT_AGENT_METRICS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cohort {
+
+struct AgentMetricsSnapshot {
+  struct Task {
+    uint64_t task_id = 0;
+    uint64_t trial_id = 0;
+    std::optional<double> records_per_second;
+    std::optional<double> heartbeat_age_seconds;
+  };
+  std::string agent_id;
+  uint32_t slots = 0;
+  uint32_t busy_slots = 0;
+  bool registered = false;
+  std::optional<double> orchestrator_silence_seconds;
+  std::vector<Task> tasks;
+};
+
+std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_AGENT_AGENT_METRICS_H_
