@@ -8,27 +8,13 @@
 namespace cohort {
 namespace {
 
-std::string EscapeLabelValue(absl::string_view value) {
+// Backslash and newline escaped, and double quotes too in a label value (not in help text).
+std::string Escape(absl::string_view text, bool quotes) {
   std::string escaped;
-  for (char c : value) {
-    if (c == '\\') {
-      escaped += "\\\\";
-    } else if (c == '"') {
-      escaped += "\\\"";
-    } else if (c == '\n') {
-      escaped += "\\n";
-    } else {
+  for (char c : text) {
+    if (c == '\\' || (quotes && c == '"')) {
+      escaped += '\\';
       escaped += c;
-    }
-  }
-  return escaped;
-}
-
-std::string EscapeHelp(absl::string_view help) {
-  std::string escaped;
-  for (char c : help) {
-    if (c == '\\') {
-      escaped += "\\\\";
     } else if (c == '\n') {
       escaped += "\\n";
     } else {
@@ -59,7 +45,7 @@ void PrometheusText::Counter(absl::string_view name, absl::string_view help, dou
 void PrometheusText::Sample(absl::string_view type, absl::string_view name, absl::string_view help,
                             double value, const Labels& labels) {
   if (families_.insert(std::string(name)).second) {
-    absl::StrAppend(&text_, "# HELP ", name, " ", EscapeHelp(help), "\n# TYPE ", name, " ", type,
+    absl::StrAppend(&text_, "# HELP ", name, " ", Escape(help, /*quotes=*/false), "\n# TYPE ", name, " ", type,
                     "\n");
   }
   absl::StrAppend(&text_, name);
@@ -67,7 +53,7 @@ void PrometheusText::Sample(absl::string_view type, absl::string_view name, absl
     text_ += '{';
     for (size_t i = 0; i < labels.size(); ++i) {
       absl::StrAppend(&text_, i == 0 ? "" : ",", labels[i].first, "=\"",
-                      EscapeLabelValue(labels[i].second), "\"");
+                      Escape(labels[i].second, /*quotes=*/true), "\"");
     }
     text_ += '}';
   }
