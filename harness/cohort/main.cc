@@ -9,6 +9,7 @@
 #include "harness/cohort/keygen_command.h"
 #include "harness/cohort/orchestrator_command.h"
 #include "harness/cohort/plugin_command.h"
+#include "harness/cohort/report_command.h"
 #include "harness/cohort/run_command.h"
 #include "harness/cohort/worker_command.h"
 
@@ -23,6 +24,7 @@ constexpr char kUsage[] =
     "  plugin check PLUGIN    load it, create a model and run the conformance checks\n"
     "  agent                  run this machine's agent for an orchestrator (`cohort agent --help`)\n"
     "  orchestrator           run the orchestrator for agents and clients (`cohort orchestrator --help`)\n"
+    "  report RUN_DIR...      write an HTML report of run folders (`cohort report --help`)\n"
     "  keygen --out DIR       make a CURVE key pair for the control channels\n"
     "  version                print the Cohort and plugin ABI versions\n"
     "\n"
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   if (args[0] == "agent") return cohort::RunAgentCommand({args.begin() + 1, args.end()});
   if (args[0] == "orchestrator") return cohort::RunOrchestratorCommand({args.begin() + 1, args.end()});
   if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
+  if (args[0] == "report") return cohort::RunReportCommand({args.begin() + 1, args.end()});
   if (args[0] == "keygen") return cohort::RunKeygenCommand({args.begin() + 1, args.end()});
   std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kUsage);
   return 2;
