@@ -52,6 +52,8 @@ void WriteTrial(JsonWriter& json, const ExperimentRecord& record, const TrialRec
         WriteNamedValues(json, report.timings);
         json.Key("records_per_second");
         json.Number(report.records_per_second);
+        json.Key("exchanged_bytes");
+        json.Integer(report.exchanged_bytes);
       }
       json.EndObject();
     }

@@ -121,10 +121,11 @@ function renderRun(root, run) {
                       `${run.slots} slot(s) per trial`);
   add(root, 'div', {class: 'note'}, run.folder);
   table(root, ['trial', 'state', 'restarts', 'hyperparameters', 'batches',
-               `best ${run.searcher_metric}`, 'records/s'],
+               `best ${run.searcher_metric}`, 'records/s', 'MB exchanged'],
         run.trials.map(t => [t.id, t.state, t.restarts, JSON.stringify(t.hyperparameters),
                              t.training.length ? t.training[t.training.length - 1].batches : 0,
-                             best(t, run.searcher_metric, run.smaller_is_better), trialRate(t)]),
+                             best(t, run.searcher_metric, run.smaller_is_better), trialRate(t),
+                             t.training.reduce((s, r) => s + r.exchanged_bytes, 0) / 1e6]),
         [1, 3]);
   const charts = add(root, 'div', {class: 'charts'});
   const name = t => `trial ${t.id}`;

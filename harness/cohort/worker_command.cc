@@ -346,7 +346,16 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   absl::StatusOr<std::unique_ptr<TrialRunner>> runner = TrialRunner::Create(options);
   if (!runner.ok()) return runner.status();
   if (!args.resume.empty()) {
+    const double begin = SystemClock().MonotonicSeconds();
     if (absl::Status status = (*runner)->Restore(args.resume); !status.ok()) return status;
+    // In the timeline a restart shows as the restore that begins its attempt.
+    if (trace) {
+      trace->Complete(TraceWriter::kTrainingThread,
+                      args.attempt > 0 ? absl::StrCat("restart ", args.attempt,
+                                                      ": restoring checkpoint ", args.resume)
+                                       : absl::StrCat("resuming from checkpoint ", args.resume),
+                      begin, SystemClock().MonotonicSeconds(), (*runner)->batches_trained());
+    }
   }
   std::printf("trial %llu rank %u of %u: plugin %s, %s, %llu of %llu batches done\n",
               static_cast<unsigned long long>(args.trial_id), args.rank, args.size,

@@ -310,6 +310,8 @@ void Agent::OnTaskStatus(const TaskStatus& status) {
 void Agent::OnTaskReport(const ControlMessage& report) {
   if (const auto* progress = std::get_if<TaskProgress>(&report)) {
     task_records_per_second_[progress->task_id] = progress->progress.records_per_second;
+  } else if (const auto* metrics = std::get_if<TaskMetricsReport>(&report)) {
+    task_exchanged_bytes_[metrics->task_id] += metrics->report.exchanged_bytes;
   }
   Send(report);
 }
@@ -331,10 +333,16 @@ void Agent::PublishMetrics(double now) {
       task.records_per_second = rate->second;
     }
     task.heartbeat_age_seconds = run->LongestSilence(now);
+    if (auto bytes = task_exchanged_bytes_.find(task_id); bytes != task_exchanged_bytes_.end()) {
+      task.exchanged_bytes = bytes->second;
+    }
     snapshot.tasks.push_back(task);
   }
   for (auto it = task_records_per_second_.begin(); it != task_records_per_second_.end();) {
     it = runs_.count(it->first) != 0 ? std::next(it) : task_records_per_second_.erase(it);
+  }
+  for (auto it = task_exchanged_bytes_.begin(); it != task_exchanged_bytes_.end();) {
+    it = runs_.count(it->first) != 0 ? std::next(it) : task_exchanged_bytes_.erase(it);
   }
   options_.metrics->Publish(AgentMetricsPage(snapshot));
 }

@@ -37,6 +37,11 @@ std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot) {
                "The longest a rank of a task has gone without a heartbeat.",
                *task.heartbeat_age_seconds, labels(task));
   }
+  for (const AgentMetricsSnapshot::Task& task : snapshot.tasks) {
+    page.Counter("cohort_agent_task_exchanged_bytes_total",
+                 "Bytes a task's reporting rank handed to its gradient collectives.",
+                 static_cast<double>(task.exchanged_bytes), labels(task));
+  }
   return page.Text();
 }
 

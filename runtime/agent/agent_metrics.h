@@ -10,6 +10,8 @@
 //   cohort_agent_task_records_per_second    {task, trial}: from the task's latest progress
 //   cohort_agent_task_heartbeat_age_seconds {task, trial}: the longest a rank of it has been
 //                                           silent (absent until a rank said hello)
+//   cohort_agent_task_exchanged_bytes_total {task, trial}: bytes its reporting rank handed to the
+//                                           gradient collectives (a counter)
 //
 // Thread-safety: pure function.
 #ifndef COHORT_RUNTIME_AGENT_AGENT_METRICS_H_
@@ -28,6 +30,7 @@ struct AgentMetricsSnapshot {
     uint64_t trial_id = 0;
     std::optional<double> records_per_second;
     std::optional<double> heartbeat_age_seconds;
+    uint64_t exchanged_bytes = 0;
   };
   std::string agent_id;
   uint32_t slots = 0;

@@ -119,7 +119,7 @@ struct PayloadEncoder {
     auto table = wire::CreateTaskMetricsReport(builder, m.task_id, r.trial_id,
                                                ToWire<wire::ReportKind>(r.kind), r.batches,
                                                r.records, r.unix_time, metrics, timings,
-                                               r.records_per_second);
+                                               r.records_per_second, r.exchanged_bytes);
     return {wire::ControlPayload::TaskMetricsReport, table.Union()};
   }
   Payload operator()(const TaskCheckpointReport& m) const {
@@ -249,7 +249,7 @@ TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
   return {t.task_id(),
           {t.trial_id(), reader.Enum<ReportKind>(t.kind(), "report kind"), t.batches(),
            t.records(), t.unix_time(), ReadAll(reader, t.metrics()), ReadAll(reader, t.timings()),
-           t.records_per_second()}};
+           t.records_per_second(), t.exchanged_bytes()}};
 }
 
 TaskCheckpointReport Read(Reader& reader, const wire::TaskCheckpointReport& t) {

@@ -42,7 +42,8 @@ struct MessageEncoder {
     const auto metrics = Named(m.metrics);
     const auto timings = m.timings.empty() ? decltype(metrics)() : Named(m.timings);
     auto table = fbs::CreateMetricsReport(builder, m.trial_id, kind, m.batches, m.records,
-                                          m.unix_time, metrics, timings, m.records_per_second);
+                                          m.unix_time, metrics, timings, m.records_per_second,
+                                          m.exchanged_bytes);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::MetricsReport, table.Union());
   }
   std::string operator()(const ProgressReport& m) const {
@@ -103,6 +104,7 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::MetricsReport& t) {
     }
   }
   m.records_per_second = t.records_per_second();
+  m.exchanged_bytes = t.exchanged_bytes();
   return m;
 }
 

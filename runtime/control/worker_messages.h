@@ -59,6 +59,9 @@ struct MetricsReport {
   // "exchange" (collectives) and "codec" seconds; and records trained per second then.
   std::vector<NamedValue> timings = {};
   double records_per_second = 0;
+  // Training reports with a gradient exchange: bytes this rank handed to its collectives since
+  // the previous training report.
+  uint64_t exchanged_bytes = 0;
 
   friend bool operator==(const MetricsReport&, const MetricsReport&) = default;
 };

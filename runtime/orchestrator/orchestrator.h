@@ -133,7 +133,8 @@ class Orchestrator {
 
   // The orchestrator's Prometheus page: agents (by connection state; each one's slots, busy
   // slots and heartbeat age), experiments and trials by state, tasks, and per trial its restarts
-  // (a counter), batches trained and, while running, records per second. See docs/cluster.md.
+  // and bytes exchanged (counters), batches trained and, while running, records per second. See
+  // docs/cluster.md.
   std::string MetricsPage() const;
 
   // The record of experiment `experiment_id` (what its experiment.json holds once saved), for a

@@ -209,6 +209,7 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
     Notice(absl::StrCat("warning: ", appended.message()));
   }
   experiment.record.Apply(metrics);
+  trial.exchanged_bytes += metrics.exchanged_bytes;
   trial.batches_trained = std::max(trial.batches_trained, metrics.batches);
   if (metrics.kind == ReportKind::kValidation && metrics.batches == trial.target_batches) {
     trial.segment_metric = experiment.record.SearcherMetricOf(metrics);

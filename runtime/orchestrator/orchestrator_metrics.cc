@@ -68,6 +68,11 @@ std::string Orchestrator::MetricsPage() const {
                  labels(*trial));
   }
   for (const auto& [id, trial] : trials_) {
+    page.Counter("cohort_orchestrator_trial_exchanged_bytes_total",
+                 "Bytes a trial's reporting rank handed to its gradient collectives.",
+                 static_cast<double>(trial->exchanged_bytes), labels(*trial));
+  }
+  for (const auto& [id, trial] : trials_) {
     page.Gauge("cohort_orchestrator_trial_batches_trained", "Batches a trial has trained.",
                static_cast<double>(trial->batches_trained), labels(*trial));
   }

@@ -67,6 +67,7 @@ struct Orchestrator::Trial {
   bool closed = false;          // the searcher closed it
   uint64_t batches_trained = 0;
   double records_per_second = 0;  // from its latest progress
+  uint64_t exchanged_bytes = 0;   // the sum of its training reports', over every attempt
   uint32_t restarts = 0;
   uint32_t attempts = 0;        // tasks created so far; the next task's attempt number
   uint64_t task_id = 0;

@@ -36,6 +36,10 @@ void WriteReport(JsonWriter& json, const MetricsReport& report) {
     WriteMetrics(json, report.timings);
   }
   if (report.records_per_second > 0) json.Field("records_per_second", report.records_per_second);
+  if (report.exchanged_bytes > 0) {
+    json.Key("exchanged_bytes");
+    json.Integer(report.exchanged_bytes);
+  }
   json.EndObject();
 }
 
@@ -235,6 +239,7 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
                            value.IsNull() ? std::nan("") : value.as<double>()});
       }
     }
+    if (node["exchanged_bytes"]) report.exchanged_bytes = node["exchanged_bytes"].as<uint64_t>();
     if (node["records_per_second"]) {
       report.records_per_second = node["records_per_second"].as<double>();
     }

@@ -93,6 +93,10 @@ std::string TensorBoardReport(const MetricsReport& report) {
     if (report.records_per_second > 0) {
       AppendScalar(summary, "throughput/records_per_second", report.records_per_second);
     }
+    if (report.exchanged_bytes > 0) {
+      AppendScalar(summary, "throughput/exchanged_bytes",
+                   static_cast<double>(report.exchanged_bytes));
+    }
   }
   std::string event;
   AppendDouble(event, kWallTime, report.unix_time);

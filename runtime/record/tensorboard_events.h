@@ -5,7 +5,7 @@
 // Each report becomes one tensorflow.Event at the report's time whose Summary holds a scalar per
 // value:
 //   training report    training/<metric>, timings/<phase> (seconds since the previous training
-//                      report), throughput/records_per_second
+//                      report), throughput/records_per_second, throughput/exchanged_bytes
 //   validation report  validation/<metric>
 // A file starts with the event that names its format ("brain.Event:2"); records are framed as
 // TFRecords (tfrecord.h). The few protobuf fields needed are encoded here (Event: wall_time 1,

@@ -364,6 +364,8 @@ absl::Status TrialRunner::ReportTraining() {
     const GradientExchange::Times exchange = options_.exchange->TakeTimes();
     report.timings.push_back({"exchange", exchange.exchange_seconds});
     report.timings.push_back({"codec", exchange.codec_seconds});
+    report.exchanged_bytes = exchange.bytes - reported_exchanged_bytes_;
+    reported_exchanged_bytes_ = exchange.bytes;
   }
   if (now > report_window_start_time_) {
     report.records_per_second =

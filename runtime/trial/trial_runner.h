@@ -130,6 +130,7 @@ class TrialRunner {
   uint64_t phase_batch_ = 0;  // the batch of the phase entered last
   double report_window_start_time_ = 0;
   uint64_t report_window_start_records_ = 0;
+  uint64_t reported_exchanged_bytes_ = 0;  // the exchange's byte count at the last report
   double records_per_second_ = 0;
 };
 

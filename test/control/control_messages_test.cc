@@ -70,7 +70,8 @@ std::vector<ControlMessage> EveryMessageFullySet() {
                          1.7e9,
                          {{"loss", 0.25}, {"accuracy", -0.0}, {kAwkwardText, 1e308}},
                          {{"compute", 0.5}, {"optimizer", 0.125}},
-                         4096.5}},
+                         4096.5,
+                         kMaxU64}},
       TaskCheckpointReport{7, 3, "trial-3-batch-100", 100, 3200, 1 << 20,
                            {{"framework", "cohort"}, {"note", kAwkwardText}}},
       LogBatch{7,
@@ -222,7 +223,7 @@ TEST(ControlMessagesTest, RefusesAnotherMajorNamingBothVersions) {
     const std::string bytes = Envelope(builder, major, 3, wire::ControlPayload::Ack,
                                        wire::CreateAck(builder).Union());
     ExpectInvalid(bytes, absl::StrCat("control protocol ", major, ".3 is not supported: this "
-                                      "build speaks 1.2"));
+                                      "build speaks 1.3"));
   }
 }
 
@@ -246,7 +247,7 @@ TEST(ControlMessagesTest, RefusesAnUnknownMessageTypeNamingIt) {
     const std::string bytes = Envelope(builder, 1, minor, static_cast<wire::ControlPayload>(200),
                                        wire::CreateAck(builder).Union());
     ExpectInvalid(bytes, "unknown message type 200");
-    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.2");
+    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.3");
   }
 }
 
@@ -291,8 +292,8 @@ TEST(ControlMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   {
     FlatBufferBuilder builder;
     auto reply = wire::CreateErrorReply(builder, static_cast<wire::ErrorCode>(99));
-    ExpectInvalid(Envelope(builder, 1, 3, wire::ControlPayload::ErrorReply, reply.Union()),
-                  "ErrorReply: unknown error code 99 (the sender speaks protocol 1.3");
+    ExpectInvalid(Envelope(builder, 1, 4, wire::ControlPayload::ErrorReply, reply.Union()),
+                  "ErrorReply: unknown error code 99 (the sender speaks protocol 1.4");
   }
 }
 

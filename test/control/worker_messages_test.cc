@@ -60,6 +60,7 @@ TEST(WorkerMessagesTest, MetricsRoundTripManyAwkwardMetrics) {
   for (int i = 0; i < 5000; ++i) report.metrics.push_back({"m" + std::to_string(i), i * 0.5});
   report.timings = {{"compute", 1.25}, {"exchange_wait", 0.0}, {kAwkwardText, 3e-9}};
   report.records_per_second = 12345.5;
+  report.exchanged_bytes = uint64_t{1} << 40;
   const auto decoded = std::get<MetricsReport>(RoundTrip(report));
   EXPECT_EQ(decoded, report);
   EXPECT_TRUE(std::signbit(decoded.metrics[1].value));

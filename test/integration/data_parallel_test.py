@@ -55,6 +55,9 @@ with temp_dir() as tmp:
     check(training and all({"exchange", "codec", "compute"} <= set(r["timings"])
                            for r in training), training)
     check(all(r["timings"]["exchange"] > 0 for r in training), training)
+    # And the bytes rank 0 handed to the collectives then: at least the float32 gradient of every
+    # batch since the previous report.
+    check(all(r["exchanged_bytes"] > 0 for r in training), training)
 
     again = train(tmp, "two-slots-again", "hyperparameters.global_batch_size=16", slots=2)
     check(final_parameters(again, STEPS) == final_parameters(two, STEPS),

@@ -1,6 +1,7 @@
 """Prometheus metrics: `cohort orchestrator --metrics-address` and `cohort agent
 --metrics-address` serve /metrics in the text format, and the figures follow the cluster: the
-agent registered with its slots; a running trial's busy slot, records/s and heartbeat age; a
+agent registered with its slots; a running trial's busy slot, records/s, heartbeat age and bytes
+exchanged (its one slot exchanging through a group of one); a
 killed worker's restart counted; the trial completed at the end."""
 import os
 import re
@@ -42,7 +43,10 @@ def eventually(port, predicate, what):
 with temp_dir() as tmp:
     orchestrator_port, agent_port = free_port(), free_port()
     with Cluster(tmp, "--metrics-address", f"127.0.0.1:{orchestrator_port}") as cluster:
+        # The one-slot trial's gradients go through a group of one, so bytes are exchanged.
+        os.environ["COHORT_EXCHANGE_AT_ONE_SLOT"] = "1"
         cluster.add_agent("agent-1", 2, "--metrics-address", f"127.0.0.1:{agent_port}")
+        del os.environ["COHORT_EXCHANGE_AT_ONE_SLOT"]
         eventually(orchestrator_port, lambda s:
                    value(s, "cohort_orchestrator_agents", state="connected") == 1 and
                    value(s, "cohort_orchestrator_agent_slots", agent="agent-1") == 2,
@@ -60,13 +64,16 @@ with temp_dir() as tmp:
                    (value(s, "cohort_orchestrator_trial_records_per_second", **trial) or 0) > 0 and
                    value(s, "cohort_orchestrator_agent_slots_busy", agent="agent-1") == 1 and
                    value(s, "cohort_orchestrator_trials", state="running") == 1 and
-                   value(s, "cohort_orchestrator_experiments", state="active") == 1,
+                   value(s, "cohort_orchestrator_experiments", state="active") == 1 and
+                   (value(s, "cohort_orchestrator_trial_exchanged_bytes_total", **trial) or 0) > 0,
                    "the running trial on the orchestrator's page")
         eventually(agent_port, lambda s:
                    value(s, "cohort_agent_slots_busy", agent="agent-1") == 1 and
                    any(name == "cohort_agent_task_records_per_second" and v > 0
                        for (name, _), v in s.items()) and
                    any(name == "cohort_agent_task_heartbeat_age_seconds" and 0 <= v < 30
+                       for (name, _), v in s.items()) and
+                   any(name == "cohort_agent_task_exchanged_bytes_total" and v > 0
                        for (name, _), v in s.items()),
                    "the running task on the agent's page")
         age = value(scrape(orchestrator_port), "cohort_orchestrator_agent_heartbeat_age_seconds",

@@ -1,9 +1,11 @@
 """profiling.enabled: a 2-slot run leaves trials/1/timeline.json, Chrome trace JSON that Perfetto
 and chrome://tracing open: a process per rank named "rank r", a training thread with every phase
 of every batch and an exchange thread with the gradient buckets, each event whole (non-negative
-duration) and tagged with its batch. Without profiling there is no timeline."""
+duration) and tagged with its batch. A restart shows as the restore of the checkpoint that begins
+the next attempt. Without profiling there is no timeline."""
 import json
 import os
+import signal
 
 from cohort_cli import *
 
@@ -38,6 +40,29 @@ with temp_dir() as tmp:
         check(buckets and all(e["name"].startswith("bucket ") for e in buckets), buckets[:3])
         check({e["args"]["batch"] for e in buckets} == set(range(1, BATCHES + 1)),
               f"rank {rank}: buckets of some batches are missing")
+
+    # A worker killed after a checkpoint: the timeline shows the restart as the restore that
+    # begins the next attempt, and training goes on after it.
+    restarted = os.path.join(tmp, "restarted")
+    config = write_config(tmp, read_bytes(mlp_config(
+        tmp, name="restarted", batches=3000, period=100, hidden_size=128, max_restarts=1)).decode() +
+        "profiling:\n  enabled: true\n", file_name="restarted.yaml")
+    process = start("run", config, "--output", restarted)
+    wait_for(lambda: experiment(restarted)["trials"][0]["checkpoints"], what="a checkpoint")
+    pid = worker_pid(0, restarted)
+    check(pid is not None, "no worker process found")
+    os.kill(pid, signal.SIGKILL)
+    out, err = process.communicate(timeout=300)
+    check(process.returncode == 0, f"restarted run exited {process.returncode}:\n{out}\n{err}")
+    with open(os.path.join(restarted, "trials", "1", "timeline.json")) as f:
+        spans = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+    restores = [e for e in spans
+                if e["name"].startswith("restart 1: restoring checkpoint trial-1-batch-")]
+    check(len(restores) == 1, f"{len(restores)} restores of a checkpoint in the timeline")
+    after = [e["args"]["batch"] for e in spans
+             if e["name"] == "inside the plugin's train_batch" and e["ts"] > restores[0]["ts"]]
+    check(after and min(after) == restores[0]["args"]["batch"] + 1 and max(after) == 3000,
+          f"training after the restore at batch {restores[0]['args']['batch']}: {after[:3]}...")
 
     plain = os.path.join(tmp, "plain")
     code, out, err = run("run", mlp_config(tmp, batches=20, period=20), "--output", plain)
