@@ -125,6 +125,12 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
     if (trial.records_per_second > 0 || !trial.latest_timings.empty()) {
       absl::StrAppend(&timing, "  trial ", trial.trial_id, ": ",
                       absl::StrFormat("%.0f records/s", trial.records_per_second));
+      if (trial.scaling_efficiency > 0) {
+        absl::StrAppend(&timing, absl::StrFormat(" (scaling efficiency %.2f against experiment "
+                                                 "%d at 1 slot)",
+                                                 trial.scaling_efficiency,
+                                                 trial.baseline_experiment_id));
+      }
       for (const NamedValue& phase : trial.latest_timings) {
         absl::StrAppend(&timing, absl::StrFormat(", %s %.3g s", phase.name, phase.value));
       }

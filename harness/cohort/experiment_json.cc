@@ -56,6 +56,11 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
   json.Key("latest_timings");
   MetricsObject(trial.latest_timings, json);
   json.Field("records_per_second", trial.records_per_second);
+  if (trial.scaling_efficiency > 0) {
+    json.Field("scaling_efficiency", trial.scaling_efficiency);
+    json.Key("baseline_experiment_id");
+    json.Integer(trial.baseline_experiment_id);
+  }
   json.Field("error", trial.error);
   json.EndObject();
 }

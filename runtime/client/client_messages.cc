@@ -82,7 +82,8 @@ Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary
       CreateText(builder, t.hyperparameters_json), t.batches_trained, t.target_batches, t.restarts,
       t.task_id, EncodeAll(builder, t.latest_training), EncodeAll(builder, t.latest_validation),
       t.has_best_metric, t.best_metric, CreateText(builder, t.latest_checkpoint_id),
-      CreateText(builder, t.error), EncodeAll(builder, t.latest_timings), t.records_per_second);
+      CreateText(builder, t.error), EncodeAll(builder, t.latest_timings), t.records_per_second,
+      t.scaling_efficiency, t.baseline_experiment_id);
 }
 
 // Appends a message's table; returns it with its union type.
@@ -239,7 +240,9 @@ TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
           TextOf(t.latest_checkpoint_id()),
           TextOf(t.error()),
           ReadAll(reader, t.latest_timings()),
-          t.records_per_second()};
+          t.records_per_second(),
+          t.scaling_efficiency(),
+          t.baseline_experiment_id()};
 }
 
 SubmitExperiment Read(Reader&, const wire::SubmitExperiment& t) {

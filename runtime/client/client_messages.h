@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 1;
+inline constexpr uint16_t kClientProtocolMinor = 2;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -182,6 +182,11 @@ struct TrialSummary {
   // The last training report's seconds per phase (metrics.jsonl "timings") and its records/s.
   std::vector<NamedValue> latest_timings = {};
   double records_per_second = 0;
+  // Against the 1-slot experiment `baseline_experiment_id` of the same training config (see
+  // Orchestrator::ScalingBaseline): records_per_second / (slots x its records/s); 0 when no
+  // baseline is known.
+  double scaling_efficiency = 0;
+  uint64_t baseline_experiment_id = 0;
 
   friend bool operator==(const TrialSummary&, const TrialSummary&) = default;
 };

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -62,6 +63,9 @@ struct MetricsReport {
   // Training reports with a gradient exchange: bytes this rank handed to its collectives since
   // the previous training report.
   uint64_t exchanged_bytes = 0;
+  // Set by the orchestrator on a training report when it knows a 1-slot baseline (see
+  // Orchestrator::ScalingBaseline), for metrics.jsonl; never sent by a worker or an agent.
+  std::optional<double> scaling_efficiency = std::nullopt;
 
   friend bool operator==(const MetricsReport&, const MetricsReport&) = default;
 };

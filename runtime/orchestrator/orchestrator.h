@@ -208,6 +208,19 @@ class Orchestrator {
   // A trial of a resumed experiment starts from its latest checkpoint in the experiment's
   // storage, its record from what was reported up to it; it fails when storage cannot be read.
   void ResumeTrial(Experiment& experiment, Trial& trial);
+  // A 1-slot experiment of the same training config as `experiment` (TrainingFingerprint with
+  // slots_per_trial set to 1; so the same hyperparameters, global batch, seed and maths), the
+  // newest with a training throughput: its id and the median of its trials' latest records/s.
+  // nullopt for a 1-slot experiment, or when this orchestrator knows no such experiment.
+  struct Baseline {
+    uint64_t experiment_id = 0;
+    double records_per_second = 0;
+  };
+  std::optional<Baseline> ScalingBaseline(const Experiment& experiment) const;
+  // records_per_second / (slots_per_trial x the baseline's records/s), naming the baseline in
+  // *baseline_id when given; nullopt without a baseline or a throughput.
+  std::optional<double> ScalingEfficiency(const Experiment& experiment, double records_per_second,
+                                          uint64_t* baseline_id = nullptr) const;
   // The trial's TensorBoard events become `kept` (a warning when they cannot be written).
   void RewriteTensorBoardEvents(const Experiment& experiment, const Trial& trial,
                                 const std::vector<MetricsReport>& kept);

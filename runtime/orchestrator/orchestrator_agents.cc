@@ -198,6 +198,10 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   Experiment& experiment = *experiments_.at(trial.experiment_id);
   MetricsReport metrics = report.report;
   metrics.trial_id = trial.id;
+  metrics.scaling_efficiency.reset();  // the orchestrator's to say, below
+  if (metrics.kind == ReportKind::kTraining) {
+    metrics.scaling_efficiency = ScalingEfficiency(experiment, metrics.records_per_second);
+  }
   if (absl::Status appended =
           AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));
       !appended.ok()) {

@@ -254,6 +254,10 @@ ClientMessage Orchestrator::Describe(const DescribeExperiment& describe) const {
         summary.latest_training = record.latest_training->metrics;
         summary.latest_timings = record.latest_training->timings;
         summary.records_per_second = record.latest_training->records_per_second;
+        summary.scaling_efficiency =
+            ScalingEfficiency(experiment, summary.records_per_second,
+                              &summary.baseline_experiment_id)
+                .value_or(0.0);
       }
       if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
       // The record keeps the best validation (forgetting what a rewind trained again).

@@ -40,6 +40,7 @@ void WriteReport(JsonWriter& json, const MetricsReport& report) {
     json.Key("exchanged_bytes");
     json.Integer(report.exchanged_bytes);
   }
+  if (report.scaling_efficiency) json.Field("scaling_efficiency", *report.scaling_efficiency);
   json.EndObject();
 }
 
@@ -240,6 +241,9 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
       }
     }
     if (node["exchanged_bytes"]) report.exchanged_bytes = node["exchanged_bytes"].as<uint64_t>();
+    if (node["scaling_efficiency"]) {
+      report.scaling_efficiency = node["scaling_efficiency"].as<double>();
+    }
     if (node["records_per_second"]) {
       report.records_per_second = node["records_per_second"].as<double>();
     }

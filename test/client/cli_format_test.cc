@@ -205,6 +205,18 @@ TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {
               HasSubstr("trial errors:\n  trial 8: worker rank 1 exited with signal 11\n"));
 }
 
+TEST_F(CliFormatTest, DescribeComparesAWiderTrialWithItsOneSlotBaseline) {
+  ExperimentDescription description = Description();
+  TrialSummary& running = description.trials.back();
+  running.records_per_second = 5000;
+  running.scaling_efficiency = 0.834;
+  running.baseline_experiment_id = 4;
+  const std::string text = FormatExperimentDescription(description, kMayFirstNoon);
+  EXPECT_THAT(text, HasSubstr("  trial 9: 5000 records/s (scaling efficiency 0.83 against "
+                              "experiment 4 at 1 slot)\n"));
+  EXPECT_THAT(text, HasSubstr("  trial 7: 3210 records/s, compute 1.25 s"));  // no baseline
+}
+
 TEST_F(CliFormatTest, DescribeOfAnEndedExperimentShowsItsEndAndError) {
   ExperimentDescription description = Description();
   description.summary.state = ExperimentState::kError;

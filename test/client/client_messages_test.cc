@@ -54,7 +54,9 @@ TrialSummary FullTrial() {
           "trial-3-batch-1200",
           "rank 1 exited with signal 9",
           {{"compute", 1.5}, {"exchange_wait", 0.25}},
-          2048.5};
+          2048.5,
+          0.875,
+          kMaxU64};
 }
 
 // One of each message, in the variant's order, every field set to a value other than its default.
@@ -243,7 +245,7 @@ TEST(ClientMessagesTest, RefusesAnotherMajorNamingBothVersions) {
     const std::string bytes = Envelope(builder, major, 3, wire::ClientMessage::ClientAck,
                                        wire::CreateClientAck(builder).Union());
     ExpectInvalid(bytes, absl::StrCat("client protocol ", major,
-                                      ".3 is not supported: this build speaks 1.1"));
+                                      ".3 is not supported: this build speaks 1.2"));
   }
 }
 
@@ -271,7 +273,7 @@ TEST(ClientMessagesTest, RefusesAnUnknownMessageTypeNamingIt) {
     const std::string bytes = Envelope(builder, 1, minor, static_cast<wire::ClientMessage>(200),
                                        wire::CreateClientAck(builder).Union());
     ExpectInvalid(bytes, "malformed client message: unknown message type 200");
-    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.1");
+    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.2");
   }
 }
 
@@ -311,8 +313,8 @@ TEST(ClientMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   {
     FlatBufferBuilder builder;
     auto error = wire::CreateClientError(builder, static_cast<wire::ClientErrorCode>(99));
-    ExpectInvalid(Envelope(builder, 1, 2, wire::ClientMessage::ClientError, error.Union()),
-                  "ClientError: unknown error code 99 (the sender speaks protocol 1.2");
+    ExpectInvalid(Envelope(builder, 1, 3, wire::ClientMessage::ClientError, error.Union()),
+                  "ClientError: unknown error code 99 (the sender speaks protocol 1.3");
   }
 }
 

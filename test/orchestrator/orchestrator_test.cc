@@ -241,16 +241,29 @@ class OrchestratorTest : public ::testing::Test {
     }
   }
 
-  // A validation report at `batches` carrying the searcher metric.
-  void Validate(uint64_t task_id, uint64_t batches, double metric) {
+  // A report of `kind` from `task_id`'s worker at `batches`.
+  void Report(uint64_t task_id, ReportKind kind, uint64_t batches, std::vector<NamedValue> metrics,
+              double records_per_second = 0) {
     MetricsReport report;
     report.trial_id = StartOf(task_id).trial_id;
-    report.kind = ReportKind::kValidation;
+    report.kind = kind;
     report.batches = batches;
     report.records = batches * 16;
     report.unix_time = clock_.UnixSeconds();
-    report.metrics = {{"validation_loss", metric}, {"accuracy", 1 - metric}};
+    report.metrics = std::move(metrics);
+    report.records_per_second = records_per_second;
     FromAgent(AgentOf(task_id), TaskMetricsReport{task_id, report});
+  }
+
+  // A training report at `batches` with a throughput.
+  void Train(uint64_t task_id, uint64_t batches, double records_per_second) {
+    Report(task_id, ReportKind::kTraining, batches, {{"loss", 0.5}}, records_per_second);
+  }
+
+  // A validation report at `batches` carrying the searcher metric.
+  void Validate(uint64_t task_id, uint64_t batches, double metric) {
+    Report(task_id, ReportKind::kValidation, batches,
+           {{"validation_loss", metric}, {"accuracy", 1 - metric}});
   }
 
   void Checkpoint(uint64_t task_id, const std::string& checkpoint_id, uint64_t batches) {
@@ -612,6 +625,41 @@ TEST_F(OrchestratorTest, ExperimentsShareAnAgentOnDistinctSlots) {
   EXPECT_EQ(queued[0].experiment_id, fifth);
   EXPECT_THAT(queued[0].reason, HasSubstr("agent-1"));
   EXPECT_EQ(Agents().at(0).busy_slots, 5u);
+}
+
+TEST_F(OrchestratorTest, AWiderExperimentIsComparedWithAOneSlotOneOfTheSameConfig) {
+  Register("agent-1", 5);
+  const uint64_t one = Submit(SingleYaml(1));
+  const uint64_t two = Submit(SingleYaml(2));
+  std::string other_yaml = SingleYaml(2);
+  other_yaml.replace(other_yaml.find("0.01"), 4, "0.02");  // another learning rate
+  const uint64_t other = Submit(other_yaml);
+  std::map<uint64_t, uint64_t> task_of;  // experiment -> task
+  for (const StartTask& start : StartTasksSentTo("agent-1")) {
+    Accept(start.task_id);
+    Running(start.task_id);
+    task_of[start.experiment_id] = start.task_id;
+  }
+  ASSERT_THAT(task_of, SizeIs(3));
+
+  Train(task_of[two], 10, 1500);  // no baseline has a throughput yet
+  Train(task_of[one], 10, 1000);
+  Train(task_of[two], 20, 1600);
+  Train(task_of[other], 10, 1700);  // its one-slot twin never ran
+  EXPECT_EQ(TrialOf(one, 1).scaling_efficiency, 0.0);
+  const TrialSummary wide = Describe(two).trials.at(0);
+  EXPECT_DOUBLE_EQ(wide.scaling_efficiency, 0.8);
+  EXPECT_EQ(wide.baseline_experiment_id, one);
+  EXPECT_EQ(Describe(other).trials.at(0).scaling_efficiency, 0.0);
+
+  std::ifstream metrics_file(
+      absl::StrCat(ExperimentFolder(two), "/trials/", wide.trial_id, "/metrics.jsonl"));
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(metrics_file, line)) lines.push_back(line);
+  ASSERT_THAT(lines, SizeIs(2));
+  EXPECT_THAT(lines[0], Not(HasSubstr("scaling_efficiency")));
+  EXPECT_THAT(lines[1], HasSubstr("\"scaling_efficiency\":0.8"));
 }
 
 TEST_F(OrchestratorTest, RefusedSubmissionsSayWhy) {
