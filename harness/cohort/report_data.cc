@@ -12,15 +12,6 @@
 namespace cohort {
 namespace {
 
-void WriteNamedValues(JsonWriter& json, const std::vector<NamedValue>& values) {
-  json.BeginObject();
-  for (const NamedValue& value : values) {
-    json.Key(value.name);
-    json.Number(value.value);
-  }
-  json.EndObject();
-}
-
 void WriteTrial(JsonWriter& json, const ExperimentRecord& record, const TrialRecord& trial,
                 const std::vector<MetricsReport>& reports) {
   json.BeginObject();
@@ -37,25 +28,7 @@ void WriteTrial(JsonWriter& json, const ExperimentRecord& record, const TrialRec
     json.Key(kind == ReportKind::kTraining ? "training" : "validation");
     json.BeginArray();
     for (const MetricsReport& report : reports) {
-      if (report.kind != kind) continue;
-      json.BeginObject();
-      json.Key("batches");
-      json.Integer(report.batches);
-      json.Key("records");
-      json.Integer(report.records);
-      json.Key("time");
-      json.Number(report.unix_time);
-      json.Key("metrics");
-      WriteNamedValues(json, report.metrics);
-      if (kind == ReportKind::kTraining) {
-        json.Key("timings");
-        WriteNamedValues(json, report.timings);
-        json.Key("records_per_second");
-        json.Number(report.records_per_second);
-        json.Key("exchanged_bytes");
-        json.Integer(report.exchanged_bytes);
-      }
-      json.EndObject();
+      if (report.kind == kind) json.Raw(MetricsReportJson(report));
     }
     json.EndArray();
   }

@@ -7,9 +7,8 @@
 //
 // The JSON: {"runs": [{"folder", "name", "state", "slots", "searcher_metric",
 // "smaller_is_better", "trials": [{"id", "state", "restarts", "hyperparameters" (an object),
-// "training": [{"batches", "records", "time", "metrics", "timings", "records_per_second",
-// "exchanged_bytes"}],
-// "validation": [{"batches", "time", "metrics"}]}]}]}. Non-finite numbers become null.
+// "training": [...], "validation": [...]}]}]}, each report as its line of metrics.jsonl
+// (MetricsReportJson). Non-finite numbers become null.
 //
 // Thread-safety: pure functions over files.
 #ifndef COHORT_HARNESS_COHORT_REPORT_DATA_H_

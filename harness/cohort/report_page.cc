@@ -125,7 +125,7 @@ function renderRun(root, run) {
         run.trials.map(t => [t.id, t.state, t.restarts, JSON.stringify(t.hyperparameters),
                              t.training.length ? t.training[t.training.length - 1].batches : 0,
                              best(t, run.searcher_metric, run.smaller_is_better), trialRate(t),
-                             t.training.reduce((s, r) => s + r.exchanged_bytes, 0) / 1e6]),
+                             t.training.reduce((s, r) => s + (r.exchanged_bytes || 0), 0) / 1e6]),
         [1, 3]);
   const charts = add(root, 'div', {class: 'charts'});
   const name = t => `trial ${t.id}`;
@@ -147,9 +147,9 @@ function renderRun(root, run) {
 
   add(root, 'h3', {}, 'Where the training time went (seconds, summed over training reports)');
   const phases = [...new Set(run.trials.flatMap(t => t.training.flatMap(
-      r => Object.keys(r.timings))))];
+      r => Object.keys(r.timings || {}))))];
   table(root, ['trial', ...phases, 'largest'], run.trials.map(t => {
-    const sums = phases.map(p => t.training.reduce((s, r) => s + (r.timings[p] || 0), 0));
+    const sums = phases.map(p => t.training.reduce((s, r) => s + ((r.timings || {})[p] || 0), 0));
     const largest = phases[sums.indexOf(Math.max(...sums))];
     return [t.id, ...sums, largest];
   }), [phases.length + 1]);

@@ -239,8 +239,10 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   LinkedEvents events(link, args.trial_id, args.rank);
   // Gloo for the host collectives (metrics, agreement, stop) and, on the CPU, the gradients;
   // NCCL for the gradients of tensors on a GPU.
+  // With more than one slot, or one slot exchanging on request (one_slot_exchange.h).
   std::unique_ptr<CollectiveBackend> collective;
   std::unique_ptr<CollectiveBackend> gradient_collective;
+  CollectiveBackend* moves_gradients = nullptr;  // one of the two
   if (args.size > 1) {
     std::unique_ptr<WorkerLink> rendezvous_link;  // closed once the group is formed
     if (!args.rendezvous.empty()) {
@@ -271,9 +273,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
     events.Take(store.TakePendingCommands());
     if (!backend.ok()) return backend.status();
     collective = *std::move(backend);
-    absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config);
-    if (!exchange_options.ok()) return exchange_options.status();
-    CollectiveBackend* moves_gradients = collective.get();
+    moves_gradients = collective.get();
     if (on_gpu) {
       NcclOptions nccl;
       nccl.device = device->device.ordinal;
@@ -286,33 +286,28 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
       if (!created_nccl.ok()) return created_nccl.status();
       gradient_collective = *std::move(created_nccl);
       moves_gradients = gradient_collective.get();
-      exchange_options->device = device->cuda.get();
-    }
-    absl::StatusOr<std::unique_ptr<GradientExchange>> created =
-        GradientExchange::Create((*model)->arena(), *moves_gradients, *exchange_options);
-    if (!created.ok()) return created.status();
-    exchange = *std::move(created);
-    if (args.rank == 0) {
-      std::printf("gradient exchange: %zu buckets over %s, compression %s\n",
-                  exchange->plan().size(), moves_gradients->name().c_str(),
-                  DescribeCompression(exchange_options->compression).c_str());
     }
   } else if (ExchangeAtOneSlotRequested(std::getenv(kExchangeAtOneSlotVariable))) {
     absl::StatusOr<std::unique_ptr<CollectiveBackend>> group = OneRankGradientGroup(
         *device, on_gpu, std::chrono::seconds(config->optimizations.collective_timeout));
     if (!group.ok()) return group.status();
     gradient_collective = *std::move(group);
+    moves_gradients = gradient_collective.get();
+  }
+  if (moves_gradients != nullptr) {
     absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config);
     if (!exchange_options.ok()) return exchange_options.status();
     if (on_gpu) exchange_options->device = device->cuda.get();
     absl::StatusOr<std::unique_ptr<GradientExchange>> created =
-        GradientExchange::Create((*model)->arena(), *gradient_collective, *exchange_options);
+        GradientExchange::Create((*model)->arena(), *moves_gradients, *exchange_options);
     if (!created.ok()) return created.status();
     exchange = *std::move(created);
-    std::printf("gradient exchange at one slot (%s): %zu buckets over %s, compression %s\n",
-                kExchangeAtOneSlotVariable, exchange->plan().size(),
-                gradient_collective->name().c_str(),
-                DescribeCompression(exchange_options->compression).c_str());
+    if (args.rank == 0) {
+      std::printf("gradient exchange%s: %zu buckets over %s, compression %s\n",
+                  args.size == 1 ? " at one slot" : "",
+                  exchange->plan().size(), moves_gradients->name().c_str(),
+                  DescribeCompression(exchange_options->compression).c_str());
+    }
   }
   // A rank stuck in its own work says so in its log while the other ranks wait for it.
   PhaseBoard phases;

@@ -307,14 +307,7 @@ void Agent::OnTaskStatus(const TaskStatus& status) {
   Send(status);
 }
 
-void Agent::OnTaskReport(const ControlMessage& report) {
-  if (const auto* progress = std::get_if<TaskProgress>(&report)) {
-    task_records_per_second_[progress->task_id] = progress->progress.records_per_second;
-  } else if (const auto* metrics = std::get_if<TaskMetricsReport>(&report)) {
-    task_exchanged_bytes_[metrics->task_id] += metrics->report.exchanged_bytes;
-  }
-  Send(report);
-}
+void Agent::OnTaskReport(const ControlMessage& report) { Send(report); }
 
 void Agent::PublishMetrics(double now) {
   if (options_.metrics == nullptr || (last_metrics_ >= 0 && now - last_metrics_ < 1.0)) return;
@@ -329,20 +322,10 @@ void Agent::PublishMetrics(double now) {
     AgentMetricsSnapshot::Task task;
     task.task_id = task_id;
     task.trial_id = run->trial_id();
-    if (auto rate = task_records_per_second_.find(task_id); rate != task_records_per_second_.end()) {
-      task.records_per_second = rate->second;
-    }
+    task.records_per_second = run->records_per_second();
     task.heartbeat_age_seconds = run->LongestSilence(now);
-    if (auto bytes = task_exchanged_bytes_.find(task_id); bytes != task_exchanged_bytes_.end()) {
-      task.exchanged_bytes = bytes->second;
-    }
+    task.exchanged_bytes = run->exchanged_bytes();
     snapshot.tasks.push_back(task);
-  }
-  for (auto it = task_records_per_second_.begin(); it != task_records_per_second_.end();) {
-    it = runs_.count(it->first) != 0 ? std::next(it) : task_records_per_second_.erase(it);
-  }
-  for (auto it = task_exchanged_bytes_.begin(); it != task_exchanged_bytes_.end();) {
-    it = runs_.count(it->first) != 0 ? std::next(it) : task_exchanged_bytes_.erase(it);
   }
   options_.metrics->Publish(AgentMetricsPage(snapshot));
 }

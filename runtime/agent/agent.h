@@ -169,8 +169,6 @@ class Agent final : private TaskRun::Listener {
   double last_hello_ = 0;  // monotonic seconds
   std::optional<double> last_heard_;  // monotonic seconds of the orchestrator's latest message
   double last_metrics_ = -1;          // monotonic seconds of the latest metrics page
-  std::map<uint64_t, double> task_records_per_second_;  // from each task's latest progress
-  std::map<uint64_t, uint64_t> task_exchanged_bytes_;   // summed from each task's reports
   int shutdown_requests_ = 0;  // signals and stop requests acted on
   int stop_requests_taken_ = 0;  // of *options_.stop_requests
   bool stopping_loop_ = false;

@@ -335,6 +335,7 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
   } else if (const auto* metrics = std::get_if<MetricsReport>(&message)) {
     TaskMetricsReport forwarded{task_.task_id, *metrics};
     forwarded.report.trial_id = task_.trial_id;
+    exchanged_bytes_ += metrics->exchanged_bytes;
     listener_.OnTaskReport(std::move(forwarded));
   } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {
     listener_.OnTaskReport(TaskCheckpointReport{task_.task_id, task_.trial_id, checkpoint->id,
@@ -385,7 +386,9 @@ void TaskRun::WatchHeartbeats(double now) {
 }
 
 void TaskRun::ForwardProgress(std::optional<ProgressReport> progress) {
-  if (progress) listener_.OnTaskReport(TaskProgress{task_.task_id, *std::move(progress)});
+  if (!progress) return;
+  records_per_second_ = progress->records_per_second;
+  listener_.OnTaskReport(TaskProgress{task_.task_id, *std::move(progress)});
 }
 
 bool TaskRun::ProcessesGone() const {

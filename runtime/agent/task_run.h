@@ -119,6 +119,10 @@ class TaskRun {
   uint64_t trial_id() const { return task_.trial_id; }
   // The longest silence at `now` among its ranks whose heartbeats are watched; nullopt if none is.
   std::optional<double> LongestSilence(double now) const;
+  // Records/s of its latest progress forwarded (nullopt before the first), and the bytes its
+  // forwarded training reports say were exchanged, summed.
+  std::optional<double> records_per_second() const { return records_per_second_; }
+  uint64_t exchanged_bytes() const { return exchanged_bytes_; }
   TaskState state() const { return state_; }
   // The exits were reported and every libuv handle is closed.
   bool closed() const { return exits_reported_ && open_handles_ == 0; }
@@ -195,6 +199,8 @@ class TaskRun {
   Listener& listener_;
   std::function<void(absl::string_view line)> log_;
   ProgressThrottle progress_;
+  std::optional<double> records_per_second_;
+  uint64_t exchanged_bytes_ = 0;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::unique_ptr<WorkerHub> hub_;
   uv_poll_t hub_poll_;      // watches hub_'s notification fd while hub_watched_

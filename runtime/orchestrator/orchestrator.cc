@@ -153,6 +153,7 @@ void Orchestrator::AddEndedExperiment(uint64_t id, ExperimentConfig config, RunF
   auto experiment = std::make_unique<Experiment>();
   experiment->id = id;
   experiment->config = std::move(config);
+  experiment->one_slot_fingerprint = OneSlotFingerprint(experiment->config);
   switch (record.state) {
     case RunState::kCompleted:
       experiment->state = ExperimentState::kCompleted;

@@ -155,6 +155,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   auto experiment = std::make_unique<Experiment>();
   experiment->id = id;
   experiment->config = std::move(config);
+  experiment->one_slot_fingerprint = OneSlotFingerprint(experiment->config);
   experiment->searcher = *std::move(searcher);
   experiment->submitted_unix = clock_.UnixSeconds();
   experiment->folder = *std::move(folder);

@@ -7,24 +7,14 @@
 #include "runtime/orchestrator/orchestrator_state.h"
 
 namespace cohort {
-namespace {
-
-// The training config's fingerprint as if it ran on one slot.
-std::string OneSlotFingerprint(ExperimentConfig config) {
-  config.slots_per_trial = 1;
-  return TrainingFingerprint(config);
-}
-
-}  // namespace
 
 std::optional<Orchestrator::Baseline> Orchestrator::ScalingBaseline(
     const Experiment& experiment) const {
   if (experiment.config.slots_per_trial <= 1) return std::nullopt;
-  const std::string wanted = OneSlotFingerprint(experiment.config);
   for (auto it = experiments_.rbegin(); it != experiments_.rend(); ++it) {  // newest first
     const Experiment& candidate = *it->second;
     if (candidate.id == experiment.id || candidate.config.slots_per_trial != 1 ||
-        TrainingFingerprint(candidate.config) != wanted) {
+        candidate.one_slot_fingerprint != experiment.one_slot_fingerprint) {
       continue;
     }
     std::vector<double> rates;

@@ -19,6 +19,12 @@
 
 namespace cohort {
 
+// TrainingFingerprint of `config` as if it ran on one slot.
+inline std::string OneSlotFingerprint(ExperimentConfig config) {
+  config.slots_per_trial = 1;
+  return TrainingFingerprint(config);
+}
+
 // One agent as the orchestrator knows it. `busy` holds the slots of tasks the orchestrator
 // placed there and whose part on the agent has not ended.
 struct Orchestrator::Agent {
@@ -37,6 +43,9 @@ struct Orchestrator::Agent {
 struct Orchestrator::Experiment {
   uint64_t id = 0;
   ExperimentConfig config;
+  // TrainingFingerprint of `config` with slots_per_trial 1: experiments equal in it compare their
+  // throughput (ScalingBaseline). Set with `config`.
+  std::string one_slot_fingerprint;
   std::unique_ptr<Searcher> searcher;
   ExperimentState state = ExperimentState::kActive;
   std::string error;

@@ -29,22 +29,18 @@ void AppendKey(std::string& out, uint32_t field, WireType type) {
   AppendVarint(out, (uint64_t{field} << 3) | type);
 }
 
-void AppendFixed(std::string& out, uint64_t bits, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-}
-
 void AppendDouble(std::string& out, uint32_t field, double value) {
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof bits);
   AppendKey(out, field, kFixed64);
-  AppendFixed(out, bits, 8);
+  AppendLittleEndian(out, bits, 8);
 }
 
 void AppendFloat(std::string& out, uint32_t field, float value) {
   uint32_t bits = 0;
   std::memcpy(&bits, &value, sizeof bits);
   AppendKey(out, field, kFixed32);
-  AppendFixed(out, bits, 4);
+  AppendLittleEndian(out, bits, 4);
 }
 
 void AppendBytes(std::string& out, uint32_t field, absl::string_view bytes) {

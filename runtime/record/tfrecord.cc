@@ -3,13 +3,10 @@
 #include "runtime/checkpoint/crc32c.h"
 
 namespace cohort {
-namespace {
 
 void AppendLittleEndian(std::string& out, uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
-
-}  // namespace
 
 uint32_t MaskedCrc32c(absl::string_view data) {
   const uint32_t crc = Crc32c(data);

@@ -16,6 +16,10 @@
 
 namespace cohort {
 
+// Appends the low `bytes` bytes of `value`, least significant first (TFRecord's lengths and CRCs,
+// protobuf's fixed-width fields).
+void AppendLittleEndian(std::string& out, uint64_t value, int bytes);
+
 // The masked CRC-32C of `data`.
 uint32_t MaskedCrc32c(absl::string_view data);
 

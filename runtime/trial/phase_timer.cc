@@ -1,11 +1,9 @@
 #include "runtime/trial/phase_timer.h"
 
-#include <cstring>
-
 namespace cohort {
 
 void PhaseTimer::Close(double now) {
-  if (started_ && std::strlen(TrialPhaseTimingKey(current_)) != 0 && now > since_) {
+  if (started_ && TrialPhaseTimingKey(current_)[0] != '\0' && now > since_) {
     seconds_[current_] += now - since_;
   }
   since_ = now;
