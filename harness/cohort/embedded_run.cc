@@ -14,7 +14,6 @@
 #include <variant>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "harness/cohort/progress_display.h"
@@ -25,7 +24,6 @@
 #include "runtime/orchestrator/orchestrator_server.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/trial/clock.h"
-#include "runtime/trial/trace_writer.h"
 
 namespace cohort {
 namespace {
@@ -129,30 +127,12 @@ class EmbeddedSession {
   }
 
   // The process's exit status, once the loop has ended; prints the summary.
-  // With profiling on, each worker left its rank's timeline in its task folder
-  // (trace-trial<id>-rank<r>-attempt<a>.json): each trial's become trials/<id>/timeline.json.
-  void MergeTimelines() {
-    namespace fs = std::filesystem;
-    const fs::path tasks = fs::path(folder_.path()) / "local" / "tasks";
-    std::error_code error;
-    if (!fs::is_directory(tasks, error)) return;
+  // With profiling on, the orchestrator merged each trial's rank timelines before going idle.
+  void ShowTimelines() const {
     for (const TrialRecord& trial : record_->trials) {
-      const std::string prefix = absl::StrCat("trace-trial", trial.id, "-");
-      std::vector<std::string> traces;
-      for (const auto& task : fs::directory_iterator(tasks, error)) {
-        for (const auto& file : fs::directory_iterator(task.path(), error)) {
-          const std::string name = file.path().filename().string();
-          if (absl::StartsWith(name, prefix) && absl::EndsWith(name, ".json")) {
-            traces.push_back(file.path().string());
-          }
-        }
-      }
-      if (traces.empty()) continue;
-      std::sort(traces.begin(), traces.end());
       const std::string timeline = folder_.trial_dir(trial.id) + "/timeline.json";
-      if (absl::Status merged = MergeTraces(traces, timeline); !merged.ok()) {
-        std::fprintf(stderr, "warning: %s\n", std::string(merged.message()).c_str());
-      } else {
+      std::error_code error;
+      if (std::filesystem::exists(timeline, error)) {
         std::printf("  timeline of trial %llu: %s (Perfetto, chrome://tracing)\n",
                     static_cast<unsigned long long>(trial.id), timeline.c_str());
       }
@@ -182,7 +162,7 @@ class EmbeddedSession {
       }
     }
     PrintRunSummary(*record_, folder_.path(), stdout);
-    MergeTimelines();
+    ShowTimelines();
     switch (record_->state) {
       case RunState::kCompleted:
         return 0;

@@ -32,6 +32,7 @@
 #include "runtime/security/curve_client_config.h"
 #include "runtime/security/rendezvous_key_variables.h"
 #include "runtime/trial/clock.h"
+#include "runtime/trial/timeline_files.h"
 #include "runtime/trial/trial_runner.h"
 
 namespace cohort {
@@ -316,13 +317,17 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
     watchdog.emplace(args.rank, phases, config->optimizations.collective_timeout,
                      [] { return stop_signal != 0; });
   }
-  // profiling.enabled: this rank's timeline, merged per trial when the run ends.
+  // profiling.enabled: this rank's timeline, beside the checkpoints, where the orchestrator
+  // merges a trial's ranks and attempts whenever one of its tasks ends.
   std::unique_ptr<TraceWriter> trace;
   if (config->profiling_enabled) {
-    absl::StatusOr<std::unique_ptr<TraceWriter>> opened = TraceWriter::Open(
-        absl::StrCat(args.run_dir, "/trace-trial", args.trial_id, "-rank", args.rank, "-attempt",
-                     args.attempt, ".json"),
-        args.rank);
+    Clock& clock = SystemClock();
+    absl::StatusOr<std::string> path =
+        RankTimelinePath(args.checkpoint_root, args.trial_id, args.attempt, args.rank,
+                         static_cast<uint64_t>(clock.UnixSeconds() * 1000));
+    if (!path.ok()) return path.status();
+    absl::StatusOr<std::unique_ptr<TraceWriter>> opened =
+        TraceWriter::Open(*path, args.rank, clock.UnixSeconds() - clock.MonotonicSeconds());
     if (!opened.ok()) return opened.status();
     trace = *std::move(opened);
   }

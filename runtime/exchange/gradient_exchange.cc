@@ -16,6 +16,11 @@ namespace cohort {
 
 namespace {
 
+// `t` in seconds, as SystemClock().MonotonicSeconds() counts them.
+double SteadySeconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
 // Whether the arena's gradients are on a CUDA device (else in host memory); an error for a mix,
 // a dtype other than float32, or a CUDA device without its DeviceExchange.
 absl::StatusOr<bool> GradientsOnDevice(const TensorArena& arena, const ExchangeOptions& options) {
@@ -141,7 +146,14 @@ void GradientExchange::OnGradientsReady(uint32_t tensor, uint64_t offset, uint64
   Launch(*launch);
 }
 
+void GradientExchange::NoteReady(const std::vector<size_t>& buckets) {
+  if (!bucket_observer_) return;
+  const double now = SteadySeconds(std::chrono::steady_clock::now());
+  for (size_t bucket : buckets) ready_at_[bucket] = now;
+}
+
 void GradientExchange::Launch(const std::vector<size_t>& buckets) {
+  NoteReady(buckets);
   for (size_t bucket : buckets) reducer_->BucketReady(bucket);
   size_t handed = buckets.size();
   // The plan's last bucket is left to the caller of Finish: by the time backward completes it
@@ -161,6 +173,7 @@ void GradientExchange::Launch(const std::vector<size_t>& buckets) {
 absl::Status GradientExchange::Finish() {
   if (!active_) return absl::OkStatus();
   std::vector<size_t> rest = tracker_.MarkAllReady();
+  NoteReady(rest);
   for (size_t bucket : rest) reducer_->BucketReady(bucket);
   if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
   last_bucket_deferred_ = false;
@@ -266,16 +279,21 @@ GradientExchange::Times GradientExchange::TakeTimes() {
 
 absl::Status GradientExchange::ExchangeBucket(size_t index, double scale, uint64_t step,
                                               uint64_t batch) {
+  BucketTimeline timeline;
+  if (bucket_observer_) timed_backend_->set_recorder(&timeline.collectives);
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = ReduceBucket(index, scale, step);
   const auto end = std::chrono::steady_clock::now();
   bucket_nanoseconds_ += static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
   if (bucket_observer_) {
-    const auto seconds = [](std::chrono::steady_clock::time_point t) {
-      return std::chrono::duration<double>(t.time_since_epoch()).count();
-    };
-    bucket_observer_(index, batch, seconds(start), seconds(end));
+    timed_backend_->set_recorder(nullptr);
+    timeline.bucket = index;
+    timeline.batch = batch;
+    timeline.ready = ready_at_[index];
+    timeline.begin = SteadySeconds(start);
+    timeline.end = SteadySeconds(end);
+    bucket_observer_(timeline);
   }
   return status;
 }

@@ -120,12 +120,23 @@ class GradientExchange {
   };
   Times TakeTimes();
 
-  // Called on the exchanging thread after each bucket with its index, the batch it belongs to
-  // (batches trained before it) and when it began and ended (steady-clock seconds, as
-  // SystemClock().MonotonicSeconds()). Set before the first Begin; empty: none.
-  using BucketObserver =
-      std::function<void(size_t bucket, uint64_t batch, double begin, double end)>;
-  void set_bucket_observer(BucketObserver observer) { bucket_observer_ = std::move(observer); }
+  // One bucket's exchange, for a timeline. Times are steady-clock seconds, as
+  // SystemClock().MonotonicSeconds().
+  struct BucketTimeline {
+    size_t bucket = 0;
+    uint64_t batch = 0;  // batches trained before the one it belongs to
+    double ready = 0;    // its gradients were all ready (on the training thread)
+    double begin = 0;    // its exchange, on whichever thread exchanged it
+    double end = 0;
+    // The collective calls inside [begin, end], in order; the rest of the time is the codec's.
+    std::vector<TimedCollective::Call> collectives;
+  };
+  // Called on the exchanging thread after each bucket. Set before the first Begin; empty: none.
+  using BucketObserver = std::function<void(const BucketTimeline&)>;
+  void set_bucket_observer(BucketObserver observer) {
+    bucket_observer_ = std::move(observer);
+    ready_at_.assign(plan_.size(), 0);
+  }
 
   const std::vector<GradientBucket>& plan() const { return plan_; }
   bool active() const { return active_; }
@@ -139,6 +150,8 @@ class GradientExchange {
                    std::vector<GradientBucket> plan, ReadyTracker tracker,
                    std::unique_ptr<BucketReducer> reducer);
   void Launch(const std::vector<size_t>& buckets);
+  // With an observer, notes that `buckets` are ready now (train thread).
+  void NoteReady(const std::vector<size_t>& buckets);
   void CommunicationLoop();
   // Exchanges `bucket` (or runs the step check) with the lock released, then records the result
   // (called with the lock).
@@ -178,6 +191,9 @@ class GradientExchange {
   bool caller_draining_ = false;     // Finish exchanges the rest; the thread keeps off
   std::atomic<uint64_t> bucket_nanoseconds_{0};  // inside ExchangeBucket, since TakeTimes
   BucketObserver bucket_observer_;
+  // With an observer: when each bucket's gradients were all ready, written by the train thread
+  // before it queues the bucket (or exchanges it itself), read by the thread that exchanges it.
+  std::vector<double> ready_at_;
   std::thread thread_;
 };
 

@@ -220,7 +220,7 @@ const ExperimentRecord* Orchestrator::RecordOf(uint64_t experiment_id) const {
 }
 
 bool Orchestrator::Idle() const {
-  if (!tasks_.empty()) return false;
+  if (!tasks_.empty() || timelines_.busy()) return false;
   for (const auto& [id, experiment] : experiments_) {
     if (experiment->state == ExperimentState::kActive ||
         experiment->state == ExperimentState::kStopping) {
@@ -286,6 +286,24 @@ void Orchestrator::Tick() {
   PlaceQueuedTasks();
   for (auto& [id, experiment] : experiments_) {
     if (experiment->dirty && now - experiment->last_save >= kSaveInterval) Save(*experiment);
+  }
+  ReportMergedTimelines();
+}
+
+void Orchestrator::ReportMergedTimelines() {
+  for (const TimelineMerger::Done& done : timelines_.TakeDone()) {
+    const uint64_t trial_id = done.request.trial_id;
+    if (!done.status.ok()) {
+      Notice(absl::StrCat("warning: trial ", trial_id, ": ", done.status.message()));
+    } else if (done.files == 0) {
+      Notice(absl::StrCat("warning: trial ", trial_id, " has profiling enabled but left no "
+                          "timeline in ", done.request.checkpoint_root, "/timelines (the "
+                          "checkpoint storage must be shared by the agents and the orchestrator)"));
+    } else {
+      Event(absl::StrCat("trial ", trial_id, ": timeline of ", done.files, " rank file",
+                         done.files == 1 ? "" : "s", " in ", done.request.out_path),
+            OrchestratorEvent::Level::kDetail);
+    }
   }
 }
 
@@ -528,6 +546,11 @@ void Orchestrator::Finish(Task& task) {
   const bool stopped_by_us = task.stopping && task.failure.empty();
   std::string failure = task.failure;
   if (task.parts.size() > 1) ended_rendezvous_prefixes_.push_back(RendezvousPrefix(task_id));
+  if (experiment.config.profiling_enabled && reached_running) {
+    timelines_.Merge({.trial_id = trial.id,
+                      .checkpoint_root = experiment.checkpoint_root,
+                      .out_path = experiment.folder->trial_dir(trial.id) + "/timeline.json"});
+  }
   std::erase(queue_, task_id);
   trial.task_id = 0;
   tasks_.erase(task_id);  // `task` is gone from here on

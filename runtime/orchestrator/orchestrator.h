@@ -46,6 +46,7 @@
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/placement.h"
+#include "runtime/orchestrator/timeline_merger.h"
 #include "runtime/orchestrator/trial_log.h"
 #include "runtime/record/experiment_record.h"
 #include "runtime/record/run_folder.h"
@@ -249,6 +250,8 @@ class Orchestrator {
   Trial* FindTrial(uint64_t trial_id);
   Task* FindTask(uint64_t task_id);
   std::vector<AgentView> AgentViews() const;
+  // Logs the timeline merges carried out since the last call.
+  void ReportMergedTimelines();
 
   OrchestratorOptions options_;
   AgentOutbox& outbox_;
@@ -263,6 +266,8 @@ class Orchestrator {
   uint64_t next_task_id_ = 1;
   std::vector<OrchestratorEvent> events_;
   std::vector<std::string> ended_rendezvous_prefixes_;
+  // profiling.enabled: each trial's rank timelines, merged whenever one of its tasks ends.
+  TimelineMerger timelines_;
 };
 
 }  // namespace cohort

@@ -1,6 +1,8 @@
 #include "runtime/trial/trace_writer.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -29,48 +31,62 @@ std::string Quoted(absl::string_view text) {
   return out + "\"";
 }
 
-std::string NameEvent(absl::string_view kind, uint32_t rank, int64_t thread,
+std::string NameEvent(absl::string_view kind, uint32_t pid, std::optional<uint32_t> tid,
                       absl::string_view name) {
-  return absl::StrCat("{\"ph\":\"M\",\"name\":\"", kind, "\",\"pid\":", rank,
-                      thread >= 0 ? absl::StrCat(",\"tid\":", thread) : std::string(),
+  return absl::StrCat("{\"ph\":\"M\",\"name\":\"", kind, "\",\"pid\":", pid,
+                      tid ? absl::StrCat(",\"tid\":", *tid) : std::string(),
                       ",\"args\":{\"name\":", Quoted(name), "}}");
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::string& path,
-                                                               uint32_t rank) {
+                                                               uint32_t rank, double clock_offset) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("cannot write the timeline to ", path, ": ", std::strerror(errno)));
   }
-  std::unique_ptr<TraceWriter> writer(new TraceWriter(file, rank));
+  std::unique_ptr<TraceWriter> writer(
+      new TraceWriter(file, rank, std::llround(clock_offset * 1e9)));
+  const uint32_t pid = ProcessId(rank);
   std::fputs("[\n", file);
-  writer->Line(NameEvent("process_name", rank, -1, absl::StrCat("rank ", rank)));
-  writer->Line(absl::StrCat("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":", rank,
+  writer->Line(NameEvent("process_name", pid, std::nullopt, absl::StrCat("rank ", rank)));
+  writer->Line(absl::StrCat("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":", pid,
                             ",\"args\":{\"sort_index\":", rank, "}}"));
-  writer->Line(NameEvent("thread_name", rank, kTrainingThread, "training"));
-  writer->Line(NameEvent("thread_name", rank, kExchangeThread, "gradient exchange"));
+  writer->Line(NameEvent("thread_name", pid, ThreadId(rank, kTrainingThread), "training"));
+  writer->Line(NameEvent("thread_name", pid, ThreadId(rank, kExchangeThread), "gradient exchange"));
   return writer;
 }
 
 TraceWriter::~TraceWriter() { std::fclose(file_); }
 
-void TraceWriter::Line(const std::string& json) {
-  std::fputs(json.c_str(), file_);
-  std::fputs(",\n", file_);
+int64_t TraceWriter::Microseconds(double seconds) const {
+  const int64_t nanoseconds = std::llround(seconds * 1e9) + offset_ns_;
+  // Rounded down alike for every time, so an event inside another stays inside it.
+  return nanoseconds >= 0 ? nanoseconds / 1000 : -((-nanoseconds + 999) / 1000);
 }
 
-void TraceWriter::Complete(uint32_t thread, absl::string_view name, double begin, double end,
-                           uint64_t batch) {
-  const std::string event = absl::StrFormat(
-      "{\"ph\":\"X\",\"name\":%s,\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-      "\"args\":{\"batch\":%u}}",
-      Quoted(name), rank_, thread, begin * 1e6, (end - begin) * 1e6, batch);
+void TraceWriter::Line(const std::string& json) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Line(event);
+  std::fputs(json.c_str(), file_);
+  std::fputs(",\n", file_);
   std::fflush(file_);
+}
+
+void TraceWriter::Complete(Thread thread, absl::string_view name, double begin, double end,
+                           uint64_t batch, std::optional<uint64_t> bytes) {
+  const int64_t ts = Microseconds(begin);
+  Line(absl::StrCat("{\"ph\":\"X\",\"name\":", Quoted(name), ",\"pid\":", ProcessId(rank_),
+                    ",\"tid\":", ThreadId(rank_, thread), ",\"ts\":", ts, ",\"dur\":",
+                    std::max<int64_t>(0, Microseconds(end) - ts), ",\"args\":{\"batch\":", batch,
+                    bytes ? absl::StrCat(",\"bytes\":", *bytes) : std::string(), "}}"));
+}
+
+void TraceWriter::Instant(Thread thread, absl::string_view name, double at, uint64_t batch) {
+  Line(absl::StrCat("{\"ph\":\"i\",\"s\":\"t\",\"name\":", Quoted(name),
+                    ",\"pid\":", ProcessId(rank_), ",\"tid\":", ThreadId(rank_, thread),
+                    ",\"ts\":", Microseconds(at), ",\"args\":{\"batch\":", batch, "}}"));
 }
 
 absl::Status MergeTraces(const std::vector<std::string>& paths, const std::string& out_path) {
@@ -88,9 +104,17 @@ absl::Status MergeTraces(const std::vector<std::string>& paths, const std::strin
     }
   }
   merged += "\n]}\n";
-  std::ofstream out(out_path, std::ios::trunc);
-  out << merged;
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", out_path));
+  // Written aside and renamed over out_path, so a reader sees the old timeline or the new one.
+  const std::string partial = out_path + ".partial";
+  {
+    std::ofstream out(partial, std::ios::trunc);
+    out << merged;
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", partial));
+  }
+  if (std::rename(partial.c_str(), out_path.c_str()) != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot rename ", partial, " to ", out_path, ": ", std::strerror(errno)));
+  }
   return absl::OkStatus();
 }
 

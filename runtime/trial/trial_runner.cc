@@ -8,6 +8,7 @@
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/trial/bucket_trace.h"
 #include "runtime/trial/rank_sync.h"
 #include "runtime/trial/splitmix64.h"
 
@@ -165,10 +166,7 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
   if (options_.trace != nullptr && options_.exchange != nullptr) {
     TraceWriter* trace = options_.trace;
     options_.exchange->set_bucket_observer(
-        [trace](size_t bucket, uint64_t batch, double begin, double end) {
-          trace->Complete(TraceWriter::kExchangeThread, absl::StrCat("bucket ", bucket + 1), begin,
-                          end, batch + 1);
-        });
+        [trace](const GradientExchange::BucketTimeline& bucket) { TraceBucket(*trace, bucket); });
   }
   rate_window_start_time_ = options_.clock->MonotonicSeconds();
   // The first report's window starts here, but its timings also count forming the group: the

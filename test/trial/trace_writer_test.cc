@@ -1,6 +1,6 @@
-// TraceWriter and MergeTraces: a rank's file is Chrome's JSON Array Format, one event per line;
-// the merge keeps every whole event of every rank (dropping a line a kill cut short) in one
-// {"traceEvents": [...]} document.
+// TraceWriter and MergeTraces: a rank's file is Chrome's JSON Array Format, one event per line,
+// with ids no other rank uses and times in whole Unix microseconds; the merge keeps every whole
+// event of every rank (dropping a line a kill cut short) in one {"traceEvents": [...]} document.
 #include "runtime/trial/trace_writer.h"
 
 #include <fstream>
@@ -28,21 +28,31 @@ TEST(TraceWriterTest, EachRanksEventsMergeIntoOneDocument) {
   const std::string rank0 = folder.path() + "/rank0.json";
   const std::string rank1 = folder.path() + "/rank1.json";
   {
-    auto first = TraceWriter::Open(rank0, 0);
-    auto second = TraceWriter::Open(rank1, 1);
+    auto first = TraceWriter::Open(rank0, 0, 0);
+    auto second = TraceWriter::Open(rank1, 1, 0);
     ASSERT_TRUE(first.ok() && second.ok());
-    (*first)->Complete(TraceWriter::kTrainingThread, "inside the plugin's train_batch", 1.0,
-                       1.25, 1);
-    (*first)->Complete(TraceWriter::kExchangeThread, "bucket 1", 1.1, 1.2, 1);
+    (*first)->Complete(TraceWriter::kTrainingThread, "inside the plugin's train_batch", 1.0, 1.25,
+                       1);
+    (*first)->Complete(TraceWriter::kExchangeThread, "allreduce", 1.1, 1.2, 1, 4096);
+    (*first)->Instant(TraceWriter::kTrainingThread, "bucket 1 ready", 1.05, 1);
     (*second)->Complete(TraceWriter::kTrainingThread, "a \"quoted\"\tname", 2.0, 2.5, 7);
   }
   const std::string own = Read(rank0);
   EXPECT_THAT(own, StartsWith("[\n"));
+  // Rank 0 is process 1 (0 is the kernel's idle process to the viewers); its training thread is
+  // its main thread.
   EXPECT_THAT(own, HasSubstr("{\"ph\":\"X\",\"name\":\"inside the plugin's train_batch\","
-                             "\"pid\":0,\"tid\":0,\"ts\":1000000.000,\"dur\":250000.000,"
+                             "\"pid\":1,\"tid\":1,\"ts\":1000000,\"dur\":250000,"
                              "\"args\":{\"batch\":1}},\n"));
-  EXPECT_THAT(own, HasSubstr("\"name\":\"thread_name\",\"pid\":0,\"tid\":1,\"args\":{\"name\":"
-                             "\"gradient exchange\"}"));
+  EXPECT_THAT(own,
+              HasSubstr("{\"ph\":\"X\",\"name\":\"allreduce\",\"pid\":1,\"tid\":1000000,"
+                        "\"ts\":1100000,\"dur\":100000,\"args\":{\"batch\":1,\"bytes\":4096}}"));
+  EXPECT_THAT(own, HasSubstr("{\"ph\":\"i\",\"s\":\"t\",\"name\":\"bucket 1 ready\",\"pid\":1,"
+                             "\"tid\":1,\"ts\":1050000,\"args\":{\"batch\":1}}"));
+  EXPECT_THAT(own, HasSubstr("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,"
+                             "\"args\":{\"name\":\"rank 0\"}}"));
+  EXPECT_THAT(own, HasSubstr("\"name\":\"thread_name\",\"pid\":1,\"tid\":1000000,\"args\":"
+                             "{\"name\":\"gradient exchange\"}"));
   // A kill in the middle of a line leaves half an event behind.
   std::ofstream(rank1, std::ios::app) << "{\"ph\":\"X\",\"name\":\"cut";
 
@@ -50,18 +60,38 @@ TEST(TraceWriterTest, EachRanksEventsMergeIntoOneDocument) {
   ASSERT_TRUE(MergeTraces({rank0, rank1}, merged_path).ok());
   const std::string merged = Read(merged_path);
   EXPECT_THAT(merged, StartsWith("{\"traceEvents\":[\n{"));
-  EXPECT_THAT(merged, HasSubstr("\"name\":\"bucket 1\",\"pid\":0,\"tid\":1"));
-  EXPECT_THAT(merged, HasSubstr("\"name\":\"a \\\"quoted\\\"\\u0009name\",\"pid\":1"));
+  EXPECT_THAT(merged, HasSubstr("\"name\":\"allreduce\",\"pid\":1,\"tid\":1000000"));
+  EXPECT_THAT(merged, HasSubstr("\"name\":\"a \\\"quoted\\\"\\u0009name\",\"pid\":2,\"tid\":2"));
+  EXPECT_THAT(merged, HasSubstr("\"name\":\"thread_name\",\"pid\":2,\"tid\":1000001"));
   EXPECT_THAT(merged, Not(HasSubstr("cut")));
   EXPECT_THAT(merged, Not(HasSubstr("},\n]")));  // no comma before the end
   EXPECT_THAT(merged, ::testing::EndsWith("}\n]}\n"));
 }
 
+// Unix microseconds: the monotonic time plus the offset, in whole microseconds rounded down, so
+// a slice inside another stays inside it whatever the fractions.
+TEST(TraceWriterTest, TimesAreWholeUnixMicrosecondsThatKeepNesting) {
+  TempFolder folder;
+  const std::string path = folder.path() + "/rank0.json";
+  {
+    auto trace = TraceWriter::Open(path, 0, 1'764'000'000.5);
+    ASSERT_TRUE(trace.ok());
+    // The child ends 0.4 us before its parent, within the same microsecond.
+    (*trace)->Complete(TraceWriter::kExchangeThread, "parent", 100.0000017, 100.0000099, 3);
+    (*trace)->Complete(TraceWriter::kExchangeThread, "child", 100.0000021, 100.0000095, 3);
+  }
+  const std::string text = Read(path);
+  EXPECT_THAT(text, HasSubstr("\"name\":\"parent\",\"pid\":1,\"tid\":1000000,"
+                              "\"ts\":1764000100500001,\"dur\":8,"));
+  EXPECT_THAT(text, HasSubstr("\"name\":\"child\",\"pid\":1,\"tid\":1000000,"
+                              "\"ts\":1764000100500002,\"dur\":7,"));
+}
+
 TEST(TraceWriterTest, MissingFilesAndUnwritablePathsAreErrors) {
   TempFolder folder;
-  EXPECT_FALSE(TraceWriter::Open(folder.path() + "/no/such/folder/t.json", 0).ok());
-  EXPECT_TRUE(absl::IsNotFound(MergeTraces({folder.path() + "/missing.json"},
-                                           folder.path() + "/out.json")));
+  EXPECT_FALSE(TraceWriter::Open(folder.path() + "/no/such/folder/t.json", 0, 0).ok());
+  EXPECT_TRUE(absl::IsNotFound(
+      MergeTraces({folder.path() + "/missing.json"}, folder.path() + "/out.json")));
 }
 
 }  // namespace
