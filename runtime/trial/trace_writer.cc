@@ -15,13 +15,16 @@
 namespace cohort {
 namespace {
 
-// `text` as a JSON string.
+// `text` as a JSON string. Tabs and line breaks get their two-character escapes, which every
+// viewer reads (some JSON trace importers refuse \uXXXX).
 std::string Quoted(absl::string_view text) {
   std::string out = "\"";
   for (const char c : text) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
+    } else if (c == '\t' || c == '\n' || c == '\r') {
+      out += c == '\t' ? "\\t" : c == '\n' ? "\\n" : "\\r";
     } else if (static_cast<unsigned char>(c) < 0x20) {
       out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
     } else {

@@ -61,7 +61,7 @@ TEST(TraceWriterTest, EachRanksEventsMergeIntoOneDocument) {
   const std::string merged = Read(merged_path);
   EXPECT_THAT(merged, StartsWith("{\"traceEvents\":[\n{"));
   EXPECT_THAT(merged, HasSubstr("\"name\":\"allreduce\",\"pid\":1,\"tid\":1000000"));
-  EXPECT_THAT(merged, HasSubstr("\"name\":\"a \\\"quoted\\\"\\u0009name\",\"pid\":2,\"tid\":2"));
+  EXPECT_THAT(merged, HasSubstr("\"name\":\"a \\\"quoted\\\"\\tname\",\"pid\":2,\"tid\":2"));
   EXPECT_THAT(merged, HasSubstr("\"name\":\"thread_name\",\"pid\":2,\"tid\":1000001"));
   EXPECT_THAT(merged, Not(HasSubstr("cut")));
   EXPECT_THAT(merged, Not(HasSubstr("},\n]")));  // no comma before the end
