@@ -2,7 +2,7 @@
 Perfetto and chrome://tracing open, whether `cohort run` trains it or an orchestrator spreads it
 over two agents. check_timeline holds it to what those viewers need and to what it must show:
 - a process per rank named "rank r" and two named threads each, with ids no other rank uses and
-  never 0 (the viewers' idle process);
+  never 0 (the viewers' idle process); integer times; no lists in events and no \\u escapes;
 - on every thread, each slice wholly inside the one it starts in (viewers nest slices by time);
 - the training thread: every phase of every batch, validation, and each gradient bucket's
   "ready" moment;
@@ -48,7 +48,13 @@ def check_nesting(events, where):
 
 def check_timeline(path, ranks, batches):
     with open(path) as f:
-        events = json.load(f)["traceEvents"]
+        text = f.read()
+    events = json.loads(text)["traceEvents"]
+    # Perfetto's JSON importer has read events without lists inside and strings without \u
+    # escapes in every version.
+    check("\\u" not in text, "a \\u escape in the timeline")
+    check(all(not isinstance(v, list) for e in events for v in [*e.values(), *e["args"].values()]
+              if "args" in e), "an event holding a list")
     processes = {e["pid"]: e["args"]["name"] for e in events
                  if e["ph"] == "M" and e["name"] == "process_name"}
     check(sorted(processes.values()) == [f"rank {r}" for r in range(ranks)], processes)
