@@ -408,9 +408,9 @@ absl::Status TrialRunner::Validate() {
   // far (best), or never (none). Nothing is trained yet at an initial validation.
   const double value = FindMetric(result, searcher_metric)->value;
   const bool smaller_is_better = options_.config->searcher.smaller_is_better;
-  const bool best = !best_metric_ || (smaller_is_better ? value < *best_metric_
-                                                        : value > *best_metric_);
-  if (best) best_metric_ = value;
+  const std::optional<double>& so_far = progress_.best_metric;
+  const bool best = !so_far || (smaller_is_better ? value < *so_far : value > *so_far);
+  if (best) progress_.best_metric = value;
   const std::string& policy = options_.config->checkpoint_policy;
   checkpoint_after_validation_ = progress_.batches_trained > 0 &&
                                  (policy == "all" || (policy == "best" && best));

@@ -119,7 +119,6 @@ class TrialRunner {
   uint64_t batches_since_step_ = 0;
   uint64_t last_checkpoint_batches_ = UINT64_MAX;
   uint64_t last_validation_batches_ = UINT64_MAX;
-  std::optional<double> best_metric_;  // the best searcher metric validated in this process
   bool checkpoint_after_validation_ = false;
   double latest_loss_ = 0;
   double last_progress_time_ = 0;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/dtype.h"
@@ -26,7 +27,10 @@ std::string EncodeProgress(const TrialProgress& progress) {
   return absl::StrCat("batches_trained=", progress.batches_trained, "\n",
                       "records_trained=", progress.records_trained, "\n",
                       "trial_seed=", progress.trial_seed, "\n",
-                      "optimizer_steps=", progress.optimizer_steps, "\n");
+                      "optimizer_steps=", progress.optimizer_steps, "\n",
+                      progress.best_metric
+                          ? absl::StrFormat("best_metric=%.17g\n", *progress.best_metric)
+                          : std::string());
 }
 
 absl::StatusOr<TrialProgress> DecodeProgress(const std::string& text) {
@@ -38,6 +42,10 @@ absl::StatusOr<TrialProgress> DecodeProgress(const std::string& text) {
   size_t found = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    if (double best; kv.first == "best_metric" && absl::SimpleAtod(kv.second, &best)) {
+      progress.best_metric = best;
+      continue;
+    }
     auto it = fields.find(kv.first);
     if (it == fields.end() || !absl::SimpleAtoi(kv.second, it->second)) {
       return absl::DataLossError(absl::StrCat("checkpoint file 'progress': bad line '", line, "'"));

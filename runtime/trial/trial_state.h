@@ -3,7 +3,8 @@
 // Files: "tensors" (the arena layout, one "name dtype elements" line per tensor, checked on
 // restore), "parameters" (every arena block's values, in block order), "optimizer" (the built-in
 // optimizer's state, when the runtime steps), "progress" (batches and records trained, the trial
-// seed that drives the sampler, the plugin optimizer's step count) and "plugin_state" (the
+// seed that drives the sampler, the plugin optimizer's step count, the best searcher metric so
+// far) and "plugin_state" (the
 // plugin's own bytes, when it keeps any). Together they let a trial continue bit for bit.
 //
 // Gradients are not saved: checkpoints are only taken right after an optimizer step, when every
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -26,6 +28,9 @@ struct TrialProgress {
   uint64_t records_trained = 0;
   uint64_t trial_seed = 0;
   uint64_t optimizer_steps = 0;  // steps taken (built-in or the plugin's)
+  // The best searcher metric validated so far, which checkpoint_policy "best" compares with;
+  // none before the first validation (and in checkpoints written before it was kept).
+  std::optional<double> best_metric;
 };
 
 // The arena's tensors, one "name dtype elements device" line each: two arenas with the same text

@@ -63,7 +63,7 @@ TEST(DeviceArenaTest, ACheckpointOfADeviceArenaGoesThroughHostCopiesAndRoundTrip
 
   const int before = memory.device().copies_to_host;
   absl::StatusOr<std::map<std::string, std::string>> files =
-      CaptureTrialState(*model, nullptr, TrialProgress{3, 24, 7, 3});
+      CaptureTrialState(*model, nullptr, TrialProgress{3, 24, 7, 3, std::nullopt});
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_GT(memory.device().copies_to_host, before);
   ASSERT_EQ(files->at("parameters").size(), saved.size() * sizeof(float));

@@ -91,6 +91,26 @@ TEST_F(TrialRunnerTest, CheckpointPolicyBestCheckpointsOnlyAfterAnImprovement) {
                           "training@10", "training@12", "validation@12", "checkpoint@12"));
 }
 
+// The best metric so far is part of the checkpoint: a trial resumed from its best checkpoint
+// does not checkpoint a worse validation as if it were the first.
+TEST_F(TrialRunnerTest, CheckpointPolicyBestRemembersTheBestAcrossARestart) {
+  std::unique_ptr<TrialHarness> first = Trial(DivergingConfig("best"));
+  ASSERT_NE(first, nullptr);
+  first->events().stop_after_batches = 6;
+  ASSERT_TRUE(first->runner().Run().ok());
+  EXPECT_THAT(first->events().timeline,
+              ElementsAre("validation@4", "checkpoint@4", "training@5", "checkpoint@6"));
+  first.reset();
+
+  std::unique_ptr<TrialHarness> resumed = Trial(DivergingConfig("best"));
+  ASSERT_NE(resumed, nullptr);
+  ASSERT_TRUE(resumed->runner().Restore("trial-1-batch-6").ok());
+  ASSERT_TRUE(resumed->runner().Run().ok());
+  EXPECT_THAT(resumed->events().timeline,
+              ElementsAre("validation@8", "training@10", "training@12", "validation@12",
+                          "checkpoint@12"));
+}
+
 TEST_F(TrialRunnerTest, CheckpointPolicyBestHonoursLargerIsBetter) {
   ExperimentConfig config = DivergingConfig("best");
   config.searcher.smaller_is_better = false;  // a growing loss is "better" now

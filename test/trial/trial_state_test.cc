@@ -61,7 +61,7 @@ class TrialStateTest : public ::testing::Test {
   }
 
   // The files of a linreg trial (seed 1) trained 3 batches.
-  Files TrainedFiles(const TrialProgress& progress = {3, 24, 1, 3}) {
+  Files TrainedFiles(const TrialProgress& progress = {3, 24, 1, 3, std::nullopt}) {
     std::unique_ptr<TrialHarness> trial = Linreg(1);
     if (trial == nullptr) return {};
     Train(*trial, 0, 3);
@@ -89,7 +89,8 @@ TEST_F(TrialStateTest, RoundTripContinuesBitForBit) {
   std::unique_ptr<TrialHarness> original = Linreg(1);
   ASSERT_NE(original, nullptr);
   Train(*original, 0, 3);
-  const TrialProgress progress{3, 24, UINT64_MAX - 5, 3};
+  // The best metric goes back exactly, whatever its digits.
+  const TrialProgress progress{3, 24, UINT64_MAX - 5, 3, 0.1 + 0.2};
   absl::StatusOr<Files> files =
       CaptureTrialState(original->model(), original->optimizer(), progress);
   ASSERT_TRUE(files.ok()) << files.status();
@@ -105,6 +106,7 @@ TEST_F(TrialStateTest, RoundTripContinuesBitForBit) {
   EXPECT_EQ(back->records_trained, 24u);
   EXPECT_EQ(back->trial_seed, UINT64_MAX - 5);
   EXPECT_EQ(back->optimizer_steps, 3u);
+  EXPECT_EQ(back->best_metric, 0.1 + 0.2);
   EXPECT_EQ(restored->ParameterBytes(), original->ParameterBytes());
   EXPECT_EQ(restored->optimizer()->SaveState(), original->optimizer()->SaveState());
   EXPECT_TRUE(GradientsAreZero(*restored));
