@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@
 #include "runtime/checkpoint/checkpoint_info.h"
 
 namespace cohort {
+
+// A checkpoint that List() leaves out because it is not whole, and why.
+struct DamagedCheckpoint {
+  std::string id;
+  std::optional<CheckpointInfo> info;  // its manifest, when that is readable and its own
+  std::string problem;
+};
 
 class CheckpointStorage {
  public:
@@ -46,6 +54,11 @@ class CheckpointStorage {
   // The manifests of every whole checkpoint (manifest verified, files present with their recorded
   // sizes; checksums are left to Read), sorted by (trial_id, batches_trained, created_unix_ms, id).
   virtual absl::StatusOr<std::vector<CheckpointInfo>> List() const = 0;
+
+  // The checkpoints List() leaves out: a folder named as a checkpoint id whose manifest is missing,
+  // corrupt or another checkpoint's, or whose recorded files are missing or of the wrong size;
+  // sorted by id. Temporary entries of writes in progress are not among them.
+  virtual absl::StatusOr<std::vector<DamagedCheckpoint>> ListDamaged() const = 0;
 
   // Removes checkpoint `id`, whole or not; NOT_FOUND if there is none. Readers see it either
   // complete or gone.

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -41,6 +42,7 @@ class SharedFsStorage final : public CheckpointStorage {
                      const std::map<std::string, std::string>& files) override;
   absl::StatusOr<Checkpoint> Read(absl::string_view id) const override;
   absl::StatusOr<std::vector<CheckpointInfo>> List() const override;
+  absl::StatusOr<std::vector<DamagedCheckpoint>> ListDamaged() const override;
   absl::Status Delete(absl::string_view id) override;
   absl::Status CleanTemporary() override {
     return checkpoint_internal::RemoveAbandonedStagingFolders(root_);
@@ -155,6 +157,27 @@ absl::StatusOr<std::vector<CheckpointInfo>> SharedFsStorage::List() const {
            std::tie(b.trial_id, b.batches_trained, b.created_unix_ms, b.id);
   });
   return whole;
+}
+
+absl::StatusOr<std::vector<DamagedCheckpoint>> SharedFsStorage::ListDamaged() const {
+  absl::StatusOr<std::vector<std::string>> names = checkpoint_internal::ListFolder(root_);
+  if (!names.ok()) return names.status();
+  std::vector<DamagedCheckpoint> damaged;
+  for (const std::string& name : *names) {
+    std::error_code error;
+    if (!ValidateCheckpointId(name).ok() || !std::filesystem::is_directory(FolderOf(name), error)) {
+      continue;  // temporary entries and strangers
+    }
+    const absl::Status whole = ReadWholeManifest(name).status();
+    if (whole.ok() || absl::IsNotFound(whole)) continue;  // whole, or deleted meanwhile
+    absl::StatusOr<CheckpointInfo> manifest = ReadManifest(name);
+    damaged.push_back(DamagedCheckpoint{
+        name, manifest.ok() ? std::optional<CheckpointInfo>(*std::move(manifest)) : std::nullopt,
+        std::string(whole.message())});
+  }
+  std::sort(damaged.begin(), damaged.end(),
+            [](const DamagedCheckpoint& a, const DamagedCheckpoint& b) { return a.id < b.id; });
+  return damaged;
 }
 
 absl::Status SharedFsStorage::Delete(absl::string_view id) {

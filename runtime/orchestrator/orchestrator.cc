@@ -297,7 +297,7 @@ void Orchestrator::ReportMergedTimelines() {
       Notice(absl::StrCat("warning: trial ", trial_id, ": ", done.status.message()));
     } else if (done.files == 0) {
       Notice(absl::StrCat("warning: trial ", trial_id, " has profiling enabled but left no "
-                          "timeline in ", done.request.checkpoint_root, "/timelines (the "
+                          "timeline in ", done.request.checkpoint_root, "/.timelines (the "
                           "checkpoint storage must be shared by the agents and the orchestrator)"));
     } else {
       Event(absl::StrCat("trial ", trial_id, ": timeline of ", done.files, " rank file",
@@ -644,6 +644,7 @@ void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
     EndTrial(trial, TrialState::kError, absl::StrCat("cannot resume: ", point.status().message()));
     return;
   }
+  for (std::string& warning : point->warnings) Notice(std::move(warning));
   trial.latest_checkpoint_id = point->checkpoint_id;
   trial.latest_checkpoint_batches = point->batches;
   trial.batches_trained = point->batches;

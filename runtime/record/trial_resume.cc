@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "runtime/trial/trial_runner.h"
+
 namespace cohort {
 
 absl::StatusOr<std::vector<MetricsReport>> RewindTrialRecord(const std::string& metrics_path,
@@ -31,6 +34,19 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   }
   absl::StatusOr<std::vector<CheckpointInfo>> stored = storage.List();
   if (!stored.ok()) return stored.status();
+  absl::StatusOr<std::vector<DamagedCheckpoint>> damaged = storage.ListDamaged();
+  if (!damaged.ok()) return damaged.status();
+  for (const DamagedCheckpoint& checkpoint : *damaged) {
+    std::optional<CheckpointIdParts> parts = ParseCheckpointId(checkpoint.id);
+    if (checkpoint.info) {
+      parts = CheckpointIdParts{checkpoint.info->trial_id, checkpoint.info->batches_trained};
+    }
+    if (!parts || parts->trial_id != trial_id || parts->batches <= point.batches) continue;
+    point.warnings.push_back(
+        absl::StrCat("warning: checkpoint ", checkpoint.id, " of trial ", trial_id, " is damaged (",
+                     checkpoint.problem, "); trial ", trial_id, " resumes from ",
+                     point.checkpoint_id.empty() ? std::string("the start") : point.checkpoint_id));
+  }
 
   TrialRecord& trial = record->trial(trial_id);
   TrialRecord fresh;

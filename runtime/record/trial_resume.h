@@ -31,6 +31,9 @@ struct ResumePoint {
   std::string checkpoint_id;
   uint64_t batches = 0;
   std::vector<MetricsReport> kept_reports;
+  // One line per damaged checkpoint of the trial newer than the resume point (storage lists it
+  // but it is not whole), naming it, why, and where the trial resumes instead.
+  std::vector<std::string> warnings;
 };
 
 // Forgets what trial `trial_id` reported after `batches` (it trains those batches again), in

@@ -11,7 +11,7 @@ namespace cohort {
 namespace {
 
 std::filesystem::path TimelineFolder(const std::string& checkpoint_root) {
-  return std::filesystem::path(checkpoint_root) / "timelines";
+  return std::filesystem::path(checkpoint_root) / ".timelines";
 }
 
 std::string TrialPrefix(uint64_t trial_id) { return absl::StrCat("trial", trial_id, "-attempt"); }

@@ -1,8 +1,9 @@
 // Where the ranks of a trial leave their timelines (TraceWriter files) for the orchestrator to
-// merge: a "timelines" folder in the experiment's checkpoint storage, which every host of a trial
-// and the orchestrator reach, as Determined keeps its TensorBoard files beside the checkpoints.
+// merge: a ".timelines" folder in the experiment's checkpoint storage, which every host of a
+// trial and the orchestrator reach, as Determined keeps its TensorBoard files beside the
+// checkpoints. Its name is no checkpoint id, so the storage never takes it for a checkpoint.
 //
-//   <checkpoint root>/timelines/trial7-attempt1-rank0-1764031234567.json
+//   <checkpoint root>/.timelines/trial7-attempt1-rank0-1764031234567.json
 //
 // The last part is when the rank started (Unix milliseconds): attempt numbers begin again when
 // an orchestrator restarts, and no file may replace an earlier attempt's.

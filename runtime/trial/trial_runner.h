@@ -139,6 +139,13 @@ uint64_t TrialSeed(uint64_t experiment_seed, uint64_t trial_id);
 // "trial-1-batch-500": the id of a trial's checkpoint after `batches` batches.
 std::string CheckpointId(uint64_t trial_id, uint64_t batches);
 
+// The trial and batches a CheckpointId names; nullopt for any other name.
+struct CheckpointIdParts {
+  uint64_t trial_id = 0;
+  uint64_t batches = 0;
+};
+std::optional<CheckpointIdParts> ParseCheckpointId(absl::string_view id);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_TRIAL_TRIAL_RUNNER_H_

@@ -200,6 +200,31 @@ TEST_F(SharedFsStorageTest, StrangersInTheRootAreIgnored) {
   EXPECT_THAT(Listed(), ElementsAre("real"));
 }
 
+TEST_F(SharedFsStorageTest, ListDamagedNamesWhatListLeavesOutAndWhy) {
+  WriteExample("whole", 1, 10);
+  WriteExample("truncated", 1, 20);
+  WriteExample("scrambled", 1, 30);
+  WriteExample("headless", 1, 40);
+  ASSERT_EQ(::truncate((root_ / "truncated/parameters").c_str(), 100), 0);
+  WriteBytes(root_ / "scrambled/manifest", "definitely not a FlatBuffer");
+  ASSERT_EQ(::unlink((root_ / "headless/manifest").c_str()), 0);
+  WriteBytes(root_ / "notes.txt", "a file, not a checkpoint folder");
+  ASSERT_EQ(::mkdir((root_ / ".timelines").c_str(), 0755), 0);
+  auto damaged = storage_->ListDamaged();
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  ASSERT_EQ(damaged->size(), 3u);
+  EXPECT_EQ((*damaged)[0].id, "headless");
+  EXPECT_FALSE((*damaged)[0].info.has_value());
+  EXPECT_THAT((*damaged)[0].problem, HasSubstr("has no manifest"));
+  EXPECT_EQ((*damaged)[1].id, "scrambled");
+  EXPECT_FALSE((*damaged)[1].info.has_value());
+  EXPECT_EQ((*damaged)[2].id, "truncated");
+  ASSERT_TRUE((*damaged)[2].info.has_value());
+  EXPECT_EQ((*damaged)[2].info->batches_trained, 20u);
+  EXPECT_THAT((*damaged)[2].problem, HasSubstr("file 'parameters' is missing or not of its recorded size"));
+  EXPECT_THAT(Listed(), ElementsAre("whole"));
+}
+
 TEST_F(SharedFsStorageTest, WritingAnExistingIdIsAlreadyExistsAndKeepsTheOriginal) {
   WriteExample("once", 1, 10);
   absl::Status again = storage_->Write(Info("once", 1, 99), {{"parameters", "other"}});

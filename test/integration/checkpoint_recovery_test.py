@@ -1,5 +1,6 @@
 """A checkpoint interrupted mid-write, or damaged, is never used: resuming takes the previous whole
-checkpoint and still ends bitwise where an uninterrupted run does."""
+checkpoint, with a warning naming the damaged one, and still ends bitwise where an uninterrupted
+run does."""
 import os
 import shutil
 import signal
@@ -40,5 +41,8 @@ with temp_dir() as tmp:
     code, out, err = run("run", "--resume", b)
     check(code == 0, f"resume failed:\n{out}\n{err}")
     check(f"resuming from checkpoint trial-1-batch-{stopped_at}\n" in err, err)
+    # The damaged one is not passed over in silence.
+    check(f"warning: checkpoint trial-1-batch-{BATCHES + 50} of trial 1 is damaged (" in out + err
+          and f"trial 1 resumes from trial-1-batch-{stopped_at}" in out + err, out + err)
     check(final_parameters(b, BATCHES) == expected, "final parameters differ after recovery")
 print("ok")

@@ -133,7 +133,7 @@ with temp_dir() as tmp:
         merged = os.path.join(folder, "trials", str(trial_id), "timeline.json")
         wait_for(lambda: os.path.exists(merged), 30, "the merged timeline")
         check_timeline(merged, 2, BATCHES)
-        ranks = glob.glob(os.path.join(cluster.state, "**", "timelines",
+        ranks = glob.glob(os.path.join(cluster.state, "**", ".timelines",
                                        f"trial{trial_id}-attempt0-rank*.json"), recursive=True)
         check(len(ranks) == 2, f"rank timelines in the checkpoint storage: {ranks}")
 
@@ -168,6 +168,6 @@ with temp_dir() as tmp:
     check(code == 0, f"plain run failed:\n{out}\n{err}")
     check(not os.path.exists(os.path.join(plain, "trials", "1", "timeline.json")),
           "a timeline without profiling")
-    check(not glob.glob(os.path.join(plain, "**", "timelines"), recursive=True),
+    check(not glob.glob(os.path.join(plain, "**", ".timelines"), recursive=True),
           "a timelines folder without profiling")
 print("ok")

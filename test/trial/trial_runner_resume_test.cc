@@ -283,5 +283,16 @@ checkpoint_policy: all
   EXPECT_EQ(resumed->ParameterBytes(), a->ParameterBytes());
 }
 
+TEST(CheckpointIdTest, ParsesOnlyWhatCheckpointIdWrites) {
+  const std::optional<CheckpointIdParts> parts = ParseCheckpointId(CheckpointId(12, 3400));
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_EQ(parts->trial_id, 12u);
+  EXPECT_EQ(parts->batches, 3400u);
+  for (const char* other : {"trial-1-batch-", "trial-1-batch-07", "trial-x-batch-1", "trial-1-step-5",
+                            "trial-1-batch-5-copy", "timelines", ""}) {
+    EXPECT_FALSE(ParseCheckpointId(other).has_value()) << other;
+  }
+}
+
 }  // namespace
 }  // namespace cohort::trial_test
