@@ -223,7 +223,8 @@ TEST(ControlMessagesTest, RefusesAnotherMajorNamingBothVersions) {
     const std::string bytes = Envelope(builder, major, 3, wire::ControlPayload::Ack,
                                        wire::CreateAck(builder).Union());
     ExpectInvalid(bytes, absl::StrCat("control protocol ", major, ".3 is not supported: this "
-                                      "build speaks 1.3"));
+                                      "build speaks ", kControlProtocolMajor, ".",
+                                      kControlProtocolMinor));
   }
 }
 
@@ -242,12 +243,17 @@ TEST(ControlMessagesTest, NamesAnotherMajorEvenWhenTheRestDoesNotVerify) {
 }
 
 TEST(ControlMessagesTest, RefusesAnUnknownMessageTypeNamingIt) {
-  for (uint16_t minor : {uint16_t{0}, uint16_t{4}}) {
+  // From this build's minor, or from a newer one, which the error then names.
+  const uint16_t newer = kControlProtocolMinor + 1;
+  for (uint16_t minor : {uint16_t{0}, newer}) {
     FlatBufferBuilder builder;
     const std::string bytes = Envelope(builder, 1, minor, static_cast<wire::ControlPayload>(200),
                                        wire::CreateAck(builder).Union());
     ExpectInvalid(bytes, "unknown message type 200");
-    if (minor > 0) ExpectInvalid(bytes, "the sender speaks protocol 1.4, this build 1.3");
+    if (minor > 0) {
+      ExpectInvalid(bytes, absl::StrCat("the sender speaks protocol 1.", newer, ", this build 1.",
+                                        kControlProtocolMinor));
+    }
   }
 }
 
