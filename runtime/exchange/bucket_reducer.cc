@@ -17,6 +17,24 @@ void ScaleInPlace(float* data, uint64_t count, float scale) {
   for (uint64_t i = 0; i < count; ++i) data[i] *= scale;
 }
 
+absl::Status BucketReducer::RestoreState(absl::string_view state) {
+  if (state.empty()) return Reset();
+  return absl::FailedPreconditionError(
+      absl::StrCat("this gradient exchange keeps no compression state, and the checkpoint holds ",
+                   state.size(), " bytes of it"));
+}
+
+void AppendFloats(const std::vector<float>& values, std::string* state) {
+  state->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+}
+
+absl::Status CheckStateSize(absl::string_view state, uint64_t floats) {
+  if (state.size() == floats * sizeof(float)) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("the compression state holds ", state.size(), " bytes; this exchange keeps ",
+                   floats * sizeof(float)));
+}
+
 absl::Status CheckCompressionFits(const CompressionOptions& compression,
                                   const std::vector<GradientBucket>& plan) {
   if (compression.kind != CompressionOptions::kTopK) return absl::OkStatus();

@@ -26,9 +26,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/exchange/bucket_plan.h"
@@ -56,10 +58,25 @@ class BucketReducer {
   // Forgets what is kept between steps (error-feedback residuals, warm-start factors), as if no
   // step had been reduced. Every rank calls it at the same point. Stateless forms do nothing.
   virtual absl::Status Reset() { return absl::OkStatus(); }
+
+  // What is kept between steps, as bytes for a checkpoint: this rank's residuals and factors,
+  // float32 in plan order. Empty for the stateless forms, and for the device reducers, which do
+  // not keep it in checkpoints (they start anew after a restore). Call between steps.
+  virtual absl::StatusOr<std::string> SaveState() const { return std::string(); }
+
+  // Takes back what SaveState returned on a reducer of the same form and plan, at the same rank;
+  // empty bytes mean Reset. FAILED_PRECONDITION for bytes of another size (naming both), and
+  // for state this reducer does not keep.
+  virtual absl::Status RestoreState(absl::string_view state);
 };
 
 // data[i] *= scale for i in [0, count), skipped when scale is 1 (host memory).
 void ScaleInPlace(float* data, uint64_t count, float scale);
+
+// For SaveState and RestoreState: appends `values` to `state` as float32, and checks that `state`
+// holds `floats` of them (FAILED_PRECONDITION naming both sizes otherwise).
+void AppendFloats(const std::vector<float>& values, std::string* state);
+absl::Status CheckStateSize(absl::string_view state, uint64_t floats);
 
 // INVALID_ARGUMENT when `plan` has a bucket `compression` cannot index (top-k: over 2^32 elements).
 absl::Status CheckCompressionFits(const CompressionOptions& compression,

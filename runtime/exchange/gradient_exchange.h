@@ -45,6 +45,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -108,6 +109,13 @@ class GradientExchange {
   // warm start), e.g. after a step whose gradients were dropped. Call outside Begin/Finish, on
   // every rank alike.
   absl::Status ResetCompression() { return reducer_->Reset(); }
+
+  // This rank's compression state, for a checkpoint, and back (BucketReducer::SaveState and
+  // RestoreState; empty for the forms that keep none). Call outside Begin/Finish.
+  absl::StatusOr<std::string> SaveCompressionState() const { return reducer_->SaveState(); }
+  absl::Status RestoreCompressionState(absl::string_view state) {
+    return reducer_->RestoreState(state);
+  }
 
   // Where the exchange's time went since the last call (then from zero): seconds inside the
   // collectives (`exchange`) and the rest of the buckets' work (`codec`: scaling, encoding,

@@ -68,6 +68,11 @@ void PowerSgdCompressor::Reset() {
   }
 }
 
+void PowerSgdCompressor::SetState(const float* q, const float* error) {
+  std::copy(q, q + q_.size(), q_.begin());
+  std::copy(error, error + error_.size(), error_.begin());
+}
+
 void PowerSgdCompressor::DrawQColumn(const PowerSgdMatrix& matrix, uint32_t column) {
   DrawStartingQColumn(seed_, matrix.index, column, matrix.cols,
                       q_.data() + matrix.q_offset + column * matrix.cols);

@@ -90,6 +90,11 @@ class PowerSgdCompressor {
 
   // Every compressed tensor's error, rows * cols values row-major each, in tensor order.
   const std::vector<float>& error() const { return error_; }
+  // Every compressed tensor's starting Q for the next step, cols * rank values each.
+  const std::vector<float>& q() const { return q_; }
+  // Replaces Q and the error with q[0, q().size()) and error[0, error().size()) (as saved with a
+  // checkpoint).
+  void SetState(const float* q, const float* error);
 
  private:
   // Fills column `column` of `matrix`'s Q in q_ from its stream.

@@ -1,5 +1,6 @@
 #include "runtime/exchange/powersgd_reducer.h"
 
+#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -37,6 +38,33 @@ PowerSgdReducer::PowerSgdReducer(const std::vector<GradientBucket>& plan, const 
 
 absl::Status PowerSgdReducer::Reset() {
   for (PowerSgdCompressor& powersgd : compressors_) powersgd.Reset();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> PowerSgdReducer::SaveState() const {
+  std::string state;
+  for (const PowerSgdCompressor& powersgd : compressors_) {
+    AppendFloats(powersgd.q(), &state);
+    AppendFloats(powersgd.error(), &state);
+  }
+  return state;
+}
+
+absl::Status PowerSgdReducer::RestoreState(absl::string_view state) {
+  if (state.empty()) return Reset();
+  uint64_t floats = 0;
+  for (const PowerSgdCompressor& powersgd : compressors_) {
+    floats += powersgd.q().size() + powersgd.error().size();
+  }
+  if (absl::Status size = CheckStateSize(state, floats); !size.ok()) return size;
+  std::vector<float> aligned(floats);  // `state` may sit at any address
+  std::memcpy(aligned.data(), state.data(), state.size());
+  const float* values = aligned.data();
+  for (PowerSgdCompressor& powersgd : compressors_) {
+    const float* error = values + powersgd.q().size();
+    powersgd.SetState(values, error);
+    values = error + powersgd.error().size();
+  }
   return absl::OkStatus();
 }
 

@@ -5,8 +5,8 @@
 // For the first `start_iter` optimizer steps buckets are summed exactly (a dense allreduce), as
 // PyTorch's PowerSGD hook does, so training gets going before the approximation starts. A tensor
 // is a matrix when the plugin registered a shape of two or more dimensions: rows = shape[0], cols
-// = the product of the rest. Error feedback and warm-start factors live in this process only (they
-// are not part of a checkpoint).
+// = the product of the rest. Error feedback and warm-start factors go into checkpoints
+// (SaveState).
 //
 //   PowerSgdReducer reducer(plan, arena, /*rank=*/4, /*start_iter=*/1000, backend);
 //   reducer.Reduce(bucket, grad, count, scale, step);
@@ -36,6 +36,9 @@ class PowerSgdReducer final : public BucketReducer {
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
   absl::Status Reset() override;
+  // Every bucket's starting Q and error, in plan order.
+  absl::StatusOr<std::string> SaveState() const override;
+  absl::Status RestoreState(absl::string_view state) override;
 
  private:
   std::vector<PowerSgdCompressor> compressors_;  // one per bucket

@@ -24,6 +24,7 @@
 #ifndef COHORT_RUNTIME_EXCHANGE_TOPK_CODEC_H_
 #define COHORT_RUNTIME_EXCHANGE_TOPK_CODEC_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -55,6 +56,10 @@ class TopKCompressor {
 
   // Drops the residual (e.g. after the parameters were restored from a checkpoint).
   void ClearResidual();
+  // Replaces the residual with values[0, count()) (a residual saved with a checkpoint).
+  void SetResidual(const float* values) {
+    std::copy(values, values + residual_.size(), residual_.begin());
+  }
 
   // out[indices[j]] += values[j] for j in [0, k).
   static void Accumulate(const uint32_t* indices, const float* values, uint64_t k, float* out);

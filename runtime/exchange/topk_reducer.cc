@@ -1,6 +1,7 @@
 #include "runtime/exchange/topk_reducer.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
@@ -15,6 +16,27 @@ TopKReducer::TopKReducer(const std::vector<GradientBucket>& plan, double ratio,
 
 absl::Status TopKReducer::Reset() {
   for (TopKCompressor& topk : compressors_) topk.ClearResidual();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> TopKReducer::SaveState() const {
+  std::string state;
+  for (const TopKCompressor& topk : compressors_) AppendFloats(topk.residual(), &state);
+  return state;
+}
+
+absl::Status TopKReducer::RestoreState(absl::string_view state) {
+  if (state.empty()) return Reset();
+  uint64_t floats = 0;
+  for (const TopKCompressor& topk : compressors_) floats += topk.count();
+  if (absl::Status size = CheckStateSize(state, floats); !size.ok()) return size;
+  std::vector<float> aligned(floats);  // `state` may sit at any address
+  std::memcpy(aligned.data(), state.data(), state.size());
+  const float* values = aligned.data();
+  for (TopKCompressor& topk : compressors_) {
+    topk.SetResidual(values);
+    values += topk.count();
+  }
   return absl::OkStatus();
 }
 

@@ -8,8 +8,8 @@
 //   TopKReducer reducer(plan, /*ratio=*/0.01, backend);
 //   reducer.Reduce(bucket, grad, count, scale, step);
 //
-// What was not sent stays in the bucket's residual and is added to the next step's gradient; the
-// residual lives in this process only (it is not part of a checkpoint).
+// What was not sent stays in the bucket's residual and is added to the next step's gradient; a
+// checkpoint keeps every rank's residuals (SaveState).
 //
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_EXCHANGE_TOPK_REDUCER_H_
@@ -31,6 +31,9 @@ class TopKReducer final : public BucketReducer {
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
   absl::Status Reset() override;
+  // Every bucket's residual, in plan order.
+  absl::StatusOr<std::string> SaveState() const override;
+  absl::Status RestoreState(absl::string_view state) override;
 
  private:
   std::vector<TopKCompressor> compressors_;

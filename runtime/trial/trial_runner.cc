@@ -141,6 +141,9 @@ absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
   absl::StatusOr<TrialProgress> progress =
       RestoreTrialState(checkpoint->files, *options_.model, options_.optimizer);
   if (!progress.ok()) return refuse(progress.status().message());
+  if (absl::Status restored = RestoreCompressionState(checkpoint->files); !restored.ok()) {
+    return refuse(restored.message());
+  }
   if (progress->trial_seed != options_.trial_seed) {
     return refuse("it was trained with another trial seed");
   }
@@ -431,9 +434,40 @@ absl::Status TrialRunner::Validate() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> TrialRunner::GatherCompressionState() {
+  if (options_.exchange == nullptr) return std::string();
+  absl::StatusOr<std::string> own = options_.exchange->SaveCompressionState();
+  if (!own.ok() || own->empty() || !multi_rank()) return own;
+  // Every rank's state has the same size: the same form over the same plan.
+  std::string all(own->size() * options_.collective->size(), '\0');
+  if (absl::Status status = options_.collective->Allgather(own->data(), own->size(), all.data());
+      !status.ok()) {
+    return InCollective(status, "gathering the compression state", progress_.batches_trained);
+  }
+  return all;
+}
+
+absl::Status TrialRunner::RestoreCompressionState(
+    const std::map<std::string, std::string>& files) {
+  if (options_.exchange == nullptr) return absl::OkStatus();
+  auto file = files.find("compression");
+  if (file == files.end()) return options_.exchange->RestoreCompressionState("");
+  const uint32_t ranks = multi_rank() ? options_.collective->size() : 1;
+  const std::string& all = file->second;
+  if (all.size() % ranks != 0) {
+    return absl::DataLossError(absl::StrCat("checkpoint file 'compression' has ", all.size(),
+                                            " bytes, not a share for each of ", ranks, " ranks"));
+  }
+  const size_t share = all.size() / ranks;
+  return options_.exchange->RestoreCompressionState(
+      absl::string_view(all).substr(options_.model->context().rank * share, share));
+}
+
 absl::Status TrialRunner::Checkpoint() {
   if (last_checkpoint_batches_ == progress_.batches_trained) return absl::OkStatus();
   Enter(TrialPhase::kCheckpointing, progress_.batches_trained);
+  absl::StatusOr<std::string> compression = GatherCompressionState();
+  if (!compression.ok()) return compression.status();
   if (!reporter()) {
     // Every rank holds the same parameters and state; rank 0 writes them.
     last_checkpoint_batches_ = progress_.batches_trained;
@@ -443,6 +477,7 @@ absl::Status TrialRunner::Checkpoint() {
   absl::StatusOr<std::map<std::string, std::string>> files =
       CaptureTrialState(*options_.model, options_.optimizer, progress_);
   if (!files.ok()) return files.status();
+  if (!compression->empty()) files->emplace("compression", *std::move(compression));
   CheckpointInfo info;
   info.id = CheckpointId(options_.trial_id, progress_.batches_trained);
   info.trial_id = options_.trial_id;

@@ -94,6 +94,11 @@ class TrialRunner {
   // rank stopped taking part.
   absl::Status InCollective(absl::Status status, absl::string_view what, uint64_t batch) const;
   bool reporter() const { return options_.model->context().rank == 0; }
+  // Every rank's compression state (error feedback differs from rank to rank), gathered on every
+  // rank in rank order, for rank 0 to write; empty when the exchange keeps none.
+  absl::StatusOr<std::string> GatherCompressionState();
+  // Gives this rank's part of a checkpoint's "compression" file to the exchange.
+  absl::Status RestoreCompressionState(const std::map<std::string, std::string>& files);
   absl::Status TrainBatch();
   // Whether any rank was asked to stop (agreed at training reports when there are several).
   absl::StatusOr<bool> StopAgreed(bool at_report);

@@ -5,7 +5,9 @@
 // optimizer's state, when the runtime steps), "progress" (batches and records trained, the trial
 // seed that drives the sampler, the plugin optimizer's step count, the best searcher metric so
 // far) and "plugin_state" (the
-// plugin's own bytes, when it keeps any). Together they let a trial continue bit for bit.
+// plugin's own bytes, when it keeps any). TrialRunner adds "compression" (every rank's
+// gradient-compression state, rank after rank, when the exchange keeps any). Together they let a
+// trial continue bit for bit.
 //
 // Gradients are not saved: checkpoints are only taken right after an optimizer step, when every
 // gradient is zero.

@@ -558,6 +558,78 @@ TEST_P(CompressedExchangeTest, PowerSgdErrorFeedbackDeliversTheRunningSum) {
                                            /*held_back=*/12);
 }
 
+// Runs batches [from, to) of gradients that change with the batch on `exchange`, collecting the
+// summed block of each.
+absl::Status RunBatches(uint32_t rank, uint32_t size, TensorArena& arena, GradientExchange& exchange,
+                        uint32_t from, uint32_t to, std::vector<std::vector<float>>* blocks) {
+  for (uint32_t batch = from; batch < to; ++batch) {
+    RETURN_IF_ERROR(arena.ZeroGradients());
+    FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i, batch); });
+    exchange.Begin(1.0 / size, batch);
+    Report(exchange, ReverseRanges(arena));
+    RETURN_IF_ERROR(exchange.Finish());
+    blocks->push_back(GradientBlock(arena));
+  }
+  return absl::OkStatus();
+}
+
+// A checkpoint keeps every rank's compression state: an exchange restored from what another saved
+// after 3 batches reduces the next 3 exactly as the other goes on to; one started anew does not.
+TEST_P(CompressedExchangeTest, SavedCompressionStateContinuesBitForBit) {
+  const uint32_t size = GetParam();
+  for (CompressionOptions::Kind kind : {CompressionOptions::kTopK, CompressionOptions::kPowerSgd}) {
+    SCOPED_TRACE(CompressionKindName(kind));
+    ExchangeOptions options = SmallBuckets(kind);
+    options.compression.topk_ratio = 0.2;
+    options.compression.powersgd_rank = 1;
+    options.compression.powersgd_start_iter = 0;
+    std::vector<std::string> saved(size);
+    std::vector<std::vector<std::vector<float>>> going_on(size), restored(size), anew(size);
+    ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+      std::vector<std::vector<float>> first;
+      RETURN_IF_ERROR(RunBatches(rank, size, arena, exchange, 0, 3, &first));
+      absl::StatusOr<std::string> state = exchange.SaveCompressionState();
+      if (!state.ok()) return state.status();
+      if (state->empty()) return absl::InternalError("no compression state to save");
+      saved[rank] = *state;
+      return RunBatches(rank, size, arena, exchange, 3, 6, &going_on[rank]);
+    }, ShapedModelTensors()));
+    ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+      RETURN_IF_ERROR(exchange.RestoreCompressionState(saved[rank]));
+      return RunBatches(rank, size, arena, exchange, 3, 6, &restored[rank]);
+    }, ShapedModelTensors()));
+    ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+      return RunBatches(rank, size, arena, exchange, 3, 6, &anew[rank]);
+    }, ShapedModelTensors()));
+    for (uint32_t rank = 0; rank < size; ++rank) {
+      ASSERT_EQ(restored[rank].size(), 3u);
+      for (size_t batch = 0; batch < 3; ++batch) {
+        EXPECT_EQ(std::memcmp(restored[rank][batch].data(), going_on[rank][batch].data(),
+                              going_on[rank][batch].size() * sizeof(float)), 0)
+            << "rank " << rank << ", batch " << batch + 4;
+      }
+      EXPECT_NE(anew[rank][0], going_on[rank][0]) << "the saved state made no difference";
+    }
+  }
+}
+
+TEST(GradientExchangeTest, CompressionStateOfAnotherSizeIsRefusedNamingBoth) {
+  ExchangeOptions options = SmallBuckets(CompressionOptions::kTopK);
+  options.compression.topk_ratio = 0.2;
+  ExpectAllOk(RunExchangeGroup(1, options, [&](uint32_t, TensorArena&, GradientExchange& exchange) -> absl::Status {
+    const absl::Status status = exchange.RestoreCompressionState(std::string(12, '\0'));
+    EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("holds 12 bytes; this exchange keeps "));
+    return exchange.RestoreCompressionState("");  // empty: start anew
+  }));
+  ExpectAllOk(RunExchangeGroup(1, SmallBuckets(), [&](uint32_t, TensorArena&, GradientExchange& exchange) -> absl::Status {
+    absl::StatusOr<std::string> state = exchange.SaveCompressionState();
+    EXPECT_TRUE(state.ok() && state->empty()) << "an uncompressed exchange keeps nothing";
+    EXPECT_TRUE(absl::IsFailedPrecondition(exchange.RestoreCompressionState("x")));
+    return absl::OkStatus();
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, CompressedExchangeTest, ::testing::Values(1u, 2u, 3u),
                          [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
 

@@ -4,7 +4,8 @@
 // with M run through cuBLAS on the communication stream and Gram-Schmidt in one block per matrix,
 // in double, so results match the CPU's to rounding (the summation order differs), not bit for
 // bit. For the first `start_iter` optimizer steps buckets are summed exactly. Error feedback and
-// the warm-start Q live in device memory in this process only (not in checkpoints).
+// the warm-start Q live in device memory in this process only (not in checkpoints, unlike the
+// host reducer's).
 //
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_EXCHANGE_CUDA_CUDA_POWERSGD_REDUCER_H_

@@ -3,7 +3,7 @@
 // TopKCompressor selects them (same k, same ties, indices ascending), every rank's pairs are
 // gathered by NCCL, and every rank zeroes its bucket and adds rank 0's pairs, then rank 1's, ...
 // so every rank ends with the same bits, the bits the CPU reducer computes. The residual lives in
-// this process only (it is not part of a checkpoint).
+// this process only (not in checkpoints, unlike the host reducer's).
 //
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_EXCHANGE_CUDA_CUDA_TOPK_REDUCER_H_
