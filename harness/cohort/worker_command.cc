@@ -98,10 +98,11 @@ absl::StatusOr<std::optional<CurveClientConfig>> TakeRendezvousKeys() {
 //
 // Heartbeats come from the training loop itself: one right after WorkerHello, then one from any
 // call the loop makes into these events (each optimizer step asks StopRequested; rank 0 also
-// reports) once kHeartbeatIntervalSeconds have passed since the last. Silence therefore means the
-// loop is blocked, not merely alive. The loop makes no such call, and so sends nothing, through
-// the first agreement of the ranks on the parameters, a whole validation pass (with its
-// metrics collective) and the writing of a checkpoint: a long one looks silent though not stuck.
+// reports, each validation batch says StillWorking) once kHeartbeatIntervalSeconds have passed
+// since the last. Silence therefore means the loop is blocked, not merely alive. The loop makes
+// no such call, and so sends nothing, through the first agreement of the ranks on the
+// parameters, the merging of validation metrics and the writing of a checkpoint: a long one looks
+// silent though not stuck.
 class LinkedEvents final : public TrialEvents {
  public:
   LinkedEvents(WorkerLink& link, uint64_t trial_id, uint32_t rank)
@@ -136,6 +137,7 @@ class LinkedEvents final : public TrialEvents {
     Send(report);
     MaybeBeat();
   }
+  void StillWorking() override { MaybeBeat(); }
   // Asked after every optimizer step; the channel is read (and a heartbeat considered) at most
   // every 10 ms so a fast loop pays almost nothing for it.
   bool StopRequested() override {

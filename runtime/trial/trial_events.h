@@ -23,6 +23,9 @@ class TrialEvents {
   virtual void OnCheckpoint(const CheckpointReport& report) = 0;
   // Asked after every optimizer step; true makes the trial checkpoint and return kStopped.
   virtual bool StopRequested() = 0;
+  // Called after each batch of a validation pass, which asks nothing else for as long as it
+  // lasts: the loop is moving (the worker may send a heartbeat). The default does nothing.
+  virtual void StillWorking() {}
   // A line for the trial's log about something the user should know (a skipped step). The
   // default writes it to stderr, which the worker's supervisor keeps as the rank's log.
   virtual void OnNotice(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }

@@ -403,6 +403,7 @@ absl::Status TrialRunner::Validate() {
         options_.model->EvaluateBatch(sampler_->ValidationBatch(validation_records_, k));
     if (!metrics.ok()) return metrics.status();
     if (absl::Status status = total.Add(*metrics); !status.ok()) return status;
+    options_.events->StillWorking();
   }
   if (multi_rank()) {
     if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, total); !status.ok()) {

@@ -52,6 +52,7 @@ class RecordingEvents final : public TrialEvents {
     checkpoints.push_back(report);
     timeline.push_back(absl::StrCat("checkpoint@", report.batches));
   }
+  void StillWorking() override { ++still_working; }
   bool StopRequested() override {
     if (clock != nullptr) clock->now += seconds_per_step;
     const uint64_t batches = runner == nullptr ? 0 : runner->batches_trained();
@@ -78,6 +79,7 @@ class RecordingEvents final : public TrialEvents {
   std::vector<std::string> timeline;  // "training@5", "validation@10", "checkpoint@10"
   std::vector<std::string> notices;
   std::vector<uint64_t> stop_asked_at;  // batches trained at each StopRequested
+  uint64_t still_working = 0;           // StillWorking calls
 };
 
 inline Length Batches(uint64_t n) { return {LengthUnit::kBatches, n}; }

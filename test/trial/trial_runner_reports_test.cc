@@ -109,6 +109,23 @@ TEST_F(TrialRunnerTest, WithoutPeriodsValidatesAndCheckpointsOnlyAtTheEnd) {
                           "validation@20", "checkpoint@20"));
 }
 
+// A validation pass says it is still working after each of its batches, so the worker's
+// heartbeats go on through a long one.
+TEST_F(TrialRunnerTest, ValidationSaysItIsStillWorkingAfterEveryBatch) {
+  std::unique_ptr<TrialHarness> once = Trial(LinregConfig());
+  ASSERT_NE(once, nullptr);
+  ASSERT_TRUE(once->runner().Run().ok());
+  const uint64_t per_pass = once->events().still_working;
+  EXPECT_GT(per_pass, 1u);
+  ExperimentConfig config = LinregConfig();
+  config.min_validation_period = Batches(10);
+  std::unique_ptr<TrialHarness> twice = Trial(config);
+  ASSERT_NE(twice, nullptr);
+  ASSERT_TRUE(twice->runner().Run().ok());
+  ASSERT_EQ(twice->events().Reports(ReportKind::kValidation).size(), 2u);
+  EXPECT_EQ(twice->events().still_working, 2 * per_pass);
+}
+
 TEST_F(TrialRunnerTest, TheEndIsAlwaysReportedEvenOffThePeriod) {
   ExperimentConfig config = LinregConfig();
   config.searcher.max_length = Batches(11);
