@@ -328,8 +328,11 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
         RankTimelinePath(args.checkpoint_root, args.trial_id, args.attempt, args.rank,
                          static_cast<uint64_t>(clock.UnixSeconds() * 1000));
     if (!path.ok()) return path.status();
-    absl::StatusOr<std::unique_ptr<TraceWriter>> opened =
-        TraceWriter::Open(*path, args.rank, clock.UnixSeconds() - clock.MonotonicSeconds());
+    TraceBatchWindow window;
+    window.first = config->profiling_begin_on_batch;
+    if (config->profiling_end_after_batch) window.last = *config->profiling_end_after_batch;
+    absl::StatusOr<std::unique_ptr<TraceWriter>> opened = TraceWriter::Open(
+        *path, args.rank, clock.UnixSeconds() - clock.MonotonicSeconds(), window);
     if (!opened.ok()) return opened.status();
     trace = *std::move(opened);
   }

@@ -103,9 +103,19 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   DropZeroPeriod(&config->min_checkpoint_period);
 
   MapReader profiling(r.Get("profiling"), "profiling", ignored);
-  profiling.AllowKeys({"enabled"}, {"begin_on_batch", "end_after_batch", "sync_timings"});
+  profiling.AllowKeys({"enabled", "begin_on_batch", "end_after_batch"}, {"sync_timings"});
   profiling.Bool("enabled", &config->profiling_enabled);
+  profiling.Int("begin_on_batch", 0, &config->profiling_begin_on_batch);
+  profiling.Int("end_after_batch", 0, &config->profiling_end_after_batch);
   if (!profiling.ok()) return profiling.status();
+  if (config->profiling_end_after_batch &&
+      *config->profiling_end_after_batch < config->profiling_begin_on_batch) {
+    return config_internal::Mismatch(
+        "profiling.end_after_batch",
+        absl::StrCat("an integer >= profiling.begin_on_batch (", config->profiling_begin_on_batch,
+                     ")"),
+        profiling.Get("end_after_batch"));
+  }
 
   MapReader resources(r.Get("resources"), "resources", ignored);
   resources.AllowKeys({"slots_per_trial"},

@@ -1,7 +1,7 @@
 // ExperimentConfig: an experiment's YAML config, in Determined AI's format, typed and validated.
 //
 // A Determined user's config loads as it is: the keys Cohort uses are read and checked, the
-// Determined keys it has no use for (environment, data, profiling, ...) are accepted and listed in
+// Determined keys it has no use for (environment, data, bind_mounts, ...) are accepted and listed in
 // `ignored_keys`, and anything else is an error that suggests the nearest key. Every error is
 // INVALID_ARGUMENT and names the field path, what was found and what is allowed:
 //
@@ -130,8 +130,12 @@ struct ExperimentConfig {
   std::optional<uint64_t> experiment_seed;  // reproducibility.experiment_seed, 0..2^31-1
   bool perform_initial_validation = false;
   // profiling.enabled (Determined's key): each rank writes a Chrome trace of its phases and
-  // gradient buckets, merged per trial into the run folder's trials/<id>/timeline.json.
+  // gradient buckets, merged per trial into the run folder's trials/<id>/timeline.json; only
+  // the batches from profiling.begin_on_batch to profiling.end_after_batch (counted from 1, both
+  // included; none: to the end) are recorded.
   bool profiling_enabled = false;
+  uint64_t profiling_begin_on_batch = 0;
+  std::optional<uint64_t> profiling_end_after_batch;
   // Paths of keys Cohort accepts but does not use, e.g. "environment", "data",
   // "resources.resource_pool", "searcher.source_trial_id": top-level keys first, then each
   // section's. A searcher key that only another searcher reads is among them.

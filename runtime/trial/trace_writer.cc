@@ -44,14 +44,15 @@ std::string NameEvent(absl::string_view kind, uint32_t pid, std::optional<uint32
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::string& path,
-                                                               uint32_t rank, double clock_offset) {
+                                                               uint32_t rank, double clock_offset,
+                                                               TraceBatchWindow window) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("cannot write the timeline to ", path, ": ", std::strerror(errno)));
   }
   std::unique_ptr<TraceWriter> writer(
-      new TraceWriter(file, rank, std::llround(clock_offset * 1e9)));
+      new TraceWriter(file, rank, std::llround(clock_offset * 1e9), window));
   const uint32_t pid = ProcessId(rank);
   std::fputs("[\n", file);
   writer->Line(NameEvent("process_name", pid, std::nullopt, absl::StrCat("rank ", rank)));
@@ -79,6 +80,7 @@ void TraceWriter::Line(const std::string& json) {
 
 void TraceWriter::Complete(Thread thread, absl::string_view name, double begin, double end,
                            uint64_t batch, std::optional<uint64_t> bytes) {
+  if (!Keeps(batch)) return;
   const int64_t ts = Microseconds(begin);
   Line(absl::StrCat("{\"ph\":\"X\",\"name\":", Quoted(name), ",\"pid\":", ProcessId(rank_),
                     ",\"tid\":", ThreadId(rank_, thread), ",\"ts\":", ts, ",\"dur\":",
@@ -87,6 +89,7 @@ void TraceWriter::Complete(Thread thread, absl::string_view name, double begin, 
 }
 
 void TraceWriter::Instant(Thread thread, absl::string_view name, double at, uint64_t batch) {
+  if (!Keeps(batch)) return;
   Line(absl::StrCat("{\"ph\":\"i\",\"s\":\"t\",\"name\":", Quoted(name),
                     ",\"pid\":", ProcessId(rank_), ",\"tid\":", ThreadId(rank_, thread),
                     ",\"ts\":", Microseconds(at), ",\"args\":{\"batch\":", batch, "}}"));

@@ -31,6 +31,13 @@
 
 namespace cohort {
 
+// The batches whose events a TraceWriter keeps (profiling.begin_on_batch, .end_after_batch):
+// from `first` to `last`, both included; the others' events are dropped unwritten.
+struct TraceBatchWindow {
+  uint64_t first = 0;
+  uint64_t last = UINT64_MAX;
+};
+
 class TraceWriter {
  public:
   enum Thread { kTrainingThread, kExchangeThread };
@@ -39,7 +46,8 @@ class TraceWriter {
   // Creates (or replaces) the file at `path`, writing the names of the rank's process and
   // threads. `clock_offset` (seconds) turns the callers' times into Unix time.
   static absl::StatusOr<std::unique_ptr<TraceWriter>> Open(const std::string& path, uint32_t rank,
-                                                           double clock_offset);
+                                                           double clock_offset,
+                                                           TraceBatchWindow window = {});
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -58,8 +66,9 @@ class TraceWriter {
   }
 
  private:
-  TraceWriter(std::FILE* file, uint32_t rank, int64_t offset_ns)
-      : file_(file), rank_(rank), offset_ns_(offset_ns) {}
+  TraceWriter(std::FILE* file, uint32_t rank, int64_t offset_ns, TraceBatchWindow window)
+      : file_(file), rank_(rank), offset_ns_(offset_ns), window_(window) {}
+  bool Keeps(uint64_t batch) const { return batch >= window_.first && batch <= window_.last; }
   // Whole microseconds of Unix time at `seconds` of the callers' clock.
   int64_t Microseconds(double seconds) const;
   // Writes `json` and its line's ending, flushed so that a kill loses at most the last line.
@@ -69,6 +78,7 @@ class TraceWriter {
   std::FILE* file_;
   const uint32_t rank_;
   const int64_t offset_ns_;
+  const TraceBatchWindow window_;
 };
 
 // Reads every trace file in `paths` (a TraceWriter's, even one cut short by a kill) and writes

@@ -26,9 +26,10 @@ TEST(ExampleConfigsTest, ConstLoads) {
   EXPECT_EQ(DescribeLength(*c->min_validation_period), "200 batches");
   EXPECT_EQ(DescribeLength(*c->min_checkpoint_period), "1 epoch");
   EXPECT_EQ(c->max_restarts, 0u);
-  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "environment", "profiling.begin_on_batch",
-                                           "profiling.end_after_batch"));
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "environment"));
   EXPECT_TRUE(c->profiling_enabled);
+  EXPECT_EQ(c->profiling_begin_on_batch, 0u);
+  EXPECT_FALSE(c->profiling_end_after_batch.has_value()) << "null: to the end";
 }
 
 TEST(ExampleConfigsTest, DistributedLoads) {

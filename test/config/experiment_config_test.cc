@@ -297,7 +297,7 @@ searcher:
 environment:
   image: determinedai/environments:py-3.8
 data: {url: https://example.org/data.tgz}
-profiling: {enabled: true}
+profiling: {enabled: true, begin_on_batch: 100, end_after_batch: 120, sync_timings: true}
 bind_mounts: []
 labels: [a]
 workspace: research
@@ -312,11 +312,14 @@ optimizations:
 )");
   EXPECT_THAT(c.ignored_keys,
               ElementsAre("environment", "data", "bind_mounts", "labels",
-                          "workspace", "project", "resources.resource_pool",
-                          "searcher.max_trials", "searcher.max_concurrent_trials",
+                          "workspace", "project", "profiling.sync_timings",
+                          "resources.resource_pool", "searcher.max_trials",
+                          "searcher.max_concurrent_trials",
                           "optimizations.grad_updates_size_file",
                           "checkpoint_storage.propagation"));
   EXPECT_TRUE(c.profiling_enabled);
+  EXPECT_EQ(c.profiling_begin_on_batch, 100u);
+  EXPECT_EQ(c.profiling_end_after_batch, std::optional<uint64_t>(120));
   EXPECT_EQ(c.slots_per_trial, 2u);
 }
 

@@ -9,8 +9,9 @@ over two agents. check_timeline holds it to what those viewers need and to what 
 - the exchange thread: every bucket of every batch, holding its allreduce (with its bytes) and
   the codec's work around it;
 - one time axis for all ranks: rank 0's and rank 1's allreduce of the same bucket overlap.
-A restart shows as the restore of the checkpoint that begins the next attempt. Without profiling
-there is no timeline."""
+A restart shows as the restore of the checkpoint that begins the next attempt.
+profiling.begin_on_batch and end_after_batch keep it to their batches. Without profiling there is
+no timeline."""
 import collections
 import glob
 import json
@@ -162,6 +163,19 @@ with temp_dir() as tmp:
              if e["name"] == "inside the plugin's train_batch" and e["ts"] > restores[0]["ts"]]
     check(after and min(after) == restores[0]["args"]["batch"] + 1 and max(after) == 3000,
           f"training after the restore at batch {restores[0]['args']['batch']}: {after[:3]}...")
+
+    # profiling.begin_on_batch and end_after_batch keep the timeline to a window of batches.
+    windowed = os.path.join(tmp, "windowed")
+    config = write_config(tmp, read_bytes(mlp_config(tmp, name="windowed", batches=30,
+                                                     period=30)).decode() +
+                          "profiling: {enabled: true, begin_on_batch: 10, end_after_batch: 12}\n",
+                          file_name="windowed.yaml")
+    code, out, err = run("run", config, "--output", windowed)
+    check(code == 0, f"windowed run failed:\n{out}\n{err}")
+    with open(os.path.join(windowed, "trials", "1", "timeline.json")) as f:
+        events = json.load(f)["traceEvents"]
+    seen = {e["args"]["batch"] for e in events if e["ph"] != "M"}
+    check(seen == {10, 11, 12}, f"batches in a timeline of batches 10 to 12: {sorted(seen)}")
 
     plain = os.path.join(tmp, "plain")
     code, out, err = run("run", mlp_config(tmp, batches=20, period=20), "--output", plain)

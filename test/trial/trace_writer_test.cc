@@ -87,6 +87,32 @@ TEST(TraceWriterTest, TimesAreWholeUnixMicrosecondsThatKeepNesting) {
                               "\"ts\":1764000100500002,\"dur\":7,"));
 }
 
+// profiling.begin_on_batch and end_after_batch: only the batches of the window are written.
+TEST(TraceWriterTest, OnlyTheWindowsBatchesAreWritten) {
+  TempFolder folder;
+  const std::string path = folder.path() + "/rank0.json";
+  {
+    auto trace = TraceWriter::Open(path, 0, 0, TraceBatchWindow{.first = 3, .last = 4});
+    ASSERT_TRUE(trace.ok());
+    for (uint64_t batch = 1; batch <= 6; ++batch) {
+      (*trace)->Complete(TraceWriter::kTrainingThread, "step", 1.0 * batch, 1.0 * batch + 0.5,
+                         batch);
+      (*trace)->Instant(TraceWriter::kTrainingThread, "ready", 1.0 * batch + 0.25, batch);
+    }
+  }
+  const std::string text = Read(path);
+  for (uint64_t batch = 1; batch <= 6; ++batch) {
+    const std::string tag = "\"args\":{\"batch\":" + std::to_string(batch) + "}";
+    if (batch == 3 || batch == 4) {
+      EXPECT_THAT(text, HasSubstr("\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":" +
+                                  std::to_string(batch * 1000000)));
+      EXPECT_THAT(text, HasSubstr(tag)) << batch;
+    } else {
+      EXPECT_THAT(text, Not(HasSubstr(tag))) << batch;
+    }
+  }
+}
+
 TEST(TraceWriterTest, MissingFilesAndUnwritablePathsAreErrors) {
   TempFolder folder;
   EXPECT_FALSE(TraceWriter::Open(folder.path() + "/no/such/folder/t.json", 0, 0).ok());
