@@ -1,8 +1,8 @@
 // The gradient exchange on a CUDA device (the CUDA exchange module, NCCL at world size 1) against
 // the same exchange in host memory (Gloo at world size 1), step by step, for every form of
 // gradient compression: float32, fp16, bf16 and top-k must give the host's bits, PowerSGD the
-// host's values to rounding (cuBLAS sums in another order). Exits 77 (skipped) where no CUDA
-// device is usable.
+// host's values to rounding (cuBLAS sums in another order); and the device reducers' state saved
+// for a checkpoint continues bit for bit. Exits 77 (skipped) where no CUDA device is usable.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -78,7 +78,8 @@ absl::Status MakeHost(Side& side, const CompressionOptions& compression,
 }
 
 absl::Status MakeDevice(Side& side, const CompressionOptions& compression,
-                        DeviceMemoryProvider& memory, RendezvousStore& store) {
+                        DeviceMemoryProvider& memory, RendezvousStore& store,
+                        const std::string& prefix = "device") {
   absl::StatusOr<std::unique_ptr<DeviceExchange>> device = OpenCudaExchange(0);
   if (!device.ok()) return device.status();
   side.device = *std::move(device);
@@ -87,7 +88,7 @@ absl::Status MakeDevice(Side& side, const CompressionOptions& compression,
   if (!arena.ok()) return arena.status();
   side.arena = *std::move(arena);
   NcclOptions nccl;
-  nccl.prefix = "device";
+  nccl.prefix = prefix;
   nccl.stream = side.device->communication_stream();
   absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateNcclBackend(0, 1, store, nccl);
   if (!backend.ok()) return backend.status();
@@ -199,6 +200,47 @@ INSTANTIATE_TEST_SUITE_P(
                       MakeForm("topk", CompressionOptions::kTopK, true),
                       MakeForm("powersgd", CompressionOptions::kPowerSgd, false)),
     [](const ::testing::TestParamInfo<Form>& info) { return std::string(info.param.name); });
+
+// A checkpoint keeps the device reducers' state: an exchange restored from what another saved
+// after 3 steps goes on bit for bit as the other does; top-k's state is the host's, byte for byte.
+TEST(CudaExchangeStateTest, SavedCompressionStateContinuesBitForBit) {
+  for (const Form& form : {MakeForm("topk", CompressionOptions::kTopK, true),
+                           MakeForm("powersgd", CompressionOptions::kPowerSgd, false)}) {
+    SCOPED_TRACE(form.name);
+    DefaultMemoryProvider memory;
+    InMemoryRendezvousStore store;
+    Side host;
+    Side going_on;
+    Side restored;
+    ASSERT_TRUE(MakeHost(host, form.compression, memory, store).ok());
+    ASSERT_TRUE(MakeDevice(going_on, form.compression, memory, store, "going-on").ok());
+    ASSERT_TRUE(MakeDevice(restored, form.compression, memory, store, "restored").ok());
+    for (uint32_t step = 0; step < 3; ++step) {
+      ASSERT_TRUE(Step(host, step, false).ok());
+      ASSERT_TRUE(Step(going_on, step, true).ok());
+    }
+    absl::StatusOr<std::string> state = going_on.exchange->SaveCompressionState();
+    ASSERT_TRUE(state.ok()) << state.status();
+    ASSERT_FALSE(state->empty());
+    if (form.bitwise) {
+      absl::StatusOr<std::string> host_state = host.exchange->SaveCompressionState();
+      ASSERT_TRUE(host_state.ok());
+      EXPECT_EQ(*state, *host_state);
+    }
+    absl::Status taken = restored.exchange->RestoreCompressionState(*state);
+    ASSERT_TRUE(taken.ok()) << taken;
+    for (uint32_t step = 3; step < 6; ++step) {
+      ASSERT_TRUE(Step(going_on, step, true).ok());
+      ASSERT_TRUE(Step(restored, step, true).ok());
+      for (size_t t = 0; t < going_on.arena->tensor_count(); ++t) {
+        const std::vector<float> want = Gradients(*going_on.arena, t, true);
+        const std::vector<float> got = Gradients(*restored.arena, t, true);
+        ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+            << "step " << step << " tensor " << t;
+      }
+    }
+  }
+}
 
 TEST(CudaExchangeRefusalTest, DeviceGradientsNeedTheirDeviceExchange) {
   DefaultMemoryProvider memory;

@@ -48,4 +48,48 @@ absl::Status CudaBucketReducer::EndBucket() {
                     "finishing a bucket on the communication stream");
 }
 
+absl::StatusOr<std::string> CudaBucketReducer::CopyToHost(
+    const std::vector<const DeviceBuffer<float>*>& buffers) const {
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+    return s;
+  }
+  uint64_t floats = 0;
+  for (const DeviceBuffer<float>* buffer : buffers) floats += buffer->count();
+  std::string state(floats * sizeof(float), '\0');
+  char* out = state.data();
+  for (const DeviceBuffer<float>* buffer : buffers) {
+    if (buffer->count() == 0) continue;
+    const uint64_t bytes = buffer->count() * sizeof(float);
+    if (absl::Status s = CudaStatus(cudaMemcpy(out, buffer->data(), bytes, cudaMemcpyDeviceToHost),
+                                    "copying compression state to the host");
+        !s.ok()) {
+      return s;
+    }
+    out += bytes;
+  }
+  return state;
+}
+
+absl::Status CudaBucketReducer::CopyToDevice(absl::string_view state,
+                                             const std::vector<DeviceBuffer<float>*>& buffers) {
+  uint64_t floats = 0;
+  for (const DeviceBuffer<float>* buffer : buffers) floats += buffer->count();
+  if (absl::Status size = CheckStateSize(state, floats); !size.ok()) return size;
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+    return s;
+  }
+  const char* in = state.data();
+  for (DeviceBuffer<float>* buffer : buffers) {
+    if (buffer->count() == 0) continue;
+    const uint64_t bytes = buffer->count() * sizeof(float);
+    if (absl::Status s = CudaStatus(cudaMemcpy(buffer->data(), in, bytes, cudaMemcpyHostToDevice),
+                                    "copying compression state to the device");
+        !s.ok()) {
+      return s;
+    }
+    in += bytes;
+  }
+  return CudaStatus(cudaDeviceSynchronize(), "landing the compression state");
+}
+
 }  // namespace cohort

@@ -12,10 +12,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <vector>
 
 #include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/cuda/cuda_context.h"
+#include "runtime/exchange/cuda/device_buffer.h"
 
 namespace cohort {
 
@@ -33,6 +35,14 @@ class CudaBucketReducer : public BucketReducer {
   absl::Status BeginBucket(size_t bucket);
   // Waits until the communication stream has done everything enqueued for the bucket.
   absl::Status EndBucket();
+  // For SaveState and RestoreState, between steps: `buffers` copied one after the other into
+  // float32 bytes, and bytes copied back into them (a size other than theirs is refused, naming
+  // both). The restore waits until the copies have landed, so the next step's kernels, on streams
+  // that do not wait for the default stream, read them.
+  absl::StatusOr<std::string> CopyToHost(
+      const std::vector<const DeviceBuffer<float>*>& buffers) const;
+  absl::Status CopyToDevice(absl::string_view state,
+                            const std::vector<DeviceBuffer<float>*>& buffers);
 
   CudaContext& context_;
 

@@ -115,7 +115,28 @@ absl::Status CudaPowerSgdReducer::Reset() {
       }
     }
   }
-  return absl::OkStatus();
+  // cudaMemset and cudaMemcpy run on the default stream, which the exchange's streams do not
+  // wait for.
+  return CudaStatus(cudaDeviceSynchronize(), "restarting PowerSGD");
+}
+
+absl::StatusOr<std::string> CudaPowerSgdReducer::SaveState() const {
+  std::vector<const DeviceBuffer<float>*> buffers;
+  for (const BucketState& state : buckets_) {
+    buffers.push_back(&state.q);
+    buffers.push_back(&state.error);
+  }
+  return CopyToHost(buffers);
+}
+
+absl::Status CudaPowerSgdReducer::RestoreState(absl::string_view state) {
+  if (state.empty()) return Reset();
+  std::vector<DeviceBuffer<float>*> buffers;
+  for (BucketState& bucket : buckets_) {
+    buffers.push_back(&bucket.q);
+    buffers.push_back(&bucket.error);
+  }
+  return CopyToDevice(state, buffers);
 }
 
 absl::Status CudaPowerSgdReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,

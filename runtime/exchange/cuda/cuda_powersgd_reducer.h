@@ -4,8 +4,7 @@
 // with M run through cuBLAS on the communication stream and Gram-Schmidt in one block per matrix,
 // in double, so results match the CPU's to rounding (the summation order differs), not bit for
 // bit. For the first `start_iter` optimizer steps buckets are summed exactly. Error feedback and
-// the warm-start Q live in device memory in this process only (not in checkpoints, unlike the
-// host reducer's).
+// the warm-start Q live in device memory; checkpoints keep them (SaveState).
 //
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_EXCHANGE_CUDA_CUDA_POWERSGD_REDUCER_H_
@@ -31,6 +30,9 @@ class CudaPowerSgdReducer final : public CudaBucketReducer {
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
   absl::Status Reset() override;
+  // Every bucket's starting Q and error, in plan order.
+  absl::StatusOr<std::string> SaveState() const override;
+  absl::Status RestoreState(absl::string_view state) override;
 
  private:
   struct BucketState {

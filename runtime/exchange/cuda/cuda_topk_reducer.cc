@@ -72,7 +72,21 @@ absl::Status CudaTopKReducer::Reset() {
       return s;
     }
   }
-  return absl::OkStatus();
+  // cudaMemset runs on the default stream, which the exchange's streams do not wait for.
+  return CudaStatus(cudaDeviceSynchronize(), "clearing the top-k residuals");
+}
+
+absl::StatusOr<std::string> CudaTopKReducer::SaveState() const {
+  std::vector<const DeviceBuffer<float>*> buffers;
+  for (const DeviceBuffer<float>& residual : residuals_) buffers.push_back(&residual);
+  return CopyToHost(buffers);
+}
+
+absl::Status CudaTopKReducer::RestoreState(absl::string_view state) {
+  if (state.empty()) return Reset();
+  std::vector<DeviceBuffer<float>*> buffers;
+  for (DeviceBuffer<float>& residual : residuals_) buffers.push_back(&residual);
+  return CopyToDevice(state, buffers);
 }
 
 absl::Status CudaTopKReducer::Reduce(size_t bucket, float* grad, uint64_t count, float scale,

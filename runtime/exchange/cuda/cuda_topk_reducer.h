@@ -2,8 +2,8 @@
 // bucket keeps its residual in device memory; the k entries of largest magnitude are selected as
 // TopKCompressor selects them (same k, same ties, indices ascending), every rank's pairs are
 // gathered by NCCL, and every rank zeroes its bucket and adds rank 0's pairs, then rank 1's, ...
-// so every rank ends with the same bits, the bits the CPU reducer computes. The residual lives in
-// this process only (not in checkpoints, unlike the host reducer's).
+// so every rank ends with the same bits, the bits the CPU reducer computes. Checkpoints keep the
+// residuals (SaveState).
 //
 // Thread-safety: one thread at a time.
 #ifndef COHORT_RUNTIME_EXCHANGE_CUDA_CUDA_TOPK_REDUCER_H_
@@ -28,6 +28,9 @@ class CudaTopKReducer final : public CudaBucketReducer {
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
   absl::Status Reset() override;
+  // Every bucket's residual, in plan order.
+  absl::StatusOr<std::string> SaveState() const override;
+  absl::Status RestoreState(absl::string_view state) override;
 
  private:
   CudaTopKReducer(CudaContext& context, CollectiveBackend& backend)
