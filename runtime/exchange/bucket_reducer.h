@@ -60,23 +60,29 @@ class BucketReducer {
   virtual absl::Status Reset() { return absl::OkStatus(); }
 
   // What is kept between steps, as bytes for a checkpoint: this rank's residuals and factors,
-  // float32 in plan order. Empty for the stateless forms, and for the device reducers, which do
-  // not keep it in checkpoints (they start anew after a restore). Call between steps.
+  // float32 in plan order (copied from the device for the CUDA reducers). Empty for the
+  // stateless forms. Call between steps.
   virtual absl::StatusOr<std::string> SaveState() const { return std::string(); }
 
   // Takes back what SaveState returned on a reducer of the same form and plan, at the same rank;
   // empty bytes mean Reset. FAILED_PRECONDITION for bytes of another size (naming both), and
   // for state this reducer does not keep.
-  virtual absl::Status RestoreState(absl::string_view state);
+  absl::Status RestoreState(absl::string_view state) {
+    return state.empty() ? Reset() : LoadState(state);
+  }
+
+ protected:
+  // RestoreState of non-empty bytes. The default refuses them: the stateless forms keep none.
+  virtual absl::Status LoadState(absl::string_view state);
 };
 
 // data[i] *= scale for i in [0, count), skipped when scale is 1 (host memory).
 void ScaleInPlace(float* data, uint64_t count, float scale);
 
-// For SaveState and RestoreState: appends `values` to `state` as float32, and checks that `state`
-// holds `floats` of them (FAILED_PRECONDITION naming both sizes otherwise).
+// For SaveState and LoadState: appends `values` to `state` as float32, and reads `floats` of them
+// back from `state` (FAILED_PRECONDITION naming both sizes when it holds another number).
 void AppendFloats(const std::vector<float>& values, std::string* state);
-absl::Status CheckStateSize(absl::string_view state, uint64_t floats);
+absl::StatusOr<std::vector<float>> StateFloats(absl::string_view state, uint64_t floats);
 
 // INVALID_ARGUMENT when `plan` has a bucket `compression` cannot index (top-k: over 2^32 elements).
 absl::Status CheckCompressionFits(const CompressionOptions& compression,

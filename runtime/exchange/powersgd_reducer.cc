@@ -1,6 +1,5 @@
 #include "runtime/exchange/powersgd_reducer.h"
 
-#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -50,16 +49,14 @@ absl::StatusOr<std::string> PowerSgdReducer::SaveState() const {
   return state;
 }
 
-absl::Status PowerSgdReducer::RestoreState(absl::string_view state) {
-  if (state.empty()) return Reset();
+absl::Status PowerSgdReducer::LoadState(absl::string_view state) {
   uint64_t floats = 0;
   for (const PowerSgdCompressor& powersgd : compressors_) {
     floats += powersgd.q().size() + powersgd.error().size();
   }
-  if (absl::Status size = CheckStateSize(state, floats); !size.ok()) return size;
-  std::vector<float> aligned(floats);  // `state` may sit at any address
-  std::memcpy(aligned.data(), state.data(), state.size());
-  const float* values = aligned.data();
+  absl::StatusOr<std::vector<float>> saved = StateFloats(state, floats);
+  if (!saved.ok()) return saved.status();
+  const float* values = saved->data();
   for (PowerSgdCompressor& powersgd : compressors_) {
     const float* error = values + powersgd.q().size();
     powersgd.SetState(values, error);

@@ -38,7 +38,9 @@ class PowerSgdReducer final : public BucketReducer {
   absl::Status Reset() override;
   // Every bucket's starting Q and error, in plan order.
   absl::StatusOr<std::string> SaveState() const override;
-  absl::Status RestoreState(absl::string_view state) override;
+
+ protected:
+  absl::Status LoadState(absl::string_view state) override;
 
  private:
   std::vector<PowerSgdCompressor> compressors_;  // one per bucket

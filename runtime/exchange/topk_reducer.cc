@@ -1,7 +1,6 @@
 #include "runtime/exchange/topk_reducer.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
@@ -25,14 +24,12 @@ absl::StatusOr<std::string> TopKReducer::SaveState() const {
   return state;
 }
 
-absl::Status TopKReducer::RestoreState(absl::string_view state) {
-  if (state.empty()) return Reset();
+absl::Status TopKReducer::LoadState(absl::string_view state) {
   uint64_t floats = 0;
   for (const TopKCompressor& topk : compressors_) floats += topk.count();
-  if (absl::Status size = CheckStateSize(state, floats); !size.ok()) return size;
-  std::vector<float> aligned(floats);  // `state` may sit at any address
-  std::memcpy(aligned.data(), state.data(), state.size());
-  const float* values = aligned.data();
+  absl::StatusOr<std::vector<float>> saved = StateFloats(state, floats);
+  if (!saved.ok()) return saved.status();
+  const float* values = saved->data();
   for (TopKCompressor& topk : compressors_) {
     topk.SetResidual(values);
     values += topk.count();

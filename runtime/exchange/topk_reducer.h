@@ -33,7 +33,9 @@ class TopKReducer final : public BucketReducer {
   absl::Status Reset() override;
   // Every bucket's residual, in plan order.
   absl::StatusOr<std::string> SaveState() const override;
-  absl::Status RestoreState(absl::string_view state) override;
+
+ protected:
+  absl::Status LoadState(absl::string_view state) override;
 
  private:
   std::vector<TopKCompressor> compressors_;

@@ -7,8 +7,9 @@
 namespace cohort {
 
 void TraceBucket(TraceWriter& trace, const GradientExchange::BucketTimeline& bucket) {
-  const std::string name = absl::StrCat("bucket ", bucket.bucket + 1);
   const uint64_t batch = bucket.batch + 1;
+  if (!trace.Keeps(batch)) return;
+  const std::string name = absl::StrCat("bucket ", bucket.bucket + 1);
   trace.Instant(TraceWriter::kTrainingThread, absl::StrCat(name, " ready"), bucket.ready, batch);
   trace.Complete(TraceWriter::kExchangeThread, name, bucket.begin, bucket.end, batch);
   double codec_from = bucket.begin;

@@ -59,6 +59,10 @@ class TraceWriter {
   // A moment `at` on `thread` (an instant event).
   void Instant(Thread thread, absl::string_view name, double at, uint64_t batch);
 
+  // Whether events of `batch` are written (it lies in the window), so that callers can skip
+  // preparing the others.
+  bool Keeps(uint64_t batch) const { return batch >= window_.first && batch <= window_.last; }
+
   // The ids in the file of the rank's process and of `thread`.
   static uint32_t ProcessId(uint32_t rank) { return rank + 1; }
   static uint32_t ThreadId(uint32_t rank, Thread thread) {
@@ -68,7 +72,6 @@ class TraceWriter {
  private:
   TraceWriter(std::FILE* file, uint32_t rank, int64_t offset_ns, TraceBatchWindow window)
       : file_(file), rank_(rank), offset_ns_(offset_ns), window_(window) {}
-  bool Keeps(uint64_t batch) const { return batch >= window_.first && batch <= window_.last; }
   // Whole microseconds of Unix time at `seconds` of the callers' clock.
   int64_t Microseconds(double seconds) const;
   // Writes `json` and its line's ending, flushed so that a kill loses at most the last line.

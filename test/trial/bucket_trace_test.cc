@@ -18,8 +18,18 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The events after the four naming lines.
-std::vector<std::string> EventLines(const std::string& path) {
+// What TraceBucket writes for `bucket` on rank `rank`: the event lines after the opening "[" and
+// the four naming lines.
+std::vector<std::string> TracedEvents(uint32_t rank, const GradientExchange::BucketTimeline& bucket,
+                                      TraceBatchWindow window = {}) {
+  TempFolder folder;
+  const std::string path = folder.path() + "/rank.json";
+  {
+    auto trace = TraceWriter::Open(path, rank, 0, window);
+    EXPECT_TRUE(trace.ok());
+    if (!trace.ok()) return {};
+    TraceBucket(**trace, bucket);
+  }
   std::ifstream in(path);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
@@ -27,21 +37,14 @@ std::vector<std::string> EventLines(const std::string& path) {
 }
 
 TEST(BucketTraceTest, CollectivesNestInTheBucketWithTheCodecAroundThem) {
-  TempFolder folder;
-  const std::string path = folder.path() + "/rank1.json";
-  {
-    auto trace = TraceWriter::Open(path, 1, 0);
-    ASSERT_TRUE(trace.ok());
-    GradientExchange::BucketTimeline bucket;
-    bucket.bucket = 2;
-    bucket.batch = 9;
-    bucket.ready = 0.5;
-    bucket.begin = 1.0;
-    bucket.end = 2.0;
-    bucket.collectives = {{"allreduce", 800, 1.25, 1.5}, {"allgather", 16, 1.5, 1.75}};
-    TraceBucket(**trace, bucket);
-  }
-  const std::vector<std::string> events = EventLines(path);
+  GradientExchange::BucketTimeline bucket;
+  bucket.bucket = 2;
+  bucket.batch = 9;
+  bucket.ready = 0.5;
+  bucket.begin = 1.0;
+  bucket.end = 2.0;
+  bucket.collectives = {{"allreduce", 800, 1.25, 1.5}, {"allgather", 16, 1.5, 1.75}};
+  const std::vector<std::string> events = TracedEvents(1, bucket);
   ASSERT_EQ(events.size(), 6u);
   EXPECT_THAT(events[0], HasSubstr("\"ph\":\"i\",\"s\":\"t\",\"name\":\"bucket 3 ready\",\"pid\":2,"
                                    "\"tid\":2,\"ts\":500000,\"args\":{\"batch\":10}"));
@@ -59,19 +62,22 @@ TEST(BucketTraceTest, CollectivesNestInTheBucketWithTheCodecAroundThem) {
                                    "\"dur\":250000,"));
 }
 
+// A bucket of a batch outside profiling's window leaves nothing, not even its ready moment.
+TEST(BucketTraceTest, ABucketOutsideTheWindowIsNotWritten) {
+  GradientExchange::BucketTimeline bucket;
+  bucket.batch = 9;  // batch 10
+  bucket.end = 1.0;
+  bucket.collectives = {{"allreduce", 8, 0.25, 0.5}};
+  EXPECT_TRUE(TracedEvents(0, bucket, TraceBatchWindow{.first = 1, .last = 9}).empty());
+  EXPECT_EQ(TracedEvents(0, bucket, TraceBatchWindow{.first = 10, .last = 10}).size(), 5u);
+}
+
 TEST(BucketTraceTest, ABucketWithoutCollectivesIsAllCodec) {
-  TempFolder folder;
-  const std::string path = folder.path() + "/rank0.json";
-  {
-    auto trace = TraceWriter::Open(path, 0, 0);
-    ASSERT_TRUE(trace.ok());
-    GradientExchange::BucketTimeline bucket;
-    bucket.ready = 1.0;
-    bucket.begin = 1.0;
-    bucket.end = 1.5;
-    TraceBucket(**trace, bucket);
-  }
-  const std::vector<std::string> events = EventLines(path);
+  GradientExchange::BucketTimeline bucket;
+  bucket.ready = 1.0;
+  bucket.begin = 1.0;
+  bucket.end = 1.5;
+  const std::vector<std::string> events = TracedEvents(0, bucket);
   ASSERT_EQ(events.size(), 3u);
   EXPECT_THAT(events[1], HasSubstr("\"name\":\"bucket 1\""));
   EXPECT_THAT(events[2], HasSubstr("\"name\":\"codec\",\"pid\":1,\"tid\":1000000,\"ts\":1000000,"

@@ -74,20 +74,21 @@ absl::Status CudaBucketReducer::CopyToDevice(absl::string_view state,
                                              const std::vector<DeviceBuffer<float>*>& buffers) {
   uint64_t floats = 0;
   for (const DeviceBuffer<float>* buffer : buffers) floats += buffer->count();
-  if (absl::Status size = CheckStateSize(state, floats); !size.ok()) return size;
+  absl::StatusOr<std::vector<float>> saved = StateFloats(state, floats);
+  if (!saved.ok()) return saved.status();
   if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
     return s;
   }
-  const char* in = state.data();
+  const float* in = saved->data();
   for (DeviceBuffer<float>* buffer : buffers) {
     if (buffer->count() == 0) continue;
-    const uint64_t bytes = buffer->count() * sizeof(float);
-    if (absl::Status s = CudaStatus(cudaMemcpy(buffer->data(), in, bytes, cudaMemcpyHostToDevice),
+    if (absl::Status s = CudaStatus(cudaMemcpy(buffer->data(), in, buffer->count() * sizeof(float),
+                                               cudaMemcpyHostToDevice),
                                     "copying compression state to the device");
         !s.ok()) {
       return s;
     }
-    in += bytes;
+    in += buffer->count();
   }
   return CudaStatus(cudaDeviceSynchronize(), "landing the compression state");
 }

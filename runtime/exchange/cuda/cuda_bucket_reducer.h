@@ -35,7 +35,7 @@ class CudaBucketReducer : public BucketReducer {
   absl::Status BeginBucket(size_t bucket);
   // Waits until the communication stream has done everything enqueued for the bucket.
   absl::Status EndBucket();
-  // For SaveState and RestoreState, between steps: `buffers` copied one after the other into
+  // For SaveState and LoadState, between steps: `buffers` copied one after the other into
   // float32 bytes, and bytes copied back into them (a size other than theirs is refused, naming
   // both). The restore waits until the copies have landed, so the next step's kernels, on streams
   // that do not wait for the default stream, read them.

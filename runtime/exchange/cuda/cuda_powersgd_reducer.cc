@@ -129,8 +129,7 @@ absl::StatusOr<std::string> CudaPowerSgdReducer::SaveState() const {
   return CopyToHost(buffers);
 }
 
-absl::Status CudaPowerSgdReducer::RestoreState(absl::string_view state) {
-  if (state.empty()) return Reset();
+absl::Status CudaPowerSgdReducer::LoadState(absl::string_view state) {
   std::vector<DeviceBuffer<float>*> buffers;
   for (BucketState& bucket : buckets_) {
     buffers.push_back(&bucket.q);

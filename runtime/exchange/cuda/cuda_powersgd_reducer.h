@@ -32,7 +32,9 @@ class CudaPowerSgdReducer final : public CudaBucketReducer {
   absl::Status Reset() override;
   // Every bucket's starting Q and error, in plan order.
   absl::StatusOr<std::string> SaveState() const override;
-  absl::Status RestoreState(absl::string_view state) override;
+
+ protected:
+  absl::Status LoadState(absl::string_view state) override;
 
  private:
   struct BucketState {

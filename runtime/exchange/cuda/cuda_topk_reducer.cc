@@ -82,8 +82,7 @@ absl::StatusOr<std::string> CudaTopKReducer::SaveState() const {
   return CopyToHost(buffers);
 }
 
-absl::Status CudaTopKReducer::RestoreState(absl::string_view state) {
-  if (state.empty()) return Reset();
+absl::Status CudaTopKReducer::LoadState(absl::string_view state) {
   std::vector<DeviceBuffer<float>*> buffers;
   for (DeviceBuffer<float>& residual : residuals_) buffers.push_back(&residual);
   return CopyToDevice(state, buffers);

@@ -30,7 +30,9 @@ class CudaTopKReducer final : public CudaBucketReducer {
   absl::Status Reset() override;
   // Every bucket's residual, in plan order.
   absl::StatusOr<std::string> SaveState() const override;
-  absl::Status RestoreState(absl::string_view state) override;
+
+ protected:
+  absl::Status LoadState(absl::string_view state) override;
 
  private:
   CudaTopKReducer(CudaContext& context, CollectiveBackend& backend)
