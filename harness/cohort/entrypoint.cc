@@ -11,6 +11,18 @@
 
 namespace cohort {
 
+std::vector<std::string> PluginFolders() {
+  std::vector<std::string> folders;
+  if (const char* search = std::getenv("COHORT_PLUGIN_PATH")) {
+    for (absl::string_view dir : absl::StrSplit(search, ':', absl::SkipEmpty())) {
+      folders.emplace_back(dir);
+    }
+  }
+  folders.push_back(COHORT_BUILD_PLUGIN_DIR);
+  folders.push_back(COHORT_INSTALLED_PLUGIN_DIR);
+  return folders;
+}
+
 absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
                                               const std::string& config_dir) {
   namespace fs = std::filesystem;
@@ -20,14 +32,11 @@ absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
     if (path.is_relative() && !config_dir.empty()) path = fs::path(config_dir) / path;
     candidates.push_back(path.lexically_normal().string());
   } else {
-    if (const char* search = std::getenv("COHORT_PLUGIN_PATH")) {
-      for (absl::string_view dir : absl::StrSplit(search, ':', absl::SkipEmpty())) {
-        candidates.push_back(absl::StrCat(dir, "/", entrypoint, ".so"));
-      }
+    for (const std::string& folder : PluginFolders()) {
+      candidates.push_back(folder == COHORT_BUILD_PLUGIN_DIR
+                               ? absl::StrCat(folder, "/", entrypoint, "/", entrypoint, ".so")
+                               : absl::StrCat(folder, "/", entrypoint, ".so"));
     }
-    candidates.push_back(absl::StrCat(COHORT_BUILD_PLUGIN_DIR, "/", entrypoint, "/", entrypoint,
-                                      ".so"));
-    candidates.push_back(absl::StrCat(COHORT_INSTALLED_PLUGIN_DIR, "/", entrypoint, ".so"));
   }
   for (const std::string& candidate : candidates) {
     std::error_code error;

@@ -9,6 +9,7 @@
 #define COHORT_HARNESS_COHORT_ENTRYPOINT_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -16,6 +17,10 @@ namespace cohort {
 
 absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
                                               const std::string& config_dir);
+
+// The folders a plugin name is looked up in, in order: $COHORT_PLUGIN_PATH's, this build's
+// plugins folder (which holds <name>/<name>.so), the installed plugin folder.
+std::vector<std::string> PluginFolders();
 
 }  // namespace cohort
 

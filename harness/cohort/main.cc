@@ -6,6 +6,7 @@
 #include "cohort/plugin.h"
 #include "harness/cohort/agent_command.h"
 #include "harness/cohort/client_commands.h"
+#include "harness/cohort/doctor_command.h"
 #include "harness/cohort/keygen_command.h"
 #include "harness/cohort/orchestrator_command.h"
 #include "harness/cohort/plugin_command.h"
@@ -25,6 +26,7 @@ constexpr char kUsage[] =
     "  agent                  run this machine's agent for an orchestrator (`cohort agent --help`)\n"
     "  orchestrator           run the orchestrator for agents and clients (`cohort orchestrator --help`)\n"
     "  report RUN_DIR...      write an HTML report of run folders (`cohort report --help`)\n"
+    "  doctor                 check whether this host can run GPU trials, and what to fix\n"
     "  keygen --out DIR       make a CURVE key pair for the control channels\n"
     "  version                print the Cohort and plugin ABI versions\n"
     "\n"
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   if (args[0] == "orchestrator") return cohort::RunOrchestratorCommand({args.begin() + 1, args.end()});
   if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
   if (args[0] == "report") return cohort::RunReportCommand({args.begin() + 1, args.end()});
+  if (args[0] == "doctor") return cohort::RunDoctorCommand({args.begin() + 1, args.end()});
   if (args[0] == "keygen") return cohort::RunKeygenCommand({args.begin() + 1, args.end()});
   std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kUsage);
   return 2;

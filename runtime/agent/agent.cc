@@ -11,8 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/agent/agent_metrics.h"
+#include "runtime/agent/gpu_monitor.h"
 #include "runtime/agent/orchestrator_minor.h"
 #include "runtime/agent/rendezvous_endpoint.h"
+#include "runtime/gpu/nvml_gpu_query.h"
 
 namespace cohort {
 namespace {
@@ -42,6 +44,17 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)), table_(option
   task_setup_.agent_curve = options_.curve;
   task_setup_.silent_rank_warning_seconds = options_.silent_rank_warning_seconds;
   task_setup_.log = [this](absl::string_view line) { Log(line); };
+  const bool has_gpus = std::any_of(options_.slots.begin(), options_.slots.end(),
+                                    [](const AgentSlot& s) { return s.kind == SlotKind::kGpu; });
+  if (has_gpus) {
+    gpu_monitor_ = std::make_unique<GpuMonitor>(OpenNvml());
+    if (!gpu_monitor_->unavailable().ok()) {
+      Log(absl::StrCat("GPU monitoring is off: ", gpu_monitor_->unavailable().message()));
+    }
+    task_setup_.gpu_readings = [this](const std::vector<RankAssignment>& ranks) {
+      return gpu_monitor_->Take(ranks, options_.slots);
+    };
+  }
 }
 
 Agent::~Agent() = default;
@@ -131,6 +144,7 @@ void Agent::OnTick() {
     SendHello();
   }
   PumpConnection();
+  SampleGpus(now);
   PublishMetrics(now);
   if (shutdown_requests_ > 0 && runs_.empty()) {
     stopping_loop_ = true;
@@ -309,6 +323,12 @@ void Agent::OnTaskStatus(const TaskStatus& status) {
 
 void Agent::OnTaskReport(const ControlMessage& report) { Send(report); }
 
+void Agent::SampleGpus(double now) {
+  if (gpu_monitor_ == nullptr || (last_gpu_sample_ >= 0 && now - last_gpu_sample_ < 1.0)) return;
+  last_gpu_sample_ = now;
+  gpu_monitor_->Sample(options_.slots);
+}
+
 void Agent::PublishMetrics(double now) {
   if (options_.metrics == nullptr || (last_metrics_ >= 0 && now - last_metrics_ < 1.0)) return;
   last_metrics_ = now;
@@ -326,6 +346,16 @@ void Agent::PublishMetrics(double now) {
     task.heartbeat_age_seconds = run->LongestSilence(now);
     task.exchanged_bytes = run->exchanged_bytes();
     snapshot.tasks.push_back(task);
+  }
+  if (gpu_monitor_ != nullptr) {
+    for (const AgentSlot& slot : options_.slots) {
+      if (slot.kind != SlotKind::kGpu || slot.device_id < 0) continue;
+      auto usage = gpu_monitor_->latest().find(static_cast<uint32_t>(slot.device_id));
+      if (usage == gpu_monitor_->latest().end()) continue;
+      snapshot.gpus.push_back({static_cast<uint32_t>(slot.device_id), slot.name,
+                               usage->second.utilization_percent, usage->second.memory_used,
+                               usage->second.memory_total});
+    }
   }
   options_.metrics->Publish(AgentMetricsPage(snapshot));
 }

@@ -53,6 +53,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "runtime/agent/gpu_monitor.h"
 #include "runtime/agent/log_batcher.h"
 #include "runtime/agent/orchestrator_connection.h"
 #include "runtime/agent/task_run.h"
@@ -137,6 +138,8 @@ class Agent final : private TaskRun::Listener {
   void Log(absl::string_view line);
   // Publishes the metrics page when one is due (at most once a second).
   void PublishMetrics(double now);
+  // Reads the GPU slots' utilization and memory, at most once a second.
+  void SampleGpus(double now);
 
   // TaskRun::Listener
   void OnTaskStatus(const TaskStatus& status) override;
@@ -169,6 +172,9 @@ class Agent final : private TaskRun::Listener {
   double last_hello_ = 0;  // monotonic seconds
   std::optional<double> last_heard_;  // monotonic seconds of the orchestrator's latest message
   double last_metrics_ = -1;          // monotonic seconds of the latest metrics page
+  double last_gpu_sample_ = -1;       // monotonic seconds of the latest GPU readings
+  // The GPU slots' readings (NVML); null when the agent offers no GPU slot.
+  std::unique_ptr<GpuMonitor> gpu_monitor_;
   int shutdown_requests_ = 0;  // signals and stop requests acted on
   int stop_requests_taken_ = 0;  // of *options_.stop_requests
   bool stopping_loop_ = false;

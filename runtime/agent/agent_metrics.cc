@@ -42,6 +42,24 @@ std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot) {
                  "Bytes a task's reporting rank handed to its gradient collectives.",
                  static_cast<double>(task.exchanged_bytes), labels(task));
   }
+  const auto gpu_labels = [&](const AgentMetricsSnapshot::Gpu& gpu) {
+    return PrometheusText::Labels{{"agent", snapshot.agent_id},
+                                  {"gpu", absl::StrCat(gpu.gpu)},
+                                  {"model", gpu.model}};
+  };
+  for (const AgentMetricsSnapshot::Gpu& gpu : snapshot.gpus) {
+    page.Gauge("cohort_agent_gpu_utilization_percent",
+               "Percent of the last sample period a kernel ran on the GPU (NVML).",
+               gpu.utilization_percent, gpu_labels(gpu));
+  }
+  for (const AgentMetricsSnapshot::Gpu& gpu : snapshot.gpus) {
+    page.Gauge("cohort_agent_gpu_memory_used_bytes", "GPU memory in use (NVML).",
+               static_cast<double>(gpu.memory_used), gpu_labels(gpu));
+  }
+  for (const AgentMetricsSnapshot::Gpu& gpu : snapshot.gpus) {
+    page.Gauge("cohort_agent_gpu_memory_total_bytes", "GPU memory in all (NVML).",
+               static_cast<double>(gpu.memory_total), gpu_labels(gpu));
+  }
   return page.Text();
 }
 

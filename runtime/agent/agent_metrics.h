@@ -12,6 +12,9 @@
 //                                           silent (absent until a rank said hello)
 //   cohort_agent_task_exchanged_bytes_total {task, trial}: bytes its reporting rank handed to the
 //                                           gradient collectives (a counter)
+//   cohort_agent_gpu_utilization_percent    {gpu, model}: each GPU slot's latest NVML reading
+//   cohort_agent_gpu_memory_used_bytes      {gpu, model}
+//   cohort_agent_gpu_memory_total_bytes     {gpu, model}
 //
 // Thread-safety: pure function.
 #ifndef COHORT_RUNTIME_AGENT_AGENT_METRICS_H_
@@ -38,6 +41,14 @@ struct AgentMetricsSnapshot {
   bool registered = false;
   std::optional<double> orchestrator_silence_seconds;
   std::vector<Task> tasks;
+  struct Gpu {
+    uint32_t gpu = 0;  // device index (PCI bus order)
+    std::string model;
+    uint32_t utilization_percent = 0;
+    uint64_t memory_used = 0;
+    uint64_t memory_total = 0;
+  };
+  std::vector<Gpu> gpus;  // GPU slots read so far (none without NVML)
 };
 
 std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot);

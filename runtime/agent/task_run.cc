@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/agent/gpu_balance.h"
 #include "runtime/agent/worker_invocation.h"
 
 namespace cohort {
@@ -69,6 +70,7 @@ std::unique_ptr<TaskRun> TaskRun::Start(uv_loop_t* loop, const StartTask& task,
                                         const TaskRunSetup& setup, Listener& listener) {
   std::unique_ptr<TaskRun> run(new TaskRun(loop, task, listener));
   run->log_ = setup.log;
+  run->gpu_readings_ = setup.gpu_readings;
   if (absl::Status prepared = run->Prepare(setup); !prepared.ok()) {
     run->start_error_ = std::string(prepared.message());
   } else {
@@ -335,6 +337,14 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
   } else if (const auto* metrics = std::get_if<MetricsReport>(&message)) {
     TaskMetricsReport forwarded{task_.task_id, *metrics};
     forwarded.report.trial_id = task_.trial_id;
+    forwarded.report.gpus.clear();  // the agent's to say, never a worker's
+    if (metrics->kind == ReportKind::kTraining && gpu_readings_) {
+      forwarded.report.gpus = gpu_readings_(task_.ranks);
+      // Named when the GPUs become unbalanced, not at every report while they stay so.
+      const std::optional<std::string> unbalanced = GpuImbalance(forwarded.report.gpus);
+      if (unbalanced && !gpus_unbalanced_) AgentLine(*ranks_.front(), absl::StrCat("warning: ", *unbalanced));
+      gpus_unbalanced_ = unbalanced.has_value();
+    }
     exchanged_bytes_ += metrics->exchanged_bytes;
     listener_.OnTaskReport(std::move(forwarded));
   } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {

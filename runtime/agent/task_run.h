@@ -76,6 +76,10 @@ struct TaskRunSetup {
   // Receives the task's notes for the agent's log, e.g. a dropped worker message (no newline).
   // Empty: stderr, "cohort agent: " prefix. Called on the loop's thread.
   std::function<void(absl::string_view line)> log;
+  // The GPU readings of the given ranks since their previous call (GpuMonitor::Take), added to
+  // each training report forwarded; unbalanced GPUs are named in a kAgent line. Empty: none.
+  // Called on the loop's thread.
+  std::function<std::vector<GpuReading>(const std::vector<RankAssignment>& ranks)> gpu_readings;
 };
 
 class TaskRun {
@@ -198,6 +202,8 @@ class TaskRun {
   StartTask task_;
   Listener& listener_;
   std::function<void(absl::string_view line)> log_;
+  std::function<std::vector<GpuReading>(const std::vector<RankAssignment>&)> gpu_readings_;
+  bool gpus_unbalanced_ = false;  // the latest training report's GPUs were unbalanced
   ProgressThrottle progress_;
   std::optional<double> records_per_second_;
   uint64_t exchanged_bytes_ = 0;

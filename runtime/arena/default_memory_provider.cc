@@ -22,9 +22,7 @@ absl::StatusOr<DeviceMemory*> DefaultMemoryProvider::Cuda(int ordinal) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = cuda_.find(ordinal); it != cuda_.end()) return it->second.get();
   if (module_ == nullptr && module_error_.empty()) {
-    absl::StatusOr<void*> module = OpenRuntimeModule(
-        "COHORT_CUDA_MEMORY_MODULE",
-        {COHORT_CUDA_MEMORY_MODULE_BUILT, COHORT_CUDA_MEMORY_MODULE_INSTALLED}, "CUDA memory");
+    absl::StatusOr<void*> module = OpenRuntimeModule(RuntimeModuleId::kCudaMemory);
     if (module.ok()) {
       module_ = *module;
     } else {

@@ -12,8 +12,7 @@ namespace {
 absl::StatusOr<cohort_nccl_backend_create_fn> LoadFactory() {
   static const absl::StatusOr<cohort_nccl_backend_create_fn> factory =
       []() -> absl::StatusOr<cohort_nccl_backend_create_fn> {
-    absl::StatusOr<void*> module = OpenRuntimeModule(
-        "COHORT_NCCL_MODULE", {COHORT_NCCL_MODULE_BUILT, COHORT_NCCL_MODULE_INSTALLED}, "NCCL");
+    absl::StatusOr<void*> module = OpenRuntimeModule(RuntimeModuleId::kNccl);
     if (!module.ok()) return module.status();
     absl::StatusOr<void*> create =
         RuntimeModuleSymbol(*module, COHORT_NCCL_BACKEND_CREATE_SYMBOL, "NCCL");

@@ -55,6 +55,11 @@ Offset<wire::RankProcess> Encode(FlatBufferBuilder& builder, const RankProcess& 
   return wire::CreateRankProcess(builder, process.rank, process.pid);
 }
 
+Offset<wire::GpuReading> Encode(FlatBufferBuilder& builder, const GpuReading& gpu) {
+  return wire::CreateGpuReading(builder, gpu.rank, gpu.gpu, CreateText(builder, gpu.name),
+                                gpu.utilization, gpu.memory_used, gpu.memory_total);
+}
+
 Offset<wire::LogLine> Encode(FlatBufferBuilder& builder, const LogLine& line) {
   return wire::CreateLogLine(builder, line.rank, ToWire<wire::LogStream>(line.stream),
                              line.unix_time, CreateText(builder, line.text));
@@ -116,10 +121,12 @@ struct PayloadEncoder {
     const MetricsReport& r = m.report;
     const auto metrics = EncodeAll(builder, r.metrics);
     const auto timings = r.timings.empty() ? decltype(metrics)() : EncodeAll(builder, r.timings);
+    const auto gpus = r.gpus.empty() ? decltype(EncodeAll(builder, r.gpus))()
+                                     : EncodeAll(builder, r.gpus);
     auto table = wire::CreateTaskMetricsReport(builder, m.task_id, r.trial_id,
                                                ToWire<wire::ReportKind>(r.kind), r.batches,
                                                r.records, r.unix_time, metrics, timings,
-                                               r.records_per_second, r.exchanged_bytes);
+                                               r.records_per_second, r.exchanged_bytes, gpus);
     return {wire::ControlPayload::TaskMetricsReport, table.Union()};
   }
   Payload operator()(const TaskCheckpointReport& m) const {
@@ -196,6 +203,10 @@ RankAssignment Read(Reader&, const wire::RankAssignment& t) {
 
 RankProcess Read(Reader&, const wire::RankProcess& t) { return {t.rank(), t.pid()}; }
 
+GpuReading Read(Reader&, const wire::GpuReading& t) {
+  return {t.rank(), t.gpu(), TextOf(t.name()), t.utilization(), t.memory_used(), t.memory_total()};
+}
+
 LogLine Read(Reader& reader, const wire::LogLine& t) {
   return {t.rank(), reader.Enum<LogStream>(t.stream(), "log stream"), t.unix_time(),
           TextOf(t.text())};
@@ -246,10 +257,13 @@ TaskExit Read(Reader& reader, const wire::TaskExit& t) {
 }
 
 TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
-  return {t.task_id(),
-          {t.trial_id(), reader.Enum<ReportKind>(t.kind(), "report kind"), t.batches(),
-           t.records(), t.unix_time(), ReadAll(reader, t.metrics()), ReadAll(reader, t.timings()),
-           t.records_per_second(), t.exchanged_bytes()}};
+  TaskMetricsReport report{
+      t.task_id(),
+      {t.trial_id(), reader.Enum<ReportKind>(t.kind(), "report kind"), t.batches(), t.records(),
+       t.unix_time(), ReadAll(reader, t.metrics()), ReadAll(reader, t.timings()),
+       t.records_per_second(), t.exchanged_bytes()}};
+  report.report.gpus = ReadAll(reader, t.gpus());
+  return report;
 }
 
 TaskCheckpointReport Read(Reader& reader, const wire::TaskCheckpointReport& t) {

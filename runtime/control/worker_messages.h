@@ -48,6 +48,20 @@ struct WorkerHello {
   friend bool operator==(const WorkerHello&, const WorkerHello&) = default;
 };
 
+// One GPU of a trial over a training report's interval, as the agent running its rank measured
+// it (NVML): the mean utilization of the readings since the previous report, and memory in use
+// at the latest.
+struct GpuReading {
+  uint32_t rank = 0;
+  uint32_t gpu = 0;          // the GPU's index on its agent (PCI bus order)
+  std::string name;          // its model
+  double utilization = 0;    // percent of the time a kernel ran
+  uint64_t memory_used = 0;  // bytes
+  uint64_t memory_total = 0; // bytes
+
+  friend bool operator==(const GpuReading&, const GpuReading&) = default;
+};
+
 struct MetricsReport {
   uint64_t trial_id = 0;
   ReportKind kind = ReportKind::kTraining;
@@ -66,6 +80,9 @@ struct MetricsReport {
   // Set by the orchestrator on a training report when it knows a 1-slot baseline (see
   // Orchestrator::ScalingBaseline), for metrics.jsonl; never sent by a worker or an agent.
   std::optional<double> scaling_efficiency = std::nullopt;
+  // Training reports of a trial on GPUs: each GPU slot of the task on the agent that forwards the
+  // report, added by that agent (never sent by a worker).
+  std::vector<GpuReading> gpus = {};
 
   friend bool operator==(const MetricsReport&, const MetricsReport&) = default;
 };

@@ -1,6 +1,5 @@
 #include "runtime/exchange/bucket_reducer.h"
 
-#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -16,27 +15,6 @@ namespace cohort {
 void ScaleInPlace(float* data, uint64_t count, float scale) {
   if (scale == 1.0f) return;
   for (uint64_t i = 0; i < count; ++i) data[i] *= scale;
-}
-
-absl::Status BucketReducer::LoadState(absl::string_view state) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("this gradient exchange keeps no compression state, and the checkpoint holds ",
-                   state.size(), " bytes of it"));
-}
-
-void AppendFloats(const std::vector<float>& values, std::string* state) {
-  state->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-}
-
-absl::StatusOr<std::vector<float>> StateFloats(absl::string_view state, uint64_t floats) {
-  if (state.size() != floats * sizeof(float)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the compression state holds ", state.size(), " bytes; this exchange keeps ",
-                     floats * sizeof(float)));
-  }
-  std::vector<float> values(floats);  // copied: `state` may sit at any address
-  std::memcpy(values.data(), state.data(), state.size());
-  return values;
 }
 
 absl::Status CheckCompressionFits(const CompressionOptions& compression,

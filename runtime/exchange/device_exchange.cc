@@ -11,10 +11,7 @@ namespace {
 absl::StatusOr<cohort_cuda_exchange_open_fn> LoadEntry() {
   static const absl::StatusOr<cohort_cuda_exchange_open_fn> entry =
       []() -> absl::StatusOr<cohort_cuda_exchange_open_fn> {
-    absl::StatusOr<void*> module = OpenRuntimeModule(
-        "COHORT_CUDA_EXCHANGE_MODULE",
-        {COHORT_CUDA_EXCHANGE_MODULE_BUILT, COHORT_CUDA_EXCHANGE_MODULE_INSTALLED},
-        "CUDA exchange");
+    absl::StatusOr<void*> module = OpenRuntimeModule(RuntimeModuleId::kCudaExchange);
     if (!module.ok()) return module.status();
     absl::StatusOr<void*> open =
         RuntimeModuleSymbol(*module, COHORT_CUDA_EXCHANGE_OPEN_SYMBOL, "CUDA exchange");

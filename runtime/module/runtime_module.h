@@ -1,14 +1,18 @@
-// OpenRuntimeModule: finds and loads one of Cohort's own dlopen modules (the CUDA memory, NCCL and
-// CUDA exchange modules), which exist only where the build found nvcc and stay out of the core
-// binaries so those run on machines without a CUDA driver.
+// Cohort's own dlopen modules (the CUDA memory, NCCL and CUDA exchange modules), which exist only
+// where the build found nvcc and stay out of the core binaries so those run on machines without a
+// CUDA driver.
 //
-//   absl::StatusOr<void*> handle = OpenRuntimeModule(
-//       "COHORT_NCCL_MODULE", {COHORT_NCCL_MODULE_BUILT, COHORT_NCCL_MODULE_INSTALLED}, "NCCL");
-//   auto create = reinterpret_cast<Fn>(::dlsym(*handle, "symbol"));
+//   absl::StatusOr<void*> handle = OpenRuntimeModule(RuntimeModuleId::kNccl);
+//   absl::StatusOr<void*> create = RuntimeModuleSymbol(*handle, "symbol", "NCCL");
 //
-// The module is looked for at $<env_var> first (when set), then at each path in order; the first
-// that loads wins. Where none loads, UNAVAILABLE names every path tried, with dlerror's reason.
-// A loaded module is never unloaded by this function; the caller owns the handle.
+// Every module is listed once, in RuntimeModules(); a new module is added there, and so is
+// checked by CheckRuntimeModules (runtime_module_check.h) in every binary that loads modules.
+//
+// What a module may rely on: its own code, the libraries it links (cudart, NCCL, cuBLAS, Abseil,
+// the C++ runtime) and nothing of its host. The executables export no symbols (they are not
+// linked with --export-dynamic), so a module that used a runtime class defined in the host
+// (a vtable, typeinfo or member function) would fail to load; the modules compile the few
+// runtime sources they share with the host into themselves, behind hidden visibility.
 //
 // Thread-safety: safe to call from any thread (dlopen is).
 #ifndef COHORT_RUNTIME_MODULE_RUNTIME_MODULE_H_
@@ -22,9 +26,28 @@
 
 namespace cohort {
 
-// `what` names the module in the error ("NCCL", "CUDA memory").
-absl::StatusOr<void*> OpenRuntimeModule(const char* env_var, const std::vector<std::string>& paths,
-                                        absl::string_view what);
+enum class RuntimeModuleId { kCudaMemory, kNccl, kCudaExchange };
+
+struct RuntimeModule {
+  RuntimeModuleId id;
+  std::string what;       // names it in errors: "CUDA memory", "NCCL", "CUDA exchange"
+  std::string env_var;    // overrides where it is looked for: "COHORT_NCCL_MODULE"
+  std::string built;      // where this build put it
+  std::string installed;  // where `meson install` puts it
+};
+
+// Every module this build made, in load order (the CUDA memory module first); empty where the
+// build found no nvcc.
+const std::vector<RuntimeModule>& RuntimeModules();
+
+// The module's entry in RuntimeModules(); NOT_FOUND where this build has none.
+absl::StatusOr<RuntimeModule> FindRuntimeModule(RuntimeModuleId id);
+
+// Loads the module (RTLD_NOW | RTLD_LOCAL): from $<env_var> first (when set), then from where the
+// build put it, then from where `meson install` puts it; the first that loads wins. UNAVAILABLE
+// naming every path tried, with dlerror's reason, where none loads (and where this build has no
+// such module). A loaded module is never unloaded by this function; the caller owns the handle.
+absl::StatusOr<void*> OpenRuntimeModule(RuntimeModuleId id);
 
 // The address of `symbol` in `module`; INTERNAL naming the module when it lacks it.
 absl::StatusOr<void*> RuntimeModuleSymbol(void* module, const char* symbol, absl::string_view what);

@@ -434,6 +434,23 @@ void Orchestrator::SetWaitingReason(Task& task, absl::string_view reason) {
                      task.experiment_id, ") waits: ", reason));
 }
 
+std::optional<std::string> Orchestrator::MixedGpuModels(const Placement& placement) const {
+  std::map<std::string, std::vector<std::string>> slots_by_model;
+  for (const AgentSlots& part : placement.agents) {
+    const Agent& agent = *agents_.at(part.agent_id);
+    for (const uint32_t index : part.slots) {
+      for (const AgentSlot& slot : agent.slots) {
+        if (slot.index != index || slot.kind != SlotKind::kGpu) continue;
+        slots_by_model[slot.name].push_back(absl::StrCat(part.agent_id, " slot ", index));
+      }
+    }
+  }
+  if (slots_by_model.size() < 2) return std::nullopt;
+  return absl::StrJoin(slots_by_model, "; ", [](std::string* out, const auto& model) {
+    absl::StrAppend(out, model.first, " (", absl::StrJoin(model.second, ", "), ")");
+  });
+}
+
 void Orchestrator::Launch(Task& task, const Placement& placement) {
   Trial& trial = *trials_.at(task.trial_id);
   Experiment& experiment = *experiments_.at(task.experiment_id);
@@ -484,6 +501,11 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
       absl::StrJoin(placement.agents, ", ", [](std::string* out, const AgentSlots& a) {
         absl::StrAppend(out, a.agent_id);
       });
+  if (std::optional<std::string> mixed = MixedGpuModels(placement)) {
+    Notice(absl::StrCat("warning: trial ", trial.id, " (experiment ", experiment.id, ") runs on ",
+                        *mixed, ": a trial runs at the pace of its slowest GPU; give it "
+                        "identical GPUs (cohort doctor names each agent's models)"));
+  }
   if (task.resume_checkpoint_id.empty()) {
     Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
                        " trains to batch ", trial.target_batches, " on ", agents));

@@ -235,6 +235,9 @@ class Orchestrator {
   void Save(Experiment& experiment);
   void Event(std::string line, OrchestratorEvent::Level level = OrchestratorEvent::Level::kDetail);
   void Notice(std::string line) { Event(std::move(line), OrchestratorEvent::Level::kNotice); }
+  // "NVIDIA A100 (agent-1 slot 0); NVIDIA H100 (agent-2 slot 3)" when the GPU slots of
+  // `placement` are of more than one model; nullopt otherwise.
+  std::optional<std::string> MixedGpuModels(const Placement& placement) const;
 
   // Takes over the experiments an earlier orchestrator left in the state directory. One whose
   // experiment.json says ACTIVE continues: admitted again under its id from its config.yaml, its

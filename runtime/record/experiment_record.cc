@@ -41,6 +41,23 @@ void WriteReport(JsonWriter& json, const MetricsReport& report) {
     json.Integer(report.exchanged_bytes);
   }
   if (report.scaling_efficiency) json.Field("scaling_efficiency", *report.scaling_efficiency);
+  if (!report.gpus.empty()) {
+    json.Key("gpus");
+    json.BeginArray();
+    for (const GpuReading& gpu : report.gpus) {
+      json.BeginObject();
+      json.Field("rank", uint64_t{gpu.rank});
+      json.Field("gpu", uint64_t{gpu.gpu});
+      json.Field("name", gpu.name);
+      json.Field("utilization", gpu.utilization);
+      json.Key("memory_used");
+      json.Integer(gpu.memory_used);
+      json.Key("memory_total");
+      json.Integer(gpu.memory_total);
+      json.EndObject();
+    }
+    json.EndArray();
+  }
   json.EndObject();
 }
 
@@ -246,6 +263,11 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
     }
     if (node["records_per_second"]) {
       report.records_per_second = node["records_per_second"].as<double>();
+    }
+    for (const auto& gpu : node["gpus"]) {
+      report.gpus.push_back({gpu["rank"].as<uint32_t>(), gpu["gpu"].as<uint32_t>(),
+                             gpu["name"].as<std::string>(), gpu["utilization"].as<double>(),
+                             gpu["memory_used"].as<uint64_t>(), gpu["memory_total"].as<uint64_t>()});
     }
     return report;
   } catch (const YAML::Exception& e) {

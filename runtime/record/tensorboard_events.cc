@@ -93,6 +93,11 @@ std::string TensorBoardReport(const MetricsReport& report) {
       AppendScalar(summary, "throughput/exchanged_bytes",
                    static_cast<double>(report.exchanged_bytes));
     }
+    for (const GpuReading& gpu : report.gpus) {
+      AppendScalar(summary, absl::StrCat("gpu/rank", gpu.rank, "/utilization"), gpu.utilization);
+      AppendScalar(summary, absl::StrCat("gpu/rank", gpu.rank, "/memory_used_gib"),
+                   static_cast<double>(gpu.memory_used) / (uint64_t{1} << 30));
+    }
   }
   std::string event;
   AppendDouble(event, kWallTime, report.unix_time);

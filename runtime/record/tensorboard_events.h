@@ -5,7 +5,8 @@
 // Each report becomes one tensorflow.Event at the report's time whose Summary holds a scalar per
 // value:
 //   training report    training/<metric>, timings/<phase> (seconds since the previous training
-//                      report), throughput/records_per_second, throughput/exchanged_bytes
+//                      report), throughput/records_per_second, throughput/exchanged_bytes,
+//                      gpu/rank<r>/utilization and gpu/rank<r>/memory_used_gib on GPUs
 //   validation report  validation/<metric>
 // A file starts with the event that names its format ("brain.Event:2"); records are framed as
 // TFRecords (tfrecord.h). The few protobuf fields needed are encoded here (Event: wall_time 1,

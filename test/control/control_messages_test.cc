@@ -71,7 +71,10 @@ std::vector<ControlMessage> EveryMessageFullySet() {
                          {{"loss", 0.25}, {"accuracy", -0.0}, {kAwkwardText, 1e308}},
                          {{"compute", 0.5}, {"optimizer", 0.125}},
                          4096.5,
-                         kMaxU64}},
+                         kMaxU64,
+                         std::nullopt,
+                         {{0, 3, "NVIDIA H100 80GB HBM3", 97.5, 40ull << 30, 80ull << 30},
+                          {1, 0, kAwkwardText, 0.0, 0, kMaxU64}}}},
       TaskCheckpointReport{7, 3, "trial-3-batch-100", 100, 3200, 1 << 20,
                            {{"framework", "cohort"}, {"note", kAwkwardText}}},
       LogBatch{7,
@@ -298,8 +301,10 @@ TEST(ControlMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   {
     FlatBufferBuilder builder;
     auto reply = wire::CreateErrorReply(builder, static_cast<wire::ErrorCode>(99));
-    ExpectInvalid(Envelope(builder, 1, 4, wire::ControlPayload::ErrorReply, reply.Union()),
-                  "ErrorReply: unknown error code 99 (the sender speaks protocol 1.4");
+    const uint16_t newer = kControlProtocolMinor + 1;
+    ExpectInvalid(Envelope(builder, 1, newer, wire::ControlPayload::ErrorReply, reply.Union()),
+                  absl::StrCat("ErrorReply: unknown error code 99 (the sender speaks protocol 1.",
+                               newer));
   }
 }
 

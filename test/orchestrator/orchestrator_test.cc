@@ -39,6 +39,7 @@
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
+#include "runtime/record/experiment_record.h"
 #include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/trial/clock.h"
@@ -1345,6 +1346,36 @@ TEST_F(OrchestratorTest, ResumedLocalSubmissionContinuesFromTheLatestCheckpoint)
   }));
 }
 
+// A trial placed on GPUs of two models runs at the slower's pace: the placement says so.
+TEST_F(OrchestratorTest, MixedGpuModelsAreWarnedAtPlacement) {
+  AgentHello hello = Hello("agent-1", 0);
+  hello.slots = {AgentSlot{0, SlotKind::kGpu, 0, "NVIDIA H100"},
+                 AgentSlot{1, SlotKind::kGpu, 1, "NVIDIA A100"}};
+  FromAgent("agent-1", hello);
+  orchestrator_.TakeEvents();
+  Submit(SingleYaml(2));
+  orchestrator_.Tick();
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.level == OrchestratorEvent::Level::kNotice &&
+           event.line.find("NVIDIA A100 (agent-1 slot 1); NVIDIA H100 (agent-1 slot 0)") !=
+               std::string::npos &&
+           event.line.find("slowest GPU") != std::string::npos;
+  })) << "no warning about mixed GPU models";
+}
+
+TEST_F(OrchestratorTest, IdenticalGpusAreNotWarned) {
+  AgentHello hello = Hello("agent-1", 0);
+  hello.slots = {AgentSlot{0, SlotKind::kGpu, 0, "NVIDIA H100"},
+                 AgentSlot{1, SlotKind::kGpu, 1, "NVIDIA H100"}};
+  FromAgent("agent-1", hello);
+  Submit(SingleYaml(2));
+  orchestrator_.Tick();
+  for (const OrchestratorEvent& event : orchestrator_.TakeEvents()) {
+    EXPECT_EQ(event.line.find("slowest GPU"), std::string::npos) << event.line;
+  }
+}
+
 TEST_F(OrchestratorTest, AgentLinesAreNoticesAndMarkedInTheTrialLog) {
   Register("agent-1", 1);
   const uint64_t experiment_id = Submit(SingleYaml(1));
@@ -1505,6 +1536,19 @@ TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
   EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr("state"));
   ASSERT_TRUE(WriteFileAtomically(path, "[1, 2").ok());
   EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr(path));
+}
+
+// A training report's GPU readings go into metrics.jsonl and come back from it (a rewind rewrites
+// the file from what it reads).
+TEST(MetricsReportJsonTest, GpuReadingsRoundTrip) {
+  MetricsReport report{4, ReportKind::kTraining, 100, 3200, 1.7e9, {{"loss", 0.5}}};
+  report.gpus = {{0, 2, "NVIDIA H100 80GB HBM3", 97.25, uint64_t{40} << 30, uint64_t{80} << 30},
+                 {1, 0, "NVIDIA H100 80GB HBM3", 60, 0, uint64_t{80} << 30}};
+  const std::string line = MetricsReportJson(report);
+  EXPECT_THAT(line, HasSubstr("\"gpus\":[{\"rank\":0,\"gpu\":2,\"name\":\"NVIDIA H100 80GB HBM3\""));
+  absl::StatusOr<MetricsReport> back = ParseMetricsReportJson(line, 4);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->gpus, report.gpus);
 }
 
 }  // namespace

@@ -104,3 +104,13 @@ extern "C" __attribute__((visibility("default"))) cohort::DeviceMemory* cohort_c
   return new cohort::CudaMemory(ordinal);
 }
 static_assert(std::is_same_v<decltype(&cohort_cuda_memory_open), cohort_cuda_memory_open_fn>);
+
+extern "C" __attribute__((visibility("default"))) int cohort_cuda_device_count(char* error, size_t error_len) {
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+    std::snprintf(error, error_len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+    return -1;
+  }
+  return count;
+}
+static_assert(std::is_same_v<decltype(&cohort_cuda_device_count), cohort_cuda_device_count_fn>);

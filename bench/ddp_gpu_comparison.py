@@ -1,0 +1,320 @@
+"""Cohort beside PyTorch DDP on one NVIDIA GPU: the same MLP, global batch and optimizer, at 1 and 2
+ranks, uncompressed and with fp16 and PowerSGD gradients, in one run; exits 77 (skipped) without
+a GPU or without PyTorch with CUDA.
+
+Both sides train an MLP of 1024 inputs, two hidden layers of 4096 units with ReLU, and 10 classes
+(21 M parameters, an 84 MB gradient), with Adam (learning rate 0.001), global batch 1024 (512 per
+rank at 2), for BATCHES batches after a warm-up. The two ranks share the one GPU, and each rank
+has its own NCCL_HOSTID, so NCCL takes them for two machines and joins them through its socket
+transport over loopback (NCCL_SOCKET_IFNAME=lo, InfiniBand off), as between machines.
+
+- PyTorch: DistributedDataParallel over the NCCL backend, each rank a process started by this
+  script (`--torch-rank`), also at 1 rank so that the gradients go through the hook there too.
+  Compression: none, the fp16 hook (default_hooks.fp16_compress_hook), or the PowerSGD hook
+  (matrix_approximation_rank 4, start_powerSGD_iter 2, the smallest it allows). Each rank draws
+  its batch on the GPU once; rank 0 times BATCHES steps between two barriers after the device is
+  idle.
+- Cohort: the mlp_cuda plugin with the same shape (synthetic data, so each batch's records are
+  gathered on the host and copied to the GPU, and each batch's loss is read back, which the
+  PyTorch loop does not do). 2 ranks: `cohort orchestrator` and two `cohort agent`s
+  (`--slots auto`, the one GPU each, NCCL_HOSTID host-a and host-b), a 2-slot trial over both.
+  1 rank: `cohort run --gpus` with COHORT_EXCHANGE_AT_ONE_SLOT=1, so the gradients go through the
+  exchange and NCCL as DDP's do at world size 1. optimizations.gradient_compression: false, fp16
+  or {type: powersgd, rank: 4, start_iter: 2}. The figure comes from the training reports:
+  records between the first and the last report over the seconds between them (start-up, the
+  final validation and the checkpoint fall outside it).
+
+Usage: ddp_gpu_comparison.py COHORT_EXE PLUGIN_DIR [--batches N] [--repeats R]
+                             [--compression none,fp16,powersgd]
+
+Prints a table (records/s, the median of R repeats, the sides taking turns), then one JSON line
+per compression and rank count: {"name" (Cohort's records/s), "value", "unit", "peer" (DDP's, in
+the same run), "peer_value", "ratio" (Cohort / DDP)}. Meant for a machine with one GPU: with more,
+the agents offer them all and the 2-slot trial may land on two GPUs of one agent.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+INPUTS = 1024
+HIDDEN = 4096
+CLASSES = 10
+BATCH = 1024
+LEARNING_RATE = 0.001
+WARMUP = 20
+POWERSGD_RANK = 4
+POWERSGD_START = 2
+COMPRESSIONS = ("none", "fp16", "powersgd")
+COHORT_COMPRESSION = {
+    "none": "false",
+    "fp16": "fp16",
+    "powersgd": f"{{type: powersgd, rank: {POWERSGD_RANK}, start_iter: {POWERSGD_START}}}",
+}
+GPUS = "/proc/driver/nvidia/gpus"
+# Every rank and worker: NCCL over its socket transport on loopback.
+NCCL_ENVIRONMENT = {"NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
+
+
+def log(message):
+    print(f"ddp_gpu_comparison: {message}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torch_rank(args):
+    """One DDP rank on GPU 0: trains, and rank 0 prints its records/s as JSON."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
+    from torch.nn.parallel import DistributedDataParallel
+
+    torch.cuda.set_device(0)
+    torch.manual_seed(args.torch_rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{args.port}",
+                            rank=args.torch_rank, world_size=args.world)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(INPUTS, HIDDEN), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN, CLASSES)).cuda()
+    model = DistributedDataParallel(model, device_ids=[0])
+    if args.compression == "fp16":
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif args.compression == "powersgd":
+        state = powerSGD_hook.PowerSGDState(process_group=None,
+                                            matrix_approximation_rank=POWERSGD_RANK,
+                                            start_powerSGD_iter=POWERSGD_START)
+        model.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    per_rank = BATCH // args.world
+    inputs = torch.randn(per_rank, INPUTS, device="cuda")
+    labels = torch.randint(0, CLASSES, (per_rank,), device="cuda")
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss_fn(model(inputs), labels).backward()
+        optimizer.step()
+
+    for _ in range(WARMUP):
+        step()
+    torch.cuda.synchronize()
+    dist.barrier(device_ids=[0])
+    start = time.perf_counter()
+    for _ in range(args.batches):
+        step()
+    torch.cuda.synchronize()
+    dist.barrier(device_ids=[0])
+    seconds = time.perf_counter() - start
+    if args.torch_rank == 0:
+        print(json.dumps({"records_per_second": per_rank * args.world * args.batches / seconds}))
+    dist.destroy_process_group()
+
+
+def run_torch(args, world, compression):
+    port = free_port()
+    ranks = []
+    for rank in range(world):
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="0", NCCL_HOSTID=f"host-{rank}",
+                   **NCCL_ENVIRONMENT)
+        ranks.append(subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--torch-rank", str(rank),
+             "--world", str(world), "--port", str(port), "--batches", str(args.batches),
+             "--compression", compression],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    try:
+        outputs = [rank.communicate(timeout=600) for rank in ranks]
+    finally:
+        for rank in ranks:
+            if rank.poll() is None:
+                rank.kill()
+    for rank, (out, err) in zip(ranks, outputs):
+        if rank.returncode != 0:
+            raise SystemExit(f"ddp_gpu_comparison: a PyTorch rank exited {rank.returncode}:\n{err}")
+    rate = json.loads(outputs[0][0].strip().splitlines()[-1])["records_per_second"]
+    log(f"PyTorch DDP, {world} rank(s), {compression}: {rate:.0f} records/s")
+    return rate
+
+
+def cohort_config(directory, args, slots, compression):
+    unit = max(10, args.batches // 20)
+    path = os.path.join(directory, f"ddp-gpu-{compression}-{slots}.yaml")
+    with open(path, "w") as f:
+        f.write(f"""\
+name: ddp-gpu-{compression}-{slots}
+entrypoint: {os.path.join(args.plugin_dir, "mlp_cuda", "mlp_cuda.so")}
+hyperparameters:
+  global_batch_size: {BATCH}
+  optimizer: adam
+  learning_rate: {LEARNING_RATE}
+  hidden_size: {HIDDEN}
+  hidden_layers: 2
+  synthetic_input_dim: {INPUTS}
+  synthetic_classes: {CLASSES}
+  synthetic_train_records: 16384
+  synthetic_validation_records: 1024
+resources:
+  slots_per_trial: {slots}
+optimizations:
+  gradient_compression: {COHORT_COMPRESSION[compression]}
+searcher:
+  name: single
+  metric: accuracy
+  smaller_is_better: false
+  max_length:
+    batches: {args.batches + unit}
+min_validation_period:
+  batches: {args.batches + unit}
+min_checkpoint_period:
+  batches: {args.batches + unit}
+scheduling_unit: {unit}
+max_restarts: 0
+reproducibility:
+  experiment_seed: 1
+""")
+    return path
+
+
+def rate_of(run_dir, trial_id, label):
+    with open(os.path.join(run_dir, "trials", str(trial_id), "metrics.jsonl")) as f:
+        reports = [json.loads(line) for line in f if line.strip()]
+    training = [r for r in reports if r["kind"] == "training"]
+    first, last = training[0], training[-1]
+    rate = (last["records"] - first["records"]) / (last["time"] - first["time"])
+    timings = {phase: round(seconds, 4) for phase, seconds in last.get("timings", {}).items()}
+    log(f"Cohort, {label}: {rate:.0f} records/s; the last report's seconds: {timings}")
+    return rate, timings
+
+
+def run_cohort_one(args, compression, directory):
+    """`cohort run --gpus` of one slot, its gradients through the exchange and NCCL."""
+    run_dir = os.path.join(directory, f"run-1-{compression}-{time.monotonic_ns()}")
+    command = [args.cohort, "run", "--gpus", cohort_config(directory, args, 1, compression),
+               "--output", run_dir]
+    env = dict(os.environ, COHORT_EXCHANGE_AT_ONE_SLOT="1", **NCCL_ENVIRONMENT)
+    result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            env=env, timeout=600)
+    if result.returncode != 0:
+        raise SystemExit(f"ddp_gpu_comparison: {' '.join(command)} exited {result.returncode}:\n"
+                         f"{result.stdout}\n{result.stderr}")
+    return rate_of(run_dir, 1, f"1 slot, {compression}")
+
+
+def run_cohort_two(args, cluster, compression, directory):
+    """A 2-slot trial over the cluster's two agents."""
+    from cohort_cli import experiment
+    experiment_id = cluster.submit(cohort_config(directory, args, 2, compression))
+    state = cluster.wait_ended(experiment_id, 600)
+    if state != "completed":
+        raise SystemExit(f"ddp_gpu_comparison: the 2-slot {compression} experiment ended {state}:\n"
+                         f"{cluster.logs()[-6000:]}")
+    run_dir = os.path.join(cluster.state, "experiments", str(experiment_id))
+    trial_id = experiment(run_dir)["trials"][0]["id"]
+    return rate_of(run_dir, trial_id, f"2 slots over two agents, {compression}")
+
+
+def two_agent_cluster(directory):
+    from cluster import Cluster
+    os.makedirs(directory, exist_ok=True)
+    cluster = Cluster(directory)
+    try:
+        for agent_id, host_id in (("agent-a", "host-a"), ("agent-b", "host-b")):
+            os.environ["NCCL_HOSTID"] = host_id  # the agent's environment is its workers'
+            cluster.add_agent(agent_id, "auto")
+    except BaseException:
+        cluster.__exit__(None, None, None)
+        raise
+    finally:
+        os.environ.pop("NCCL_HOSTID", None)
+    return cluster
+
+
+def skip(reason):
+    print(f"ddp_gpu_comparison: skipped: {reason}", flush=True)
+    sys.exit(77)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cohort", nargs="?")
+    parser.add_argument("plugin_dir", nargs="?")
+    parser.add_argument("--batches", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--compression", default=",".join(COMPRESSIONS))
+    parser.add_argument("--torch-rank", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--world", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.torch_rank is not None:
+        return torch_rank(args)
+    if not args.cohort or not args.plugin_dir:
+        parser.error("COHORT_EXE and PLUGIN_DIR are required")
+    compressions = args.compression.split(",")
+    if any(c not in COMPRESSIONS for c in compressions):
+        parser.error(f"--compression takes a list of {', '.join(COMPRESSIONS)}")
+    if args.batches < 100 or args.repeats < 1:
+        parser.error("needs --batches >= 100 and --repeats >= 1")
+    args.cohort, args.plugin_dir = os.path.abspath(args.cohort), os.path.abspath(args.plugin_dir)
+
+    if not (os.path.isdir(GPUS) and os.listdir(GPUS)):
+        skip("no NVIDIA GPU on this machine")
+    try:
+        import torch
+    except ImportError as error:
+        skip(f"needs PyTorch with CUDA ({error})")
+    if not torch.cuda.is_available():
+        skip(f"PyTorch {torch.__version__} sees no CUDA device")
+
+    # The cluster helpers of the integration tests read the cohort executable and the plugin
+    # folder from the arguments.
+    sys.argv[1:] = [args.cohort, args.plugin_dir]
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "test", "integration"))
+    os.environ.update(NCCL_ENVIRONMENT)
+
+    rates = {(side, n, c): [] for side in ("ddp", "cohort") for n in (1, 2) for c in compressions}
+    where = {}
+    with tempfile.TemporaryDirectory(prefix="cohort-ddp-gpu-") as tmp:
+        cluster = two_agent_cluster(os.path.join(tmp, "cluster"))
+        with cluster:
+            for _ in range(args.repeats):
+                for c in compressions:
+                    for n in (1, 2):
+                        rates[("ddp", n, c)].append(run_torch(args, n, c))
+                    rate, _ = run_cohort_one(args, c, tmp)
+                    rates[("cohort", 1, c)].append(rate)
+                    rate, where[c] = run_cohort_two(args, cluster, c, tmp)
+                    rates[("cohort", 2, c)].append(rate)
+
+    median = {key: statistics.median(values) for key, values in rates.items()}
+    print(f"MLP {INPUTS}-{HIDDEN}-{HIDDEN}-{CLASSES}, global batch {BATCH}, Adam, {args.batches} "
+          f"batches, one GPU, NCCL over sockets; records/s, median of {args.repeats}")
+    print(f"{'compression':12} {'DDP 1':>10} {'DDP 2':>10} {'Cohort 1':>10} {'Cohort 2':>10} "
+          f"{'ratio 1':>8} {'ratio 2':>8}")
+    for c in compressions:
+        d1, d2 = median[("ddp", 1, c)], median[("ddp", 2, c)]
+        c1, c2 = median[("cohort", 1, c)], median[("cohort", 2, c)]
+        print(f"{c:12} {d1:10.0f} {d2:10.0f} {c1:10.0f} {c2:10.0f} {c1 / d1:8.2f} {c2 / d2:8.2f}")
+    for c in compressions:
+        print(f"Cohort at 2 slots, {c}, the last training report's seconds per phase: {where[c]}")
+    for c in compressions:
+        for n in (1, 2):
+            value, peer = median[("cohort", n, c)], median[("ddp", n, c)]
+            print(json.dumps({"name": f"cohort_gpu_mlp{HIDDEN}_{c}_records_per_s_{n}",
+                              "value": round(value, 1), "unit": "records/s",
+                              "peer": f"ddp_gpu_mlp{HIDDEN}_{c}_records_per_s_{n}",
+                              "peer_value": round(peer, 1), "ratio": round(value / peer, 4)}),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
