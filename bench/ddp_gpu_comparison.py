@@ -35,19 +35,20 @@ the agents offer them all and the 2-slot trial may land on two GPUs of one agent
 import argparse
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
+import ddp_common  # beside this script
+
+NAME = "ddp_gpu_comparison"
 INPUTS = 1024
 HIDDEN = 4096
 CLASSES = 10
 BATCH = 1024
 LEARNING_RATE = 0.001
-WARMUP = 20
+MLP = ddp_common.Mlp(INPUTS, HIDDEN, CLASSES, BATCH, LEARNING_RATE)
 POWERSGD_RANK = 4
 POWERSGD_START = 2
 COMPRESSIONS = ("none", "fp16", "powersgd")
@@ -61,16 +62,6 @@ GPUS = "/proc/driver/nvidia/gpus"
 NCCL_ENVIRONMENT = {"NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
 
 
-def log(message):
-    print(f"ddp_gpu_comparison: {message}", file=sys.stderr, flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def torch_rank(args):
     """One DDP rank on GPU 0: trains, and rank 0 prints its records/s as JSON."""
     import torch
@@ -79,14 +70,8 @@ def torch_rank(args):
     from torch.nn.parallel import DistributedDataParallel
 
     torch.cuda.set_device(0)
-    torch.manual_seed(args.torch_rank)
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{args.port}",
-                            rank=args.torch_rank, world_size=args.world)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(INPUTS, HIDDEN), torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, CLASSES)).cuda()
-    model = DistributedDataParallel(model, device_ids=[0])
+    ddp_common.join_group("nccl", args.torch_rank, args.world, args.port)
+    model = DistributedDataParallel(ddp_common.mlp_model(MLP).cuda(), device_ids=[0])
     if args.compression == "fp16":
         model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     elif args.compression == "powersgd":
@@ -94,104 +79,43 @@ def torch_rank(args):
                                             matrix_approximation_rank=POWERSGD_RANK,
                                             start_powerSGD_iter=POWERSGD_START)
         model.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
-    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    per_rank = BATCH // args.world
-    inputs = torch.randn(per_rank, INPUTS, device="cuda")
-    labels = torch.randint(0, CLASSES, (per_rank,), device="cuda")
+    inputs, labels = ddp_common.synthetic_batch(MLP, args.world, device="cuda")
+    step = ddp_common.adam_step(model, MLP.learning_rate, inputs, labels)
 
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss_fn(model(inputs), labels).backward()
-        optimizer.step()
+    def settle():
+        torch.cuda.synchronize()
+        dist.barrier(device_ids=[0])
 
-    for _ in range(WARMUP):
-        step()
-    torch.cuda.synchronize()
-    dist.barrier(device_ids=[0])
-    start = time.perf_counter()
-    for _ in range(args.batches):
-        step()
-    torch.cuda.synchronize()
-    dist.barrier(device_ids=[0])
-    seconds = time.perf_counter() - start
-    if args.torch_rank == 0:
-        print(json.dumps({"records_per_second": per_rank * args.world * args.batches / seconds}))
+    ddp_common.time_training(args.torch_rank, len(inputs) * args.world, args.batches, step,
+                             settle)
     dist.destroy_process_group()
 
 
 def run_torch(args, world, compression):
-    port = free_port()
-    ranks = []
-    for rank in range(world):
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES="0", NCCL_HOSTID=f"host-{rank}",
-                   **NCCL_ENVIRONMENT)
-        ranks.append(subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--torch-rank", str(rank),
-             "--world", str(world), "--port", str(port), "--batches", str(args.batches),
-             "--compression", compression],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
-    try:
-        outputs = [rank.communicate(timeout=600) for rank in ranks]
-    finally:
-        for rank in ranks:
-            if rank.poll() is None:
-                rank.kill()
-    for rank, (out, err) in zip(ranks, outputs):
-        if rank.returncode != 0:
-            raise SystemExit(f"ddp_gpu_comparison: a PyTorch rank exited {rank.returncode}:\n{err}")
-    rate = json.loads(outputs[0][0].strip().splitlines()[-1])["records_per_second"]
-    log(f"PyTorch DDP, {world} rank(s), {compression}: {rate:.0f} records/s")
+    rate = ddp_common.run_ranks(
+        NAME, __file__, world, ["--batches", str(args.batches), "--compression", compression],
+        lambda rank: dict(os.environ, CUDA_VISIBLE_DEVICES="0", NCCL_HOSTID=f"host-{rank}",
+                          **NCCL_ENVIRONMENT),
+        timeout=600)
+    ddp_common.log(NAME, f"PyTorch DDP, {world} rank(s), {compression}: {rate:.0f} records/s")
     return rate
 
 
 def cohort_config(directory, args, slots, compression):
-    unit = max(10, args.batches // 20)
-    path = os.path.join(directory, f"ddp-gpu-{compression}-{slots}.yaml")
-    with open(path, "w") as f:
-        f.write(f"""\
-name: ddp-gpu-{compression}-{slots}
-entrypoint: {os.path.join(args.plugin_dir, "mlp_cuda", "mlp_cuda.so")}
-hyperparameters:
-  global_batch_size: {BATCH}
-  optimizer: adam
-  learning_rate: {LEARNING_RATE}
-  hidden_size: {HIDDEN}
-  hidden_layers: 2
-  synthetic_input_dim: {INPUTS}
-  synthetic_classes: {CLASSES}
-  synthetic_train_records: 16384
-  synthetic_validation_records: 1024
-resources:
-  slots_per_trial: {slots}
-optimizations:
-  gradient_compression: {COHORT_COMPRESSION[compression]}
-searcher:
-  name: single
-  metric: accuracy
-  smaller_is_better: false
-  max_length:
-    batches: {args.batches + unit}
-min_validation_period:
-  batches: {args.batches + unit}
-min_checkpoint_period:
-  batches: {args.batches + unit}
-scheduling_unit: {unit}
-max_restarts: 0
-reproducibility:
-  experiment_seed: 1
-""")
-    return path
+    return ddp_common.write_experiment(
+        os.path.join(directory, f"ddp-gpu-{compression}-{slots}.yaml"),
+        f"ddp-gpu-{compression}-{slots}",
+        os.path.join(args.plugin_dir, "mlp_cuda", "mlp_cuda.so"), MLP, slots, args.batches,
+        hyperparameters="  synthetic_train_records: 16384\n"
+                        "  synthetic_validation_records: 1024\n",
+        sections=f"optimizations:\n  gradient_compression: {COHORT_COMPRESSION[compression]}\n"
+                 "max_restarts: 0\n")
 
 
 def rate_of(run_dir, trial_id, label):
-    with open(os.path.join(run_dir, "trials", str(trial_id), "metrics.jsonl")) as f:
-        reports = [json.loads(line) for line in f if line.strip()]
-    training = [r for r in reports if r["kind"] == "training"]
-    first, last = training[0], training[-1]
-    rate = (last["records"] - first["records"]) / (last["time"] - first["time"])
-    timings = {phase: round(seconds, 4) for phase, seconds in last.get("timings", {}).items()}
-    log(f"Cohort, {label}: {rate:.0f} records/s; the last report's seconds: {timings}")
+    rate, timings = ddp_common.training_rate(run_dir, trial_id)
+    ddp_common.log(NAME, f"Cohort, {label}: {rate:.0f} records/s; the last report's seconds: "
+                         f"{timings}")
     return rate, timings
 
 
@@ -201,11 +125,7 @@ def run_cohort_one(args, compression, directory):
     command = [args.cohort, "run", "--gpus", cohort_config(directory, args, 1, compression),
                "--output", run_dir]
     env = dict(os.environ, COHORT_EXCHANGE_AT_ONE_SLOT="1", **NCCL_ENVIRONMENT)
-    result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            env=env, timeout=600)
-    if result.returncode != 0:
-        raise SystemExit(f"ddp_gpu_comparison: {' '.join(command)} exited {result.returncode}:\n"
-                         f"{result.stdout}\n{result.stderr}")
+    ddp_common.run_cohort(NAME, command, env=env, timeout=600)
     return rate_of(run_dir, 1, f"1 slot, {compression}")
 
 
@@ -215,49 +135,24 @@ def run_cohort_two(args, cluster, compression, directory):
     experiment_id = cluster.submit(cohort_config(directory, args, 2, compression))
     state = cluster.wait_ended(experiment_id, 600)
     if state != "completed":
-        raise SystemExit(f"ddp_gpu_comparison: the 2-slot {compression} experiment ended {state}:\n"
+        raise SystemExit(f"{NAME}: the 2-slot {compression} experiment ended {state}:\n"
                          f"{cluster.logs()[-6000:]}")
     run_dir = os.path.join(cluster.state, "experiments", str(experiment_id))
     trial_id = experiment(run_dir)["trials"][0]["id"]
     return rate_of(run_dir, trial_id, f"2 slots over two agents, {compression}")
 
 
-def two_agent_cluster(directory):
-    from cluster import Cluster
-    os.makedirs(directory, exist_ok=True)
-    cluster = Cluster(directory)
-    try:
-        for agent_id, host_id in (("agent-a", "host-a"), ("agent-b", "host-b")):
-            os.environ["NCCL_HOSTID"] = host_id  # the agent's environment is its workers'
-            cluster.add_agent(agent_id, "auto")
-    except BaseException:
-        cluster.__exit__(None, None, None)
-        raise
-    finally:
-        os.environ.pop("NCCL_HOSTID", None)
-    return cluster
-
-
 def skip(reason):
-    print(f"ddp_gpu_comparison: skipped: {reason}", flush=True)
+    print(f"{NAME}: skipped: {reason}", flush=True)
     sys.exit(77)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cohort", nargs="?")
-    parser.add_argument("plugin_dir", nargs="?")
     parser.add_argument("--batches", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--compression", default=",".join(COMPRESSIONS))
-    parser.add_argument("--torch-rank", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--world", type=int, default=1, help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.torch_rank is not None:
-        return torch_rank(args)
-    if not args.cohort or not args.plugin_dir:
-        parser.error("COHORT_EXE and PLUGIN_DIR are required")
+    args = ddp_common.parse_arguments(parser, torch_rank)
     compressions = args.compression.split(",")
     if any(c not in COMPRESSIONS for c in compressions):
         parser.error(f"--compression takes a list of {', '.join(COMPRESSIONS)}")
@@ -284,8 +179,8 @@ def main():
     rates = {(side, n, c): [] for side in ("ddp", "cohort") for n in (1, 2) for c in compressions}
     where = {}
     with tempfile.TemporaryDirectory(prefix="cohort-ddp-gpu-") as tmp:
-        cluster = two_agent_cluster(os.path.join(tmp, "cluster"))
-        with cluster:
+        from cluster import two_agent_cluster
+        with two_agent_cluster(os.path.join(tmp, "cluster")) as cluster:
             for _ in range(args.repeats):
                 for c in compressions:
                     for n in (1, 2):

@@ -120,6 +120,7 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
   out += TrialTable(description.trials);
   std::string validation;
   std::string timing;
+  std::string gpus;
   std::string errors;
   for (const TrialSummary& trial : description.trials) {
     if (trial.records_per_second > 0 || !trial.latest_timings.empty()) {
@@ -136,6 +137,13 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
       }
       absl::StrAppend(&timing, "\n");
     }
+    for (const GpuReading& gpu : trial.latest_gpus) {
+      absl::StrAppend(&gpus, absl::StrFormat("  trial %d rank %u: GPU %u (%s) %.0f%% busy, %.1f of "
+                                             "%.1f GiB\n",
+                                             trial.trial_id, gpu.rank, gpu.gpu, gpu.name,
+                                             gpu.utilization, gpu.memory_used / 1073741824.0,
+                                             gpu.memory_total / 1073741824.0));
+    }
     if (!trial.latest_validation.empty()) {
       absl::StrAppend(&validation, "  trial ", trial.trial_id, ": ",
                       FormatMetrics(trial.latest_validation), "\n");
@@ -149,6 +157,9 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
     absl::StrAppend(&out,
                     "\nthroughput and where the time went, since the previous training report:\n",
                     timing);
+  }
+  if (!gpus.empty()) {
+    absl::StrAppend(&out, "\nGPUs, since the previous training report:\n", gpus);
   }
   if (!errors.empty()) absl::StrAppend(&out, "\ntrial errors:\n", errors);
   return out;

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "runtime/record/experiment_record.h"
 #include "runtime/record/json_writer.h"
 
 namespace cohort {
@@ -60,6 +61,10 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
     json.Field("scaling_efficiency", trial.scaling_efficiency);
     json.Key("baseline_experiment_id");
     json.Integer(trial.baseline_experiment_id);
+  }
+  if (!trial.latest_gpus.empty()) {
+    json.Key("latest_gpus");
+    WriteGpuReadings(json, trial.latest_gpus);
   }
   json.Field("error", trial.error);
   json.EndObject();

@@ -191,7 +191,20 @@ void Agent::SendHello() {
 
 void Agent::SendHeartbeat() {
   if (!registered_ || stopping_loop_) return;
-  Send(AgentHeartbeat{options_.agent_id, UnixNow(), table_.BusySlots(), table_.LiveTaskIds()});
+  AgentHeartbeat beat{options_.agent_id, UnixNow(), table_.BusySlots(), table_.LiveTaskIds()};
+  if (gpu_monitor_ != nullptr) {
+    // A task whose rank 0 runs elsewhere has its reports forwarded by that agent; the orchestrator
+    // adds these GPUs to them.
+    for (const auto& [task_id, run] : runs_) {
+      const std::vector<RankAssignment>& ranks = run->ranks();
+      const bool reports_here = std::any_of(ranks.begin(), ranks.end(),
+                                            [](const RankAssignment& r) { return r.rank == 0; });
+      if (reports_here) continue;
+      std::vector<GpuReading> gpus = gpu_monitor_->Take(ranks, options_.slots);
+      if (!gpus.empty()) beat.task_gpus.push_back({task_id, std::move(gpus)});
+    }
+  }
+  Send(beat);
 }
 
 void Agent::SendExit(const TaskExit& exit) {

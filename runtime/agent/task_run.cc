@@ -14,7 +14,6 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/agent/gpu_balance.h"
 #include "runtime/agent/worker_invocation.h"
 
 namespace cohort {

@@ -121,6 +121,8 @@ class TaskRun {
 
   uint64_t task_id() const { return task_.task_id; }
   uint64_t trial_id() const { return task_.trial_id; }
+  // The ranks this agent runs.
+  const std::vector<RankAssignment>& ranks() const { return task_.ranks; }
   // The longest silence at `now` among its ranks whose heartbeats are watched; nullopt if none is.
   std::optional<double> LongestSilence(double now) const;
   // Records/s of its latest progress forwarded (nullopt before the first), and the bytes its

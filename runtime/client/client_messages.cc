@@ -41,6 +41,11 @@ Offset<wire::NamedValue> Encode(FlatBufferBuilder& builder, const NamedValue& va
   return wire::CreateNamedValue(builder, CreateText(builder, value.name), value.value);
 }
 
+Offset<wire::GpuReading> Encode(FlatBufferBuilder& builder, const GpuReading& gpu) {
+  return wire::CreateGpuReading(builder, gpu.rank, gpu.gpu, CreateText(builder, gpu.name),
+                                gpu.utilization, gpu.memory_used, gpu.memory_total);
+}
+
 Offset<wire::ExperimentSummary> Encode(FlatBufferBuilder& builder, const ExperimentSummary& s) {
   return wire::CreateExperimentSummary(
       builder, s.experiment_id, CreateText(builder, s.name), ToWire<wire::ExperimentState>(s.state),
@@ -83,7 +88,8 @@ Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary
       t.task_id, EncodeAll(builder, t.latest_training), EncodeAll(builder, t.latest_validation),
       t.has_best_metric, t.best_metric, CreateText(builder, t.latest_checkpoint_id),
       CreateText(builder, t.error), EncodeAll(builder, t.latest_timings), t.records_per_second,
-      t.scaling_efficiency, t.baseline_experiment_id);
+      t.scaling_efficiency, t.baseline_experiment_id,
+      t.latest_gpus.empty() ? 0 : EncodeAll(builder, t.latest_gpus));
 }
 
 // Appends a message's table; returns it with its union type.
@@ -178,6 +184,10 @@ std::vector<std::string> Texts(
 
 NamedValue Read(Reader&, const wire::NamedValue& t) { return {t.name()->str(), t.value()}; }
 
+GpuReading Read(Reader&, const wire::GpuReading& t) {
+  return {t.rank(), t.gpu(), TextOf(t.name()), t.utilization(), t.memory_used(), t.memory_total()};
+}
+
 ExperimentSummary Read(Reader& reader, const wire::ExperimentSummary& t) {
   return {t.experiment_id(),
           TextOf(t.name()),
@@ -242,7 +252,8 @@ TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
           ReadAll(reader, t.latest_timings()),
           t.records_per_second(),
           t.scaling_efficiency(),
-          t.baseline_experiment_id()};
+          t.baseline_experiment_id(),
+          ReadAll(reader, t.latest_gpus())};
 }
 
 SubmitExperiment Read(Reader&, const wire::SubmitExperiment& t) {

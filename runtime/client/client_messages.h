@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 2;
+inline constexpr uint16_t kClientProtocolMinor = 3;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -187,6 +187,8 @@ struct TrialSummary {
   // baseline is known.
   double scaling_efficiency = 0;
   uint64_t baseline_experiment_id = 0;
+  // The last training report's GPU readings (metrics.jsonl "gpus"); empty off GPUs.
+  std::vector<GpuReading> latest_gpus = {};
 
   friend bool operator==(const TrialSummary&, const TrialSummary&) = default;
 };

@@ -60,6 +60,9 @@ Offset<wire::GpuReading> Encode(FlatBufferBuilder& builder, const GpuReading& gp
                                 gpu.utilization, gpu.memory_used, gpu.memory_total);
 }
 
+// Defined below EncodeAll, which it uses.
+Offset<wire::TaskGpuReadings> Encode(FlatBufferBuilder& builder, const TaskGpuReadings& task);
+
 Offset<wire::LogLine> Encode(FlatBufferBuilder& builder, const LogLine& line) {
   return wire::CreateLogLine(builder, line.rank, ToWire<wire::LogStream>(line.stream),
                              line.unix_time, CreateText(builder, line.text));
@@ -69,6 +72,10 @@ template <typename Item>
 auto EncodeAll(FlatBufferBuilder& builder, const std::vector<Item>& items) {
   return CreateTables(builder, items,
                       [&builder](const Item& item) { return Encode(builder, item); });
+}
+
+Offset<wire::TaskGpuReadings> Encode(FlatBufferBuilder& builder, const TaskGpuReadings& task) {
+  return wire::CreateTaskGpuReadings(builder, task.task_id, EncodeAll(builder, task.gpus));
 }
 
 // Appends a message's table; returns it with its union type.
@@ -83,8 +90,11 @@ struct PayloadEncoder {
     return {wire::ControlPayload::AgentHello, table.Union()};
   }
   Payload operator()(const AgentHeartbeat& m) const {
+    const auto task_gpus = m.task_gpus.empty() ? decltype(EncodeAll(builder, m.task_gpus))()
+                                               : EncodeAll(builder, m.task_gpus);
     auto table = wire::CreateAgentHeartbeat(builder, CreateText(builder, m.agent_id), m.unix_time,
-                                            m.busy_slots, builder.CreateVector(m.running_task_ids));
+                                            m.busy_slots, builder.CreateVector(m.running_task_ids),
+                                            task_gpus);
     return {wire::ControlPayload::AgentHeartbeat, table.Union()};
   }
   Payload operator()(const StartTask& m) const {
@@ -212,6 +222,9 @@ LogLine Read(Reader& reader, const wire::LogLine& t) {
           TextOf(t.text())};
 }
 
+// Defined below ReadAll, which it uses.
+TaskGpuReadings Read(Reader& reader, const wire::TaskGpuReadings& t);
+
 template <typename T>
 auto ReadAll(Reader& reader, const flatbuffers::Vector<Offset<T>>* list) {
   return ReadTables(list, [&reader](const T& table) { return Read(reader, table); });
@@ -222,9 +235,13 @@ AgentHello Read(Reader& reader, const wire::AgentHello& t) {
           ReadAll(reader, t.slots()), ReadAll(reader, t.tasks())};
 }
 
+TaskGpuReadings Read(Reader& reader, const wire::TaskGpuReadings& t) {
+  return {t.task_id(), ReadAll(reader, t.gpus())};
+}
+
 AgentHeartbeat Read(Reader& reader, const wire::AgentHeartbeat& t) {
   return {Id(reader, t.agent_id(), "agent id"), t.unix_time(), t.busy_slots(),
-          ReadScalars(reader, t.running_task_ids())};
+          ReadScalars(reader, t.running_task_ids()), ReadAll(reader, t.task_gpus())};
 }
 
 StartTask Read(Reader& reader, const wire::StartTask& t) {

@@ -121,11 +121,22 @@ struct AgentHello {
 };
 
 // Agent -> orchestrator, every heartbeat interval; `agent_id` as in AgentHello.
+// The GPU slots on one agent of a task whose rank 0 runs on another, over the interval since the
+// previous heartbeat (each reading's utilization is the mean of that interval).
+struct TaskGpuReadings {
+  uint64_t task_id = 0;
+  std::vector<GpuReading> gpus;
+
+  friend bool operator==(const TaskGpuReadings&, const TaskGpuReadings&) = default;
+};
+
 struct AgentHeartbeat {
   std::string agent_id;
   double unix_time = 0;
   uint32_t busy_slots = 0;
   std::vector<uint64_t> running_task_ids;
+  // Minor 4: the tasks here whose rank 0 runs on another agent, which forwards their reports.
+  std::vector<TaskGpuReadings> task_gpus = {};
 
   friend bool operator==(const AgentHeartbeat&, const AgentHeartbeat&) = default;
 };

@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/gpu/gpu_reading.h"
 
 namespace cohort {
 
@@ -46,20 +47,6 @@ struct WorkerHello {
   uint64_t total_batches = 0;
 
   friend bool operator==(const WorkerHello&, const WorkerHello&) = default;
-};
-
-// One GPU of a trial over a training report's interval, as the agent running its rank measured
-// it (NVML): the mean utilization of the readings since the previous report, and memory in use
-// at the latest.
-struct GpuReading {
-  uint32_t rank = 0;
-  uint32_t gpu = 0;          // the GPU's index on its agent (PCI bus order)
-  std::string name;          // its model
-  double utilization = 0;    // percent of the time a kernel ran
-  uint64_t memory_used = 0;  // bytes
-  uint64_t memory_total = 0; // bytes
-
-  friend bool operator==(const GpuReading&, const GpuReading&) = default;
 };
 
 struct MetricsReport {

@@ -238,6 +238,12 @@ class Orchestrator {
   // "NVIDIA A100 (agent-1 slot 0); NVIDIA H100 (agent-2 slot 3)" when the GPU slots of
   // `placement` are of more than one model; nullopt otherwise.
   std::optional<std::string> MixedGpuModels(const Placement& placement) const;
+  // Keeps each task's GPU readings from an agent that does not run its rank 0.
+  void OnHeartbeat(const std::string& agent_id, const AgentHeartbeat& beat);
+  // Adds the readings kept for `task` from its other agents to its training report `metrics`
+  // (then forgets them), in rank order, and warns once when the GPUs of every agent together
+  // are unbalanced.
+  void AddOtherAgentsGpus(Task& task, MetricsReport& metrics);
 
   // Takes over the experiments an earlier orchestrator left in the state directory. One whose
   // experiment.json says ACTIVE continues: admitted again under its id from its config.yaml, its

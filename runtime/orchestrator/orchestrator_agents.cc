@@ -79,8 +79,10 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
           OnAnswer(agent_id, message.header.correlation_id, nullptr);
         } else if constexpr (std::is_same_v<T, ErrorReply>) {
           OnAnswer(agent_id, message.header.correlation_id, &m);
-        } else if constexpr (std::is_same_v<T, AgentHeartbeat> || std::is_same_v<T, TaskList>) {
-          // Seen: that is all a heartbeat says. Task lists are asked for by nobody yet.
+        } else if constexpr (std::is_same_v<T, AgentHeartbeat>) {
+          OnHeartbeat(agent_id, m);
+        } else if constexpr (std::is_same_v<T, TaskList>) {
+          // Task lists are asked for by nobody yet.
         } else {
           outbox_.Send(agent_id,
                        ErrorReply{ControlErrorCode::kInvalidRequest,
@@ -191,6 +193,32 @@ void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
   if (part_done) EndPart(*task, agent_id);
 }
 
+void Orchestrator::OnHeartbeat(const std::string& agent_id, const AgentHeartbeat& beat) {
+  for (const TaskGpuReadings& readings : beat.task_gpus) {
+    Task* task = FindTask(readings.task_id);
+    if (task == nullptr) continue;
+    auto part = task->parts.find(agent_id);
+    if (part != task->parts.end()) part->second.gpus = readings.gpus;
+  }
+}
+
+void Orchestrator::AddOtherAgentsGpus(Task& task, MetricsReport& metrics) {
+  const size_t forwarded = metrics.gpus.size();
+  for (auto& [agent_id, part] : task.parts) {
+    metrics.gpus.insert(metrics.gpus.end(), part.gpus.begin(), part.gpus.end());
+    part.gpus.clear();
+  }
+  if (metrics.gpus.size() == forwarded) return;
+  std::sort(metrics.gpus.begin(), metrics.gpus.end(),
+            [](const GpuReading& a, const GpuReading& b) { return a.rank < b.rank; });
+  // The forwarding agent warned about its own GPUs; across agents only the orchestrator sees all.
+  const std::optional<std::string> unbalanced = GpuImbalance(metrics.gpus);
+  if (unbalanced && !task.gpus_unbalanced) {
+    Notice(absl::StrCat("warning: trial ", task.trial_id, ": ", *unbalanced));
+  }
+  task.gpus_unbalanced = unbalanced.has_value();
+}
+
 void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   Task* task = FindTask(report.task_id);
   if (task == nullptr) return;
@@ -201,6 +229,7 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   metrics.scaling_efficiency.reset();  // the orchestrator's to say, below
   if (metrics.kind == ReportKind::kTraining) {
     metrics.scaling_efficiency = ScalingEfficiency(experiment, metrics.records_per_second);
+    AddOtherAgentsGpus(*task, metrics);
   }
   if (absl::Status appended =
           AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));

@@ -255,6 +255,7 @@ ClientMessage Orchestrator::Describe(const DescribeExperiment& describe) const {
         summary.latest_training = record.latest_training->metrics;
         summary.latest_timings = record.latest_training->timings;
         summary.records_per_second = record.latest_training->records_per_second;
+        summary.latest_gpus = record.latest_training->gpus;
         summary.scaling_efficiency =
             ScalingEfficiency(experiment, summary.records_per_second,
                               &summary.baseline_experiment_id)

@@ -104,6 +104,9 @@ struct AgentPart {
   TaskState state = TaskState::kPending;
   std::map<int32_t, TaskExit> exits;  // by rank (kWholeTask for the task as a whole)
   bool done = false;                  // every process there has ended (or the agent was lost)
+  // The agent's GPU readings from its latest heartbeat, when rank 0 runs elsewhere: added to the
+  // task's next training report, then cleared.
+  std::vector<GpuReading> gpus;
 };
 
 struct Orchestrator::Task {
@@ -123,6 +126,7 @@ struct Orchestrator::Task {
   bool agent_lost = false;       // an agent holding part of it was lost or never answered
   std::string failure;           // the first failure seen (its cause first, see OnTaskExit)
   bool failure_is_rank_error = false;  // `failure` is a rank's own error exit
+  bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
 };
 
 }  // namespace cohort

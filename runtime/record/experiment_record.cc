@@ -12,6 +12,23 @@
 #include "yaml-cpp/yaml.h"
 
 namespace cohort {
+void WriteGpuReadings(JsonWriter& json, const std::vector<GpuReading>& gpus) {
+  json.BeginArray();
+  for (const GpuReading& gpu : gpus) {
+    json.BeginObject();
+    json.Field("rank", uint64_t{gpu.rank});
+    json.Field("gpu", uint64_t{gpu.gpu});
+    json.Field("name", gpu.name);
+    json.Field("utilization", gpu.utilization);
+    json.Key("memory_used");
+    json.Integer(gpu.memory_used);
+    json.Key("memory_total");
+    json.Integer(gpu.memory_total);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
 namespace {
 
 void WriteMetrics(JsonWriter& json, const std::vector<NamedValue>& metrics) {
@@ -43,20 +60,7 @@ void WriteReport(JsonWriter& json, const MetricsReport& report) {
   if (report.scaling_efficiency) json.Field("scaling_efficiency", *report.scaling_efficiency);
   if (!report.gpus.empty()) {
     json.Key("gpus");
-    json.BeginArray();
-    for (const GpuReading& gpu : report.gpus) {
-      json.BeginObject();
-      json.Field("rank", uint64_t{gpu.rank});
-      json.Field("gpu", uint64_t{gpu.gpu});
-      json.Field("name", gpu.name);
-      json.Field("utilization", gpu.utilization);
-      json.Key("memory_used");
-      json.Integer(gpu.memory_used);
-      json.Key("memory_total");
-      json.Integer(gpu.memory_total);
-      json.EndObject();
-    }
-    json.EndArray();
+    WriteGpuReadings(json, report.gpus);
   }
   json.EndObject();
 }

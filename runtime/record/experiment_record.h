@@ -19,6 +19,7 @@
 
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/worker_messages.h"
+#include "runtime/record/json_writer.h"
 
 namespace cohort {
 
@@ -78,6 +79,10 @@ std::string HyperparametersJson(const Hyperparameters& hyperparameters);
 // nothing; lines that do not parse are dropped.
 absl::StatusOr<std::vector<MetricsReport>> TrimMetricsFile(const std::string& path,
                                                            uint64_t trial_id, uint64_t batches);
+
+// GPU readings as a JSON array of {rank, gpu, name, utilization, memory_used, memory_total}, as
+// metrics.jsonl and `describe --json` hold them.
+void WriteGpuReadings(JsonWriter& json, const std::vector<GpuReading>& gpus);
 
 // A metrics report as one line of metrics.jsonl (no newline), and back.
 std::string MetricsReportJson(const MetricsReport& report);

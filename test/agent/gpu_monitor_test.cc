@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/agent/agent_metrics.h"
-#include "runtime/agent/gpu_balance.h"
+#include "runtime/gpu/gpu_reading.h"
 
 namespace cohort {
 namespace {

@@ -217,6 +217,24 @@ TEST_F(CliFormatTest, DescribeComparesAWiderTrialWithItsOneSlotBaseline) {
   EXPECT_THAT(text, HasSubstr("  trial 7: 3210 records/s, compute 1.25 s"));  // no baseline
 }
 
+TEST_F(CliFormatTest, DescribeShowsEachRanksGpu) {
+  ExperimentDescription description = Description();
+  TrialSummary& running = description.trials.back();
+  running.latest_gpus = {{0, 2, "NVIDIA H100", 97.4, uint64_t{40} << 30, uint64_t{80} << 30},
+                         {1, 3, "NVIDIA H100", 61, uint64_t{3} << 29, uint64_t{80} << 30}};
+  const std::string text = FormatExperimentDescription(description, kMayFirstNoon);
+  EXPECT_THAT(text, HasSubstr("GPUs, since the previous training report:\n"
+                              "  trial 9 rank 0: GPU 2 (NVIDIA H100) 97% busy, 40.0 of 80.0 GiB\n"
+                              "  trial 9 rank 1: GPU 3 (NVIDIA H100) 61% busy, 1.5 of 80.0 GiB\n"));
+  const YAML::Node root = YAML::Load(ExperimentDescriptionJson(description));
+  const YAML::Node gpus = root["trials"][2]["latest_gpus"];
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[1]["gpu"].as<int>(), 3);
+  EXPECT_DOUBLE_EQ(gpus[0]["utilization"].as<double>(), 97.4);
+  EXPECT_EQ(gpus[0]["memory_used"].as<uint64_t>(), uint64_t{40} << 30);
+  EXPECT_FALSE(root["trials"][0]["latest_gpus"].IsDefined());  // off GPUs: none
+}
+
 TEST_F(CliFormatTest, DescribeOfAnEndedExperimentShowsItsEndAndError) {
   ExperimentDescription description = Description();
   description.summary.state = ExperimentState::kError;

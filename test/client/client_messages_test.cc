@@ -56,7 +56,9 @@ TrialSummary FullTrial() {
           {{"compute", 1.5}, {"exchange_wait", 0.25}},
           2048.5,
           0.875,
-          kMaxU64};
+          kMaxU64,
+          {{0, 1, "NVIDIA H100 80GB HBM3", 97.5, uint64_t{40} << 30, kMaxU64},
+           {kMaxU32, kMaxU32, kAwkwardText, 0.0, 0, 0}}};
 }
 
 // One of each message, in the variant's order, every field set to a value other than its default.
@@ -245,7 +247,8 @@ TEST(ClientMessagesTest, RefusesAnotherMajorNamingBothVersions) {
     const std::string bytes = Envelope(builder, major, 3, wire::ClientMessage::ClientAck,
                                        wire::CreateClientAck(builder).Union());
     ExpectInvalid(bytes, absl::StrCat("client protocol ", major,
-                                      ".3 is not supported: this build speaks 1.2"));
+                                      ".3 is not supported: this build speaks 1.",
+                                      kClientProtocolMinor));
   }
 }
 

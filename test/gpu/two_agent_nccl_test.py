@@ -8,7 +8,8 @@ joins them through NET/Socket over loopback. The trial asks for every GPU slot o
 (2 on a one-GPU machine), so it spans them. mlp_cuda as in gpu_training (hidden 256 x 2, batch 16,
 SGD with momentum), each run in a fresh cluster so that every trial is trial 1 and sees the same
 records:
-- A trial completes; its task is on both agents; NCCL's log says it used NET/Socket.
+- A trial completes; its task is on both agents; NCCL's log says it used NET/Socket; its training
+  reports carry the GPU readings of both agents.
 - A worker killed with SIGKILL after the first checkpoint: the trial restarts once from its
   latest checkpoint and its final parameters are bitwise those of the untouched run.
 - A worker stopped with SIGSTOP: the other rank gives up after optimizations.collective_timeout
@@ -29,9 +30,8 @@ if not (os.path.isdir(GPUS) and os.listdir(GPUS)):
     sys.exit(77)
 
 from cohort_cli import *  # noqa: E402 (after the skip: it reads the arguments)
-from cluster import Cluster  # noqa: E402
+from cluster import two_agent_cluster  # noqa: E402
 
-AGENTS = (("agent-a", "host-a"), ("agent-b", "host-b"))
 SLOTS = 2 * len(os.listdir(GPUS))  # every GPU slot of both agents
 BATCHES = 4000  # long enough on a GPU to be killed after the first checkpoint
 PERIOD = 250
@@ -52,33 +52,6 @@ def gpu_config(tmp, name, batches, max_restarts, extra=""):
                                  entrypoint=plugin("mlp_cuda"))).decode()
     return write_config(tmp, text + f"resources:\n  slots_per_trial: {SLOTS}\n" + extra,
                         file_name=name + ".yaml")
-
-
-def two_agent_cluster(folder):
-    """An orchestrator and the two agents in `folder`, each agent with its own NCCL_HOSTID."""
-    os.makedirs(folder)
-    cluster = Cluster(folder)
-    try:
-        for agent_id, host_id in AGENTS:
-            os.environ["NCCL_HOSTID"] = host_id  # the agent's environment is its workers'
-            cluster.add_agent(agent_id, "auto")
-    except BaseException:
-        cluster.__exit__(None, None, None)
-        raise
-    finally:
-        os.environ.pop("NCCL_HOSTID", None)
-    return cluster
-
-
-def task_agents(cluster):
-    """The AGENTS column of every live row of `cohort task list`."""
-    agents = []
-    for line in cluster.must("task", "list").splitlines()[1:]:
-        fields = line.split()
-        if len(fields) >= 6 and fields[0].isdigit() and fields[4].lower() in ("starting",
-                                                                              "running"):
-            agents.append(fields[5])
-    return agents
 
 
 def run_folder(cluster, experiment_id):
@@ -111,8 +84,8 @@ with temp_dir() as tmp:
     with two_agent_cluster(os.path.join(tmp, "whole")) as cluster:
         experiment_id = cluster.submit(config)
         seen = []
-        wait_for(lambda: seen.extend(task_agents(cluster)) or seen, 120, "the task to start")
-        check(seen[0] == ",".join(a for a, _ in AGENTS), f"the task is not on both agents: {seen}")
+        wait_for(lambda: seen.extend(cluster.live_task_agents()) or seen, 120, "the task to start")
+        check(seen[0] == ",".join(cluster.agents), f"the task is not on both agents: {seen}")
         check(cluster.wait_ended(experiment_id) == "completed", cluster.logs())
         trial = first_trial(cluster, experiment_id)
         check(trial["id"] == 1, trial)
@@ -123,6 +96,15 @@ with temp_dir() as tmp:
         check("NET/Socket" in logs, f"NCCL did not say it used its socket transport:\n{logs}")
         expected = final_parameters_of(cluster)
         rate = records_per_second(run_folder(cluster, experiment_id))
+        # GPU readings: rank 0's agent adds its GPUs' to the training reports it forwards; the
+        # other agent's come through its heartbeats (every 5 s), so a run of 12 s or more has both.
+        training = [r for r in metrics(run_folder(cluster, experiment_id))
+                    if r["kind"] == "training"]
+        ranks_read = {gpu["rank"] for report in training for gpu in report.get("gpus", [])}
+        check(0 in ranks_read, "no GPU reading of rank 0 in any training report")
+        span = training[-1]["time"] - training[0]["time"]
+        check(span < 12 or ranks_read == set(range(SLOTS)),
+              f"GPU readings of ranks {sorted(ranks_read)} only, over {span:.0f} s of training")
 
     # B: a worker killed after the first checkpoint, in a fresh cluster.
     killed_dir = os.path.join(tmp, "killed")

@@ -2,9 +2,13 @@
 processes, driven through the real CLI. Stopped (SIGTERM, then SIGKILL) when the `with` ends.
 
     with temp_dir() as tmp, Cluster(tmp) as cluster:
-        cluster.add_agent("agent-1", 2)
+        cluster.add_agent("agent-1", 2)            # env={...}: variables for that agent alone
         experiment_id = cluster.submit(config_path)
         cluster.wait_ended(experiment_id)          # "completed", "error" or "stopped"
+
+two_agent_cluster(folder) starts an orchestrator and two GPU agents that NCCL takes for two
+machines (each with its own NCCL_HOSTID); live_task_agents() tells which agents a running task is
+on.
 """
 import os
 import re
@@ -44,17 +48,23 @@ class Cluster:
         self.orchestrator.wait()
         self.orchestrator = self._start(self.log_path, *self.orchestrator_args, append=True)
 
-    def _start(self, log_path, *args, append=False):
+    def _start(self, log_path, *args, append=False, env=None):
+        """Starts `cohort ARGS...`, its output to LOG_PATH, in this process's environment plus
+        ENV (a dict, or None)."""
         with open(log_path, "a" if append else "w") as log:
-            process = subprocess.Popen([COHORT, *args], stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen([COHORT, *args], stdout=log, stderr=subprocess.STDOUT,
+                                       env=dict(os.environ, **env) if env else None)
         self.processes.append(process)
         return process
 
-    def add_agent(self, agent_id, slots, *extra):
-        """Starts an agent, waits until `cohort agent list` shows it, and returns its process."""
+    def add_agent(self, agent_id, slots, *extra, env=None):
+        """Starts an agent, waits until `cohort agent list` shows it, and returns its process.
+        ENV: variables added to this process's environment for that agent alone (and so for
+        its workers, which inherit it)."""
         process = self._start(os.path.join(self.tmp, agent_id + ".log"), "agent",
                     "--orchestrator", self.agent_endpoint, "--id", agent_id,
-                    "--slots", str(slots), "--work-dir", os.path.join(self.tmp, agent_id), *extra)
+                    "--slots", str(slots), "--work-dir", os.path.join(self.tmp, agent_id), *extra,
+                    env=env)
         self.agents.append(agent_id)
         wait_for(lambda: agent_id in self.cli("agent", "list")[1], 30, f"{agent_id} to register")
         return process
@@ -96,6 +106,12 @@ class Cluster:
                 rows.append(fields + [""] * (6 - len(fields)))
         return rows
 
+    def live_task_agents(self):
+        """The AGENTS column (comma-separated agent ids) of every starting or running row of
+        `cohort task list`."""
+        return [row[5].split()[0] for row in self.task_rows()
+                if row[4].lower() in ("starting", "running") and row[5].strip()]
+
     def log(self):
         """The orchestrator's output."""
         with open(self.log_path) as f:
@@ -123,3 +139,19 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def two_agent_cluster(folder):
+    """A Cluster in FOLDER (made if missing) with two agents offering the machine's GPUs
+    (`--slots auto`): agent-a with NCCL_HOSTID=host-a and agent-b with NCCL_HOSTID=host-b, which
+    their workers inherit, so that NCCL takes the two agents for two machines even on one GPU.
+    Everything started is stopped again if an agent fails to register."""
+    os.makedirs(folder, exist_ok=True)
+    cluster = Cluster(folder)
+    try:
+        for agent_id, host_id in (("agent-a", "host-a"), ("agent-b", "host-b")):
+            cluster.add_agent(agent_id, "auto", env={"NCCL_HOSTID": host_id})
+    except BaseException:
+        cluster.__exit__(None, None, None)
+        raise
+    return cluster

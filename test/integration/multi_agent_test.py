@@ -17,17 +17,6 @@ BATCHES = 400
 AGENTS = ("agent-a", "agent-b")
 
 
-def task_agents(cluster):
-    """The AGENTS column of every live row of `cohort task list`."""
-    agents = []
-    for line in cluster.must("task", "list").splitlines()[1:]:
-        fields = line.split()
-        if len(fields) >= 6 and fields[0].isdigit() and fields[4].lower() in ("starting",
-                                                                              "running"):
-            agents.append(fields[5])
-    return agents
-
-
 with temp_dir() as tmp:
     config = mlp_config(tmp, name="four-ranks", batches=BATCHES, period=100, hidden_size=64)
     with open(config, "a") as f:
@@ -38,7 +27,7 @@ with temp_dir() as tmp:
             cluster.add_agent(agent_id, 2, "--advertise-address", "127.0.0.1")
         experiment_id = cluster.submit(config)
         seen = []
-        wait_for(lambda: seen.extend(task_agents(cluster)) or seen, 60, "the task to start")
+        wait_for(lambda: seen.extend(cluster.live_task_agents()) or seen, 60, "the task to start")
         check(seen[0] == ",".join(AGENTS), f"the task is not on both agents: {seen}")
         check(cluster.wait_ended(experiment_id) == "completed", cluster.logs())
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/client/client_messages.h"
@@ -1536,6 +1537,49 @@ TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
   EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr("state"));
   ASSERT_TRUE(WriteFileAtomically(path, "[1, 2").ok());
   EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr(path));
+}
+
+// A trial over two agents: the agent without rank 0 sends its GPU readings in its heartbeat, and
+// the orchestrator adds them to the next training report rank 0's agent forwards, warning when
+// the GPUs of both agents together are unbalanced.
+TEST_F(OrchestratorTest, GpuReadingsOfEveryAgentJoinTheTrainingReport) {
+  Register("agent-1", 1);
+  Register("agent-2", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(2));
+  ASSERT_THAT(StartTasksSentTo("agent-2"), SizeIs(1));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  ASSERT_EQ(start.ranks.at(0).rank, 0u);
+  orchestrator_.TakeEvents();
+
+  AgentHeartbeat beat{"agent-2", clock_.UnixSeconds(), 1, {start.task_id}};
+  beat.task_gpus = {{start.task_id, {{1, 0, "NVIDIA H100", 40, 1 << 20, 1 << 30}}}};
+  FromAgent("agent-2", beat);
+  MetricsReport report{start.trial_id, ReportKind::kTraining, 10, 320, clock_.UnixSeconds(),
+                       {{"loss", 1.0}}};
+  report.gpus = {{0, 0, "NVIDIA H100", 98, 2 << 20, 1 << 30}};
+  FromAgent("agent-1", TaskMetricsReport{start.task_id, report});
+  report.batches = 20;
+  FromAgent("agent-1", TaskMetricsReport{start.task_id, report});  // no heartbeat in between
+
+  const std::string metrics = Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/",
+                                                 start.trial_id, "/metrics.jsonl"));
+  const std::vector<std::string> lines = absl::StrSplit(metrics, '\n', absl::SkipEmpty());
+  ASSERT_THAT(lines, SizeIs(2));
+  absl::StatusOr<MetricsReport> first = ParseMetricsReportJson(lines[0], start.trial_id);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_THAT(first->gpus, SizeIs(2));
+  EXPECT_EQ(first->gpus[0].rank, 0u);
+  EXPECT_EQ(first->gpus[1], (GpuReading{1, 0, "NVIDIA H100", 40, 1 << 20, 1 << 30}));
+  absl::StatusOr<MetricsReport> second = ParseMetricsReportJson(lines[1], start.trial_id);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_THAT(second->gpus, SizeIs(1));  // agent-2's readings went with the first report
+
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+              return event.line.find("unbalanced GPUs: rank 0 (GPU 0, NVIDIA H100) at 98%, "
+                                     "rank 1 (GPU 0, NVIDIA H100) at 40%") != std::string::npos;
+            }),
+            1);
 }
 
 // A training report's GPU readings go into metrics.jsonl and come back from it (a rewind rewrites

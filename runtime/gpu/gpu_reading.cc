@@ -1,4 +1,4 @@
-#include "runtime/agent/gpu_balance.h"
+#include "runtime/gpu/gpu_reading.h"
 
 #include <algorithm>
 
