@@ -35,6 +35,7 @@ the agents offer them all and the 2-slot trial may land on two GPUs of one agent
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -101,15 +102,20 @@ def run_torch(args, world, compression):
     return rate
 
 
-def cohort_config(directory, args, slots, compression):
+def cohort_config(directory, args, slots, compression, profiled=False):
+    """The experiment of one side and width; `profiled` adds a timeline of 10 batches from the
+    middle of the run (profiling.begin_on_batch, end_after_batch)."""
+    middle = args.batches // 2
+    profiling = (f"profiling:\n  enabled: true\n  begin_on_batch: {middle}\n"
+                 f"  end_after_batch: {middle + 10}\n") if profiled else ""
+    name = f"ddp-gpu-{compression}-{slots}" + ("-profiled" if profiled else "")
     return ddp_common.write_experiment(
-        os.path.join(directory, f"ddp-gpu-{compression}-{slots}.yaml"),
-        f"ddp-gpu-{compression}-{slots}",
+        os.path.join(directory, f"{name}.yaml"), name,
         os.path.join(args.plugin_dir, "mlp_cuda", "mlp_cuda.so"), MLP, slots, args.batches,
         hyperparameters="  synthetic_train_records: 16384\n"
                         "  synthetic_validation_records: 1024\n",
         sections=f"optimizations:\n  gradient_compression: {COHORT_COMPRESSION[compression]}\n"
-                 "max_restarts: 0\n")
+                 "max_restarts: 0\n" + profiling)
 
 
 def rate_of(run_dir, trial_id, label):
@@ -142,6 +148,24 @@ def run_cohort_two(args, cluster, compression, directory):
     return rate_of(run_dir, trial_id, f"2 slots over two agents, {compression}")
 
 
+def save_timeline(args, cluster, compression, directory):
+    """A profiled 2-slot run apart from the timed ones (profiling costs a little), its merged
+    timeline copied to args.timelines as cohort-2slot-<compression>.json: where a step's time
+    goes on each rank, bucket by bucket (docs/observability.md)."""
+    from cohort_cli import experiment, wait_for
+    experiment_id = cluster.submit(cohort_config(directory, args, 2, compression, profiled=True))
+    state = cluster.wait_ended(experiment_id, 600)
+    if state != "completed":
+        raise SystemExit(f"{NAME}: the profiled {compression} experiment ended {state}:\n"
+                         f"{cluster.logs()[-6000:]}")
+    run_dir = os.path.join(cluster.state, "experiments", str(experiment_id))
+    trial_id = experiment(run_dir)["trials"][0]["id"]
+    timeline = os.path.join(run_dir, "trials", str(trial_id), "timeline.json")
+    wait_for(lambda: os.path.exists(timeline), 60, f"{timeline} to be merged")
+    os.makedirs(args.timelines, exist_ok=True)
+    shutil.copyfile(timeline, os.path.join(args.timelines, f"cohort-2slot-{compression}.json"))
+
+
 def skip(reason):
     print(f"{NAME}: skipped: {reason}", flush=True)
     sys.exit(77)
@@ -152,6 +176,9 @@ def main():
     parser.add_argument("--batches", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--compression", default=",".join(COMPRESSIONS))
+    parser.add_argument("--timelines", metavar="DIR",
+                        help="also run each 2-slot Cohort side once with profiling and copy its "
+                             "timeline into DIR")
     args = ddp_common.parse_arguments(parser, torch_rank)
     compressions = args.compression.split(",")
     if any(c not in COMPRESSIONS for c in compressions):
@@ -189,6 +216,9 @@ def main():
                     rates[("cohort", 1, c)].append(rate)
                     rate, where[c] = run_cohort_two(args, cluster, c, tmp)
                     rates[("cohort", 2, c)].append(rate)
+            if args.timelines:
+                for c in compressions:
+                    save_timeline(args, cluster, c, tmp)
 
     median = {key: statistics.median(values) for key, values in rates.items()}
     print(f"MLP {INPUTS}-{HIDDEN}-{HIDDEN}-{CLASSES}, global batch {BATCH}, Adam, {args.batches} "
