@@ -53,11 +53,6 @@ DoctorFinding DriverFinding(const HostFacts& f) {
 }
 
 DoctorFinding CudaFinding(const HostFacts& f) {
-  if (!f.cuda_built) {
-    return {Severity::kProblem, "cuda", "this build of Cohort has no CUDA support",
-            "build Cohort where nvcc is found (scripts/build); the build summary says "
-            "\"CUDA (nvcc, cudart, NCCL): True\""};
-  }
   std::vector<std::string> stale;
   if (f.cuda_visible_devices) stale = StaleVisibleDevices(*f.cuda_visible_devices, f.gpus);
   const std::string stale_text =
@@ -68,6 +63,12 @@ DoctorFinding CudaFinding(const HostFacts& f) {
   constexpr absl::string_view kStaleAdvice =
       "CUDA_VISIBLE_DEVICES is stale (set for another machine, or before GPUs changed): unset it. "
       "The agent needs none: it gives each worker its own GPU";
+  if (!f.cuda_built) {
+    return {Severity::kProblem, "cuda", absl::StrCat("this build of Cohort has no CUDA support",
+                                                     stale_text),
+            "build Cohort where nvcc is found (scripts/build); the build summary says "
+            "\"CUDA (nvcc, cudart, NCCL): True\""};
+  }
   if (!f.cuda_devices.ok()) {
     return {Severity::kProblem, "cuda",
             absl::StrCat("the CUDA runtime sees no device: ", f.cuda_devices.status().message(),

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "harness/cohort/entrypoint.h"
@@ -156,19 +157,29 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   if (!args) return exit_code;
 
   std::optional<RunFolder> folder;
-  std::optional<uint64_t> seed_in_use;
+  std::optional<ExperimentConfig> stored;
   std::string config_path = args->experiment;
   if (!args->resume.empty()) {
     absl::StatusOr<RunFolder> opened = RunFolder::Open(args->resume);
     if (!opened.ok()) return Fail(opened.status());
     folder = *opened;
-    absl::StatusOr<ExperimentConfig> stored = LoadExperimentConfig(folder->config_path());
-    if (!stored.ok()) return Fail(stored.status());
-    seed_in_use = stored->experiment_seed;
+    absl::StatusOr<ExperimentConfig> stored_config = LoadExperimentConfig(folder->config_path());
+    if (!stored_config.ok()) return Fail(stored_config.status());
+    stored = *std::move(stored_config);
     if (config_path.empty()) config_path = folder->config_path();
   }
-  absl::StatusOr<ExperimentConfig> config = LoadConfig(config_path, args->overrides, seed_in_use);
+  absl::StatusOr<ExperimentConfig> config =
+      LoadConfig(config_path, args->overrides, stored ? stored->experiment_seed : std::nullopt);
   if (!config.ok()) return Fail(config.status());
+  // Refused before anything is written: the run folder stays as it was.
+  if (stored) {
+    if (std::vector<std::string> changes = TrainingChanges(*stored, *config); !changes.empty()) {
+      return Fail(absl::FailedPreconditionError(absl::StrCat(
+          "--resume: the run in ", folder->path(), " was trained with other settings, and its "
+          "checkpoints hold what they made (", absl::StrJoin(changes, "; "),
+          "); resume with the run's own settings, or start a new run (--output)")));
+    }
+  }
   if (!args->resume.empty() && config->searcher.name == "adaptive_asha") {
     return Fail(absl::UnimplementedError(
         "--resume continues experiments of the single, grid and random searchers; "

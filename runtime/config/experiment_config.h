@@ -166,6 +166,12 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(
 // different one.
 std::string TrainingFingerprint(const ExperimentConfig& config);
 
+// The settings TrainingFingerprint covers that differ from `before` to `after`, one line each
+// with both values: "hyperparameters.learning_rate: 0.1 before, 0.01 now".
+// Empty when the fingerprints are equal.
+std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
+                                         const ExperimentConfig& after);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_

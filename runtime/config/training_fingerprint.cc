@@ -1,5 +1,8 @@
 #include <cstdint>
+#include <cstdlib>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,28 +49,102 @@ uint64_t Fnv1a64(absl::string_view text) {
   return hash;
 }
 
+// One setting that changes a trial's numbers: its line in the fingerprint's canonical text
+// (`line` then the value), where the config says it (`path`), and its value for both.
+struct TrainingSetting {
+  std::string line;       // "hyperparameter 13:learning_rate =", "slots_per_trial"
+  std::string path;       // "hyperparameters.learning_rate", "resources.slots_per_trial"
+  std::string canonical;  // "double 0.10000000000000001"
+  std::string shown;      // "0.1": as an error message shows it
+};
+
+// The shortest decimal that reads back as `v`.
+std::string ShortestDouble(double v) {
+  for (int digits = 1; digits < 17; ++digits) {
+    std::string text = absl::StrFormat("%.*g", digits, v);
+    if (std::strtod(text.c_str(), nullptr) == v) return text;
+  }
+  return absl::StrFormat("%.17g", v);
+}
+
+// A hyperparameter's value as the YAML would say it.
+struct ShownValue {
+  std::string operator()(int64_t v) const { return absl::StrCat(v); }
+  std::string operator()(double v) const { return ShortestDouble(v); }
+  std::string operator()(bool v) const { return Flag(v); }
+  std::string operator()(const std::string& v) const { return absl::StrCat("\"", v, "\""); }
+  std::string operator()(const Hyperparameters::Other& v) const { return v.text; }
+};
+
+// Every setting, in the fingerprint's order. The canonical text (and so every fingerprint a
+// checkpoint recorded) must not change: add nothing here without a new version line.
+std::vector<TrainingSetting> TrainingSettings(const ExperimentConfig& config) {
+  std::vector<TrainingSetting> settings;
+  for (const auto& [name, value] : config.hyperparameters.values()) {
+    settings.push_back({absl::StrCat("hyperparameter ", name.size(), ":", name, " ="),
+                        absl::StrCat("hyperparameters.", name), std::visit(CanonicalValue{}, value),
+                        std::visit(ShownValue{}, value)});
+  }
+  const OptimizationsConfig& o = config.optimizations;
+  // The rest show as they read in the canonical text.
+  auto add = [&settings](const char* line, const char* path, std::string value) {
+    settings.push_back({line, path, value, value});
+  };
+  add("global_batch_size", "hyperparameters.global_batch_size",
+      absl::StrCat(config.global_batch_size));
+  add("slots_per_trial", "resources.slots_per_trial", absl::StrCat(config.slots_per_trial));
+  add("experiment_seed", "reproducibility.experiment_seed",
+      config.experiment_seed ? absl::StrCat(*config.experiment_seed) : "unset");
+  add("aggregation_frequency", "optimizations.aggregation_frequency",
+      absl::StrCat(o.aggregation_frequency));
+  add("average_aggregated_gradients", "optimizations.average_aggregated_gradients",
+      Flag(o.average_aggregated_gradients));
+  add("gradient_compression", "optimizations.gradient_compression",
+      CanonicalCompression(o.gradient_compression));
+  settings.push_back({"mixed_precision", "optimizations.mixed_precision",
+                      absl::StrCat(o.mixed_precision.size(), ":", o.mixed_precision),
+                      absl::StrCat("\"", o.mixed_precision, "\"")});
+  // Only a guard that acts changes the numbers (and the default leaves earlier fingerprints be).
+  if (o.nonfinite_gradients != "ignore") {
+    add("nonfinite_gradients", "optimizations.nonfinite_gradients", o.nonfinite_gradients);
+  }
+  return settings;
+}
+
 }  // namespace
 
 std::string TrainingFingerprint(const ExperimentConfig& config) {
   std::string text = "cohort training fingerprint v1\n";
-  for (const auto& [name, value] : config.hyperparameters.values()) {
-    absl::StrAppend(&text, "hyperparameter ", name.size(), ":", name, " = ",
-                    std::visit(CanonicalValue{}, value), "\n");
-  }
-  const OptimizationsConfig& o = config.optimizations;
-  absl::StrAppend(&text, "global_batch_size ", config.global_batch_size, "\n",
-                  "slots_per_trial ", config.slots_per_trial, "\n",
-                  "experiment_seed ",
-                  config.experiment_seed ? absl::StrCat(*config.experiment_seed) : "unset", "\n",
-                  "aggregation_frequency ", o.aggregation_frequency, "\n",
-                  "average_aggregated_gradients ", Flag(o.average_aggregated_gradients), "\n",
-                  "gradient_compression ", CanonicalCompression(o.gradient_compression), "\n",
-                  "mixed_precision ", o.mixed_precision.size(), ":", o.mixed_precision, "\n");
-  // Only a guard that acts changes the numbers (and the default leaves earlier fingerprints be).
-  if (o.nonfinite_gradients != "ignore") {
-    absl::StrAppend(&text, "nonfinite_gradients ", o.nonfinite_gradients, "\n");
+  for (const TrainingSetting& setting : TrainingSettings(config)) {
+    absl::StrAppend(&text, setting.line, " ", setting.canonical, "\n");
   }
   return absl::StrFormat("%016x", Fnv1a64(text));
+}
+
+std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
+                                         const ExperimentConfig& after) {
+  std::map<std::string, TrainingSetting> was;  // by line: a path may stand on two lines
+  for (TrainingSetting& setting : TrainingSettings(before)) {
+    std::string line = setting.line;
+    was.emplace(std::move(line), std::move(setting));
+  }
+  std::vector<std::string> changes;
+  for (const TrainingSetting& setting : TrainingSettings(after)) {
+    auto found = was.find(setting.line);
+    if (found == was.end()) {
+      changes.push_back(absl::StrCat(setting.path, ": ", setting.shown, " now, not set before"));
+      continue;
+    }
+    if (found->second.canonical != setting.canonical) {
+      changes.push_back(absl::StrCat(setting.path, ": ", found->second.shown, " before, ",
+                                     setting.shown, " now"));
+    }
+    was.erase(found);
+  }
+  for (const auto& [line, setting] : was) {
+    changes.push_back(absl::StrCat(setting.path, ": ", setting.shown, " before, not set now"));
+  }
+  return changes;
 }
 
 }  // namespace cohort

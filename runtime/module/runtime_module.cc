@@ -15,22 +15,36 @@ namespace cohort {
 const std::vector<RuntimeModule>& RuntimeModules() {
   static const std::vector<RuntimeModule> modules = {
 #ifdef COHORT_CUDA_MEMORY_MODULE_BUILT
-      {RuntimeModuleId::kCudaMemory, "CUDA memory", "COHORT_CUDA_MEMORY_MODULE",
-       COHORT_CUDA_MEMORY_MODULE_BUILT, COHORT_CUDA_MEMORY_MODULE_INSTALLED},
-      {RuntimeModuleId::kNccl, "NCCL", "COHORT_NCCL_MODULE", COHORT_NCCL_MODULE_BUILT,
-       COHORT_NCCL_MODULE_INSTALLED},
-      {RuntimeModuleId::kCudaExchange, "CUDA exchange", "COHORT_CUDA_EXCHANGE_MODULE",
-       COHORT_CUDA_EXCHANGE_MODULE_BUILT, COHORT_CUDA_EXCHANGE_MODULE_INSTALLED},
+      {RuntimeModuleId::kCudaMemory, std::string(RuntimeModuleName(RuntimeModuleId::kCudaMemory)),
+       "COHORT_CUDA_MEMORY_MODULE", COHORT_CUDA_MEMORY_MODULE_BUILT,
+       COHORT_CUDA_MEMORY_MODULE_INSTALLED},
+      {RuntimeModuleId::kNccl, std::string(RuntimeModuleName(RuntimeModuleId::kNccl)),
+       "COHORT_NCCL_MODULE", COHORT_NCCL_MODULE_BUILT, COHORT_NCCL_MODULE_INSTALLED},
+      {RuntimeModuleId::kCudaExchange,
+       std::string(RuntimeModuleName(RuntimeModuleId::kCudaExchange)),
+       "COHORT_CUDA_EXCHANGE_MODULE", COHORT_CUDA_EXCHANGE_MODULE_BUILT,
+       COHORT_CUDA_EXCHANGE_MODULE_INSTALLED},
 #endif
   };
   return modules;
+}
+
+absl::string_view RuntimeModuleName(RuntimeModuleId id) {
+  switch (id) {
+    case RuntimeModuleId::kCudaMemory: return "CUDA memory";
+    case RuntimeModuleId::kNccl: return "NCCL";
+    case RuntimeModuleId::kCudaExchange: return "CUDA exchange";
+  }
+  return "unknown";
 }
 
 absl::StatusOr<RuntimeModule> FindRuntimeModule(RuntimeModuleId id) {
   for (const RuntimeModule& module : RuntimeModules()) {
     if (module.id == id) return module;
   }
-  return absl::NotFoundError("this build of Cohort has no such module: it was built without nvcc");
+  return absl::NotFoundError(absl::StrCat("this build of Cohort has no usable ",
+                                          RuntimeModuleName(id),
+                                          " module: it was built where nvcc was not found"));
 }
 
 namespace {

@@ -36,6 +36,9 @@ struct RuntimeModule {
   std::string installed;  // where `meson install` puts it
 };
 
+// "CUDA memory", "NCCL", "CUDA exchange": how errors name the module.
+absl::string_view RuntimeModuleName(RuntimeModuleId id);
+
 // Every module this build made, in load order (the CUDA memory module first); empty where the
 // build found no nvcc.
 const std::vector<RuntimeModule>& RuntimeModules();

@@ -39,6 +39,25 @@ TEST(FingerprintTest, StableAcrossProcessesAndBuilds) {
   EXPECT_EQ(FingerprintWith({}).size(), 16u);
 }
 
+ExperimentConfig ConfigWith(std::vector<std::string> sets) {
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kBase, sets);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *config : ExperimentConfig{};
+}
+
+TEST(FingerprintTest, TrainingChangesNameEachSettingWithBothValues) {
+  const ExperimentConfig base = ConfigWith({});
+  EXPECT_TRUE(TrainingChanges(base, ConfigWith({"searcher.max_length.batches=500"})).empty());
+  EXPECT_EQ(TrainingChanges(base, ConfigWith({"hyperparameters.lr=0.01",
+                                              "resources.slots_per_trial=2"})),
+            (std::vector<std::string>{"hyperparameters.lr: 0.1 before, 0.01 now",
+                                      "resources.slots_per_trial: 1 before, 2 now"}));
+  EXPECT_EQ(TrainingChanges(base, ConfigWith({"hyperparameters.extra=true"})),
+            (std::vector<std::string>{"hyperparameters.extra: true now, not set before"}));
+  EXPECT_EQ(TrainingChanges(ConfigWith({"hyperparameters.extra=\"x\""}), base),
+            (std::vector<std::string>{"hyperparameters.extra: \"x\" before, not set now"}));
+}
+
 TEST(FingerprintTest, IgnoresWhatDoesNotChangeTheNumbers) {
   const std::string base = FingerprintWith({});
   for (const char* set :

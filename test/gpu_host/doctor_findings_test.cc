@@ -73,6 +73,17 @@ TEST(DoctorFindings, StaleVisibleDevicesNamed) {
   EXPECT_NE(none->what.find("GPU-zzzz"), std::string::npos);
 }
 
+TEST(DoctorFindings, StaleVisibleDevicesNamedInABuildWithoutCuda) {
+  HostFacts f = HealthyHost();
+  f.cuda_built = false;
+  f.cuda_visible_devices = "GPU-zzzz";
+  const std::vector<DoctorFinding> findings = Diagnose(f);
+  const DoctorFinding* cuda = Find(findings, "cuda", Severity::kProblem);
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_NE(cuda->what.find("no CUDA support"), std::string::npos);
+  EXPECT_NE(cuda->what.find("GPU-zzzz"), std::string::npos) << cuda->what;
+}
+
 TEST(DoctorFindings, VisibleDevicesByIndexAndUuidPrefix) {
   const std::vector<GpuDevice> gpus = HealthyHost().gpus;
   EXPECT_TRUE(StaleVisibleDevices("0,1", gpus).empty());

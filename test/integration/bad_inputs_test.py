@@ -97,6 +97,17 @@ for case, path, text in REFUSED_PLUGINS:
     check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{out}\n{err}")
     count += 1
 
+def folder_bytes(folder):
+    """Every file under `folder` with its bytes."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, folder)] = f.read()
+    return found
+
+
 with temp_dir() as tmp:
     for case, text_of_config, sets, text in FAILED_RUNS:
         name = case.replace(" ", "_")
@@ -119,6 +130,14 @@ with temp_dir() as tmp:
     config = write_config(tmp, config_text(), file_name="changed.yaml")
     code, out, err = run("run", config, "--output", changed)
     check(code == 0, f"exit {code}:\n{out}\n{err}")
+    # A resume whose --set changes the numbers is refused before anything is written: not a byte
+    # of the run folder changes.
+    before = folder_bytes(changed)
+    code, out, err = run("run", "--resume", changed, "--set", "hyperparameters.learning_rate=0.01")
+    text = "hyperparameters.learning_rate: 0.1 before, 0.01 now"
+    check(code == 1 and text in err, f"resume with --set: exit {code}, expected '{text}' in:\n{err}")
+    check(folder_bytes(changed) == before, "a refused --resume changed the run folder")
+    count += 1
     for path, old, new in [("config.yaml", "learning_rate: 0.1", "learning_rate: 0.2"),
                            ("experiment.json", '"COMPLETED"', '"ACTIVE"')]:
         with open(os.path.join(changed, path)) as f:
