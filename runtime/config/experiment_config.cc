@@ -8,6 +8,7 @@
 #include <iterator>
 #include <optional>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/escaping.h"
@@ -17,6 +18,7 @@
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/overrides.h"
 #include "runtime/config/internal/section_readers.h"
+#include "runtime/config/internal/yaml_bounds.h"
 #include "runtime/config/internal/yaml_values.h"
 #include "runtime/text/utf8.h"
 
@@ -50,7 +52,7 @@ absl::Status ReadGlobalBatchSize(const YAML::Node& section, ExperimentConfig* co
   if (batch != config->hyperparameter_spaces.end() &&
       batch->second.kind == HyperparameterSpace::Kind::kConst) {
     const int64_t* value = std::get_if<int64_t>(&batch->second.value);
-    if (value != nullptr && *value >= min_batch) {
+    if (value != nullptr && *value >= min_batch && *value <= kMaxGlobalBatchSize) {
       config->global_batch_size = static_cast<uint64_t>(*value);
       return absl::OkStatus();
     }
@@ -60,10 +62,11 @@ absl::Status ReadGlobalBatchSize(const YAML::Node& section, ExperimentConfig* co
     written.reset(section["global_batch_size"]);
   }
   return Mismatch("hyperparameters.global_batch_size",
-                  min_batch == 1 ? std::string("an integer >= 1 (the batch size of one step summed "
-                                               "over all slots)")
-                                 : absl::StrCat("an integer >= resources.slots_per_trial (",
-                                                min_batch, ")"),
+                  min_batch == 1
+                      ? absl::StrCat("an integer from 1 to ", kMaxGlobalBatchSize,
+                                     " (the batch size of one step summed over all slots)")
+                      : absl::StrCat("an integer from resources.slots_per_trial (", min_batch,
+                                     ") to ", kMaxGlobalBatchSize),
                   written);
 }
 
@@ -175,20 +178,31 @@ absl::Status CheckUtf8(absl::string_view yaml_text, absl::Span<const std::string
 absl::StatusOr<ExperimentConfig> Parse(absl::string_view yaml_text,
                                        absl::Span<const std::string> overrides,
                                        std::string default_name, std::string config_dir) {
+  if (yaml_text.size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the config is ", yaml_text.size(),
+                                                   " bytes; Cohort reads at most ",
+                                                   kMaxConfigBytes));
+  }
   if (absl::Status text = CheckUtf8(yaml_text, overrides); !text.ok()) return text;
   YAML::Node root;
   try {
     root.reset(YAML::Load(std::string(yaml_text)));
+  } catch (const YAML::DeepRecursion& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the config nests deeper than ", kMaxConfigDepth, " levels, the most Cohort reads (line ",
+        e.mark.line + 1, ")"));
   } catch (const YAML::ParserException& e) {
     return absl::InvalidArgumentError(absl::StrCat("YAML syntax error at line ", e.mark.line + 1,
                                                    ", column ", e.mark.column + 1, ": ", e.msg));
   }
   if (config_internal::IsAbsent(root)) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) return Mismatch("", "a map of keys at the top level", root);
+  if (absl::Status bounded = config_internal::CheckYamlBounds(root); !bounded.ok()) return bounded;
   for (const std::string& assignment : overrides) {
     absl::Status status = config_internal::ApplyOverride(assignment, root);
     if (!status.ok()) return status;
   }
+  if (absl::Status bounded = config_internal::CheckYamlBounds(root); !bounded.ok()) return bounded;
 
   ExperimentConfig config;
   config.config_dir = std::move(config_dir);
@@ -196,6 +210,11 @@ absl::StatusOr<ExperimentConfig> Parse(absl::string_view yaml_text,
   if (!status.ok()) return status;
   if (config.name.empty()) config.name = std::move(default_name);
   config.effective_yaml = absl::StrCat(config_internal::EmitBlock(root), "\n");
+  if (config.effective_yaml.size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the config comes to ", config.effective_yaml.size(), " bytes with --set applied; Cohort "
+        "reads at most ", kMaxConfigBytes));
+  }
   return config;
 }
 
@@ -220,10 +239,21 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
   if (fs::is_directory(path, error)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a folder, not a config file"));
   }
+  // A pipe or a device (/dev/zero) would block or never end: only files are read.
+  if (!fs::is_regular_file(path, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file (a pipe or a device?); a config is a file"));
+  }
   std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (!in.is_open() || in.bad()) {
     return absl::PermissionDeniedError(absl::StrCat(path, ": cannot read: ", std::strerror(errno)));
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": larger than ", kMaxConfigBytes, " bytes, the most Cohort reads of a config"));
   }
   const fs::path absolute = fs::absolute(path, error).lexically_normal();
   absl::StatusOr<ExperimentConfig> config;

@@ -145,10 +145,19 @@ struct ExperimentConfig {
   std::string effective_yaml;
 };
 
+// What Cohort reads of a config, at most: bytes of the file (and of the config once `--set` is
+// applied), YAML nodes once aliases are expanded, and levels of nesting. A config past one is
+// refused with an error naming the limit.
+inline constexpr uint64_t kMaxConfigBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxConfigNodes = 100000;
+inline constexpr uint32_t kMaxConfigDepth = 64;
+// hyperparameters.global_batch_size, at most: records of one step over every slot.
+inline constexpr int64_t kMaxGlobalBatchSize = int64_t{1} << 24;
+
 // Parses and validates. `overrides` are "dotted.path=value" strings from `--set`, applied in order
 // before validation: the value is read as a YAML scalar or flow value, and the path may create
 // keys (hyperparameters.lr=0.1, searcher.max_length.batches=500). A YAML syntax error names its
-// line and column.
+// line and column; a config past a limit above names the limit.
 absl::StatusOr<ExperimentConfig> ParseExperimentConfig(
     absl::string_view yaml_text, absl::Span<const std::string> overrides = {});
 

@@ -182,20 +182,23 @@ std::vector<MalformedCase> Cases() {
       {"name flattened twice", valid + "  a.b: 1\n  a: {b: 2}\n", {},
        "hyperparameters.a.b: given twice; expected each hyperparameter name once"},
       {"global batch size missing", "", {"hyperparameters={lr: 0.1}"},
-       "hyperparameters.global_batch_size: expected an integer >= 1 (the batch size of one step "
-       "summed over all slots); got nothing"},
+       "hyperparameters.global_batch_size: expected an integer from 1 to 16777216 (the batch size "
+       "of one step summed over all slots); got nothing"},
       {"global batch size zero", "", {"hyperparameters.global_batch_size=0"},
-       "hyperparameters.global_batch_size: expected an integer >= 1"},
+       "hyperparameters.global_batch_size: expected an integer from 1 to 16777216"},
+      {"global batch size too large", "", {"hyperparameters.global_batch_size=4611686018427387904"},
+       "hyperparameters.global_batch_size: expected an integer from 1 to 16777216 (the batch size "
+       "of one step summed over all slots); got 4611686018427387904"},
       {"global batch size as a double", "", {"hyperparameters.global_batch_size=32.0"},
-       "hyperparameters.global_batch_size: expected an integer >= 1 (the batch size of one step "
-       "summed over all slots); got 32.0"},
+       "hyperparameters.global_batch_size: expected an integer from 1 to 16777216 (the batch size "
+       "of one step summed over all slots); got 32.0"},
       {"global batch size searched", "",
        {"hyperparameters.global_batch_size={type: int, minval: 16, maxval: 64}"},
        "got {type: int, minval: 16, maxval: 64}"},
       {"global batch size below slots", "",
        {"resources.slots_per_trial=8", "hyperparameters.global_batch_size=4"},
-       "hyperparameters.global_batch_size: expected an integer >= resources.slots_per_trial (8); "
-       "got 4"},
+       "hyperparameters.global_batch_size: expected an integer from resources.slots_per_trial (8) "
+       "to 16777216; got 4"},
       {"storage Determined has", "", {"checkpoint_storage={type: s3, bucket: b}"},
        "checkpoint_storage.type: expected shared_fs (Cohort writes checkpoints to a shared file "
        "system; Determined's s3 storage is not supported); got 's3'"},

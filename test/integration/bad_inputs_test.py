@@ -74,7 +74,7 @@ FAILED_RUNS = [
     ("misspelt key", config_text(), ["optimizations.aggregation_frequncy=2"],
      "optimizations.aggregation_frequncy: unknown key; did you mean 'aggregation_frequency'?"),
     ("more slots than records per batch", config_text(), ["resources.slots_per_trial=4"],
-     "hyperparameters.global_batch_size: expected an integer >= resources.slots_per_trial (4)"),
+     "hyperparameters.global_batch_size: expected an integer from resources.slots_per_trial (4)"),
     ("unsupported checkpoint storage", config_text(), ["checkpoint_storage.type=s3"],
      "Determined's s3 storage is not supported"),
     ("unknown compression", config_text(), ["optimizations.gradient_compression={type: zip}"],
@@ -151,7 +151,19 @@ with temp_dir() as tmp:
           f"resume with changed settings: exit {code}:\n{err}")
     count += 1
 
+    # Inputs past a bound are refused at once, naming the bound (each used to hang or abort).
+    large = os.path.join(tmp, "large.yaml")
+    with open(large, "w") as f:
+        f.write(config_text() + "#" * (17 << 20) + "\n")
     for case, arguments, text in [
+            ("a config over the size bound", ["run", large], "larger than 1048576 bytes"),
+            ("a config over the size bound, submitted", ["submit", large],
+             "larger than 1048576 bytes"),
+            ("a device as the config", ["run", "/dev/zero"], "not a regular file"),
+            ("a global batch past its bound",
+             ["run", write_config(tmp, config_text(), file_name="huge_batch.yaml"), "--set",
+              "hyperparameters.global_batch_size=4611686018427387904"],
+             "hyperparameters.global_batch_size: expected an integer from 1 to 16777216"),
             ("no such config file", ["run", os.path.join(tmp, "missing.yaml")],
              "no such experiment config file"),
             ("resume of a folder that is not a run", ["run", "--resume", tmp],

@@ -1,0 +1,92 @@
+// Every input has a bound: a config's bytes (file and --set), its YAML nodes once aliases are
+// expanded, its nesting, and the file itself (no pipes or devices), each refused naming the bound.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/config/experiment_config.h"
+#include "test/common/temp_folder.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kValid[] = R"(name: bounded
+entrypoint: mlp
+searcher: {name: single, metric: loss, max_length: {batches: 10}}
+hyperparameters:
+  global_batch_size: 4
+)";
+
+// About 500 bytes of YAML whose aliases expand to 9^9 (387 million) strings.
+std::string AliasBomb() {
+  std::string text = absl::StrCat(kValid, "  bomb:\n    a: &a [x, x, x, x, x, x, x, x, x]\n");
+  char previous = 'a';
+  for (char name = 'b'; name <= 'i'; ++name) {
+    absl::StrAppend(&text, "    ", std::string(1, name), ": &", std::string(1, name), " [");
+    for (int i = 0; i < 9; ++i) absl::StrAppend(&text, i ? ", " : "", "*", std::string(1, previous));
+    absl::StrAppend(&text, "]\n");
+    previous = name;
+  }
+  return text;
+}
+
+std::string Nested(int depth) {
+  return absl::StrCat(kValid, "  deep: ", std::string(depth, '['), std::string(depth, ']'), "\n");
+}
+
+TEST(ConfigBoundsTest, AnAliasBombIsRefusedQuickly) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(AliasBomb());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("more than 100000 YAML nodes once its aliases are expanded"));
+}
+
+TEST(ConfigBoundsTest, NestingHasABound) {
+  EXPECT_TRUE(ParseExperimentConfig(Nested(kMaxConfigDepth - 4)).ok());
+  for (int depth : {int(kMaxConfigDepth) + 1, 5000}) {
+    absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(Nested(depth));
+    ASSERT_FALSE(config.ok()) << depth;
+    EXPECT_THAT(config.status().message(), HasSubstr("nests deeper than 64 levels")) << depth;
+  }
+}
+
+TEST(ConfigBoundsTest, BytesHaveABoundWithAndWithoutOverrides) {
+  const std::string padding(kMaxConfigBytes, '#');
+  absl::StatusOr<ExperimentConfig> big = ParseExperimentConfig(absl::StrCat(kValid, padding));
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.status().message(), HasSubstr("Cohort reads at most 1048576"));
+
+  absl::StatusOr<ExperimentConfig> grown = ParseExperimentConfig(
+      kValid, {absl::StrCat("description=", std::string(kMaxConfigBytes, 'x'))});
+  ASSERT_FALSE(grown.ok());
+  EXPECT_THAT(grown.status().message(), HasSubstr("with --set applied; Cohort reads at most"));
+}
+
+TEST(ConfigBoundsTest, OnlyRegularFilesOfBoundedSizeAreRead) {
+  TempFolder folder;
+  const std::string fifo = folder / "pipe.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(LoadExperimentConfig(fifo).status().message(), HasSubstr("not a regular file"));
+  EXPECT_THAT(LoadExperimentConfig("/dev/zero").status().message(),
+              HasSubstr("not a regular file"));
+
+  const std::string large = folder / "large.yaml";
+  std::ofstream(large) << kValid << std::string(2 * kMaxConfigBytes, '#');
+  EXPECT_THAT(LoadExperimentConfig(large).status().message(),
+              HasSubstr("larger than 1048576 bytes"));
+  const std::string fine = folder / "fine.yaml";
+  std::ofstream(fine) << kValid;
+  EXPECT_TRUE(LoadExperimentConfig(fine).ok());
+}
+
+}  // namespace
+}  // namespace cohort
