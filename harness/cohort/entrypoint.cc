@@ -43,6 +43,10 @@ absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
     if (fs::is_regular_file(candidate, error)) {
       return fs::absolute(candidate, error).lexically_normal().string();
     }
+    if (fs::is_directory(candidate, error)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("entrypoint: ", candidate, " is a folder, not a plugin (a .so file)"));
+    }
   }
   return absl::NotFoundError(absl::StrCat("entrypoint: no plugin '", entrypoint, "'; looked for ",
                                           absl::StrJoin(candidates, ", ")));

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "harness/cohort/child_process.h"
+#include "harness/cohort/entrypoint.h"
 #include "runtime/arena/default_memory_provider.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/conformance/gradient_check.h"
@@ -19,7 +21,7 @@ namespace cohort {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cohort plugin info PLUGIN\n"
+    "usage: cohort plugin info PLUGIN    (a .so path, or a name as an entrypoint gives it)\n"
     "       cohort plugin check PLUGIN [--hparam NAME=VALUE]... [--batch-size N] [--seed N]\n"
     "\n"
     "info   loads the plugin and prints its ABI version and functions.\n"
@@ -177,6 +179,13 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
   if (options.path.empty()) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
+  }
+  // PLUGIN is found as an experiment's entrypoint is: a path as it is (the loader says what is
+  // wrong with it), or a name looked up on the plugin path.
+  if (!absl::StrContains(options.path, '/') && !absl::EndsWith(options.path, ".so")) {
+    absl::StatusOr<std::string> resolved = ResolveEntrypoint(options.path, "");
+    if (!resolved.ok()) return Fail(resolved.status());
+    options.path = *resolved;
   }
   return 0;
 }

@@ -52,6 +52,7 @@ absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config) {
         "searcher.max_length: comes to 0 batches of hyperparameters.global_batch_size ",
         config.global_batch_size, "; expected at least one batch"));
   }
+  if (absl::Status s = CheckTrialLength("searcher.max_length", length, batches); !s.ok()) return s;
   return batches;
 }
 

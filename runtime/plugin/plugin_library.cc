@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/plugin/elf_machine.h"
 #include "runtime/plugin/host_api.h"
 
 namespace cohort {
@@ -93,6 +94,10 @@ absl::StatusOr<std::shared_ptr<const PluginLibrary>> PluginLibrary::Open(const s
   void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
+    if (std::optional<std::string> other = ElfMachineMismatch(path)) {
+      return Refuse(absl::StatusCode::kInvalidArgument, path,
+                    absl::StrCat("not a loadable shared library: ", *other));
+    }
     return Refuse(absl::StatusCode::kInvalidArgument, path,
                   absl::StrCat("not a loadable shared library (", why == nullptr ? "dlopen failed" : why, ")"));
   }

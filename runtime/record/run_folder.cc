@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace cohort {
@@ -76,7 +77,15 @@ std::string DefaultRunPath(const std::string& parent, const std::string& name) {
   localtime_r(&now, &local);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
-  const std::string base = absl::StrCat(parent, "/", name, "-", stamp);
+  std::string component = name;
+  for (char& c : component) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      c = '_';
+    }
+  }
+  component.erase(0, component.find_first_not_of('.'));
+  if (component.empty()) component = "experiment";
+  const std::string base = absl::StrCat(parent, "/", component, "-", stamp);
   std::string path = base;
   for (int n = 2; std::filesystem::exists(path); ++n) path = absl::StrCat(base, "-", n);
   return path;

@@ -48,7 +48,9 @@ class RunFolder {
   std::string path_;
 };
 
-// "runs/<name>-<YYYYmmdd-HHMMSS>" under `parent`, with "-2", "-3"... if that exists already.
+// "<parent>/<name>-<YYYYmmdd-HHMMSS>", with "-2", "-3"... if that exists already. The name is
+// made one safe path component first: every byte but letters, digits, '-', '_' and '.' becomes
+// '_', and leading dots go, so no name ("../x", "/etc") can put the folder outside `parent`.
 std::string DefaultRunPath(const std::string& parent, const std::string& name);
 
 // Writes `contents` to a temporary file beside `path`, fsyncs it and renames it over `path`.

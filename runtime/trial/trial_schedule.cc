@@ -1,23 +1,42 @@
 #include "runtime/trial/trial_schedule.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 
 namespace cohort {
 
 uint64_t LengthInBatches(const Length& length, uint64_t global_batch_size,
                          uint64_t records_per_epoch) {
+  constexpr uint64_t kOverflow = std::numeric_limits<uint64_t>::max();
   auto batches_for = [&](uint64_t records) {
-    return (records + global_batch_size - 1) / global_batch_size;
+    return records / global_batch_size + (records % global_batch_size != 0 ? 1 : 0);
   };
   switch (length.unit) {
     case LengthUnit::kBatches:
       return length.value;
     case LengthUnit::kRecords:
       return batches_for(length.value);
-    case LengthUnit::kEpochs:
-      return batches_for(length.value * records_per_epoch);
+    case LengthUnit::kEpochs: {
+      uint64_t records = 0;
+      if (__builtin_mul_overflow(length.value, records_per_epoch, &records)) return kOverflow;
+      return batches_for(records);
+    }
   }
   return 0;
+}
+
+absl::Status CheckTrialLength(const char* field, const Length& length, uint64_t batches) {
+  if (batches == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", DescribeLength(length), " is less than one batch"));
+  }
+  if (batches > kMaxTrialBatches) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": ", DescribeLength(length), " comes to more than ", kMaxTrialBatches,
+        " batches, the most a trial trains"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
@@ -26,10 +45,10 @@ absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
   const uint64_t global = config.global_batch_size;
   TrialSchedule schedule;
   schedule.total_batches = LengthInBatches(config.searcher.max_length, global, records_per_epoch);
-  if (schedule.total_batches == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("searcher.max_length: ",
-                                                   DescribeLength(config.searcher.max_length),
-                                                   " is less than one batch"));
+  if (absl::Status s = CheckTrialLength("searcher.max_length", config.searcher.max_length,
+                                        schedule.total_batches);
+      !s.ok()) {
+    return s;
   }
   if (config.min_validation_period) {
     schedule.validation_period =

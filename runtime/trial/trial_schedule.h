@@ -52,9 +52,16 @@ struct TrialSchedule {
 absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
                                                 uint64_t training_records);
 
-// A length in batches, as above.
+// The most batches a trial trains: about nine years at a microsecond per batch.
+inline constexpr uint64_t kMaxTrialBatches = uint64_t{1} << 48;
+
+// A length in batches, as above; a length whose records or batches do not fit 64 bits comes to
+// UINT64_MAX (more than kMaxTrialBatches), never wrapping to a small number.
 uint64_t LengthInBatches(const Length& length, uint64_t global_batch_size,
                          uint64_t records_per_epoch);
+
+// INVALID_ARGUMENT naming `field` when `batches` (the length's) is 0 or over kMaxTrialBatches.
+absl::Status CheckTrialLength(const char* field, const Length& length, uint64_t batches);
 
 }  // namespace cohort
 

@@ -71,6 +71,14 @@ TEST(ConfigBoundsTest, BytesHaveABoundWithAndWithoutOverrides) {
   EXPECT_THAT(grown.status().message(), HasSubstr("with --set applied; Cohort reads at most"));
 }
 
+TEST(ConfigBoundsTest, AValueWithANulIsRefusedNamingItsLine) {
+  absl::StatusOr<ExperimentConfig> config =
+      ParseExperimentConfig(absl::StrCat(kValid, "  tag: \"a\\0b\"\n"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(), HasSubstr("line 6: a value holds a NUL character"));
+  EXPECT_FALSE(ParseExperimentConfig(kValid, {"name=\"x\\0y\""}).ok());
+}
+
 TEST(ConfigBoundsTest, OnlyRegularFilesOfBoundedSizeAreRead) {
   TempFolder folder;
   const std::string fifo = folder / "pipe.yaml";

@@ -5,6 +5,7 @@ bad_config_test.py) and run folders that cannot be resumed. Faults of the trial'
 (killed workers, hangs, out-of-step ranks, damaged checkpoints, unknown peers) have their own
 tests: docs/reliability.md lists them all."""
 import os
+import subprocess
 
 from cohort_cli import *
 
@@ -87,6 +88,11 @@ FAILED_RUNS = [
     ("unknown optimizer", config_text(), ["hyperparameters.optimizer=rmsprop"],
      "hyperparameter 'optimizer' = \"rmsprop\" is not a known optimizer; known: sgd, adam, adamw"),
     ("no such plugin", config_text(), ["entrypoint=no_such_model"], "no plugin 'no_such_model'"),
+    ("a folder named like a plugin", config_text(), ["entrypoint=folder.so"],
+     "folder.so is a folder, not a plugin (a .so file)"),
+    ("a length past 64 bits of records", config_text(),
+     ["records_per_epoch=1099511627776", "searcher.max_length={epochs: 1099511627776}"],
+     "searcher.max_length: 1099511627776 epochs comes to more than 281474976710656 batches"),
     ("negative max_restarts", config_text(), ["max_restarts=-1"],
      "max_restarts: expected an integer >= 0; got -1"),
 ]
@@ -109,6 +115,7 @@ def folder_bytes(folder):
 
 
 with temp_dir() as tmp:
+    os.makedirs(os.path.join(tmp, "folder.so"))  # beside the configs: a folder, not a plugin
     for case, text_of_config, sets, text in FAILED_RUNS:
         name = case.replace(" ", "_")
         config = write_config(tmp, text_of_config, file_name=f"{name}.yaml")
@@ -130,6 +137,23 @@ with temp_dir() as tmp:
     config = write_config(tmp, config_text(), file_name="changed.yaml")
     code, out, err = run("run", config, "--output", changed)
     check(code == 0, f"exit {code}:\n{out}\n{err}")
+    # A plugin name works with `cohort plugin info` as in an entrypoint.
+    code, out, err = run("plugin", "info", "mlp")
+    check(code == 0 and "plugin mlp from" in out, f"plugin info mlp: exit {code}:\n{out}\n{err}")
+    count += 1
+
+    # An experiment's name cannot put its run folder outside runs/.
+    work = os.path.join(tmp, "work")
+    os.makedirs(work)
+    escaping = write_config(tmp, config_text(), file_name="escaping.yaml")
+    done = subprocess.run([COHORT, "run", escaping, "--set", "name=../escaped"], cwd=work,
+                          capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0, f"a name with ../: exit {done.returncode}:\n{done.stderr}")
+    folders = os.listdir(os.path.join(work, "runs"))
+    check(os.listdir(work) == ["runs"] and len(folders) == 1 and folders[0].startswith("_escaped-"),
+          f"a name with ../ made {os.listdir(work)}, runs/{folders}")
+    count += 1
+
     # A resume whose --set changes the numbers is refused before anything is written: not a byte
     # of the run folder changes.
     before = folder_bytes(changed)

@@ -2,6 +2,7 @@
 // Due functions the trial loop asks.
 #include "runtime/trial/trial_schedule.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,25 @@ TEST(MakeTrialScheduleTest, ZeroLengthIsAnErrorNamingSearcherMaxLength) {
     EXPECT_THAT(std::string(schedule.status().message()), HasSubstr("searcher.max_length"));
     EXPECT_THAT(std::string(schedule.status().message()), HasSubstr(DescribeLength(length)));
   }
+}
+
+// 2^40 epochs of 2^40 records: 2^80 records, which used to wrap to "0 batches".
+TEST(LengthInBatchesTest, OverflowSaturatesInsteadOfWrapping) {
+  const uint64_t big = uint64_t{1} << 40;
+  EXPECT_EQ(LengthInBatches(Epochs(big), 32, big), std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(LengthInBatches(Records(std::numeric_limits<uint64_t>::max()), 32, 0),
+            std::numeric_limits<uint64_t>::max() / 32 + 1);
+}
+
+TEST(MakeTrialScheduleTest, ALengthPastTheBoundIsAnErrorNamingIt) {
+  const uint64_t big = uint64_t{1} << 40;
+  ExperimentConfig config = Config(Epochs(big));
+  config.records_per_epoch = big;
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, 1000);
+  ASSERT_FALSE(schedule.ok());
+  EXPECT_THAT(std::string(schedule.status().message()),
+              HasSubstr("searcher.max_length: 1099511627776 epochs comes to more than "
+                        "281474976710656 batches, the most a trial trains"));
 }
 
 TEST(MakeTrialScheduleTest, FewRecordsStillMakeOneBatch) {

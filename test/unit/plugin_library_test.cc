@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -42,6 +43,21 @@ TEST(PluginLibraryTest, RefusesAFileThatIsNotASharedLibrary) {
   std::ofstream(path) << "This is a text file that happens to be named like a plugin: not ELF.\n";
   EXPECT_THAT(RefusalOf(path), AllOf(HasSubstr(path), HasSubstr("not a loadable shared library"),
                                      HasSubstr("invalid ELF header")));
+  std::remove(path.c_str());
+}
+
+// A plugin built for another machine: the reference plugin with its ELF machine set to s390 (an
+// aarch64 plugin on x86_64 is the usual case; dlopen alone says "No such file or directory").
+TEST(PluginLibraryTest, NamesTheMachineAPluginWasBuiltFor) {
+  std::ifstream in(PluginPath("test/c_quadratic.so"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 20u);
+  bytes[18] = 22;  // e_machine = EM_S390, little-endian
+  bytes[19] = 0;
+  const std::string path = ::testing::TempDir() + "/s390_plugin.so";
+  std::ofstream(path, std::ios::binary) << bytes;
+  EXPECT_THAT(RefusalOf(path), AllOf(HasSubstr(path), HasSubstr("built for s390 (64-bit), but "
+                                                                "this machine runs ")));
   std::remove(path.c_str());
 }
 

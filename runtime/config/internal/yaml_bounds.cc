@@ -8,39 +8,45 @@
 namespace cohort::config_internal {
 namespace {
 
-// Visits `node` and what it holds, depth first, until a limit is passed; false then.
-bool Within(const YAML::Node& node, uint32_t depth, uint64_t& nodes, uint32_t& deepest) {
-  if (++nodes > kMaxConfigNodes) return false;
-  if (depth > deepest) deepest = depth;
-  if (depth > kMaxConfigDepth) return false;
-  if (node.IsSequence()) {
-    for (const YAML::Node& item : node) {
-      if (!Within(item, depth + 1, nodes, deepest)) return false;
+// Visits a node and what it holds, depth first, and stops at the first node past a bound.
+class BoundsWalk {
+ public:
+  absl::Status Visit(const YAML::Node& node, uint32_t depth) {
+    if (++nodes_ > kMaxConfigNodes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the config holds more than ", kMaxConfigNodes,
+          " YAML nodes once its aliases are expanded, the most Cohort reads"));
     }
-  } else if (node.IsMap()) {
-    for (const auto& entry : node) {
-      if (!Within(entry.first, depth + 1, nodes, deepest) ||
-          !Within(entry.second, depth + 1, nodes, deepest)) {
-        return false;
+    if (depth > kMaxConfigDepth) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the config nests deeper than ", kMaxConfigDepth, " levels, the most Cohort reads"));
+    }
+    if (node.IsScalar()) {
+      // A NUL ("\0" in a quoted string) would cut the value short wherever it is used as text.
+      if (node.Scalar().find('\0') != std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "line ", node.Mark().line + 1, ": a value holds a NUL character, which Cohort does "
+            "not accept in a config"));
+      }
+    } else if (node.IsSequence()) {
+      for (const YAML::Node& item : node) {
+        if (absl::Status s = Visit(item, depth + 1); !s.ok()) return s;
+      }
+    } else if (node.IsMap()) {
+      for (const auto& entry : node) {
+        if (absl::Status s = Visit(entry.first, depth + 1); !s.ok()) return s;
+        if (absl::Status s = Visit(entry.second, depth + 1); !s.ok()) return s;
       }
     }
+    return absl::OkStatus();
   }
-  return true;
-}
+
+ private:
+  uint64_t nodes_ = 0;
+};
 
 }  // namespace
 
-absl::Status CheckYamlBounds(const YAML::Node& root) {
-  uint64_t nodes = 0;
-  uint32_t deepest = 0;
-  if (Within(root, 0, nodes, deepest)) return absl::OkStatus();
-  if (deepest > kMaxConfigDepth) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the config nests deeper than ", kMaxConfigDepth, " levels, the most Cohort reads"));
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "the config holds more than ", kMaxConfigNodes,
-      " YAML nodes once its aliases are expanded, the most Cohort reads"));
-}
+absl::Status CheckYamlBounds(const YAML::Node& root) { return BoundsWalk().Visit(root, 0); }
 
 }  // namespace cohort::config_internal
