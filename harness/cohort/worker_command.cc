@@ -32,6 +32,7 @@
 #include "runtime/security/curve_client_config.h"
 #include "runtime/security/rendezvous_key_variables.h"
 #include "runtime/trial/clock.h"
+#include "runtime/trial/permanent_failure.h"
 #include "runtime/trial/timeline_files.h"
 #include "runtime/trial/trial_runner.h"
 
@@ -423,7 +424,8 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
   }
   (void)(*link)->Send(finished);
   std::fflush(stdout);
-  return exit.ok() ? 0 : 1;
+  if (exit.ok()) return 0;
+  return IsPermanentFailure(exit.status()) ? kPermanentFailureExitCode : 1;
 }
 
 }  // namespace cohort

@@ -98,6 +98,11 @@ struct CheckpointReport {
 
 enum class TrialExit { kCompleted, kStopped, kFailed };
 
+// The exit status of a worker whose trial failed in a way every attempt would (the config, the
+// plugin's contract, the metric names, a full disk): the trial is not restarted. Other failures
+// exit 1.
+inline constexpr int kPermanentFailureExitCode = 3;
+
 // Last message of a worker.
 struct TrialFinished {
   uint64_t trial_id = 0;

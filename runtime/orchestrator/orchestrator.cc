@@ -545,6 +545,7 @@ void Orchestrator::Finish(Task& task) {
   Experiment& experiment = *experiments_.at(task.experiment_id);
   bool failed = !task.failure.empty();
   bool crashed = false;  // a process died of a signal the agent did not send
+  bool permanent = false;  // a rank failed as every attempt would (kPermanentFailureExitCode)
   // A process the agent stopped (it checkpointed and exited cleanly) without the orchestrator
   // asking: the agent is shutting down, its machine is being preempted.
   std::string stopped_by_agent;
@@ -552,6 +553,7 @@ void Orchestrator::Finish(Task& task) {
     for (const auto& [rank, exit] : part.exits) {
       failed = failed || ExitFailed(exit);
       crashed = crashed || (exit.signal != 0 && !exit.killed_by_agent);
+      permanent = permanent || (exit.signal == 0 && exit.exit_code == kPermanentFailureExitCode);
       if (exit.killed_by_agent && !ExitFailed(exit) && !task.stopping) {
         if (stopped_by_agent.empty()) {
           stopped_by_agent = absl::StrCat("agent ", agent_id, " stopped it (", exit.reason, ")");
@@ -606,8 +608,13 @@ void Orchestrator::Finish(Task& task) {
   } else {
     if (failure.empty()) failure = "a worker failed";
     // An error reported before every worker started (a plugin that does not load, a bad
-    // hyperparameter) would only happen again; a crash may not.
-    if ((reached_running || crashed) && trial.restarts < experiment.config.max_restarts) {
+    // hyperparameter) would only happen again, as would one a worker says every attempt would
+    // meet (a metric the plugin does not report, a full disk); a crash may not.
+    if (permanent) {
+      absl::StrAppend(&failure, " (every attempt would fail the same way: not restarted)");
+    }
+    if (!permanent && (reached_running || crashed) &&
+        trial.restarts < experiment.config.max_restarts) {
       ++trial.restarts;
       trial.error = failure;
       trial.state = TrialState::kPaused;

@@ -11,6 +11,7 @@
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/trial/bucket_trace.h"
+#include "runtime/trial/permanent_failure.h"
 #include "runtime/trial/rank_sync.h"
 #include "runtime/trial/splitmix64.h"
 
@@ -204,6 +205,10 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
   }
   if (progress_.batches_trained == 0 && schedule_.initial_validation) {
     if (absl::Status status = Validate(); !status.ok()) return status;
+  } else if (progress_.batches_trained == 0) {
+    // Only at the trial's start: an attempt that resumes from a checkpoint passed this already,
+    // and the plugin's evaluate may touch state the checkpoint holds.
+    if (absl::Status status = CheckSearcherMetric(); !status.ok()) return status;
   }
   while (progress_.batches_trained < schedule_.total_batches) {
     if (absl::Status status = TrainBatch(); !status.ok()) return status;
@@ -393,6 +398,27 @@ absl::Status TrialRunner::ReportTraining() {
   return absl::OkStatus();
 }
 
+absl::Status TrialRunner::MissingSearcherMetric(const std::vector<std::string>& reported) const {
+  return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
+      "searcher.metric: '", options_.config->searcher.metric,
+      "' is not among the validation metrics plugin ", options_.model->plugin().name(),
+      " reports (", absl::StrJoin(reported, ", "), ")")));
+}
+
+absl::Status TrialRunner::CheckSearcherMetric() {
+  if (sampler_->ValidationBatchCount(validation_records_) == 0) return absl::OkStatus();
+  absl::StatusOr<BatchMetrics> metrics =
+      options_.model->EvaluateBatch(sampler_->ValidationBatch(validation_records_, 0));
+  if (!metrics.ok()) return metrics.status();
+  MetricAccumulator batch;  // names as a validation reduces them ("validation_loss" is "loss")
+  if (absl::Status status = batch.Add(*metrics); !status.ok()) return status;
+  const std::vector<ReducedMetric> result = batch.Result();
+  if (FindMetric(result, options_.config->searcher.metric) != nullptr) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (const ReducedMetric& metric : result) names.push_back(metric.name);
+  return MissingSearcherMetric(names);
+}
+
 absl::Status TrialRunner::Validate() {
   if (last_validation_batches_ == progress_.batches_trained) return absl::OkStatus();
   Enter(TrialPhase::kValidating, progress_.batches_trained);
@@ -415,9 +441,7 @@ absl::Status TrialRunner::Validate() {
   if (FindMetric(result, searcher_metric) == nullptr) {
     std::vector<std::string> names;
     for (const ReducedMetric& metric : result) names.push_back(metric.name);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "searcher.metric: '", searcher_metric, "' is not among the validation metrics plugin ",
-        options_.model->plugin().name(), " reports (", absl::StrJoin(names, ", "), ")"));
+    return MissingSearcherMetric(names);
   }
   if (reporter()) options_.events->OnMetrics(Report(ReportKind::kValidation, result));
   last_validation_batches_ = progress_.batches_trained;

@@ -110,6 +110,11 @@ class TrialRunner {
   MetricsReport Report(ReportKind kind, const std::vector<ReducedMetric>& metrics);
   absl::Status ReportTraining();
   absl::Status Validate();
+  // Before the first batch of an attempt: one validation batch, to learn that the plugin reports
+  // searcher.metric before training for it (a permanent failure when it does not).
+  absl::Status CheckSearcherMetric();
+  // The permanent failure of a validation without searcher.metric, naming what it reported.
+  absl::Status MissingSearcherMetric(const std::vector<std::string>& reported) const;
   absl::Status Checkpoint();
   void MaybeReportProgress(bool force);
 

@@ -137,6 +137,22 @@ with temp_dir() as tmp:
     config = write_config(tmp, config_text(), file_name="changed.yaml")
     code, out, err = run("run", config, "--output", changed)
     check(code == 0, f"exit {code}:\n{out}\n{err}")
+    # A failure every attempt would meet fails at once, without a restart, before training:
+    # searcher.metric names a metric the plugin does not report (Determined's examples say
+    # validation_error).
+    missing = os.path.join(tmp, "missing_metric")
+    config = write_config(tmp, config_text(), file_name="missing_metric.yaml")
+    code, out, err = run("run", config, "--output", missing, "--set",
+                         "searcher.metric=validation_error", "--set", "max_restarts=5")
+    trial = experiment(missing)["trials"][0]
+    text = "searcher.metric: 'validation_error' is not among the validation metrics"
+    check(code == 1 and text in trial["error"] and "not restarted" in trial["error"],
+          f"missing searcher.metric: exit {code}, error {trial['error']!r}:\n{err}")
+    check(trial["restarts"] == 0 and trial["batches_trained"] == 0,
+          f"missing searcher.metric: restarted {trial['restarts']} times after "
+          f"{trial['batches_trained']} batches")
+    count += 1
+
     # A plugin name works with `cohort plugin info` as in an entrypoint.
     code, out, err = run("plugin", "info", "mlp")
     check(code == 0 and "plugin mlp from" in out, f"plugin info mlp: exit {code}:\n{out}\n{err}")

@@ -529,9 +529,12 @@ TEST_F(CurveOrchestratorServerTest, TheRendezvousNeverAnswersAWorkerWithoutAnAut
   std::unique_ptr<WorkerLink> unknown = RendezvousLink(stranger);
   ASSERT_NE(plain, nullptr);
   ASSERT_NE(unknown, nullptr);
-  ASSERT_TRUE(plain->Send(RendezvousSet{"task-1/attempt-0/rank-0", "10.6.6.6:1"}).ok());
-  ASSERT_TRUE(unknown->Send(RendezvousSet{"task-1/attempt-0/rank-1", "10.6.6.6:2"}).ok());
-  ASSERT_TRUE(unknown->Send(RendezvousGet{"task-1/attempt-0/rank-1", 1}).ok());
+  // The server refuses these connections, so a send may also time out (it does when the refusal
+  // comes before the message is queued, which load makes likely): what matters is that nothing
+  // they send is stored or answered.
+  (void)plain->Send(RendezvousSet{"task-1/attempt-0/rank-0", "10.6.6.6:1"});
+  (void)unknown->Send(RendezvousSet{"task-1/attempt-0/rank-1", "10.6.6.6:2"});
+  (void)unknown->Send(RendezvousGet{"task-1/attempt-0/rank-1", 1});
   EXPECT_FALSE(Get(*plain, "task-1/attempt-0/rank-0", kSilence * 3).has_value())
       << "a worker without CURVE was answered";
   EXPECT_FALSE(unknown->WaitCommand(milliseconds(10)).has_value())

@@ -963,7 +963,7 @@ TEST_F(OrchestratorTest, TaskSpanningTwoAgentsRestartsOnBothWhenOneRankFails) {
   TaskExit failed;
   failed.task_id = task_id;
   failed.rank = 9;
-  failed.exit_code = 3;
+  failed.exit_code = 1;
   FromAgent("agent-2", failed);
   ASSERT_THAT(SentTo<KillTask>("agent-1"), SizeIs(1));
   EXPECT_EQ(SentTo<KillTask>("agent-1")[0].task_id, task_id);
@@ -994,7 +994,7 @@ TEST_F(OrchestratorTest, TaskSpanningTwoAgentsRestartsOnBothWhenOneRankFails) {
   EXPECT_THAT(orchestrator_.TakeEndedRendezvousPrefixes(), IsEmpty());
   const TrialSummary trial = TrialOf(experiment_id, one.trial_id);
   EXPECT_EQ(trial.restarts, 1u);
-  EXPECT_THAT(trial.error, HasSubstr("rank 9 exited with code 3"));
+  EXPECT_THAT(trial.error, HasSubstr("rank 9 exited with code 1"));
 }
 
 TEST_F(OrchestratorTest, HelloNotListingAnAcknowledgedTaskLosesItWithoutUsingARestart) {

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/linreg/linreg_data.h"
+#include "runtime/trial/permanent_failure.h"
 #include "test/trial/trial_harness.h"
 
 namespace cohort::trial_test {
@@ -190,7 +191,7 @@ TEST_F(TrialRunnerTest, TrainingReportsSayWhereTheTimeWentAndTheThroughput) {
   EXPECT_TRUE(trial->events().Reports(ReportKind::kValidation).back().timings.empty());
 }
 
-TEST_F(TrialRunnerTest, SearcherMetricThePluginDoesNotReportFailsTheFirstValidation) {
+TEST_F(TrialRunnerTest, SearcherMetricThePluginDoesNotReportFailsBeforeTheFirstBatch) {
   ExperimentConfig config = LinregConfig();
   config.searcher.metric = "accuracy";
   config.min_validation_period = Batches(10);
@@ -204,8 +205,10 @@ TEST_F(TrialRunnerTest, SearcherMetricThePluginDoesNotReportFailsTheFirstValidat
   EXPECT_THAT(message, HasSubstr("accuracy"));
   EXPECT_THAT(message, HasSubstr("(loss)")) << "lists the metrics the plugin reports";
   EXPECT_THAT(message, HasSubstr("linreg"));
-  EXPECT_EQ(trial->runner().batches_trained(), 10u) << "fails at the first validation";
-  EXPECT_THAT(trial->events().timeline, ElementsAre("training@5", "training@10"));
+  EXPECT_TRUE(IsPermanentFailure(exit.status())) << "every attempt would fail the same way";
+  EXPECT_EQ(trial->runner().batches_trained(), 0u)
+      << "one validation batch before the first training batch finds it";
+  EXPECT_THAT(trial->events().timeline, IsEmpty());
 }
 
 TEST_F(TrialRunnerTest, InitialValidationChecksTheSearcherMetricBeforeTraining) {
