@@ -353,7 +353,9 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   if (!runner.ok()) return runner.status();
   if (!args.resume.empty()) {
     const double begin = SystemClock().MonotonicSeconds();
-    if (absl::Status status = (*runner)->Restore(args.resume); !status.ok()) return status;
+    absl::StatusOr<std::vector<std::string>> warnings = (*runner)->RestoreNewestWhole(args.resume);
+    if (!warnings.ok()) return warnings.status();
+    for (const std::string& warning : *warnings) std::printf("warning: %s\n", warning.c_str());
     // In the timeline a restart shows as the restore that begins its attempt.
     if (trace) {
       trace->Complete(TraceWriter::kTrainingThread,

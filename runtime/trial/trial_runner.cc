@@ -125,7 +125,47 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
 absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
   absl::StatusOr<cohort::Checkpoint> checkpoint = options_.storage->Read(checkpoint_id);
   if (!checkpoint.ok()) return checkpoint.status();
-  const CheckpointInfo& info = checkpoint->info;
+  return RestoreFrom(*checkpoint);
+}
+
+absl::StatusOr<std::vector<std::string>> TrialRunner::RestoreNewestWhole(
+    const std::string& checkpoint_id) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<cohort::Checkpoint> checkpoint = options_.storage->Read(checkpoint_id);
+  if (checkpoint.ok()) {
+    if (absl::Status restored = RestoreFrom(*checkpoint); !restored.ok()) return restored;
+    return warnings;
+  }
+  if (!absl::IsDataLoss(checkpoint.status())) return checkpoint.status();
+  warnings.push_back(absl::StrCat("checkpoint ", checkpoint_id, " is damaged (",
+                                  checkpoint.status().message(), "): passed over"));
+  const std::optional<CheckpointIdParts> damaged = ParseCheckpointId(checkpoint_id);
+  absl::StatusOr<std::vector<CheckpointInfo>> whole = options_.storage->List();
+  if (!whole.ok()) return whole.status();
+  // Newest first: List sorts by trial, batches, time and id.
+  for (auto it = whole->rbegin(); it != whole->rend(); ++it) {
+    if (it->trial_id != options_.trial_id || it->id == checkpoint_id) continue;
+    if (damaged && it->batches_trained > damaged->batches) continue;
+    absl::StatusOr<cohort::Checkpoint> older = options_.storage->Read(it->id);
+    if (!older.ok()) {
+      if (!absl::IsDataLoss(older.status())) return older.status();
+      warnings.push_back(absl::StrCat("checkpoint ", it->id, " is damaged (",
+                                      older.status().message(), "): passed over"));
+      continue;
+    }
+    if (absl::Status restored = RestoreFrom(*older); !restored.ok()) return restored;
+    warnings.push_back(absl::StrCat("trial ", options_.trial_id, " resumes from ", it->id,
+                                    ", the newest whole checkpoint before it"));
+    return warnings;
+  }
+  warnings.push_back(absl::StrCat("trial ", options_.trial_id,
+                                  " has no whole checkpoint left: it trains from the beginning"));
+  return warnings;
+}
+
+absl::Status TrialRunner::RestoreFrom(const cohort::Checkpoint& checkpoint) {
+  const std::string& checkpoint_id = checkpoint.info.id;
+  const CheckpointInfo& info = checkpoint.info;
   auto refuse = [&](absl::string_view why) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot resume from checkpoint ", checkpoint_id, ": ", why));
@@ -140,9 +180,9 @@ absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
         fingerprint_, "); hyperparameters, seed, slots and optimizations must stay the same"));
   }
   absl::StatusOr<TrialProgress> progress =
-      RestoreTrialState(checkpoint->files, *options_.model, options_.optimizer);
+      RestoreTrialState(checkpoint.files, *options_.model, options_.optimizer);
   if (!progress.ok()) return refuse(progress.status().message());
-  if (absl::Status restored = RestoreCompressionState(checkpoint->files); !restored.ok()) {
+  if (absl::Status restored = RestoreCompressionState(checkpoint.files); !restored.ok()) {
     return refuse(restored.message());
   }
   if (progress->trial_seed != options_.trial_seed) {

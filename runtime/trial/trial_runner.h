@@ -77,6 +77,14 @@ class TrialRunner {
   // this trial and was written with the same training fingerprint.
   absl::Status Restore(const std::string& checkpoint_id);
 
+  // Restore, passing over damaged checkpoints: when checkpoint `id` is damaged (DATA_LOSS: a file
+  // is missing, of the wrong size or fails its checksum), the newest whole checkpoint of this trial
+  // from no later than it is restored instead; when none is left, the trial starts from the
+  // beginning. Every rank reads the same storage, so every rank makes the same choice. Returns a
+  // warning line for each checkpoint passed over and the one taken instead (empty when `id` was
+  // whole); any other failure is Restore's.
+  absl::StatusOr<std::vector<std::string>> RestoreNewestWhole(const std::string& checkpoint_id);
+
   // Trains to the end (kCompleted) or until events->StopRequested() (kStopped, after a
   // checkpoint). An error leaves the trial where it failed; its last checkpoint stays usable.
   absl::StatusOr<TrialExit> Run();
@@ -99,6 +107,8 @@ class TrialRunner {
   absl::StatusOr<std::string> GatherCompressionState();
   // Gives this rank's part of a checkpoint's "compression" file to the exchange.
   absl::Status RestoreCompressionState(const std::map<std::string, std::string>& files);
+  // Restore of a checkpoint already read and verified.
+  absl::Status RestoreFrom(const cohort::Checkpoint& checkpoint);
   absl::Status TrainBatch();
   // Whether any rank was asked to stop (agreed at training reports when there are several).
   absl::StatusOr<bool> StopAgreed(bool at_report);

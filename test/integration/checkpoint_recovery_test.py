@@ -1,6 +1,6 @@
-"""A checkpoint interrupted mid-write, or damaged, is never used: resuming takes the previous whole
-checkpoint, with a warning naming the damaged one, and still ends bitwise where an uninterrupted
-run does."""
+"""A checkpoint interrupted mid-write, or damaged (a lost end, or one changed byte that only its
+checksum shows), is never used: resuming takes the previous whole checkpoint, with a warning naming
+the damaged one, and still ends bitwise where an uninterrupted run does."""
 import os
 import shutil
 import signal
@@ -45,4 +45,32 @@ with temp_dir() as tmp:
     check(f"warning: checkpoint trial-1-batch-{BATCHES + 50} of trial 1 is damaged (" in out + err
           and f"trial 1 resumes from trial-1-batch-{stopped_at}" in out + err, out + err)
     check(final_parameters(b, BATCHES) == expected, "final parameters differ after recovery")
+
+    # A whole-looking checkpoint with one byte changed (same size: only its checksum tells) is
+    # passed over by the worker, which restores the newest whole one before it, and the run still
+    # ends bitwise where run A did. It used to end the trial in ERROR with restarts unused.
+    c = os.path.join(tmp, "c")
+    process = start("run", config, "--output", c, "--set", "checkpoint_storage.save_trial_latest=5")
+    wait_for(lambda: len(experiment(c)["trials"][0]["checkpoints"]) >= 2, what="C's 2 checkpoints")
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    check(process.returncode == 130, f"exit {process.returncode}:\n{out}\n{err}")
+    storage = os.path.join(c, "checkpoints")
+    ids = sorted((d for d in os.listdir(storage) if d.startswith("trial-1-batch-")),
+                 key=lambda d: int(d.rsplit("-", 1)[1]))
+    check(len(ids) >= 2, f"C kept {ids}")
+    newest, before = ids[-1], ids[-2]
+    with open(os.path.join(storage, newest, "parameters"), "r+b") as f:
+        f.seek(7)
+        byte = f.read(1)
+        f.seek(7)
+        f.write(bytes([byte[0] ^ 0x01]))
+    code, out, err = run("run", "--resume", c)
+    check(code == 0, f"resume past a flipped byte failed:\n{out}\n{err}")
+    # The workers say so in the trial's log (`cohort trial logs` under an orchestrator).
+    with open(os.path.join(c, "trials", "1", "log.txt")) as f:
+        log = f.read()
+    check(f"warning: checkpoint {newest} is damaged (" in log and "fails its checksum" in log
+          and f"trial 1 resumes from {before}, the newest whole checkpoint" in log, log)
+    check(final_parameters(c, BATCHES) == expected, "final parameters differ after a flipped byte")
 print("ok")
