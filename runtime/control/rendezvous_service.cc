@@ -22,6 +22,12 @@ bool RendezvousService::Handle(WorkerHub& hub, const std::string& peer,
   return false;
 }
 
+std::optional<size_t> RendezvousService::ValueBytes(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second.size();
+}
+
 void RendezvousService::Clear() { values_.clear(); }
 
 size_t RendezvousService::ClearPrefix(absl::string_view prefix) {

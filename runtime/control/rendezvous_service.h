@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -32,6 +33,9 @@ class RendezvousService {
   // cannot queue (the peer is gone, its queue is full) is dropped: the worker asks again. False,
   // touching nothing, for any other message.
   bool Handle(WorkerHub& hub, const std::string& peer, const WorkerMessage& message);
+
+  // The bytes of the value held under `key`; nullopt when there is none.
+  std::optional<size_t> ValueBytes(const std::string& key) const;
 
   // Forgets every key, as a new attempt of the trial starts.
   void Clear();

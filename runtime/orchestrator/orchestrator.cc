@@ -210,6 +210,11 @@ void Orchestrator::Event(std::string line, OrchestratorEvent::Level level) {
 
 std::vector<OrchestratorEvent> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
 
+bool Orchestrator::TaskSpansAgents(uint64_t task_id) const {
+  auto task = tasks_.find(task_id);
+  return task != tasks_.end() && task->second->parts.size() > 1;
+}
+
 std::vector<std::string> Orchestrator::TakeEndedRendezvousPrefixes() {
   return std::exchange(ended_rendezvous_prefixes_, {});
 }

@@ -152,6 +152,9 @@ class Orchestrator {
   // The rendezvous key prefixes of the tasks spanning agents that ended since the last call: the
   // caller's rendezvous store may forget their keys.
   std::vector<std::string> TakeEndedRendezvousPrefixes();
+  // Whether task `task_id` is placed and not yet over, with ranks on more than one agent: the
+  // tasks whose workers meet at the orchestrator's rendezvous.
+  bool TaskSpansAgents(uint64_t task_id) const;
 
  private:
   struct Agent;

@@ -188,6 +188,11 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
   server->rendezvous_ = std::move(rendezvous);
   server->orchestrator_ =
       std::make_unique<Orchestrator>(std::move(orchestrator_options), *server->outbox_, clock);
+  if (server->rendezvous_) {
+    Orchestrator* orchestrator = server->orchestrator_.get();
+    server->rendezvous_->SetTaskFilter(
+        [orchestrator](uint64_t task_id) { return orchestrator->TaskSpansAgents(task_id); });
+  }
   return server;
 }
 

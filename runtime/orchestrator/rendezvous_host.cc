@@ -1,10 +1,13 @@
 #include "runtime/orchestrator/rendezvous_host.h"
 
+#include <chrono>
 #include <cstdio>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace cohort {
 namespace {
@@ -28,12 +31,49 @@ absl::StatusOr<std::unique_ptr<RendezvousHost>> RendezvousHost::Bind(
   return std::unique_ptr<RendezvousHost>(new RendezvousHost(*std::move(hub), std::move(log)));
 }
 
+RendezvousHost::RendezvousHost(std::unique_ptr<WorkerHub> hub, LogFunction log)
+    : hub_(std::move(hub)),
+      log_(std::move(log)),
+      refusals_([this](absl::string_view line) { log_(line); }) {}
+
+bool RendezvousHost::MayKeep(const std::string& key, const std::string& value) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  // "task-12/rank-0": prefix "task-12/", task 12.
+  const size_t slash = key.find('/');
+  absl::string_view id = absl::string_view(key).substr(0, slash);
+  uint64_t task_id = 0;
+  if (slash == std::string::npos || !absl::ConsumePrefix(&id, "task-") ||
+      !absl::SimpleAtoi(id, &task_id) || (accepts_ && !accepts_(task_id))) {
+    refusals_.Report("dropped rendezvous sets for keys of no live task spanning agents", now);
+    return false;
+  }
+  TaskUse& use = use_[key.substr(0, slash + 1)];
+  const std::optional<size_t> held = service_.ValueBytes(key);  // a set replaces the value
+  const size_t bytes =
+      use.bytes - (held ? key.size() + *held : 0) + key.size() + value.size();
+  if ((!held && use.keys + 1 > kMaxRendezvousKeysPerTask) || bytes > kMaxRendezvousBytesPerTask) {
+    refusals_.Report(absl::StrCat("dropped rendezvous sets for task ", task_id,
+                                  ": a task holds at most ", kMaxRendezvousKeysPerTask,
+                                  " keys and ", kMaxRendezvousBytesPerTask, " bytes"),
+                     now);
+    return false;
+  }
+  use.keys += held ? 0 : 1;
+  use.bytes = bytes;
+  return true;
+}
+
 size_t RendezvousHost::Serve() {
   size_t served = 0;
   // The notification fd is edge-triggered: read until nothing is left.
   for (std::vector<WorkerHub::Received> received = hub_->Drain(); !received.empty();
        received = hub_->Drain()) {
     for (const WorkerHub::Received& message : received) {
+      if (const auto* set = std::get_if<RendezvousSet>(&message.message);
+          set != nullptr && !MayKeep(set->key, set->value)) {
+        continue;
+      }
       if (!service_.Handle(*hub_, message.peer, message.message)) {
         log_(absl::StrCat("dropped a ", WorkerMessageName(message.message),
                           ": this endpoint serves only the rendezvous"));
@@ -45,7 +85,9 @@ size_t RendezvousHost::Serve() {
 }
 
 void RendezvousHost::Forget(absl::string_view prefix) {
-  if (!prefix.empty()) service_.ClearPrefix(prefix);
+  if (prefix.empty()) return;
+  service_.ClearPrefix(prefix);
+  if (auto use = use_.find(prefix); use != use_.end()) use_.erase(use);
 }
 
 }  // namespace cohort

@@ -4,6 +4,11 @@
 // names, and the orchestrator forgets a task's keys once the task is over. Messages other than
 // RendezvousSet and RendezvousGet are dropped and logged, as are malformed ones.
 //
+// What peers can make it hold is bounded: a key must name a task the filter accepts (a live task
+// spanning agents, SetTaskFilter), and a task holds at most kMaxRendezvousKeysPerTask keys and
+// kMaxRendezvousBytesPerTask bytes of keys and values. Other sets are dropped, and the drops are
+// logged at most once a minute per kind of refusal (saying how many were held back).
+//
 // The hub lives in the orchestrator's ZeroMQ context, so that where its listener needs CURVE the
 // setup makes it a CURVE server vetted by the authenticator running on that context
 // (ServerSecurity::ConfigureRendezvousSocket): peers without an authorized key never get in.
@@ -22,7 +27,9 @@
 #define COHORT_RUNTIME_ORCHESTRATOR_RENDEZVOUS_HOST_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -32,6 +39,7 @@
 #include "absl/strings/string_view.h"
 #include "runtime/control/rendezvous_service.h"
 #include "runtime/control/worker_hub.h"
+#include "runtime/security/refusal_log.h"
 
 namespace cohort {
 
@@ -69,14 +77,33 @@ class RendezvousHost {
   // How many keys are held, over every task.
   size_t keys() const { return service_.size(); }
 
+  // Which tasks may keep keys: called with the id a key's "task-<id>/" prefix names. Unset, every
+  // task may.
+  void SetTaskFilter(std::function<bool(uint64_t task_id)> accepts) {
+    accepts_ = std::move(accepts);
+  }
+
  private:
-  RendezvousHost(std::unique_ptr<WorkerHub> hub, LogFunction log)
-      : hub_(std::move(hub)), log_(std::move(log)) {}
+  struct TaskUse {
+    size_t keys = 0;
+    size_t bytes = 0;
+  };
+
+  RendezvousHost(std::unique_ptr<WorkerHub> hub, LogFunction log);
+  // Whether a set of `key` to `value` may be kept; logs (at most once a minute) why not.
+  bool MayKeep(const std::string& key, const std::string& value);
 
   std::unique_ptr<WorkerHub> hub_;
   LogFunction log_;
+  RefusalLog refusals_;
   RendezvousService service_;
+  std::function<bool(uint64_t)> accepts_;
+  std::map<std::string, TaskUse, std::less<>> use_;  // by prefix, "task-12/"
 };
+
+// What one task's rendezvous may hold: enough for thousands of ranks' addresses and NCCL ids.
+inline constexpr size_t kMaxRendezvousKeysPerTask = 65536;
+inline constexpr size_t kMaxRendezvousBytesPerTask = size_t{16} << 20;
 
 }  // namespace cohort
 

@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -464,8 +465,34 @@ class CurveOrchestratorServerTest : public OrchestratorServerTest {
     return *value;
   }
 
+  // Registers agent-1 and agent-2 (one slot each) and submits a 2-slot experiment, so task 1
+  // spans both and its workers may keep keys under "task-1/". The agents' sockets stay open.
+  void StartTaskSpanningAgents() {
+    for (const char* id : {"agent-1", "agent-2"}) {
+      agents_.push_back(Dealer(server_->agent_endpoint(), id, Curve(id)));
+      ASSERT_TRUE(Hello(agents_.back(), id, kReplyTimeout).has_value()) << id;
+    }
+    zmq::socket_t client = Dealer(server_->client_endpoint(), "", Curve("alice"));
+    std::optional<DecodedClient> reply = Ask(client, 3, SubmitExperiment{R"(name: spanning
+entrypoint: /plugins/never-loaded.so
+hyperparameters:
+  global_batch_size: 16
+resources:
+  slots_per_trial: 2
+searcher:
+  name: single
+  metric: loss
+  max_length:
+    batches: 10
+)"});
+    ASSERT_TRUE(reply.has_value() && std::holds_alternative<ExperimentSubmitted>(reply->message))
+        << "the 2-slot experiment was not submitted";
+    ASSERT_TRUE(Logged("task 1 trains to batch 10 on agent-1, agent-2"));
+  }
+
   CurveKeyPair server_keys_;
   std::map<std::string, CurveKeyPair> keys_;
+  std::vector<zmq::socket_t> agents_;
 };
 
 TEST_F(CurveOrchestratorServerTest, AnAgentWithAnAuthorizedKeyNamedAsItsIdRegisters) {
@@ -512,6 +539,7 @@ TEST_F(CurveOrchestratorServerTest, OnlyAuthorizedClientsAreAnsweredAndTheirActi
 }
 
 TEST_F(CurveOrchestratorServerTest, TheRendezvousAnswersAWorkerPresentingAnAuthorizedKey) {
+  StartTaskSpanningAgents();
   // Workers present their agent's key; the name does not matter there.
   std::unique_ptr<WorkerLink> worker = RendezvousLink(Curve("agent-2"));
   ASSERT_NE(worker, nullptr);
@@ -524,6 +552,7 @@ TEST_F(CurveOrchestratorServerTest, TheRendezvousAnswersAWorkerPresentingAnAutho
 }
 
 TEST_F(CurveOrchestratorServerTest, TheRendezvousNeverAnswersAWorkerWithoutAnAuthorizedKey) {
+  StartTaskSpanningAgents();
   std::unique_ptr<WorkerLink> plain = RendezvousLink(std::nullopt);
   const CurveClientConfig stranger = Curve("stranger");
   std::unique_ptr<WorkerLink> unknown = RendezvousLink(stranger);
@@ -549,6 +578,41 @@ TEST_F(CurveOrchestratorServerTest, TheRendezvousNeverAnswersAWorkerWithoutAnAut
     ASSERT_TRUE(value.has_value()) << "an authorized worker got no answer";
     EXPECT_FALSE(value->found) << key << " was set by a refused worker";
   }
+}
+
+// An authorized peer still cannot make the orchestrator hold what it likes: keys of a task that
+// does not span agents are dropped, a task's keys and bytes are bounded, and the drops are
+// logged once, not once per message.
+TEST_F(CurveOrchestratorServerTest, TheRendezvousHoldsOnlyWhatLiveTasksNeed) {
+  StartTaskSpanningAgents();
+  std::unique_ptr<WorkerLink> worker = RendezvousLink(Curve("agent-1"));
+  ASSERT_NE(worker, nullptr);
+  const std::string mebibyte(kMaxRendezvousValueBytes, 'x');
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(worker->Send(RendezvousSet{absl::StrCat("task-99/key-", i), mebibyte}).ok());
+  }
+  for (int i = 0; i < 17; ++i) {
+    ASSERT_TRUE(worker->Send(RendezvousSet{absl::StrCat("task-1/key-", i), mebibyte}).ok());
+  }
+  std::optional<RendezvousValue> kept = Get(*worker, "task-1/key-14", kReplyTimeout);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_TRUE(kept->found) << "a live task's keys within the bound are kept";
+  std::optional<RendezvousValue> past = Get(*worker, "task-1/key-16", kReplyTimeout);
+  ASSERT_TRUE(past.has_value());
+  EXPECT_FALSE(past->found) << "the 17th MiB of one task was kept";
+  std::optional<RendezvousValue> stranger = Get(*worker, "task-99/key-0", kReplyTimeout);
+  ASSERT_TRUE(stranger.has_value());
+  EXPECT_FALSE(stranger->found) << "a key of no live task was kept";
+  EXPECT_TRUE(Logged("dropped rendezvous sets for keys of no live task spanning agents"));
+  EXPECT_TRUE(Logged("dropped rendezvous sets for task 1: a task holds at most 65536 keys and "
+                     "16777216 bytes"));
+  const std::lock_guard<std::mutex> lock(log_mutex_);
+  EXPECT_EQ(std::count_if(log_.begin(), log_.end(),
+                          [](const std::string& line) {
+                            return absl::StrContains(line, "of no live task spanning agents");
+                          }),
+            1)
+      << "40 drops logged more than once";
 }
 
 TEST(OrchestratorServerSecurityTest, RefusesToStartWithoutKeysWhereCurveIsNeeded) {
