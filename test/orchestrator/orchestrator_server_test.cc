@@ -70,6 +70,23 @@ void SendBytes(zmq::socket_t& socket, const std::string& bytes) {
   ASSERT_TRUE(socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait));
 }
 
+// An experiment of one 10-batch trial of `slots` slots, whose plugin is never loaded (no agent
+// here runs workers).
+std::string TenBatchExperiment(const std::string& name, uint32_t slots) {
+  return absl::StrCat("name: ", name, R"(
+entrypoint: /plugins/never-loaded.so
+hyperparameters:
+  global_batch_size: 16
+resources:
+  slots_per_trial: )", slots, R"(
+searcher:
+  name: single
+  metric: loss
+  max_length:
+    batches: 10
+)");
+}
+
 AgentHello HelloWithCpuSlots(const std::string& agent_id, uint32_t slots) {
   AgentHello hello{agent_id, "test", "host-of-" + agent_id, {}, {}};
   for (uint32_t index = 0; index < slots; ++index) {
@@ -335,16 +352,8 @@ TEST_F(OrchestratorServerTest, ReportsAMessageForAnAgentThatIsGone) {
   std::this_thread::sleep_for(milliseconds(500));
   // Its slot still counts until the agent timeout, so the trial's StartTask goes to it.
   zmq::socket_t client = Client();
-  std::optional<DecodedClient> reply = Ask(client, 2, SubmitExperiment{R"(name: gone
-entrypoint: /plugins/never-loaded.so
-hyperparameters:
-  global_batch_size: 16
-searcher:
-  name: single
-  metric: loss
-  max_length:
-    batches: 10
-)"});
+  std::optional<DecodedClient> reply =
+      Ask(client, 2, SubmitExperiment{TenBatchExperiment("gone", 1)});
   ASSERT_TRUE(reply.has_value()) << "no reply to SubmitExperiment";
   ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(reply->message))
       << ClientMessageName(reply->message) << ": "
@@ -473,18 +482,8 @@ class CurveOrchestratorServerTest : public OrchestratorServerTest {
       ASSERT_TRUE(Hello(agents_.back(), id, kReplyTimeout).has_value()) << id;
     }
     zmq::socket_t client = Dealer(server_->client_endpoint(), "", Curve("alice"));
-    std::optional<DecodedClient> reply = Ask(client, 3, SubmitExperiment{R"(name: spanning
-entrypoint: /plugins/never-loaded.so
-hyperparameters:
-  global_batch_size: 16
-resources:
-  slots_per_trial: 2
-searcher:
-  name: single
-  metric: loss
-  max_length:
-    batches: 10
-)"});
+    std::optional<DecodedClient> reply =
+        Ask(client, 3, SubmitExperiment{TenBatchExperiment("spanning", 2)});
     ASSERT_TRUE(reply.has_value() && std::holds_alternative<ExperimentSubmitted>(reply->message))
         << "the 2-slot experiment was not submitted";
     ASSERT_TRUE(Logged("task 1 trains to batch 10 on agent-1, agent-2"));
