@@ -1,8 +1,10 @@
 #include "runtime/agent/orchestrator_connection.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/control/socket_io.h"
 
@@ -10,7 +12,6 @@ namespace cohort {
 namespace {
 
 constexpr int kLingerMilliseconds = 1000;
-constexpr size_t kMaxAgentIdBytes = 255;
 
 void PrintDroppedControl(absl::string_view why) {
   std::fprintf(stderr, "agent: dropped %.*s\n", static_cast<int>(why.size()), why.data());
@@ -21,9 +22,14 @@ void PrintDroppedControl(absl::string_view why) {
 absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::Connect(
     const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped,
     const std::optional<CurveClientConfig>& curve) {
-  if (agent_id.empty() || agent_id.size() > kMaxAgentIdBytes || agent_id[0] == '\0') {
+  const bool printable = std::none_of(agent_id.begin(), agent_id.end(), [](unsigned char c) {
+    return c < 0x20 || c == 0x7f;
+  });
+  if (agent_id.empty() || agent_id.size() > kMaxAgentIdBytes || !printable) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "agent id '", agent_id, "' must be 1 to 255 bytes and not start with a zero byte"));
+        "agent id '", absl::CHexEscape(agent_id),
+        "' must be 1 to 255 bytes of printable text (no line breaks or other control "
+        "characters)"));
   }
   if (!on_dropped) on_dropped = PrintDroppedControl;
   try {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "control_generated.h"
 #include "runtime/control/envelope_codec.h"
@@ -192,6 +193,22 @@ std::string Id(Reader& reader, const flatbuffers::String* id, absl::string_view 
   return id->str();
 }
 
+// An agent id goes into every log line about the agent: printable text of a bounded length, so
+// that no peer can forge a line (a newline) or fill the log with one name.
+std::string AgentId(Reader& reader, const flatbuffers::String* id) {
+  std::string text = Id(reader, id, "agent id");
+  if (text.size() > kMaxAgentIdBytes) {
+    reader.Fail(absl::StrCat("agent id of ", text.size(), " bytes; at most ", kMaxAgentIdBytes));
+  }
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      reader.Fail("agent id holds a control character (a line break, a tab...)");
+      break;
+    }
+  }
+  return text;
+}
+
 NamedValue Read(Reader&, const wire::NamedValue& t) { return {t.name()->str(), t.value()}; }
 
 KeyValue Read(Reader&, const wire::KeyValue& t) { return {t.key()->str(), TextOf(t.value())}; }
@@ -231,7 +248,7 @@ auto ReadAll(Reader& reader, const flatbuffers::Vector<Offset<T>>* list) {
 }
 
 AgentHello Read(Reader& reader, const wire::AgentHello& t) {
-  return {Id(reader, t.agent_id(), "agent id"), TextOf(t.cohort_version()), TextOf(t.hostname()),
+  return {AgentId(reader, t.agent_id()), TextOf(t.cohort_version()), TextOf(t.hostname()),
           ReadAll(reader, t.slots()), ReadAll(reader, t.tasks())};
 }
 
@@ -240,7 +257,7 @@ TaskGpuReadings Read(Reader& reader, const wire::TaskGpuReadings& t) {
 }
 
 AgentHeartbeat Read(Reader& reader, const wire::AgentHeartbeat& t) {
-  return {Id(reader, t.agent_id(), "agent id"), t.unix_time(), t.busy_slots(),
+  return {AgentId(reader, t.agent_id()), t.unix_time(), t.busy_slots(),
           ReadScalars(reader, t.running_task_ids()), ReadAll(reader, t.task_gpus())};
 }
 
@@ -405,8 +422,10 @@ absl::StatusOr<DecodedControl> DecodeControlMessage(absl::string_view bytes) {
   if (decoded.header.sender.empty()) return Invalid("empty sender");
   const std::string* agent = NamedAgent(decoded.message);
   if (agent != nullptr && *agent != decoded.header.sender) {
-    return Invalid(absl::StrCat(ControlMessageName(decoded.message), " names agent '", *agent,
-                                "' but was sent by '", decoded.header.sender, "'"));
+    // Both are a peer's text, which reaches a log: escaped.
+    return Invalid(absl::StrCat(ControlMessageName(decoded.message), " names agent '",
+                                absl::CHexEscape(*agent), "' but was sent by '",
+                                absl::CHexEscape(decoded.header.sender), "'"));
   }
   return decoded;
 }

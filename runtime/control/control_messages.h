@@ -37,6 +37,10 @@ inline constexpr uint16_t kControlProtocolMinor = 4;
 // orchestrator that said it speaks at least this minor.
 inline constexpr uint16_t kControlMinorWithProgress = 1;
 
+// An agent id is printable text (no control characters) of at most this many bytes (a ZeroMQ
+// routing id's most); a message with another is refused.
+inline constexpr size_t kMaxAgentIdBytes = 255;
+
 // The value of ControlHeader::sender for messages from the orchestrator.
 inline constexpr absl::string_view kOrchestratorSender = "orchestrator";
 

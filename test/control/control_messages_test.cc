@@ -421,6 +421,15 @@ TEST(ControlMessagesTest, RefusesVerifiedMessagesThatBreakTheRules) {
   ExpectInvalid(EncodeControlMessage({1, 0, ""}, Ack{}), "empty sender");
   ExpectInvalid(EncodeControlMessage({1, 0, "agent-7"}, AgentHello{}),
                 "AgentHello: empty agent id");
+  // An agent id reaches log lines: a line break in it could forge one.
+  AgentHello forger;
+  forger.agent_id = "agent-7\norchestrator: experiment 1 completed";
+  ExpectInvalid(EncodeControlMessage({1, 0, forger.agent_id}, forger),
+                "AgentHello: agent id holds a control character");
+  AgentHello long_name;
+  long_name.agent_id = std::string(kMaxAgentIdBytes + 1, 'a');
+  ExpectInvalid(EncodeControlMessage({1, 0, long_name.agent_id}, long_name),
+                "agent id of 256 bytes; at most 255");
   AgentHeartbeat impostor;
   impostor.agent_id = "agent-8";
   ExpectInvalid(EncodeControlMessage({1, 0, "agent-7"}, impostor),
