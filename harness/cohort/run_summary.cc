@@ -12,8 +12,12 @@ std::string Batches(const TrialRecord& trial) {
 
 // The trial's details, each line indented by `indent`.
 void PrintTrialDetails(const TrialRecord& trial, const std::string& indent, std::FILE* out) {
-  if (!trial.error.empty()) {
+  // A trial that ended well keeps its last failure only as history: it is no error of the run.
+  if (!trial.error.empty() && trial.state == RunState::kError) {
     std::fprintf(out, "%serror: %s\n", indent.c_str(), trial.error.c_str());
+  } else if (!trial.error.empty() && trial.restarts > 0) {
+    std::fprintf(out, "%srestarted %u time%s; the last failure: %s\n", indent.c_str(),
+                 trial.restarts, trial.restarts == 1 ? "" : "s", trial.error.c_str());
   }
   if (trial.best_validation) {
     std::string metrics;

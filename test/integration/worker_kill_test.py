@@ -39,6 +39,10 @@ with temp_dir() as tmp:
     trial = experiment(killed)["trials"][0]
     check(trial["restarts"] == 1, trial)
     check("SIGKILL" in err, err)
+    # The run completed: its summary tells the restart as history, not as an error.
+    summary = out[out.rfind("COMPLETED after"):]
+    check("  error: " not in summary and "  restarted 1 time; the last failure: " in summary,
+          summary)
     check(final_parameters(killed, BATCHES) == final_parameters(whole, BATCHES),
           f"rank {rank} killed after about {batches_before} batches: final parameters differ")
     print(f"rank {rank} killed after about {batches_before} batches; restarted and matched")
