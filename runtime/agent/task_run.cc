@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <variant>
 
@@ -369,10 +370,30 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
                                     !rank->finished;
       if (sender) {
         rank->finished = *finished;
+        if (finished->exit == TrialExit::kFailed) rank->finished->message += StoppedPeers(*rank);
         StopWatching(*rank);
       }
     }
   }
+}
+
+std::string TaskRun::StoppedPeers(const Rank& failing) const {
+  std::string named;
+  for (const std::unique_ptr<Rank>& rank : ranks_) {
+    if (rank.get() == &failing || !rank->running || rank->pid <= 0) continue;
+    // /proc/<pid>/stat: "pid (comm) state ...", the command in parentheses may hold spaces.
+    std::ifstream stat(absl::StrCat("/proc/", rank->pid, "/stat"));
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t paren = text.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= text.size()) continue;
+    const char state = text[paren + 2];
+    if (state == 'T' || state == 't') {
+      absl::StrAppend(&named, "; rank ", rank->assignment.rank,
+                      "'s process is stopped (SIGSTOP or a debugger): it is the rank the others "
+                      "waited for");
+    }
+  }
+  return named;
 }
 
 void TaskRun::StopWatching(Rank& rank) {

@@ -177,6 +177,10 @@ class TaskRun {
   void WatchHeartbeats(double now);
   // Stops watching `rank`'s heartbeats: its silence from now on is expected.
   void StopWatching(Rank& rank);
+  // "; rank 1's process is stopped (...)" for every other running rank of this task whose process
+  // is stopped (SIGSTOP, a debugger): a failing rank most likely timed out waiting for it, and a
+  // stopped process cannot say so itself. Empty when none is.
+  std::string StoppedPeers(const Rank& failing) const;
   void ForwardProgress(std::optional<ProgressReport> progress);
   void SpawnAll(const TaskRunSetup& setup);
   // Handles every message waiting on the worker channel, then tells the pending statuses.
