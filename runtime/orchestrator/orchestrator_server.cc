@@ -18,6 +18,12 @@
 namespace cohort {
 namespace {
 
+// Seconds on a monotonic clock, for the rate of log lines.
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 namespace wire = ::cohort::fbs::client;
 
 using SteadyClock = std::chrono::steady_clock;
@@ -257,15 +263,19 @@ absl::Status OrchestratorServer::ServeAgents() {
     if (frames->empty()) break;
     const std::string agent = Printable(frames->front());
     if (frames->size() != 2) {
-      Log(absl::StrCat("dropped a message of ", frames->size() - 1,
-                       " parts (expected 1) from agent ", agent));
+      malformed_.Report(absl::StrCat("agent ", agent),
+                        absl::StrCat("dropped a message of ", frames->size() - 1,
+                                     " parts (expected 1) from agent ", agent),
+                        MonotonicSeconds());
       continue;
     }
     if (!security_->AcceptAgentMessage(Bytes(frames->front()), (*frames)[1])) continue;
     absl::StatusOr<DecodedControl> message = DecodeControlMessage(Bytes((*frames)[1]));
     if (!message.ok()) {
-      Log(absl::StrCat("dropped a malformed message from agent ", agent, ": ",
-                       message.status().message()));
+      malformed_.Report(absl::StrCat("agent ", agent),
+                        absl::StrCat("dropped a malformed message from agent ", agent, ": ",
+                                     message.status().message()),
+                        MonotonicSeconds());
       continue;
     }
     const std::string agent_id(Bytes(frames->front()));
@@ -281,8 +291,9 @@ absl::Status OrchestratorServer::ServeClients() {
     if (!frames.ok()) return frames.status();
     if (frames->empty()) break;
     if (frames->size() != 2) {
-      Log(absl::StrCat("dropped a client message of ", frames->size() - 1,
-                       " parts (expected 1)"));
+      malformed_.Report("clients", absl::StrCat("dropped a client message of ",
+                                                frames->size() - 1, " parts (expected 1)"),
+                        MonotonicSeconds());
       continue;
     }
     ServeClient(frames->front(), (*frames)[1]);
@@ -296,8 +307,10 @@ void OrchestratorServer::ServeClient(const zmq::message_t& identity,
   absl::StatusOr<DecodedClient> request = DecodeClientMessage(bytes);
   if (!request.ok()) {
     const std::optional<RequestIdentity> header = ReadRequestIdentity(bytes);
-    Log(absl::StrCat(header ? "refused" : "dropped", " a malformed client request: ",
-                     request.status().message()));
+    malformed_.Report("clients", absl::StrCat(header ? "refused" : "dropped",
+                                              " a malformed client request: ",
+                                              request.status().message()),
+                      MonotonicSeconds());
     if (!header) return;
     if (header->protocol_major != kClientProtocolMajor) {
       Reply(identity, 0,

@@ -47,6 +47,7 @@
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/rendezvous_host.h"
 #include "runtime/orchestrator/server_security.h"
+#include "runtime/security/refusal_log.h"
 #include "runtime/trial/clock.h"
 
 namespace cohort {
@@ -121,6 +122,8 @@ class OrchestratorServer {
   OrchestratorServerOptions options_;
   zmq::context_t context_;  // declared before the sockets: destroyed after them
   std::unique_ptr<ServerSecurity> security_;  // likewise, and after the context
+  // Malformed messages, logged at most once a minute per peer (and once for all clients).
+  RefusalLog malformed_{[this](absl::string_view line) { Log(line); }};
   zmq::socket_t agent_socket_;
   zmq::socket_t client_socket_;
   std::string agent_endpoint_;

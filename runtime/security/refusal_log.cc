@@ -20,11 +20,11 @@ void PrintSecurityLine(absl::string_view line) {
 RefusalLog::RefusalLog(SecurityLogSink sink, double repeat_seconds)
     : sink_(sink ? std::move(sink) : SecurityLogSink(PrintSecurityLine)), repeat_seconds_(repeat_seconds) {}
 
-void RefusalLog::Report(const std::string& line, double now) {
-  auto it = seen_.find(line);
+void RefusalLog::Report(const std::string& key, const std::string& line, double now) {
+  auto it = seen_.find(key);
   if (it == seen_.end()) {
     if (seen_.size() >= kMaxRememberedLines) seen_.clear();
-    seen_.emplace(line, Seen{now, 0});
+    seen_.emplace(key, Seen{now, 0});
     sink_(line);
     return;
   }

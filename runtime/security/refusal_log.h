@@ -30,7 +30,11 @@ class RefusalLog {
 
   // Reports `line` at `now` (seconds on a monotonic clock) unless it was reported less than
   // repeat_seconds ago.
-  void Report(const std::string& line, double now);
+  void Report(const std::string& line, double now) { Report(line, line, now); }
+
+  // The same, counting repeats by `key` instead of by the line: lines that differ in detail (the
+  // reason a message was malformed) but come from one source and kind share a key.
+  void Report(const std::string& key, const std::string& line, double now);
 
  private:
   struct Seen {
