@@ -135,16 +135,22 @@ def run_cohort_one(args, compression, directory):
     return rate_of(run_dir, 1, f"1 slot, {compression}")
 
 
-def run_cohort_two(args, cluster, compression, directory):
-    """A 2-slot trial over the cluster's two agents."""
+def run_two_slots(cluster, config, label):
+    """Submits `config` to the cluster's two agents and waits for it: its run folder and trial."""
     from cohort_cli import experiment
-    experiment_id = cluster.submit(cohort_config(directory, args, 2, compression))
+    experiment_id = cluster.submit(config)
     state = cluster.wait_ended(experiment_id, 600)
     if state != "completed":
-        raise SystemExit(f"{NAME}: the 2-slot {compression} experiment ended {state}:\n"
+        raise SystemExit(f"{NAME}: the {label} experiment ended {state}:\n"
                          f"{cluster.logs()[-6000:]}")
     run_dir = os.path.join(cluster.state, "experiments", str(experiment_id))
-    trial_id = experiment(run_dir)["trials"][0]["id"]
+    return run_dir, experiment(run_dir)["trials"][0]["id"]
+
+
+def run_cohort_two(args, cluster, compression, directory):
+    """A 2-slot trial over the cluster's two agents."""
+    run_dir, trial_id = run_two_slots(
+        cluster, cohort_config(directory, args, 2, compression), f"2-slot {compression}")
     return rate_of(run_dir, trial_id, f"2 slots over two agents, {compression}")
 
 
@@ -152,14 +158,10 @@ def save_timeline(args, cluster, compression, directory):
     """A profiled 2-slot run apart from the timed ones (profiling costs a little), its merged
     timeline copied to args.timelines as cohort-2slot-<compression>.json: where a step's time
     goes on each rank, bucket by bucket (docs/observability.md)."""
-    from cohort_cli import experiment, wait_for
-    experiment_id = cluster.submit(cohort_config(directory, args, 2, compression, profiled=True))
-    state = cluster.wait_ended(experiment_id, 600)
-    if state != "completed":
-        raise SystemExit(f"{NAME}: the profiled {compression} experiment ended {state}:\n"
-                         f"{cluster.logs()[-6000:]}")
-    run_dir = os.path.join(cluster.state, "experiments", str(experiment_id))
-    trial_id = experiment(run_dir)["trials"][0]["id"]
+    from cohort_cli import wait_for
+    run_dir, trial_id = run_two_slots(
+        cluster, cohort_config(directory, args, 2, compression, profiled=True),
+        f"profiled {compression}")
     timeline = os.path.join(run_dir, "trials", str(trial_id), "timeline.json")
     wait_for(lambda: os.path.exists(timeline), 60, f"{timeline} to be merged")
     os.makedirs(args.timelines, exist_ok=True)

@@ -15,15 +15,12 @@ namespace cohort {
 const std::vector<RuntimeModule>& RuntimeModules() {
   static const std::vector<RuntimeModule> modules = {
 #ifdef COHORT_CUDA_MEMORY_MODULE_BUILT
-      {RuntimeModuleId::kCudaMemory, std::string(RuntimeModuleName(RuntimeModuleId::kCudaMemory)),
-       "COHORT_CUDA_MEMORY_MODULE", COHORT_CUDA_MEMORY_MODULE_BUILT,
+      {RuntimeModuleId::kCudaMemory, "COHORT_CUDA_MEMORY_MODULE", COHORT_CUDA_MEMORY_MODULE_BUILT,
        COHORT_CUDA_MEMORY_MODULE_INSTALLED},
-      {RuntimeModuleId::kNccl, std::string(RuntimeModuleName(RuntimeModuleId::kNccl)),
-       "COHORT_NCCL_MODULE", COHORT_NCCL_MODULE_BUILT, COHORT_NCCL_MODULE_INSTALLED},
-      {RuntimeModuleId::kCudaExchange,
-       std::string(RuntimeModuleName(RuntimeModuleId::kCudaExchange)),
-       "COHORT_CUDA_EXCHANGE_MODULE", COHORT_CUDA_EXCHANGE_MODULE_BUILT,
-       COHORT_CUDA_EXCHANGE_MODULE_INSTALLED},
+      {RuntimeModuleId::kNccl, "COHORT_NCCL_MODULE", COHORT_NCCL_MODULE_BUILT,
+       COHORT_NCCL_MODULE_INSTALLED},
+      {RuntimeModuleId::kCudaExchange, "COHORT_CUDA_EXCHANGE_MODULE",
+       COHORT_CUDA_EXCHANGE_MODULE_BUILT, COHORT_CUDA_EXCHANGE_MODULE_INSTALLED},
 #endif
   };
   return modules;
@@ -83,7 +80,7 @@ absl::StatusOr<void*> OpenRuntimeModule(RuntimeModuleId id) {
     }
     failures.push_back(ExplainDlerror(::dlerror()));
   }
-  return absl::UnavailableError(absl::StrCat("this build of Cohort has no usable ", module->what,
+  return absl::UnavailableError(absl::StrCat("this build of Cohort has no usable ", RuntimeModuleName(id),
                                              " module (", absl::StrJoin(failures, "; "),
                                              "); was it built where nvcc was found?"));
 }

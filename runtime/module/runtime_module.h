@@ -29,8 +29,7 @@ namespace cohort {
 enum class RuntimeModuleId { kCudaMemory, kNccl, kCudaExchange };
 
 struct RuntimeModule {
-  RuntimeModuleId id;
-  std::string what;       // names it in errors: "CUDA memory", "NCCL", "CUDA exchange"
+  RuntimeModuleId id;     // RuntimeModuleName(id) names it in errors
   std::string env_var;    // overrides where it is looked for: "COHORT_NCCL_MODULE"
   std::string built;      // where this build put it
   std::string installed;  // where `meson install` puts it

@@ -27,9 +27,9 @@ std::vector<RuntimeModuleLoad> CheckRuntimeModules() {
 
 std::string FormatRuntimeModuleLoad(const RuntimeModuleLoad& load) {
   if (!load.status.ok()) {
-    return absl::StrCat(load.module.what, " module: does not load: ", load.status.message());
+    return absl::StrCat(RuntimeModuleName(load.module.id), " module: does not load: ", load.status.message());
   }
-  return absl::StrCat(load.module.what, " module: loaded from ", load.path);
+  return absl::StrCat(RuntimeModuleName(load.module.id), " module: loaded from ", load.path);
 }
 
 }  // namespace cohort

@@ -22,7 +22,7 @@ HostFacts HealthyHost() {
   f.cuda_devices = 2;
   f.interfaces = {"eth0", "lo"};
   f.host_memory = 256 * kGiB;
-  f.modules = {{{RuntimeModuleId::kNccl, "NCCL", "", "", ""}, "/x/nccl.so", absl::OkStatus()}};
+  f.modules = {{{RuntimeModuleId::kNccl, "", "", ""}, "/x/nccl.so", absl::OkStatus()}};
   return f;
 }
 
@@ -160,7 +160,7 @@ TEST(DoctorFindings, HostMemoryPerGpu) {
 
 TEST(DoctorFindings, ModuleThatDoesNotLoadIsAProblem) {
   HostFacts f = HealthyHost();
-  f.modules.push_back({{RuntimeModuleId::kCudaExchange, "CUDA exchange", "", "", ""},
+  f.modules.push_back({{RuntimeModuleId::kCudaExchange, "", "", ""},
                        "",
                        absl::UnavailableError("undefined symbol: _ZTIN6cohort13BucketReducerE")});
   const std::vector<DoctorFinding> findings6 = Diagnose(f);
