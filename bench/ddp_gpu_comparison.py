@@ -14,9 +14,9 @@ transport over loopback (NCCL_SOCKET_IFNAME=lo, InfiniBand off), as between mach
   (matrix_approximation_rank 4, start_powerSGD_iter 2, the smallest it allows). Each rank draws
   its batch on the GPU once; rank 0 times BATCHES steps between two barriers after the device is
   idle.
-- Cohort: the mlp_cuda plugin with the same shape (synthetic data, so each batch's records are
-  gathered on the host and copied to the GPU, and each batch's loss is read back, which the
-  PyTorch loop does not do). 2 ranks: `cohort orchestrator` and two `cohort agent`s
+- Cohort: the mlp_cuda plugin with the same shape (16,384 synthetic training records, which it
+  keeps on the GPU and gathers there by index for each batch; each batch's loss is read back,
+  which the PyTorch loop does not do). 2 ranks: `cohort orchestrator` and two `cohort agent`s
   (`--slots auto`, the one GPU each, NCCL_HOSTID host-a and host-b), a 2-slot trial over both.
   1 rank: `cohort run --gpus` with COHORT_EXCHANGE_AT_ONE_SLOT=1, so the gradients go through the
   exchange and NCCL as DDP's do at world size 1. optimizations.gradient_compression: false, fp16
@@ -125,14 +125,20 @@ def rate_of(run_dir, trial_id, label):
     return rate, timings
 
 
-def run_cohort_one(args, compression, directory):
-    """`cohort run --gpus` of one slot, its gradients through the exchange and NCCL."""
+def run_one_slot(args, compression, directory, profiled=False):
+    """`cohort run --gpus` of one slot, its gradients through the exchange and NCCL: its run
+    folder."""
     run_dir = os.path.join(directory, f"run-1-{compression}-{time.monotonic_ns()}")
-    command = [args.cohort, "run", "--gpus", cohort_config(directory, args, 1, compression),
-               "--output", run_dir]
+    command = [args.cohort, "run", "--gpus",
+               cohort_config(directory, args, 1, compression, profiled), "--output", run_dir]
     env = dict(os.environ, COHORT_EXCHANGE_AT_ONE_SLOT="1", **NCCL_ENVIRONMENT)
     ddp_common.run_cohort(NAME, command, env=env, timeout=600)
-    return rate_of(run_dir, 1, f"1 slot, {compression}")
+    return run_dir
+
+
+def run_cohort_one(args, compression, directory):
+    """A 1-slot trial (run_one_slot)."""
+    return rate_of(run_one_slot(args, compression, directory), 1, f"1 slot, {compression}")
 
 
 def run_two_slots(cluster, config, label):
@@ -154,17 +160,21 @@ def run_cohort_two(args, cluster, compression, directory):
     return rate_of(run_dir, trial_id, f"2 slots over two agents, {compression}")
 
 
-def save_timeline(args, cluster, compression, directory):
-    """A profiled 2-slot run apart from the timed ones (profiling costs a little), its merged
-    timeline copied to args.timelines as cohort-2slot-<compression>.json: where a step's time
-    goes on each rank, bucket by bucket (docs/observability.md)."""
+def save_timelines(args, cluster, compression, directory):
+    """A profiled 1-slot and 2-slot run apart from the timed ones (profiling costs a little),
+    their merged timelines copied to args.timelines as cohort-<n>slot-<compression>.json: where a
+    step's time goes on each rank, bucket by bucket (docs/observability.md)."""
     from cohort_cli import wait_for
+    os.makedirs(args.timelines, exist_ok=True)
+    timeline = os.path.join(run_one_slot(args, compression, directory, profiled=True), "trials",
+                            "1", "timeline.json")
+    wait_for(lambda: os.path.exists(timeline), 60, f"{timeline} to be merged")
+    shutil.copyfile(timeline, os.path.join(args.timelines, f"cohort-1slot-{compression}.json"))
     run_dir, trial_id = run_two_slots(
         cluster, cohort_config(directory, args, 2, compression, profiled=True),
         f"profiled {compression}")
     timeline = os.path.join(run_dir, "trials", str(trial_id), "timeline.json")
     wait_for(lambda: os.path.exists(timeline), 60, f"{timeline} to be merged")
-    os.makedirs(args.timelines, exist_ok=True)
     shutil.copyfile(timeline, os.path.join(args.timelines, f"cohort-2slot-{compression}.json"))
 
 
@@ -179,8 +189,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--compression", default=",".join(COMPRESSIONS))
     parser.add_argument("--timelines", metavar="DIR",
-                        help="also run each 2-slot Cohort side once with profiling and copy its "
-                             "timeline into DIR")
+                        help="also run each Cohort side (1 and 2 slots) once with profiling and "
+                             "copy its timeline into DIR")
     args = ddp_common.parse_arguments(parser, torch_rank)
     compressions = args.compression.split(",")
     if any(c not in COMPRESSIONS for c in compressions):
@@ -214,13 +224,13 @@ def main():
                 for c in compressions:
                     for n in (1, 2):
                         rates[("ddp", n, c)].append(run_torch(args, n, c))
-                    rate, _ = run_cohort_one(args, c, tmp)
+                    rate, where[(1, c)] = run_cohort_one(args, c, tmp)
                     rates[("cohort", 1, c)].append(rate)
-                    rate, where[c] = run_cohort_two(args, cluster, c, tmp)
+                    rate, where[(2, c)] = run_cohort_two(args, cluster, c, tmp)
                     rates[("cohort", 2, c)].append(rate)
             if args.timelines:
                 for c in compressions:
-                    save_timeline(args, cluster, c, tmp)
+                    save_timelines(args, cluster, c, tmp)
 
     median = {key: statistics.median(values) for key, values in rates.items()}
     print(f"MLP {INPUTS}-{HIDDEN}-{HIDDEN}-{CLASSES}, global batch {BATCH}, Adam, {args.batches} "
@@ -232,7 +242,9 @@ def main():
         c1, c2 = median[("cohort", 1, c)], median[("cohort", 2, c)]
         print(f"{c:12} {d1:10.0f} {d2:10.0f} {c1:10.0f} {c2:10.0f} {c1 / d1:8.2f} {c2 / d2:8.2f}")
     for c in compressions:
-        print(f"Cohort at 2 slots, {c}, the last training report's seconds per phase: {where[c]}")
+        for n in (1, 2):
+            print(f"Cohort at {n} slot(s), {c}, the last training report's seconds per phase: "
+                  f"{where[(n, c)]}")
     for c in compressions:
         for n in (1, 2):
             value, peer = median[("cohort", n, c)], median[("ddp", n, c)]

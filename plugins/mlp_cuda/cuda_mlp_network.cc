@@ -13,23 +13,11 @@
 #include <string>
 #include <utility>
 
+#include "cuda_check.h"
 #include "mlp_cuda_kernels.h"
 
 namespace mlp {
 namespace {
-
-void Check(cudaError_t error, const char* what) {
-  if (error != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(error) + " (" +
-                             cudaGetErrorString(error) + ")");
-  }
-}
-
-void Check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string(what) + ": " + cublasGetStatusName(status));
-  }
-}
 
 int Int(size_t value) { return static_cast<int>(value); }
 
@@ -54,6 +42,7 @@ T* DeviceArray<T>::Reserve(size_t count) {
 template class DeviceArray<float>;
 template class DeviceArray<double>;
 template class DeviceArray<int32_t>;
+template class DeviceArray<uint32_t>;
 
 CudaMlpNetwork::CudaMlpNetwork(std::vector<size_t> widths, cudaStream_t stream)
     : widths_(std::move(widths)), stream_(stream) {
@@ -90,17 +79,23 @@ void CudaMlpNetwork::Initialize(uint64_t seed, std::span<const LayerBuffers<floa
 }
 
 const float* CudaMlpNetwork::LayerInput(size_t layer) const {
-  return layer == 0 ? inputs_.data() : activations_[layer - 1].data();
+  return layer == 0 ? batch_inputs_ : activations_[layer - 1].data();
 }
 
-void CudaMlpNetwork::Forward(std::span<const LayerParams> params, const float* inputs,
-                             const int32_t* labels, size_t batch) {
+CudaMlpNetwork::DeviceBatch CudaMlpNetwork::CopyIn(const float* inputs, const int32_t* labels,
+                                                   size_t batch) {
   Check(cudaMemcpyAsync(inputs_.Reserve(batch * widths_.front()), inputs,
                         batch * widths_.front() * sizeof(float), cudaMemcpyHostToDevice, stream_),
         "copying the batch's inputs");
   Check(cudaMemcpyAsync(labels_.Reserve(batch), labels, batch * sizeof(int32_t),
                         cudaMemcpyHostToDevice, stream_),
         "copying the batch's labels");
+  return {inputs_.data(), labels_.data(), batch};
+}
+
+void CudaMlpNetwork::Forward(std::span<const LayerParams> params, const DeviceBatch& input) {
+  const size_t batch = input.size;
+  batch_inputs_ = input.inputs;
   for (size_t l = 0; l < layer_count(); ++l) {
     float* out = activations_[l].Reserve(batch * fan_out(l));
     Check(cublasSgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_N, Int(fan_out(l)), Int(batch), Int(fan_in(l)),
@@ -112,7 +107,7 @@ void CudaMlpNetwork::Forward(std::span<const LayerParams> params, const float* i
           "the bias and ReLU kernel");
   }
   const size_t classes = widths_.back();
-  Check(EnqueueSoftmaxCrossEntropy(activations_.back().data(), labels_.data(), batch, classes,
+  Check(EnqueueSoftmaxCrossEntropy(activations_.back().data(), input.labels, batch, classes,
                                    1.0 / static_cast<double>(batch),
                                    deltas_.Reserve(batch * classes), losses_.Reserve(batch),
                                    correct_.Reserve(batch), stream_),
@@ -140,15 +135,27 @@ BatchStats CudaMlpNetwork::Totals(size_t batch) {
 
 BatchStats CudaMlpNetwork::Evaluate(std::span<const LayerParams> params, const float* inputs,
                                     const int32_t* labels, size_t batch) {
-  Forward(params, inputs, labels, batch);
-  return Totals(batch);
+  return Evaluate(params, CopyIn(inputs, labels, batch));
 }
 
 BatchStats CudaMlpNetwork::Train(std::span<const LayerParams> params,
                                  std::span<const LayerGrads> grads, const float* inputs,
                                  const int32_t* labels, size_t batch,
                                  const std::function<void(size_t layer)>& on_layer_ready) {
-  Forward(params, inputs, labels, batch);
+  return Train(params, grads, CopyIn(inputs, labels, batch), on_layer_ready);
+}
+
+BatchStats CudaMlpNetwork::Evaluate(std::span<const LayerParams> params,
+                                    const DeviceBatch& batch) {
+  Forward(params, batch);
+  return Totals(batch.size);
+}
+
+BatchStats CudaMlpNetwork::Train(std::span<const LayerParams> params,
+                                 std::span<const LayerGrads> grads, const DeviceBatch& input,
+                                 const std::function<void(size_t layer)>& on_layer_ready) {
+  const size_t batch = input.size;
+  Forward(params, input);
   if (ones_filled_ < batch) {
     const std::vector<float> ones(batch, 1.0f);
     Check(cudaMemcpyAsync(ones_.Reserve(batch), ones.data(), batch * sizeof(float),

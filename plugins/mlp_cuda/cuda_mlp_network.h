@@ -1,8 +1,8 @@
 // cuda_mlp_network.h -- MlpNetwork's classifier (mlp_network.h) on a CUDA device: the same
 // layers, layout, initialization and loss, with the matrix products through cuBLAS and the rest
 // in small kernels, all enqueued on the stream Cohort gives the plugin. Parameters and gradients
-// are device pointers into the runtime's arena; inputs and labels arrive from the host and are
-// copied to the device per batch. cuBLAS sums in its own order, so values differ from the CPU
+// are device pointers into the runtime's arena; a batch's inputs and labels are on the device
+// already (DeviceBatch, see device_dataset.h) or come from the host and are copied there. cuBLAS sums in its own order, so values differ from the CPU
 // network's in the last bits; each run on the same device is repeatable.
 //
 // Errors from CUDA or cuBLAS throw std::runtime_error naming the call. One thread at a time.
@@ -60,9 +60,22 @@ class CudaMlpNetwork {
   // MlpNetwork::Initialize's values (computed on the host), copied into the device `params`.
   void Initialize(uint64_t seed, std::span<const LayerBuffers<float>> params);
 
-  // As MlpNetwork::Evaluate and Train, with device params and grads and host inputs and labels.
+  // A batch on the device: `size` records, inputs (size x fan_in(0), row-major) and labels, left
+  // unchanged by others until the work enqueued on it is done.
+  struct DeviceBatch {
+    const float* inputs = nullptr;
+    const int32_t* labels = nullptr;
+    size_t size = 0;
+  };
+
+  // As MlpNetwork::Evaluate and Train, with device params and grads, on a batch on the device.
   // on_layer_ready(l) is called once layer l's gradient work is enqueued (final on the stream).
   // Both wait for the batch's loss to return it.
+  BatchStats Evaluate(std::span<const LayerParams> params, const DeviceBatch& batch);
+  BatchStats Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
+                   const DeviceBatch& batch,
+                   const std::function<void(size_t layer)>& on_layer_ready);
+  // The same on host inputs and labels, copied to the device first.
   BatchStats Evaluate(std::span<const LayerParams> params, const float* inputs,
                       const int32_t* labels, size_t batch);
   BatchStats Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
@@ -70,18 +83,21 @@ class CudaMlpNetwork {
                    const std::function<void(size_t layer)>& on_layer_ready);
 
  private:
-  // Copies the batch in, runs every layer and the loss; leaves d(mean loss)/d(logits) in deltas_.
-  void Forward(std::span<const LayerParams> params, const float* inputs, const int32_t* labels,
-               size_t batch);
+  // Copies host inputs and labels into inputs_ and labels_: the batch there.
+  DeviceBatch CopyIn(const float* inputs, const int32_t* labels, size_t batch);
+  // Runs every layer and the loss; leaves d(mean loss)/d(logits) in deltas_.
+  void Forward(std::span<const LayerParams> params, const DeviceBatch& batch);
   // Waits for the stream and sums the per-record losses and hits in record order.
   BatchStats Totals(size_t batch);
+  // Layer `layer`'s input: the batch's inputs for the first layer.
   const float* LayerInput(size_t layer) const;
 
   std::vector<size_t> widths_;
   cudaStream_t stream_;
   cublasHandle_t blas_ = nullptr;
-  DeviceArray<float> inputs_;
+  DeviceArray<float> inputs_;  // a host batch, copied in
   DeviceArray<int32_t> labels_;
+  const float* batch_inputs_ = nullptr;  // the batch of the pass under way
   std::vector<DeviceArray<float>> activations_;  // [l]: output of layer l, batch x fan_out(l)
   DeviceArray<float> deltas_, next_deltas_;
   DeviceArray<float> ones_;  // batch ones: the bias gradient is deltas^T * ones

@@ -56,6 +56,21 @@ __global__ void ReluGateKernel(float* delta, const float* input, size_t count) {
   }
 }
 
+// One pass over the batch's features, record-major; the thread at a record's first feature also
+// copies its label.
+__global__ void GatherRecordsKernel(const float* features, const int32_t* labels,
+                                    const uint32_t* indices, size_t rows, size_t input_size,
+                                    float* out_inputs, int32_t* out_labels) {
+  const size_t count = rows * input_size;
+  for (size_t i = FirstIndex(); i < count; i += Stride()) {
+    const size_t row = i / input_size;
+    const size_t feature = i - row * input_size;
+    const size_t record = indices[row];
+    out_inputs[i] = features[record * input_size + feature];
+    if (feature == 0) out_labels[row] = labels[record];
+  }
+}
+
 }  // namespace
 
 cudaError_t EnqueueBiasActivation(float* out, const float* bias, size_t rows, size_t cols,
@@ -78,6 +93,15 @@ cudaError_t EnqueueSoftmaxCrossEntropy(const float* logits, const int32_t* label
 cudaError_t EnqueueReluGate(float* delta, const float* input, size_t count, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   ReluGateKernel<<<BlocksFor(count), kThreads, 0, stream>>>(delta, input, count);
+  return cudaGetLastError();
+}
+
+cudaError_t EnqueueGatherRecords(const float* features, const int32_t* labels,
+                                 const uint32_t* indices, size_t rows, size_t input_size,
+                                 float* out_inputs, int32_t* out_labels, cudaStream_t stream) {
+  if (rows * input_size == 0) return cudaSuccess;
+  GatherRecordsKernel<<<BlocksFor(rows * input_size), kThreads, 0, stream>>>(
+      features, labels, indices, rows, input_size, out_inputs, out_labels);
   return cudaGetLastError();
 }
 

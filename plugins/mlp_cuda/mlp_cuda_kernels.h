@@ -1,6 +1,7 @@
 // mlp_cuda_kernels.h -- the element-wise parts of the CUDA MLP (the matrix products are cuBLAS's):
-// bias and ReLU after a layer's product, softmax cross-entropy on the logits, and the ReLU's
-// gate on the way back. Each enqueues on `stream` and returns the launch error.
+// bias and ReLU after a layer's product, softmax cross-entropy on the logits, the ReLU's gate on
+// the way back, and the gather of a batch's records. Each enqueues on `stream` and returns the
+// launch error.
 #ifndef COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
 #define COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
 
@@ -25,6 +26,12 @@ cudaError_t EnqueueSoftmaxCrossEntropy(const float* logits, const int32_t* label
 
 // delta[i] = 0 where input[i] <= 0 (the ReLU that produced `input` was off), for `count` values.
 cudaError_t EnqueueReluGate(float* delta, const float* input, size_t count, cudaStream_t stream);
+
+// For each of `rows` records r: out_inputs[r] = features[indices[r]] (`input_size` floats, rows
+// row-major) and out_labels[r] = labels[indices[r]]. Every index must be inside the arrays.
+cudaError_t EnqueueGatherRecords(const float* features, const int32_t* labels,
+                                 const uint32_t* indices, size_t rows, size_t input_size,
+                                 float* out_inputs, int32_t* out_labels, cudaStream_t stream);
 
 }  // namespace mlp
 

@@ -3,8 +3,10 @@
 // The same model, hyperparameters, data and initialization as the "mlp" plugin, but its tensors
 // live in the runtime's arena on the trial's GPU and every pass runs on the stream Cohort hands
 // the plugin (cohort_trial_context.stream): cuBLAS products and small kernels
-// (cuda_mlp_network.h). A layer's gradients are handed to the exchange as soon as their kernels
-// are enqueued, so Cohort exchanges them while the layers below are still computed.
+// (cuda_mlp_network.h). A split small enough is read once and kept on the GPU, so a batch is
+// gathered there from its indices (device_dataset.h); a larger one is read on the host per batch
+// and copied over. A layer's gradients are handed to the exchange as soon as their kernels are
+// enqueued, so Cohort exchanges them while the layers below are still computed.
 //
 // It needs a GPU slot: `cohort run --gpus`, or an agent with GPUs. On a CPU slot it refuses to
 // start, saying so.
@@ -19,6 +21,7 @@
 
 #include "cuda_mlp_network.h"
 #include "dataset.h"
+#include "device_dataset.h"
 #include "mlp_glue.h"
 #include "mlp_options.h"
 
@@ -48,31 +51,57 @@ class MlpCudaModel : public cohort::Model {
     LayerViews views = ViewLayers(tensors_);
     params_ = std::move(views.params);
     grads_ = std::move(views.grads);
-    Guarded([&] { network_.Initialize(host.context().trial_seed, views.writable); });
+    Guarded([&] {
+      network_.Initialize(host.context().trial_seed, views.writable);
+      const cudaStream_t stream = StreamOf(host);
+      if (DeviceDataset::Fits(*data_.training)) {
+        on_device_training_ = std::make_unique<DeviceDataset>(*data_.training, stream);
+      }
+      if (data_.validation && DeviceDataset::Fits(*data_.validation)) {
+        on_device_validation_ = std::make_unique<DeviceDataset>(*data_.validation, stream);
+      }
+    });
   }
 
   uint64_t dataset_size(cohort_split split) override { return SplitData(data_, split).size(); }
 
   void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
-    input_.Gather(SplitData(data_, batch.split()), batch);
+    const auto hand_over = [this](size_t layer) { HandOverLayer(host(), tensors_, layer); };
     BatchStats stats;
-    Guarded([&] {
-      stats = network_.Train(params_, grads_, input_.inputs(), input_.labels(), batch.size(),
-                             [this](size_t layer) { HandOverLayer(host(), tensors_, layer); });
-    });
+    if (DeviceDataset* on_device = OnDevice(batch.split())) {
+      Guarded([&] { stats = network_.Train(params_, grads_, on_device->Gather(batch), hand_over); });
+    } else {
+      input_.Gather(SplitData(data_, batch.split()), batch);
+      Guarded([&] {
+        stats = network_.Train(params_, grads_, input_.inputs(), input_.labels(), batch.size(),
+                               hand_over);
+      });
+    }
     ReportBatch(stats, metrics);
   }
 
   void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
-    input_.Gather(SplitData(data_, batch.split()), batch);
     BatchStats stats;
-    Guarded([&] {
-      stats = network_.Evaluate(params_, input_.inputs(), input_.labels(), batch.size());
-    });
+    if (DeviceDataset* on_device = OnDevice(batch.split())) {
+      Guarded([&] { stats = network_.Evaluate(params_, on_device->Gather(batch)); });
+    } else {
+      input_.Gather(SplitData(data_, batch.split()), batch);
+      Guarded([&] {
+        stats = network_.Evaluate(params_, input_.inputs(), input_.labels(), batch.size());
+      });
+    }
     ReportBatch(stats, metrics);
   }
 
  private:
+  // The split's records on the device, or nullptr where they are read on the host (which also
+  // refuses an unknown split).
+  DeviceDataset* OnDevice(cohort_split split) const {
+    if (split == COHORT_SPLIT_TRAINING) return on_device_training_.get();
+    if (split == COHORT_SPLIT_VALIDATION) return on_device_validation_.get();
+    return nullptr;
+  }
+
   // Runs `work`, turning a CUDA or cuBLAS failure into the plugin's error.
   template <class Work>
   static void Guarded(Work work) {
@@ -90,6 +119,8 @@ class MlpCudaModel : public cohort::Model {
   std::vector<LayerParams> params_;          // device views of tensors_' data
   std::vector<LayerGrads> grads_;            // device views of tensors_' gradients
   BatchInput input_;                         // the current batch, on the host
+  std::unique_ptr<DeviceDataset> on_device_training_;    // see OnDevice
+  std::unique_ptr<DeviceDataset> on_device_validation_;
 };
 
 }  // namespace
