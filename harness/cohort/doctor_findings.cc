@@ -151,13 +151,23 @@ DoctorFinding LinksFinding(const HostFacts& f) {
           "gradient compression (optimizations.gradient_compression)"};
 }
 
+// Set by NVIDIA's container images to the version of the NCCL they ship; not a setting of NCCL.
+constexpr char kNcclImageVersion[] = "NCCL_VERSION";
+
 std::vector<DoctorFinding> NcclFindings(const HostFacts& f) {
   std::vector<DoctorFinding> findings;
   std::vector<std::string> set;
-  for (const auto& [name, value] : f.nccl_env) set.push_back(absl::StrCat(name, "=", value));
-  findings.push_back({Severity::kOk, "nccl",
-                      set.empty() ? "no NCCL_* variable set: NCCL chooses for itself"
-                                  : absl::StrCat("set: ", absl::StrJoin(set, " ")),
+  for (const auto& [name, value] : f.nccl_env) {
+    if (name != kNcclImageVersion) set.push_back(absl::StrCat(name, "=", value));
+  }
+  std::string what = set.empty() ? "no NCCL_* variable set: NCCL chooses for itself"
+                                 : absl::StrCat("set: ", absl::StrJoin(set, " "));
+  if (auto it = f.nccl_env.find(kNcclImageVersion); it != f.nccl_env.end()) {
+    absl::StrAppend(&what, "\n", kNcclImageVersion, "=", it->second,
+                    " names the NCCL of the container image; NCCL does not read it, and Cohort "
+                    "loads the libnccl.so.2 the library path finds");
+  }
+  findings.push_back({Severity::kOk, "nccl", what,
                       f.nccl_env.count("NCCL_DEBUG") ? ""
                                                      : "NCCL_DEBUG=INFO in the agent's "
                                                        "environment prints what NCCL chose"});

@@ -148,6 +148,19 @@ TEST(DoctorFindings, NcclSettings) {
   EXPECT_EQ(warnings, 2);  // InfiniBand turned off, P2P turned off
 }
 
+TEST(DoctorFindings, ContainerNcclVersionIsNotASetting) {
+  HostFacts f = HealthyHost();
+  f.nccl_env = {{"NCCL_VERSION", "2.28.3-1"}};
+  const std::vector<DoctorFinding> findings = Diagnose(f);
+  EXPECT_TRUE(CanRunGpuTrials(findings));
+  const DoctorFinding* nccl = Find(findings, "nccl", Severity::kOk);
+  ASSERT_NE(nccl, nullptr);
+  EXPECT_NE(nccl->what.find("no NCCL_* variable set"), std::string::npos) << nccl->what;
+  EXPECT_NE(nccl->what.find("NCCL_VERSION=2.28.3-1 names the NCCL of the container image"),
+            std::string::npos)
+      << nccl->what;
+}
+
 TEST(DoctorFindings, HostMemoryPerGpu) {
   HostFacts f = HealthyHost();
   f.host_memory = 24 * kGiB;
