@@ -53,6 +53,11 @@ inline std::vector<ScriptStep> ReadScript(absl::string_view bytes) {
   return steps;
 }
 
+// The script of a fuzz target's input bytes.
+inline std::vector<ScriptStep> ReadScript(const uint8_t* data, size_t size) {
+  return ReadScript(absl::string_view(reinterpret_cast<const char*>(data), size));
+}
+
 // Payloads longer than 65535 bytes are cut to that length.
 inline std::string WriteScript(const std::vector<ScriptStep>& steps) {
   std::string bytes;

@@ -122,7 +122,6 @@ void Play(const std::vector<ScriptStep>& steps) {
 }  // namespace cohort::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  cohort::fuzz::Play(cohort::fuzz::ReadScript(
-      absl::string_view(reinterpret_cast<const char*>(data), size)));
+  cohort::fuzz::Play(cohort::fuzz::ReadScript(data, size));
   return 0;
 }

@@ -1,5 +1,5 @@
 // Writes the binary seed corpora of the fuzz targets: one valid input per message type, a few
-// manifests and a few orchestrator conversations, under <corpus root>/<target>/. Run it after a
+// manifests and a few orchestrator and rendezvous conversations, under <corpus root>/<target>/. Run it after a
 // schema change (scripts/fuzz --write-seeds) and commit what changed; the config seeds are plain
 // YAML files kept by hand.
 #include <cstdio>
@@ -190,6 +190,39 @@ std::vector<Seed> OrchestratorSeeds() {
           {"two_agents_and_clients", WriteScript(clients)}};
 }
 
+// Rendezvous scripts (rendezvous_fuzzer.cc): tag 3p + 0 is a message from peer p, 3(t-1) + 1
+// starts or ends task t, 3(t-1) + 2 is a burst of sets for task t.
+std::vector<Seed> RendezvousSeeds() {
+  const auto message = [](uint8_t peer, const WorkerMessage& m) {
+    return ScriptStep{static_cast<uint8_t>(3 * peer), EncodeWorkerMessage(m)};
+  };
+  const auto toggle = [](uint8_t task) { return ScriptStep{static_cast<uint8_t>(3 * (task - 1) + 1), ""}; };
+  // Two ranks of task 1 meet, then the task ends.
+  const std::vector<ScriptStep> meet = {
+      toggle(1),
+      message(0, RendezvousSet{"task-1/attempt-0/rank-0", "10.0.0.1:29500"}),
+      message(1, RendezvousSet{"task-1/attempt-0/rank-1", "10.0.0.2:29500"}),
+      message(0, RendezvousGet{"task-1/attempt-0/rank-1", 1}),
+      message(1, RendezvousGet{"task-1/attempt-0/rank-0", 2}),
+      toggle(1),
+  };
+  // Sets no live task owns, a respelled prefix, and a message this endpoint does not serve.
+  const std::vector<ScriptStep> strangers = {
+      toggle(1),
+      message(0, RendezvousSet{"task-3/rank-0", "x"}),
+      message(0, RendezvousSet{"task-01/rank-0", "x"}),
+      message(0, RendezvousSet{"no-task", "x"}),
+      message(2, WorkerHello{1, 0, 2, 1, 0}),
+  };
+  // 66,000 sets for task 2: past the 65,536 keys a task may hold.
+  std::string burst = {static_cast<char>(33000 & 0xff), static_cast<char>(33000 >> 8)};
+  burst += "10.0.0.3:29500";
+  const std::vector<ScriptStep> bounded = {toggle(2), ScriptStep{5, burst}, toggle(2)};
+  return {{"two_ranks_meet", WriteScript(meet)},
+          {"strangers", WriteScript(strangers)},
+          {"burst_past_the_bound", WriteScript(bounded)}};
+}
+
 }  // namespace
 }  // namespace cohort::fuzz
 
@@ -205,5 +238,6 @@ int main(int argc, char** argv) {
   WriteSeeds(root / "client_message", ClientSeeds());
   WriteSeeds(root / "manifest", ManifestSeeds());
   WriteSeeds(root / "orchestrator", OrchestratorSeeds());
+  WriteSeeds(root / "rendezvous", RendezvousSeeds());
   return 0;
 }

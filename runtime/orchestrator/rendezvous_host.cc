@@ -43,8 +43,11 @@ bool RendezvousHost::MayKeep(const std::string& key, const std::string& value) {
   const size_t slash = key.find('/');
   absl::string_view id = absl::string_view(key).substr(0, slash);
   uint64_t task_id = 0;
+  // Only the prefix the orchestrator forgets at the task's end ("task-12/", never "task-012/" or
+  // "task-+12/", which would outlive it).
   if (slash == std::string::npos || !absl::ConsumePrefix(&id, "task-") ||
-      !absl::SimpleAtoi(id, &task_id) || (accepts_ && !accepts_(task_id))) {
+      !absl::SimpleAtoi(id, &task_id) || id != absl::StrCat(task_id) ||
+      (accepts_ && !accepts_(task_id))) {
     refusals_.Report("dropped rendezvous sets for keys of no live task spanning agents", now);
     return false;
   }
@@ -69,19 +72,21 @@ size_t RendezvousHost::Serve() {
   // The notification fd is edge-triggered: read until nothing is left.
   for (std::vector<WorkerHub::Received> received = hub_->Drain(); !received.empty();
        received = hub_->Drain()) {
-    for (const WorkerHub::Received& message : received) {
-      if (const auto* set = std::get_if<RendezvousSet>(&message.message);
-          set != nullptr && !MayKeep(set->key, set->value)) {
-        continue;
-      }
-      if (!service_.Handle(*hub_, message.peer, message.message)) {
-        log_(absl::StrCat("dropped a ", WorkerMessageName(message.message),
-                          ": this endpoint serves only the rendezvous"));
-      }
-    }
+    for (const WorkerHub::Received& message : received) Handle(message.peer, message.message);
     served += received.size();
   }
   return served;
+}
+
+void RendezvousHost::Handle(const std::string& peer, const WorkerMessage& message) {
+  if (const auto* set = std::get_if<RendezvousSet>(&message);
+      set != nullptr && !MayKeep(set->key, set->value)) {
+    return;
+  }
+  if (!service_.Handle(*hub_, peer, message)) {
+    log_(absl::StrCat("dropped a ", WorkerMessageName(message),
+                      ": this endpoint serves only the rendezvous"));
+  }
 }
 
 void RendezvousHost::Forget(absl::string_view prefix) {

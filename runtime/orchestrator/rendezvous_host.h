@@ -5,7 +5,8 @@
 // RendezvousSet and RendezvousGet are dropped and logged, as are malformed ones.
 //
 // What peers can make it hold is bounded: a key must name a task the filter accepts (a live task
-// spanning agents, SetTaskFilter), and a task holds at most kMaxRendezvousKeysPerTask keys and
+// spanning agents, SetTaskFilter) in the form Forget is given ("task-12/", not "task-012/"), and
+// a task holds at most kMaxRendezvousKeysPerTask keys and
 // kMaxRendezvousBytesPerTask bytes of keys and values. Other sets are dropped, and the drops are
 // logged at most once a minute per kind of refusal (saying how many were held back).
 //
@@ -69,6 +70,11 @@ class RendezvousHost {
 
   // Answers every message waiting now and returns how many there were; never blocks.
   size_t Serve();
+
+  // Handles one message as Serve does for each it receives from `peer` (a routing id): a set is
+  // kept within the bounds above, a get answered through the hub, anything else dropped and
+  // logged.
+  void Handle(const std::string& peer, const WorkerMessage& message);
 
   // Forgets the keys under `prefix` (an ended task's "task-12/"); an empty prefix is ignored,
   // so one task's end never clears the others' keys.

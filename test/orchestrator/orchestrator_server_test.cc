@@ -588,8 +588,8 @@ TEST_F(CurveOrchestratorServerTest, TheRendezvousNeverAnswersAWorkerWithoutAnAut
 }
 
 // An authorized peer still cannot make the orchestrator hold what it likes: keys of a task that
-// does not span agents are dropped, a task's keys and bytes are bounded, and the drops are
-// logged once, not once per message.
+// does not span agents, or under a prefix the task's end would not clear, are dropped, a task's
+// keys and bytes are bounded, and the drops are logged once, not once per message.
 TEST_F(CurveOrchestratorServerTest, TheRendezvousHoldsOnlyWhatLiveTasksNeed) {
   StartTaskSpanningAgents();
   std::unique_ptr<WorkerLink> worker = RendezvousLink(Curve("agent-1"));
@@ -610,6 +610,13 @@ TEST_F(CurveOrchestratorServerTest, TheRendezvousHoldsOnlyWhatLiveTasksNeed) {
   std::optional<RendezvousValue> stranger = Get(*worker, "task-99/key-0", kReplyTimeout);
   ASSERT_TRUE(stranger.has_value());
   EXPECT_FALSE(stranger->found) << "a key of no live task was kept";
+  // Task 1's under another spelling of its prefix: Forget("task-1/") would never clear it.
+  for (const char* key : {"task-01/key-0", "task-+1/key-0"}) {
+    ASSERT_TRUE(worker->Send(RendezvousSet{key, "x"}).ok());
+    std::optional<RendezvousValue> respelled = Get(*worker, key, kReplyTimeout);
+    ASSERT_TRUE(respelled.has_value());
+    EXPECT_FALSE(respelled->found) << key << " was kept";
+  }
   EXPECT_TRUE(Logged("dropped rendezvous sets for keys of no live task spanning agents"));
   EXPECT_TRUE(Logged("dropped rendezvous sets for task 1: a task holds at most 65536 keys and "
                      "16777216 bytes"));
