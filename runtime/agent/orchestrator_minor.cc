@@ -3,6 +3,11 @@
 namespace cohort {
 
 std::optional<ControlMessage> KnownAtMinor(const ControlMessage& message, uint16_t minor) {
+  // An older orchestrator would take a restored checkpoint for one just written.
+  if (const auto* checkpoint = std::get_if<TaskCheckpointReport>(&message);
+      checkpoint != nullptr && checkpoint->restored && minor < kControlMinorWithRestoredCheckpoints) {
+    return std::nullopt;
+  }
   if (minor >= kControlMinorWithProgress) return message;
   if (std::holds_alternative<TaskProgress>(message)) return std::nullopt;
   if (const auto* batch = std::get_if<LogBatch>(&message)) {

@@ -4,7 +4,8 @@
 // knows, it assumes minor 0.
 //
 // Minor 1 added TaskProgress and LogStream::kAgent: an older orchestrator gets no TaskProgress,
-// and LogBatch messages without their kAgent lines.
+// and LogBatch messages without their kAgent lines. Minor 5 added TaskCheckpointReport.restored:
+// an older orchestrator gets no restored report (it would record a checkpoint written anew).
 //
 //   if (std::optional<ControlMessage> known = KnownAtMinor(message, orchestrator_minor)) {
 //     connection.Send(*known);
@@ -23,7 +24,8 @@ namespace cohort {
 
 // `message` as far as a peer speaking minor `minor` knows it: unchanged when it knows all of it;
 // a LogBatch without the lines it does not know; nullopt when nothing of it is left to send (a
-// message type it does not know, a LogBatch all of whose lines it would refuse).
+// message type it does not know, a LogBatch all of whose lines it would refuse, a restored
+// checkpoint report it would misread).
 std::optional<ControlMessage> KnownAtMinor(const ControlMessage& message, uint16_t minor);
 
 }  // namespace cohort

@@ -350,7 +350,7 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
   } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {
     listener_.OnTaskReport(TaskCheckpointReport{task_.task_id, task_.trial_id, checkpoint->id,
                                                 checkpoint->batches, checkpoint->records,
-                                                checkpoint->bytes, {}});
+                                                checkpoint->bytes, {}, checkpoint->restored});
   } else if (const auto* progress = std::get_if<ProgressReport>(&message)) {
     ProgressReport kept = *progress;
     kept.trial_id = task_.trial_id;

@@ -84,8 +84,11 @@ struct Describer {
                         r.batches, " batches: ", Count(r.metrics.size(), "metric"));
   }
   std::string operator()(const TaskCheckpointReport& m) const {
+    const std::string what = m.checkpoint_id.empty()
+                                 ? std::string(" its start")
+                                 : absl::StrCat(" checkpoint ", m.checkpoint_id);
     return absl::StrCat("TaskCheckpointReport task ", m.task_id, " trial ", m.trial_id,
-                        " checkpoint ", m.checkpoint_id, " after ", m.batches, " batches");
+                        m.restored ? " restored" : "", what, " after ", m.batches, " batches");
   }
   std::string operator()(const LogBatch& m) const {
     return absl::StrCat("LogBatch task ", m.task_id, ": ", Count(m.lines.size(), "line"));

@@ -144,7 +144,7 @@ struct PayloadEncoder {
     auto table = wire::CreateTaskCheckpointReport(builder, m.task_id, m.trial_id,
                                                   CreateText(builder, m.checkpoint_id), m.batches,
                                                   m.records, m.bytes,
-                                                  EncodeAll(builder, m.metadata));
+                                                  EncodeAll(builder, m.metadata), m.restored);
     return {wire::ControlPayload::TaskCheckpointReport, table.Union()};
   }
   Payload operator()(const LogBatch& m) const {
@@ -301,9 +301,16 @@ TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
 }
 
 TaskCheckpointReport Read(Reader& reader, const wire::TaskCheckpointReport& t) {
-  return {t.task_id(),  t.trial_id(), Id(reader, t.checkpoint_id(), "checkpoint id"),
-          t.batches(),  t.records(),  t.bytes(),
-          ReadAll(reader, t.metadata())};
+  // Only a restored report of the trial's start names no checkpoint.
+  const bool from_start = t.restored() && t.batches() == 0;
+  return {t.task_id(),
+          t.trial_id(),
+          from_start ? t.checkpoint_id()->str() : Id(reader, t.checkpoint_id(), "checkpoint id"),
+          t.batches(),
+          t.records(),
+          t.bytes(),
+          ReadAll(reader, t.metadata()),
+          t.restored()};
 }
 
 LogBatch Read(Reader& reader, const wire::LogBatch& t) {

@@ -32,10 +32,12 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kControlProtocolMajor = 1;
-inline constexpr uint16_t kControlProtocolMinor = 4;
+inline constexpr uint16_t kControlProtocolMinor = 5;
 // The first minor with TaskProgress and LogStream::kAgent: an agent sends them only to an
 // orchestrator that said it speaks at least this minor.
 inline constexpr uint16_t kControlMinorWithProgress = 1;
+// The first minor whose TaskCheckpointReport has `restored`.
+inline constexpr uint16_t kControlMinorWithRestoredCheckpoints = 5;
 
 // An agent id is printable text (no control characters) of at most this many bytes (a ZeroMQ
 // routing id's most); a message with another is refused.
@@ -236,7 +238,8 @@ struct TaskMetricsReport {
   friend bool operator==(const TaskMetricsReport&, const TaskMetricsReport&) = default;
 };
 
-// Agent -> orchestrator: a worker's CheckpointReport, forwarded; `checkpoint_id` is non-empty.
+// Agent -> orchestrator: a worker's CheckpointReport, forwarded; `checkpoint_id` is non-empty,
+// but for a restored report of the trial's start (CheckpointReport says what `restored` means).
 struct TaskCheckpointReport {
   uint64_t task_id = 0;
   uint64_t trial_id = 0;
@@ -245,6 +248,7 @@ struct TaskCheckpointReport {
   uint64_t records = 0;
   uint64_t bytes = 0;
   std::vector<KeyValue> metadata;
+  bool restored = false;
 
   friend bool operator==(const TaskCheckpointReport&, const TaskCheckpointReport&) = default;
 };

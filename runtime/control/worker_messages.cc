@@ -53,7 +53,7 @@ struct MessageEncoder {
   }
   std::string operator()(const CheckpointReport& m) const {
     auto table = fbs::CreateCheckpointReport(builder, m.trial_id, Text(builder, m.id), m.batches,
-                                             m.records, m.bytes);
+                                             m.records, m.bytes, m.restored);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::CheckpointReport, table.Union());
   }
   std::string operator()(const TrialFinished& m) const {
@@ -114,8 +114,11 @@ WorkerMessage Decode(const fbs::ProgressReport& t) {
 }
 
 absl::StatusOr<WorkerMessage> Decode(const fbs::CheckpointReport& t) {
-  if (t.id()->size() == 0) return Invalid("checkpoint report without a checkpoint id");
-  return CheckpointReport{t.trial_id(), t.id()->str(), t.batches(), t.records(), t.bytes()};
+  if (t.id()->size() == 0 && !(t.restored() && t.batches() == 0)) {
+    return Invalid("checkpoint report without a checkpoint id");
+  }
+  return CheckpointReport{t.trial_id(), t.id()->str(), t.batches(), t.records(), t.bytes(),
+                          t.restored()};
 }
 
 absl::StatusOr<WorkerMessage> Decode(const fbs::TrialFinished& t) {

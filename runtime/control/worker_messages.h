@@ -85,13 +85,17 @@ struct ProgressReport {
   friend bool operator==(const ProgressReport&, const ProgressReport&) = default;
 };
 
-// `id` names the stored checkpoint and must not be empty.
+// A checkpoint written (`id` names it and is not empty), or, with `restored`, the one an attempt
+// resumed from because the newer checkpoints it was given are damaged: then its reports after
+// `batches` are trained again. A restored report with an empty `id` and 0 batches says no whole
+// checkpoint was left and the attempt starts from the beginning.
 struct CheckpointReport {
   uint64_t trial_id = 0;
   std::string id;
   uint64_t batches = 0;
   uint64_t records = 0;
   uint64_t bytes = 0;
+  bool restored = false;
 
   friend bool operator==(const CheckpointReport&, const CheckpointReport&) = default;
 };

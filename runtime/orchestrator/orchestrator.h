@@ -189,6 +189,10 @@ class Orchestrator {
   void OnTaskExit(const std::string& agent_id, uint64_t message_id, const TaskExit& exit);
   void OnMetrics(const TaskMetricsReport& report);
   void OnCheckpoint(const TaskCheckpointReport& report);
+  // A worker passed over the trial's newest checkpoints as damaged and resumed from an older one
+  // (or from the start): the record goes back to where it resumed, so nothing is reported twice.
+  void OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,
+                                 const TaskCheckpointReport& report);
   void OnProgress(const TaskProgress& progress);
   void OnLogBatch(const LogBatch& batch);
   void OnAnswer(const std::string& agent_id, uint64_t correlation_id, const ErrorReply* error);

@@ -250,11 +250,30 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   experiment.dirty = true;
 }
 
+void Orchestrator::OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,
+                                             const TaskCheckpointReport& report) {
+  if (report.batches >= trial.latest_checkpoint_batches) return;  // nothing recorded is redone
+  Notice(absl::StrCat("trial ", trial.id, " resumed from ",
+                      report.checkpoint_id.empty() ? std::string("its start")
+                                                   : report.checkpoint_id,
+                      " at batch ", report.batches, ", not from ", trial.latest_checkpoint_id,
+                      " (damaged): what it reported after batch ", report.batches,
+                      " is trained again and recorded anew"));
+  trial.latest_checkpoint_id = report.checkpoint_id;
+  trial.latest_checkpoint_batches = report.batches;
+  RewindTrial(experiment, trial);
+  experiment.dirty = true;
+}
+
 void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
   Task* task = FindTask(report.task_id);
   if (task == nullptr) return;
   Trial& trial = *trials_.at(task->trial_id);
   Experiment& experiment = *experiments_.at(trial.experiment_id);
+  if (report.restored) {
+    OnRestoredOlderCheckpoint(experiment, trial, report);
+    return;
+  }
   if (report.batches >= trial.latest_checkpoint_batches) {
     trial.latest_checkpoint_id = report.checkpoint_id;
     trial.latest_checkpoint_batches = report.batches;

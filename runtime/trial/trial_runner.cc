@@ -156,11 +156,21 @@ absl::StatusOr<std::vector<std::string>> TrialRunner::RestoreNewestWhole(
     if (absl::Status restored = RestoreFrom(*older); !restored.ok()) return restored;
     warnings.push_back(absl::StrCat("trial ", options_.trial_id, " resumes from ", it->id,
                                     ", the newest whole checkpoint before it"));
+    ReportRestored(it->id);
     return warnings;
   }
   warnings.push_back(absl::StrCat("trial ", options_.trial_id,
                                   " has no whole checkpoint left: it trains from the beginning"));
+  ReportRestored("");
   return warnings;
+}
+
+void TrialRunner::ReportRestored(const std::string& checkpoint_id) {
+  if (!reporter()) return;
+  CheckpointReport restored{options_.trial_id, checkpoint_id, progress_.batches_trained,
+                            progress_.records_trained, 0};
+  restored.restored = true;
+  options_.events->OnCheckpoint(restored);
 }
 
 absl::Status TrialRunner::RestoreFrom(const cohort::Checkpoint& checkpoint) {

@@ -82,7 +82,8 @@ class TrialRunner {
   // from no later than it is restored instead; when none is left, the trial starts from the
   // beginning. Every rank reads the same storage, so every rank makes the same choice. Returns a
   // warning line for each checkpoint passed over and the one taken instead (empty when `id` was
-  // whole); any other failure is Restore's.
+  // whole); any other failure is Restore's. When it passed over `id`, rank 0 reports where it
+  // resumed (a CheckpointReport marked restored), so the trial's record goes back there too.
   absl::StatusOr<std::vector<std::string>> RestoreNewestWhole(const std::string& checkpoint_id);
 
   // Trains to the end (kCompleted) or until events->StopRequested() (kStopped, after a
@@ -109,6 +110,9 @@ class TrialRunner {
   absl::Status RestoreCompressionState(const std::map<std::string, std::string>& files);
   // Restore of a checkpoint already read and verified.
   absl::Status RestoreFrom(const cohort::Checkpoint& checkpoint);
+  // On rank 0: tells the events that this attempt resumed from `checkpoint_id` (empty: from the
+  // beginning) at the current progress, in place of a newer damaged checkpoint.
+  void ReportRestored(const std::string& checkpoint_id);
   absl::Status TrainBatch();
   // Whether any rank was asked to stop (agreed at training reports when there are several).
   absl::StatusOr<bool> StopAgreed(bool at_report);

@@ -81,6 +81,16 @@ TEST(KnownAtMinorTest, AMinorWithProgressGetsEverything) {
   EXPECT_EQ(KnownAtMinor(progress, kControlMinorWithProgress + 1), ControlMessage(progress));
 }
 
+TEST(KnownAtMinorTest, OnlyMinorFiveOnGetsRestoredCheckpointReports) {
+  TaskCheckpointReport restored{7, 3, "trial-3-batch-50", 50, 1600, 0, {}, true};
+  for (uint16_t minor = 0; minor < kControlMinorWithRestoredCheckpoints; ++minor) {
+    EXPECT_EQ(KnownAtMinor(restored, minor), std::nullopt) << "minor " << minor;
+  }
+  EXPECT_EQ(KnownAtMinor(restored, kControlMinorWithRestoredCheckpoints), ControlMessage(restored));
+  restored.restored = false;
+  EXPECT_EQ(KnownAtMinor(restored, 0), ControlMessage(restored)) << "a written one goes to every minor";
+}
+
 TEST(KnownAtMinorTest, MinorZeroGetsNoProgress) {
   EXPECT_EQ(KnownAtMinor(TaskProgress{7, AtBatch(10)}, 0), std::nullopt);
 }

@@ -78,6 +78,8 @@ std::vector<ControlMessage> EveryMessageFullySet() {
                           {1, 0, kAwkwardText, 0.0, 0, kMaxU64}}}},
       TaskCheckpointReport{7, 3, "trial-3-batch-100", 100, 3200, 1 << 20,
                            {{"framework", "cohort"}, {"note", kAwkwardText}}},
+      TaskCheckpointReport{7, 3, "trial-3-batch-50", 50, 1600, 0, {}, true},
+      TaskCheckpointReport{7, 3, "", 0, 0, 0, {}, true},
       LogBatch{7,
                {{0, LogStream::kStdout, 1.7e9, "epoch 1"},
                 {kMaxU32, LogStream::kStderr, 1.7e9 + 1, kAwkwardText},
@@ -438,6 +440,8 @@ TEST(ControlMessagesTest, RefusesVerifiedMessagesThatBreakTheRules) {
                 "StartTask: empty plugin path");
   ExpectInvalid(EncodeControlMessage(kAgentHeader, TaskCheckpointReport{}),
                 "TaskCheckpointReport: empty checkpoint id");
+  ExpectInvalid(EncodeControlMessage(kAgentHeader, TaskCheckpointReport{1, 2, "", 50, 0, 0, {}, true}),
+                "TaskCheckpointReport: empty checkpoint id");
   TaskExit below_whole_task;
   below_whole_task.rank = -2;
   ExpectInvalid(EncodeControlMessage(kAgentHeader, below_whole_task),
@@ -454,6 +458,8 @@ TEST(ControlMessagesTest, NamesAndDescribesEveryMessage) {
       "TaskExit task 7 rank 1 signal 9, killed by the agent",
       "TaskMetricsReport task 7 trial 3 validation after 18446744073709551615 batches: 3 metrics",
       "TaskCheckpointReport task 7 trial 3 checkpoint trial-3-batch-100 after 100 batches",
+      "TaskCheckpointReport task 7 trial 3 restored checkpoint trial-3-batch-50 after 50 batches",
+      "TaskCheckpointReport task 7 trial 3 restored its start after 0 batches",
       "LogBatch task 7: 4 lines",
       "TaskListRequest",
       "TaskList: 2 tasks",

@@ -100,6 +100,14 @@ TEST(WorkerMessagesTest, CheckpointRoundTripsAndNeedsAnId) {
   absl::Status empty_id = DecodeStatus(EncodeWorkerMessage(CheckpointReport{4, "", 1, 2, 3}));
   EXPECT_EQ(empty_id.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(empty_id.message(), HasSubstr("checkpoint id"));
+
+  // Restored: an older checkpoint, or none (the trial's start: batch 0, no id) and nothing else.
+  const CheckpointReport restored{4, "trial-4-batch-50", 50, 1600, 0, true};
+  EXPECT_EQ(RoundTrip(restored), WorkerMessage(restored));
+  const CheckpointReport from_start{4, "", 0, 0, 0, true};
+  EXPECT_EQ(RoundTrip(from_start), WorkerMessage(from_start));
+  EXPECT_EQ(DecodeStatus(EncodeWorkerMessage(CheckpointReport{4, "", 50, 1600, 0, true})).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(WorkerMessagesTest, TrialFinishedRoundTripsEveryExit) {

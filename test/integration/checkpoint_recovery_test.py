@@ -1,6 +1,7 @@
 """A checkpoint interrupted mid-write, or damaged (a lost end, or one changed byte that only its
 checksum shows), is never used: resuming takes the previous whole checkpoint, with a warning naming
 the damaged one, and still ends bitwise where an uninterrupted run does."""
+import json
 import os
 import shutil
 import signal
@@ -8,6 +9,17 @@ import signal
 from cohort_cli import *
 
 BATCHES = 1500
+
+
+def reported_once(run_dir):
+    """Every report of trial 1 in metrics.jsonl once, in batch order: a resume that went back
+    further than the record did would report the batches in between twice."""
+    with open(os.path.join(run_dir, "trials", "1", "metrics.jsonl")) as f:
+        reports = [json.loads(line) for line in f if line.strip()]
+    for kind in ("training", "validation"):
+        batches = [r["batches"] for r in reports if r["kind"] == kind]
+        check(batches and batches == sorted(set(batches)),
+              f"{run_dir}: {kind} reports at batches {batches}")
 
 with temp_dir() as tmp:
     config = mlp_config(tmp, batches=BATCHES, period=50, hidden_size=128)
@@ -73,4 +85,9 @@ with temp_dir() as tmp:
     check(f"warning: checkpoint {newest} is damaged (" in log and "fails its checksum" in log
           and f"trial 1 resumes from {before}, the newest whole checkpoint" in log, log)
     check(final_parameters(c, BATCHES) == expected, "final parameters differ after a flipped byte")
+    # The record went back with the worker: the batches after the checkpoint it resumed from are
+    # recorded once, not once before the damage and again after it.
+    check(f"trial 1 resumed from {before} at batch " in out + err, out + err)
+    for run_dir in (a, b, c):
+        reported_once(run_dir)
 print("ok")

@@ -32,7 +32,9 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -759,6 +761,64 @@ TEST_F(OrchestratorTest, FailureAfterRunningRestartsFromTheLatestCheckpoint) {
   EXPECT_FALSE(description.summary.error.empty());
   EXPECT_THAT(Tasks(), IsEmpty());
   EXPECT_TRUE(orchestrator_.Idle());
+}
+
+// A restarted worker that finds the latest checkpoint damaged resumes from an older one and says
+// so: the record goes back there with it, so what it trains again is not recorded twice, and the
+// next restart asks for the checkpoint it used.
+TEST_F(OrchestratorTest, AWorkerResumingFromAnOlderCheckpointTakesTheRecordBackWithIt) {
+  Register("agent-1", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(1, /*batches=*/100, /*max_restarts=*/2));
+  const StartTask first = StartTasksSentTo("agent-1")[0];
+  const uint64_t trial_id = first.trial_id;
+  Accept(first.task_id);
+  Running(first.task_id);
+  Train(first.task_id, 20, 100);
+  Checkpoint(first.task_id, "ckpt-a", 20);
+  Train(first.task_id, 40, 100);
+  Validate(first.task_id, 40, 0.4);
+  Checkpoint(first.task_id, "ckpt-b", 40);
+  ExitAll(first.task_id, 1);
+
+  const StartTask second = StartTasksSentTo("agent-1")[1];
+  ASSERT_EQ(second.worker.resume_checkpoint_id, "ckpt-b");
+  Accept(second.task_id);
+  Running(second.task_id);
+  TaskCheckpointReport restored;
+  restored.task_id = second.task_id;
+  restored.trial_id = trial_id;
+  restored.checkpoint_id = "ckpt-a";
+  restored.batches = 20;
+  restored.records = 320;
+  restored.restored = true;
+  FromAgent("agent-1", restored);
+  Train(second.task_id, 40, 100);
+  Validate(second.task_id, 40, 0.4);
+
+  std::ifstream metrics_file(
+      absl::StrCat(ExperimentFolder(experiment_id), "/trials/", trial_id, "/metrics.jsonl"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(metrics_file, line);) lines.push_back(line);
+  ASSERT_THAT(lines, SizeIs(3)) << absl::StrJoin(lines, "\n");
+  EXPECT_THAT(lines[0], HasSubstr("\"batches\":20"));
+  EXPECT_THAT(lines[1], HasSubstr("\"batches\":40"));
+  EXPECT_THAT(lines[2], HasSubstr("\"batches\":40"));
+  EXPECT_THAT(lines[1], HasSubstr("\"kind\":\"training\""));
+  EXPECT_THAT(lines[2], HasSubstr("\"kind\":\"validation\""));
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.level == OrchestratorEvent::Level::kNotice &&
+           absl::StrContains(event.line, "resumed from ckpt-a at batch 20, not from ckpt-b");
+  }));
+  const TrialSummary trial = TrialOf(experiment_id, trial_id);
+  EXPECT_EQ(trial.latest_checkpoint_id, "ckpt-a");
+  EXPECT_EQ(trial.batches_trained, 40u);
+
+  // A restored report at or past the latest checkpoint changes nothing.
+  restored.checkpoint_id = "ckpt-a";
+  FromAgent("agent-1", restored);
+  ExitAll(second.task_id, 1);
+  EXPECT_EQ(StartTasksSentTo("agent-1")[2].worker.resume_checkpoint_id, "ckpt-a");
 }
 
 TEST_F(OrchestratorTest, FailureBeforeRunningIsNotRestarted) {
