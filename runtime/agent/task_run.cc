@@ -241,6 +241,8 @@ void TaskRun::SetState(TaskState state) {
 
 void TaskRun::Signal(Rank& rank, int signal) {
   if (!rank.running) return;
+  // Seen before the signal: a stopped rank is what its peers on other agents waited for.
+  rank.was_stopped = rank.was_stopped || ProcessStopped(rank);
   rank.signaled_by_agent = true;
   // The whole group: whatever the worker started goes too. The worker leads its group.
   if (::kill(static_cast<pid_t>(-rank.pid), signal) != 0) uv_process_kill(&rank.process, signal);
@@ -370,30 +372,21 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
                                     !rank->finished;
       if (sender) {
         rank->finished = *finished;
-        if (finished->exit == TrialExit::kFailed) rank->finished->message += StoppedPeers(*rank);
         StopWatching(*rank);
       }
     }
   }
 }
 
-std::string TaskRun::StoppedPeers(const Rank& failing) const {
-  std::string named;
-  for (const std::unique_ptr<Rank>& rank : ranks_) {
-    if (rank.get() == &failing || !rank->running || rank->pid <= 0) continue;
-    // /proc/<pid>/stat: "pid (comm) state ...", the command in parentheses may hold spaces.
-    std::ifstream stat(absl::StrCat("/proc/", rank->pid, "/stat"));
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t paren = text.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= text.size()) continue;
-    const char state = text[paren + 2];
-    if (state == 'T' || state == 't') {
-      absl::StrAppend(&named, "; rank ", rank->assignment.rank,
-                      "'s process is stopped (SIGSTOP or a debugger): it is the rank the others "
-                      "waited for");
-    }
-  }
-  return named;
+bool TaskRun::ProcessStopped(const Rank& rank) {
+  if (!rank.running || rank.pid <= 0) return false;
+  // /proc/<pid>/stat: "pid (comm) state ...", the command in parentheses may hold spaces.
+  std::ifstream stat(absl::StrCat("/proc/", rank.pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
+  const char state = text[paren + 2];
+  return state == 'T' || state == 't';
 }
 
 void TaskRun::StopWatching(Rank& rank) {
@@ -475,6 +468,7 @@ TaskExit TaskRun::ExitOf(const Rank& rank) const {
   exit.task_id = task_.task_id;
   exit.rank = static_cast<int32_t>(rank.assignment.rank);
   exit.killed_by_agent = rank.signaled_by_agent;
+  exit.stopped = rank.was_stopped;
   if (!rank.spawned) {
     exit.exit_code = 127;
     exit.reason = rank.spawn_error.empty() ? "not started: another rank could not be started"
@@ -501,6 +495,10 @@ TaskExit TaskRun::ExitOf(const Rank& rank) const {
     }
   } else {
     exit.reason = absl::StrCat("exit code ", rank.exit_status, " without finishing the trial");
+  }
+  if (exit.stopped) {
+    absl::StrAppend(&exit.reason, "; its process was stopped (SIGSTOP or a debugger): it is the "
+                                  "rank the others waited for");
   }
   return exit;
 }

@@ -155,6 +155,7 @@ class TaskRun {
     int term_signal = 0;
     bool signaled_by_agent = false;
     bool killed_after_grace = false;
+    bool was_stopped = false;  // its process was stopped (SIGSTOP) when the agent signalled it
     bool said_hello = false;
     std::string peer;  // its worker channel routing id, once it said hello
     std::optional<TrialFinished> finished;
@@ -177,10 +178,10 @@ class TaskRun {
   void WatchHeartbeats(double now);
   // Stops watching `rank`'s heartbeats: its silence from now on is expected.
   void StopWatching(Rank& rank);
-  // "; rank 1's process is stopped (...)" for every other running rank of this task whose process
-  // is stopped (SIGSTOP, a debugger): a failing rank most likely timed out waiting for it, and a
-  // stopped process cannot say so itself. Empty when none is.
-  std::string StoppedPeers(const Rank& failing) const;
+  // Whether the running rank's process is stopped (SIGSTOP, a debugger): its /proc state. Checked
+  // as the agent signals a rank: a stopped process cannot say it is the one its peers timed out
+  // waiting for, so its TaskExit says so (`stopped`).
+  static bool ProcessStopped(const Rank& rank);
   void ForwardProgress(std::optional<ProgressReport> progress);
   void SpawnAll(const TaskRunSetup& setup);
   // Handles every message waiting on the worker channel, then tells the pending statuses.

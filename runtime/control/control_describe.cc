@@ -75,6 +75,7 @@ struct Describer {
       absl::StrAppend(&text, " exit code ", m.exit_code);
     }
     if (m.killed_by_agent) absl::StrAppend(&text, ", killed by the agent");
+    if (m.stopped) absl::StrAppend(&text, ", stopped before");
     return text;
   }
   std::string operator()(const TaskMetricsReport& m) const {

@@ -226,6 +226,9 @@ struct TaskExit {
   int32_t signal = 0;
   std::string reason;
   bool killed_by_agent = false;
+  // The rank's process was stopped (SIGSTOP, a debugger) when the agent came to kill it: the rank
+  // the others of its task waited for.
+  bool stopped = false;
 
   friend bool operator==(const TaskExit&, const TaskExit&) = default;
 };

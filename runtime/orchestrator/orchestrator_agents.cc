@@ -173,9 +173,10 @@ void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
   AgentPart& part = found->second;
   part.exits[exit.rank] = exit;
   // A rank killed by a signal Cohort did not send (a crash, the OOM killer, kill -9) is the
-  // cause; its peers' errors (a closed connection, a timed-out collective) are consequences that
-  // may reach the orchestrator first.
-  const bool killed_outside = exit.signal != 0 && !exit.killed_by_agent;
+  // cause, and so is one whose process its agent found stopped (SIGSTOP, a debugger) when it came
+  // to kill it; its peers' errors (a closed connection, a timed-out collective) are consequences
+  // that may reach the orchestrator first.
+  const bool killed_outside = (exit.signal != 0 && !exit.killed_by_agent) || exit.stopped;
   if (ExitFailed(exit) && task->failure.empty() && !task->stopping) {
     task->failure = DescribeExit(exit);
     task->failure_is_rank_error = !killed_outside;

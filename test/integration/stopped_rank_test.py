@@ -1,24 +1,49 @@
 """A rank whose process is stopped (SIGSTOP) is named: the other rank gives up after
 optimizations.collective_timeout, and the trial's error says which rank was stopped, not only the
-healthy rank that timed out waiting for it."""
+healthy rank that timed out waiting for it: the stopped rank's agent finds its process stopped when
+it comes to kill it, and the orchestrator puts that rank first in the error. Under `cohort run`
+both ranks share the one agent; then over two agents, one rank on each."""
 import os
 import signal
 import time
 
 from cohort_cli import *
+from cluster import Cluster
+
+NAMED = "process was stopped (SIGSTOP or a debugger): it is the rank the others waited for"
+
+
+def stopped_config(tmp, name):
+    text = read_bytes(mlp_config(tmp, name=name, batches=10**6, period=10**6)).decode()
+    return write_config(tmp, text + "resources:\n  slots_per_trial: 2\n"
+                        "optimizations:\n  collective_timeout: 5\n",
+                        file_name=name + ".yaml")
+
+
+def stop_rank_1(run_dir, trained):
+    """Waits for rank 1's worker under RUN_DIR and for `trained()`, stops it with SIGSTOP and
+    returns (pid, when)."""
+    wait_for(lambda: worker_pid(1, run_dir) is not None and trained(), 120, "rank 1 to train")
+    pid = worker_pid(1, run_dir)
+    os.kill(pid, signal.SIGSTOP)
+    return pid, time.monotonic()
+
+
+def release(pid):
+    for sent in (signal.SIGCONT, signal.SIGKILL):
+        try:
+            os.kill(pid, sent)
+        except ProcessLookupError:
+            break
+
 
 with temp_dir() as tmp:
-    text = read_bytes(mlp_config(tmp, name="stopped", batches=10**6, period=10**6)).decode()
-    config = write_config(tmp, text + "resources:\n  slots_per_trial: 2\n"
-                          "optimizations:\n  collective_timeout: 5\n", file_name="stopped.yaml")
+    # One agent: `cohort run` with two CPU slots.
     run_dir = os.path.join(tmp, "run")
-    process = start("run", config, "--output", run_dir, "--cpu-slots", "2")
+    process = start("run", stopped_config(tmp, "stopped"), "--output", run_dir, "--cpu-slots", "2")
     try:
-        wait_for(lambda: worker_pid(1, run_dir) is not None and
-                 experiment(run_dir)["trials"][0]["batches_trained"] > 0, 120,
-                 "rank 1 to train")
-        stopped_at = time.monotonic()
-        os.kill(worker_pid(1, run_dir), signal.SIGSTOP)
+        pid, stopped_at = stop_rank_1(
+            run_dir, lambda: experiment(run_dir)["trials"][0]["batches_trained"] > 0)
         out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
@@ -27,6 +52,28 @@ with temp_dir() as tmp:
     check(process.returncode == 1, f"exit {process.returncode}:\n{out}\n{err}")
     check(elapsed < 60, f"took {elapsed:.0f} s to give up on a 5 s timeout")
     error = experiment(run_dir)["trials"][0]["error"]
-    check("rank 1's process is stopped (SIGSTOP or a debugger): it is the rank the others waited "
-          "for" in error, error)
+    check(error.startswith("rank 1 ") and NAMED in error and "then rank 0 exited" in error, error)
+
+    # Two agents of one CPU slot each: the trial spans them, rank 1 on the other agent from rank 0.
+    cluster_dir = os.path.join(tmp, "cluster")
+    os.makedirs(cluster_dir)
+    with Cluster(cluster_dir) as cluster:
+        cluster.add_agent("agent-a", 1)
+        cluster.add_agent("agent-b", 1)
+        experiment_id = cluster.submit(stopped_config(tmp, "spanning"))
+        folder = os.path.join(cluster.state, "experiments", str(experiment_id))
+        pid, stopped_at = stop_rank_1(
+            cluster_dir,
+            lambda: os.path.exists(os.path.join(folder, "experiment.json"))
+            and experiment(folder)["trials"][0]["batches_trained"] > 0)
+        try:
+            state = cluster.wait_ended(experiment_id, 120)
+            elapsed = time.monotonic() - stopped_at
+        finally:
+            release(pid)
+        check(state == "error", f"the experiment ended {state}:\n{cluster.logs()}")
+        check(elapsed < 60, f"took {elapsed:.0f} s to give up on a 5 s timeout")
+        error = experiment(folder)["trials"][0]["error"] or ""
+        check(error.startswith("rank 1 ") and NAMED in error, f"{error}\n{cluster.logs()}")
+        check("then rank 0 exited" in error, error)
 print("ok")
