@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the build into a staging folder, builds examples/out_of_tree_plugin with nothing but
-# `pkg-config cohort-sdk` against the installed headers, and has the built `cohort` load and check
-# it. Also checks that every plugin exports exactly one dynamic symbol, cohort_plugin_entry.
+# Installs the build into a staging folder, builds the installed examples (share/cohort/examples:
+# the C++ and the C plugin) with nothing but `pkg-config cohort-sdk` against the installed
+# headers, and has the built `cohort` load and check them. The staged cohort-sdk.pc is used as it
+# is: being relocatable, it points into the stage. Also checks that every plugin exports exactly
+# one dynamic symbol, cohort_plugin_entry.
 #   out_of_tree_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -12,17 +14,28 @@ trap 'rm -rf "$work"' EXIT
 meson install -C "$build" --destdir "$work/stage" --no-rebuild --quiet >/dev/null
 pc=$(find "$work/stage" -name cohort-sdk.pc -print -quit)
 [[ -n "$pc" ]] || { echo "cohort-sdk.pc was not installed"; exit 1; }
-# The staged tree stands where the real prefix would: point the .pc file's prefix at it.
-prefix=$(sed -n 's/^prefix=//p' "$pc")
 export PKG_CONFIG_PATH=$(dirname "$pc")
-pkgconfig=(pkg-config --define-variable=prefix="$work/stage$prefix")
-echo "pkg-config cohort-sdk $("${pkgconfig[@]}" --modversion cohort-sdk): $("${pkgconfig[@]}" --cflags --libs cohort-sdk)"
+flags=$(pkg-config --cflags --libs cohort-sdk)
+echo "pkg-config cohort-sdk $(pkg-config --modversion cohort-sdk): $flags"
+# Relocatable: the paths it gives lie in the stage, not under the prefix the build was set up for.
+include=$(pkg-config --variable=includedir cohort-sdk)
+[[ "$(realpath "$include")" == "$(realpath "$work/stage")"/* && -f "$include/cohort/plugin.h" ]] || {
+  echo "cohort-sdk.pc points outside the stage: includedir=$include"
+  exit 1
+}
 
-make -s -C "$source/examples/out_of_tree_plugin" OUT="$work" PKG_CONFIG="${pkgconfig[*]}"
-"$build/harness/cohort/cohort" plugin check "$work/quadratic.so" --hparam dim=5 | tee "$work/check.txt"
+examples=$(find "$work/stage" -type d -path '*share/cohort/examples' -print -quit)
+[[ -n "$examples" ]] || { echo "the examples were not installed"; exit 1; }
+cp -r "$examples" "$work/examples"  # built where a model author would copy them
+make -s -C "$work/examples/out_of_tree_plugin" OUT="$work"
+make -s -C "$work/examples/c_plugin" OUT="$work"
+cohort=$build/harness/cohort/cohort
+"$cohort" plugin check "$work/quadratic.so" --hparam dim=5 | tee "$work/check.txt"
 grep -q '^plugin check passed$' "$work/check.txt"
+"$cohort" plugin check "$work/line.so" | tee "$work/check_line.txt"
+grep -q '^plugin check passed$' "$work/check_line.txt"
 
-for plugin in "$work/quadratic.so" $(find "$work/stage" -name '*.so' -path '*cohort/plugins*'); do
+for plugin in "$work/quadratic.so" "$work/line.so" $(find "$work/stage" -name '*.so' -path '*cohort/plugins*'); do
   exported=$(nm -D --defined-only "$plugin" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort | tr '\n' ' ')
   if [[ "$exported" != "cohort_plugin_entry " ]]; then
     echo "$(basename "$plugin") exports: $exported(expected only cohort_plugin_entry)"
