@@ -1,5 +1,6 @@
 #include "harness/cohort/plugin_command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <string>
@@ -23,19 +24,41 @@ namespace {
 constexpr char kUsage[] =
     "usage: cohort plugin info PLUGIN    (a .so path, or a name as an entrypoint gives it)\n"
     "       cohort plugin check PLUGIN [--hparam NAME=VALUE]... [--batch-size N] [--seed N]\n"
+    "                          [--step H] [--tolerance R] [--abs-tolerance A] [--coordinates N]\n"
     "\n"
     "info   loads the plugin and prints its ABI version and functions.\n"
     "check  also creates a model and runs the conformance checks: one train and one evaluate\n"
     "       batch, gradients against finite differences, evaluate leaving parameters alone,\n"
     "       and a save/load round trip of the plugin's state. The plugin runs in a child\n"
-    "       process, so a crash is reported instead of taking the command down.\n";
+    "       process, so a crash is reported instead of taking the command down.\n"
+    "       The gradient check moves each probed parameter by --step (default 1e-3) and allows\n"
+    "       --tolerance times the gradient (default 0.02), plus --abs-tolerance (default 1e-4),\n"
+    "       plus what the loss's own rounding in the tensor's dtype makes of the difference\n"
+    "       (8 units in its last place, over the step); it probes --coordinates per tensor\n"
+    "       (default 6).\n";
 
 struct CheckOptions {
   std::string path;
   Hyperparameters hyperparameters;
   uint64_t batch_size = 16;
   uint64_t seed = 1;
+  GradientCheckOptions gradients;
 };
+
+// `text` as a finite number above 0 (or at least 0 with `zero_allowed`) into `out`, or an error
+// naming `flag`.
+absl::Status ParsePositive(const std::string& flag, const std::string& text, bool zero_allowed,
+                           double& out) {
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || value < 0 ||
+      (value == 0 && !zero_allowed)) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " takes a number ",
+                                                   zero_allowed ? "of 0 or more" : "above 0",
+                                                   ", not '", text, "'"));
+  }
+  out = value;
+  return absl::OkStatus();
+}
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
@@ -129,12 +152,18 @@ int RunChecks(const CheckOptions& options) {
     std::printf("  evaluate_batch leaves parameters unchanged: %s\n", unchanged ? "passed" : "FAILED");
   }
 
-  absl::StatusOr<GradientCheckReport> gradients = CheckGradients(model, train);
+  const GradientCheckOptions& probe = options.gradients;
+  std::printf("  gradient check: step %g, tolerance %g x the gradient + %g + the loss's rounding, "
+              "%zu coordinates per tensor\n",
+              probe.epsilon, probe.relative_tolerance, probe.absolute_tolerance,
+              probe.coordinates_per_tensor);
+  absl::StatusOr<GradientCheckReport> gradients = CheckGradients(model, train, probe);
   if (!gradients.ok()) return Fail(gradients.status());
   for (const CoordinateCheck& c : gradients->coordinates) {
     if (!c.passed) {
-      std::printf("    %s[%llu]: analytic %.6g, finite difference %.6g\n", c.tensor.c_str(),
-                  static_cast<unsigned long long>(c.index), c.analytic, c.numeric);
+      std::printf("    %s[%llu]: analytic %.6g, finite difference %.6g (allowed %.3g apart)\n",
+                  c.tensor.c_str(), static_cast<unsigned long long>(c.index), c.analytic,
+                  c.numeric, c.tolerance);
     }
   }
   std::printf("  gradient check: %zu coordinates, %zu off, max abs error %.3g: %s\n", gradients->coordinates.size(),
@@ -168,6 +197,25 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
     } else if (arg == "--seed" && has_value) {
       if (!absl::SimpleAtoi(args[++i], &options.seed)) {
         return Fail(absl::InvalidArgumentError("--seed takes a non-negative integer"));
+      }
+    } else if (arg == "--step" && has_value) {
+      if (absl::Status s = ParsePositive(arg, args[++i], false, options.gradients.epsilon); !s.ok()) {
+        return Fail(s);
+      }
+    } else if (arg == "--tolerance" && has_value) {
+      if (absl::Status s = ParsePositive(arg, args[++i], true, options.gradients.relative_tolerance);
+          !s.ok()) {
+        return Fail(s);
+      }
+    } else if (arg == "--abs-tolerance" && has_value) {
+      if (absl::Status s = ParsePositive(arg, args[++i], true, options.gradients.absolute_tolerance);
+          !s.ok()) {
+        return Fail(s);
+      }
+    } else if (arg == "--coordinates" && has_value) {
+      if (!absl::SimpleAtoi(args[++i], &options.gradients.coordinates_per_tensor) ||
+          options.gradients.coordinates_per_tensor == 0) {
+        return Fail(absl::InvalidArgumentError("--coordinates takes a positive integer"));
       }
     } else if (options.path.empty() && !arg.starts_with("--")) {
       options.path = arg;

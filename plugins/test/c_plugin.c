@@ -11,7 +11,9 @@
  * (tests of the non-finite gradient guard): the gradient of its N-th training batch (counting
  * from 1, across resumes) gets a NaN in x[0], on rank R only when R is given; `hang_batch` N and
  * `hang_rank` R (tests of hang detection): its N-th training batch never returns, on rank R only
- * when R is given (it waits for signals until the process is killed).
+ * when R is given (it waits for signals until the process is killed); `float32_loss_offset` C
+ * (tests of the gradient check): the loss reported is C plus the true loss, rounded to float32, as
+ * a model computing in float32 reports it (C large makes that rounding coarse).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
@@ -32,6 +34,7 @@ struct cohort_model {
   double nan_rank;  /* < 0: every rank */
   double hang_batch; /* 0: never */
   double hang_rank;  /* < 0: every rank */
+  double float32_loss_offset; /* 0: the loss is reported in double */
 };
 
 /* Whether training batch `batch` (from 1) on `rank` is the one chosen by (at_batch, at_rank). */
@@ -65,6 +68,9 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
   if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "nan_rank", &m->nan_rank);
   if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "hang_batch", &m->hang_batch);
   if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "hang_rank", &m->hang_rank);
+  if (hparam_error == NULL) {
+    hparam_error = optional_double(api, args->host, "float32_loss_offset", &m->float32_loss_offset);
+  }
   if (hparam_error != NULL) {
     free(m);
     return hparam_error;
@@ -114,7 +120,9 @@ static double loss_and_grad(const cohort_model* m, const cohort_batch* batch, fl
 #endif
     }
   }
-  return batch->record_count == 0 ? 0.0 : loss / (double)batch->record_count;
+  if (batch->record_count == 0) return 0.0;
+  loss /= (double)batch->record_count;
+  return m->float32_loss_offset != 0 ? (double)(float)(m->float32_loss_offset + loss) : loss;
 }
 
 #ifdef COHORT_TEST_DEFECT_CRASH_IN_TRAIN

@@ -45,6 +45,11 @@ std::vector<uint64_t> SampleIndices(uint64_t size, size_t wanted) {
 
 }  // namespace
 
+double LossRoundingError(cohort_dtype dtype, double loss, double step) {
+  const double unit_roundoff = dtype == COHORT_DTYPE_FLOAT64 ? 0x1p-53 : 0x1p-24;
+  return kLossRoundingUnits * unit_roundoff * std::fabs(loss) / std::fabs(step);
+}
+
 absl::StatusOr<GradientCheckReport> CheckGradients(LoadedModel& model, const BatchSpec& batch,
                                                    const GradientCheckOptions& options) {
   absl::StatusOr<std::string> saved_state = model.SaveState();
@@ -74,9 +79,13 @@ absl::StatusOr<GradientCheckReport> CheckGradients(LoadedModel& model, const Bat
     return absl::UnimplementedError("gradient check: the model has no float32/float64 CPU tensor to probe");
   }
 
+  if (!(options.epsilon > 0)) {
+    return absl::InvalidArgumentError("gradient check: the step must be above 0");
+  }
   GradientCheckReport report;
   for (const Probe& p : probes) {
-    const Element param(arena.data(p.tensor), arena.spec(p.tensor).dtype, p.index);
+    const cohort_dtype dtype = arena.spec(p.tensor).dtype;
+    const Element param(arena.data(p.tensor), dtype, p.index);
     const double original = param.get();
     param.set(original + options.epsilon);
     const double up = param.get();  // the value actually stored (float32 rounds)
@@ -88,17 +97,25 @@ absl::StatusOr<GradientCheckReport> CheckGradients(LoadedModel& model, const Bat
     if (!loss_up.ok()) return loss_up.status();
     if (!loss_down.ok()) return loss_down.status();
 
-    const auto close = [&](double numeric) {
-      return std::fabs(p.analytic - numeric) <=
-             options.absolute_tolerance + options.relative_tolerance * std::max(std::fabs(p.analytic), std::fabs(numeric));
+    const double magnitude = std::max({std::fabs(*loss), std::fabs(*loss_up), std::fabs(*loss_down)});
+    const auto tolerance = [&](double numeric, double step) {
+      return options.absolute_tolerance +
+             options.relative_tolerance * std::max(std::fabs(p.analytic), std::fabs(numeric)) +
+             LossRoundingError(dtype, magnitude, step);
+    };
+    const auto close = [&](double difference, double step) {
+      const double numeric = difference / step;
+      return std::fabs(p.analytic - numeric) <= tolerance(numeric, step);
     };
     const double numeric = (*loss_up - *loss_down) / (up - down);
     const double error = std::fabs(p.analytic - numeric);
     // Where a kink (a ReLU switching) lies within epsilon on one side, the one-sided difference
     // on the other side still equals the gradient at the point itself.
-    const bool passed = close(numeric) || close((*loss_up - *loss) / (up - original)) ||
-                        close((*loss - *loss_down) / (original - down));
-    report.coordinates.push_back(CoordinateCheck{arena.spec(p.tensor).name, p.index, p.analytic, numeric, passed});
+    const bool passed = close(*loss_up - *loss_down, up - down) ||
+                        close(*loss_up - *loss, up - original) ||
+                        close(*loss - *loss_down, original - down);
+    report.coordinates.push_back(CoordinateCheck{arena.spec(p.tensor).name, p.index, p.analytic,
+                                                 numeric, tolerance(numeric, up - down), passed});
     report.failures += passed ? 0 : 1;
     report.max_abs_error = std::max(report.max_abs_error, error);
   }

@@ -1,0 +1,44 @@
+"""`cohort plugin check`: its gradient check allows for the rounding of a float32 loss (a correct
+model whose loss is computed in float32 at a large magnitude passes, where a fixed absolute
+tolerance failed it), still catches a wrong gradient, and takes its step, tolerances and number of
+coordinates from flags, refusing a bad value by naming the flag."""
+import os
+
+from cohort_cli import *
+
+
+def check_plugin(*args):
+    return run("plugin", "check", *args, timeout=120)
+
+
+# A correct gradient, its loss reported in float32 around 300: one unit in its last place is
+# 3.1e-5, 0.015 over the 2e-3 of the central difference. With init 2.01 the first coordinate's
+# gradient is 0.01 (2 is the mean target of the first 10 records): a loss change of 1e-5 over the
+# step, below one unit, so the difference quotient is 0 or 0.015 and 2% of 0.01 cannot cover it.
+code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
+                              "--hparam", "init=2.01", "--hparam", "float32_loss_offset=300")
+check(code == 0 and "plugin check passed" in out, f"exit {code}:\n{out}\n{err}")
+check("gradient check: step 0.001, tolerance 0.02 x the gradient + 0.0001 + the loss's rounding, "
+      "6 coordinates per tensor" in out, out)
+
+# Twice the true gradient is still caught, rounding allowance and all.
+code, out, err = check_plugin(os.path.join(PLUGINS, "test", "defect_wrong_gradient.so"), "--hparam", "init=0.5",
+                              "--hparam", "float32_loss_offset=300")
+check(code == 1 and "plugin check FAILED" in out and "(allowed " in out, f"exit {code}:\n{out}\n{err}")
+
+# The flags reach the check.
+code, out, err = check_plugin("mlp", "--hparam", "hidden_size=8", "--step", "0.01",
+                              "--tolerance", "0.05", "--abs-tolerance", "0.001",
+                              "--coordinates", "3")
+check(code == 0, f"exit {code}:\n{out}\n{err}")
+check("gradient check: step 0.01, tolerance 0.05 x the gradient + 0.001 + the loss's rounding, "
+      "3 coordinates per tensor" in out, out)
+check("gradient check: 18 coordinates" in out, out)  # 3 per tensor, 6 tensors
+
+for flag, value, said in (("--step", "0", "--step takes a number above 0, not '0'"),
+                          ("--tolerance", "-1", "--tolerance takes a number of 0 or more"),
+                          ("--abs-tolerance", "nan", "--abs-tolerance takes a number of 0 or more"),
+                          ("--coordinates", "0", "--coordinates takes a positive integer")):
+    code, out, err = check_plugin("mlp", flag, value)
+    check(code != 0 and said in err, f"{flag} {value}: exit {code}:\n{out}\n{err}")
+print("ok")
