@@ -118,8 +118,11 @@ GradientExchange::~GradientExchange() {
 void GradientExchange::Begin(double scale, uint64_t step, uint64_t batch) {
   // A batch begun and never finished is finished first, so no bucket of it is still in flight.
   if (active_) (void)Finish();
-  tracker_.Reset();
-  hook_error_ = absl::OkStatus();
+  {
+    std::lock_guard<std::mutex> ready(ready_mutex_);
+    tracker_.Reset();
+    hook_error_ = absl::OkStatus();
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.clear();
@@ -133,10 +136,12 @@ void GradientExchange::Begin(double scale, uint64_t step, uint64_t batch) {
   }
   ++batches_begun_;
   changed_.notify_all();
+  std::lock_guard<std::mutex> ready(ready_mutex_);
   active_ = true;
 }
 
 void GradientExchange::OnGradientsReady(uint32_t tensor, uint64_t offset, uint64_t count) {
+  std::lock_guard<std::mutex> ready(ready_mutex_);
   if (!active_ || !hook_error_.ok()) return;
   absl::StatusOr<std::vector<size_t>> launch = tracker_.MarkReady(tensor, offset, count);
   if (!launch.ok()) {
@@ -172,11 +177,17 @@ void GradientExchange::Launch(const std::vector<size_t>& buckets) {
 
 absl::Status GradientExchange::Finish() {
   if (!active_) return absl::OkStatus();
-  std::vector<size_t> rest = tracker_.MarkAllReady();
-  NoteReady(rest);
-  for (size_t bucket : rest) reducer_->BucketReady(bucket);
-  if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
-  last_bucket_deferred_ = false;
+  std::vector<size_t> rest;
+  absl::Status hook_error;
+  {
+    std::lock_guard<std::mutex> ready(ready_mutex_);
+    rest = tracker_.MarkAllReady();
+    NoteReady(rest);
+    for (size_t bucket : rest) reducer_->BucketReady(bucket);
+    if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
+    last_bucket_deferred_ = false;
+    hook_error = hook_error_;
+  }
   absl::Status status;
   {
     // The caller has nothing left to do but wait, so it exchanges what is left itself (saving two
@@ -194,8 +205,11 @@ absl::Status GradientExchange::Finish() {
     caller_draining_ = false;
     status = error_;
   }
-  active_ = false;
-  if (!hook_error_.ok()) return hook_error_;
+  {
+    std::lock_guard<std::mutex> ready(ready_mutex_);
+    active_ = false;
+  }
+  if (!hook_error.ok()) return hook_error;
   return status;
 }
 

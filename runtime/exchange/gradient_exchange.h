@@ -96,7 +96,9 @@ class GradientExchange {
   // are unspecified; the trial ends.
   void Begin(double scale, uint64_t step, uint64_t batch = 0);
   // The plugin's gradients_ready hook. Outside Begin/Finish (a batch whose gradients are only
-  // accumulated locally) it does nothing. A bad range is remembered and returned by Finish.
+  // accumulated locally) it does nothing. A bad range is remembered and returned by Finish. Safe
+  // to call from any thread between Begin and Finish (the plugin's helper threads, autograd's),
+  // and from several at once: calls are serialized; each must return before Finish is called.
   void OnGradientsReady(uint32_t tensor, uint64_t offset, uint64_t count);
   // Launches every bucket not launched yet and waits until all are summed; the first error.
   absl::Status Finish();
@@ -179,11 +181,14 @@ class GradientExchange {
   const uint32_t step_check_every_;
   uint64_t batches_begun_ = 0;  // train thread only
   const std::vector<GradientBucket> plan_;
-  ReadyTracker tracker_;                   // train thread only
+  // What the gradients_ready hook touches, which may run on any thread: guarded by ready_mutex_,
+  // which is never held while taking mutex_ the other way round (Launch takes mutex_ inside it).
+  std::mutex ready_mutex_;
+  ReadyTracker tracker_;
+  bool active_ = false;                // written by the train thread only
+  bool last_bucket_deferred_ = false;  // launched, left for Finish
+  absl::Status hook_error_;
   std::unique_ptr<BucketReducer> reducer_;  // whichever thread exchanges (never both at once)
-  bool active_ = false;                    // train thread only
-  bool last_bucket_deferred_ = false;      // train thread only: launched, left for Finish
-  absl::Status hook_error_;                // train thread only
 
   std::mutex mutex_;
   std::condition_variable changed_;

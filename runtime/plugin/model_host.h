@@ -8,6 +8,7 @@
 #ifndef COHORT_RUNTIME_PLUGIN_MODEL_HOST_H_
 #define COHORT_RUNTIME_PLUGIN_MODEL_HOST_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,7 +24,8 @@ namespace cohort {
 // Receives plugin log lines. Must be safe to call from any thread.
 using LogSink = std::function<void(cohort_log_level level, absl::string_view message)>;
 
-// Told when a gradient range is final during train_batch (the exchange hooks in here).
+// Told when a gradient range is final during train_batch (the exchange hooks in here). Since SDK
+// 1.2 the plugin may call gradients_ready from any thread, so the hook must be thread-safe.
 using GradientsReadyHook = std::function<void(uint32_t tensor, uint64_t offset, uint64_t count)>;
 
 // A one-slot trial on the CPU: rank 0 of 1 everywhere, batch size 1, seed 0.
@@ -46,7 +48,8 @@ struct cohort_host {
   explicit cohort_host(cohort::ModelHostOptions options);
 
   cohort::ModelHostOptions options;
-  cohort::ModelPhase phase = cohort::ModelPhase::kCreating;
+  // Atomic: gradients_ready reads it from whatever thread the plugin calls it on (SDK 1.2).
+  std::atomic<cohort::ModelPhase> phase{cohort::ModelPhase::kCreating};
   std::unique_ptr<cohort::TensorArena> arena;  // set once by register_tensors
 };
 

@@ -1,7 +1,7 @@
 /*
  * The released layout of every struct of cohort/plugin.h, checked at compile time, in C11.
  * Compiled by test/abi/meson.build against the current header and against each frozen release
- * (sdk_v1.0, sdk_v1.1), so appending fields in a minor is fine but moving, retyping or removing one
+ * (sdk_v1.0, sdk_v1.1, sdk_v1.2), so appending fields in a minor is fine but moving, retyping or removing one
  * is not. Fields appended in minor N are checked where the header's minor is at least N.
  *
  * At run time it also checks that the installed pkg-config file (argv[1]) announces the version

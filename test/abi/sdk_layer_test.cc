@@ -1,8 +1,13 @@
 // ABI compatibility: the reference plugins built against the frozen 1.0 and 1.1 headers still
-// load and train, and the C++ layer's generated table and tensor specs behave as plugin.h promises.
+// load and train, and the C++ layer's generated table and tensor specs behave as plugin.h promises
+// (1.2: gradients_ready from the plugin's own threads).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -107,6 +112,40 @@ TEST_F(AbiTest, CppLayerFillsOptionalFunctionsThatAreOverridden) {
   ASSERT_EQ(state->size(), sizeof steps);
   std::memcpy(&steps, state->data(), sizeof steps);
   EXPECT_EQ(steps, 1u);
+}
+
+// ABI 1.2: gradients_ready from the plugin's own threads reaches the host's hook, once per
+// tensor, while train_batch runs; the C++ layer puts the model class's host_minor_required in the
+// table.
+TEST_F(AbiTest, GradientsReadyFromThePluginsOwnThreadsReachTheHost) {
+  auto plugin = PluginLibrary::Open(PluginPath("test/threaded_ready.so"));
+  ASSERT_TRUE(plugin.ok()) << plugin.status();
+  EXPECT_EQ((*plugin)->api().host_minor_required, 2u);
+  std::mutex mutex;
+  std::vector<uint32_t> reported;
+  std::set<std::thread::id> threads;
+  ModelHostOptions options;
+  options.memory = &memory_;
+  options.on_gradients_ready = [&](uint32_t tensor, uint64_t offset, uint64_t count) {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(offset, 0u);
+    EXPECT_EQ(count, 5u);
+    reported.push_back(tensor);
+    threads.insert(std::this_thread::get_id());
+  };
+  auto model = LoadedModel::Create(*plugin, std::move(options));
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (int batch = 0; batch < 3; ++batch) {
+    reported.clear();
+    ASSERT_TRUE((*model)->TrainBatch(Batch({1, 6})).ok());
+    std::sort(reported.begin(), reported.end());
+    EXPECT_THAT(reported, ElementsAre(0u, 1u, 2u, 3u)) << "batch " << batch;
+  }
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "reported on the caller's thread";
+  // Tensor 2 after 3 batches from zero: 3 times the mean of (0 - (r + 2 + j)) over r in {1, 6}.
+  const float* g = static_cast<const float*>((*model)->arena().grad(2));
+  EXPECT_EQ(g[0], 3 * -5.5f);
+  EXPECT_EQ(g[4], 3 * -9.5f);
 }
 
 TEST_F(AbiTest, CLayerPluginWithoutOptimizerLeavesItNull) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <latch>
 #include <random>
 #include <string>
 #include <thread>
@@ -193,6 +194,43 @@ TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenEachRankReportsInItsOwnScra
   const uint32_t size = GetParam();
   ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
     return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 1));
+  }));
+}
+
+// SDK 1.2: gradients_ready may come from any thread (autograd's, the plugin's own), several at
+// once. Each rank reports every element on its own, from 4 threads let go at the same moment,
+// batch after batch; every bucket is still summed once and exactly, and a range reported twice
+// (as a lost update in the bookkeeping would let through) fails Finish.
+TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenRangesComeFromManyThreadsAtOnce) {
+  const uint32_t size = GetParam();
+  constexpr size_t kThreads = 4;
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+    std::vector<ReadyRange> elements;
+    for (size_t t = 0; t < arena.tensor_count(); ++t) {
+      for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
+        elements.push_back({static_cast<uint32_t>(t), i, 1});
+      }
+    }
+    for (uint32_t batch = 0; batch < 50; ++batch) {
+      const float n = static_cast<float>(size);
+      FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i, batch); });
+      exchange.Begin(1.0 / size, /*step=*/batch, /*batch=*/batch);
+      std::shuffle(elements.begin(), elements.end(), std::mt19937(rank * 100 + batch));
+      std::latch start(kThreads);
+      std::vector<std::thread> threads;
+      for (size_t k = 0; k < kThreads; ++k) {
+        threads.emplace_back([&, k] {
+          start.arrive_and_wait();
+          for (size_t r = k; r < elements.size(); r += kThreads) {
+            exchange.OnGradientsReady(elements[r].tensor, elements[r].offset, elements[r].count);
+          }
+        });
+      }
+      for (std::thread& thread : threads) thread.join();
+      RETURN_IF_ERROR(exchange.Finish());
+      RETURN_IF_ERROR(CheckGradients(arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i, batch); }));
+    }
+    return absl::OkStatus();
   }));
 }
 

@@ -65,7 +65,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 
 #define COHORT_ABI_VERSION_MAJOR 1
-#define COHORT_ABI_VERSION_MINOR 1
+#define COHORT_ABI_VERSION_MINOR 2
 
 /* The size a struct of these headers reports: offset of `last_field` plus its size. */
 #define COHORT_STRUCT_SIZE(type, last_field) \
@@ -285,7 +285,11 @@ typedef struct cohort_host_api {
    * them at once, so the plugin must not write them again in this batch. Optional to call: any
    * range not reported is treated as ready when train_batch returns. On a device, "final" means
    * the work that writes the range is enqueued on context.stream (it need not have finished): the
-   * host orders the exchange after that work without waiting for it. */
+   * host orders the exchange after that work without waiting for it.
+   * Since 1.2 it may be called from any thread while train_batch runs (a framework's backward
+   * threads), from several at once; every such call must return before train_batch does. A
+   * plugin that calls it off the thread that called train_batch sets host_minor_required to 2:
+   * a 1.0 or 1.1 host takes calls on that thread only. */
   cohort_error* (*gradients_ready)(cohort_host* host, uint32_t tensor_index, uint64_t offset,
                                    uint64_t count);
 

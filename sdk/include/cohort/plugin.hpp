@@ -172,6 +172,8 @@ class Host {
   }
 
   // Elements [offset, offset + count) of tensor `index` hold their final gradient for this batch.
+  // From any thread while train_batch runs, on a host of 1.2 or later: a model class that does so
+  // declares `static constexpr uint32_t host_minor_required = 2;` (see Model).
   void gradients_ready(uint32_t index, uint64_t offset, uint64_t count) const {
     check(api_->gradients_ready(host_, index, offset, count));
   }
@@ -256,6 +258,11 @@ class Reader {
 // points at them, otherwise the entry stays NULL and the host uses its own.
 class Model {
  public:
+  // The oldest host minor this model runs on, put in the plugin table. A model class that needs a
+  // later host's behaviour declares its own: `static constexpr uint32_t host_minor_required = 2;`
+  // to call gradients_ready from other threads (ABI 1.2).
+  static constexpr uint32_t host_minor_required = 0;
+
   explicit Model(Host& host) : host_(host) {}
   virtual ~Model() = default;
   Model(const Model&) = delete;
@@ -371,7 +378,7 @@ struct Shims {
       cohort_plugin_api t{};
       t.struct_size = COHORT_STRUCT_SIZE(cohort_plugin_api, load_state);
       t.abi_version = {COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR};
-      t.host_minor_required = 0;
+      t.host_minor_required = M::host_minor_required;
       t.name = name;
       t.name_len = std::strlen(name);
       t.extensions = nullptr;
