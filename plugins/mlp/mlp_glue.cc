@@ -46,15 +46,21 @@ const Dataset& SplitData(const MlpDatasets& data, cohort_split split) {
   throw cohort::Error(COHORT_STATUS_INVALID_ARGUMENT, "unknown split " + std::to_string(split));
 }
 
+void CheckRecords(const cohort::Batch& batch, uint64_t records) {
+  for (uint64_t i = 0; i < batch.size(); ++i) {
+    if (batch[i] >= records) {
+      throw cohort::Error(COHORT_STATUS_OUT_OF_RANGE, "record " + std::to_string(batch[i]) +
+                                                          " is outside the split's " +
+                                                          std::to_string(records) + " records");
+    }
+  }
+}
+
 void BatchInput::Gather(const Dataset& data, const cohort::Batch& batch) {
+  CheckRecords(batch, data.size());
   inputs_.resize(batch.size() * data.input_size());
   labels_.resize(batch.size());
   for (uint64_t i = 0; i < batch.size(); ++i) {
-    if (batch[i] >= data.size()) {
-      throw cohort::Error(COHORT_STATUS_OUT_OF_RANGE, "record " + std::to_string(batch[i]) +
-                                                          " is outside the split's " +
-                                                          std::to_string(data.size()) + " records");
-    }
     labels_[i] = data.Read(batch[i], inputs_.data() + i * data.input_size());
   }
 }

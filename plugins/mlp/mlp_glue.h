@@ -38,6 +38,10 @@ void HandOverLayer(cohort::Host& host, const std::vector<cohort::TensorView>& te
 const Dataset& SplitData(const MlpDatasets& data, cohort_split split);
 
 // The records of one batch as host arrays: inputs (records x input_size) and labels.
+// Throws cohort::Error OUT_OF_RANGE naming the first record of `batch` outside a split of
+// `records` records.
+void CheckRecords(const cohort::Batch& batch, uint64_t records);
+
 class BatchInput {
  public:
   // Reads `batch`'s records from `data` (throws cohort::Error OUT_OF_RANGE for a record

@@ -133,18 +133,6 @@ BatchStats CudaMlpNetwork::Totals(size_t batch) {
   return stats;
 }
 
-BatchStats CudaMlpNetwork::Evaluate(std::span<const LayerParams> params, const float* inputs,
-                                    const int32_t* labels, size_t batch) {
-  return Evaluate(params, CopyIn(inputs, labels, batch));
-}
-
-BatchStats CudaMlpNetwork::Train(std::span<const LayerParams> params,
-                                 std::span<const LayerGrads> grads, const float* inputs,
-                                 const int32_t* labels, size_t batch,
-                                 const std::function<void(size_t layer)>& on_layer_ready) {
-  return Train(params, grads, CopyIn(inputs, labels, batch), on_layer_ready);
-}
-
 BatchStats CudaMlpNetwork::Evaluate(std::span<const LayerParams> params,
                                     const DeviceBatch& batch) {
   Forward(params, batch);

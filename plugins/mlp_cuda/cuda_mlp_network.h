@@ -75,16 +75,12 @@ class CudaMlpNetwork {
   BatchStats Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
                    const DeviceBatch& batch,
                    const std::function<void(size_t layer)>& on_layer_ready);
-  // The same on host inputs and labels, copied to the device first.
-  BatchStats Evaluate(std::span<const LayerParams> params, const float* inputs,
-                      const int32_t* labels, size_t batch);
-  BatchStats Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
-                   const float* inputs, const int32_t* labels, size_t batch,
-                   const std::function<void(size_t layer)>& on_layer_ready);
+
+  // Enqueues the copy of `batch` host inputs (batch x fan_in(0)) and labels to the device and
+  // returns the batch there; it holds them until the next CopyIn.
+  DeviceBatch CopyIn(const float* inputs, const int32_t* labels, size_t batch);
 
  private:
-  // Copies host inputs and labels into inputs_ and labels_: the batch there.
-  DeviceBatch CopyIn(const float* inputs, const int32_t* labels, size_t batch);
   // Runs every layer and the loss; leaves d(mean loss)/d(logits) in deltas_.
   void Forward(std::span<const LayerParams> params, const DeviceBatch& batch);
   // Waits for the stream and sums the per-record losses and hits in record order.

@@ -8,6 +8,7 @@
 
 #include "cuda_check.h"
 #include "mlp_cuda_kernels.h"
+#include "mlp_glue.h"
 
 namespace mlp {
 namespace {
@@ -59,6 +60,7 @@ DeviceDataset::~DeviceDataset() {
 
 CudaMlpNetwork::DeviceBatch DeviceDataset::Gather(const cohort::Batch& batch) {
   const size_t rows = batch.size();
+  CheckRecords(batch, records_);
   // The previous batch's indices may still be on their way to the device.
   Check(cudaEventSynchronize(staged_copied_), "waiting for the last batch's indices");
   if (rows == 0) return {batch_inputs_.data(), batch_labels_.data(), 0};
@@ -72,11 +74,6 @@ CudaMlpNetwork::DeviceBatch DeviceDataset::Gather(const cohort::Batch& batch) {
     staged_capacity_ = rows;
   }
   for (size_t i = 0; i < rows; ++i) {
-    if (batch[i] >= records_) {
-      throw cohort::Error(COHORT_STATUS_OUT_OF_RANGE, "record " + std::to_string(batch[i]) +
-                                                          " is outside the split's " +
-                                                          std::to_string(records_) + " records");
-    }
     staged_indices_[i] = static_cast<uint32_t>(batch[i]);  // Fits bounds records_ below 2^32
   }
   uint32_t* indices = indices_.Reserve(rows);

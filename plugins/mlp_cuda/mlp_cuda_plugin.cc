@@ -68,45 +68,38 @@ class MlpCudaModel : public cohort::Model {
   void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
     const auto hand_over = [this](size_t layer) { HandOverLayer(host(), tensors_, layer); };
     BatchStats stats;
-    if (DeviceDataset* on_device = OnDevice(batch.split())) {
-      Guarded([&] { stats = network_.Train(params_, grads_, on_device->Gather(batch), hand_over); });
-    } else {
-      input_.Gather(SplitData(data_, batch.split()), batch);
-      Guarded([&] {
-        stats = network_.Train(params_, grads_, input_.inputs(), input_.labels(), batch.size(),
-                               hand_over);
-      });
-    }
+    Guarded([&] { stats = network_.Train(params_, grads_, OnTheDevice(batch), hand_over); });
     ReportBatch(stats, metrics);
   }
 
   void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
     BatchStats stats;
-    if (DeviceDataset* on_device = OnDevice(batch.split())) {
-      Guarded([&] { stats = network_.Evaluate(params_, on_device->Gather(batch)); });
-    } else {
-      input_.Gather(SplitData(data_, batch.split()), batch);
-      Guarded([&] {
-        stats = network_.Evaluate(params_, input_.inputs(), input_.labels(), batch.size());
-      });
-    }
+    Guarded([&] { stats = network_.Evaluate(params_, OnTheDevice(batch)); });
     ReportBatch(stats, metrics);
   }
 
  private:
-  // The split's records on the device, or nullptr where they are read on the host (which also
-  // refuses an unknown split).
-  DeviceDataset* OnDevice(cohort_split split) const {
-    if (split == COHORT_SPLIT_TRAINING) return on_device_training_.get();
-    if (split == COHORT_SPLIT_VALIDATION) return on_device_validation_.get();
-    return nullptr;
+  // The batch's records on the device: gathered there when its split is held there, else read
+  // on the host (which also refuses an unknown split) and copied over.
+  CudaMlpNetwork::DeviceBatch OnTheDevice(const cohort::Batch& batch) {
+    if (batch.split() == COHORT_SPLIT_TRAINING && on_device_training_) {
+      return on_device_training_->Gather(batch);
+    }
+    if (batch.split() == COHORT_SPLIT_VALIDATION && on_device_validation_) {
+      return on_device_validation_->Gather(batch);
+    }
+    input_.Gather(SplitData(data_, batch.split()), batch);
+    return network_.CopyIn(input_.inputs(), input_.labels(), batch.size());
   }
 
-  // Runs `work`, turning a CUDA or cuBLAS failure into the plugin's error.
+  // Runs `work`, turning a CUDA or cuBLAS failure into the plugin's error; the plugin's own
+  // errors (a record outside the split) pass as they are.
   template <class Work>
   static void Guarded(Work work) {
     try {
       work();
+    } catch (const cohort::Error&) {
+      throw;
     } catch (const std::runtime_error& e) {
       throw cohort::Error(COHORT_STATUS_INTERNAL, std::string("mlp_cuda: ") + e.what());
     }
@@ -119,7 +112,7 @@ class MlpCudaModel : public cohort::Model {
   std::vector<LayerParams> params_;          // device views of tensors_' data
   std::vector<LayerGrads> grads_;            // device views of tensors_' gradients
   BatchInput input_;                         // the current batch, on the host
-  std::unique_ptr<DeviceDataset> on_device_training_;    // see OnDevice
+  std::unique_ptr<DeviceDataset> on_device_training_;    // see OnTheDevice
   std::unique_ptr<DeviceDataset> on_device_validation_;
 };
 

@@ -1,6 +1,5 @@
 #include "runtime/agent/orchestrator_connection.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -22,10 +21,7 @@ void PrintDroppedControl(absl::string_view why) {
 absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::Connect(
     const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped,
     const std::optional<CurveClientConfig>& curve) {
-  const bool printable = std::none_of(agent_id.begin(), agent_id.end(), [](unsigned char c) {
-    return c < 0x20 || c == 0x7f;
-  });
-  if (agent_id.empty() || agent_id.size() > kMaxAgentIdBytes || !printable) {
+  if (AgentIdProblem(agent_id)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "agent id '", absl::CHexEscape(agent_id),
         "' must be 1 to 255 bytes of printable text (no line breaks or other control "

@@ -194,19 +194,9 @@ std::string Id(Reader& reader, const flatbuffers::String* id, absl::string_view 
   return id->str();
 }
 
-// An agent id goes into every log line about the agent: printable text of a bounded length, so
-// that no peer can forge a line (a newline) or fill the log with one name.
 std::string AgentId(Reader& reader, const flatbuffers::String* id) {
-  std::string text = Id(reader, id, "agent id");
-  if (text.size() > kMaxAgentIdBytes) {
-    reader.Fail(absl::StrCat("agent id of ", text.size(), " bytes; at most ", kMaxAgentIdBytes));
-  }
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      reader.Fail("agent id holds a control character (a line break, a tab...)");
-      break;
-    }
-  }
+  std::string text = id->str();
+  if (std::optional<std::string> problem = AgentIdProblem(text)) reader.Fail(*problem);
   return text;
 }
 
@@ -411,6 +401,17 @@ std::string EncodeControlMessage(const ControlHeader& header, const ControlMessa
                                              CreateText(builder, header.sender), type, payload),
                  wire::ControlEnvelopeIdentifier());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+std::optional<std::string> AgentIdProblem(absl::string_view id) {
+  if (id.empty()) return "empty agent id";
+  if (id.size() > kMaxAgentIdBytes) {
+    return absl::StrCat("agent id of ", id.size(), " bytes; at most ", kMaxAgentIdBytes);
+  }
+  for (unsigned char c : id) {
+    if (c < 0x20 || c == 0x7f) return "agent id holds a control character (a line break, a tab...)";
+  }
+  return std::nullopt;
 }
 
 absl::StatusOr<DecodedControl> DecodeControlMessage(absl::string_view bytes) {

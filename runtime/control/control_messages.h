@@ -20,6 +20,7 @@
 #define COHORT_RUNTIME_CONTROL_CONTROL_MESSAGES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -42,6 +43,11 @@ inline constexpr uint16_t kControlMinorWithRestoredCheckpoints = 5;
 // An agent id is printable text (no control characters) of at most this many bytes (a ZeroMQ
 // routing id's most); a message with another is refused.
 inline constexpr size_t kMaxAgentIdBytes = 255;
+
+// Why `id` cannot be an agent id ("empty agent id", "agent id of 300 bytes; at most 255", "agent
+// id holds a control character ..."), or nullopt when it can. An agent id goes into every log
+// line about the agent, so no peer may forge a line (a newline) or fill the log with one name.
+std::optional<std::string> AgentIdProblem(absl::string_view id);
 
 // The value of ControlHeader::sender for messages from the orchestrator.
 inline constexpr absl::string_view kOrchestratorSender = "orchestrator";

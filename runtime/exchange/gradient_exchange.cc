@@ -119,11 +119,6 @@ void GradientExchange::Begin(double scale, uint64_t step, uint64_t batch) {
   // A batch begun and never finished is finished first, so no bucket of it is still in flight.
   if (active_) (void)Finish();
   {
-    std::lock_guard<std::mutex> ready(ready_mutex_);
-    tracker_.Reset();
-    hook_error_ = absl::OkStatus();
-  }
-  {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.clear();
     // First, while the plugin computes. Every rank counts its batches alike, so every rank runs
@@ -136,7 +131,10 @@ void GradientExchange::Begin(double scale, uint64_t step, uint64_t batch) {
   }
   ++batches_begun_;
   changed_.notify_all();
+  // Reports count from here on (none came while inactive: the hook ignores them).
   std::lock_guard<std::mutex> ready(ready_mutex_);
+  tracker_.Reset();
+  hook_error_ = absl::OkStatus();
   active_ = true;
 }
 
@@ -180,6 +178,7 @@ absl::Status GradientExchange::Finish() {
   std::vector<size_t> rest;
   absl::Status hook_error;
   {
+    // Inactive from here: a report arriving now (a contract breach) is ignored, not half-counted.
     std::lock_guard<std::mutex> ready(ready_mutex_);
     rest = tracker_.MarkAllReady();
     NoteReady(rest);
@@ -187,6 +186,7 @@ absl::Status GradientExchange::Finish() {
     if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
     last_bucket_deferred_ = false;
     hook_error = hook_error_;
+    active_ = false;
   }
   absl::Status status;
   {
@@ -204,10 +204,6 @@ absl::Status GradientExchange::Finish() {
     }
     caller_draining_ = false;
     status = error_;
-  }
-  {
-    std::lock_guard<std::mutex> ready(ready_mutex_);
-    active_ = false;
   }
   if (!hook_error.ok()) return hook_error;
   return status;

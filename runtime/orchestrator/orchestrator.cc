@@ -43,9 +43,6 @@ uint64_t LargestNumericName(const std::filesystem::path& folder) {
 
 constexpr double kSaveInterval = 1.0;
 
-// Where the keys of a task spanning agents live in the rendezvous store.
-std::string RendezvousPrefix(uint64_t task_id) { return absl::StrCat("task-", task_id, "/"); }
-
 // How trial and experiment states are written in experiment.json.
 RunState RunStateOf(TrialState state) {
   switch (state) {
@@ -209,6 +206,8 @@ void Orchestrator::Event(std::string line, OrchestratorEvent::Level level) {
 }
 
 std::vector<OrchestratorEvent> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
+
+std::string RendezvousPrefix(uint64_t task_id) { return absl::StrCat("task-", task_id, "/"); }
 
 bool Orchestrator::TaskSpansAgents(uint64_t task_id) const {
   auto task = tasks_.find(task_id);

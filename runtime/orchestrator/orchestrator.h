@@ -104,6 +104,11 @@ struct LocalSubmission {
   bool resume = false;
 };
 
+// The key prefix of task `task_id`'s rendezvous ("task-12/"), for a task spanning agents: its
+// workers set and get their keys under it, and it is what TakeEndedRendezvousPrefixes gives to
+// forget once the task is over.
+std::string RendezvousPrefix(uint64_t task_id);
+
 class Orchestrator {
  public:
   // What Submit refuses whatever the agents: a global batch smaller than slots_per_trial, a

@@ -18,12 +18,6 @@
 namespace cohort {
 namespace {
 
-// Seconds on a monotonic clock, for the rate of log lines.
-double MonotonicSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 namespace wire = ::cohort::fbs::client;
 
 using SteadyClock = std::chrono::steady_clock;
@@ -190,6 +184,7 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
   std::unique_ptr<OrchestratorServer> server(
       new OrchestratorServer(std::move(options), std::move(context), *std::move(security),
                              *std::move(agent_socket), *std::move(client_socket)));
+  server->clock_ = &clock;
   server->outbox_ = std::make_unique<RouterOutbox>(*server);
   server->rendezvous_ = std::move(rendezvous);
   server->orchestrator_ =
@@ -266,7 +261,7 @@ absl::Status OrchestratorServer::ServeAgents() {
       malformed_.Report(absl::StrCat("agent ", agent),
                         absl::StrCat("dropped a message of ", frames->size() - 1,
                                      " parts (expected 1) from agent ", agent),
-                        MonotonicSeconds());
+                        clock_->MonotonicSeconds());
       continue;
     }
     if (!security_->AcceptAgentMessage(Bytes(frames->front()), (*frames)[1])) continue;
@@ -275,7 +270,7 @@ absl::Status OrchestratorServer::ServeAgents() {
       malformed_.Report(absl::StrCat("agent ", agent),
                         absl::StrCat("dropped a malformed message from agent ", agent, ": ",
                                      message.status().message()),
-                        MonotonicSeconds());
+                        clock_->MonotonicSeconds());
       continue;
     }
     const std::string agent_id(Bytes(frames->front()));
@@ -293,7 +288,7 @@ absl::Status OrchestratorServer::ServeClients() {
     if (frames->size() != 2) {
       malformed_.Report("clients", absl::StrCat("dropped a client message of ",
                                                 frames->size() - 1, " parts (expected 1)"),
-                        MonotonicSeconds());
+                        clock_->MonotonicSeconds());
       continue;
     }
     ServeClient(frames->front(), (*frames)[1]);
@@ -310,7 +305,7 @@ void OrchestratorServer::ServeClient(const zmq::message_t& identity,
     malformed_.Report("clients", absl::StrCat(header ? "refused" : "dropped",
                                               " a malformed client request: ",
                                               request.status().message()),
-                      MonotonicSeconds());
+                      clock_->MonotonicSeconds());
     if (!header) return;
     if (header->protocol_major != kClientProtocolMajor) {
       Reply(identity, 0,

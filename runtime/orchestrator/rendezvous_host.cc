@@ -1,6 +1,5 @@
 #include "runtime/orchestrator/rendezvous_host.h"
 
-#include <chrono>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -8,6 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/trial/clock.h"
 
 namespace cohort {
 namespace {
@@ -37,21 +38,20 @@ RendezvousHost::RendezvousHost(std::unique_ptr<WorkerHub> hub, LogFunction log)
       refusals_([this](absl::string_view line) { log_(line); }) {}
 
 bool RendezvousHost::MayKeep(const std::string& key, const std::string& value) {
-  const double now =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  // "task-12/rank-0": prefix "task-12/", task 12.
+  const double now = SystemClock().MonotonicSeconds();
+  // "task-12/rank-0": task 12, kept only under the very prefix the orchestrator forgets at the
+  // task's end (RendezvousPrefix; "task-012/" or "task-+12/" would outlive the task).
   const size_t slash = key.find('/');
-  absl::string_view id = absl::string_view(key).substr(0, slash);
+  const absl::string_view prefix = absl::string_view(key).substr(0, slash + 1);
+  absl::string_view id = prefix.substr(0, slash);
   uint64_t task_id = 0;
-  // Only the prefix the orchestrator forgets at the task's end ("task-12/", never "task-012/" or
-  // "task-+12/", which would outlive it).
   if (slash == std::string::npos || !absl::ConsumePrefix(&id, "task-") ||
-      !absl::SimpleAtoi(id, &task_id) || id != absl::StrCat(task_id) ||
+      !absl::SimpleAtoi(id, &task_id) || prefix != RendezvousPrefix(task_id) ||
       (accepts_ && !accepts_(task_id))) {
     refusals_.Report("dropped rendezvous sets for keys of no live task spanning agents", now);
     return false;
   }
-  TaskUse& use = use_[key.substr(0, slash + 1)];
+  TaskUse& use = use_[std::string(prefix)];
   const std::optional<size_t> held = service_.ValueBytes(key);  // a set replaces the value
   const size_t bytes =
       use.bytes - (held ? key.size() + *held : 0) + key.size() + value.size();

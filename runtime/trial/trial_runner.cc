@@ -131,14 +131,17 @@ absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
 absl::StatusOr<std::vector<std::string>> TrialRunner::RestoreNewestWhole(
     const std::string& checkpoint_id) {
   std::vector<std::string> warnings;
+  const auto pass_over = [&warnings](const std::string& id, const absl::Status& damage) {
+    warnings.push_back(absl::StrCat("checkpoint ", id, " is damaged (", damage.message(),
+                                    "): passed over"));
+  };
   absl::StatusOr<cohort::Checkpoint> checkpoint = options_.storage->Read(checkpoint_id);
   if (checkpoint.ok()) {
     if (absl::Status restored = RestoreFrom(*checkpoint); !restored.ok()) return restored;
     return warnings;
   }
   if (!absl::IsDataLoss(checkpoint.status())) return checkpoint.status();
-  warnings.push_back(absl::StrCat("checkpoint ", checkpoint_id, " is damaged (",
-                                  checkpoint.status().message(), "): passed over"));
+  pass_over(checkpoint_id, checkpoint.status());
   const std::optional<CheckpointIdParts> damaged = ParseCheckpointId(checkpoint_id);
   absl::StatusOr<std::vector<CheckpointInfo>> whole = options_.storage->List();
   if (!whole.ok()) return whole.status();
@@ -149,8 +152,7 @@ absl::StatusOr<std::vector<std::string>> TrialRunner::RestoreNewestWhole(
     absl::StatusOr<cohort::Checkpoint> older = options_.storage->Read(it->id);
     if (!older.ok()) {
       if (!absl::IsDataLoss(older.status())) return older.status();
-      warnings.push_back(absl::StrCat("checkpoint ", it->id, " is damaged (",
-                                      older.status().message(), "): passed over"));
+      pass_over(it->id, older.status());
       continue;
     }
     if (absl::Status restored = RestoreFrom(*older); !restored.ok()) return restored;
@@ -448,11 +450,14 @@ absl::Status TrialRunner::ReportTraining() {
   return absl::OkStatus();
 }
 
-absl::Status TrialRunner::MissingSearcherMetric(const std::vector<std::string>& reported) const {
+absl::Status TrialRunner::RequireSearcherMetric(const std::vector<ReducedMetric>& result) const {
+  if (FindMetric(result, options_.config->searcher.metric) != nullptr) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (const ReducedMetric& metric : result) names.push_back(metric.name);
   return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
       "searcher.metric: '", options_.config->searcher.metric,
       "' is not among the validation metrics plugin ", options_.model->plugin().name(),
-      " reports (", absl::StrJoin(reported, ", "), ")")));
+      " reports (", absl::StrJoin(names, ", "), ")")));
 }
 
 absl::Status TrialRunner::CheckSearcherMetric() {
@@ -462,11 +467,7 @@ absl::Status TrialRunner::CheckSearcherMetric() {
   if (!metrics.ok()) return metrics.status();
   MetricAccumulator batch;  // names as a validation reduces them ("validation_loss" is "loss")
   if (absl::Status status = batch.Add(*metrics); !status.ok()) return status;
-  const std::vector<ReducedMetric> result = batch.Result();
-  if (FindMetric(result, options_.config->searcher.metric) != nullptr) return absl::OkStatus();
-  std::vector<std::string> names;
-  for (const ReducedMetric& metric : result) names.push_back(metric.name);
-  return MissingSearcherMetric(names);
+  return RequireSearcherMetric(batch.Result());
 }
 
 absl::Status TrialRunner::Validate() {
@@ -487,18 +488,13 @@ absl::Status TrialRunner::Validate() {
     }
   }
   const std::vector<ReducedMetric> result = total.Result();
-  const std::string& searcher_metric = options_.config->searcher.metric;
-  if (FindMetric(result, searcher_metric) == nullptr) {
-    std::vector<std::string> names;
-    for (const ReducedMetric& metric : result) names.push_back(metric.name);
-    return MissingSearcherMetric(names);
-  }
+  if (absl::Status status = RequireSearcherMetric(result); !status.ok()) return status;
   if (reporter()) options_.events->OnMetrics(Report(ReportKind::kValidation, result));
   last_validation_batches_ = progress_.batches_trained;
 
   // checkpoint_policy: after this validation, checkpoint always (all), when it is the best so
   // far (best), or never (none). Nothing is trained yet at an initial validation.
-  const double value = FindMetric(result, searcher_metric)->value;
+  const double value = FindMetric(result, options_.config->searcher.metric)->value;
   const bool smaller_is_better = options_.config->searcher.smaller_is_better;
   const std::optional<double>& so_far = progress_.best_metric;
   const bool best = !so_far || (smaller_is_better ? value < *so_far : value > *so_far);

@@ -127,8 +127,9 @@ class TrialRunner {
   // Before the first batch of an attempt: one validation batch, to learn that the plugin reports
   // searcher.metric before training for it (a permanent failure when it does not).
   absl::Status CheckSearcherMetric();
-  // The permanent failure of a validation without searcher.metric, naming what it reported.
-  absl::Status MissingSearcherMetric(const std::vector<std::string>& reported) const;
+  // OK when a validation's `result` holds searcher.metric; else a permanent failure naming what
+  // it holds.
+  absl::Status RequireSearcherMetric(const std::vector<ReducedMetric>& result) const;
   absl::Status Checkpoint();
   void MaybeReportProgress(bool force);
 

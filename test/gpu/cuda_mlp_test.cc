@@ -117,11 +117,11 @@ TEST_P(CudaMlpTest, MatchesTheCpuNetwork) {
   std::vector<size_t> gpu_order, cpu_order;
   {
     CudaMlpNetwork gpu(c.widths, stream);
-    on_gpu = gpu.Train(device_params, device_grads, inputs.data(), labels.data(), c.batch,
+    on_gpu = gpu.Train(device_params, device_grads, gpu.CopyIn(inputs.data(), labels.data(), c.batch),
                        [&](size_t l) { gpu_order.push_back(l); });
     // Evaluation after training reuses the scratch buffers at another batch size.
     const BatchStats evaluated =
-        gpu.Evaluate(device_params, inputs.data(), labels.data(), c.batch / 2 + 1);
+        gpu.Evaluate(device_params, gpu.CopyIn(inputs.data(), labels.data(), c.batch / 2 + 1));
     MlpNetwork reference(c.widths);
     const BatchStats expected =
         reference.Evaluate(host_params, inputs.data(), labels.data(), c.batch / 2 + 1);

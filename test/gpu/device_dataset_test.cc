@@ -137,9 +137,10 @@ TEST_F(DeviceDatasetTest, TrainsAsOnTheHostCopyOfTheBatch) {
       params.push_back({w, b});
       grads.push_back({gw, gb});
     }
-    stats[run] = run == 0 ? network.Train(params, grads, on_device.Gather(chosen.batch()), {})
-                          : network.Train(params, grads, host.inputs(), host.labels(),
-                                          chosen.indices.size(), {});
+    const CudaMlpNetwork::DeviceBatch staged =
+        run == 0 ? on_device.Gather(chosen.batch())
+                 : network.CopyIn(host.inputs(), host.labels(), chosen.indices.size());
+    stats[run] = network.Train(params, grads, staged, {});
     for (size_t l = 0; l < 2; ++l) {
       for (const std::vector<float>& part :
            {ReadBack(grads[l].weight, weights[l].size()), ReadBack(grads[l].bias, biases[l].size())}) {
