@@ -401,6 +401,10 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
   }
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, OnStopSignal);
+  // A peer rank that died leaves its Gloo connection closed: writing to it must fail the
+  // collective with an error naming the phase, not kill this healthy rank with SIGPIPE (which
+  // would also blame it for the peer's death).
+  std::signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<WorkerArgs> args = ParseArgs(arguments);
   if (!args.ok()) {
     std::fprintf(stderr, "%s\n", std::string(args.status().message()).c_str());
