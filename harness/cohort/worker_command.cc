@@ -204,6 +204,8 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   absl::StatusOr<WorkerDevice> device = OpenWorkerDevice(std::getenv("COHORT_DEVICE"));
   if (!device.ok()) return device.status();
   DefaultMemoryProvider memory;
+  // Gradients are zeroed on the plugin's stream, behind the optimizer step, without a wait.
+  if (device->cuda != nullptr) memory.ZeroOnStream(device->device.ordinal, device->stream());
   ModelHostOptions host;
   host.context.rank = host.context.local_rank = args.rank;
   host.context.size = host.context.local_size = args.size;
@@ -349,6 +351,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   options.events = &events;
   options.collective = collective.get();
   options.exchange = exchange.get();
+  if (on_gpu) options.device_gradients = &device->cuda->gradient_ops();
   absl::StatusOr<std::unique_ptr<TrialRunner>> runner = TrialRunner::Create(options);
   if (!runner.ok()) return runner.status();
   if (!args.resume.empty()) {

@@ -18,6 +18,11 @@ absl::StatusOr<DeviceMemory*> DefaultMemoryProvider::For(cohort_device device) {
   return Cuda(device.ordinal);
 }
 
+void DefaultMemoryProvider::ZeroOnStream(int ordinal, void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  zero_streams_[ordinal] = stream;
+}
+
 absl::StatusOr<DeviceMemory*> DefaultMemoryProvider::Cuda(int ordinal) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = cuda_.find(ordinal); it != cuda_.end()) return it->second.get();
@@ -35,7 +40,9 @@ absl::StatusOr<DeviceMemory*> DefaultMemoryProvider::Cuda(int ordinal) {
   if (!symbol.ok()) return symbol.status();
   auto open = reinterpret_cast<cohort_cuda_memory_open_fn>(*symbol);
   char error[512] = {};
-  DeviceMemory* memory = open(ordinal, error, sizeof error);
+  const auto stream = zero_streams_.find(ordinal);
+  DeviceMemory* memory =
+      open(ordinal, stream != zero_streams_.end() ? stream->second : nullptr, error, sizeof error);
   if (memory == nullptr) return absl::UnavailableError(error);
   cuda_[ordinal].reset(memory);
   return memory;

@@ -27,6 +27,12 @@ class DefaultMemoryProvider final : public DeviceMemoryProvider {
 
   absl::StatusOr<DeviceMemory*> For(cohort_device device) override;
 
+  // CUDA memory on device `ordinal` zeroes (DeviceMemory::Zero, so TensorArena::ZeroGradients) by
+  // a memset enqueued on `stream`, a cudaStream_t on that device that outlives this provider (the
+  // plugin's compute stream), instead of waiting for the whole device. Call before the first
+  // For() of that device.
+  void ZeroOnStream(int ordinal, void* stream);
+
  private:
   absl::StatusOr<DeviceMemory*> Cuda(int ordinal);
 
@@ -35,6 +41,7 @@ class DefaultMemoryProvider final : public DeviceMemoryProvider {
   void* module_ = nullptr;  // dlopen handle of the CUDA memory module
   std::string module_error_;
   std::map<int, std::unique_ptr<DeviceMemory>> cuda_;  // by ordinal
+  std::map<int, void*> zero_streams_;                  // by ordinal
 };
 
 }  // namespace cohort

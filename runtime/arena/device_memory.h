@@ -32,7 +32,8 @@ class DeviceMemory {
   virtual absl::StatusOr<void*> Allocate(size_t bytes) = 0;
   // Frees memory from Allocate; nullptr is a no-op.
   virtual void Free(void* ptr) = 0;
-  // Sets `bytes` bytes at `ptr` to zero.
+  // Sets `bytes` bytes at `ptr` to zero: done on return, or, for device memory that orders its
+  // work on a stream, enqueued there (work enqueued on that stream later, and CopyToHost, see it).
   virtual absl::Status Zero(void* ptr, size_t bytes) = 0;
   // Copies `bytes` bytes of this memory at `from` into host memory at `to`, once all work already
   // enqueued on the device has finished (so it reads what the plugin's kernels wrote); the copy is

@@ -45,13 +45,29 @@ std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena,
   return FindIn(arena, block, offset, static_cast<const float*>(b.grad) + offset, count);
 }
 
-absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(const TensorArena& arena) {
+absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(const TensorArena& arena,
+                                                                       DeviceGradientOps* device) {
+  // With the device's own check, its blocks are read on the host only when it found something.
+  bool device_blocks_finite = false;
+  if (device != nullptr) {
+    for (const ArenaBlock& block : arena.blocks()) {
+      if (OnHost(block) || block.dtype != COHORT_DTYPE_FLOAT32) continue;
+      if (absl::Status s = device->CheckFinite(block.grad, block.dtype, block.element_count);
+          !s.ok()) {
+        return s;
+      }
+    }
+    absl::StatusOr<bool> found = device->TakeNonFinite();
+    if (!found.ok()) return found.status();
+    device_blocks_finite = !*found;
+  }
   std::vector<float> staged;
   for (size_t b = 0; b < arena.blocks().size(); ++b) {
     const ArenaBlock& block = arena.blocks()[b];
     if (block.dtype != COHORT_DTYPE_FLOAT32) continue;
     const float* grad = static_cast<const float*>(block.grad);
     if (!OnHost(block)) {
+      if (device_blocks_finite) continue;
       staged.resize(block.element_count);
       if (absl::Status copied = CopyBlockToHost(block, BlockPart::kGradients, staged.data());
           !copied.ok()) {

@@ -1,7 +1,7 @@
 // FindNonFiniteGradient: the first NaN or infinity among an arena's float32 gradients, for the
 // guard of `optimizations.nonfinite_gradients` (see docs/config.md).
 //
-//   absl::StatusOr<std::optional<NonFiniteGradient>> bad = FindNonFiniteGradient(arena);
+//   absl::StatusOr<std::optional<NonFiniteGradient>> bad = FindNonFiniteGradient(arena, ops);
 //   if (bad.ok() && *bad) Log(DescribeNonFiniteGradient(arena, **bad));  // "tensor 'w1' element 17 is nan"
 //
 // Blocks of another dtype are passed over. Thread-safety: reads the gradients; nothing may write
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "runtime/arena/device_gradient_ops.h"
 #include "runtime/arena/tensor_arena.h"
 
 namespace cohort {
@@ -29,9 +30,12 @@ struct NonFiniteGradient {
 std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena, size_t block,
                                                        uint64_t offset, uint64_t count);
 
-// The first non-finite element over every float32 block, in block order; a block in device memory
-// is copied to the host to be read. An error only when such a copy fails.
-absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(const TensorArena& arena);
+// The first non-finite element over every float32 block, in block order. Blocks in device memory
+// are checked there when `device` is given (its DeviceGradientOps, one flag read for all of them),
+// and copied to the host only to find the element once that check says one is there; without
+// `device` they are copied to be read. An error only when a check or a copy fails.
+absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(
+    const TensorArena& arena, DeviceGradientOps* device = nullptr);
 
 // "tensor 'w1' element 17 is nan" (or "inf", "-inf").
 std::string DescribeNonFiniteGradient(const TensorArena& arena, const NonFiniteGradient& found);

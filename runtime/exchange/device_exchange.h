@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/arena/device_gradient_ops.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
@@ -56,6 +57,10 @@ class DeviceExchange {
   // The built-in optimizers' rules on this device, enqueued on compute_stream() (for
   // Optimizer::Create's device kernels). Lives as long as the DeviceExchange.
   virtual DeviceUpdateKernels& update_kernels() = 0;
+
+  // Averaging and the non-finite check of gradients on this device, enqueued on
+  // compute_stream() (for the training loop). Lives as long as the DeviceExchange.
+  virtual DeviceGradientOps& gradient_ops() = 0;
 
   // backend.Allgather of `bytes` host bytes from `in` into `out` (size() * bytes), staged through
   // device memory for an engine that only moves device memory. Called by the thread that reduces.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "runtime/arena/block_staging.h"
+#include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/trial/bucket_trace.h"
@@ -16,49 +17,6 @@
 #include "runtime/trial/splitmix64.h"
 
 namespace cohort {
-namespace {
-
-// Multiplies `count` values at `grad` by 1 / divisor, in their own precision.
-template <class T>
-void Divide(void* grad, uint64_t count, uint64_t divisor) {
-  T* values = static_cast<T*>(grad);
-  const T scale = T{1} / static_cast<T>(divisor);
-  for (uint64_t i = 0; i < count; ++i) values[i] *= scale;
-}
-
-// Divides every gradient by `divisor` (averaging gradients summed over several batches). A block
-// in device memory is divided in a host copy.
-absl::Status DivideGradients(TensorArena& arena, uint64_t divisor) {
-  std::vector<char> staged;
-  for (const ArenaBlock& block : arena.blocks()) {
-    if (block.dtype != COHORT_DTYPE_FLOAT32 && block.dtype != COHORT_DTYPE_FLOAT64) {
-      return absl::UnimplementedError(
-          absl::StrCat("averaging ", DtypeName(block.dtype), " gradients is not supported"));
-    }
-    void* grad = block.grad;
-    if (!OnHost(block)) {
-      staged.resize(BlockBytes(block));
-      if (absl::Status s = CopyBlockToHost(block, BlockPart::kGradients, staged.data()); !s.ok()) {
-        return s;
-      }
-      grad = staged.data();
-    }
-    if (block.dtype == COHORT_DTYPE_FLOAT32) {
-      Divide<float>(grad, block.element_count, divisor);
-    } else {
-      Divide<double>(grad, block.element_count, divisor);
-    }
-    if (!OnHost(block)) {
-      if (absl::Status s = CopyBlockFromHost(block, BlockPart::kGradients, staged.data());
-          !s.ok()) {
-        return s;
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 uint64_t TrialSeed(uint64_t experiment_seed, uint64_t trial_id) {
   return MixSeeds(experiment_seed, trial_id);
@@ -356,7 +314,8 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
     }
   }
   // The summed gradient is the same bits on every rank, so every rank decides alike.
-  const absl::StatusOr<std::optional<NonFiniteGradient>> searched = FindNonFiniteGradient(arena);
+  const absl::StatusOr<std::optional<NonFiniteGradient>> searched =
+      FindNonFiniteGradient(arena, options_.device_gradients);
   if (!searched.ok()) return searched.status();
   const std::optional<NonFiniteGradient>& found = *searched;
   if (!found) return true;
@@ -389,7 +348,9 @@ absl::Status TrialRunner::StepOptimizer() {
   }
   if (options_.exchange == nullptr && batches_since_step_ > 1 &&
       options_.config->optimizations.average_aggregated_gradients) {
-    if (absl::Status status = DivideGradients(arena, batches_since_step_); !status.ok()) {
+    if (absl::Status status =
+            DivideGradients(arena, batches_since_step_, options_.device_gradients);
+        !status.ok()) {
       return status;
     }
   }

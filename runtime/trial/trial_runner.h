@@ -27,6 +27,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "runtime/arena/device_gradient_ops.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/config/experiment_config.h"
@@ -52,6 +53,9 @@ struct TrialRunnerOptions {
   uint64_t trial_seed = 0;  // drives the sampler; the plugin sees it in its trial context
   LoadedModel* model = nullptr;
   Optimizer* optimizer = nullptr;  // nullptr: the plugin steps with its own optimizer_step
+  // For gradients on a GPU: averaging and the non-finite guard run there (DeviceExchange's
+  // gradient_ops). nullptr: device blocks are worked on in host copies.
+  DeviceGradientOps* device_gradients = nullptr;
   CheckpointStorage* storage = nullptr;
   TrialEvents* events = nullptr;
   // With more than one slot: the group of this trial's ranks, and the exchange that sums their

@@ -1,13 +1,16 @@
 // HostMemoryAsDevice: a DeviceMemoryProvider whose "cuda:N" memory is host memory that counts the
 // copies made through DeviceMemory, so a test without a GPU can check that code meant for device
 // arenas goes through CopyToHost / CopyFromHost rather than reading device pointers. The CPU
-// gets plain CpuMemory.
+// gets plain CpuMemory. HostGradientOps: DeviceGradientOps doing the CPU's arithmetic on such
+// memory, counting its calls, so a test can check that the work stayed "on the device".
 #ifndef COHORT_TEST_COMMON_HOST_MEMORY_AS_DEVICE_H_
 #define COHORT_TEST_COMMON_HOST_MEMORY_AS_DEVICE_H_
 
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 
+#include "runtime/arena/device_gradient_ops.h"
 #include "runtime/arena/device_memory.h"
 
 namespace cohort::testing {
@@ -45,6 +48,47 @@ class HostMemoryAsDevice final : public DeviceMemoryProvider {
  private:
   CpuMemory cpu_;
   CountingDeviceMemory device_;
+};
+
+class HostGradientOps final : public DeviceGradientOps {
+ public:
+  absl::Status Divide(void* grad, cohort_dtype dtype, uint64_t count, uint64_t divisor) override {
+    ++divides;
+    if (dtype == COHORT_DTYPE_FLOAT32) {
+      DivideAll(static_cast<float*>(grad), count, divisor);
+    } else if (dtype == COHORT_DTYPE_FLOAT64) {
+      DivideAll(static_cast<double*>(grad), count, divisor);
+    } else {
+      return absl::InvalidArgumentError("only float32 and float64");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status CheckFinite(const void* grad, cohort_dtype dtype, uint64_t count) override {
+    ++checks;
+    for (uint64_t i = 0; i < count && dtype == COHORT_DTYPE_FLOAT32; ++i) {
+      if (!std::isfinite(static_cast<const float*>(grad)[i])) flag_ = true;
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> TakeNonFinite() override {
+    ++flag_reads;
+    const bool found = flag_;
+    flag_ = false;
+    return found;
+  }
+
+  int divides = 0;
+  int checks = 0;
+  int flag_reads = 0;
+
+ private:
+  template <class T>
+  static void DivideAll(T* values, uint64_t count, uint64_t divisor) {
+    const T scale = T{1} / static_cast<T>(divisor);
+    for (uint64_t i = 0; i < count; ++i) values[i] *= scale;
+  }
+
+  bool flag_ = false;
 };
 
 }  // namespace cohort::testing

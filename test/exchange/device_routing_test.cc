@@ -17,6 +17,7 @@
 #include "runtime/exchange/gradient_exchange.h"
 #include "runtime/exchange/powersgd_reducer.h"
 #include "test/collective/rank_threads.h"
+#include "test/common/host_memory_as_device.h"
 
 namespace cohort {
 namespace {
@@ -80,6 +81,7 @@ class RecordingDeviceExchange final : public DeviceExchange {
   void* compute_stream() override { return nullptr; }
   void* communication_stream() override { return nullptr; }
   DeviceUpdateKernels& update_kernels() override { return no_kernels_; }
+  DeviceGradientOps& gradient_ops() override { return gradient_ops_; }
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
     log.Add("gather");
@@ -103,6 +105,7 @@ class RecordingDeviceExchange final : public DeviceExchange {
   int device_;
   const TensorArena& arena_;
   NoUpdateKernels no_kernels_;
+  testing::HostGradientOps gradient_ops_;
 };
 
 std::vector<TensorDescriptor> Tensors(cohort_device device) {

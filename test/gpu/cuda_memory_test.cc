@@ -2,6 +2,7 @@
 // Exits 77 (skipped) where no CUDA device is usable.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -54,6 +55,37 @@ int main() {
   cudaMemcpy((*arena)->grad(0), ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice);
   Expect((*arena)->ZeroGradients().ok(), "ZeroGradients on the device");
   for (float v : Download((*arena)->grad(0), ones.size())) Expect(v == 0.0f, "device gradients zeroed");
+
+  // Zeroing on a stream: ordered after the work already enqueued there, done once it is drained.
+  {
+    cudaStream_t stream = nullptr;
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    cohort::DefaultMemoryProvider on_stream;
+    on_stream.ZeroOnStream(0, stream);
+    auto streamed = cohort::TensorArena::Create(
+        {{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 1 << 20}}, on_stream);
+    Expect(streamed.ok(), "an arena whose memory zeroes on a stream");
+    if (streamed.ok()) {
+      for (float v : Download((*streamed)->data(0), 1 << 20)) {
+        Expect(v == 0.0f, "memory zeroing on a stream still starts zeroed");
+      }
+      const std::vector<float> twos(1 << 20, 2.0f);
+      void* pinned_memory = nullptr;
+      cudaMallocHost(&pinned_memory, twos.size() * sizeof(float));
+      float* pinned = static_cast<float*>(pinned_memory);
+      std::copy(twos.begin(), twos.end(), pinned);
+      cudaMemcpyAsync((*streamed)->grad(0), pinned, twos.size() * sizeof(float),
+                      cudaMemcpyHostToDevice, stream);
+      Expect((*streamed)->ZeroGradients().ok(), "ZeroGradients on a stream");
+      cudaStreamSynchronize(stream);
+      for (float v : Download((*streamed)->grad(0), twos.size())) {
+        Expect(v == 0.0f, "the memset follows the copy enqueued before it");
+      }
+      cudaFreeHost(pinned);
+    }
+    streamed = absl::InternalError("released");  // the arena goes before its stream
+    cudaStreamDestroy(stream);
+  }
 
   std::printf("%s\n", failures == 0 ? "cuda arena: passed" : "cuda arena: FAILED");
   return failures == 0 ? 0 : 1;

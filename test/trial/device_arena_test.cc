@@ -1,7 +1,8 @@
 // What the trial does with whole blocks of a device arena, on "cuda:0" memory that is host memory
 // counting its copies (HostMemoryAsDevice): checkpoints, the first broadcast of the parameters
 // and the non-finite guard read and write such blocks only through DeviceMemory's copies, and get
-// the values a CPU arena gets.
+// the values a CPU arena gets; given the device's own gradient work (HostGradientOps), averaging
+// and the guard copy nothing unless a value is not finite.
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/arena/block_staging.h"
+#include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/trial/rank_sync.h"
@@ -52,6 +54,14 @@ std::unique_ptr<LoadedModel> QuadraticOnCuda0(HostMemoryAsDevice& memory) {
   return model.ok() ? *std::move(model) : nullptr;
 }
 
+// "host" (8 floats) on the CPU; "w" (5) and "b" (3) on cuda:0.
+absl::StatusOr<std::unique_ptr<TensorArena>> HostAndDeviceArena(HostMemoryAsDevice& memory) {
+  return TensorArena::Create({{"host", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0}, 8},
+                              {"w", COHORT_DTYPE_FLOAT32, kCuda0, 5},
+                              {"b", COHORT_DTYPE_FLOAT32, kCuda0, 3}},
+                             memory);
+}
+
 TEST(DeviceArenaTest, ACheckpointOfADeviceArenaGoesThroughHostCopiesAndRoundTrips) {
   HostMemoryAsDevice memory;
   std::unique_ptr<LoadedModel> model = QuadraticOnCuda0(memory);
@@ -81,11 +91,7 @@ TEST(DeviceArenaTest, ACheckpointOfADeviceArenaGoesThroughHostCopiesAndRoundTrip
 
 TEST(DeviceArenaTest, TheNonFiniteGuardReadsDeviceBlocksThroughACopy) {
   HostMemoryAsDevice memory;
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(
-      {{"host", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0}, 8},
-       {"w", COHORT_DTYPE_FLOAT32, kCuda0, 5},
-       {"b", COHORT_DTYPE_FLOAT32, kCuda0, 3}},
-      memory);
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena = HostAndDeviceArena(memory);
   ASSERT_TRUE(arena.ok()) << arena.status();
   absl::StatusOr<std::optional<NonFiniteGradient>> clean = FindNonFiniteGradient(**arena);
   ASSERT_TRUE(clean.ok()) << clean.status();
@@ -102,6 +108,81 @@ TEST(DeviceArenaTest, TheNonFiniteGuardReadsDeviceBlocksThroughACopy) {
   ASSERT_TRUE(found.ok()) << found.status();
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ(DescribeNonFiniteGradient(**arena, **found), "tensor 'b' element 1 is inf");
+}
+
+TEST(DeviceArenaTest, WithTheDevicesOwnCheckAFiniteGradientIsNeverCopied) {
+  HostMemoryAsDevice memory;
+  testing::HostGradientOps ops;
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena = HostAndDeviceArena(memory);
+  ASSERT_TRUE(arena.ok()) << arena.status();
+  absl::StatusOr<std::optional<NonFiniteGradient>> clean = FindNonFiniteGradient(**arena, &ops);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  EXPECT_FALSE(clean->has_value());
+  EXPECT_EQ(memory.device().copies_to_host, 0);
+  EXPECT_EQ(ops.checks, 1);  // the one device block
+  EXPECT_EQ(ops.flag_reads, 1);
+
+  const TensorPlacement& b = (*arena)->placement(2);
+  const ArenaBlock& block = (*arena)->blocks().at(b.block);
+  std::vector<float> grads(block.element_count, 0.5f);
+  grads[b.offset + 2] = -std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(CopyBlockFromHost(block, BlockPart::kGradients, grads.data()).ok());
+  absl::StatusOr<std::optional<NonFiniteGradient>> found = FindNonFiniteGradient(**arena, &ops);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ(DescribeNonFiniteGradient(**arena, **found), "tensor 'b' element 2 is -inf");
+  EXPECT_EQ(memory.device().copies_to_host, 1);  // only to name the element
+  EXPECT_EQ(ops.flag_reads, 2);
+
+  // A NaN on the host is found without touching the device blocks.
+  float* host = static_cast<float*>((*arena)->grad(0));
+  host[3] = std::numeric_limits<float>::quiet_NaN();
+  grads[b.offset + 2] = 0.0f;
+  ASSERT_TRUE(CopyBlockFromHost(block, BlockPart::kGradients, grads.data()).ok());
+  const int copies = memory.device().copies_to_host;
+  found = FindNonFiniteGradient(**arena, &ops);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ(DescribeNonFiniteGradient(**arena, **found), "tensor 'host' element 3 is nan");
+  EXPECT_EQ(memory.device().copies_to_host, copies);
+}
+
+TEST(DeviceArenaTest, AveragingDividesDeviceBlocksOnTheDeviceAsTheHostDoes) {
+  HostMemoryAsDevice memory;
+  testing::HostGradientOps ops;
+  const std::vector<TensorDescriptor> tensors = {
+      {"host", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0}, 8},
+      {"w", COHORT_DTYPE_FLOAT32, kCuda0, 7},
+      {"d", COHORT_DTYPE_FLOAT64, kCuda0, 3}};
+  absl::StatusOr<std::unique_ptr<TensorArena>> on_device = TensorArena::Create(tensors, memory);
+  absl::StatusOr<std::unique_ptr<TensorArena>> staged = TensorArena::Create(tensors, memory);
+  ASSERT_TRUE(on_device.ok() && staged.ok());
+  for (TensorArena* arena : {on_device->get(), staged->get()}) {
+    for (const ArenaBlock& block : arena->blocks()) {
+      std::vector<char> bytes(BlockBytes(block));
+      for (size_t i = 0; i < block.element_count; ++i) {
+        if (block.dtype == COHORT_DTYPE_FLOAT32) {
+          reinterpret_cast<float*>(bytes.data())[i] = 0.1f * static_cast<float>(i + 1);
+        } else {
+          reinterpret_cast<double*>(bytes.data())[i] = 0.1 * static_cast<double>(i + 1);
+        }
+      }
+      ASSERT_TRUE(CopyBlockFromHost(block, BlockPart::kGradients, bytes.data()).ok());
+    }
+  }
+  const int copies = memory.device().copies_to_host;
+  ASSERT_TRUE(DivideGradients(**on_device, 3, &ops).ok());
+  EXPECT_EQ(ops.divides, 2);  // the float32 and the float64 device blocks
+  EXPECT_EQ(memory.device().copies_to_host, copies);
+  ASSERT_TRUE(DivideGradients(**staged, 3).ok());
+  EXPECT_GT(memory.device().copies_to_host, copies);
+  for (size_t b = 0; b < (*staged)->blocks().size(); ++b) {
+    const ArenaBlock& block = (*staged)->blocks()[b];
+    std::vector<char> want(BlockBytes(block)), got(BlockBytes(block));
+    ASSERT_TRUE(CopyBlockToHost(block, BlockPart::kGradients, want.data()).ok());
+    ASSERT_TRUE(
+        CopyBlockToHost((*on_device)->blocks()[b], BlockPart::kGradients, got.data()).ok());
+    EXPECT_EQ(got, want) << "block " << b;
+  }
 }
 
 TEST(DeviceArenaTest, RankZerosDeviceParametersReachEveryRankThroughHostCopies) {

@@ -2,7 +2,9 @@
 // cohort_cuda_memory.so only (see cuda_memory_module.h).
 //
 // Every call first makes the memory's device current, so one process may hold arenas on several
-// devices. Zero() waits for the device's pending work, and completes before it returns.
+// devices. Given a stream, Zero() is a memset enqueued there, ordered with the plugin's work and
+// the optimizer's kernels on that stream, and nothing waits; without one it waits for the
+// device's pending work and completes before it returns.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -22,7 +24,7 @@ absl::Status CudaError(cudaError_t error, absl::string_view what, int ordinal) {
 
 class CudaMemory final : public DeviceMemory {
  public:
-  explicit CudaMemory(int ordinal) : ordinal_(ordinal) {}
+  CudaMemory(int ordinal, cudaStream_t stream) : ordinal_(ordinal), stream_(stream) {}
 
   absl::StatusOr<void*> Allocate(size_t bytes) override {
     if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes");
@@ -32,9 +34,14 @@ class CudaMemory final : public DeviceMemory {
       return absl::ResourceExhaustedError(
           absl::StrCat("cudaMalloc of ", bytes, " bytes on cuda:", ordinal_, " failed: ", cudaGetErrorString(e)));
     }
-    if (absl::Status s = Zero(ptr, bytes); !s.ok()) {
+    // Zero-filled when it is returned, whatever the stream.
+    absl::Status zeroed = Zero(ptr, bytes);
+    if (zeroed.ok() && stream_ != nullptr) {
+      zeroed = CudaStatusOf(cudaStreamSynchronize(stream_), "zeroing new memory");
+    }
+    if (!zeroed.ok()) {
       cudaFree(ptr);
-      return s;
+      return zeroed;
     }
     return ptr;  // cudaMalloc aligns to at least 256 bytes
   }
@@ -47,6 +54,9 @@ class CudaMemory final : public DeviceMemory {
 
   absl::Status Zero(void* ptr, size_t bytes) override {
     if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    if (stream_ != nullptr) {
+      return CudaStatusOf(cudaMemsetAsync(ptr, 0, bytes, stream_), "cudaMemsetAsync");
+    }
     // Kernels still queued on a non-blocking stream (an optimizer step reading the gradients) do
     // not order with cudaMemset's default stream: wait for them first.
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
@@ -83,15 +93,19 @@ class CudaMemory final : public DeviceMemory {
     return absl::OkStatus();
   }
 
+  absl::Status CudaStatusOf(cudaError_t error, absl::string_view what) const {
+    return error == cudaSuccess ? absl::OkStatus() : CudaError(error, what, ordinal_);
+  }
+
   int ordinal_;
+  cudaStream_t stream_;  // where Zero enqueues; nullptr: Zero waits for the device
 };
 
 }  // namespace
 }  // namespace cohort
 
-extern "C" __attribute__((visibility("default"))) cohort::DeviceMemory* cohort_cuda_memory_open(int ordinal,
-                                                                                                char* error,
-                                                                                                size_t error_len) {
+extern "C" __attribute__((visibility("default"))) cohort::DeviceMemory* cohort_cuda_memory_open(
+    int ordinal, void* stream, char* error, size_t error_len) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || ordinal < 0 || ordinal >= count) {
@@ -101,7 +115,7 @@ extern "C" __attribute__((visibility("default"))) cohort::DeviceMemory* cohort_c
     std::snprintf(error, error_len, "%s", why.c_str());
     return nullptr;
   }
-  return new cohort::CudaMemory(ordinal);
+  return new cohort::CudaMemory(ordinal, static_cast<cudaStream_t>(stream));
 }
 static_assert(std::is_same_v<decltype(&cohort_cuda_memory_open), cohort_cuda_memory_open_fn>);
 

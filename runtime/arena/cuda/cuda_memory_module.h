@@ -17,8 +17,10 @@
 
 extern "C" {
 // Memory on CUDA device `ordinal`, owned by the caller (delete it before unloading the module),
-// or NULL with a reason written into `error` (NUL-terminated, at most error_len bytes).
-using cohort_cuda_memory_open_fn = cohort::DeviceMemory* (*)(int ordinal, char* error, size_t error_len);
+// or NULL with a reason written into `error` (NUL-terminated, at most error_len bytes). With a
+// `stream` (a cudaStream_t on that device, outliving the memory), Zero enqueues its memset there.
+using cohort_cuda_memory_open_fn = cohort::DeviceMemory* (*)(int ordinal, void* stream, char* error,
+                                                             size_t error_len);
 
 // The number of CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied), or -1 with the
 // CUDA runtime's error written into `error` (NUL-terminated, at most error_len bytes).

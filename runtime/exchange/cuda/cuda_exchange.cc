@@ -3,11 +3,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/exchange/cuda/cuda_exchange_module.h"
+#include "runtime/exchange/cuda/cuda_gradient_ops.h"
 #include "runtime/exchange/cuda/device_buffer.h"
 #include "runtime/exchange/cuda/cuda_powersgd_reducer.h"
 #include "runtime/exchange/cuda/cuda_topk_reducer.h"
@@ -19,9 +21,11 @@ namespace {
 
 class CudaExchange final : public DeviceExchange {
  public:
-  explicit CudaExchange(const CudaContext& context) : context_(context), update_(context_) {}
+  explicit CudaExchange(const CudaContext& context)
+      : context_(context), update_(context_), gradient_ops_(std::in_place, context_) {}
 
   ~CudaExchange() override {
+    gradient_ops_.reset();  // frees its flag after the compute stream's work
     cudaSetDevice(context_.device);
     cudaStreamSynchronize(context_.compute);
     cudaStreamSynchronize(context_.communication);
@@ -34,6 +38,7 @@ class CudaExchange final : public DeviceExchange {
   void* compute_stream() override { return context_.compute; }
   void* communication_stream() override { return context_.communication; }
   DeviceUpdateKernels& update_kernels() override { return update_; }
+  DeviceGradientOps& gradient_ops() override { return *gradient_ops_; }
 
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
@@ -92,6 +97,7 @@ class CudaExchange final : public DeviceExchange {
  private:
   CudaContext context_;
   CudaUpdateKernels update_;       // refers to context_
+  std::optional<CudaGradientOps> gradient_ops_;  // refers to context_
   DeviceBuffer<uint8_t> staging_;  // AllgatherHostBytes, grown as needed
 };
 

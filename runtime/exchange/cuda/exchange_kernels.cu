@@ -7,46 +7,103 @@
 
 #include <algorithm>
 
+#include "runtime/exchange/cuda/launch_shape.cuh"
 #include "runtime/exchange/float_bits.h"
 
 namespace cohort {
 namespace {
 
-constexpr unsigned kThreads = 256;
-constexpr uint64_t kMaxBlocks = 1 << 16;
-
-// Blocks for a grid-stride loop over `count` elements.
-unsigned BlocksFor(uint64_t count) {
-  return static_cast<unsigned>(
-      std::max<uint64_t>(1, std::min(kMaxBlocks, (count + kThreads - 1) / kThreads)));
-}
-
-// Grid-stride loop bounds.
-__device__ uint64_t FirstIndex() { return uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
-__device__ uint64_t Stride() { return uint64_t{gridDim.x} * blockDim.x; }
-
-__global__ void ScaleKernel(float* data, uint64_t count, float scale) {
-  for (uint64_t i = FirstIndex(); i < count; i += Stride()) data[i] = __fmul_rn(data[i], scale);
+__device__ float Scaled(float value, float scale) {
+  return scale == 1.0f ? value : __fmul_rn(value, scale);
 }
 
 template <WireFormat kFormat>
-__global__ void EncodeKernel(const float* in, uint64_t count, float scale, uint16_t* out) {
-  for (uint64_t i = FirstIndex(); i < count; i += Stride()) {
-    const float value = scale == 1.0f ? in[i] : __fmul_rn(in[i], scale);
-    out[i] = kFormat == WireFormat::kFloat16 ? FloatToHalf(value) : FloatToBfloat16(value);
-  }
+__device__ uint16_t Encode(float value, float scale) {
+  const float scaled = Scaled(value, scale);
+  return kFormat == WireFormat::kFloat16 ? FloatToHalf(scaled) : FloatToBfloat16(scaled);
 }
 
 template <WireFormat kFormat>
-__global__ void DecodeKernel(const uint16_t* in, uint64_t count, float* out) {
-  for (uint64_t i = FirstIndex(); i < count; i += Stride()) {
-    out[i] = kFormat == WireFormat::kFloat16 ? HalfToFloat(in[i]) : Bfloat16ToFloat(in[i]);
+__device__ float Decode(uint16_t word) {
+  return kFormat == WireFormat::kFloat16 ? HalfToFloat(word) : Bfloat16ToFloat(word);
+}
+
+// Two 16-bit words in one 32-bit one, the first at the lower address.
+__device__ uint32_t Pack(uint16_t first, uint16_t second) {
+  return uint32_t{first} | (uint32_t{second} << 16);
+}
+
+// Vectors of 4 floats.
+__global__ void ScaleKernel(float* data, float scale, VectorSplit split) {
+  for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
+    const uint64_t e = split.ScalarElement(i);
+    data[e] = __fmul_rn(data[e], scale);
+  }
+  float4* body = reinterpret_cast<float4*>(data + split.head);
+  for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
+    float4 x = body[v];
+    x.x = __fmul_rn(x.x, scale);
+    x.y = __fmul_rn(x.y, scale);
+    x.z = __fmul_rn(x.z, scale);
+    x.w = __fmul_rn(x.w, scale);
+    body[v] = x;
   }
 }
 
-__global__ void AddKernel(float* inout, const float* addend, uint64_t count) {
-  for (uint64_t i = FirstIndex(); i < count; i += Stride())
-    inout[i] = __fadd_rn(inout[i], addend[i]);
+// Vectors of 8 elements: two float4 in, one uint4 of 8 words out.
+template <WireFormat kFormat>
+__global__ void EncodeKernel(const float* in, float scale, uint16_t* out, VectorSplit split) {
+  for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
+    const uint64_t e = split.ScalarElement(i);
+    out[e] = Encode<kFormat>(in[e], scale);
+  }
+  const float4* floats = reinterpret_cast<const float4*>(in + split.head);
+  uint4* words = reinterpret_cast<uint4*>(out + split.head);
+  for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
+    const float4 a = floats[2 * v];
+    const float4 b = floats[2 * v + 1];
+    words[v] = make_uint4(Pack(Encode<kFormat>(a.x, scale), Encode<kFormat>(a.y, scale)),
+                          Pack(Encode<kFormat>(a.z, scale), Encode<kFormat>(a.w, scale)),
+                          Pack(Encode<kFormat>(b.x, scale), Encode<kFormat>(b.y, scale)),
+                          Pack(Encode<kFormat>(b.z, scale), Encode<kFormat>(b.w, scale)));
+  }
+}
+
+// Vectors of 8 elements: one uint4 of 8 words in, two float4 out.
+template <WireFormat kFormat>
+__global__ void DecodeKernel(const uint16_t* in, float* out, VectorSplit split) {
+  for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
+    const uint64_t e = split.ScalarElement(i);
+    out[e] = Decode<kFormat>(in[e]);
+  }
+  const uint4* words = reinterpret_cast<const uint4*>(in + split.head);
+  float4* floats = reinterpret_cast<float4*>(out + split.head);
+  for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
+    const uint4 w = words[v];
+    floats[2 * v] = make_float4(Decode<kFormat>(w.x & 0xffffu), Decode<kFormat>(w.x >> 16),
+                                Decode<kFormat>(w.y & 0xffffu), Decode<kFormat>(w.y >> 16));
+    floats[2 * v + 1] = make_float4(Decode<kFormat>(w.z & 0xffffu), Decode<kFormat>(w.z >> 16),
+                                    Decode<kFormat>(w.w & 0xffffu), Decode<kFormat>(w.w >> 16));
+  }
+}
+
+// Vectors of 4 floats.
+__global__ void AddKernel(float* inout, const float* addend, VectorSplit split) {
+  for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
+    const uint64_t e = split.ScalarElement(i);
+    inout[e] = __fadd_rn(inout[e], addend[e]);
+  }
+  float4* sums = reinterpret_cast<float4*>(inout + split.head);
+  const float4* addends = reinterpret_cast<const float4*>(addend + split.head);
+  for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
+    float4 x = sums[v];
+    const float4 y = addends[v];
+    x.x = __fadd_rn(x.x, y.x);
+    x.y = __fadd_rn(x.y, y.y);
+    x.z = __fadd_rn(x.z, y.z);
+    x.w = __fadd_rn(x.w, y.w);
+    sums[v] = x;
+  }
 }
 
 // Sum over the block of each thread's `value`; every thread gets the total.
@@ -123,8 +180,9 @@ constexpr unsigned kTileItems = 16;
 constexpr uint64_t kTileSize = kTileThreads * kTileItems;
 constexpr uint64_t kAboveOne = uint64_t{1} << 32;  // tile counts: above << 32 | equal
 
-unsigned HistogramBlocksFor(uint64_t count) {
-  return static_cast<unsigned>(std::min<uint64_t>(BlocksFor(count), kHistogramBlocks));
+template <auto kKernel>
+unsigned HistogramBlocksFor(uint64_t items) {
+  return static_cast<unsigned>(std::min<uint64_t>(ResidentBlocks<kKernel>(items), kHistogramBlocks));
 }
 
 uint64_t TilesFor(uint64_t count) { return (count + kTileSize - 1) / kTileSize; }
@@ -151,32 +209,62 @@ __device__ void FlushBins(const uint32_t* bins, unsigned count, uint32_t* histog
 }
 
 // residual[i] += grad[i] * scale, keys[i] = its magnitude key, and the histogram of the keys' top
-// digit.
-__global__ void TopKSumKernel(const float* grad, uint64_t count, float scale, float* residual,
-                              uint32_t* keys, uint32_t* histogram) {
+// digit; vectors of 4.
+__device__ void TopKSumOne(float grad, float scale, float* residual, uint32_t* key,
+                           uint32_t* bins) {
+  *residual = __fadd_rn(*residual, Scaled(grad, scale));
+  *key = MagnitudeKey(*residual);
+  atomicAdd(&bins[*key >> kTopDigitShift], 1u);
+}
+
+__global__ void TopKSumKernel(const float* grad, float scale, float* residual, uint32_t* keys,
+                              VectorSplit split, uint32_t* histogram) {
   __shared__ uint32_t bins[kTopKBins];
   ClearBins(bins);
-  for (uint64_t i = FirstIndex(); i < count; i += Stride()) {
-    const float scaled = scale == 1.0f ? grad[i] : __fmul_rn(grad[i], scale);
-    const float sum = __fadd_rn(residual[i], scaled);
-    residual[i] = sum;
-    const uint32_t key = MagnitudeKey(sum);
-    keys[i] = key;
-    atomicAdd(&bins[key >> kTopDigitShift], 1u);
+  for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
+    const uint64_t e = split.ScalarElement(i);
+    TopKSumOne(grad[e], scale, &residual[e], &keys[e], bins);
+  }
+  const float4* grads = reinterpret_cast<const float4*>(grad + split.head);
+  float4* residuals = reinterpret_cast<float4*>(residual + split.head);
+  uint4* key_vectors = reinterpret_cast<uint4*>(keys + split.head);
+  for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
+    const float4 g = grads[v];
+    float4 r = residuals[v];
+    uint4 k;
+    TopKSumOne(g.x, scale, &r.x, &k.x, bins);
+    TopKSumOne(g.y, scale, &r.y, &k.y, bins);
+    TopKSumOne(g.z, scale, &r.z, &k.z, bins);
+    TopKSumOne(g.w, scale, &r.w, &k.w, bins);
+    residuals[v] = r;
+    key_vectors[v] = k;
   }
   FlushBins(bins, 1u << kTopDigitBits, histogram);
 }
 
-// The histogram of digit (key >> shift) over the keys whose higher digits are the threshold's.
-__global__ void TopKHistogramKernel(const uint32_t* keys, uint64_t count, const uint32_t* scalars,
-                                    unsigned shift, unsigned bits, uint32_t* histogram) {
+// The histogram of digit (key >> shift) over the keys whose higher digits are the threshold's;
+// vectors of 4.
+__device__ void CountDigit(uint32_t key, uint32_t higher, unsigned shift, unsigned bits,
+                           uint32_t* bins) {
+  if ((key >> (shift + bits)) == higher) atomicAdd(&bins[(key >> shift) & ((1u << bits) - 1)], 1u);
+}
+
+__global__ void TopKHistogramKernel(const uint32_t* keys, VectorSplit split,
+                                    const uint32_t* scalars, unsigned shift, unsigned bits,
+                                    uint32_t* histogram) {
   __shared__ uint32_t bins[kTopKBins];
   ClearBins(bins);
   const uint32_t higher = scalars[0] >> (shift + bits);
-  const uint32_t mask = (1u << bits) - 1;
-  for (uint64_t i = FirstIndex(); i < count; i += Stride()) {
-    const uint32_t key = keys[i];
-    if ((key >> (shift + bits)) == higher) atomicAdd(&bins[(key >> shift) & mask], 1u);
+  for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
+    CountDigit(keys[split.ScalarElement(i)], higher, shift, bits, bins);
+  }
+  const uint4* key_vectors = reinterpret_cast<const uint4*>(keys + split.head);
+  for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
+    const uint4 k = key_vectors[v];
+    CountDigit(k.x, higher, shift, bits, bins);
+    CountDigit(k.y, higher, shift, bits, bins);
+    CountDigit(k.z, higher, shift, bits, bins);
+    CountDigit(k.w, higher, shift, bits, bins);
   }
   FlushBins(bins, 1u << bits, histogram);
 }
@@ -288,19 +376,38 @@ __global__ void ScatterAddKernel(const uint32_t* indices, const float* values, u
 
 cudaError_t EnqueueScale(float* data, uint64_t count, float scale, cudaStream_t stream) {
   if (scale == 1.0f || count == 0) return cudaSuccess;
-  ScaleKernel<<<BlocksFor(count), kThreads, 0, stream>>>(data, count, scale);
+  const VectorSplit split = SplitForVectors(count, 4, {{data, sizeof(float)}});
+  ScaleKernel<<<ResidentBlocks<ScaleKernel>(split.items()), kThreads, 0, stream>>>(data, scale,
+                                                                                   split);
   return cudaGetLastError();
 }
+
+namespace {
+
+template <WireFormat kFormat>
+void LaunchEncode(const float* in, float scale, uint16_t* out, const VectorSplit& split,
+                  cudaStream_t stream) {
+  constexpr auto kKernel = EncodeKernel<kFormat>;
+  kKernel<<<ResidentBlocks<kKernel>(split.items()), kThreads, 0, stream>>>(in, scale, out, split);
+}
+
+template <WireFormat kFormat>
+void LaunchDecode(const uint16_t* in, float* out, const VectorSplit& split, cudaStream_t stream) {
+  constexpr auto kKernel = DecodeKernel<kFormat>;
+  kKernel<<<ResidentBlocks<kKernel>(split.items()), kThreads, 0, stream>>>(in, out, split);
+}
+
+}  // namespace
 
 cudaError_t EnqueueEncode(WireFormat format, const float* in, uint64_t count, float scale,
                           uint16_t* out, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
+  const VectorSplit split =
+      SplitForVectors(count, 8, {{in, sizeof(float)}, {out, sizeof(uint16_t)}});
   if (format == WireFormat::kFloat16) {
-    EncodeKernel<WireFormat::kFloat16>
-        <<<BlocksFor(count), kThreads, 0, stream>>>(in, count, scale, out);
+    LaunchEncode<WireFormat::kFloat16>(in, scale, out, split, stream);
   } else {
-    EncodeKernel<WireFormat::kBfloat16>
-        <<<BlocksFor(count), kThreads, 0, stream>>>(in, count, scale, out);
+    LaunchEncode<WireFormat::kBfloat16>(in, scale, out, split, stream);
   }
   return cudaGetLastError();
 }
@@ -308,17 +415,22 @@ cudaError_t EnqueueEncode(WireFormat format, const float* in, uint64_t count, fl
 cudaError_t EnqueueDecode(WireFormat format, const uint16_t* in, uint64_t count, float* out,
                           cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
+  const VectorSplit split =
+      SplitForVectors(count, 8, {{in, sizeof(uint16_t)}, {out, sizeof(float)}});
   if (format == WireFormat::kFloat16) {
-    DecodeKernel<WireFormat::kFloat16><<<BlocksFor(count), kThreads, 0, stream>>>(in, count, out);
+    LaunchDecode<WireFormat::kFloat16>(in, out, split, stream);
   } else {
-    DecodeKernel<WireFormat::kBfloat16><<<BlocksFor(count), kThreads, 0, stream>>>(in, count, out);
+    LaunchDecode<WireFormat::kBfloat16>(in, out, split, stream);
   }
   return cudaGetLastError();
 }
 
 cudaError_t EnqueueAdd(float* inout, const float* addend, uint64_t count, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  AddKernel<<<BlocksFor(count), kThreads, 0, stream>>>(inout, addend, count);
+  const VectorSplit split =
+      SplitForVectors(count, 4, {{inout, sizeof(float)}, {addend, sizeof(float)}});
+  AddKernel<<<ResidentBlocks<AddKernel>(split.items()), kThreads, 0, stream>>>(inout, addend,
+                                                                               split);
   return cudaGetLastError();
 }
 
@@ -383,14 +495,17 @@ cudaError_t EnqueueTopKCompress(const float* grad, uint64_t count, float scale, 
                                 float* values, cudaStream_t stream) {
   if (k == 0 || count == 0) return cudaSuccess;
   TopKStartKernel<<<1, kChooseThreads, 0, stream>>>(k, scratch.histogram, scratch.scalars);
-  const unsigned blocks = HistogramBlocksFor(count);
-  TopKSumKernel<<<blocks, kThreads, 0, stream>>>(grad, count, scale, residual, scratch.keys,
-                                                 scratch.histogram);
+  const VectorSplit sum_split = SplitForVectors(
+      count, 4, {{grad, sizeof(float)}, {residual, sizeof(float)}, {scratch.keys, 4}});
+  TopKSumKernel<<<HistogramBlocksFor<TopKSumKernel>(sum_split.items()), kThreads, 0, stream>>>(
+      grad, scale, residual, scratch.keys, sum_split, scratch.histogram);
+  const VectorSplit key_split = SplitForVectors(count, 4, {{scratch.keys, 4}});
+  const unsigned histogram_blocks = HistogramBlocksFor<TopKHistogramKernel>(key_split.items());
   for (int digit = 0; digit < 3; ++digit) {
     if (digit > 0) {
-      TopKHistogramKernel<<<blocks, kThreads, 0, stream>>>(
-          scratch.keys, count, scratch.scalars, kTopKDigitShift[digit], kTopKDigitBits[digit],
-          scratch.histogram);
+      TopKHistogramKernel<<<histogram_blocks, kThreads, 0, stream>>>(
+          scratch.keys, key_split, scratch.scalars, kTopKDigitShift[digit],
+          kTopKDigitBits[digit], scratch.histogram);
     }
     TopKChooseDigitKernel<<<1, kChooseThreads, 0, stream>>>(
         scratch.histogram, kTopKDigitShift[digit], kTopKDigitBits[digit], scratch.scalars);
@@ -405,14 +520,14 @@ cudaError_t EnqueueTopKCompress(const float* grad, uint64_t count, float scale, 
   if (e != cudaSuccess) return e;
   TopKTileWriteKernel<<<static_cast<unsigned>(tiles), kTileThreads, 0, stream>>>(
       scratch.keys, count, scratch.scalars, scratch.tile_offsets, indices);
-  TopKGatherKernel<<<BlocksFor(k), kThreads, 0, stream>>>(indices, k, residual, values);
+  TopKGatherKernel<<<ResidentBlocks<TopKGatherKernel>(k), kThreads, 0, stream>>>(indices, k, residual, values);
   return cudaGetLastError();
 }
 
 cudaError_t EnqueueScatterAdd(const uint32_t* indices, const float* values, uint64_t k, float* out,
                               cudaStream_t stream) {
   if (k == 0) return cudaSuccess;
-  ScatterAddKernel<<<BlocksFor(k), kThreads, 0, stream>>>(indices, values, k, out);
+  ScatterAddKernel<<<ResidentBlocks<ScatterAddKernel>(k), kThreads, 0, stream>>>(indices, values, k, out);
   return cudaGetLastError();
 }
 
