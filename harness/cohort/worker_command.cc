@@ -217,6 +217,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   host.context.stream = device->stream();
   host.hyperparameters = config->hyperparameters;
   host.memory = &memory;
+  if (device->cuda != nullptr) host.device_values = &device->cuda->value_reader();
   host.log = StderrLogSink(args.rank);
   // The exchange exists only once the model registered its tensors; the hook finds it then.
   std::unique_ptr<GradientExchange> exchange;

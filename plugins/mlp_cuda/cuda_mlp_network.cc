@@ -114,34 +114,35 @@ void CudaMlpNetwork::Forward(std::span<const LayerParams> params, const DeviceBa
         "the softmax cross-entropy kernel");
 }
 
-BatchStats CudaMlpNetwork::Totals(size_t batch) {
-  std::vector<double> losses(batch);
-  std::vector<int32_t> correct(batch);
-  Check(cudaMemcpyAsync(losses.data(), losses_.data(), batch * sizeof(double),
-                        cudaMemcpyDeviceToHost, stream_),
-        "copying the losses");
-  Check(cudaMemcpyAsync(correct.data(), correct_.data(), batch * sizeof(int32_t),
-                        cudaMemcpyDeviceToHost, stream_),
-        "copying the hits");
+void CudaMlpNetwork::EnqueueTotals(size_t batch) {
+  Check(EnqueueBatchTotals(losses_.data(), correct_.data(), batch, totals_.Reserve(kTotals),
+                           stream_),
+        "the batch totals kernel");
+  last_batch_ = batch;
+}
+
+BatchStats CudaMlpNetwork::Totals() {
+  double totals[kTotals] = {};
+  if (totals_.data() != nullptr) {
+    Check(cudaMemcpyAsync(totals, totals_.data(), sizeof totals, cudaMemcpyDeviceToHost, stream_),
+          "copying the batch totals");
+  }
   Check(cudaStreamSynchronize(stream_), "the batch");
   BatchStats stats;
-  stats.records = batch;
-  for (size_t r = 0; r < batch; ++r) {
-    stats.loss_sum += losses[r];
-    stats.correct += static_cast<size_t>(correct[r]);
-  }
+  stats.records = last_batch_;
+  stats.loss_sum = totals[kLossSum];
+  stats.correct = static_cast<size_t>(totals[kHits]);
   return stats;
 }
 
-BatchStats CudaMlpNetwork::Evaluate(std::span<const LayerParams> params,
-                                    const DeviceBatch& batch) {
+void CudaMlpNetwork::Evaluate(std::span<const LayerParams> params, const DeviceBatch& batch) {
   Forward(params, batch);
-  return Totals(batch.size);
+  EnqueueTotals(batch.size);
 }
 
-BatchStats CudaMlpNetwork::Train(std::span<const LayerParams> params,
-                                 std::span<const LayerGrads> grads, const DeviceBatch& input,
-                                 const std::function<void(size_t layer)>& on_layer_ready) {
+void CudaMlpNetwork::Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
+                           const DeviceBatch& input,
+                           const std::function<void(size_t layer)>& on_layer_ready) {
   const size_t batch = input.size;
   Forward(params, input);
   if (ones_filled_ < batch) {
@@ -169,7 +170,7 @@ BatchStats CudaMlpNetwork::Train(std::span<const LayerParams> params,
     Check(EnqueueReluGate(below, LayerInput(l), batch * fan_in(l), stream_), "the ReLU gate kernel");
     swap(deltas_, next_deltas_);
   }
-  return Totals(batch);
+  EnqueueTotals(batch);
 }
 
 }  // namespace mlp

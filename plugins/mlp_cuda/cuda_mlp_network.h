@@ -68,13 +68,19 @@ class CudaMlpNetwork {
     size_t size = 0;
   };
 
-  // As MlpNetwork::Evaluate and Train, with device params and grads, on a batch on the device.
-  // on_layer_ready(l) is called once layer l's gradient work is enqueued (final on the stream).
-  // Both wait for the batch's loss to return it.
-  BatchStats Evaluate(std::span<const LayerParams> params, const DeviceBatch& batch);
-  BatchStats Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
-                   const DeviceBatch& batch,
-                   const std::function<void(size_t layer)>& on_layer_ready);
+  // As MlpNetwork::Evaluate and Train, with device params and grads, on a batch on the device,
+  // enqueued without waiting for the device. on_layer_ready(l) is called once layer l's gradient
+  // work is enqueued (final on the stream). The batch's totals are left on the device
+  // (device_totals); Totals() waits for them.
+  void Evaluate(std::span<const LayerParams> params, const DeviceBatch& batch);
+  void Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
+             const DeviceBatch& batch, const std::function<void(size_t layer)>& on_layer_ready);
+
+  // The last pass's totals in device memory, indexed as mlp_cuda_kernels.h's kLossSum ...
+  // kAccuracy (doubles), written by the work enqueued on the stream; overwritten by the next pass.
+  const double* device_totals() const { return totals_.data(); }
+  // Waits for the stream and returns the last pass's totals.
+  BatchStats Totals();
 
   // Enqueues the copy of `batch` host inputs (batch x fan_in(0)) and labels to the device and
   // returns the batch there; it holds them until the next CopyIn.
@@ -83,8 +89,8 @@ class CudaMlpNetwork {
  private:
   // Runs every layer and the loss; leaves d(mean loss)/d(logits) in deltas_.
   void Forward(std::span<const LayerParams> params, const DeviceBatch& batch);
-  // Waits for the stream and sums the per-record losses and hits in record order.
-  BatchStats Totals(size_t batch);
+  // Enqueues the batch's totals into totals_.
+  void EnqueueTotals(size_t batch);
   // Layer `layer`'s input: the batch's inputs for the first layer.
   const float* LayerInput(size_t layer) const;
 
@@ -99,6 +105,8 @@ class CudaMlpNetwork {
   DeviceArray<float> ones_;  // batch ones: the bias gradient is deltas^T * ones
   DeviceArray<double> losses_;
   DeviceArray<int32_t> correct_;
+  DeviceArray<double> totals_;  // kTotals values of the last pass
+  size_t last_batch_ = 0;
   size_t ones_filled_ = 0;
 };
 

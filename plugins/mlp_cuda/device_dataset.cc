@@ -46,41 +46,47 @@ DeviceDataset::DeviceDataset(const Dataset& data, cudaStream_t stream)
                      cudaMemcpyHostToDevice),
           "copying the dataset's labels to the device");
   }
-  Check(cudaEventCreateWithFlags(&staged_copied_, cudaEventDisableTiming),
-        "cudaEventCreate for the dataset's indices");
+  for (Stage& stage : stages_) {
+    Check(cudaEventCreateWithFlags(&stage.copied, cudaEventDisableTiming),
+          "cudaEventCreate for the dataset's indices");
+  }
 }
 
 DeviceDataset::~DeviceDataset() {
-  if (staged_copied_ != nullptr) {
-    cudaEventSynchronize(staged_copied_);
-    cudaEventDestroy(staged_copied_);
+  for (Stage& stage : stages_) {
+    if (stage.copied != nullptr) {
+      cudaEventSynchronize(stage.copied);
+      cudaEventDestroy(stage.copied);
+    }
+    cudaFreeHost(stage.indices);
   }
-  cudaFreeHost(staged_indices_);
 }
 
 CudaMlpNetwork::DeviceBatch DeviceDataset::Gather(const cohort::Batch& batch) {
   const size_t rows = batch.size();
   CheckRecords(batch, records_);
-  // The previous batch's indices may still be on their way to the device.
-  Check(cudaEventSynchronize(staged_copied_), "waiting for the last batch's indices");
   if (rows == 0) return {batch_inputs_.data(), batch_labels_.data(), 0};
-  if (staged_capacity_ < rows) {
-    cudaFreeHost(staged_indices_);
-    staged_indices_ = nullptr;
-    staged_capacity_ = 0;
+  // This stage's indices of kStages batches ago may still be on their way to the device.
+  Stage& stage = stages_[next_stage_];
+  next_stage_ = (next_stage_ + 1) % kStages;
+  Check(cudaEventSynchronize(stage.copied), "waiting for an earlier batch's indices");
+  if (stage.capacity < rows) {
+    cudaFreeHost(stage.indices);
+    stage.indices = nullptr;
+    stage.capacity = 0;
     void* pinned = nullptr;
     Check(cudaMallocHost(&pinned, rows * sizeof(uint32_t)), "cudaMallocHost for batch indices");
-    staged_indices_ = static_cast<uint32_t*>(pinned);
-    staged_capacity_ = rows;
+    stage.indices = static_cast<uint32_t*>(pinned);
+    stage.capacity = rows;
   }
   for (size_t i = 0; i < rows; ++i) {
-    staged_indices_[i] = static_cast<uint32_t>(batch[i]);  // Fits bounds records_ below 2^32
+    stage.indices[i] = static_cast<uint32_t>(batch[i]);  // Fits bounds records_ below 2^32
   }
   uint32_t* indices = indices_.Reserve(rows);
-  Check(cudaMemcpyAsync(indices, staged_indices_, rows * sizeof(uint32_t), cudaMemcpyHostToDevice,
+  Check(cudaMemcpyAsync(indices, stage.indices, rows * sizeof(uint32_t), cudaMemcpyHostToDevice,
                         stream_),
         "copying the batch's indices");
-  Check(cudaEventRecord(staged_copied_, stream_), "marking the batch's indices sent");
+  Check(cudaEventRecord(stage.copied, stream_), "marking the batch's indices sent");
   float* inputs = batch_inputs_.Reserve(rows * input_size_);
   int32_t* labels = batch_labels_.Reserve(rows);
   Check(EnqueueGatherRecords(features_.data(), labels_.data(), indices, rows, input_size_, inputs,

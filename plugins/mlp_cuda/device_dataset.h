@@ -4,7 +4,9 @@
 // IDX one a copy), and a batch read on the host must then cross to the device. A split small
 // enough (Fits) is instead read once, when the trial starts, and copied to the device; each batch
 // then sends only its record indices (4 bytes a record) and is gathered there by a kernel, on the
-// plugin's stream. The records are the same as the host path's, bit for bit.
+// plugin's stream. The records are the same as the host path's, bit for bit. Indices are staged
+// in a ring of kStages pinned buffers, so the host may enqueue that many batches ahead of the
+// device before Gather waits.
 //
 // Errors from CUDA throw std::runtime_error naming the call; an index outside the split throws
 // cohort::Error OUT_OF_RANGE. One thread at a time.
@@ -51,9 +53,14 @@ class DeviceDataset {
   DeviceArray<uint32_t> indices_;
   DeviceArray<float> batch_inputs_;
   DeviceArray<int32_t> batch_labels_;
-  uint32_t* staged_indices_ = nullptr;  // pinned host memory, staged_capacity_ entries
-  size_t staged_capacity_ = 0;
-  cudaEvent_t staged_copied_ = nullptr;  // the last copy out of staged_indices_
+  static constexpr size_t kStages = 4;
+  struct Stage {
+    uint32_t* indices = nullptr;  // pinned host memory, `capacity` entries
+    size_t capacity = 0;
+    cudaEvent_t copied = nullptr;  // the last copy out of `indices`
+  };
+  Stage stages_[kStages];
+  size_t next_stage_ = 0;
 };
 
 }  // namespace mlp

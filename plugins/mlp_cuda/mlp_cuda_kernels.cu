@@ -24,6 +24,40 @@ __global__ void BiasActivationKernel(float* out, const float* bias, size_t rows,
   }
 }
 
+// One block: the batch's losses and hits are staged through shared memory a tile at a time, and
+// thread 0 adds them in record order (the host's order, so the sums are the host's bits).
+constexpr unsigned kTotalsTile = 1024;
+
+__global__ void BatchTotalsKernel(const double* losses, const int32_t* correct, size_t rows,
+                                  double* totals) {
+  __shared__ double tile_losses[kTotalsTile];
+  __shared__ int32_t tile_correct[kTotalsTile];
+  double loss_sum = 0;
+  uint64_t hits = 0;
+  for (size_t first = 0; first < rows; first += kTotalsTile) {
+    const size_t count = rows - first < kTotalsTile ? rows - first : kTotalsTile;
+    for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
+      tile_losses[i] = losses[first + i];
+      tile_correct[i] = correct[first + i];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (size_t i = 0; i < count; ++i) {
+        loss_sum += tile_losses[i];
+        hits += static_cast<uint64_t>(tile_correct[i]);
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    const double records = static_cast<double>(rows);
+    totals[kLossSum] = loss_sum;
+    totals[kHits] = static_cast<double>(hits);
+    totals[kMeanLoss] = rows == 0 ? 0.0 : loss_sum / records;
+    totals[kAccuracy] = rows == 0 ? 0.0 : static_cast<double>(hits) / records;
+  }
+}
+
 // One thread per record: the classes are few.
 __global__ void SoftmaxCrossEntropyKernel(const float* logits, const int32_t* labels, size_t rows,
                                           size_t classes, double scale, float* dlogits,
@@ -102,6 +136,12 @@ cudaError_t EnqueueGatherRecords(const float* features, const int32_t* labels,
   if (rows * input_size == 0) return cudaSuccess;
   GatherRecordsKernel<<<BlocksFor(rows * input_size), kThreads, 0, stream>>>(
       features, labels, indices, rows, input_size, out_inputs, out_labels);
+  return cudaGetLastError();
+}
+
+cudaError_t EnqueueBatchTotals(const double* losses, const int32_t* correct, size_t rows,
+                               double* totals, cudaStream_t stream) {
+  BatchTotalsKernel<<<1, kThreads, 0, stream>>>(losses, correct, rows, totals);
   return cudaGetLastError();
 }
 

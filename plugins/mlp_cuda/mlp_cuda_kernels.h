@@ -1,6 +1,6 @@
 // mlp_cuda_kernels.h -- the element-wise parts of the CUDA MLP (the matrix products are cuBLAS's):
-// bias and ReLU after a layer's product, softmax cross-entropy on the logits, the ReLU's gate on
-// the way back, and the gather of a batch's records. Each enqueues on `stream` and returns the
+// bias and ReLU after a layer's product, softmax cross-entropy on the logits and the batch's
+// totals, the ReLU's gate on the way back, and the gather of a batch's records. Each enqueues on `stream` and returns the
 // launch error.
 #ifndef COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
 #define COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
@@ -23,6 +23,18 @@ cudaError_t EnqueueBiasActivation(float* out, const float* bias, size_t rows, si
 cudaError_t EnqueueSoftmaxCrossEntropy(const float* logits, const int32_t* labels, size_t rows,
                                        size_t classes, double scale, float* dlogits,
                                        double* losses, int32_t* correct, cudaStream_t stream);
+
+// What EnqueueBatchTotals writes, by index into `totals`.
+inline constexpr size_t kLossSum = 0;   // the losses' sum, added in record order
+inline constexpr size_t kHits = 1;      // records whose arg-max logit is the label
+inline constexpr size_t kMeanLoss = 2;  // kLossSum / rows (0 for no rows)
+inline constexpr size_t kAccuracy = 3;  // kHits / rows (0 for no rows)
+inline constexpr size_t kTotals = 4;
+
+// The batch's totals from EnqueueSoftmaxCrossEntropy's per-record `losses` and `correct` (`rows`
+// of each) into totals[0..kTotals), in double, as the host's BatchStats computes them.
+cudaError_t EnqueueBatchTotals(const double* losses, const int32_t* correct, size_t rows,
+                               double* totals, cudaStream_t stream);
 
 // delta[i] = 0 where input[i] <= 0 (the ReLU that produced `input` was off), for `count` values.
 cudaError_t EnqueueReluGate(float* delta, const float* input, size_t count, cudaStream_t stream);

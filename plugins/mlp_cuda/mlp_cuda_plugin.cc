@@ -6,7 +6,9 @@
 // (cuda_mlp_network.h). A split small enough is read once and kept on the GPU, so a batch is
 // gathered there from its indices (device_dataset.h); a larger one is read on the host per batch
 // and copied over. A layer's gradients are handed to the exchange as soon as their kernels are
-// enqueued, so Cohort exchanges them while the layers below are still computed.
+// enqueued, so Cohort exchanges them while the layers below are still computed. The loss and
+// accuracy are reported where the device computes them (metric_add_device), so no batch waits
+// for the device.
 //
 // It needs a GPU slot: `cohort run --gpus`, or an agent with GPUs. On a CPU slot it refuses to
 // start, saying so.
@@ -22,6 +24,7 @@
 #include "cuda_mlp_network.h"
 #include "dataset.h"
 #include "device_dataset.h"
+#include "mlp_cuda_kernels.h"
 #include "mlp_glue.h"
 #include "mlp_options.h"
 
@@ -65,17 +68,18 @@ class MlpCudaModel : public cohort::Model {
 
   uint64_t dataset_size(cohort_split split) override { return SplitData(data_, split).size(); }
 
+  // The loss and accuracy stay on the device (metric_add_device, ABI 1.3).
+  static constexpr uint32_t host_minor_required = 3;
+
   void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
     const auto hand_over = [this](size_t layer) { HandOverLayer(host(), tensors_, layer); };
-    BatchStats stats;
-    Guarded([&] { stats = network_.Train(params_, grads_, OnTheDevice(batch), hand_over); });
-    ReportBatch(stats, metrics);
+    Guarded([&] { network_.Train(params_, grads_, OnTheDevice(batch), hand_over); });
+    ReportOnDevice(batch, metrics);
   }
 
   void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
-    BatchStats stats;
-    Guarded([&] { stats = network_.Evaluate(params_, OnTheDevice(batch)); });
-    ReportBatch(stats, metrics);
+    Guarded([&] { network_.Evaluate(params_, OnTheDevice(batch)); });
+    ReportOnDevice(batch, metrics);
   }
 
  private:
@@ -90,6 +94,12 @@ class MlpCudaModel : public cohort::Model {
     }
     input_.Gather(SplitData(data_, batch.split()), batch);
     return network_.CopyIn(input_.inputs(), input_.labels(), batch.size());
+  }
+
+  // The batch's loss and accuracy as the device computes them, read by the host when it reports.
+  void ReportOnDevice(const cohort::Batch& batch, cohort::Metrics& metrics) const {
+    metrics.add_on_device("loss", network_.device_totals() + kMeanLoss, batch.size());
+    metrics.add_on_device("accuracy", network_.device_totals() + kAccuracy, batch.size());
   }
 
   // Runs `work`, turning a CUDA or cuBLAS failure into the plugin's error; the plugin's own

@@ -13,7 +13,9 @@
  * `hang_rank` R (tests of hang detection): its N-th training batch never returns, on rank R only
  * when R is given (it waits for signals until the process is killed); `float32_loss_offset` C
  * (tests of the gradient check): the loss reported is C plus the true loss, rounded to float32, as
- * a model computing in float32 reports it (C large makes that rounding coarse).
+ * a model computing in float32 reports it (C large makes that rounding coarse); `device_metrics`
+ * (non-zero; tests of metric_add_device, ABI 1.3): the training loss goes through
+ * metric_add_device, pointing at the model's own copy of it, on a host that offers it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
@@ -35,6 +37,8 @@ struct cohort_model {
   double hang_batch; /* 0: never */
   double hang_rank;  /* < 0: every rank */
   double float32_loss_offset; /* 0: the loss is reported in double */
+  double device_metrics;      /* non-zero: the training loss goes through metric_add_device */
+  double reported_loss;       /* what metric_add_device points at */
 };
 
 /* Whether training batch `batch` (from 1) on `rank` is the one chosen by (at_batch, at_rank). */
@@ -70,6 +74,9 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
   if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "hang_rank", &m->hang_rank);
   if (hparam_error == NULL) {
     hparam_error = optional_double(api, args->host, "float32_loss_offset", &m->float32_loss_offset);
+  }
+  if (hparam_error == NULL) {
+    hparam_error = optional_double(api, args->host, "device_metrics", &m->device_metrics);
   }
   if (hparam_error != NULL) {
     free(m);
@@ -148,6 +155,13 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, coh
 #ifdef COHORT_TEST_DEFECT_NO_LOSS
   return m->api->metric_add(metrics, "not_loss", 8, loss, batch->record_count, COHORT_REDUCE_MEAN);
 #else
+#if COHORT_ABI_VERSION_MINOR >= 3
+  if (m->device_metrics != 0 && COHORT_HAS_FIELD(m->api, cohort_host_api, metric_add_device)) {
+    m->reported_loss = loss;
+    return m->api->metric_add_device(metrics, "loss", 4, &m->reported_loss, COHORT_DTYPE_FLOAT64,
+                                     batch->record_count, COHORT_REDUCE_MEAN);
+  }
+#endif
   return m->api->metric_add(metrics, "loss", 4, loss, batch->record_count, COHORT_REDUCE_MEAN);
 #endif
 }

@@ -39,6 +39,7 @@
 #include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/codec_options.h"
 #include "runtime/exchange/powersgd_layout.h"
+#include "runtime/plugin/device_value_reader.h"
 #include "runtime/optim/device_update_kernels.h"
 
 namespace cohort {
@@ -61,6 +62,11 @@ class DeviceExchange {
   // Averaging and the non-finite check of gradients on this device, enqueued on
   // compute_stream() (for the training loop). Lives as long as the DeviceExchange.
   virtual DeviceGradientOps& gradient_ops() = 0;
+
+  // Takes the plugin's metric values on this device (metric_add_device) after the work on
+  // compute_stream() that computes them, for ModelHostOptions::device_values. Lives as long as
+  // the DeviceExchange.
+  virtual DeviceValueReader& value_reader() = 0;
 
   // backend.Allgather of `bytes` host bytes from `in` into `out` (size() * bytes), staged through
   // device memory for an engine that only moves device memory. Called by the thread that reduces.

@@ -141,7 +141,7 @@ cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t 
 const cohort_host_api* HostApi() {
   static const cohort_host_api table = [] {
     cohort_host_api t{};
-    t.struct_size = COHORT_STRUCT_SIZE(cohort_host_api, reader_remaining);
+    t.struct_size = COHORT_STRUCT_SIZE(cohort_host_api, metric_add_device);
     t.abi_version = {COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR};
     t.extensions = nullptr;
     t.error_create = &ErrorCreate;
@@ -158,6 +158,7 @@ const cohort_host_api* HostApi() {
     t.register_tensors = &RegisterTensors;
     t.gradients_ready = &GradientsReady;
     t.metric_add = &MetricAdd;
+    t.metric_add_device = &MetricAddDevice;
     t.writer_write = &WriterWrite;
     t.reader_read = &ReaderRead;
     t.reader_remaining = &ReaderRemaining;

@@ -1,5 +1,6 @@
 #include "runtime/plugin/loaded_model.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -70,6 +71,7 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
                          batch.record_indices.data(),
                          batch.record_indices.size()};
   cohort_metrics sink;
+  sink.host = host_.get();
   const auto what = [&] {
     return absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch ", batch.batch_index, ")");
   };
@@ -86,6 +88,34 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
 }
 
 absl::StatusOr<BatchMetrics> LoadedModel::TrainBatch(const BatchSpec& batch) { return RunBatch(batch, true); }
+
+absl::Status LoadedModel::Settle(std::vector<BatchMetrics>& batches) {
+  const bool any = std::any_of(batches.begin(), batches.end(),
+                               [](const BatchMetrics& b) { return b.unsettled(); });
+  DeviceValueReader* reader = host_->options.device_values;
+  if (!any || reader == nullptr) return absl::OkStatus();
+  absl::StatusOr<std::vector<double>> values = reader->TakeAll();
+  if (!values.ok()) return values.status();
+  size_t settled = 0;
+  for (BatchMetrics& batch : batches) {
+    for (Metric& metric : batch.metrics) {
+      if (!metric.device_ticket) continue;
+      if (*metric.device_ticket >= values->size()) {
+        return absl::InternalError(absl::StrCat("metric '", metric.name, "': device value ",
+                                                *metric.device_ticket, " of only ",
+                                                values->size(), " captured"));
+      }
+      metric.value = (*values)[*metric.device_ticket];
+      metric.device_ticket.reset();
+      ++settled;
+    }
+  }
+  if (settled != values->size()) {
+    return absl::InternalError(absl::StrCat(values->size(), " metric values were captured on the device but ",
+                                            settled, " were settled"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<BatchMetrics> LoadedModel::EvaluateBatch(const BatchSpec& batch) { return RunBatch(batch, false); }
 

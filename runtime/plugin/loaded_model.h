@@ -50,9 +50,14 @@ class LoadedModel {
   const cohort_trial_context& context() const { return host_->options.context; }
 
   absl::StatusOr<uint64_t> DatasetSize(cohort_split split);
-  // Adds the batch's gradients into arena() (zeroing them is the caller's job).
+  // Adds the batch's gradients into arena() (zeroing them is the caller's job). A metric the
+  // plugin added with metric_add_device may still be on the device (BatchMetrics::unsettled).
   absl::StatusOr<BatchMetrics> TrainBatch(const BatchSpec& batch);
   absl::StatusOr<BatchMetrics> EvaluateBatch(const BatchSpec& batch);
+  // Reads every metric value still on the device into `batches`, waiting once. `batches` must hold
+  // every unsettled batch since the previous Settle (the device's values are taken all at once);
+  // INTERNAL when they do not match what was captured.
+  absl::Status Settle(std::vector<BatchMetrics>& batches);
 
   bool has_optimizer() const { return plugin_->has_optimizer(); }
   // FAILED_PRECONDITION when the plugin has no optimizer_step.

@@ -17,6 +17,7 @@
 #include "cohort/plugin.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/arena/tensor_arena.h"
+#include "runtime/plugin/device_value_reader.h"
 #include "runtime/plugin/hyperparameters.h"
 
 namespace cohort {
@@ -38,6 +39,9 @@ struct ModelHostOptions {
   DeviceMemoryProvider* memory = nullptr;  // required; outlives the model
   LogSink log;                             // default: stderr, prefixed with the rank
   GradientsReadyHook on_gradients_ready;   // default: none
+  // Takes metric_add_device values without waiting (on a GPU, the CUDA exchange module's);
+  // nullptr: such a value is read at once through `memory`. Outlives the model.
+  DeviceValueReader* device_values = nullptr;
 };
 
 enum class ModelPhase { kCreating, kIdle, kTraining, kEvaluating, kStepping, kSaving, kLoading };

@@ -291,11 +291,31 @@ absl::Status TrialRunner::TrainBatch() {
     }
   }
   if (!metrics.ok()) return metrics.status();
-  if (absl::Status status = training_metrics_.Add(*metrics); !status.ok()) return status;
-  if (const Metric* loss = metrics->Find("loss")) latest_loss_ = loss->value;
+  // A value still on the device is read at the next report, not now (no wait per batch).
+  if (metrics->unsettled() || !unsettled_training_.empty()) {
+    unsettled_training_.push_back(*std::move(metrics));
+  } else {
+    if (absl::Status status = AddTrainingMetrics(*metrics); !status.ok()) return status;
+  }
   ++progress_.batches_trained;
   progress_.records_trained += sampler_->effective_global_batch_size();
   ++batches_since_step_;
+  return absl::OkStatus();
+}
+
+absl::Status TrialRunner::AddTrainingMetrics(const BatchMetrics& metrics) {
+  if (absl::Status status = training_metrics_.Add(metrics); !status.ok()) return status;
+  if (const Metric* loss = metrics.Find("loss")) latest_loss_ = loss->value;
+  return absl::OkStatus();
+}
+
+absl::Status TrialRunner::SettleTrainingMetrics() {
+  if (unsettled_training_.empty()) return absl::OkStatus();
+  std::vector<BatchMetrics> batches = std::exchange(unsettled_training_, {});
+  if (absl::Status status = options_.model->Settle(batches); !status.ok()) return status;
+  for (const BatchMetrics& batch : batches) {
+    if (absl::Status status = AddTrainingMetrics(batch); !status.ok()) return status;
+  }
   return absl::OkStatus();
 }
 
@@ -376,6 +396,7 @@ MetricsReport TrialRunner::Report(ReportKind kind, const std::vector<ReducedMetr
 }
 
 absl::Status TrialRunner::ReportTraining() {
+  if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
   // average_training_metrics: every rank's batches count (MEAN metrics weighted by records, the
   // same on every rank); otherwise rank 0 reports its own.
   if (multi_rank() && options_.config->optimizations.average_training_metrics) {
@@ -423,25 +444,39 @@ absl::Status TrialRunner::RequireSearcherMetric(const std::vector<ReducedMetric>
 
 absl::Status TrialRunner::CheckSearcherMetric() {
   if (sampler_->ValidationBatchCount(validation_records_) == 0) return absl::OkStatus();
+  if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
   absl::StatusOr<BatchMetrics> metrics =
       options_.model->EvaluateBatch(sampler_->ValidationBatch(validation_records_, 0));
   if (!metrics.ok()) return metrics.status();
+  std::vector<BatchMetrics> batches = {*std::move(metrics)};
+  if (absl::Status status = options_.model->Settle(batches); !status.ok()) return status;
   MetricAccumulator batch;  // names as a validation reduces them ("validation_loss" is "loss")
-  if (absl::Status status = batch.Add(*metrics); !status.ok()) return status;
+  if (absl::Status status = batch.Add(batches[0]); !status.ok()) return status;
   return RequireSearcherMetric(batch.Result());
 }
 
 absl::Status TrialRunner::Validate() {
   if (last_validation_batches_ == progress_.batches_trained) return absl::OkStatus();
   Enter(TrialPhase::kValidating, progress_.batches_trained);
+  // The device's values are taken all at once: the training ones first.
+  if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
   MetricAccumulator total;
   const uint64_t batches = sampler_->ValidationBatchCount(validation_records_);
+  std::vector<BatchMetrics> unsettled;  // values still on the device, read once at the end
   for (uint64_t k = 0; k < batches; ++k) {
     absl::StatusOr<BatchMetrics> metrics =
         options_.model->EvaluateBatch(sampler_->ValidationBatch(validation_records_, k));
     if (!metrics.ok()) return metrics.status();
-    if (absl::Status status = total.Add(*metrics); !status.ok()) return status;
+    if (metrics->unsettled() || !unsettled.empty()) {
+      unsettled.push_back(*std::move(metrics));
+    } else if (absl::Status status = total.Add(*metrics); !status.ok()) {
+      return status;
+    }
     options_.events->StillWorking();
+  }
+  if (absl::Status status = options_.model->Settle(unsettled); !status.ok()) return status;
+  for (const BatchMetrics& metrics : unsettled) {
+    if (absl::Status status = total.Add(metrics); !status.ok()) return status;
   }
   if (multi_rank()) {
     if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, total); !status.ok()) {

@@ -118,6 +118,10 @@ class TrialRunner {
   // beginning) at the current progress, in place of a newer damaged checkpoint.
   void ReportRestored(const std::string& checkpoint_id);
   absl::Status TrainBatch();
+  // One batch's training metrics into training_metrics_ (and its loss into the progress).
+  absl::Status AddTrainingMetrics(const BatchMetrics& metrics);
+  // Reads the training metrics still on the device (one wait) and adds them in batch order.
+  absl::Status SettleTrainingMetrics();
   // Whether any rank was asked to stop (agreed at training reports when there are several).
   absl::StatusOr<bool> StopAgreed(bool at_report);
   absl::Status StepOptimizer();
@@ -145,6 +149,8 @@ class TrialRunner {
   TrialProgress progress_;
 
   MetricAccumulator training_metrics_;   // since the last training report
+  // Batches since then whose metrics are (or follow one that is) still on the device, in order.
+  std::vector<BatchMetrics> unsettled_training_;
   uint64_t batches_since_step_ = 0;
   uint64_t last_checkpoint_batches_ = UINT64_MAX;
   uint64_t last_validation_batches_ = UINT64_MAX;

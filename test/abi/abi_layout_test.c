@@ -1,7 +1,7 @@
 /*
  * The released layout of every struct of cohort/plugin.h, checked at compile time, in C11.
  * Compiled by test/abi/meson.build against the current header and against each frozen release
- * (sdk_v1.0, sdk_v1.1, sdk_v1.2), so appending fields in a minor is fine but moving, retyping or removing one
+ * (sdk_v1.0, sdk_v1.1, sdk_v1.2, sdk_v1.3), so appending fields in a minor is fine but moving, retyping or removing one
  * is not. Fields appended in minor N are checked where the header's minor is at least N.
  *
  * At run time it also checks that the installed pkg-config file (argv[1]) announces the version
@@ -112,6 +112,9 @@ ENDS_AT(cohort_plugin_api, load_state, 112);
 #if COHORT_ABI_VERSION_MINOR >= 1 /* appended in 1.1 */
 AT(cohort_tensor_spec, shape, 48);
 ENDS_AT(cohort_tensor_spec, shape_len, 64);
+#endif
+#if COHORT_ABI_VERSION_MINOR >= 3 /* appended in 1.3 */
+ENDS_AT(cohort_host_api, metric_add_device, 168);
 #endif
 #endif
 

@@ -3,15 +3,19 @@
 // arenas goes through CopyToHost / CopyFromHost rather than reading device pointers. The CPU
 // gets plain CpuMemory. HostGradientOps: DeviceGradientOps doing the CPU's arithmetic on such
 // memory, counting its calls, so a test can check that the work stayed "on the device".
+// HostValueReader: a DeviceValueReader over such memory, counting captures and reads.
 #ifndef COHORT_TEST_COMMON_HOST_MEMORY_AS_DEVICE_H_
 #define COHORT_TEST_COMMON_HOST_MEMORY_AS_DEVICE_H_
 
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 #include "runtime/arena/device_gradient_ops.h"
 #include "runtime/arena/device_memory.h"
+#include "runtime/plugin/device_value_reader.h"
 
 namespace cohort::testing {
 
@@ -48,6 +52,27 @@ class HostMemoryAsDevice final : public DeviceMemoryProvider {
  private:
   CpuMemory cpu_;
   CountingDeviceMemory device_;
+};
+
+// Takes values from host memory at once, as a device's copy would once its stream reached it.
+class HostValueReader final : public DeviceValueReader {
+ public:
+  absl::StatusOr<uint32_t> Capture(const void* device_value, cohort_dtype dtype) override {
+    ++captures;
+    values_.push_back(dtype == COHORT_DTYPE_FLOAT32 ? *static_cast<const float*>(device_value)
+                                                    : *static_cast<const double*>(device_value));
+    return static_cast<uint32_t>(values_.size() - 1);
+  }
+  absl::StatusOr<std::vector<double>> TakeAll() override {
+    ++takes;
+    return std::exchange(values_, {});
+  }
+
+  int captures = 0;
+  int takes = 0;
+
+ private:
+  std::vector<double> values_;
 };
 
 class HostGradientOps final : public DeviceGradientOps {

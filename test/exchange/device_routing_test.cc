@@ -82,6 +82,7 @@ class RecordingDeviceExchange final : public DeviceExchange {
   void* communication_stream() override { return nullptr; }
   DeviceUpdateKernels& update_kernels() override { return no_kernels_; }
   DeviceGradientOps& gradient_ops() override { return gradient_ops_; }
+  DeviceValueReader& value_reader() override { return value_reader_; }
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
     log.Add("gather");
@@ -106,6 +107,7 @@ class RecordingDeviceExchange final : public DeviceExchange {
   const TensorArena& arena_;
   NoUpdateKernels no_kernels_;
   testing::HostGradientOps gradient_ops_;
+  testing::HostValueReader value_reader_;
 };
 
 std::vector<TensorDescriptor> Tensors(cohort_device device) {

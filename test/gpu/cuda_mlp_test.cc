@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda_mlp_network.h"
+#include "mlp_cuda_kernels.h"
 #include "gtest/gtest.h"
 #include "mlp_network.h"
 
@@ -117,11 +118,18 @@ TEST_P(CudaMlpTest, MatchesTheCpuNetwork) {
   std::vector<size_t> gpu_order, cpu_order;
   {
     CudaMlpNetwork gpu(c.widths, stream);
-    on_gpu = gpu.Train(device_params, device_grads, gpu.CopyIn(inputs.data(), labels.data(), c.batch),
-                       [&](size_t l) { gpu_order.push_back(l); });
+    gpu.Train(device_params, device_grads, gpu.CopyIn(inputs.data(), labels.data(), c.batch),
+              [&](size_t l) { gpu_order.push_back(l); });
+    on_gpu = gpu.Totals();
+    // The totals the plugin reports from the device are the host's formulas over those sums.
+    double totals[kTotals] = {};
+    ASSERT_EQ(cudaMemcpy(totals, gpu.device_totals(), sizeof totals, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    EXPECT_EQ(totals[kMeanLoss], on_gpu.mean_loss());
+    EXPECT_EQ(totals[kAccuracy], on_gpu.accuracy());
     // Evaluation after training reuses the scratch buffers at another batch size.
-    const BatchStats evaluated =
-        gpu.Evaluate(device_params, gpu.CopyIn(inputs.data(), labels.data(), c.batch / 2 + 1));
+    gpu.Evaluate(device_params, gpu.CopyIn(inputs.data(), labels.data(), c.batch / 2 + 1));
+    const BatchStats evaluated = gpu.Totals();
     MlpNetwork reference(c.widths);
     const BatchStats expected =
         reference.Evaluate(host_params, inputs.data(), labels.data(), c.batch / 2 + 1);

@@ -121,6 +121,24 @@ inline ExperimentConfig LinregConfig() {
   return config;
 }
 
+// c_quadratic (one tensor of 3 floats) for `batches` batches of 2, plain SGD at a learning rate
+// of 0.25, training reports every 2 batches; checkpoint_policy "none" as above.
+inline ExperimentConfig QuadraticConfig(uint64_t batches) {
+  ExperimentConfig config;
+  config.name = "quadratic-test";
+  config.entrypoint = "c_quadratic";
+  config.global_batch_size = 2;
+  config.searcher.metric = "loss";
+  config.searcher.max_length = Batches(batches);
+  config.scheduling_unit = 2;
+  config.checkpoint_policy = "none";
+  Hyperparameters& hp = config.hyperparameters;
+  hp.Set("global_batch_size", 2);
+  hp.Set("optimizer", "sgd");
+  hp.Set("learning_rate", 0.25);
+  return config;
+}
+
 // A small MLP on synthetic data (100 training records: epochs do not divide into batches of 16),
 // trained with Adam; checkpoint_policy "none" as above.
 inline ExperimentConfig MlpConfig() {
@@ -149,10 +167,12 @@ class TrialHarness {
  public:
   // Loads plugins/`plugin` with the config's hyperparameters on one CPU slot, creates the
   // optimizer they name (none when `builtin_optimizer` is false), opens shared_fs storage at
-  // `storage_root` and creates the runner.
+  // `storage_root` and creates the runner. `device_values` takes the plugin's metric_add_device
+  // values (nullptr: read at once).
   static absl::StatusOr<std::unique_ptr<TrialHarness>> Create(
       const std::string& plugin, ExperimentConfig config, const std::string& storage_root,
-      uint64_t trial_id = 1, uint64_t trial_seed = 1234, bool builtin_optimizer = true) {
+      uint64_t trial_id = 1, uint64_t trial_seed = 1234, bool builtin_optimizer = true,
+      DeviceValueReader* device_values = nullptr) {
     std::unique_ptr<TrialHarness> trial(new TrialHarness(std::move(config)));
     absl::StatusOr<std::shared_ptr<const PluginLibrary>> library =
         PluginLibrary::Open(testing::PluginPath(plugin));
@@ -164,6 +184,7 @@ class TrialHarness {
     host.context.per_slot_batch_size = trial->config_.global_batch_size;
     host.hyperparameters = trial->config_.hyperparameters;
     host.memory = &trial->memory_;
+    host.device_values = device_values;
     absl::StatusOr<std::unique_ptr<LoadedModel>> model =
         LoadedModel::Create(*library, std::move(host));
     if (!model.ok()) return model.status();

@@ -21,21 +21,11 @@ constexpr uint64_t kBatches = 6;
 constexpr uint64_t kNanBatch = 3;
 constexpr double kLearningRate = 0.25;
 
-ExperimentConfig QuadraticConfig(const std::string& policy) {
-  ExperimentConfig config;
-  config.name = "quadratic-test";
-  config.entrypoint = "c_quadratic";
-  config.global_batch_size = 2;
-  config.searcher.metric = "loss";
-  config.searcher.max_length = Batches(kBatches);
-  config.scheduling_unit = 2;
-  config.checkpoint_policy = "none";
+ExperimentConfig PolicyConfig(const std::string& policy) {
+  ExperimentConfig config = QuadraticConfig(kBatches);
   config.optimizations.nonfinite_gradients = policy;
-  Hyperparameters& hp = config.hyperparameters;
-  hp.Set("global_batch_size", 2);
-  hp.Set("optimizer", "sgd");
-  hp.Set("learning_rate", kLearningRate);
-  hp.Set("nan_batch", static_cast<double>(kNanBatch));
+  config.hyperparameters.Set("learning_rate", kLearningRate);
+  config.hyperparameters.Set("nan_batch", static_cast<double>(kNanBatch));
   return config;
 }
 
@@ -70,7 +60,7 @@ class NonFiniteGradientTest : public ::testing::Test {
 };
 
 TEST_F(NonFiniteGradientTest, FailEndsTheTrialNamingTheBatchAndTheTensor) {
-  auto trial = TrialHarness::Create(kQuadraticPlugin, QuadraticConfig("fail"), folder_.path());
+  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig("fail"), folder_.path());
   ASSERT_TRUE(trial.ok()) << trial.status();
   absl::StatusOr<TrialExit> exit = (*trial)->runner().Run();
   ASSERT_FALSE(exit.ok());
@@ -83,7 +73,7 @@ TEST_F(NonFiniteGradientTest, FailEndsTheTrialNamingTheBatchAndTheTensor) {
 }
 
 TEST_F(NonFiniteGradientTest, SkipDropsThatStepAndTrainsOn) {
-  auto trial = TrialHarness::Create(kQuadraticPlugin, QuadraticConfig("skip"), folder_.path());
+  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig("skip"), folder_.path());
   ASSERT_TRUE(trial.ok()) << trial.status();
   absl::StatusOr<TrialExit> exit = (*trial)->runner().Run();
   ASSERT_TRUE(exit.ok()) << exit.status();
@@ -100,7 +90,7 @@ TEST_F(NonFiniteGradientTest, SkipDropsThatStepAndTrainsOn) {
 
 TEST_F(NonFiniteGradientTest, IgnoreStepsAnywayByDefault) {
   EXPECT_EQ(ExperimentConfig().optimizations.nonfinite_gradients, "ignore");
-  auto trial = TrialHarness::Create(kQuadraticPlugin, QuadraticConfig("ignore"), folder_.path());
+  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig("ignore"), folder_.path());
   ASSERT_TRUE(trial.ok()) << trial.status();
   ASSERT_TRUE((*trial)->runner().Run().ok());
   EXPECT_TRUE(std::isnan(Parameters(**trial)[0]));

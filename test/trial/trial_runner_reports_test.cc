@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "plugins/linreg/linreg_data.h"
 #include "runtime/trial/permanent_failure.h"
+#include "test/common/host_memory_as_device.h"
 #include "test/trial/trial_harness.h"
 
 namespace cohort::trial_test {
@@ -232,6 +233,41 @@ TEST_F(TrialRunnerTest, SearcherMetricWithValidationPrefixIsFound) {
   absl::StatusOr<TrialExit> exit = trial->runner().Run();
   ASSERT_TRUE(exit.ok()) << exit.status();
   EXPECT_EQ(*exit, TrialExit::kCompleted);
+}
+
+// c_quadratic reporting its training loss through metric_add_device, with a reader that counts
+// how often the device's values are read.
+TEST_F(TrialRunnerTest, MetricsStillOnTheDeviceAreReadOncePerReportAndMatch) {
+  ExperimentConfig config = QuadraticConfig(12);
+  config.scheduling_unit = 4;
+  config.min_validation_period = Batches(8);
+  auto direct = TrialHarness::Create("test/c_quadratic.so", config, folder_.path() + "/direct");
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  ASSERT_TRUE((*direct)->runner().Run().ok());
+
+  config.hyperparameters.Set("device_metrics", 1);
+  testing::HostValueReader reader;
+  auto deferred = TrialHarness::Create("test/c_quadratic.so", config,
+                                       folder_.path() + "/deferred", 1, 1234, true, &reader);
+  ASSERT_TRUE(deferred.ok()) << deferred.status();
+  ASSERT_TRUE((*deferred)->runner().Run().ok());
+
+  EXPECT_EQ(reader.captures, 12);  // one per training batch
+  EXPECT_EQ(reader.takes, 3);      // one per training report (batches 4, 8, 12), not per batch
+  for (ReportKind kind : {ReportKind::kTraining, ReportKind::kValidation}) {
+    const std::vector<MetricsReport> want = (*direct)->events().Reports(kind);
+    const std::vector<MetricsReport> got = (*deferred)->events().Reports(kind);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].batches, want[i].batches);
+      ASSERT_EQ(got[i].metrics.size(), want[i].metrics.size());
+      for (size_t m = 0; m < want[i].metrics.size(); ++m) {
+        EXPECT_EQ(got[i].metrics[m].name, want[i].metrics[m].name);
+        EXPECT_EQ(got[i].metrics[m].value, want[i].metrics[m].value) << got[i].metrics[m].name;
+      }
+    }
+  }
+  EXPECT_EQ((*deferred)->ParameterBytes(), (*direct)->ParameterBytes());
 }
 
 TEST_F(TrialRunnerTest, MlpTrialRunsToTheEnd) {

@@ -10,6 +10,7 @@
 #include "runtime/plugin/error.h"
 #include "runtime/plugin/model_host.h"
 #include "runtime/plugin/state_stream.h"
+#include "test/common/host_memory_as_device.h"
 
 namespace cohort {
 namespace {
@@ -68,7 +69,7 @@ class HostApiTest : public ::testing::Test {
 TEST_F(HostApiTest, TableDeclaresItsVersionAndSize) {
   EXPECT_EQ(api_->abi_version.major, static_cast<uint32_t>(COHORT_ABI_VERSION_MAJOR));
   EXPECT_EQ(api_->abi_version.minor, static_cast<uint32_t>(COHORT_ABI_VERSION_MINOR));
-  EXPECT_EQ(api_->struct_size, COHORT_STRUCT_SIZE(cohort_host_api, reader_remaining));
+  EXPECT_EQ(api_->struct_size, COHORT_STRUCT_SIZE(cohort_host_api, metric_add_device));
 }
 
 TEST_F(HostApiTest, ErrorsCarryCodeAndMessage) {
@@ -235,6 +236,44 @@ TEST_F(HostApiTest, MetricsRefuseRepeatsUnknownReductionsAndNamesNotUtf8) {
             "metric 'acc\\xff': the name is not UTF-8 text");
   ASSERT_EQ(sink.batch.metrics.size(), 1u);
   EXPECT_EQ(sink.batch.metrics[0].record_count, 8u);
+}
+
+TEST_F(HostApiTest, DeviceMetricsAreCheckedAndNeverCapturedWhenRefused) {
+  testing::HostValueReader reader;
+  host_.options.device_values = &reader;
+  cohort_metrics sink;
+  sink.host = &host_;
+  const double loss = 0.25;
+  const float accuracy = 0.5f;
+  EXPECT_EQ(api_->metric_add_device(&sink, "loss", 4, &loss, COHORT_DTYPE_FLOAT64, 8,
+                                    COHORT_REDUCE_MEAN),
+            nullptr);
+  EXPECT_EQ(api_->metric_add_device(&sink, "accuracy", 8, &accuracy, COHORT_DTYPE_FLOAT32, 8,
+                                    COHORT_REDUCE_MEAN),
+            nullptr);
+  EXPECT_EQ(Message(api_->metric_add_device(&sink, "loss", 4, &loss, COHORT_DTYPE_FLOAT64, 8,
+                                            COHORT_REDUCE_MEAN)),
+            "metric 'loss' was added twice in one batch");
+  EXPECT_EQ(Message(api_->metric_add_device(&sink, "bits", 4, &loss, COHORT_DTYPE_FLOAT16, 8,
+                                            COHORT_REDUCE_MEAN)),
+            "metric_add_device 'bits': dtype 2 is not one of 1 (float32), 4 (float64)");
+  EXPECT_EQ(Message(api_->metric_add_device(&sink, "none", 4, nullptr, COHORT_DTYPE_FLOAT64, 8,
+                                            COHORT_REDUCE_MEAN)),
+            "metric_add_device 'none': NULL value pointer");
+  EXPECT_EQ(reader.captures, 2);  // the refused ones took nothing
+  ASSERT_EQ(sink.batch.metrics.size(), 2u);
+  EXPECT_EQ(sink.batch.metrics[1].device_ticket, 1u);
+  EXPECT_TRUE(sink.batch.unsettled());
+
+  host_.options.device_values = nullptr;  // read at once through the memory
+  cohort_metrics direct;
+  direct.host = &host_;
+  EXPECT_EQ(api_->metric_add_device(&direct, "accuracy", 8, &accuracy, COHORT_DTYPE_FLOAT32, 3,
+                                    COHORT_REDUCE_MAX),
+            nullptr);
+  EXPECT_FALSE(direct.batch.unsettled());
+  EXPECT_EQ(direct.batch.metrics[0].value, 0.5);
+  EXPECT_EQ(direct.batch.metrics[0].reduction, COHORT_REDUCE_MAX);
 }
 
 TEST_F(HostApiTest, WriterAndReader) {

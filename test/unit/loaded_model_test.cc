@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/common/host_memory_as_device.h"
 #include "test/unit/test_plugins.h"
 
 namespace cohort {
@@ -19,13 +20,17 @@ using testing::PluginPath;
 
 class LoadedModelTest : public ::testing::Test {
  protected:
-  absl::StatusOr<std::unique_ptr<LoadedModel>> Create(const std::string& path, double init = 0.0) {
+  absl::StatusOr<std::unique_ptr<LoadedModel>> Create(const std::string& path, double init = 0.0,
+                                                      bool device_metrics = false,
+                                                      DeviceValueReader* reader = nullptr) {
     auto plugin = PluginLibrary::Open(path);
     if (!plugin.ok()) return plugin.status();
     ModelHostOptions options;
     options.context.size = 1;
     options.context.device = {COHORT_DEVICE_CPU, 0};
     options.hyperparameters.Set("init", init);
+    if (device_metrics) options.hyperparameters.Set("device_metrics", 1);
+    options.device_values = reader;
     options.memory = &memory_;
     options.on_gradients_ready = [this](uint32_t tensor, uint64_t offset, uint64_t count) {
       ready_.push_back({tensor, offset, count});
@@ -76,6 +81,46 @@ TEST_F(LoadedModelTest, TrainsWithExactGradientsInTheArena) {
   EXPECT_FLOAT_EQ(g[0], 2 * (1.0f - 2.5f));
   ASSERT_TRUE(arena.ZeroGradients().ok());
   EXPECT_EQ(g[0], 0.0f);
+}
+
+TEST_F(LoadedModelTest, AMetricStillOnTheDeviceIsReadAtOnceWithoutAReader) {
+  auto model = Create(PluginPath("test/c_quadratic.so"), 1.0, /*device_metrics=*/true);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto metrics = (*model)->TrainBatch(Batch({2, 3}));
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_FALSE(metrics->unsettled());
+  EXPECT_DOUBLE_EQ(metrics->Find("loss")->value, 10.75);
+}
+
+TEST_F(LoadedModelTest, AMetricStillOnTheDeviceWaitsForSettleWithAReader) {
+  testing::HostValueReader reader;
+  auto model = Create(PluginPath("test/c_quadratic.so"), 1.0, /*device_metrics=*/true, &reader);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<BatchMetrics> batches;
+  for (int i = 0; i < 3; ++i) {
+    auto metrics = (*model)->TrainBatch(Batch({2, 3}));
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    EXPECT_TRUE(metrics->unsettled());
+    EXPECT_EQ(metrics->Find("loss")->record_count, 2u);
+    batches.push_back(*std::move(metrics));
+    ASSERT_TRUE((*model)->arena().ZeroGradients().ok());
+  }
+  EXPECT_EQ(reader.captures, 3);
+  EXPECT_EQ(reader.takes, 0);
+  ASSERT_TRUE((*model)->Settle(batches).ok());
+  EXPECT_EQ(reader.takes, 1);
+  for (const BatchMetrics& batch : batches) {
+    EXPECT_FALSE(batch.unsettled());
+    EXPECT_DOUBLE_EQ(batch.Find("loss")->value, 10.75);
+  }
+
+  // Settling needs every batch captured since the last time: one left out is an error.
+  ASSERT_TRUE((*model)->TrainBatch(Batch({2, 3})).ok());
+  auto last = (*model)->TrainBatch(Batch({2, 3}));
+  ASSERT_TRUE(last.ok());
+  std::vector<BatchMetrics> missing_one = {*std::move(last)};
+  absl::Status settled = (*model)->Settle(missing_one);
+  EXPECT_EQ(settled.code(), absl::StatusCode::kInternal) << settled;
 }
 
 TEST_F(LoadedModelTest, EvaluatesAndReportsDatasetSizes) {

@@ -81,7 +81,7 @@ TEST(PluginLibraryTest, RefusesATableTooSmallForItsVersion) {
 
 TEST(PluginLibraryTest, RefusesAnotherMajorNamingBothVersions) {
   EXPECT_THAT(RefusalOf(DefectivePlugin("other_major")),
-              HasSubstr("built for Cohort ABI 2.3, but this host implements ABI 1.2"));
+              HasSubstr("built for Cohort ABI 2.3, but this host implements ABI 1.3"));
 }
 
 TEST(PluginLibraryTest, RefusesATableSmallerThanTheFirstReleaseOfItsMajor) {
@@ -91,7 +91,7 @@ TEST(PluginLibraryTest, RefusesATableSmallerThanTheFirstReleaseOfItsMajor) {
 
 TEST(PluginLibraryTest, RefusesAPluginNeedingANewerHostMinor) {
   EXPECT_THAT(RefusalOf(DefectivePlugin("newer_host")),
-              HasSubstr("needs a host of ABI 1.9 or later, but this host implements ABI 1.2"));
+              HasSubstr("needs a host of ABI 1.10 or later, but this host implements ABI 1.3"));
 }
 
 TEST(PluginLibraryTest, NamesEveryMissingRequiredFunction) {

@@ -14,6 +14,7 @@
 #include "runtime/exchange/cuda/cuda_powersgd_reducer.h"
 #include "runtime/exchange/cuda/cuda_topk_reducer.h"
 #include "runtime/exchange/cuda/cuda_update_kernels.h"
+#include "runtime/exchange/cuda/cuda_value_reader.h"
 #include "runtime/exchange/cuda/cuda_wire_reducer.h"
 
 namespace cohort {
@@ -22,10 +23,15 @@ namespace {
 class CudaExchange final : public DeviceExchange {
  public:
   explicit CudaExchange(const CudaContext& context)
-      : context_(context), update_(context_), gradient_ops_(std::in_place, context_) {}
+      : context_(context),
+        update_(context_),
+        gradient_ops_(std::in_place, context_),
+        value_reader_(std::in_place, context_) {}
 
   ~CudaExchange() override {
-    gradient_ops_.reset();  // frees its flag after the compute stream's work
+    // Both wait for the compute stream's work before freeing their memory.
+    gradient_ops_.reset();
+    value_reader_.reset();
     cudaSetDevice(context_.device);
     cudaStreamSynchronize(context_.compute);
     cudaStreamSynchronize(context_.communication);
@@ -39,6 +45,7 @@ class CudaExchange final : public DeviceExchange {
   void* communication_stream() override { return context_.communication; }
   DeviceUpdateKernels& update_kernels() override { return update_; }
   DeviceGradientOps& gradient_ops() override { return *gradient_ops_; }
+  DeviceValueReader& value_reader() override { return *value_reader_; }
 
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
@@ -98,6 +105,7 @@ class CudaExchange final : public DeviceExchange {
   CudaContext context_;
   CudaUpdateKernels update_;       // refers to context_
   std::optional<CudaGradientOps> gradient_ops_;  // refers to context_
+  std::optional<CudaValueReader> value_reader_;  // refers to context_
   DeviceBuffer<uint8_t> staging_;  // AllgatherHostBytes, grown as needed
 };
 

@@ -16,6 +16,7 @@
  *   plugin_api.train_batch(...)     ----->  adds gradients into the gradient views,
  *                                           host_api.gradients_ready(...) as they are final,
  *                                           host_api.metric_add(...) for "loss" and friends
+ *                                           (or, 1.3, metric_add_device: a value still on the GPU)
  *   plugin_api.evaluate_batch(...)  ----->  host_api.metric_add(...) with record counts
  *   plugin_api.model_destroy(model)
  *
@@ -65,7 +66,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 
 #define COHORT_ABI_VERSION_MAJOR 1
-#define COHORT_ABI_VERSION_MINOR 2
+#define COHORT_ABI_VERSION_MINOR 3
 
 /* The size a struct of these headers reports: offset of `last_field` plus its size. */
 #define COHORT_STRUCT_SIZE(type, last_field) \
@@ -303,6 +304,19 @@ typedef struct cohort_host_api {
   cohort_error* (*writer_write)(cohort_writer* writer, const void* data, size_t size);
   cohort_error* (*reader_read)(cohort_reader* reader, void* data, size_t size);
   uint64_t (*reader_remaining)(const cohort_reader* reader);
+
+  /* 1.3: */
+  /* As metric_add, for a value the plugin's device work is still computing: `device_value` points
+   * to one float32 or float64 (`dtype`) in the memory of context.device, written by the work
+   * enqueued on context.stream so far (it need not have finished). The host copies it there, on
+   * that stream, and reads it only when a report needs it, so a plugin need not wait for its
+   * device every batch. Once this returns, work enqueued later may overwrite the value (on the
+   * CPU, the plugin may overwrite it at once). INVALID_ARGUMENT for another dtype or a NULL
+   * pointer. A plugin
+   * that calls it sets host_minor_required to 3 (older hosts lack it). */
+  cohort_error* (*metric_add_device)(cohort_metrics* metrics, const char* name, size_t name_len,
+                                     const void* device_value, cohort_dtype dtype,
+                                     uint64_t record_count, cohort_reduction reduction);
 } cohort_host_api;
 
 /* ---------------------------------------------------------------------------------------------

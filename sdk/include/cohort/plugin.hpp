@@ -214,8 +214,31 @@ class Metrics {
     host_.check(host_.api().metric_add(sink_, name.data(), name.size(), value, record_count,
                                        reduction));
   }
+  // A value the model's device work is still computing, at `device_value` in the trial device's
+  // memory (ABI 1.3, metric_add_device): the host reads it when a report needs it, so the model
+  // need not wait for its device every batch. A model class that calls it declares
+  // `static constexpr uint32_t host_minor_required = 3;` (see Model).
+  void add_on_device(std::string_view name, const double* device_value, uint64_t record_count,
+                     cohort_reduction reduction = COHORT_REDUCE_MEAN) {
+    add_on_device(name, device_value, COHORT_DTYPE_FLOAT64, record_count, reduction);
+  }
+  void add_on_device(std::string_view name, const float* device_value, uint64_t record_count,
+                     cohort_reduction reduction = COHORT_REDUCE_MEAN) {
+    add_on_device(name, device_value, COHORT_DTYPE_FLOAT32, record_count, reduction);
+  }
 
  private:
+  void add_on_device(std::string_view name, const void* device_value, cohort_dtype dtype,
+                     uint64_t record_count, cohort_reduction reduction) {
+    if (!COHORT_HAS_FIELD(&host_.api(), cohort_host_api, metric_add_device)) {
+      throw Error(COHORT_STATUS_FAILED_PRECONDITION,
+                  "metric_add_device needs a host of ABI 1.3 or later; declare "
+                  "host_minor_required = 3 in the model class");
+    }
+    host_.check(host_.api().metric_add_device(sink_, name.data(), name.size(), device_value,
+                                              dtype, record_count, reduction));
+  }
+
   const Host& host_;
   cohort_metrics* sink_;
 };
@@ -260,7 +283,7 @@ class Model {
  public:
   // The oldest host minor this model runs on, put in the plugin table. A model class that needs a
   // later host's behaviour declares its own: `static constexpr uint32_t host_minor_required = 2;`
-  // to call gradients_ready from other threads (ABI 1.2).
+  // to call gradients_ready from other threads (ABI 1.2), 3 to add metrics on the device (1.3).
   static constexpr uint32_t host_minor_required = 0;
 
   explicit Model(Host& host) : host_(host) {}

@@ -1,0 +1,39 @@
+// DeviceValueReader: how the host takes a plugin's metric values that are still on the device
+// (host_api.metric_add_device) without waiting for the device each batch. Capture enqueues a copy
+// of one value, on the plugin's stream after the work that computes it, into memory the reader
+// owns; TakeAll waits for those copies once and returns the values. The CUDA implementation comes
+// with the CUDA exchange module (DeviceExchange::value_reader).
+//
+//   absl::StatusOr<uint32_t> ticket = reader.Capture(loss_on_device, COHORT_DTYPE_FLOAT64);
+//   ...                                       // more batches, nothing waits
+//   absl::StatusOr<std::vector<double>> values = reader.TakeAll();   // values[*ticket]
+//
+// Thread-safety: one thread at a time.
+#ifndef COHORT_RUNTIME_PLUGIN_DEVICE_VALUE_READER_H_
+#define COHORT_RUNTIME_PLUGIN_DEVICE_VALUE_READER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cohort/plugin.h"
+
+namespace cohort {
+
+class DeviceValueReader {
+ public:
+  virtual ~DeviceValueReader() = default;
+
+  // Enqueues a copy of the float32 or float64 (`dtype`) at `device_value`, in device memory the
+  // plugin's stream writes; returns its ticket: 0 for the first capture after TakeAll, then 1, ...
+  // The value at `device_value` may be overwritten by work enqueued after this returns.
+  virtual absl::StatusOr<uint32_t> Capture(const void* device_value, cohort_dtype dtype) = 0;
+
+  // Waits for the copies captured since the previous call and returns their values by ticket,
+  // as doubles; the next Capture's ticket is 0 again.
+  virtual absl::StatusOr<std::vector<double>> TakeAll() = 0;
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_PLUGIN_DEVICE_VALUE_READER_H_
