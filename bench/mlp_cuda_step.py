@@ -25,7 +25,7 @@ GPUS = "/proc/driver/nvidia/gpus"
 HIDDEN = 256
 RECORDS = 2048
 REPORT_EVERY = 20
-BATCHES = {16: 6000, 1024: 2000}
+BATCHES = {16: 10000, 1024: 8000}
 
 CONFIG = """\
 name: step-{batch}

@@ -46,9 +46,16 @@ BatchSpec RecordSampler::TrainingBatch(uint64_t batch_index) {
   const uint64_t first = batch_index * effective_global_batch_size() + rank_ * per_slot_;
   batch.epoch = first / dataset_size_;
   batch.record_indices.reserve(per_slot_);
-  for (uint64_t position = first; position < first + per_slot_; ++position) {
+  // The positions [first, first + per_slot_) of the endless sequence of epochs, copied a run
+  // within one epoch at a time.
+  const uint64_t end = first + per_slot_;
+  for (uint64_t position = first; position < end;) {
     const std::vector<uint64_t>& order = Permutation(position / dataset_size_);
-    batch.record_indices.push_back(order[position % dataset_size_]);
+    const uint64_t offset = position % dataset_size_;
+    const uint64_t run = std::min(end - position, dataset_size_ - offset);
+    batch.record_indices.insert(batch.record_indices.end(), order.begin() + offset,
+                                order.begin() + offset + run);
+    position += run;
   }
   return batch;
 }
