@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/exchange/cuda/value_kernels.h"
+
 namespace cohort {
 
 CudaValueReader::~CudaValueReader() {
@@ -27,9 +29,8 @@ absl::StatusOr<uint32_t> CudaValueReader::Capture(const void* device_value, coho
     chunks_.push_back(std::move(chunk));
   }
   uint64_t* target = chunks_[slot / kChunkSlots].data() + slot % kChunkSlots;
-  const size_t bytes = dtype == COHORT_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
-  if (absl::Status s = CudaStatus(cudaMemcpyAsync(target, device_value, bytes,
-                                                  cudaMemcpyDeviceToDevice, context_.compute),
+  const uint32_t bytes = dtype == COHORT_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
+  if (absl::Status s = CudaStatus(EnqueueCopyValue(device_value, bytes, target, context_.compute),
                                   "capturing a metric value on the device");
       !s.ok()) {
     return s;

@@ -1,5 +1,5 @@
 // CudaValueReader: DeviceValueReader (runtime/plugin/device_value_reader.h) on one CUDA device.
-// Capture enqueues a device-to-device copy of the value, on the plugin's compute stream, into the
+// Capture enqueues a one-thread kernel copying the value, on the plugin's compute stream, into the
 // next 8-byte slot of the reader's device memory (grown in chunks of kChunkSlots, never moved);
 // TakeAll copies the used slots to pinned host memory, waits for the stream once, and converts.
 //

@@ -50,7 +50,7 @@ __global__ void ScaleKernel(float* data, float scale, VectorSplit split) {
   }
 }
 
-// Vectors of 8 elements: two float4 in, one uint4 of 8 words out.
+// Vectors of 4 elements: one float4 in, one uint2 of 4 words out.
 template <WireFormat kFormat>
 __global__ void EncodeKernel(const float* in, float scale, uint16_t* out, VectorSplit split) {
   for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
@@ -58,32 +58,27 @@ __global__ void EncodeKernel(const float* in, float scale, uint16_t* out, Vector
     out[e] = Encode<kFormat>(in[e], scale);
   }
   const float4* floats = reinterpret_cast<const float4*>(in + split.head);
-  uint4* words = reinterpret_cast<uint4*>(out + split.head);
+  uint2* words = reinterpret_cast<uint2*>(out + split.head);
   for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
-    const float4 a = floats[2 * v];
-    const float4 b = floats[2 * v + 1];
-    words[v] = make_uint4(Pack(Encode<kFormat>(a.x, scale), Encode<kFormat>(a.y, scale)),
-                          Pack(Encode<kFormat>(a.z, scale), Encode<kFormat>(a.w, scale)),
-                          Pack(Encode<kFormat>(b.x, scale), Encode<kFormat>(b.y, scale)),
-                          Pack(Encode<kFormat>(b.z, scale), Encode<kFormat>(b.w, scale)));
+    const float4 x = floats[v];
+    words[v] = make_uint2(Pack(Encode<kFormat>(x.x, scale), Encode<kFormat>(x.y, scale)),
+                          Pack(Encode<kFormat>(x.z, scale), Encode<kFormat>(x.w, scale)));
   }
 }
 
-// Vectors of 8 elements: one uint4 of 8 words in, two float4 out.
+// Vectors of 4 elements: one uint2 of 4 words in, one float4 out.
 template <WireFormat kFormat>
 __global__ void DecodeKernel(const uint16_t* in, float* out, VectorSplit split) {
   for (uint64_t i = FirstIndex(); i < split.head + split.tail; i += Stride()) {
     const uint64_t e = split.ScalarElement(i);
     out[e] = Decode<kFormat>(in[e]);
   }
-  const uint4* words = reinterpret_cast<const uint4*>(in + split.head);
+  const uint2* words = reinterpret_cast<const uint2*>(in + split.head);
   float4* floats = reinterpret_cast<float4*>(out + split.head);
   for (uint64_t v = FirstIndex(); v < split.vectors; v += Stride()) {
-    const uint4 w = words[v];
-    floats[2 * v] = make_float4(Decode<kFormat>(w.x & 0xffffu), Decode<kFormat>(w.x >> 16),
-                                Decode<kFormat>(w.y & 0xffffu), Decode<kFormat>(w.y >> 16));
-    floats[2 * v + 1] = make_float4(Decode<kFormat>(w.z & 0xffffu), Decode<kFormat>(w.z >> 16),
-                                    Decode<kFormat>(w.w & 0xffffu), Decode<kFormat>(w.w >> 16));
+    const uint2 w = words[v];
+    floats[v] = make_float4(Decode<kFormat>(w.x & 0xffffu), Decode<kFormat>(w.x >> 16),
+                            Decode<kFormat>(w.y & 0xffffu), Decode<kFormat>(w.y >> 16));
   }
 }
 
@@ -403,7 +398,7 @@ cudaError_t EnqueueEncode(WireFormat format, const float* in, uint64_t count, fl
                           uint16_t* out, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   const VectorSplit split =
-      SplitForVectors(count, 8, {{in, sizeof(float)}, {out, sizeof(uint16_t)}});
+      SplitForVectors(count, 4, {{in, sizeof(float)}, {out, sizeof(uint16_t)}});
   if (format == WireFormat::kFloat16) {
     LaunchEncode<WireFormat::kFloat16>(in, scale, out, split, stream);
   } else {
@@ -416,7 +411,7 @@ cudaError_t EnqueueDecode(WireFormat format, const uint16_t* in, uint64_t count,
                           cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   const VectorSplit split =
-      SplitForVectors(count, 8, {{in, sizeof(uint16_t)}, {out, sizeof(float)}});
+      SplitForVectors(count, 4, {{in, sizeof(uint16_t)}, {out, sizeof(float)}});
   if (format == WireFormat::kFloat16) {
     LaunchDecode<WireFormat::kFloat16>(in, out, split, stream);
   } else {

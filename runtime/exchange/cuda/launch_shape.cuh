@@ -9,8 +9,11 @@
 // calculator), or fewer for a short pass. Asked once per kernel and device, then cached.
 //
 // VectorSplit: a pass over `count` elements as a scalar head, a body of whole vectors of `width`
-// elements whose every pointer sits on a 16-byte boundary, and a scalar tail. When no starting
-// element within the first 16 aligns every pointer at once, the whole pass is the head.
+// elements where every pointer sits on a boundary of its vector's size (width times its element
+// size: 16 bytes for 4 floats, 8 for 4 halves), and a scalar tail. When no starting element within
+// the first 16 aligns every pointer at once, the whole pass is the head. Each thread moves one
+// vector per array per round, so every load and store instruction of a warp covers one contiguous
+// stretch.
 //
 // Thread-safety: ResidentBlocks may be called from any thread (racing callers compute the same
 // value); SplitForVectors is a pure function.
@@ -29,7 +32,7 @@ namespace cohort {
 
 inline constexpr unsigned kThreads = 256;  // threads per block of every element-wise kernel
 inline constexpr int kMaxCachedDevices = 64;
-inline constexpr uint64_t kVectorBytes = 16;
+inline constexpr uint64_t kMaxVectorBytes = 16;
 
 // Blocks of `kKernel` (launched with kThreads threads and no dynamic shared memory) for a
 // grid-stride pass over `items` work items, one per thread per round.
@@ -65,16 +68,16 @@ struct VectorSplit {
   }
 };
 
-// `pointers` pairs each array of the pass with its element size; width * size must be a multiple
-// of kVectorBytes for each.
+// `pointers` pairs each array of the pass with its element size; width * size is at most
+// kMaxVectorBytes for each (a CUDA vector type's size).
 inline VectorSplit SplitForVectors(uint64_t count, uint64_t width,
                                    std::initializer_list<std::pair<const void*, size_t>> pointers) {
   VectorSplit split;
   split.width = width;
   split.head = count;
-  for (uint64_t first = 0; first < kVectorBytes && first < count; ++first) {
-    const bool aligned = std::all_of(pointers.begin(), pointers.end(), [first](const auto& p) {
-      return (reinterpret_cast<uintptr_t>(p.first) + first * p.second) % kVectorBytes == 0;
+  for (uint64_t first = 0; first < kMaxVectorBytes && first < count; ++first) {
+    const bool aligned = std::all_of(pointers.begin(), pointers.end(), [first, width](const auto& p) {
+      return (reinterpret_cast<uintptr_t>(p.first) + first * p.second) % (width * p.second) == 0;
     });
     if (!aligned) continue;
     split.head = first;
