@@ -79,6 +79,11 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
     return training ? plugin_->api().train_batch(model_, &raw, &sink)
                     : plugin_->api().evaluate_batch(model_, &raw, &sink);
   });
+  // The values the call left on the device are copied now, behind its work (even after a failure,
+  // so nothing noted is left for the next call).
+  if (DeviceValueReader* reader = host_->options.device_values; reader != nullptr) {
+    if (absl::Status copied = reader->EnqueueCopies(); !copied.ok() && s.ok()) s = copied;
+  }
   if (!s.ok()) return s;
   if (training && sink.batch.Find("loss") == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), ": ", what(),

@@ -54,24 +54,36 @@ class HostMemoryAsDevice final : public DeviceMemoryProvider {
   CountingDeviceMemory device_;
 };
 
-// Takes values from host memory at once, as a device's copy would once its stream reached it.
+// Reads the noted values from host memory when EnqueueCopies comes, as a device's copy would once
+// its stream reached them.
 class HostValueReader final : public DeviceValueReader {
  public:
   absl::StatusOr<uint32_t> Capture(const void* device_value, cohort_dtype dtype) override {
     ++captures;
-    values_.push_back(dtype == COHORT_DTYPE_FLOAT32 ? *static_cast<const float*>(device_value)
-                                                    : *static_cast<const double*>(device_value));
-    return static_cast<uint32_t>(values_.size() - 1);
+    noted_.push_back({device_value, dtype});
+    return static_cast<uint32_t>(values_.size() + noted_.size() - 1);
+  }
+  absl::Status EnqueueCopies() override {
+    ++copy_calls;
+    for (const auto& [value, dtype] : noted_) {
+      values_.push_back(dtype == COHORT_DTYPE_FLOAT32 ? *static_cast<const float*>(value)
+                                                      : *static_cast<const double*>(value));
+    }
+    noted_.clear();
+    return absl::OkStatus();
   }
   absl::StatusOr<std::vector<double>> TakeAll() override {
     ++takes;
+    if (absl::Status s = EnqueueCopies(); !s.ok()) return s;
     return std::exchange(values_, {});
   }
 
   int captures = 0;
+  int copy_calls = 0;
   int takes = 0;
 
  private:
+  std::vector<std::pair<const void*, cohort_dtype>> noted_;
   std::vector<double> values_;
 };
 

@@ -242,6 +242,84 @@ TEST(CudaExchangeStateTest, SavedCompressionStateContinuesBitForBit) {
   }
 }
 
+// The module's value reader: values noted from device memory are copied when EnqueueCopies comes
+// (more than one launch's worth, both dtypes), so the sources may change afterwards; TakeAll gives
+// them back by ticket, and tickets restart after it. The module's gradient ops: division as the
+// host does it, and the non-finite flag.
+TEST(CudaExchangeDeviceWorkTest, ValueReaderAndGradientOps) {
+  absl::StatusOr<std::unique_ptr<DeviceExchange>> cuda = OpenCudaExchange(0);
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  auto stream = static_cast<cudaStream_t>((*cuda)->compute_stream());
+  constexpr int kValues = 37;
+  void* double_memory = nullptr;
+  void* float_memory = nullptr;
+  ASSERT_EQ(cudaMalloc(&double_memory, kValues * sizeof(double)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&float_memory, kValues * sizeof(float)), cudaSuccess);
+  auto* doubles = static_cast<double*>(double_memory);
+  auto* floats = static_cast<float*>(float_memory);
+  std::vector<double> want_doubles(kValues);
+  std::vector<float> want_floats(kValues);
+  for (int i = 0; i < kValues; ++i) {
+    want_doubles[i] = 0.1 * i - 1.7;
+    want_floats[i] = 0.25f * static_cast<float>(i) + 3.0f;
+  }
+  ASSERT_EQ(cudaMemcpy(doubles, want_doubles.data(), kValues * sizeof(double),
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(floats, want_floats.data(), kValues * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  DeviceValueReader& reader = (*cuda)->value_reader();
+  for (int i = 0; i < kValues; ++i) {
+    absl::StatusOr<uint32_t> d = reader.Capture(doubles + i, COHORT_DTYPE_FLOAT64);
+    absl::StatusOr<uint32_t> f = reader.Capture(floats + i, COHORT_DTYPE_FLOAT32);
+    ASSERT_TRUE(d.ok() && f.ok());
+    EXPECT_EQ(*d, static_cast<uint32_t>(2 * i));
+    EXPECT_EQ(*f, static_cast<uint32_t>(2 * i + 1));
+  }
+  ASSERT_TRUE(reader.EnqueueCopies().ok());
+  ASSERT_EQ(cudaMemsetAsync(doubles, 0, kValues * sizeof(double), stream), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(floats, 0, kValues * sizeof(float), stream), cudaSuccess);
+  absl::StatusOr<std::vector<double>> values = reader.TakeAll();
+  ASSERT_TRUE(values.ok()) << values.status();
+  ASSERT_EQ(values->size(), 2u * kValues);
+  for (int i = 0; i < kValues; ++i) {
+    EXPECT_EQ((*values)[2 * i], want_doubles[i]);
+    EXPECT_EQ((*values)[2 * i + 1], static_cast<double>(want_floats[i]));
+  }
+  absl::StatusOr<uint32_t> again = reader.Capture(doubles, COHORT_DTYPE_FLOAT64);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, 0u);
+  values = reader.TakeAll();  // enqueues what is still noted
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*values, std::vector<double>{0.0});
+
+  DeviceGradientOps& ops = (*cuda)->gradient_ops();
+  ASSERT_EQ(cudaMemcpy(floats, want_floats.data(), kValues * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  ASSERT_TRUE(ops.Divide(floats, COHORT_DTYPE_FLOAT32, kValues, 6).ok());
+  ASSERT_TRUE(ops.CheckFinite(floats, COHORT_DTYPE_FLOAT32, kValues).ok());
+  absl::StatusOr<bool> bad = ops.TakeNonFinite();
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(*bad);
+  std::vector<float> divided(kValues);
+  ASSERT_EQ(cudaMemcpy(divided.data(), floats, kValues * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  for (int i = 0; i < kValues; ++i) EXPECT_EQ(divided[i], want_floats[i] * (1.0f / 6.0f));
+  const float infinity = INFINITY;
+  ASSERT_EQ(cudaMemcpy(floats + 5, &infinity, sizeof infinity, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  ASSERT_TRUE(ops.CheckFinite(floats, COHORT_DTYPE_FLOAT32, kValues).ok());
+  bad = ops.TakeNonFinite();
+  ASSERT_TRUE(bad.ok());
+  EXPECT_TRUE(*bad);
+  bad = ops.TakeNonFinite();  // taken: cleared
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(*bad);
+  EXPECT_TRUE(absl::IsInvalidArgument(ops.Divide(floats, COHORT_DTYPE_FLOAT16, 4, 2)));
+  cudaFree(doubles);
+  cudaFree(floats);
+}
+
 TEST(CudaExchangeRefusalTest, DeviceGradientsNeedTheirDeviceExchange) {
   DefaultMemoryProvider memory;
   InMemoryRendezvousStore store;

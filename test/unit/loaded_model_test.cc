@@ -106,6 +106,7 @@ TEST_F(LoadedModelTest, AMetricStillOnTheDeviceWaitsForSettleWithAReader) {
     ASSERT_TRUE((*model)->arena().ZeroGradients().ok());
   }
   EXPECT_EQ(reader.captures, 3);
+  EXPECT_EQ(reader.copy_calls, 3);  // once as each call returned
   EXPECT_EQ(reader.takes, 0);
   ASSERT_TRUE((*model)->Settle(batches).ok());
   EXPECT_EQ(reader.takes, 1);

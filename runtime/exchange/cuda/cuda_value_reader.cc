@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/exchange/cuda/value_kernels.h"
-
 namespace cohort {
 
 CudaValueReader::~CudaValueReader() {
@@ -28,18 +26,30 @@ absl::StatusOr<uint32_t> CudaValueReader::Capture(const void* device_value, coho
     if (absl::Status s = chunk.Allocate(kChunkSlots); !s.ok()) return s;
     chunks_.push_back(std::move(chunk));
   }
-  uint64_t* target = chunks_[slot / kChunkSlots].data() + slot % kChunkSlots;
-  const uint32_t bytes = dtype == COHORT_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
-  if (absl::Status s = CudaStatus(EnqueueCopyValue(device_value, bytes, target, context_.compute),
-                                  "capturing a metric value on the device");
-      !s.ok()) {
-    return s;
+  if (noted_.count == ValueCopies::kMax) {
+    if (absl::Status s = EnqueueCopies(); !s.ok()) return s;
   }
+  noted_.from[noted_.count] = device_value;
+  noted_.to[noted_.count] = chunks_[slot / kChunkSlots].data() + slot % kChunkSlots;
+  noted_.bytes[noted_.count] = dtype == COHORT_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
+  ++noted_.count;
   dtypes_.push_back(dtype);
   return static_cast<uint32_t>(slot);
 }
 
+absl::Status CudaValueReader::EnqueueCopies() {
+  if (noted_.count == 0) return absl::OkStatus();
+  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+    return s;
+  }
+  absl::Status enqueued = CudaStatus(EnqueueCopyValues(noted_, context_.compute),
+                                     "copying metric values on the device");
+  noted_.count = 0;
+  return enqueued;
+}
+
 absl::StatusOr<std::vector<double>> CudaValueReader::TakeAll() {
+  if (absl::Status s = EnqueueCopies(); !s.ok()) return s;
   const uint64_t slots = dtypes_.size();
   std::vector<double> values(slots);
   if (slots == 0) return values;

@@ -3,21 +3,26 @@
 namespace cohort {
 namespace {
 
-__global__ void CopyWordKernel(const uint32_t* value, uint32_t* slot) { *slot = *value; }
-__global__ void CopyDoubleWordKernel(const uint64_t* value, uint64_t* slot) { *slot = *value; }
+// Thread i makes copy i.
+__global__ void CopyValuesKernel(ValueCopies copies) {
+  const uint32_t i = threadIdx.x;
+  if (i >= copies.count) return;
+  if (copies.bytes[i] == 4) {
+    *reinterpret_cast<uint32_t*>(copies.to[i]) = *static_cast<const uint32_t*>(copies.from[i]);
+  } else {
+    *copies.to[i] = *static_cast<const uint64_t*>(copies.from[i]);
+  }
+}
 
 }  // namespace
 
-cudaError_t EnqueueCopyValue(const void* value, uint32_t bytes, uint64_t* slot,
-                             cudaStream_t stream) {
-  if (bytes == 4) {
-    CopyWordKernel<<<1, 1, 0, stream>>>(static_cast<const uint32_t*>(value),
-                                        reinterpret_cast<uint32_t*>(slot));
-  } else if (bytes == 8) {
-    CopyDoubleWordKernel<<<1, 1, 0, stream>>>(static_cast<const uint64_t*>(value), slot);
-  } else {
-    return cudaErrorInvalidValue;
+cudaError_t EnqueueCopyValues(const ValueCopies& copies, cudaStream_t stream) {
+  if (copies.count > ValueCopies::kMax) return cudaErrorInvalidValue;
+  for (uint32_t i = 0; i < copies.count; ++i) {
+    if (copies.bytes[i] != 4 && copies.bytes[i] != 8) return cudaErrorInvalidValue;
   }
+  if (copies.count == 0) return cudaSuccess;
+  CopyValuesKernel<<<1, ValueCopies::kMax, 0, stream>>>(copies);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,7 @@
-// The CUDA kernel behind CudaValueReader::Capture: one float32 or float64 copied, on a stream,
-// into an 8-byte slot. A kernel rather than a device-to-device cudaMemcpyAsync: a copy engine
-// would hand the stream over and back twice per value, which a small step feels.
+// The CUDA kernel behind CudaValueReader: up to ValueCopies::kMax float32 or float64 values copied
+// into 8-byte slots by one launch on a stream. A kernel rather than device-to-device
+// cudaMemcpyAsync calls: one launch for a batch's values, and no copy engine to hand the stream
+// to and back.
 #ifndef COHORT_RUNTIME_EXCHANGE_CUDA_VALUE_KERNELS_H_
 #define COHORT_RUNTIME_EXCHANGE_CUDA_VALUE_KERNELS_H_
 
@@ -10,10 +11,18 @@
 
 namespace cohort {
 
-// *slot's first `bytes` (4 or 8) = those at `value` (aligned to `bytes`); cudaErrorInvalidValue
-// for another size.
-cudaError_t EnqueueCopyValue(const void* value, uint32_t bytes, uint64_t* slot,
-                             cudaStream_t stream);
+// Copy i: the `bytes[i]` (4 or 8) at `from[i]` (aligned to them) into the first bytes of *to[i].
+struct ValueCopies {
+  static constexpr uint32_t kMax = 16;
+  const void* from[kMax] = {};
+  uint64_t* to[kMax] = {};
+  uint32_t bytes[kMax] = {};
+  uint32_t count = 0;
+};
+
+// Enqueues the copies (nothing for none); cudaErrorInvalidValue for a size other than 4 or 8 or
+// more than kMax copies.
+cudaError_t EnqueueCopyValues(const ValueCopies& copies, cudaStream_t stream);
 
 }  // namespace cohort
 

@@ -308,12 +308,12 @@ typedef struct cohort_host_api {
   /* 1.3: */
   /* As metric_add, for a value the plugin's device work is still computing: `device_value` points
    * to one float32 or float64 (`dtype`) in the memory of context.device, written by the work
-   * enqueued on context.stream so far (it need not have finished). The host copies it there, on
-   * that stream, and reads it only when a report needs it, so a plugin need not wait for its
-   * device every batch. Once this returns, work enqueued later may overwrite the value (on the
-   * CPU, the plugin may overwrite it at once). INVALID_ARGUMENT for another dtype or a NULL
-   * pointer. A plugin
-   * that calls it sets host_minor_required to 3 (older hosts lack it). */
+   * enqueued on context.stream by the time train_batch (or evaluate_batch) returns (it need not
+   * have finished). When the call returns, the host enqueues a copy of it on that stream, and
+   * reads it only when a report needs it, so a plugin need not wait for its device every batch.
+   * The value must stay as it is until the call returns; work enqueued after that may overwrite
+   * it. On the CPU the value is read at once. INVALID_ARGUMENT for another dtype or a NULL
+   * pointer. A plugin that calls it sets host_minor_required to 3 (older hosts lack it). */
   cohort_error* (*metric_add_device)(cohort_metrics* metrics, const char* name, size_t name_len,
                                      const void* device_value, cohort_dtype dtype,
                                      uint64_t record_count, cohort_reduction reduction);
