@@ -1,7 +1,8 @@
 // torch_classifier.h -- the LibTorch model of the torch_classifier test plugin, shared with the
 // test that checks it against plain LibTorch: Linear(4, 8), BatchNorm1d(8), ReLU, Linear(8, 3) on
-// synthetic records (record r of a split: features sin((r + 1) * (j + 1) + split), label r % 3),
-// with the mean cross-entropy as its loss. Its initial values come from torch::manual_seed(seed).
+// synthetic records (record r of a split: features f_j = sin((r + 1) * (j + 1) + split); its label
+// the index of the largest of f_0, f_1, f_2, a rule a network can learn from any split), with the
+// mean cross-entropy as its loss. Its initial values come from torch::manual_seed(seed).
 #ifndef COHORT_PLUGINS_TEST_TORCH_CLASSIFIER_H_
 #define COHORT_PLUGINS_TEST_TORCH_CLASSIFIER_H_
 
@@ -30,11 +31,17 @@ inline std::pair<torch::Tensor, torch::Tensor> Records(const std::vector<uint64_
   std::vector<float> features;
   std::vector<int64_t> labels;
   for (uint64_t r : indices) {
+    float record[kFeatures];
     for (int64_t j = 0; j < kFeatures; ++j) {
-      features.push_back(static_cast<float>(
-          std::sin(static_cast<double>((r + 1) * (j + 1)) + static_cast<double>(split))));
+      record[j] = static_cast<float>(
+          std::sin(static_cast<double>((r + 1) * (j + 1)) + static_cast<double>(split)));
+      features.push_back(record[j]);
     }
-    labels.push_back(static_cast<int64_t>(r % kClasses));
+    int64_t label = 0;
+    for (int64_t c = 1; c < kClasses; ++c) {
+      if (record[c] > record[label]) label = c;
+    }
+    labels.push_back(label);
   }
   const auto count = static_cast<int64_t>(indices.size());
   return {torch::tensor(features).reshape({count, kFeatures}).to(device),
