@@ -94,6 +94,14 @@ def wait_for(predicate, timeout=120, what="a condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def kill_the_worker(run_dir):
+    """SIGKILLs the one `cohort worker` process of the run folder `run_dir` (a one-slot run)."""
+    workers = subprocess.run(["pgrep", "-f", f"worker --run-dir {run_dir}"], capture_output=True,
+                             text=True).stdout.split()
+    check(len(workers) == 1, f"worker processes: {workers}")
+    os.kill(int(workers[0]), signal.SIGKILL)
+
+
 def worker_pid(rank, run_dir):
     """The pid of the running `cohort worker` process of `rank` in the run folder `run_dir`, or
     None."""
@@ -131,5 +139,5 @@ def temp_dir():
 
 
 __all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
-           "worker_pid", "experiment", "metrics", "wait_for", "read_bytes", "final_parameters", "check",
-           "temp_dir", "signal"]
+           "worker_pid", "kill_the_worker", "experiment", "metrics", "wait_for", "read_bytes",
+           "final_parameters", "check", "temp_dir", "signal"]

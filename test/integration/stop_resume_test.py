@@ -3,7 +3,6 @@ for a Ctrl-C (the worker checkpoints and stops) and for a worker killed outright
 restarts it from the latest checkpoint)."""
 import os
 import signal
-import subprocess
 
 from cohort_cli import *
 
@@ -44,10 +43,7 @@ with temp_dir() as tmp:
     c = os.path.join(tmp, "c")
     process = start("run", config, "--output", c)
     wait_for(lambda: experiment(c)["trials"][0]["checkpoints"], what="C's first checkpoint")
-    workers = subprocess.run(["pgrep", "-f", f"worker --run-dir {c}"], capture_output=True,
-                             text=True).stdout.split()
-    check(len(workers) == 1, f"worker processes: {workers}")
-    os.kill(int(workers[0]), signal.SIGKILL)
+    kill_the_worker(c)
     out, err = process.communicate(timeout=300)
     check(process.returncode == 0, f"restarted run exited {process.returncode}:\n{out}\n{err}")
     check("signal 9" in err and "restart 1 of 1" in err, err)

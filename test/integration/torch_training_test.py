@@ -10,8 +10,6 @@ on CPU slots:
 """
 import math
 import os
-import signal
-import subprocess
 
 from cohort_cli import *
 
@@ -78,10 +76,7 @@ with temp_dir() as tmp:
     killed = os.path.join(tmp, "killed")
     process = start("run", config(tmp, "killed", period=50), "--output", killed)
     wait_for(lambda: experiment(killed)["trials"][0]["checkpoints"], what="the first checkpoint")
-    workers = subprocess.run(["pgrep", "-f", f"worker --run-dir {killed}"], capture_output=True,
-                             text=True).stdout.split()
-    check(len(workers) == 1, f"worker processes: {workers}")
-    os.kill(int(workers[0]), signal.SIGKILL)
+    kill_the_worker(killed)
     out, err = process.communicate(timeout=300)
     check(process.returncode == 0, f"restarted run exited {process.returncode}:\n{out}\n{err}")
     check("restart 1 of 1" in err, err)
