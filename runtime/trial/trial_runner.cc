@@ -291,9 +291,13 @@ absl::Status TrialRunner::TrainBatch() {
     }
   }
   if (!metrics.ok()) return metrics.status();
-  // A value still on the device is read at the next report, not now (no wait per batch).
+  // A value still on the device is read at the next report, not now (no wait per batch), or once
+  // kMaxUnsettledBatches wait, whichever comes first (a long scheduling_unit keeps memory bounded).
   if (metrics->unsettled() || !unsettled_training_.empty()) {
     unsettled_training_.push_back(*std::move(metrics));
+    if (unsettled_training_.size() >= kMaxUnsettledBatches) {
+      if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
+    }
   } else {
     if (absl::Status status = AddTrainingMetrics(*metrics); !status.ok()) return status;
   }

@@ -149,7 +149,9 @@ class TrialRunner {
   TrialProgress progress_;
 
   MetricAccumulator training_metrics_;   // since the last training report
-  // Batches since then whose metrics are (or follow one that is) still on the device, in order.
+  // Batches since then whose metrics are (or follow one that is) still on the device, in order;
+  // at most kMaxUnsettledBatches.
+  static constexpr size_t kMaxUnsettledBatches = 1024;
   std::vector<BatchMetrics> unsettled_training_;
   uint64_t batches_since_step_ = 0;
   uint64_t last_checkpoint_batches_ = UINT64_MAX;

@@ -270,6 +270,22 @@ TEST_F(TrialRunnerTest, MetricsStillOnTheDeviceAreReadOncePerReportAndMatch) {
   EXPECT_EQ((*deferred)->ParameterBytes(), (*direct)->ParameterBytes());
 }
 
+TEST_F(TrialRunnerTest, MetricsStillOnTheDeviceAreReadAtLeastEvery1024Batches) {
+  ExperimentConfig config = QuadraticConfig(2500);
+  config.scheduling_unit = 2500;  // one training report, at the end
+  config.hyperparameters.Set("device_metrics", 1);
+  testing::HostValueReader reader;
+  auto trial = TrialHarness::Create("test/c_quadratic.so", config, folder_.path(), 1, 1234, true,
+                                    &reader);
+  ASSERT_TRUE(trial.ok()) << trial.status();
+  ASSERT_TRUE((*trial)->runner().Run().ok());
+  EXPECT_EQ(reader.captures, 2500);
+  EXPECT_EQ(reader.takes, 3);  // after 1024 and 2048 batches, and at the report
+  const std::vector<MetricsReport> training = (*trial)->events().Reports(ReportKind::kTraining);
+  ASSERT_EQ(training.size(), 1u);
+  EXPECT_EQ(training[0].batches, 2500u);
+}
+
 TEST_F(TrialRunnerTest, MlpTrialRunsToTheEnd) {
   std::unique_ptr<TrialHarness> trial = Trial(MlpConfig(), kMlpPlugin);
   ASSERT_NE(trial, nullptr);
