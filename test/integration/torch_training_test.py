@@ -1,9 +1,10 @@
-"""A LibTorch model (the torch_classifier test plugin, through cohort/torch.hpp) under `cohort run`
-on CPU slots:
+"""A LibTorch model (the torch_classifier test plugin, through cohort/torch.hpp) on CPU slots:
 
-- one slot and two slots both learn (the validation loss ends well below ln 3, where it starts);
-  at two slots the gradients go through the exchange as autograd reports them, and the two runs
-  end close (BatchNorm's statistics are each slot's own, as under DDP, so not bitwise);
+- `cohort plugin check` passes it (its gradients against finite differences, its state);
+- under `cohort run`, one slot and two slots both learn (the validation loss ends well below
+  ln 3, where it starts); at two slots the gradients go through the exchange as autograd reports
+  them, and the two runs end close (BatchNorm's statistics are each slot's own, as under DDP, so
+  not bitwise);
 - a worker killed mid-way restarts from its checkpoint (parameters, optimizer state, and the
   module's buffers in the model's state) and ends with bitwise the parameters of a run never
   killed.
@@ -51,6 +52,10 @@ def plugin_path():
 def validation_losses(run_dir):
     return [r["metrics"]["loss"] for r in metrics(run_dir) if r["kind"] == "validation"]
 
+
+code, out, err = run("plugin", "check", plugin_path())
+check(code == 0 and "gradient check" in out and "plugin check passed" in out,
+      f"plugin check ({code}):\n{out}\n{err}")
 
 with temp_dir() as tmp:
     one = os.path.join(tmp, "one")
