@@ -464,22 +464,18 @@ absl::Status TrialRunner::Validate() {
   Enter(TrialPhase::kValidating, progress_.batches_trained);
   // The device's values are taken all at once: the training ones first.
   if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
-  MetricAccumulator total;
   const uint64_t batches = sampler_->ValidationBatchCount(validation_records_);
-  std::vector<BatchMetrics> unsettled;  // values still on the device, read once at the end
+  std::vector<BatchMetrics> evaluated;  // values still on the device are read once, at the end
   for (uint64_t k = 0; k < batches; ++k) {
     absl::StatusOr<BatchMetrics> metrics =
         options_.model->EvaluateBatch(sampler_->ValidationBatch(validation_records_, k));
     if (!metrics.ok()) return metrics.status();
-    if (metrics->unsettled() || !unsettled.empty()) {
-      unsettled.push_back(*std::move(metrics));
-    } else if (absl::Status status = total.Add(*metrics); !status.ok()) {
-      return status;
-    }
+    evaluated.push_back(*std::move(metrics));
     options_.events->StillWorking();
   }
-  if (absl::Status status = options_.model->Settle(unsettled); !status.ok()) return status;
-  for (const BatchMetrics& metrics : unsettled) {
+  if (absl::Status status = options_.model->Settle(evaluated); !status.ok()) return status;
+  MetricAccumulator total;
+  for (const BatchMetrics& metrics : evaluated) {
     if (absl::Status status = total.Add(metrics); !status.ok()) return status;
   }
   if (multi_rank()) {

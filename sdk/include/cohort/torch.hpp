@@ -95,7 +95,6 @@ class TorchModule {
                   "cohort/torch.hpp runs a module on CPU slots only for now; this trial's slot is "
                   "a GPU (train it on CPU slots, or write the plugin against plugin.hpp)");
     }
-    module_.to(device_);
     const auto named = module_.named_parameters(/*recurse=*/true);
     std::vector<TensorSpec> specs;
     for (const auto& item : named) {
