@@ -174,11 +174,13 @@ cohort::Hyperparameters BenchHyperparameters() {
 }
 
 // The exchange options `cohort worker` derives from an experiment's default optimizations.
-cohort::ExchangeOptions DefaultExchangeOptions() {
+cohort::ExchangeOptions DefaultExchangeOptions(const cohort::TensorArena& arena) {
   const cohort::ExperimentConfig defaults;
+  const cohort::BucketLimits limits = cohort::FitBucketLimits(
+      arena, uint64_t{defaults.optimizations.tensor_fusion_threshold} << 20);
   cohort::ExchangeOptions options;
-  options.bucket_bytes = uint64_t{defaults.optimizations.tensor_fusion_threshold} << 20;
-  options.first_bucket_bytes = std::min<uint64_t>(options.bucket_bytes, 1 << 20);
+  options.bucket_bytes = limits.bucket_bytes;
+  options.first_bucket_bytes = limits.first_bucket_bytes;
   return options;
 }
 
@@ -233,7 +235,7 @@ class RankTraining {
     self->backend_ = *std::move(backend);
     absl::StatusOr<std::unique_ptr<cohort::GradientExchange>> exchange =
         cohort::GradientExchange::Create(self->model_->arena(), *self->backend_,
-                                         DefaultExchangeOptions());
+                                         DefaultExchangeOptions(self->model_->arena()));
     if (!exchange.ok()) return exchange.status();
     self->exchange_ = *std::move(exchange);
     return self;

@@ -82,7 +82,7 @@ std::string FormatMetrics(const BatchMetrics& metrics) {
   return out;
 }
 
-// Sums every parameter block's bytes as integers: changes when any parameter changes.
+// Hashes every block's bytes (on the CPU): changes when any value changes.
 uint64_t ParameterChecksum(const TensorArena& arena) {
   uint64_t sum = 0;
   for (const ArenaBlock& b : arena.blocks()) {
@@ -116,15 +116,19 @@ int RunChecks(const CheckOptions& options) {
   if (!created.ok()) return Fail(created.status());
   LoadedModel& model = **created;
 
+  auto print_tensors = [](const char* what, const TensorArena& arena) {
+    std::printf("  %s: %zu in %zu arena block(s)\n", what, arena.tensor_count(), arena.blocks().size());
+    for (size_t t = 0; t < arena.tensor_count(); ++t) {
+      const TensorDescriptor& s = arena.spec(t);
+      std::printf("    %-24s %-8s %-6s %10llu elements at offset %llu of block %zu\n", s.name.c_str(),
+                  DtypeName(s.dtype).c_str(), s.device.kind == COHORT_DEVICE_CPU ? "cpu" : "cuda",
+                  static_cast<unsigned long long>(s.element_count),
+                  static_cast<unsigned long long>(arena.placement(t).offset), arena.placement(t).block);
+    }
+  };
   const TensorArena& arena = model.arena();
-  std::printf("  tensors: %zu in %zu arena block(s)\n", arena.tensor_count(), arena.blocks().size());
-  for (size_t t = 0; t < arena.tensor_count(); ++t) {
-    const TensorDescriptor& s = arena.spec(t);
-    std::printf("    %-24s %-8s %-6s %10llu elements at offset %llu of block %zu\n", s.name.c_str(),
-                DtypeName(s.dtype).c_str(), s.device.kind == COHORT_DEVICE_CPU ? "cpu" : "cuda",
-                static_cast<unsigned long long>(s.element_count),
-                static_cast<unsigned long long>(arena.placement(t).offset), arena.placement(t).block);
-  }
+  print_tensors("tensors", arena);
+  if (model.state_arena() != nullptr) print_tensors("state tensors", *model.state_arena());
 
   absl::StatusOr<uint64_t> train_records = model.DatasetSize(COHORT_SPLIT_TRAINING);
   if (!train_records.ok()) return Fail(train_records.status());
@@ -142,14 +146,20 @@ int RunChecks(const CheckOptions& options) {
   int failures = 0;
   if (*validation_records > 0) {
     const BatchSpec validation = FirstBatch(COHORT_SPLIT_VALIDATION, options.batch_size, *validation_records);
-    const uint64_t before = ParameterChecksum(arena);
+    auto checksum = [&] {
+      return ParameterChecksum(arena) * 31 +
+             (model.state_arena() == nullptr ? 0 : ParameterChecksum(*model.state_arena()));
+    };
+    const uint64_t before = checksum();
     absl::StatusOr<BatchMetrics> evaluated = model.EvaluateBatch(validation);
     if (!evaluated.ok()) return Fail(evaluated.status());
-    const bool unchanged = ParameterChecksum(arena) == before;
+    const bool unchanged = checksum() == before;
     failures += unchanged ? 0 : 1;
     std::printf("  evaluate_batch (%zu records):%s\n", validation.record_indices.size(),
                 FormatMetrics(*evaluated).c_str());
-    std::printf("  evaluate_batch leaves parameters unchanged: %s\n", unchanged ? "passed" : "FAILED");
+    std::printf("  evaluate_batch leaves %s unchanged: %s\n",
+                model.state_arena() == nullptr ? "parameters" : "parameters and state",
+                unchanged ? "passed" : "FAILED");
   }
 
   const GradientCheckOptions& probe = options.gradients;

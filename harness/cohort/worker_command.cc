@@ -175,12 +175,15 @@ class LinkedEvents final : public TrialEvents {
   std::chrono::steady_clock::time_point last_beat_;
 };
 
-// optimizations.tensor_fusion_threshold (MB) sizes the buckets, with a first bucket of at most
-// 1 MB so the exchange starts early; gradient_compression is taken as the config validated it.
-absl::StatusOr<ExchangeOptions> ExchangeOptionsFor(const ExperimentConfig& config) {
+// optimizations.tensor_fusion_threshold (MB) bounds the buckets, which FitBucketLimits sizes to
+// the arena's gradient so the exchange starts early; gradient_compression is taken as the config
+// validated it.
+absl::StatusOr<ExchangeOptions> ExchangeOptionsFor(const ExperimentConfig& config, const TensorArena& arena) {
   ExchangeOptions options;
-  options.bucket_bytes = uint64_t{config.optimizations.tensor_fusion_threshold} << 20;
-  options.first_bucket_bytes = std::min<uint64_t>(options.bucket_bytes, 1 << 20);
+  const BucketLimits limits =
+      FitBucketLimits(arena, uint64_t{config.optimizations.tensor_fusion_threshold} << 20);
+  options.bucket_bytes = limits.bucket_bytes;
+  options.first_bucket_bytes = limits.first_bucket_bytes;
   options.compression = config.optimizations.gradient_compression;
   options.find_nonfinite = config.optimizations.nonfinite_gradients != "ignore";
   return options;
@@ -302,7 +305,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
     moves_gradients = gradient_collective.get();
   }
   if (moves_gradients != nullptr) {
-    absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config);
+    absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config, (*model)->arena());
     if (!exchange_options.ok()) return exchange_options.status();
     if (on_gpu) exchange_options->device = device->cuda.get();
     absl::StatusOr<std::unique_ptr<GradientExchange>> created =

@@ -11,6 +11,12 @@
 // Metrics: "loss" on both splits; in training also "batches_seen" (COHORT_REDUCE_MAX), the number
 // of batches this model has trained, this one included. That count is the plugin's state: it
 // survives a checkpoint as 8 bytes (a uint64 in the machine's byte order).
+//
+// With hyperparameter track_targets (bool, false) the model also keeps non-trainable state in
+// two state tensors (ABI 1.4), as a BatchNorm keeps its statistics: "targets_seen" (int64, 1) and
+// "target_mean" (float64, 1), the count and mean of the targets of the records this rank trained
+// (each rank its own). Validation reports them as "targets_seen" and "target_mean"
+// (COHORT_REDUCE_MAX, so one rank's values reach the report as they are).
 #include <cohort/plugin.hpp>
 
 #include <cstdint>
@@ -47,6 +53,8 @@ float Uniform(uint64_t seed, uint64_t n, double scale) {
 
 class LinregModel : public cohort::Model {
  public:
+  static constexpr uint32_t host_minor_required = 4;  // state tensors, with track_targets
+
   explicit LinregModel(cohort::Host& host)
       : Model(host),
         dim_(CountAtLeast(host, "dim", 4, 1)),
@@ -58,12 +66,23 @@ class LinregModel : public cohort::Model {
                           "hyperparameter 'init_scale' must be >= 0, got " +
                               std::to_string(init_scale));
     }
-    const std::vector<cohort::TensorView> views = host.register_tensors({
+    std::vector<cohort::TensorSpec> specs = {
         {.name = "weight", .element_count = dim_, .on_host_cpu = true, .shape = {1, dim_}},
         {.name = "bias", .element_count = 1, .on_host_cpu = true, .shape = {1}},
-    });
+    };
+    if (host.hparam_bool_or("track_targets", false)) {
+      specs.push_back({.name = "targets_seen", .element_count = 1, .dtype = COHORT_DTYPE_INT64,
+                       .on_host_cpu = true, .kind = COHORT_TENSOR_STATE});
+      specs.push_back({.name = "target_mean", .element_count = 1, .dtype = COHORT_DTYPE_FLOAT64,
+                       .on_host_cpu = true, .kind = COHORT_TENSOR_STATE});
+    }
+    const std::vector<cohort::TensorView> views = host.register_tensors(specs);
     weight_ = views[0];
     bias_ = views[1];
+    if (views.size() > 2) {
+      targets_seen_ = views[2];
+      target_mean_ = views[3];
+    }
     if (init_scale > 0) {
       const uint64_t seed = host.context().trial_seed;
       for (uint64_t j = 0; j < dim_; ++j) weight_.data<float>()[j] = Uniform(seed, j, init_scale);
@@ -92,6 +111,14 @@ class LinregModel : public cohort::Model {
     bias_.grad<float>()[0] += static_cast<float>(bias_grad * scale);
     host().gradients_ready(weight_);
     host().gradients_ready(bias_);
+    if (targets_seen_.is_state()) {
+      int64_t& seen = *targets_seen_.data<int64_t>();
+      double& mean = *target_mean_.data<double>();
+      for (uint64_t r = 0; r < batch.size(); ++r) {
+        ++seen;
+        mean += (Target(batch.split(), batch[r], dim_) - mean) / static_cast<double>(seen);
+      }
+    }
 
     ++batches_seen_;
     metrics.add("loss", loss * scale, batch.size());
@@ -107,6 +134,11 @@ class LinregModel : public cohort::Model {
     }
     const double scale = batch.size() == 0 ? 0.0 : 1.0 / static_cast<double>(batch.size());
     metrics.add("loss", loss * scale, batch.size());
+    if (targets_seen_.is_state()) {
+      metrics.add("targets_seen", static_cast<double>(*targets_seen_.data<int64_t>()), batch.size(),
+                  COHORT_REDUCE_MAX);
+      metrics.add("target_mean", *target_mean_.data<double>(), batch.size(), COHORT_REDUCE_MAX);
+    }
   }
 
   void save_state(cohort::Writer& writer) override { writer.write_value(batches_seen_); }
@@ -142,6 +174,8 @@ class LinregModel : public cohort::Model {
   const uint64_t validation_records_;
   cohort::TensorView weight_;
   cohort::TensorView bias_;
+  cohort::TensorView targets_seen_;  // state tensors, with track_targets
+  cohort::TensorView target_mean_;
   uint64_t batches_seen_ = 0;
 };
 

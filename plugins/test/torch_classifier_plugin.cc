@@ -12,6 +12,8 @@ namespace {
 
 class TorchClassifier : public cohort::Model {
  public:
+  static constexpr uint32_t host_minor_required = 4;  // BatchNorm's buffers are state tensors
+
   explicit TorchClassifier(cohort::Host& host)
       : Model(host),
         network_(torch_classifier::MakeNetwork(host.context().trial_seed)),
@@ -41,9 +43,6 @@ class TorchClassifier : public cohort::Model {
     metrics.add("loss", torch_classifier::Loss(network_, features, labels).item<double>(),
                 batch.size());
   }
-
-  void save_state(cohort::Writer& writer) override { module_.save_buffers(writer); }
-  void load_state(cohort::Reader& reader) override { module_.load_buffers(reader); }
 
  private:
   std::pair<torch::Tensor, torch::Tensor> Records(const cohort::Batch& batch) const {

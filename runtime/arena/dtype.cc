@@ -12,11 +12,12 @@ absl::StatusOr<size_t> DtypeSize(cohort_dtype dtype) {
     case COHORT_DTYPE_BFLOAT16:
       return 2;
     case COHORT_DTYPE_FLOAT64:
+    case COHORT_DTYPE_INT64:
       return 8;
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown dtype ", dtype,
-                       "; allowed: 1 (float32), 2 (float16), 3 (bfloat16), 4 (float64)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown dtype ", dtype,
+          "; allowed: 1 (float32), 2 (float16), 3 (bfloat16), 4 (float64), 5 (int64, state only)"));
   }
 }
 
@@ -30,6 +31,8 @@ std::string DtypeName(cohort_dtype dtype) {
       return "bfloat16";
     case COHORT_DTYPE_FLOAT64:
       return "float64";
+    case COHORT_DTYPE_INT64:
+      return "int64";
     default:
       return absl::StrCat("dtype(", dtype, ")");
   }

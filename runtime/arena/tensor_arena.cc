@@ -34,7 +34,7 @@ absl::Status ValidateShape(const std::vector<uint64_t>& shape, uint64_t element_
   return absl::OkStatus();
 }
 
-absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
+absl::Status Validate(const std::vector<TensorDescriptor>& specs, ArenaGradients gradients) {
   absl::flat_hash_set<std::string> names;
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorDescriptor& s = specs[i];
@@ -52,6 +52,10 @@ absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
     if (auto size = DtypeSize(s.dtype); !size.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": ", size.status().message()));
     }
+    if (s.dtype == COHORT_DTYPE_INT64 && gradients == ArenaGradients::kKeep) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": an int64 tensor has no gradient; register it as state (COHORT_TENSOR_STATE)"));
+    }
     if (absl::Status device = ValidateDevice(s.device); !device.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": ", device.message()));
     }
@@ -62,9 +66,11 @@ absl::Status Validate(const std::vector<TensorDescriptor>& specs) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TensorArena>> TensorArena::Create(std::vector<TensorDescriptor> specs,
-                                                                 DeviceMemoryProvider& memory) {
-  if (absl::Status s = Validate(specs); !s.ok()) return s;
+                                                                 DeviceMemoryProvider& memory,
+                                                                 ArenaGradients gradients) {
+  if (absl::Status s = Validate(specs, gradients); !s.ok()) return s;
   std::unique_ptr<TensorArena> arena(new TensorArena());
+  arena->gradients_ = gradients;
   arena->placements_.reserve(specs.size());
 
   // Lay out: tensors in registration order, appended to their (device, dtype) block.
@@ -96,6 +102,7 @@ absl::StatusOr<std::unique_ptr<TensorArena>> TensorArena::Create(std::vector<Ten
     absl::StatusOr<void*> data = b.memory->Allocate(bytes);
     if (!data.ok()) return data.status();
     b.data = *data;
+    if (gradients == ArenaGradients::kNone) continue;
     absl::StatusOr<void*> grad = b.memory->Allocate(bytes);
     if (!grad.ok()) return grad.status();
     b.grad = *grad;
@@ -106,8 +113,8 @@ absl::StatusOr<std::unique_ptr<TensorArena>> TensorArena::Create(std::vector<Ten
 
 TensorArena::~TensorArena() {
   for (ArenaBlock& b : blocks_) {
-    b.memory->Free(b.data);
-    b.memory->Free(b.grad);
+    if (b.data != nullptr) b.memory->Free(b.data);
+    if (b.grad != nullptr) b.memory->Free(b.grad);
   }
 }
 
@@ -120,11 +127,13 @@ void* TensorArena::data(size_t tensor) const {
 void* TensorArena::grad(size_t tensor) const {
   const TensorPlacement& p = placements_[tensor];
   const ArenaBlock& b = blocks_[p.block];
+  if (b.grad == nullptr) return nullptr;
   return static_cast<char*>(b.grad) + p.offset * b.element_size;
 }
 
 absl::Status TensorArena::ZeroGradients() {
   for (ArenaBlock& b : blocks_) {
+    if (b.grad == nullptr) continue;
     if (absl::Status s = b.memory->Zero(b.grad, b.element_count * b.element_size); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -9,6 +9,10 @@
 //   float* w = static_cast<float*>((*arena)->data(0));
 //   (*arena)->ZeroGradients();
 //
+// A model's non-trainable state (SDK 1.4 state tensors) lives in an arena of its own, created
+// with ArenaGradients::kNone: the same layout, no gradient blocks (grad() is nullptr), and int64
+// allowed. Parameters are never int64.
+//
 // Thread-safety: const methods may be called concurrently; ZeroGradients needs exclusive use.
 #ifndef COHORT_RUNTIME_ARENA_TENSOR_ARENA_H_
 #define COHORT_RUNTIME_ARENA_TENSOR_ARENA_H_
@@ -34,7 +38,11 @@ struct TensorDescriptor {
   std::vector<uint64_t> shape{};
 };
 
-// One contiguous (device, dtype) block; element_count includes alignment gaps.
+// Whether an arena keeps a gradient beside each tensor (parameters) or not (state).
+enum class ArenaGradients { kKeep, kNone };
+
+// One contiguous (device, dtype) block; element_count includes alignment gaps. `grad` is nullptr
+// in an arena without gradients.
 struct ArenaBlock {
   cohort_device device;
   cohort_dtype dtype;
@@ -55,10 +63,11 @@ struct TensorPlacement {
 class TensorArena {
  public:
   // Validates the specs (non-empty unique names, element_count > 0, known dtype and device, a
-  // shape that is empty or matches element_count) and allocates zeroed blocks. Errors name the
-  // offending tensor.
-  static absl::StatusOr<std::unique_ptr<TensorArena>> Create(std::vector<TensorDescriptor> specs,
-                                                             DeviceMemoryProvider& memory);
+  // shape that is empty or matches element_count, no int64 beside gradients) and allocates zeroed
+  // blocks. Errors name the offending tensor.
+  static absl::StatusOr<std::unique_ptr<TensorArena>> Create(
+      std::vector<TensorDescriptor> specs, DeviceMemoryProvider& memory,
+      ArenaGradients gradients = ArenaGradients::kKeep);
   ~TensorArena();
   TensorArena(const TensorArena&) = delete;
   TensorArena& operator=(const TensorArena&) = delete;
@@ -69,9 +78,10 @@ class TensorArena {
   const std::vector<ArenaBlock>& blocks() const { return blocks_; }
 
   void* data(size_t tensor) const;
-  void* grad(size_t tensor) const;
+  void* grad(size_t tensor) const;  // nullptr without gradients
+  bool has_gradients() const { return gradients_ == ArenaGradients::kKeep; }
 
-  // Zeroes every gradient block.
+  // Zeroes every gradient block (nothing without gradients).
   absl::Status ZeroGradients();
 
  private:
@@ -80,6 +90,7 @@ class TensorArena {
   std::vector<TensorDescriptor> specs_;
   std::vector<TensorPlacement> placements_;
   std::vector<ArenaBlock> blocks_;
+  ArenaGradients gradients_ = ArenaGradients::kKeep;
 };
 
 }  // namespace cohort

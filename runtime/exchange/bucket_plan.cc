@@ -61,4 +61,14 @@ absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena
   return plan;
 }
 
+BucketLimits FitBucketLimits(const TensorArena& arena, uint64_t threshold_bytes) {
+  uint64_t gradient_bytes = 0;
+  for (const ArenaBlock& block : arena.blocks()) gradient_bytes += block.element_count * block.element_size;
+  BucketLimits limits;
+  limits.bucket_bytes = std::min(threshold_bytes, std::max(kSmallestBucketBytes, gradient_bytes / 4));
+  limits.first_bucket_bytes = std::min({limits.bucket_bytes, uint64_t{1} << 20,
+                                        std::max(kSmallestBucketBytes, gradient_bytes / 16)});
+  return limits;
+}
+
 }  // namespace cohort

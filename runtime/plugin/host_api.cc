@@ -1,5 +1,6 @@
 #include "runtime/plugin/host_api.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,7 +61,8 @@ cohort_error* HparamString(cohort_host* host, const char* name, size_t name_len,
   return nullptr;
 }
 
-// The host's copy of specs[index]; reads the 1.1 shape only when struct_size covers it.
+// The host's copy of specs[index]; reads the 1.1 shape and the 1.4 kind only when struct_size
+// covers them.
 absl::StatusOr<TensorDescriptor> Describe(const cohort_tensor_spec& spec, size_t index) {
   TensorDescriptor tensor{std::string(View(spec.name, spec.name_len)), spec.dtype, spec.device,
                           spec.element_count};
@@ -71,6 +73,31 @@ absl::StatusOr<TensorDescriptor> Describe(const cohort_tensor_spec& spec, size_t
   }
   tensor.shape.assign(spec.shape, spec.shape + spec.shape_len);
   return tensor;
+}
+
+absl::StatusOr<cohort_tensor_kind> KindOf(const cohort_tensor_spec& spec, size_t index) {
+  if (!COHORT_HAS_FIELD(&spec, cohort_tensor_spec, kind)) return COHORT_TENSOR_PARAMETER;
+  if (spec.kind != COHORT_TENSOR_PARAMETER && spec.kind != COHORT_TENSOR_STATE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "register_tensors: specs[", index, "] '", View(spec.name, spec.name_len), "' has kind ",
+        spec.kind, "; allowed: 0 (COHORT_TENSOR_PARAMETER), 1 (COHORT_TENSOR_STATE)"));
+  }
+  return spec.kind;
+}
+
+// How far apart a plugin's spec array puts its elements: sizeof(cohort_tensor_spec) in the
+// headers of the older side (plugin.h, "Arrays of specs"): 48 bytes up to 1.0, 64 from 1.1, 72
+// from 1.4.
+size_t SpecStride(uint32_t plugin_minor) {
+  const uint32_t minor = std::min<uint32_t>(plugin_minor, COHORT_ABI_VERSION_MINOR);
+  const size_t size = minor >= 4   ? COHORT_STRUCT_SIZE(cohort_tensor_spec, kind)
+                      : minor >= 1 ? COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len)
+                                   : COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
+  return (size + 7) / 8 * 8;
+}
+
+const cohort_tensor_spec& SpecAt(const cohort_tensor_spec* specs, size_t stride, size_t i) {
+  return *reinterpret_cast<const cohort_tensor_spec*>(reinterpret_cast<const char*>(specs) + i * stride);
 }
 
 cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs,
@@ -88,32 +115,70 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
   }
   const size_t spec_v1 = COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
   const size_t view_v1 = COHORT_STRUCT_SIZE(cohort_tensor_view, arena_offset);
-  std::vector<TensorDescriptor> tensors;
-  tensors.reserve(count);
+  std::vector<TensorDescriptor> parameters;
+  std::vector<TensorDescriptor> states;
+  std::vector<RegisteredTensor> registered;
+  registered.reserve(count);
+  const size_t stride = SpecStride(host->plugin_minor);
   for (size_t i = 0; i < count; ++i) {
-    if (specs[i].struct_size < spec_v1) {
+    const cohort_tensor_spec& spec = SpecAt(specs, stride, i);
+    if (spec.struct_size < spec_v1 || spec.struct_size > stride) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "register_tensors: specs[", i, "].struct_size is ", specs[i].struct_size, ", expected at least ", spec_v1)));
+          "register_tensors: specs[", i, "].struct_size is ", spec.struct_size, ", expected ", spec_v1,
+          " to ", stride, " for a plugin of ABI 1.", host->plugin_minor)));
     }
     if (views[i].struct_size < view_v1) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
           "register_tensors: views[", i, "].struct_size is ", views[i].struct_size, ", expected at least ", view_v1)));
     }
-    absl::StatusOr<TensorDescriptor> tensor = Describe(specs[i], i);
+    absl::StatusOr<TensorDescriptor> tensor = Describe(spec, i);
     if (!tensor.ok()) return Fail(tensor.status());
-    tensors.push_back(*std::move(tensor));
+    absl::StatusOr<cohort_tensor_kind> kind = KindOf(spec, i);
+    if (!kind.ok()) return Fail(kind.status());
+    std::vector<TensorDescriptor>& into = *kind == COHORT_TENSOR_STATE ? states : parameters;
+    registered.push_back(RegisteredTensor{*kind == COHORT_TENSOR_STATE, static_cast<uint32_t>(into.size())});
+    into.push_back(*std::move(tensor));
   }
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
-      TensorArena::Create(std::move(tensors), *host->options.memory);
-  if (!arena.ok()) {
-    return Fail(absl::Status(arena.status().code(), absl::StrCat("register_tensors: ", arena.status().message())));
+  if (parameters.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "register_tensors: every tensor is state (COHORT_TENSOR_STATE); a model trains at least one parameter"));
+  }
+  auto create = [&](std::vector<TensorDescriptor> tensors,
+                    ArenaGradients gradients) -> absl::StatusOr<std::unique_ptr<TensorArena>> {
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+        TensorArena::Create(std::move(tensors), *host->options.memory, gradients);
+    if (!arena.ok()) {
+      return absl::Status(arena.status().code(), absl::StrCat("register_tensors: ", arena.status().message()));
+    }
+    return arena;
+  };
+  // Names are unique across both kinds.
+  for (const TensorDescriptor& state : states) {
+    for (const TensorDescriptor& parameter : parameters) {
+      if (state.name == parameter.name) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "register_tensors: '", state.name, "' is registered twice (as a parameter and as state)")));
+      }
+    }
+  }
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena = create(std::move(parameters), ArenaGradients::kKeep);
+  if (!arena.ok()) return Fail(arena.status());
+  std::unique_ptr<TensorArena> state;
+  if (!states.empty()) {
+    absl::StatusOr<std::unique_ptr<TensorArena>> created = create(std::move(states), ArenaGradients::kNone);
+    if (!created.ok()) return Fail(created.status());
+    state = *std::move(created);
   }
   host->arena = *std::move(arena);
+  host->state = std::move(state);
+  host->registered = std::move(registered);
   for (size_t i = 0; i < count; ++i) {
-    views[i].data = host->arena->data(i);
-    views[i].grad = host->arena->grad(i);
-    views[i].element_count = host->arena->placement(i).element_count;
-    views[i].arena_offset = host->arena->placement(i).offset;
+    const RegisteredTensor& where = host->registered[i];
+    const TensorArena& in = where.state ? *host->state : *host->arena;
+    views[i].data = in.data(where.index);
+    views[i].grad = in.grad(where.index);
+    views[i].element_count = in.placement(where.index).element_count;
+    views[i].arena_offset = in.placement(where.index).offset;
   }
   return nullptr;
 }
@@ -122,17 +187,22 @@ cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t 
   if (host->phase != ModelPhase::kTraining) {
     return Fail(absl::FailedPreconditionError("gradients_ready may only be called from train_batch"));
   }
-  if (tensor_index >= host->arena->tensor_count()) {
+  if (tensor_index >= host->registered.size()) {
     return Fail(absl::OutOfRangeError(absl::StrCat("gradients_ready: tensor index ", tensor_index,
-                                                   " but the model registered ", host->arena->tensor_count(), " tensors")));
+                                                   " but the model registered ", host->registered.size(), " tensors")));
   }
-  const uint64_t size = host->arena->placement(tensor_index).element_count;
+  const RegisteredTensor where = host->registered[tensor_index];
+  if (where.state) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("gradients_ready: tensor '", host->state->spec(where.index).name,
+                                                        "' is state (COHORT_TENSOR_STATE) and has no gradient")));
+  }
+  const uint64_t size = host->arena->placement(where.index).element_count;
   if (offset > size || count > size - offset) {
     return Fail(absl::OutOfRangeError(absl::StrCat("gradients_ready: range [", offset, ", ", offset, "+", count,
-                                                   ") is outside tensor '", host->arena->spec(tensor_index).name,
+                                                   ") is outside tensor '", host->arena->spec(where.index).name,
                                                    "' of ", size, " elements")));
   }
-  if (host->options.on_gradients_ready) host->options.on_gradients_ready(tensor_index, offset, count);
+  if (host->options.on_gradients_ready) host->options.on_gradients_ready(where.index, offset, count);
   return nullptr;
 }
 

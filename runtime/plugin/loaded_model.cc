@@ -30,6 +30,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(std::shared_ptr
                                                                  ModelHostOptions options) {
   if (options.memory == nullptr) return absl::InvalidArgumentError("LoadedModel::Create: no memory provider");
   auto host = std::make_unique<ModelHost>(std::move(options));
+  host->plugin_minor = plugin->abi_version().minor;
   std::unique_ptr<LoadedModel> model(new LoadedModel(std::move(plugin), std::move(host)));
 
   const cohort_model_create_args args{COHORT_STRUCT_SIZE(cohort_model_create_args, host), HostApi(),

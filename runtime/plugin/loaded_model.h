@@ -46,7 +46,10 @@ class LoadedModel {
   LoadedModel& operator=(const LoadedModel&) = delete;
 
   const PluginLibrary& plugin() const { return *plugin_; }
+  // The parameters (with their gradients), and the state tensors (SDK 1.4: no gradients, never
+  // exchanged or stepped; nullptr when the model registered none).
   TensorArena& arena() { return *host_->arena; }
+  TensorArena* state_arena() { return host_->state.get(); }
   const cohort_trial_context& context() const { return host_->options.context; }
 
   absl::StatusOr<uint64_t> DatasetSize(cohort_split split);

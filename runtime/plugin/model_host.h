@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "cohort/plugin.h"
@@ -46,6 +47,13 @@ struct ModelHostOptions {
 
 enum class ModelPhase { kCreating, kIdle, kTraining, kEvaluating, kStepping, kSaving, kLoading };
 
+// Where the plugin's tensor i (register_tensors order) lives: its index in the parameter arena or
+// in the state arena.
+struct RegisteredTensor {
+  bool state = false;
+  uint32_t index = 0;
+};
+
 }  // namespace cohort
 
 struct cohort_host {
@@ -54,7 +62,12 @@ struct cohort_host {
   cohort::ModelHostOptions options;
   // Atomic: gradients_ready reads it from whatever thread the plugin calls it on (SDK 1.2).
   std::atomic<cohort::ModelPhase> phase{cohort::ModelPhase::kCreating};
-  std::unique_ptr<cohort::TensorArena> arena;  // set once by register_tensors
+  // The ABI minor of the plugin's headers (its table's abi_version), which says how far apart
+  // the elements of the arrays it passes lie; LoadedModel sets it before model_create.
+  uint32_t plugin_minor = COHORT_ABI_VERSION_MINOR;
+  std::unique_ptr<cohort::TensorArena> arena;  // the parameters, set once by register_tensors
+  std::unique_ptr<cohort::TensorArena> state;  // the state tensors (SDK 1.4); nullptr when none
+  std::vector<cohort::RegisteredTensor> registered;  // the plugin's indices
 };
 
 namespace cohort {

@@ -32,8 +32,8 @@ absl::StatusOr<std::vector<T>> Gather(CollectiveBackend& backend, T value) {
 }
 
 // The checkpoint's layout text plus every tensor's shape (which PowerSGD relies on).
-std::string LayoutWithShapes(const TensorArena& arena) {
-  std::string text = TensorLayout(arena);
+std::string LayoutWithShapes(const TensorArena& arena, const TensorArena* state) {
+  std::string text = TensorLayout(arena, state);
   for (size_t t = 0; t < arena.tensor_count(); ++t) {
     absl::StrAppend(&text, "\nshape ", t, " [", absl::StrJoin(arena.spec(t).shape, ","), "]");
   }
@@ -42,8 +42,10 @@ std::string LayoutWithShapes(const TensorArena& arena) {
 
 }  // namespace
 
-absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena) {
-  absl::StatusOr<std::vector<uint64_t>> layouts = Gather(backend, Fnv1a(LayoutWithShapes(arena)));
+absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena,
+                             const TensorArena* state) {
+  absl::StatusOr<std::vector<uint64_t>> layouts =
+      Gather(backend, Fnv1a(LayoutWithShapes(arena, state)));
   if (!layouts.ok()) return layouts.status();
   std::vector<uint32_t> differ;
   for (uint32_t rank = 1; rank < layouts->size(); ++rank) {

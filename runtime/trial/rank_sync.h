@@ -15,11 +15,13 @@
 
 namespace cohort {
 
-// FAILED_PRECONDITION naming the ranks whose tensor layout differs from rank 0's.
-absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena);
+// FAILED_PRECONDITION naming the ranks whose tensor layout (parameters, and state when given)
+// differs from rank 0's.
+absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena,
+                             const TensorArena* state = nullptr);
 
-// Every parameter block from rank 0 to all ranks. `backend` moves host memory (Gloo); a block in
-// device memory goes through a host copy on every rank.
+// Every block's values (parameters, or a state arena's) from rank 0 to all ranks. `backend` moves
+// host memory (Gloo); a block in device memory goes through a host copy on every rank.
 absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena);
 
 // Folds every rank's partial metrics into `metrics` on every rank (weighted by records).

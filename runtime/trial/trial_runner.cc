@@ -202,15 +202,21 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
   report_window_start_time_ = rate_window_start_time_;
   Enter(TrialPhase::kStarting, progress_.batches_trained);
   if (multi_rank()) {
-    // Same model everywhere, starting from rank 0's parameters (its initialisation, or the
-    // checkpoint every rank restored).
-    if (absl::Status status = CheckSameLayout(*options_.collective, options_.model->arena());
+    // Same model everywhere, starting from rank 0's parameters and state (its initialisation, or
+    // the checkpoint every rank restored).
+    LoadedModel& model = *options_.model;
+    if (absl::Status status = CheckSameLayout(*options_.collective, model.arena(), model.state_arena());
         !status.ok()) {
       return status;
     }
-    if (absl::Status status = BroadcastParameters(*options_.collective, options_.model->arena());
-        !status.ok()) {
+    if (absl::Status status = BroadcastParameters(*options_.collective, model.arena()); !status.ok()) {
       return InCollective(status, "sharing rank 0's parameters", progress_.batches_trained);
+    }
+    if (model.state_arena() != nullptr) {
+      if (absl::Status status = BroadcastParameters(*options_.collective, *model.state_arena());
+          !status.ok()) {
+        return InCollective(status, "sharing rank 0's state tensors", progress_.batches_trained);
+      }
     }
   }
   if (progress_.batches_trained == 0 && schedule_.initial_validation) {

@@ -11,17 +11,52 @@
 
 namespace cohort {
 
-std::string TensorLayout(const TensorArena& arena) {
-  std::string layout;
+namespace {
+
+void AppendLayout(const TensorArena& arena, absl::string_view suffix, std::string& layout) {
   for (size_t i = 0; i < arena.tensor_count(); ++i) {
     const TensorDescriptor& spec = arena.spec(i);
     absl::StrAppend(&layout, spec.name, " ", DtypeName(spec.dtype), " ", spec.element_count, " ",
-                    DeviceName(spec.device), "\n");
+                    DeviceName(spec.device), suffix, "\n");
   }
-  return layout;
 }
 
-namespace {
+// Every block's values, in block order.
+absl::StatusOr<std::string> BlockValues(const TensorArena& arena) {
+  std::string values;
+  for (const ArenaBlock& block : arena.blocks()) {
+    const size_t at = values.size();
+    values.resize(at + BlockBytes(block));
+    if (absl::Status copied = CopyBlockToHost(block, BlockPart::kParameters, values.data() + at);
+        !copied.ok()) {
+      return copied;
+    }
+  }
+  return values;
+}
+
+// DATA_LOSS, naming `file`, when `values` is not the size of the arena's blocks.
+absl::Status CheckValuesSize(const TensorArena& arena, const std::string& values,
+                             absl::string_view file) {
+  size_t total = 0;
+  for (const ArenaBlock& block : arena.blocks()) total += BlockBytes(block);
+  if (values.size() == total) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("checkpoint file '", file, "' holds ", values.size(),
+                                          " bytes; the tensors need ", total));
+}
+
+// Writes what BlockValues read (of a size CheckValuesSize accepted) back into the blocks.
+absl::Status WriteBlockValues(const TensorArena& arena, const std::string& values) {
+  size_t offset = 0;
+  for (const ArenaBlock& block : arena.blocks()) {
+    if (absl::Status copied = CopyBlockFromHost(block, BlockPart::kParameters, values.data() + offset);
+        !copied.ok()) {
+      return copied;
+    }
+    offset += BlockBytes(block);
+  }
+  return absl::OkStatus();
+}
 
 std::string EncodeProgress(const TrialProgress& progress) {
   return absl::StrCat("batches_trained=", progress.batches_trained, "\n",
@@ -69,19 +104,24 @@ absl::StatusOr<const std::string*> File(const std::map<std::string, std::string>
 
 }  // namespace
 
+std::string TensorLayout(const TensorArena& arena, const TensorArena* state) {
+  std::string layout;
+  AppendLayout(arena, "", layout);
+  if (state != nullptr) AppendLayout(*state, " state", layout);
+  return layout;
+}
+
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress) {
-  const TensorArena& arena = model.arena();
   std::map<std::string, std::string> files;
-  files["tensors"] = TensorLayout(arena);
-  std::string& parameters = files["parameters"];
-  for (const ArenaBlock& block : arena.blocks()) {
-    const size_t at = parameters.size();
-    parameters.resize(at + BlockBytes(block));
-    if (absl::Status copied = CopyBlockToHost(block, BlockPart::kParameters, parameters.data() + at);
-        !copied.ok()) {
-      return copied;
-    }
+  files["tensors"] = TensorLayout(model.arena(), model.state_arena());
+  absl::StatusOr<std::string> parameters = BlockValues(model.arena());
+  if (!parameters.ok()) return parameters.status();
+  files["parameters"] = *std::move(parameters);
+  if (model.state_arena() != nullptr) {
+    absl::StatusOr<std::string> state = BlockValues(*model.state_arena());
+    if (!state.ok()) return state.status();
+    files["state"] = *std::move(state);
   }
   if (optimizer != nullptr) files["optimizer"] = optimizer->SaveState();
   files["progress"] = EncodeProgress(progress);
@@ -96,22 +136,24 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
 absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std::string>& files,
                                                 LoadedModel& model, Optimizer* optimizer) {
   TensorArena& arena = model.arena();
+  const TensorArena* state = model.state_arena();
 
   absl::StatusOr<const std::string*> layout = File(files, "tensors");
   if (!layout.ok()) return layout.status();
-  if (**layout != TensorLayout(arena)) {
+  if (**layout != TensorLayout(arena, state)) {
     return absl::FailedPreconditionError(
         absl::StrCat("the checkpoint was written for other tensors.\ncheckpoint:\n", **layout,
-                     "this model:\n", TensorLayout(arena)));
+                     "this model:\n", TensorLayout(arena, state)));
   }
   absl::StatusOr<const std::string*> parameters = File(files, "parameters");
   if (!parameters.ok()) return parameters.status();
-  size_t total = 0;
-  for (const ArenaBlock& block : arena.blocks()) total += BlockBytes(block);
-  if ((*parameters)->size() != total) {
-    return absl::DataLossError(absl::StrCat("checkpoint file 'parameters' holds ",
-                                            (*parameters)->size(), " bytes; the tensors need ",
-                                            total));
+  if (absl::Status size = CheckValuesSize(arena, **parameters, "parameters"); !size.ok()) return size;
+  const std::string* state_values = nullptr;
+  if (state != nullptr) {
+    absl::StatusOr<const std::string*> found = File(files, "state");
+    if (!found.ok()) return found.status();
+    if (absl::Status size = CheckValuesSize(*state, **found, "state"); !size.ok()) return size;
+    state_values = *found;
   }
   const bool saved_optimizer = files.count("optimizer") != 0;
   if (saved_optimizer != (optimizer != nullptr)) {
@@ -140,14 +182,9 @@ absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std:
       return status;
     }
   }
-  size_t offset = 0;
-  for (const ArenaBlock& block : arena.blocks()) {
-    if (absl::Status copied =
-            CopyBlockFromHost(block, BlockPart::kParameters, (*parameters)->data() + offset);
-        !copied.ok()) {
-      return copied;
-    }
-    offset += BlockBytes(block);
+  if (absl::Status written = WriteBlockValues(arena, **parameters); !written.ok()) return written;
+  if (state != nullptr) {
+    if (absl::Status written = WriteBlockValues(*state, *state_values); !written.ok()) return written;
   }
   if (absl::Status status = arena.ZeroGradients(); !status.ok()) return status;
   return progress;

@@ -1,7 +1,8 @@
 // TrialState: what a trial writes into a checkpoint besides the manifest, and how it comes back.
 //
 // Files: "tensors" (the arena layout, one "name dtype elements" line per tensor, checked on
-// restore), "parameters" (every arena block's values, in block order), "optimizer" (the built-in
+// restore), "parameters" (every arena block's values, in block order), "state" (the same for the
+// state tensors of SDK 1.4, when the model registered any), "optimizer" (the built-in
 // optimizer's state, when the runtime steps), "progress" (batches and records trained, the trial
 // seed that drives the sampler, the plugin optimizer's step count, the best searcher metric so
 // far) and "plugin_state" (the
@@ -35,9 +36,9 @@ struct TrialProgress {
   std::optional<double> best_metric;
 };
 
-// The arena's tensors, one "name dtype elements device" line each: two arenas with the same text
-// have the same layout.
-std::string TensorLayout(const TensorArena& arena);
+// The arena's tensors, one "name dtype elements device" line each, then the state arena's (when
+// given), each line ending in " state": two models with the same text have the same layout.
+std::string TensorLayout(const TensorArena& arena, const TensorArena* state = nullptr);
 
 // `optimizer` is nullptr when the plugin steps itself. Blocks in device memory are read (and, by
 // RestoreTrialState, written) through host copies, so a checkpoint holds the same bytes wherever

@@ -1,7 +1,7 @@
 /*
  * The released layout of every struct of cohort/plugin.h, checked at compile time, in C11.
  * Compiled by test/abi/meson.build against the current header and against each frozen release
- * (sdk_v1.0, sdk_v1.1, sdk_v1.2, sdk_v1.3), so appending fields in a minor is fine but moving, retyping or removing one
+ * (sdk_v1.0 to sdk_v1.4), so appending fields in a minor is fine but moving, retyping or removing one
  * is not. Fields appended in minor N are checked where the header's minor is at least N.
  *
  * At run time it also checks that the installed pkg-config file (argv[1]) announces the version
@@ -116,12 +116,27 @@ ENDS_AT(cohort_tensor_spec, shape_len, 64);
 #if COHORT_ABI_VERSION_MINOR >= 3 /* appended in 1.3 */
 ENDS_AT(cohort_host_api, metric_add_device, 168);
 #endif
+#if COHORT_ABI_VERSION_MINOR >= 4 /* appended in 1.4 */
+ENDS_AT(cohort_tensor_spec, kind, 68);
+#endif
+/* How far apart a spec array's elements lie, which a 1.4 host derives from the plugin's minor. */
+#if COHORT_ABI_VERSION_MINOR == 0
+_Static_assert(sizeof(cohort_tensor_spec) == 48, "1.0 spec arrays are 48 bytes apart");
+#elif COHORT_ABI_VERSION_MINOR <= 3
+_Static_assert(sizeof(cohort_tensor_spec) == 64, "1.1 to 1.3 spec arrays are 64 bytes apart");
+#else
+_Static_assert(sizeof(cohort_tensor_spec) == 72, "1.4 spec arrays are 72 bytes apart");
+#endif
 #endif
 
 /* Values of released enums never change. */
 _Static_assert(COHORT_DTYPE_FLOAT32 == 1 && COHORT_DTYPE_FLOAT16 == 2 && COHORT_DTYPE_BFLOAT16 == 3 &&
                    COHORT_DTYPE_FLOAT64 == 4, "dtype values");
 _Static_assert(COHORT_DEVICE_CPU == 1 && COHORT_DEVICE_CUDA == 2, "device kinds");
+#if COHORT_ABI_VERSION_MINOR >= 4
+_Static_assert(COHORT_DTYPE_INT64 == 5, "int64 dtype");
+_Static_assert(COHORT_TENSOR_PARAMETER == 0 && COHORT_TENSOR_STATE == 1, "tensor kinds");
+#endif
 _Static_assert(COHORT_SPLIT_TRAINING == 1 && COHORT_SPLIT_VALIDATION == 2, "splits");
 _Static_assert(COHORT_REDUCE_MEAN == 1 && COHORT_REDUCE_SUM == 2 && COHORT_REDUCE_MIN == 3 && COHORT_REDUCE_MAX == 4,
                "reductions");

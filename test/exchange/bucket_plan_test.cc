@@ -1,4 +1,5 @@
-// PlanBuckets: blocks, reverse registration order, limits, huge tensors, the smaller first bucket.
+// PlanBuckets: blocks, reverse registration order, limits, huge tensors, the smaller first bucket;
+// FitBucketLimits: limits that follow the gradient's size.
 #include "runtime/exchange/bucket_plan.h"
 
 #include <cstdint>
@@ -105,6 +106,40 @@ TEST_F(BucketPlanTest, FirstBucketIsSmaller) {
   EXPECT_THAT(plan[1].tensors, ElementsAre(3, 2, 1, 0));
   EXPECT_EQ(plan[1].offset, 0u);
   EXPECT_EQ(plan[1].count, 64u);
+}
+
+// The limits follow the gradient's size: a small model (a 150 KB CNN) still gets several buckets,
+// the first one small; a large one is bounded by the threshold and the first by 1 MiB; a tiny one
+// is one bucket of at least kSmallestBucketBytes.
+TEST_F(BucketPlanTest, LimitsFitTheGradient) {
+  Arena({Tensor("w", 150 << 8)});  // 150 KiB of float32
+  BucketLimits limits = FitBucketLimits(*arena_, 64 << 20);
+  EXPECT_EQ(limits.bucket_bytes, (150u << 10) / 4);
+  EXPECT_EQ(limits.first_bucket_bytes, kSmallestBucketBytes);
+
+  Arena({Tensor("a", 2 << 20), Tensor("b", 2 << 20)});  // 16 MiB
+  limits = FitBucketLimits(*arena_, 64 << 20);
+  EXPECT_EQ(limits.bucket_bytes, 4u << 20);
+  EXPECT_EQ(limits.first_bucket_bytes, 1u << 20);
+  limits = FitBucketLimits(*arena_, 2 << 20);  // tensor_fusion_threshold: 2
+  EXPECT_EQ(limits.bucket_bytes, 2u << 20);
+  EXPECT_EQ(limits.first_bucket_bytes, 1u << 20);
+
+  Arena({Tensor("b", 10)});
+  limits = FitBucketLimits(*arena_, 64 << 20);
+  EXPECT_EQ(limits.bucket_bytes, kSmallestBucketBytes);
+  EXPECT_EQ(limits.first_bucket_bytes, kSmallestBucketBytes);
+
+  // 16 tensors of 10 KiB: a first bucket of one tensor, then buckets of at most 40 KiB.
+  std::vector<TensorDescriptor> layers;
+  const char* names[] = {"l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10", "l11", "l12", "l13", "l14", "l15"};
+  for (const char* name : names) layers.push_back(Tensor(name, 10 << 8));
+  Arena(layers);
+  limits = FitBucketLimits(*arena_, 64 << 20);
+  std::vector<GradientBucket> plan = Plan(limits.bucket_bytes, limits.first_bucket_bytes);
+  ASSERT_GE(plan.size(), 5u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(15));
+  for (const GradientBucket& bucket : plan) EXPECT_LE(bucket.count * 4, limits.bucket_bytes);
 }
 
 TEST_F(BucketPlanTest, TwoDtypesGiveBucketsPerBlockInBackwardOrder) {

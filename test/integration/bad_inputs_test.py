@@ -16,6 +16,20 @@ def defect(name):
     return os.path.join(TEST_PLUGINS, f"defect_{name}.so")
 
 
+def header_minor():
+    """The ABI minor the SDK header (and so this host) defines."""
+    header = os.path.join(os.path.dirname(__file__), "..", "..", "sdk", "include", "cohort",
+                          "plugin.h")
+    with open(header) as f:
+        for line in f:
+            if line.startswith("#define COHORT_ABI_VERSION_MINOR "):
+                return int(line.split()[2])
+    raise AssertionError(f"no COHORT_ABI_VERSION_MINOR in {header}")
+
+
+MINOR = header_minor()
+
+
 # (case, plugin path, text the refusal must contain)
 REFUSED_PLUGINS = [
     ("no entry symbol", defect("no_entry"), "entry symbol 'cohort_plugin_entry' not found"),
@@ -23,10 +37,10 @@ REFUSED_PLUGINS = [
     ("table too small for a version", defect("tiny_table"),
      "too small to hold even its ABI version"),
     ("another ABI major", defect("other_major"),
-     "built for Cohort ABI 2.3, but this host implements ABI 1.3; the major versions must match"),
+     f"built for Cohort ABI 2.3, but this host implements ABI 1.{MINOR}; the major versions must match"),
     ("table smaller than ABI 1.0's", defect("small_table"), "smaller than the 112 bytes of ABI 1.0"),
     ("needs a newer host", defect("newer_host"),
-     "needs a host of ABI 1.10 or later, but this host implements ABI 1.3"),
+     f"needs a host of ABI 1.{MINOR + 7} or later, but this host implements ABI 1.{MINOR}"),
     ("required functions missing", defect("missing_functions"),
      "required functions train_batch, evaluate_batch missing"),
     ("no name", defect("no_name"), "the plugin table has no name"),

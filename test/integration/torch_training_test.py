@@ -6,7 +6,7 @@
   them, and the two runs end close (BatchNorm's statistics are each slot's own, as under DDP, so
   not bitwise);
 - a worker killed mid-way restarts from its checkpoint (parameters, optimizer state, and the
-  module's buffers in the model's state) and ends with bitwise the parameters of a run never
+  module's buffers as state tensors) and ends with bitwise the parameters of a run never
   killed.
 """
 import math

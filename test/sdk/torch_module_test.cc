@@ -2,8 +2,8 @@
 // plainly in this process (torch_classifier.h): the module's parameters become the arena's
 // tensors, by name and shape; a training batch's gradients land in the arena bit for bit as plain
 // LibTorch computes them, each reported ready once; the module computes with what the arena
-// holds; a gradient that stopped being the arena's is refused by name; the buffers go through the
-// model's state; a GPU slot is refused.
+// holds; a gradient that stopped being the arena's is refused by name; the buffers are state
+// tensors (ABI 1.4) the module updates in place; a GPU slot is refused.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -120,27 +120,43 @@ TEST_F(TorchModuleTest, AGradientThatLeftTheArenaIsRefusedByName) {
               HasSubstr("the gradient of parameter '0.weight' is no longer the host's"));
 }
 
-TEST_F(TorchModuleTest, BuffersTravelInTheModelsState) {
+TEST_F(TorchModuleTest, BuffersAreStateTensorsTheModuleUpdatesInPlace) {
   std::unique_ptr<LoadedModel> trained = Create();
   ASSERT_NE(trained, nullptr);
+  ASSERT_NE(trained->state_arena(), nullptr);
+  const TensorArena& state = *trained->state_arena();
+  ASSERT_EQ(state.tensor_count(), 3u);
+  EXPECT_EQ(state.spec(0).name, "1.running_mean");
+  EXPECT_EQ(state.spec(1).name, "1.running_var");
+  EXPECT_EQ(state.spec(2).name, "1.num_batches_tracked");
+  EXPECT_EQ(state.spec(2).dtype, COHORT_DTYPE_INT64);
+  EXPECT_FALSE(state.has_gradients());
+  EXPECT_EQ(static_cast<const float*>(state.data(1))[0], 1.0f) << "BatchNorm starts at variance 1";
   for (uint64_t b = 0; b < 3; ++b) {
     ASSERT_TRUE(trained->TrainBatch(testing::TrainingBatch({b, b + 7, b + 20, b + 33})).ok());
   }
-  absl::StatusOr<std::string> state = trained->SaveState();
-  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(*static_cast<const int64_t*>(state.data(2)), 3) << "the batch counter lives in the host's memory";
+  EXPECT_NE(static_cast<const float*>(state.data(0))[0], 0.0f);
 
+  // The parameters and the state tensors are the whole model: copied into a fresh one, it
+  // evaluates as the trained one does.
   std::unique_ptr<LoadedModel> restored = Create();
   ASSERT_NE(restored, nullptr);
-  const ArenaBlock& from = trained->arena().blocks().at(0);
-  const ArenaBlock& to = restored->arena().blocks().at(0);
-  std::memcpy(to.data, from.data, from.element_count * from.element_size);
+  auto copy = [](const TensorArena& from, const TensorArena& to) {
+    for (size_t b = 0; b < from.blocks().size(); ++b) {
+      const ArenaBlock& block = from.blocks()[b];
+      std::memcpy(to.blocks()[b].data, block.data, block.element_count * block.element_size);
+    }
+  };
+  copy(trained->arena(), restored->arena());
   BatchSpec batch = testing::TrainingBatch({4, 5, 6, 7});
   batch.split = COHORT_SPLIT_VALIDATION;
   const double before = restored->EvaluateBatch(batch)->Find("loss")->value;
-  ASSERT_TRUE(restored->LoadState(*state).ok());
+  copy(state, *restored->state_arena());
   const double want = trained->EvaluateBatch(batch)->Find("loss")->value;
   EXPECT_EQ(restored->EvaluateBatch(batch)->Find("loss")->value, want);
   EXPECT_NE(before, want) << "the running statistics made no difference";
+  EXPECT_FALSE(restored->has_state()) << "the buffers need no plugin state";
 }
 
 TEST_F(TorchModuleTest, AGpuSlotIsRefusedForNow) {

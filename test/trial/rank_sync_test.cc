@@ -86,6 +86,31 @@ TEST(RankSyncTest, BroadcastGivesEveryRankRankZerosParameters) {
   for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << status;
 }
 
+// State tensors (ABI 1.4, an arena without gradients) are part of the layout, and start from
+// rank 0's values.
+TEST(RankSyncTest, StateTensorsJoinTheLayoutAndStartFromRankZeros) {
+  const std::vector<absl::Status> results = RunGroup(
+      3, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 2, 2)}; },
+      [](uint32_t rank, CollectiveBackend& backend, TensorArena& arena) -> absl::Status {
+        CpuOnlyMemoryProvider memory;
+        TensorDescriptor count{"count", COHORT_DTYPE_INT64, {COHORT_DEVICE_CPU, 0}, 1};
+        absl::StatusOr<std::unique_ptr<TensorArena>> state =
+            TensorArena::Create({count}, memory, ArenaGradients::kNone);
+        if (!state.ok()) return state.status();
+        *static_cast<int64_t*>((*state)->data(0)) = 7 + rank;
+        RETURN_IF_ERROR(CheckSameLayout(backend, arena, state->get()));
+        RETURN_IF_ERROR(BroadcastParameters(backend, **state));
+        if (*static_cast<int64_t*>((*state)->data(0)) != 7) {
+          return absl::InternalError(absl::StrCat("rank ", rank, " has count ", *static_cast<int64_t*>((*state)->data(0))));
+        }
+        // Rank 2 without the state tensor: its layout differs.
+        return CheckSameLayout(backend, arena, rank == 2 ? nullptr : state->get());
+      });
+  for (const absl::Status& status : results) {
+    EXPECT_THAT(std::string(status.message()), HasSubstr("rank 2 registered other tensors than rank 0"));
+  }
+}
+
 TEST(RankSyncTest, AnyRankIsTrueEverywhereWhenOneRankAsks) {
   for (uint32_t asking : {0u, 2u, 3u}) {  // 3: nobody asks
     const std::vector<absl::Status> results = RunGroup(

@@ -121,6 +121,53 @@ TEST_F(TrialStateTest, RoundTripContinuesBitForBit) {
   EXPECT_EQ(restored->ParameterBytes(), original->ParameterBytes());
 }
 
+// linreg with track_targets keeps two state tensors (ABI 1.4): a checkpoint holds them in a
+// "state" file, names them in the layout, and brings them back exactly.
+TEST_F(TrialStateTest, StateTensorsTravelInTheirOwnFile) {
+  ExperimentConfig config = LinregConfig();
+  config.hyperparameters.Set("track_targets", true);
+  std::unique_ptr<TrialHarness> original = Linreg(1, config);
+  ASSERT_NE(original, nullptr);
+  Train(*original, 0, 3);
+  const TensorArena* state = original->model().state_arena();
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(*static_cast<const int64_t*>(state->data(0)), 24) << "3 batches of 8 records";
+  absl::StatusOr<Files> files =
+      CaptureTrialState(original->model(), original->optimizer(), TrialProgress{3, 24, 1, 3, std::nullopt});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(files->at("tensors"), HasSubstr("targets_seen int64 1 cpu state\ntarget_mean float64 1 cpu state\n"));
+  ASSERT_EQ(files->at("state").size(), 16u) << "two blocks of one 8-byte element, one per dtype";
+
+  std::unique_ptr<TrialHarness> restored = Linreg(2, config);
+  ASSERT_NE(restored, nullptr);
+  ASSERT_TRUE(RestoreTrialState(*files, restored->model(), restored->optimizer()).ok());
+  const TensorArena* back = restored->model().state_arena();
+  EXPECT_EQ(*static_cast<const int64_t*>(back->data(0)), 24);
+  EXPECT_EQ(*static_cast<const double*>(back->data(1)), *static_cast<const double*>(state->data(1)));
+
+  // A checkpoint of the same tensors without its state, or with a short one, is refused whole.
+  Files missing = *files;
+  missing.erase("state");
+  std::unique_ptr<TrialHarness> untouched = Linreg(2, config);
+  ASSERT_NE(untouched, nullptr);
+  const std::string before = untouched->ParameterBytes();
+  absl::StatusOr<TrialProgress> refused = RestoreTrialState(missing, untouched->model(), untouched->optimizer());
+  EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
+  EXPECT_THAT(Message(refused.status()), HasSubstr("no 'state' file"));
+  Files short_state = *files;
+  short_state["state"].resize(8);
+  refused = RestoreTrialState(short_state, untouched->model(), untouched->optimizer());
+  EXPECT_THAT(Message(refused.status()), HasSubstr("checkpoint file 'state' holds 8 bytes"));
+  EXPECT_EQ(untouched->ParameterBytes(), before);
+  EXPECT_EQ(*static_cast<const int64_t*>(untouched->model().state_arena()->data(0)), 0);
+
+  // A model without state tensors refuses a checkpoint written with them (the layouts differ).
+  std::unique_ptr<TrialHarness> plain = Linreg(2);
+  ASSERT_NE(plain, nullptr);
+  refused = RestoreTrialState(*files, plain->model(), plain->optimizer());
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+}
+
 TEST_F(TrialStateTest, PluginWithoutStateWritesNoPluginStateFile) {
   absl::StatusOr<std::unique_ptr<TrialHarness>> trial =
       TrialHarness::Create(kMlpPlugin, MlpConfig(), folder_.path());

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -223,6 +224,85 @@ TEST_F(HostApiTest, GradientsReadyChecksPhaseAndRange) {
             "gradients_ready: range [4, 4+7) is outside tensor 'w' of 10 elements");
   EXPECT_EQ(Message(api_->gradients_ready(&host_, 1, 0, 1)),
             "gradients_ready: tensor index 1 but the model registered 1 tensors");
+}
+
+TEST_F(HostApiTest, StateTensorsLiveInAnArenaOfTheirOwnWithoutGradients) {
+  cohort_tensor_spec specs[] = {Spec("w", 5), Spec("mean", 3), Spec("count", 1, COHORT_DTYPE_INT64), Spec("b", 2)};
+  for (cohort_tensor_spec& spec : specs) spec.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
+  specs[1].kind = COHORT_TENSOR_STATE;
+  specs[2].kind = COHORT_TENSOR_STATE;
+  cohort_tensor_view views[] = {View(), View(), View(), View()};
+  ASSERT_EQ(api_->register_tensors(&host_, specs, views, 4), nullptr);
+  ASSERT_EQ(host_.arena->tensor_count(), 2u);  // w, b
+  EXPECT_EQ(host_.arena->spec(1).name, "b");
+  ASSERT_NE(host_.state, nullptr);
+  ASSERT_EQ(host_.state->tensor_count(), 2u);  // mean, count
+  EXPECT_EQ(host_.state->blocks().size(), 2u);  // float32 and int64
+  EXPECT_EQ(views[1].data, host_.state->data(0));
+  EXPECT_EQ(views[1].grad, nullptr);
+  EXPECT_EQ(views[2].grad, nullptr);
+  EXPECT_EQ(views[3].data, host_.arena->data(1));
+  EXPECT_NE(views[3].grad, nullptr);
+
+  // The plugin's indices map onto the parameter arena's; a state tensor has no gradient to report.
+  std::vector<uint32_t> reported;
+  host_.options.on_gradients_ready = [&](uint32_t tensor, uint64_t, uint64_t) { reported.push_back(tensor); };
+  host_.phase = ModelPhase::kTraining;
+  EXPECT_EQ(api_->gradients_ready(&host_, 3, 0, 2), nullptr);
+  EXPECT_EQ(api_->gradients_ready(&host_, 0, 0, 5), nullptr);
+  EXPECT_THAT(reported, ::testing::ElementsAre(1u, 0u));
+  cohort_error* state = api_->gradients_ready(&host_, 1, 0, 3);
+  EXPECT_EQ(api_->error_code(state), COHORT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Message(state), "gradients_ready: tensor 'mean' is state (COHORT_TENSOR_STATE) and has no gradient");
+}
+
+TEST_F(HostApiTest, StateTensorsAreCheckedByName) {
+  cohort_tensor_view views[] = {View(), View()};
+  cohort_tensor_spec specs[] = {Spec("w", 5), Spec("n", 1, COHORT_DTYPE_INT64)};
+  for (cohort_tensor_spec& spec : specs) spec.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
+  EXPECT_EQ(Message(api_->register_tensors(&host_, specs, views, 2)),
+            "register_tensors: tensor 1 'n': an int64 tensor has no gradient; register it as state "
+            "(COHORT_TENSOR_STATE)");
+  specs[1].kind = 7;
+  EXPECT_EQ(Message(api_->register_tensors(&host_, specs, views, 2)),
+            "register_tensors: specs[1] 'n' has kind 7; allowed: 0 (COHORT_TENSOR_PARAMETER), 1 (COHORT_TENSOR_STATE)");
+  specs[0].kind = specs[1].kind = COHORT_TENSOR_STATE;
+  EXPECT_THAT(Message(api_->register_tensors(&host_, specs, views, 2)), HasSubstr("every tensor is state"));
+  specs[0] = Spec("n", 2);
+  specs[0].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
+  EXPECT_EQ(Message(api_->register_tensors(&host_, specs, views, 2)),
+            "register_tensors: 'n' is registered twice (as a parameter and as state)");
+  EXPECT_EQ(host_.arena, nullptr);  // nothing half-registered
+  EXPECT_EQ(host_.state, nullptr);
+}
+
+// A plugin built against older headers lays its spec array out with that release's struct size;
+// the host steps through it by that size, not by its own.
+TEST_F(HostApiTest, SpecArraysOfOlderPluginsAreReadAtTheirOwnStride) {
+  struct Release {
+    uint32_t minor;
+    size_t stride;
+  };
+  for (const Release release : {Release{0, 48}, Release{1, 64}, Release{3, 64}}) {
+    ModelHost host(Options());
+    host.plugin_minor = release.minor;
+    std::vector<uint64_t> storage(3 * release.stride / 8);
+    const char* names[] = {"a", "b", "c"};
+    for (size_t i = 0; i < 3; ++i) {
+      cohort_tensor_spec spec = Spec(names[i], i + 1);
+      spec.struct_size = release.stride;
+      std::memcpy(reinterpret_cast<char*>(storage.data()) + i * release.stride, &spec, release.stride);
+    }
+    cohort_tensor_view views[] = {View(), View(), View()};
+    ASSERT_EQ(api_->register_tensors(&host, reinterpret_cast<const cohort_tensor_spec*>(storage.data()), views, 3),
+              nullptr)
+        << "ABI 1." << release.minor;
+    ASSERT_EQ(host.arena->tensor_count(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(host.arena->spec(i).name, names[i]) << "ABI 1." << release.minor;
+      EXPECT_EQ(views[i].element_count, i + 1);
+    }
+  }
 }
 
 TEST_F(HostApiTest, MetricsRefuseRepeatsUnknownReductionsAndNamesNotUtf8) {

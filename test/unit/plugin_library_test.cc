@@ -79,9 +79,13 @@ TEST(PluginLibraryTest, RefusesATableTooSmallForItsVersion) {
               HasSubstr("struct_size is 4 bytes, too small to hold even its ABI version"));
 }
 
+// This host's version, as refusals name it.
+const std::string kHostVersion =
+    std::to_string(COHORT_ABI_VERSION_MAJOR) + "." + std::to_string(COHORT_ABI_VERSION_MINOR);
+
 TEST(PluginLibraryTest, RefusesAnotherMajorNamingBothVersions) {
   EXPECT_THAT(RefusalOf(DefectivePlugin("other_major")),
-              HasSubstr("built for Cohort ABI 2.3, but this host implements ABI 1.3"));
+              HasSubstr("built for Cohort ABI 2.3, but this host implements ABI " + kHostVersion));
 }
 
 TEST(PluginLibraryTest, RefusesATableSmallerThanTheFirstReleaseOfItsMajor) {
@@ -91,7 +95,8 @@ TEST(PluginLibraryTest, RefusesATableSmallerThanTheFirstReleaseOfItsMajor) {
 
 TEST(PluginLibraryTest, RefusesAPluginNeedingANewerHostMinor) {
   EXPECT_THAT(RefusalOf(DefectivePlugin("newer_host")),
-              HasSubstr("needs a host of ABI 1.10 or later, but this host implements ABI 1.3"));
+              HasSubstr("needs a host of ABI 1." + std::to_string(COHORT_ABI_VERSION_MINOR + 7) +
+                        " or later, but this host implements ABI " + kHostVersion));
 }
 
 TEST(PluginLibraryTest, NamesEveryMissingRequiredFunction) {

@@ -66,7 +66,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 
 #define COHORT_ABI_VERSION_MAJOR 1
-#define COHORT_ABI_VERSION_MINOR 3
+#define COHORT_ABI_VERSION_MINOR 4
 
 /* The size a struct of these headers reports: offset of `last_field` plus its size. */
 #define COHORT_STRUCT_SIZE(type, last_field) \
@@ -130,10 +130,18 @@ typedef int32_t cohort_dtype;
 #define COHORT_DTYPE_FLOAT16 2
 #define COHORT_DTYPE_BFLOAT16 3
 #define COHORT_DTYPE_FLOAT64 4
+#define COHORT_DTYPE_INT64 5 /* 1.4: state tensors only (a counter such as BatchNorm's) */
 
 typedef int32_t cohort_device_kind;
 #define COHORT_DEVICE_CPU 1
 #define COHORT_DEVICE_CUDA 2
+
+/* What a registered tensor is (1.4). */
+typedef int32_t cohort_tensor_kind;
+#define COHORT_TENSOR_PARAMETER 0 /* trained: has a gradient, exchanged and stepped */
+#define COHORT_TENSOR_STATE 1     /* non-trainable state (BatchNorm's running statistics): no
+                                     gradient, never exchanged or stepped; rank 0's values are
+                                     broadcast when the trial starts, and checkpoints hold them */
 
 typedef int32_t cohort_split;
 #define COHORT_SPLIT_TRAINING 1
@@ -205,7 +213,16 @@ typedef struct cohort_batch {
  * (PowerSGD gradient compression). The shape is optional: a plugin that sets struct_size to
  * COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count), as a 1.0 plugin does, registers tensors
  * of unknown shape. The host reads `shape` and `shape_len` only when struct_size covers
- * `shape_len`; a 1.0 host reads neither, so setting them never requires a 1.1 host. */
+ * `shape_len`; a 1.0 host reads neither, so setting them never requires a 1.1 host.
+ *
+ * Since 1.4 a spec may register non-trainable state (`kind`, COHORT_TENSOR_STATE). An older host
+ * would train such a tensor, so a plugin that registers one sets host_minor_required to 4.
+ *
+ * Arrays of specs: the elements lie sizeof(cohort_tensor_spec) apart as the headers of the older
+ * side define it (48 bytes in 1.0, 64 from 1.1, 72 from 1.4), whatever each one's struct_size
+ * says. A host of 1.4 or later knows the plugin's minor (its table's abi_version), so it reads a
+ * plugin of any minor right. A host before 1.4 always steps by its own sizeof: a plugin that may
+ * run on one gives it elements of that size (the C++ layer does). */
 typedef struct cohort_tensor_spec {
   size_t struct_size;
   const char* name; /* UTF-8, unique within the model */
@@ -218,15 +235,20 @@ typedef struct cohort_tensor_spec {
                             = unknown. Every dimension > 0 and their product == element_count.
                             Read only during register_tensors. */
   size_t shape_len;      /* number of dimensions; > 0 requires shape != NULL */
+  /* 1.4: */
+  cohort_tensor_kind kind; /* COHORT_TENSOR_PARAMETER (also when struct_size does not cover it)
+                              or COHORT_TENSOR_STATE */
 } cohort_tensor_spec;
 
 /* The host's memory for one registered tensor. `data` and `grad` have the same layout. They live
  * in one contiguous arena per (device, dtype), in registration order, and stay valid and at the
- * same address until the model is destroyed. */
+ * same address until the model is destroyed. State tensors (1.4) live in an arena of their own,
+ * with no gradient. */
 typedef struct cohort_tensor_view {
   size_t struct_size;
-  void* data;             /* parameter values */
-  void* grad;             /* gradient accumulator, zeroed by the host (see train_batch) */
+  void* data;             /* parameter values (or the state's) */
+  void* grad;             /* gradient accumulator, zeroed by the host (see train_batch); NULL for
+                             a state tensor */
   uint64_t element_count; /* as registered */
   uint64_t arena_offset;  /* element offset of this tensor within its arena */
 } cohort_tensor_view;
@@ -277,7 +299,9 @@ typedef struct cohort_host_api {
    * zeroed; the plugin writes its initial values into them before model_create returns. Fails on
    * an empty name, a duplicate name, a zero element count, an unknown dtype or device, or (1.1) a
    * shape with a zero dimension, a product other than element_count, or shape_len > 0 with a
-   * NULL shape. */
+   * NULL shape; (1.4) on an unknown kind, COHORT_DTYPE_INT64 for a parameter, or no parameter at
+   * all. The plugin may update a state tensor's values in train_batch (each rank its own, as a
+   * BatchNorm does); the host reads them only between batches. */
   cohort_error* (*register_tensors)(cohort_host* host, const cohort_tensor_spec* specs,
                                     cohort_tensor_view* views, size_t count);
 
@@ -290,7 +314,7 @@ typedef struct cohort_host_api {
    * Since 1.2 it may be called from any thread while train_batch runs (a framework's backward
    * threads), from several at once; every such call must return before train_batch does. A
    * plugin that calls it off the thread that called train_batch sets host_minor_required to 2:
-   * a 1.0 or 1.1 host takes calls on that thread only. */
+   * a 1.0 or 1.1 host takes calls on that thread only. INVALID_ARGUMENT for a state tensor. */
   cohort_error* (*gradients_ready)(cohort_host* host, uint32_t tensor_index, uint64_t offset,
                                    uint64_t count);
 

@@ -62,24 +62,27 @@ class Error : public std::runtime_error {
 class TensorView {
  public:
   TensorView() = default;
-  TensorView(const cohort_tensor_view& v, uint32_t index, cohort_dtype dtype, cohort_device device)
-      : view_(v), index_(index), dtype_(dtype), device_(device) {}
+  TensorView(const cohort_tensor_view& v, uint32_t index, cohort_dtype dtype, cohort_device device,
+             cohort_tensor_kind kind = COHORT_TENSOR_PARAMETER)
+      : view_(v), index_(index), dtype_(dtype), device_(device), kind_(kind) {}
   template <class T>
   T* data() const { return static_cast<T*>(view_.data); }
   template <class T>
-  T* grad() const { return static_cast<T*>(view_.grad); }
+  T* grad() const { return static_cast<T*>(view_.grad); }  // nullptr for state
   uint64_t size() const { return view_.element_count; }
   uint64_t arena_offset() const { return view_.arena_offset; }
   uint32_t index() const { return index_; }
   cohort_dtype dtype() const { return dtype_; }
   cohort_device device() const { return device_; }
   bool on_cpu() const { return device_.kind == COHORT_DEVICE_CPU; }
+  bool is_state() const { return kind_ == COHORT_TENSOR_STATE; }
 
  private:
   cohort_tensor_view view_{};
   uint32_t index_ = 0;
   cohort_dtype dtype_ = COHORT_DTYPE_FLOAT32;
   cohort_device device_{COHORT_DEVICE_CPU, 0};
+  cohort_tensor_kind kind_ = COHORT_TENSOR_PARAMETER;
 };
 
 // What to register: defaults to a float32 tensor on the trial's device, of unknown shape.
@@ -91,6 +94,10 @@ struct TensorSpec {
   // Dimensions, outermost first (row-major), their product == element_count; empty = unknown.
   // A 1.0 host ignores it, so giving a shape never requires a newer host.
   std::vector<uint64_t> shape = {};
+  // COHORT_TENSOR_STATE: non-trainable state (no gradient, never exchanged or stepped; rank 0's
+  // values broadcast at the start, checkpointed). Needs a 1.4 host: a model class that registers
+  // state declares `static constexpr uint32_t host_minor_required = 4;`.
+  cohort_tensor_kind kind = COHORT_TENSOR_PARAMETER;
 };
 
 // The host's services for one model. Lives as long as the model.
@@ -146,13 +153,26 @@ class Host {
     return has_hparam(name) ? hparam_string(name) : std::move(fallback);
   }
 
-  // Registers every tensor of the model (once, from the constructor).
+  // Registers every tensor of the model (once, from the constructor). The specs are laid out as
+  // the host reads them: a host before 1.4 steps through the array by its own struct size
+  // (plugin.h, "Arrays of specs"), so it gets specs of that size, without the fields it lacks.
   std::vector<TensorView> register_tensors(const std::vector<TensorSpec>& specs) const {
-    std::vector<cohort_tensor_spec> c_specs(specs.size());
+    const uint32_t host_minor = api_->abi_version.minor;
+    const size_t struct_size = host_minor >= 4   ? COHORT_STRUCT_SIZE(cohort_tensor_spec, kind)
+                               : host_minor >= 1 ? COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len)
+                                                 : COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
+    const size_t stride = (struct_size + 7) / 8 * 8;
+    std::vector<uint64_t> packed((specs.size() * stride + 7) / 8);  // 8-byte aligned storage
     std::vector<cohort_tensor_view> c_views(specs.size());
+    std::vector<cohort_device> devices(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
-      cohort_tensor_spec& s = c_specs[i];
-      s.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len);
+      if (specs[i].kind != COHORT_TENSOR_PARAMETER && host_minor < 4) {
+        throw Error(COHORT_STATUS_FAILED_PRECONDITION,
+                    "tensor '" + specs[i].name + "' is state, which needs a host of ABI 1.4 (this host is 1." +
+                        std::to_string(host_minor) + "); declare host_minor_required = 4");
+      }
+      cohort_tensor_spec s{};
+      s.struct_size = struct_size;
       s.name = specs[i].name.data();
       s.name_len = specs[i].name.size();
       s.dtype = specs[i].dtype;
@@ -160,13 +180,17 @@ class Host {
       s.element_count = specs[i].element_count;
       s.shape = specs[i].shape.empty() ? nullptr : specs[i].shape.data();
       s.shape_len = specs[i].shape.size();
+      s.kind = specs[i].kind;
+      std::memcpy(reinterpret_cast<char*>(packed.data()) + i * stride, &s, struct_size);
+      devices[i] = s.device;
       c_views[i].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_view, arena_offset);
     }
-    check(api_->register_tensors(host_, c_specs.data(), c_views.data(), specs.size()));
+    check(api_->register_tensors(host_, reinterpret_cast<const cohort_tensor_spec*>(packed.data()),
+                                 c_views.data(), specs.size()));
     std::vector<TensorView> views;
     views.reserve(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
-      views.emplace_back(c_views[i], static_cast<uint32_t>(i), c_specs[i].dtype, c_specs[i].device);
+      views.emplace_back(c_views[i], static_cast<uint32_t>(i), specs[i].dtype, devices[i], specs[i].kind);
     }
     return views;
   }
