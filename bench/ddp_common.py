@@ -148,6 +148,21 @@ def time_training(rank, records_per_step, batches, step, settle):
         print(json.dumps({"records_per_second": records_per_step * batches / seconds}))
 
 
+def time_worlds(name, script, passed, shape):
+    """Times the DDP ranks of SCRIPT (started with the arguments PASSED, one compute thread each)
+    at 1 and 2 processes and prints one JSON result line: records/s at 2 against 1, named after
+    SHAPE, with the scaling efficiency as its ratio."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    rates = {}
+    for world in (1, 2):
+        rates[world] = run_ranks(name, script, world, passed, lambda rank: env, timeout=1800)
+        log(name, f"PyTorch DDP, {world} process(es): {rates[world]:.0f} records/s")
+    print(json.dumps({"name": f"pytorch_{shape}_records_per_s_2", "value": round(rates[2], 1),
+                      "unit": "records/s", "peer": f"pytorch_{shape}_records_per_s_1",
+                      "peer_value": round(rates[1], 1),
+                      "ratio": round(rates[2] / (2 * rates[1]), 4)}), flush=True)
+
+
 # --- the Cohort side ----------------------------------------------------------------------------
 
 def write_experiment(path, name, entrypoint, mlp, slots, batches, hyperparameters="",

@@ -31,7 +31,6 @@ torch is imported only inside the functions that need it.
 """
 import argparse
 import collections
-import json
 import os
 import re
 
@@ -230,21 +229,12 @@ def main():
         import torch  # noqa: F401
     except ImportError:
         raise SystemExit(f"{NAME}: needs PyTorch (Debian: apt install python3-torch)")
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     passed = ["--batch", str(args.batch), "--batches", str(args.batches),
               "--context", str(args.context), "--embedding", str(args.embedding),
               "--heads", str(args.heads), "--layers", str(args.layers),
               "--learning-rate", str(args.learning_rate)]
-    rates = {}
-    for world in (1, 2):
-        rates[world] = ddp_common.run_ranks(NAME, __file__, world, passed, lambda rank: env,
-                                            timeout=1800)
-        ddp_common.log(NAME, f"PyTorch DDP, {world} process(es): {rates[world]:.0f} records/s")
     shape = f"gpt{args.layers}x{args.embedding}_ctx{args.context}_batch{args.batch}"
-    print(json.dumps({"name": f"pytorch_{shape}_records_per_s_2", "value": round(rates[2], 1),
-                      "unit": "records/s", "peer": f"pytorch_{shape}_records_per_s_1",
-                      "peer_value": round(rates[1], 1),
-                      "ratio": round(rates[2] / (2 * rates[1]), 4)}), flush=True)
+    ddp_common.time_worlds(NAME, __file__, passed, shape)
 
 
 if __name__ == "__main__":
