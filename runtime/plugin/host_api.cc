@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/tensor_arena.h"
@@ -152,13 +153,13 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
     }
     return arena;
   };
-  // Names are unique across both kinds.
+  // Names are unique across both kinds (each arena checks its own).
+  absl::flat_hash_set<absl::string_view> parameter_names;
+  for (const TensorDescriptor& parameter : parameters) parameter_names.insert(parameter.name);
   for (const TensorDescriptor& state : states) {
-    for (const TensorDescriptor& parameter : parameters) {
-      if (state.name == parameter.name) {
-        return Fail(absl::InvalidArgumentError(absl::StrCat(
-            "register_tensors: '", state.name, "' is registered twice (as a parameter and as state)")));
-      }
+    if (parameter_names.contains(state.name)) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "register_tensors: '", state.name, "' is registered twice (as a parameter and as state)")));
     }
   }
   absl::StatusOr<std::unique_ptr<TensorArena>> arena = create(std::move(parameters), ArenaGradients::kKeep);
