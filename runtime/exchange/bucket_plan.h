@@ -45,12 +45,11 @@ absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena
                                                         uint64_t first_bucket_bytes);
 
 // The two limits of PlanBuckets for the arena's gradient (all blocks together) under a fusion
-// threshold of
-// `threshold_bytes` (optimizations.tensor_fusion_threshold): buckets of at most a quarter of the
-// gradient, and a first bucket of at most a sixteenth (and at most 1 MiB), so that the exchange
-// starts early in backward and no bucket waits for the whole of it; never below
-// kSmallestBucketBytes (a smaller collective costs more in latency than it overlaps), never above
-// the threshold.
+// threshold of `threshold_bytes` (optimizations.tensor_fusion_threshold): buckets of at most a
+// quarter of the gradient, and a first bucket of at most a sixteenth (and at most 1 MiB), so that
+// the exchange starts early in backward and no bucket waits for the whole of it; never below
+// kSmallestBucketBytes (a smaller collective costs more in latency than it overlaps), never
+// above the threshold.
 struct BucketLimits {
   uint64_t bucket_bytes = 0;
   uint64_t first_bucket_bytes = 0;
