@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cnn_batch.h"
 #include "cnn_data.h"
 #include "cnn_model.h"
 

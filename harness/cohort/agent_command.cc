@@ -10,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "harness/cohort/command_exit.h"
 #include "harness/cohort/this_process.h"
 #include "runtime/agent/agent.h"
 #include "runtime/agent/gpu_slots.h"
@@ -18,7 +19,7 @@
 namespace cohort {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kAgentUsage[] =
     "usage: cohort agent --orchestrator ENDPOINT [--id ID] [--slots N|auto] [--work-dir DIR]\n"
     "                    [--advertise-address HOST] [--key FILE --orchestrator-key KEY]\n"
     "                    [--metrics-address [HOST:]PORT]\n"
@@ -61,10 +62,8 @@ struct AgentArgs {
   std::string metrics_address;
 };
 
-int Usage(absl::string_view problem) {
-  std::fprintf(stderr, "cohort agent: %.*s\n\n%s", static_cast<int>(problem.size()),
-               problem.data(), kUsage);
-  return 2;
+int AgentUsage(absl::string_view problem) {
+  return UsageError("cohort agent", problem, kAgentUsage);
 }
 
 // The slots `spec` asks for: a count of CPU slots, or "auto": one per NVIDIA GPU when the driver
@@ -87,7 +86,7 @@ int RunAgentCommand(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kAgentUsage, stdout);
       return 0;
     }
     std::string* value = arg == "--orchestrator"        ? &parsed.orchestrator
@@ -99,20 +98,22 @@ int RunAgentCommand(const std::vector<std::string>& args) {
                          : arg == "--orchestrator-key"  ? &parsed.orchestrator_key
                          : arg == "--metrics-address"   ? &parsed.metrics_address
                                                         : nullptr;
-    if (value == nullptr) return Usage(absl::StrCat("unexpected argument '", arg, "'"));
-    if (i + 1 == args.size()) return Usage(absl::StrCat(arg, " needs a value"));
+    if (value == nullptr) return AgentUsage(absl::StrCat("unexpected argument '", arg, "'"));
+    if (i + 1 == args.size()) return AgentUsage(absl::StrCat(arg, " needs a value"));
     *value = args[++i];
   }
-  if (parsed.orchestrator.empty()) return Usage("--orchestrator is required");
-  if (parsed.advertise_address.empty()) return Usage("--advertise-address needs a host");
+  if (parsed.orchestrator.empty()) return AgentUsage("--orchestrator is required");
+  if (parsed.advertise_address.empty()) return AgentUsage("--advertise-address needs a host");
   std::optional<std::vector<AgentSlot>> slots = SlotsFor(parsed.slots);
-  if (!slots) return Usage(absl::StrCat("--slots needs a number >= 1 or auto, not '", parsed.slots, "'"));
+  if (!slots)
+    return AgentUsage(
+        absl::StrCat("--slots needs a number >= 1 or auto, not '", parsed.slots, "'"));
   absl::StatusOr<std::optional<CurveClientConfig>> curve =
       LoadCurveClientConfig(parsed.key_file, parsed.orchestrator_key);
   if (!curve.ok()) {
     if (curve.status().code() == absl::StatusCode::kInvalidArgument &&
         (parsed.key_file.empty() || parsed.orchestrator_key.empty())) {
-      return Usage(curve.status().message());
+      return AgentUsage(curve.status().message());
     }
     std::fprintf(stderr, "error: %s\n", std::string(curve.status().message()).c_str());
     return 1;
@@ -149,7 +150,8 @@ int RunAgentCommand(const std::vector<std::string>& args) {
   std::unique_ptr<MetricsEndpoint> metrics;
   if (!parsed.metrics_address.empty()) {
     absl::StatusOr<ListenAddress> address = ParseListenAddress(parsed.metrics_address);
-    if (!address.ok()) return Usage(absl::StrCat("--metrics-address: ", address.status().message()));
+    if (!address.ok())
+      return AgentUsage(absl::StrCat("--metrics-address: ", address.status().message()));
     absl::StatusOr<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::Start(*address);
     if (!started.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(started.status().message()).c_str());

@@ -21,7 +21,7 @@ extern char** environ;
 namespace cohort {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kDoctorUsage[] =
     "usage: cohort doctor\n"
     "\n"
     "Checks whether this host can run GPU trials and explains what stands in the way: the\n"
@@ -120,7 +120,7 @@ HostFacts GatherHostFacts() {
 int RunDoctorCommand(const std::vector<std::string>& args) {
   if (!args.empty()) {
     const bool help = args[0] == "--help" || args[0] == "-h";
-    std::fputs(kUsage, help ? stdout : stderr);
+    std::fputs(kDoctorUsage, help ? stdout : stderr);
     return help ? 0 : 2;
   }
   const std::vector<DoctorFinding> findings = Diagnose(GatherHostFacts());

@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "harness/cohort/command_exit.h"
 #include "runtime/security/curve_keys.h"
 
 namespace cohort {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kKeygenUsage[] =
     "usage: cohort keygen --out DIR [--name NAME]\n"
     "\n"
     "Makes a CURVE key pair for the control channels and writes DIR/NAME.key (the secret key,\n"
@@ -24,11 +25,6 @@ constexpr char kUsage[] =
     "\n"
     "Prints `<public-key> <name>`: add that line to the orchestrator's authorized keys file (or\n"
     "copy NAME.pub into its authorized keys folder) to let this key in.\n";
-
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  return 1;
-}
 
 std::string HostName() {
   char name[256] = {};
@@ -46,40 +42,40 @@ int RunKeygenCommand(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const bool has_value = i + 1 < args.size();
     if (args[i] == "--help" || args[i] == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kKeygenUsage, stdout);
       return 0;
     } else if (args[i] == "--out" && has_value) {
       out = args[++i];
     } else if (args[i] == "--name" && has_value) {
       name = args[++i];
     } else {
-      std::fprintf(stderr, "unexpected argument '%s'\n%s", args[i].c_str(), kUsage);
+      std::fprintf(stderr, "unexpected argument '%s'\n%s", args[i].c_str(), kKeygenUsage);
       return 2;
     }
   }
   if (out.empty()) {
-    std::fprintf(stderr, "%s", kUsage);
+    std::fprintf(stderr, "%s", kKeygenUsage);
     return 2;
   }
   if (name.empty()) name = HostName();
   if (!IsKeyName(name)) {
-    return Fail("'" + name + "' is not a key name: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -");
+    return CommandError("'" + name + "' is not a key name: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -");
   }
   std::error_code error;
   if (std::filesystem::create_directories(out, error)) {
     std::filesystem::permissions(out, std::filesystem::perms::owner_all, error);
   }
-  if (error) return Fail("cannot create " + out + ": " + error.message());
+  if (error) return CommandError("cannot create " + out + ": " + error.message());
   absl::StatusOr<CurveKeyPair> keys = GenerateCurveKeyPair();
-  if (!keys.ok()) return Fail(std::string(keys.status().message()));
+  if (!keys.ok()) return CommandError(std::string(keys.status().message()));
   const std::string secret_path = out + "/" + name + ".key";
   const std::string public_path = out + "/" + name + ".pub";
   // Both files or neither: check the public one is free before writing the secret one.
-  if (::access(public_path.c_str(), F_OK) == 0) return Fail(public_path + " already exists (keys are never overwritten)");
-  if (absl::Status s = WriteSecretKeyFile(secret_path, name, *keys); !s.ok()) return Fail(std::string(s.message()));
+  if (::access(public_path.c_str(), F_OK) == 0) return CommandError(public_path + " already exists (keys are never overwritten)");
+  if (absl::Status s = WriteSecretKeyFile(secret_path, name, *keys); !s.ok()) return CommandError(std::string(s.message()));
   if (absl::Status s = WritePublicKeyFile(public_path, name, keys->public_key); !s.ok()) {
     ::unlink(secret_path.c_str());
-    return Fail(std::string(s.message()));
+    return CommandError(std::string(s.message()));
   }
   std::fprintf(stderr, "wrote %s (secret, mode 0600) and %s\n", secret_path.c_str(), public_path.c_str());
   std::printf("%s %s\n", keys->public_key.c_str(), name.c_str());

@@ -16,7 +16,7 @@
 
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kMainUsage[] =
     "usage: cohort COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // keep stdout and stderr lines in order
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "help") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    std::fputs(kMainUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "version" || args[0] == "--version") {
@@ -70,6 +70,6 @@ int main(int argc, char** argv) {
   if (args[0] == "report") return cohort::RunReportCommand({args.begin() + 1, args.end()});
   if (args[0] == "doctor") return cohort::RunDoctorCommand({args.begin() + 1, args.end()});
   if (args[0] == "keygen") return cohort::RunKeygenCommand({args.begin() + 1, args.end()});
-  std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kUsage);
+  std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kMainUsage);
   return 2;
 }

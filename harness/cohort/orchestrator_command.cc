@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "harness/cohort/command_exit.h"
 #include "harness/cohort/stop_signals.h"
 #include "harness/cohort/this_process.h"
 #include "runtime/orchestrator/orchestrator_server.h"
@@ -18,7 +19,7 @@
 namespace cohort {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kOrchestratorUsage[] =
     "usage: cohort orchestrator [--listen ENDPOINT] [--client-listen ENDPOINT]\n"
     "                           [--state-dir DIR] [--checkpoint-root DIR]\n"
     "                           [--agent-timeout SECONDS]\n"
@@ -79,15 +80,8 @@ struct OrchestratorArgs {
 
 constexpr char kRendezvousPort[] = "29402";
 
-int Usage(absl::string_view problem) {
-  std::fprintf(stderr, "cohort orchestrator: %.*s\n\n%s", static_cast<int>(problem.size()),
-               problem.data(), kUsage);
-  return 2;
-}
-
-int Fail(absl::string_view message) {
-  std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()), message.data());
-  return 1;
+int OrchestratorUsage(absl::string_view problem) {
+  return UsageError("cohort orchestrator", problem, kOrchestratorUsage);
 }
 
 // `listen`'s host ("tcp://HOST:PORT") at `port`; loopback when `listen` is not TCP.
@@ -106,7 +100,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kOrchestratorUsage, stdout);
       return 0;
     }
     std::string* value = arg == "--listen"              ? &parsed.listen
@@ -120,15 +114,16 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
                          : arg == "--curve"             ? &parsed.curve
                          : arg == "--metrics-address"   ? &parsed.metrics_address
                                                         : nullptr;
-    if (value == nullptr) return Usage(absl::StrCat("unexpected argument '", arg, "'"));
-    if (i + 1 == args.size()) return Usage(absl::StrCat(arg, " needs a value"));
+    if (value == nullptr) return OrchestratorUsage(absl::StrCat("unexpected argument '", arg, "'"));
+    if (i + 1 == args.size()) return OrchestratorUsage(absl::StrCat(arg, " needs a value"));
     *value = args[++i];
   }
-  if (parsed.listen.empty()) return Usage("--listen needs an endpoint");
-  if (parsed.client_listen.empty()) return Usage("--client-listen needs an endpoint");
-  if (parsed.state_dir.empty()) return Usage("--state-dir needs a folder");
+  if (parsed.listen.empty()) return OrchestratorUsage("--listen needs an endpoint");
+  if (parsed.client_listen.empty()) return OrchestratorUsage("--client-listen needs an endpoint");
+  if (parsed.state_dir.empty()) return OrchestratorUsage("--state-dir needs a folder");
   if (parsed.curve != "auto" && parsed.curve != "always") {
-    return Usage(absl::StrCat("--curve needs auto or always, not '", parsed.curve, "'"));
+    return OrchestratorUsage(
+        absl::StrCat("--curve needs auto or always, not '", parsed.curve, "'"));
   }
 
   OrchestratorOptions options;
@@ -140,8 +135,8 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     double seconds = 0;
     if (!absl::SimpleAtod(parsed.agent_timeout, &seconds) || !std::isfinite(seconds) ||
         seconds <= 0) {
-      return Usage(absl::StrCat("--agent-timeout needs a number of seconds > 0, not '",
-                                parsed.agent_timeout, "'"));
+      return OrchestratorUsage(absl::StrCat("--agent-timeout needs a number of seconds > 0, not '",
+                                            parsed.agent_timeout, "'"));
     }
     options.agent_timeout_seconds = seconds;
   }
@@ -156,21 +151,22 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   security.policy = parsed.curve == "always" ? CurvePolicy::kAlways : CurvePolicy::kUnlessLocal;
   if (!parsed.key_file.empty()) {
     absl::StatusOr<CurveKeyPair> keys = ReadSecretKeyFile(parsed.key_file);
-    if (!keys.ok()) return Fail(keys.status().message());
+    if (!keys.ok()) return CommandError(keys.status().message());
     security.server_keys = *std::move(keys);
   }
   if (!parsed.authorized_keys.empty()) {
     absl::StatusOr<AuthorizedKeys> keys = AuthorizedKeys::Load(parsed.authorized_keys);
-    if (!keys.ok()) return Fail(keys.status().message());
+    if (!keys.ok()) return CommandError(keys.status().message());
     security.authorized_keys = *std::move(keys);
   }
 
   std::unique_ptr<MetricsEndpoint> metrics;
   if (!parsed.metrics_address.empty()) {
     absl::StatusOr<ListenAddress> address = ParseListenAddress(parsed.metrics_address);
-    if (!address.ok()) return Usage(absl::StrCat("--metrics-address: ", address.status().message()));
+    if (!address.ok())
+      return OrchestratorUsage(absl::StrCat("--metrics-address: ", address.status().message()));
     absl::StatusOr<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::Start(*address);
-    if (!started.ok()) return Fail(started.status().message());
+    if (!started.ok()) return CommandError(started.status().message());
     metrics = *std::move(started);
     server_options.metrics = metrics.get();
   }
@@ -186,7 +182,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     options.rendezvous_endpoint = RendezvousListenFor(parsed.listen, "*");
     server = OrchestratorServer::Bind(server_options, options, SystemClock());
   }
-  if (!server.ok()) return Fail(server.status().message());
+  if (!server.ok()) return CommandError(server.status().message());
   std::printf("orchestrator: agents connect to %s; clients to %s; state in %s\n",
               (*server)->agent_endpoint().c_str(), (*server)->client_endpoint().c_str(),
               state_dir.c_str());
@@ -195,7 +191,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   if (metrics) std::printf("orchestrator: metrics at port %u, path /metrics\n", metrics->port());
   std::fflush(stdout);
   if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
-    return Fail(status.message());
+    return CommandError(status.message());
   }
   std::fputs("orchestrator: stopped\n", stderr);
   return 0;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "harness/cohort/child_process.h"
+#include "harness/cohort/command_exit.h"
 #include "harness/cohort/entrypoint.h"
 #include "runtime/arena/default_memory_provider.h"
 #include "runtime/arena/dtype.h"
@@ -21,7 +22,7 @@
 namespace cohort {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kPluginUsage[] =
     "usage: cohort plugin info PLUGIN    (a .so path, or a name as an entrypoint gives it)\n"
     "       cohort plugin check PLUGIN [--hparam NAME=VALUE]... [--batch-size N] [--seed N]\n"
     "                          [--step H] [--tolerance R] [--abs-tolerance A] [--coordinates N]\n"
@@ -58,11 +59,6 @@ absl::Status ParsePositive(const std::string& flag, const std::string& text, boo
   }
   out = value;
   return absl::OkStatus();
-}
-
-int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-  return 1;
 }
 
 void PrintInfo(const PluginLibrary& plugin) {
@@ -103,7 +99,7 @@ BatchSpec FirstBatch(cohort_split split, uint64_t size, uint64_t records) {
 // Runs in the child process. Prints each check; returns the exit code.
 int RunChecks(const CheckOptions& options) {
   absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin = PluginLibrary::Open(options.path);
-  if (!plugin.ok()) return Fail(plugin.status());
+  if (!plugin.ok()) return CommandError(plugin.status());
   PrintInfo(**plugin);
 
   DefaultMemoryProvider memory;
@@ -113,7 +109,7 @@ int RunChecks(const CheckOptions& options) {
   host.hyperparameters = options.hyperparameters;
   host.memory = &memory;
   absl::StatusOr<std::unique_ptr<LoadedModel>> created = LoadedModel::Create(*plugin, std::move(host));
-  if (!created.ok()) return Fail(created.status());
+  if (!created.ok()) return CommandError(created.status());
   LoadedModel& model = **created;
 
   auto print_tensors = [](const char* what, const TensorArena& arena) {
@@ -131,16 +127,17 @@ int RunChecks(const CheckOptions& options) {
   if (model.state_arena() != nullptr) print_tensors("state tensors", *model.state_arena());
 
   absl::StatusOr<uint64_t> train_records = model.DatasetSize(COHORT_SPLIT_TRAINING);
-  if (!train_records.ok()) return Fail(train_records.status());
+  if (!train_records.ok()) return CommandError(train_records.status());
   absl::StatusOr<uint64_t> validation_records = model.DatasetSize(COHORT_SPLIT_VALIDATION);
-  if (!validation_records.ok()) return Fail(validation_records.status());
+  if (!validation_records.ok()) return CommandError(validation_records.status());
   std::printf("  dataset: %llu training records, %llu validation records\n",
               static_cast<unsigned long long>(*train_records), static_cast<unsigned long long>(*validation_records));
-  if (*train_records == 0) return Fail(absl::FailedPreconditionError("the training split is empty"));
+  if (*train_records == 0)
+    return CommandError(absl::FailedPreconditionError("the training split is empty"));
 
   const BatchSpec train = FirstBatch(COHORT_SPLIT_TRAINING, options.batch_size, *train_records);
   absl::StatusOr<BatchMetrics> trained = model.TrainBatch(train);
-  if (!trained.ok()) return Fail(trained.status());
+  if (!trained.ok()) return CommandError(trained.status());
   std::printf("  train_batch (%zu records):%s\n", train.record_indices.size(), FormatMetrics(*trained).c_str());
 
   int failures = 0;
@@ -152,7 +149,7 @@ int RunChecks(const CheckOptions& options) {
     };
     const uint64_t before = checksum();
     absl::StatusOr<BatchMetrics> evaluated = model.EvaluateBatch(validation);
-    if (!evaluated.ok()) return Fail(evaluated.status());
+    if (!evaluated.ok()) return CommandError(evaluated.status());
     const bool unchanged = checksum() == before;
     failures += unchanged ? 0 : 1;
     std::printf("  evaluate_batch (%zu records):%s\n", validation.record_indices.size(),
@@ -168,7 +165,7 @@ int RunChecks(const CheckOptions& options) {
               probe.epsilon, probe.relative_tolerance, probe.absolute_tolerance,
               probe.coordinates_per_tensor);
   absl::StatusOr<GradientCheckReport> gradients = CheckGradients(model, train, probe);
-  if (!gradients.ok()) return Fail(gradients.status());
+  if (!gradients.ok()) return CommandError(gradients.status());
   for (const CoordinateCheck& c : gradients->coordinates) {
     if (!c.passed) {
       std::printf("    %s[%llu]: analytic %.6g, finite difference %.6g (allowed %.3g apart)\n",
@@ -182,10 +179,10 @@ int RunChecks(const CheckOptions& options) {
 
   if (model.has_state()) {
     absl::StatusOr<std::string> saved = model.SaveState();
-    if (!saved.ok()) return Fail(saved.status());
-    if (absl::Status s = model.LoadState(*saved); !s.ok()) return Fail(s);
+    if (!saved.ok()) return CommandError(saved.status());
+    if (absl::Status s = model.LoadState(*saved); !s.ok()) return CommandError(s);
     absl::StatusOr<std::string> again = model.SaveState();
-    if (!again.ok()) return Fail(again.status());
+    if (!again.ok()) return CommandError(again.status());
     const bool same = *again == *saved;
     failures += same ? 0 : 1;
     std::printf("  state round trip (%zu bytes): %s\n", saved->size(), same ? "passed" : "FAILED");
@@ -199,50 +196,51 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
     const std::string& arg = args[i];
     const bool has_value = i + 1 < args.size();
     if (arg == "--hparam" && has_value) {
-      if (absl::Status s = options.hyperparameters.SetFromAssignment(args[++i]); !s.ok()) return Fail(s);
+      if (absl::Status s = options.hyperparameters.SetFromAssignment(args[++i]); !s.ok())
+        return CommandError(s);
     } else if (arg == "--batch-size" && has_value) {
       if (!absl::SimpleAtoi(args[++i], &options.batch_size) || options.batch_size == 0) {
-        return Fail(absl::InvalidArgumentError("--batch-size takes a positive integer"));
+        return CommandError(absl::InvalidArgumentError("--batch-size takes a positive integer"));
       }
     } else if (arg == "--seed" && has_value) {
       if (!absl::SimpleAtoi(args[++i], &options.seed)) {
-        return Fail(absl::InvalidArgumentError("--seed takes a non-negative integer"));
+        return CommandError(absl::InvalidArgumentError("--seed takes a non-negative integer"));
       }
     } else if (arg == "--step" && has_value) {
       if (absl::Status s = ParsePositive(arg, args[++i], false, options.gradients.epsilon); !s.ok()) {
-        return Fail(s);
+        return CommandError(s);
       }
     } else if (arg == "--tolerance" && has_value) {
       if (absl::Status s = ParsePositive(arg, args[++i], true, options.gradients.relative_tolerance);
           !s.ok()) {
-        return Fail(s);
+        return CommandError(s);
       }
     } else if (arg == "--abs-tolerance" && has_value) {
       if (absl::Status s = ParsePositive(arg, args[++i], true, options.gradients.absolute_tolerance);
           !s.ok()) {
-        return Fail(s);
+        return CommandError(s);
       }
     } else if (arg == "--coordinates" && has_value) {
       if (!absl::SimpleAtoi(args[++i], &options.gradients.coordinates_per_tensor) ||
           options.gradients.coordinates_per_tensor == 0) {
-        return Fail(absl::InvalidArgumentError("--coordinates takes a positive integer"));
+        return CommandError(absl::InvalidArgumentError("--coordinates takes a positive integer"));
       }
     } else if (options.path.empty() && !arg.starts_with("--")) {
       options.path = arg;
     } else {
-      std::fprintf(stderr, "unexpected argument '%s'\n%s", arg.c_str(), kUsage);
+      std::fprintf(stderr, "unexpected argument '%s'\n%s", arg.c_str(), kPluginUsage);
       return 2;
     }
   }
   if (options.path.empty()) {
-    std::fprintf(stderr, "%s", kUsage);
+    std::fprintf(stderr, "%s", kPluginUsage);
     return 2;
   }
   // PLUGIN is found as an experiment's entrypoint is: a path as it is (the loader says what is
   // wrong with it), or a name looked up on the plugin path.
   if (!absl::StrContains(options.path, '/') && !absl::EndsWith(options.path, ".so")) {
     absl::StatusOr<std::string> resolved = ResolveEntrypoint(options.path, "");
-    if (!resolved.ok()) return Fail(resolved.status());
+    if (!resolved.ok()) return CommandError(resolved.status());
     options.path = *resolved;
   }
   return 0;
@@ -252,23 +250,23 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
 
 int RunPluginCommand(const std::vector<std::string>& args) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(kUsage, stdout);
+    std::fputs(kPluginUsage, stdout);
     return 0;
   }
   if (args.empty() || (args[0] != "info" && args[0] != "check")) {
-    std::fprintf(stderr, "%s", kUsage);
+    std::fprintf(stderr, "%s", kPluginUsage);
     return 2;
   }
   CheckOptions options;
   if (int code = ParseCheckOptions(args, options); code != 0) return code;
   if (args[0] == "info") {
     absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin = PluginLibrary::Open(options.path);
-    if (!plugin.ok()) return Fail(plugin.status());
+    if (!plugin.ok()) return CommandError(plugin.status());
     PrintInfo(**plugin);
     return 0;
   }
   absl::StatusOr<ChildExit> exit = RunInChild([&] { return RunChecks(options); });
-  if (!exit.ok()) return Fail(exit.status());
+  if (!exit.ok()) return CommandError(exit.status());
   if (exit->signaled) {
     std::fprintf(stderr, "error: plugin '%s' crashed: the checking process was %s\n", options.path.c_str(),
                  exit->Describe().c_str());

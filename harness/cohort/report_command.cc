@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "harness/cohort/command_exit.h"
 #include "harness/cohort/report_data.h"
 #include "harness/cohort/report_page.h"
 #include "runtime/record/run_folder.h"
@@ -10,7 +11,7 @@
 namespace cohort {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kReportUsage[] =
     "usage: cohort report RUN_DIR... [--output FILE]\n"
     "\n"
     "Writes one HTML page about the run folders of `cohort run` (or an orchestrator's\n"
@@ -20,10 +21,8 @@ constexpr char kUsage[] =
     "\n"
     "  --output FILE   where to write it (default: the first RUN_DIR's report.html)\n";
 
-int Usage(absl::string_view problem) {
-  std::fprintf(stderr, "cohort report: %.*s\n\n%s", static_cast<int>(problem.size()),
-               problem.data(), kUsage);
-  return 2;
+int ReportUsage(absl::string_view problem) {
+  return UsageError("cohort report", problem, kReportUsage);
 }
 
 }  // namespace
@@ -33,19 +32,19 @@ int RunReportCommand(const std::vector<std::string>& args) {
   std::string output;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kReportUsage, stdout);
       return 0;
     }
     if (args[i] == "--output") {
-      if (i + 1 == args.size()) return Usage("--output needs a file");
+      if (i + 1 == args.size()) return ReportUsage("--output needs a file");
       output = args[++i];
     } else if (!args[i].empty() && args[i][0] == '-') {
-      return Usage(absl::StrCat("unexpected argument '", args[i], "'"));
+      return ReportUsage(absl::StrCat("unexpected argument '", args[i], "'"));
     } else {
       folders.push_back(args[i]);
     }
   }
-  if (folders.empty()) return Usage("name at least one run folder");
+  if (folders.empty()) return ReportUsage("name at least one run folder");
   std::vector<RunReportData> runs;
   for (const std::string& folder : folders) {
     absl::StatusOr<RunReportData> run = ReadRunForReport(folder);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "harness/cohort/command_exit.h"
 #include "harness/cohort/entrypoint.h"
 #include "harness/cohort/embedded_run.h"
 #include "harness/cohort/this_process.h"
@@ -24,7 +25,7 @@
 namespace cohort {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kRunUsage[] =
     "usage: cohort run EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--resume DIR]\n"
     "\n"
     "Trains the experiment on this machine, every trial its searcher asks for, and writes a\n"
@@ -48,7 +49,6 @@ constexpr char kUsage[] =
     "Ctrl-C (or SIGTERM) asks the trials to checkpoint and stop (resume them with --resume); a\n"
     "second one kills them. Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped.\n";
 
-
 struct RunArgs {
   std::string experiment;
   std::string output;
@@ -59,15 +59,8 @@ struct RunArgs {
   bool gpus = false;
 };
 
-int Usage(absl::string_view problem) {
-  std::fprintf(stderr, "cohort run: %.*s\n\n%s", static_cast<int>(problem.size()), problem.data(),
-               kUsage);
-  return 2;
-}
-
-int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-  return 1;
+int RunUsage(absl::string_view problem) {
+  return UsageError("cohort run", problem, kRunUsage);
 }
 
 std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit_code) {
@@ -75,7 +68,7 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kRunUsage, stdout);
       *exit_code = 0;
       return std::nullopt;
     }
@@ -85,7 +78,7 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
     }
     if (arg == "--output" || arg == "--set" || arg == "--resume" || arg == "--cpu-slots") {
       if (i + 1 == args.size()) {
-        *exit_code = Usage(absl::StrCat(arg, " needs a value"));
+        *exit_code = RunUsage(absl::StrCat(arg, " needs a value"));
         return std::nullopt;
       }
       const std::string& value = args[++i];
@@ -94,30 +87,30 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
       if (arg == "--set") parsed.overrides.push_back(value);
       if (arg == "--cpu-slots" && (!absl::SimpleAtoi(value, &parsed.cpu_slots) ||
                                    parsed.cpu_slots == 0)) {
-        *exit_code = Usage(absl::StrCat("--cpu-slots needs a number >= 1, not '", value, "'"));
+        *exit_code = RunUsage(absl::StrCat("--cpu-slots needs a number >= 1, not '", value, "'"));
         return std::nullopt;
       }
       if (arg == "--cpu-slots") parsed.cpu_slots_given = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      *exit_code = Usage(absl::StrCat("unknown option '", arg, "'"));
+      *exit_code = RunUsage(absl::StrCat("unknown option '", arg, "'"));
       return std::nullopt;
     } else if (parsed.experiment.empty()) {
       parsed.experiment = arg;
     } else {
-      *exit_code = Usage(absl::StrCat("unexpected argument '", arg, "'"));
+      *exit_code = RunUsage(absl::StrCat("unexpected argument '", arg, "'"));
       return std::nullopt;
     }
   }
   if (parsed.gpus && parsed.cpu_slots_given) {
-    *exit_code = Usage("--gpus and --cpu-slots are exclusive: the slots are GPUs or CPU cores");
+    *exit_code = RunUsage("--gpus and --cpu-slots are exclusive: the slots are GPUs or CPU cores");
     return std::nullopt;
   }
   if (parsed.experiment.empty() && parsed.resume.empty()) {
-    *exit_code = Usage("missing EXPERIMENT.yaml");
+    *exit_code = RunUsage("missing EXPERIMENT.yaml");
     return std::nullopt;
   }
   if (!parsed.resume.empty() && !parsed.output.empty()) {
-    *exit_code = Usage("--output and --resume do not go together (the run folder is DIR)");
+    *exit_code = RunUsage("--output and --resume do not go together (the run folder is DIR)");
     return std::nullopt;
   }
   return parsed;
@@ -161,62 +154,62 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   std::string config_path = args->experiment;
   if (!args->resume.empty()) {
     absl::StatusOr<RunFolder> opened = RunFolder::Open(args->resume);
-    if (!opened.ok()) return Fail(opened.status());
+    if (!opened.ok()) return CommandError(opened.status());
     folder = *opened;
     absl::StatusOr<ExperimentConfig> stored_config = LoadExperimentConfig(folder->config_path());
-    if (!stored_config.ok()) return Fail(stored_config.status());
+    if (!stored_config.ok()) return CommandError(stored_config.status());
     stored = *std::move(stored_config);
     if (config_path.empty()) config_path = folder->config_path();
   }
   absl::StatusOr<ExperimentConfig> config =
       LoadConfig(config_path, args->overrides, stored ? stored->experiment_seed : std::nullopt);
-  if (!config.ok()) return Fail(config.status());
+  if (!config.ok()) return CommandError(config.status());
   // Refused before anything is written: the run folder stays as it was.
   if (stored) {
     if (std::vector<std::string> changes = TrainingChanges(*stored, *config); !changes.empty()) {
-      return Fail(absl::FailedPreconditionError(absl::StrCat(
+      return CommandError(absl::FailedPreconditionError(absl::StrCat(
           "--resume: the run in ", folder->path(), " was trained with other settings, and its "
           "checkpoints hold what they made (", absl::StrJoin(changes, "; "),
           "); resume with the run's own settings, or start a new run (--output)")));
     }
   }
   if (!args->resume.empty() && config->searcher.name == "adaptive_asha") {
-    return Fail(absl::UnimplementedError(
+    return CommandError(absl::UnimplementedError(
         "--resume continues experiments of the single, grid and random searchers; "
         "adaptive_asha's promotions are not kept in the run folder, so this run cannot resume"));
   }
   const std::vector<AgentSlot> slots = args->gpus ? DetectGpuSlots() : CpuSlots(args->cpu_slots);
   if (args->gpus && slots.empty()) {
-    return Fail(absl::FailedPreconditionError(absl::StrCat(
+    return CommandError(absl::FailedPreconditionError(absl::StrCat(
         "--gpus: this machine shows no NVIDIA GPU (", kNvidiaGpusFolder,
         " lists none: no GPU, or no NVIDIA driver)")));
   }
   if (config->slots_per_trial > slots.size()) {
-    return Fail(absl::FailedPreconditionError(absl::StrCat(
+    return CommandError(absl::FailedPreconditionError(absl::StrCat(
         "resources.slots_per_trial: ", config->slots_per_trial, " slots, but this machine offers ",
         slots.size(),
         args->gpus ? " GPU slots (one per GPU)" : " CPU slots (one per core; --cpu-slots N allows more)")));
   }
   if (absl::Status checked = Orchestrator::CheckExperiment(*config); !checked.ok()) {
-    return Fail(checked);
+    return CommandError(checked);
   }
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
-  if (!plugin.ok()) return Fail(plugin.status());
+  if (!plugin.ok()) return CommandError(plugin.status());
   if (!folder) {
     absl::StatusOr<RunFolder> created = RunFolder::Create(
         args->output.empty() ? DefaultRunPath("runs", config->name) : args->output);
-    if (!created.ok()) return Fail(created.status());
+    if (!created.ok()) return CommandError(created.status());
     folder = *created;
   }
   if (absl::Status status = WriteFileAtomically(folder->config_path(), config->effective_yaml);
       !status.ok()) {
-    return Fail(status);
+    return CommandError(status);
   }
   // The workers run in their task folders: paths they get are absolute.
   const std::string checkpoint_root = AbsolutePath(CheckpointRoot(*config, *folder));
 
   absl::StatusOr<std::string> executable = SelfExecutable();
-  if (!executable.ok()) return Fail(executable.status());
+  if (!executable.ok()) return CommandError(executable.status());
 
   std::fprintf(stderr, "experiment %s: run folder %s\n", config->name.c_str(),
                folder->path().c_str());

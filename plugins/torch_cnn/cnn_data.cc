@@ -1,4 +1,4 @@
-// cnn_data.cc -- drawing SyntheticShapes, opening MNIST, gathering batches (see cnn_data.h).
+// cnn_data.cc -- drawing SyntheticShapes and opening MNIST (see cnn_data.h).
 //
 // How hard the shapes are, as measured (20,000 training records, batch 32, accuracy on the first
 // 2,000 validation records; g++ 12 -O2, LibTorch 1.13 on x86-64, one thread):
@@ -197,24 +197,6 @@ CnnData OpenCnnData(const DataOptions& options) {
   data.validation = std::make_unique<SyntheticShapes>(COHORT_SPLIT_VALIDATION,
                                                       options.synthetic_validation_records);
   return data;
-}
-
-std::pair<torch::Tensor, torch::Tensor> Gather(const mlp::Dataset& data, const uint64_t* indices,
-                                               size_t count) {
-  const auto n = static_cast<int64_t>(count);
-  torch::Tensor images = torch::empty({n, 1, 28, 28}, torch::kFloat32);
-  torch::Tensor labels = torch::empty({n}, torch::kInt64);
-  float* pixels = images.data_ptr<float>();
-  int64_t* label = labels.data_ptr<int64_t>();
-  for (size_t i = 0; i < count; ++i) {
-    if (indices[i] >= data.size()) {
-      throw cohort::Error(
-          COHORT_STATUS_OUT_OF_RANGE,
-          "record " + std::to_string(indices[i]) + " of a split of " + std::to_string(data.size()));
-    }
-    label[i] = data.Read(indices[i], pixels + i * kPixels);
-  }
-  return {images, labels};
 }
 
 }  // namespace torch_cnn

@@ -26,12 +26,11 @@
 //   find strokes and their arrangement wherever they are: convolutions with pooling do, a linear
 //   model on the pixels does not (the figures are in cnn_data.cc).
 //
-// Thread-safety: datasets are const after construction; Gather may run on several threads.
+// Thread-safety: datasets are const after construction; Read may run on several threads.
 #ifndef COHORT_PLUGINS_TORCH_CNN_CNN_DATA_H_
 #define COHORT_PLUGINS_TORCH_CNN_CNN_DATA_H_
 
 #include <cohort/plugin.h>
-#include <torch/torch.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -80,11 +79,6 @@ struct CnnData {
 // MNIST's files (see idx_dataset.h), INVALID_ARGUMENT when they are not 28 x 28 images or a
 // synthetic split has no record.
 CnnData OpenCnnData(const DataOptions& options);
-
-// The images (float32 [count, 1, 28, 28]) and labels (int64 [count]) of records
-// indices[0..count) of `data`, on the CPU.
-std::pair<torch::Tensor, torch::Tensor> Gather(const mlp::Dataset& data, const uint64_t* indices,
-                                               size_t count);
 
 }  // namespace torch_cnn
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "cnn_batch.h"
 #include "cnn_data.h"
 #include "cnn_model.h"
 

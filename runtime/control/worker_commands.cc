@@ -27,14 +27,14 @@ struct CommandEncoder {
   }
 };
 
-absl::Status Invalid(absl::string_view what) {
+absl::Status MalformedCommand(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed worker command: ", what));
 }
 
 absl::StatusOr<WorkerCommand> Decode(const fbs::RendezvousValue& t) {
   if (t.value() != nullptr && t.value()->size() > kMaxRendezvousValueBytes) {
-    return Invalid(absl::StrCat("rendezvous value of ", t.value()->size(), " bytes for '",
-                                t.key()->str(), "' exceeds ", kMaxRendezvousValueBytes));
+    return MalformedCommand(absl::StrCat("rendezvous value of ", t.value()->size(), " bytes for '",
+                                         t.key()->str(), "' exceeds ", kMaxRendezvousValueBytes));
   }
   return RendezvousValue{t.request_id(), t.key()->str(), t.found(), BytesOf(t.value())};
 }
@@ -66,11 +66,12 @@ absl::StatusOr<WorkerCommand> DecodeWorkerCommand(absl::string_view bytes) {
     case fbs::WorkerPayload::RendezvousSet:
     case fbs::WorkerPayload::RendezvousGet:
     case fbs::WorkerPayload::Heartbeat:
-      return Invalid(absl::StrCat("a ", fbs::EnumNameWorkerPayload(envelope.payload_type()),
-                                  " is a worker message, not a supervisor command"));
+      return MalformedCommand(absl::StrCat("a ",
+                                           fbs::EnumNameWorkerPayload(envelope.payload_type()),
+                                           " is a worker message, not a supervisor command"));
     default:
-      return Invalid(absl::StrCat("unknown command type ",
-                                  static_cast<int>(envelope.payload_type())));
+      return MalformedCommand(
+          absl::StrCat("unknown command type ", static_cast<int>(envelope.payload_type())));
   }
 }
 

@@ -80,7 +80,7 @@ struct MessageEncoder {
   }
 };
 
-absl::Status Invalid(absl::string_view what) {
+absl::Status MalformedWorkerMessage(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed worker message: ", what));
 }
 
@@ -94,7 +94,8 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::MetricsReport& t) {
     case fbs::ReportKind::Training: m.kind = ReportKind::kTraining; break;
     case fbs::ReportKind::Validation: m.kind = ReportKind::kValidation; break;
     default:
-      return Invalid(absl::StrCat("unknown report kind ", static_cast<int>(t.kind())));
+      return MalformedWorkerMessage(
+          absl::StrCat("unknown report kind ", static_cast<int>(t.kind())));
   }
   for (auto [list, values] : {std::pair{t.metrics(), &m.metrics}, std::pair{t.timings(), &m.timings}}) {
     if (list == nullptr) continue;
@@ -115,7 +116,7 @@ WorkerMessage Decode(const fbs::ProgressReport& t) {
 
 absl::StatusOr<WorkerMessage> Decode(const fbs::CheckpointReport& t) {
   if (t.id()->size() == 0 && !(t.restored() && t.batches() == 0)) {
-    return Invalid("checkpoint report without a checkpoint id");
+    return MalformedWorkerMessage("checkpoint report without a checkpoint id");
   }
   return CheckpointReport{t.trial_id(), t.id()->str(), t.batches(), t.records(), t.bytes(),
                           t.restored()};
@@ -128,15 +129,17 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::TrialFinished& t) {
     case fbs::TrialExit::Stopped: m.exit = TrialExit::kStopped; break;
     case fbs::TrialExit::Failed: m.exit = TrialExit::kFailed; break;
     default:
-      return Invalid(absl::StrCat("unknown trial exit ", static_cast<int>(t.exit())));
+      return MalformedWorkerMessage(
+          absl::StrCat("unknown trial exit ", static_cast<int>(t.exit())));
   }
   return m;
 }
 
 absl::StatusOr<WorkerMessage> Decode(const fbs::RendezvousSet& t) {
   if (t.value() != nullptr && t.value()->size() > kMaxRendezvousValueBytes) {
-    return Invalid(absl::StrCat("rendezvous value of ", t.value()->size(), " bytes for '",
-                                t.key()->str(), "' exceeds ", kMaxRendezvousValueBytes));
+    return MalformedWorkerMessage(absl::StrCat("rendezvous value of ", t.value()->size(),
+                                               " bytes for '", t.key()->str(), "' exceeds ",
+                                               kMaxRendezvousValueBytes));
   }
   return RendezvousSet{t.key()->str(), BytesOf(t.value())};
 }
@@ -175,11 +178,12 @@ absl::StatusOr<WorkerMessage> DecodeWorkerMessage(absl::string_view bytes) {
     case fbs::WorkerPayload::Heartbeat: return Decode(*envelope.payload_as_Heartbeat());
     case fbs::WorkerPayload::StopCommand:
     case fbs::WorkerPayload::RendezvousValue:
-      return Invalid(absl::StrCat("a ", fbs::EnumNameWorkerPayload(envelope.payload_type()),
-                                  " is a supervisor command, not a worker message"));
+      return MalformedWorkerMessage(
+          absl::StrCat("a ", fbs::EnumNameWorkerPayload(envelope.payload_type()),
+                       " is a supervisor command, not a worker message"));
     default:
-      return Invalid(absl::StrCat("unknown message type ",
-                                  static_cast<int>(envelope.payload_type())));
+      return MalformedWorkerMessage(
+          absl::StrCat("unknown message type ", static_cast<int>(envelope.payload_type())));
   }
 }
 

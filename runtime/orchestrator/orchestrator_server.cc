@@ -26,7 +26,7 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr int kMessagesPerTurn = 256;
 constexpr int kLingerMilliseconds = 1000;
 
-void PrintLine(const OrchestratorEvent& event) {
+void PrintEvent(const OrchestratorEvent& event) {
   const absl::string_view line = event.line;
   std::fprintf(stderr, "orchestrator: %.*s\n", static_cast<int>(line.size()), line.data());
 }
@@ -149,7 +149,7 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
   if (options.tick_interval <= std::chrono::milliseconds::zero()) {
     return absl::InvalidArgumentError("the tick interval must be positive");
   }
-  if (!options.log) options.log = PrintLine;
+  if (!options.log) options.log = PrintEvent;
   zmq::context_t context;
   // Before any bind: without its authenticator, ZeroMQ lets every CURVE client in.
   absl::StatusOr<std::unique_ptr<ServerSecurity>> security =

@@ -13,7 +13,7 @@
 namespace cohort {
 namespace {
 
-void PrintLine(absl::string_view line) {
+void PrintRendezvousLine(absl::string_view line) {
   std::fprintf(stderr, "orchestrator: rendezvous: %.*s\n", static_cast<int>(line.size()),
                line.data());
 }
@@ -23,7 +23,7 @@ void PrintLine(absl::string_view line) {
 absl::StatusOr<std::unique_ptr<RendezvousHost>> RendezvousHost::Bind(
     zmq::context_t& context, const std::string& endpoint, const WorkerHub::SocketSetup& setup,
     LogFunction log) {
-  if (!log) log = PrintLine;
+  if (!log) log = PrintRendezvousLine;
   absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
       WorkerHub::Bind(context, endpoint, setup, [log](absl::string_view why) {
         log(absl::StrCat("dropped a malformed message: ", why));

@@ -17,7 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kValid[] = R"(name: bounded
+constexpr char kBoundedValid[] = R"(name: bounded
 entrypoint: mlp
 searcher: {name: single, metric: loss, max_length: {batches: 10}}
 hyperparameters:
@@ -26,7 +26,8 @@ hyperparameters:
 
 // About 500 bytes of YAML whose aliases expand to 9^9 (387 million) strings.
 std::string AliasBomb() {
-  std::string text = absl::StrCat(kValid, "  bomb:\n    a: &a [x, x, x, x, x, x, x, x, x]\n");
+  std::string text =
+      absl::StrCat(kBoundedValid, "  bomb:\n    a: &a [x, x, x, x, x, x, x, x, x]\n");
   char previous = 'a';
   for (char name = 'b'; name <= 'i'; ++name) {
     absl::StrAppend(&text, "    ", std::string(1, name), ": &", std::string(1, name), " [");
@@ -38,7 +39,8 @@ std::string AliasBomb() {
 }
 
 std::string Nested(int depth) {
-  return absl::StrCat(kValid, "  deep: ", std::string(depth, '['), std::string(depth, ']'), "\n");
+  return absl::StrCat(kBoundedValid, "  deep: ", std::string(depth, '['), std::string(depth, ']'),
+                      "\n");
 }
 
 TEST(ConfigBoundsTest, AnAliasBombIsRefusedQuickly) {
@@ -61,22 +63,23 @@ TEST(ConfigBoundsTest, NestingHasABound) {
 
 TEST(ConfigBoundsTest, BytesHaveABoundWithAndWithoutOverrides) {
   const std::string padding(kMaxConfigBytes, '#');
-  absl::StatusOr<ExperimentConfig> big = ParseExperimentConfig(absl::StrCat(kValid, padding));
+  absl::StatusOr<ExperimentConfig> big =
+      ParseExperimentConfig(absl::StrCat(kBoundedValid, padding));
   ASSERT_FALSE(big.ok());
   EXPECT_THAT(big.status().message(), HasSubstr("Cohort reads at most 1048576"));
 
   absl::StatusOr<ExperimentConfig> grown = ParseExperimentConfig(
-      kValid, {absl::StrCat("description=", std::string(kMaxConfigBytes, 'x'))});
+      kBoundedValid, {absl::StrCat("description=", std::string(kMaxConfigBytes, 'x'))});
   ASSERT_FALSE(grown.ok());
   EXPECT_THAT(grown.status().message(), HasSubstr("with --set applied; Cohort reads at most"));
 }
 
 TEST(ConfigBoundsTest, AValueWithANulIsRefusedNamingItsLine) {
   absl::StatusOr<ExperimentConfig> config =
-      ParseExperimentConfig(absl::StrCat(kValid, "  tag: \"a\\0b\"\n"));
+      ParseExperimentConfig(absl::StrCat(kBoundedValid, "  tag: \"a\\0b\"\n"));
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(), HasSubstr("line 6: a value holds a NUL character"));
-  EXPECT_FALSE(ParseExperimentConfig(kValid, {"name=\"x\\0y\""}).ok());
+  EXPECT_FALSE(ParseExperimentConfig(kBoundedValid, {"name=\"x\\0y\""}).ok());
 }
 
 TEST(ConfigBoundsTest, OnlyRegularFilesOfBoundedSizeAreRead) {
@@ -88,11 +91,11 @@ TEST(ConfigBoundsTest, OnlyRegularFilesOfBoundedSizeAreRead) {
               HasSubstr("not a regular file"));
 
   const std::string large = folder / "large.yaml";
-  std::ofstream(large) << kValid << std::string(2 * kMaxConfigBytes, '#');
+  std::ofstream(large) << kBoundedValid << std::string(2 * kMaxConfigBytes, '#');
   EXPECT_THAT(LoadExperimentConfig(large).status().message(),
               HasSubstr("larger than 1048576 bytes"));
   const std::string fine = folder / "fine.yaml";
-  std::ofstream(fine) << kValid;
+  std::ofstream(fine) << kBoundedValid;
   EXPECT_TRUE(LoadExperimentConfig(fine).ok());
 }
 

@@ -11,7 +11,7 @@
 namespace cohort {
 namespace {
 
-constexpr char kValid[] = R"(
+constexpr char kValidConfig[] = R"(
 name: base
 entrypoint: mlp
 searcher:
@@ -25,13 +25,13 @@ hyperparameters:
 
 struct MalformedCase {
   const char* label;
-  std::string yaml;               // empty: kValid
+  std::string yaml;               // empty: kValidConfig
   std::vector<std::string> sets;  // overrides applied to the yaml
   std::string message;            // the error message contains this
 };
 
 std::vector<MalformedCase> Cases() {
-  const std::string valid = kValid;
+  const std::string valid = kValidConfig;
   return {
       {"length with an unknown unit", "", {"searcher.max_length={minutes: 3}"},
        "searcher.max_length: expected exactly one of batches, records, epochs; got {minutes: 3}"},
@@ -245,7 +245,7 @@ TEST(ConfigErrorsTest, EveryMalformedConfigNamesItsField) {
   for (const MalformedCase& c : cases) {
     SCOPED_TRACE(c.label);
     absl::StatusOr<ExperimentConfig> config =
-        ParseExperimentConfig(c.yaml.empty() ? kValid : c.yaml, c.sets);
+        ParseExperimentConfig(c.yaml.empty() ? kValidConfig : c.yaml, c.sets);
     ASSERT_FALSE(config.ok());
     EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(config.status().message()), ::testing::HasSubstr(c.message));
@@ -253,7 +253,7 @@ TEST(ConfigErrorsTest, EveryMalformedConfigNamesItsField) {
 }
 
 TEST(ConfigErrorsTest, TheValidBaseParses) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kValid);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kValidConfig);
   EXPECT_TRUE(config.ok()) << config.status();
 }
 

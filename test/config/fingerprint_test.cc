@@ -8,7 +8,7 @@
 namespace cohort {
 namespace {
 
-constexpr char kBase[] = R"(
+constexpr char kFingerprintBase[] = R"(
 name: base
 description: the base
 entrypoint: mlp
@@ -27,7 +27,7 @@ hyperparameters:
 )";
 
 std::string FingerprintWith(std::vector<std::string> sets) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kBase, sets);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kFingerprintBase, sets);
   EXPECT_TRUE(config.ok()) << config.status();
   return config.ok() ? TrainingFingerprint(*config) : "";
 }
@@ -40,7 +40,7 @@ TEST(FingerprintTest, StableAcrossProcessesAndBuilds) {
 }
 
 ExperimentConfig ConfigWith(std::vector<std::string> sets) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kBase, sets);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kFingerprintBase, sets);
   EXPECT_TRUE(config.ok()) << config.status();
   return config.ok() ? *config : ExperimentConfig{};
 }

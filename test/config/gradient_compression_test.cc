@@ -13,15 +13,15 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kMinimal[] = R"(
+constexpr char kMinimalForCompression[] = R"(
 entrypoint: mlp
 searcher: {name: single, metric: loss, max_length: {batches: 10}}
 hyperparameters: {global_batch_size: 8}
 )";
 
 absl::StatusOr<CompressionOptions> CompressionFrom(const std::string& value) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(
-      absl::StrCat(kMinimal, "optimizations:\n  gradient_compression: ", value, "\n"));
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(absl::StrCat(
+      kMinimalForCompression, "optimizations:\n  gradient_compression: ", value, "\n"));
   if (!config.ok()) return config.status();
   return config->optimizations.gradient_compression;
 }
@@ -33,7 +33,7 @@ CompressionOptions MustRead(const std::string& value) {
 }
 
 TEST(GradientCompressionTest, AbsentAndFalseMeanNone) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kMinimal);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kMinimalForCompression);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->optimizations.gradient_compression.kind, CompressionOptions::kNone);
   EXPECT_EQ(MustRead("false").kind, CompressionOptions::kNone);
@@ -72,7 +72,7 @@ TEST(GradientCompressionTest, PowerSgdMapCarriesRankAndStartIter) {
 
 TEST(GradientCompressionTest, OverrideReplacesTheFileValue) {
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(
-      absl::StrCat(kMinimal, "optimizations: {gradient_compression: true}\n"),
+      absl::StrCat(kMinimalForCompression, "optimizations: {gradient_compression: true}\n"),
       {"optimizations.gradient_compression={type: topk, ratio: 0.5}"});
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->optimizations.gradient_compression.kind, CompressionOptions::kTopK);
@@ -82,8 +82,8 @@ TEST(GradientCompressionTest, OverrideReplacesTheFileValue) {
 TEST(GradientCompressionTest, EffectiveYamlKeepsEveryForm) {
   for (const char* value : {"true", "bf16", "{type: topk, ratio: 0.25}",
                             "{type: powersgd, rank: 3, start_iter: 7}"}) {
-    absl::StatusOr<ExperimentConfig> first = ParseExperimentConfig(
-        absl::StrCat(kMinimal, "optimizations:\n  gradient_compression: ", value, "\n"));
+    absl::StatusOr<ExperimentConfig> first = ParseExperimentConfig(absl::StrCat(
+        kMinimalForCompression, "optimizations:\n  gradient_compression: ", value, "\n"));
     ASSERT_TRUE(first.ok()) << value << ": " << first.status();
     absl::StatusOr<ExperimentConfig> second = ParseExperimentConfig(first->effective_yaml);
     ASSERT_TRUE(second.ok()) << value << ": " << second.status();

@@ -13,7 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kBase[] = R"(
+constexpr char kOverrideBase[] = R"(
 entrypoint: mlp
 searcher:
   name: single
@@ -27,13 +27,13 @@ hyperparameters:
 )";
 
 ExperimentConfig MustParse(std::vector<std::string> sets) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kBase, sets);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kOverrideBase, sets);
   EXPECT_TRUE(config.ok()) << config.status();
   return config.ok() ? *std::move(config) : ExperimentConfig{};
 }
 
 std::string ErrorOf(std::vector<std::string> sets) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kBase, sets);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kOverrideBase, sets);
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   return std::string(config.status().message());
 }

@@ -13,7 +13,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-constexpr char kBase[] = R"(
+constexpr char kSearcherBase[] = R"(
 entrypoint: mlp
 hyperparameters:
   global_batch_size: 32
@@ -25,7 +25,7 @@ hyperparameters:
 
 ExperimentConfig MustParse(absl::string_view searcher) {
   absl::StatusOr<ExperimentConfig> config =
-      ParseExperimentConfig(absl::StrCat(kBase, "searcher:\n", searcher));
+      ParseExperimentConfig(absl::StrCat(kSearcherBase, "searcher:\n", searcher));
   EXPECT_TRUE(config.ok()) << config.status();
   return config.ok() ? *std::move(config) : ExperimentConfig{};
 }

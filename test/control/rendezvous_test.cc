@@ -27,11 +27,11 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using namespace std::chrono_literals;
 
-constexpr auto kPatience = 10s;
+constexpr auto kStorePatience = 10s;
 
 template <typename Predicate>
 bool Eventually(Predicate done) {
-  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  const auto deadline = std::chrono::steady_clock::now() + kStorePatience;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(1ms);
@@ -109,7 +109,7 @@ TEST(RendezvousServiceTest, StoresSetsAnswersGetsAndForgetsOnClear) {
   auto serve = [&](size_t count) {
     bool all_handled = true;
     size_t seen = 0;
-    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    const auto deadline = std::chrono::steady_clock::now() + kStorePatience;
     while (seen < count && std::chrono::steady_clock::now() < deadline) {
       for (const WorkerHub::Received& r : (*hub)->Wait(100ms)) {
         all_handled = service.Handle(**hub, r.peer, r.message) && all_handled;
@@ -127,10 +127,10 @@ TEST(RendezvousServiceTest, StoresSetsAnswersGetsAndForgetsOnClear) {
   ASSERT_TRUE(link->Send(RendezvousGet{"nccl/id", 2}).ok());
   EXPECT_TRUE(serve(4));
   EXPECT_EQ(service.size(), 1u);
-  std::optional<WorkerCommand> missing = link->WaitCommand(kPatience);
+  std::optional<WorkerCommand> missing = link->WaitCommand(kStorePatience);
   ASSERT_TRUE(missing.has_value());
   EXPECT_EQ(*missing, WorkerCommand(RendezvousValue{1, "nccl/id", false, ""}));
-  std::optional<WorkerCommand> found = link->WaitCommand(kPatience);
+  std::optional<WorkerCommand> found = link->WaitCommand(kStorePatience);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(*found, WorkerCommand(RendezvousValue{2, "nccl/id", true, id}));
 
@@ -138,7 +138,7 @@ TEST(RendezvousServiceTest, StoresSetsAnswersGetsAndForgetsOnClear) {
   EXPECT_EQ(service.size(), 0u);
   ASSERT_TRUE(link->Send(RendezvousGet{"nccl/id", 3}).ok());
   EXPECT_TRUE(serve(1));
-  std::optional<WorkerCommand> forgotten = link->WaitCommand(kPatience);
+  std::optional<WorkerCommand> forgotten = link->WaitCommand(kStorePatience);
   ASSERT_TRUE(forgotten.has_value());
   EXPECT_EQ(*forgotten, WorkerCommand(RendezvousValue{3, "nccl/id", false, ""}));
 
@@ -180,13 +180,13 @@ TEST(RendezvousServiceTest, ClearPrefixForgetsOneGroupsKeysAndKeepsTheOthers) {
   auto found = [&](const std::string& key, uint64_t request_id) {
     EXPECT_TRUE(link->Send(RendezvousGet{key, request_id}).ok());
     bool handled = false;
-    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    const auto deadline = std::chrono::steady_clock::now() + kStorePatience;
     while (!handled && std::chrono::steady_clock::now() < deadline) {
       for (const WorkerHub::Received& r : (*hub)->Wait(100ms)) {
         handled = service.Handle(**hub, r.peer, r.message) || handled;
       }
     }
-    std::optional<WorkerCommand> answer = link->WaitCommand(kPatience);
+    std::optional<WorkerCommand> answer = link->WaitCommand(kStorePatience);
     EXPECT_TRUE(answer.has_value()) << key;
     const auto* value = answer ? std::get_if<RendezvousValue>(&*answer) : nullptr;
     return value != nullptr && value->request_id == request_id && value->found;
@@ -218,7 +218,7 @@ TEST(ChannelRendezvousStoreTest, ThreeWorkersMeet) {
       if (rank == kWorkers - 1) std::this_thread::sleep_for(100ms);
       EXPECT_TRUE(store.Set("rank/" + std::to_string(rank), address(rank)).ok());
       for (int other = 0; other < kWorkers; ++other) {
-        seen[rank].push_back(store.Get("rank/" + std::to_string(other), kPatience));
+        seen[rank].push_back(store.Get("rank/" + std::to_string(other), kStorePatience));
       }
       EXPECT_THAT(store.TakePendingCommands(), SizeIs(0));
     });
@@ -242,7 +242,7 @@ TEST(ChannelRendezvousStoreTest, AGetIssuedBeforeTheSetWaitsForIt) {
     std::unique_ptr<WorkerLink> link = Connect(supervisor.endpoint());
     if (link == nullptr) return;
     ChannelRendezvousStore store(*link);
-    got = store.Get("gloo/rank/1", kPatience);
+    got = store.Get("gloo/rank/1", kStorePatience);
   });
   // Two answered gets: the first found nothing and the waiter asked again.
   ASSERT_TRUE(Eventually([&] { return supervisor.gets_answered() >= 2; }));
@@ -290,7 +290,7 @@ TEST(ChannelRendezvousStoreTest, AStopCommandThatArrivesDuringAGetIsKept) {
     if (link == nullptr) return;
     ChannelRendezvousStore store(*link);
     EXPECT_TRUE(link->Send(WorkerHello{1, 100, 0, 0, 10}).ok());
-    got = store.Get("layout/fingerprint", kPatience);
+    got = store.Get("layout/fingerprint", kStorePatience);
     pending = store.TakePendingCommands();
     pending_again = store.TakePendingCommands();
     EXPECT_FALSE(link->PollCommand().has_value());
@@ -315,7 +315,7 @@ TEST(ChannelRendezvousStoreTest, ALaterSetReplacesTheValue) {
   ChannelRendezvousStore store(*link);
   ASSERT_TRUE(store.Set("epoch", "1").ok());
   ASSERT_TRUE(store.Set("epoch", "2").ok());
-  absl::StatusOr<std::string> got = store.Get("epoch", kPatience);
+  absl::StatusOr<std::string> got = store.Get("epoch", kStorePatience);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, "2");
 }
@@ -332,7 +332,7 @@ TEST(ChannelRendezvousStoreTest, ValuesUpToTheLimitTravelAndLargerOnesAreRefused
   absl::Status refused = store.Set("bigger", largest + "!");
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.message(), HasSubstr("'bigger'"));
-  absl::StatusOr<std::string> got = store.Get("big", kPatience);
+  absl::StatusOr<std::string> got = store.Get("big", kStorePatience);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, largest);
   EXPECT_EQ(store.Get("bigger", 20ms).status().code(), absl::StatusCode::kDeadlineExceeded);
@@ -359,7 +359,7 @@ TEST(ChannelRendezvousStoreTest, MalformedBytesToTheHubAreDropped) {
   std::unique_ptr<WorkerLink> link = Connect(supervisor.endpoint());
   ASSERT_NE(link, nullptr);
   ChannelRendezvousStore store(*link);
-  absl::StatusOr<std::string> got = store.Get("rogue", kPatience);
+  absl::StatusOr<std::string> got = store.Get("rogue", kStorePatience);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, "accepted");
   std::vector<std::string> dropped = supervisor.dropped();

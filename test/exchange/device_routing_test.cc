@@ -117,7 +117,7 @@ std::vector<TensorDescriptor> Tensors(cohort_device device) {
           {"b2", COHORT_DTYPE_FLOAT32, device, 3, {}}};
 }
 
-ExchangeOptions SmallBuckets() {
+ExchangeOptions SmallDeviceBuckets() {
   ExchangeOptions options;
   options.bucket_bytes = 128;
   options.first_bucket_bytes = 32;
@@ -143,7 +143,7 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
         CreateGlooBackend(rank, kSize, store, gloo);
     if (!backend.ok()) return backend.status();
     RecordingDeviceExchange device(0, **arena);
-    ExchangeOptions options = SmallBuckets();
+    ExchangeOptions options = SmallDeviceBuckets();
     options.device = &device;
     options.step_check_every = 1;
     absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
@@ -224,7 +224,7 @@ absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExch
   absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
       CreateGlooBackend(0, 1, store, GlooOptions{});
   if (!backend.ok()) return backend.status();
-  ExchangeOptions options = SmallBuckets();
+  ExchangeOptions options = SmallDeviceBuckets();
   options.device = device;
   return GradientExchange::Create(**arena, **backend, options).status();
 }

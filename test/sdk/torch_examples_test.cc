@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugins/torch_cnn/cnn_batch.h"
 #include "plugins/torch_cnn/cnn_data.h"
 #include "plugins/torch_cnn/cnn_model.h"
 #include "plugins/torch_gpt/default_text.h"
@@ -21,7 +22,7 @@
 namespace cohort {
 namespace {
 
-constexpr uint64_t kSeed = 7;
+constexpr uint64_t kExampleSeed = 7;
 constexpr double kLearningRate = 0.05;
 constexpr int kBatches = 4;
 
@@ -31,7 +32,7 @@ std::unique_ptr<LoadedModel> Create(const std::string& plugin_path, Hyperparamet
   EXPECT_TRUE(plugin.ok()) << plugin.status();
   if (!plugin.ok()) return nullptr;
   ModelHostOptions options;
-  options.context.trial_seed = kSeed;
+  options.context.trial_seed = kExampleSeed;
   options.hyperparameters = std::move(hyperparameters);
   options.memory = &memory;
   auto model = LoadedModel::Create(*plugin, std::move(options));
@@ -79,7 +80,7 @@ TEST(TorchExamplesTest, TorchCnnTrainsAsPlainLibTorchBitForBit) {
   std::unique_ptr<LoadedModel> model = Create("torch_cnn/torch_cnn.so", hp, memory);
   ASSERT_NE(model, nullptr);
 
-  torch_cnn::Cnn reference = torch_cnn::MakeCnn(8, kSeed);
+  torch_cnn::Cnn reference = torch_cnn::MakeCnn(8, kExampleSeed);
   torch_cnn::DataOptions data_options;
   data_options.synthetic_train_records = 256;
   data_options.synthetic_validation_records = 32;
@@ -126,7 +127,7 @@ TEST(TorchExamplesTest, TorchGptTrainsAsPlainLibTorchBitForBit) {
   options.heads = 2;
   options.layers = 1;
   const torch_gpt::Corpus corpus(torch_gpt::kDefaultText, options.context, "the default text");
-  torch_gpt::Gpt reference = torch_gpt::MakeGpt(options, corpus.vocabulary_size(), kSeed);
+  torch_gpt::Gpt reference = torch_gpt::MakeGpt(options, corpus.vocabulary_size(), kExampleSeed);
   for (int b = 0; b < kBatches; ++b) {
     std::vector<uint64_t> records;
     for (uint64_t r = 0; r < 8; ++r) records.push_back(b * 1000 + r * 97);
