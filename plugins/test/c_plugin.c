@@ -136,7 +136,7 @@ static double loss_and_grad(const cohort_model* m, const cohort_batch* batch, fl
 /* A plugin bug: a store through NULL, so the process running it dies with SIGSEGV (kept out of
  * the sanitizers' reach so they do not turn the crash into a report and an exit code). */
 static int* volatile nowhere = NULL; /* volatile: the compiler cannot see it is NULL */
-__attribute__((noinline, no_sanitize_address, no_sanitize_undefined)) static void crash(void) { *nowhere = 1; }
+__attribute__((noinline, no_sanitize("address", "undefined"))) static void crash(void) { *nowhere = 1; }
 #endif
 
 static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, cohort_metrics* metrics) {
