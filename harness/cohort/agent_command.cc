@@ -115,13 +115,11 @@ int RunAgentCommand(const std::vector<std::string>& args) {
         (parsed.key_file.empty() || parsed.orchestrator_key.empty())) {
       return AgentUsage(curve.status().message());
     }
-    std::fprintf(stderr, "error: %s\n", std::string(curve.status().message()).c_str());
-    return 1;
+    return CommandError(curve.status());
   }
   absl::StatusOr<std::string> executable = SelfExecutable();
   if (!executable.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(executable.status().message()).c_str());
-    return 1;
+    return CommandError(executable.status());
   }
 
   AgentOptions options;
@@ -154,16 +152,14 @@ int RunAgentCommand(const std::vector<std::string>& args) {
       return AgentUsage(absl::StrCat("--metrics-address: ", address.status().message()));
     absl::StatusOr<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::Start(*address);
     if (!started.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(started.status().message()).c_str());
-      return 1;
+      return CommandError(started.status());
     }
     metrics = *std::move(started);
     options.metrics = metrics.get();
     std::fprintf(stderr, "cohort agent: metrics at port %u, path /metrics\n", metrics->port());
   }
   if (absl::Status status = Agent(std::move(options)).Run(); !status.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-    return 1;
+    return CommandError(status);
   }
   return 0;
 }

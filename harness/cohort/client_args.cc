@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "harness/cohort/command_exit.h"
 #include "runtime/client/orchestrator_client.h"
 
 namespace cohort {
@@ -40,16 +41,10 @@ std::string DefaultOrchestratorEndpoint() {
 }
 
 int ClientUsageError(const ClientCommandSpec& spec, absl::string_view problem) {
-  std::fprintf(stderr, "%s: %.*s\n\n%s", spec.command.c_str(), static_cast<int>(problem.size()),
-               problem.data(), spec.usage.c_str());
-  return 2;
+  return UsageError(spec.command, problem, spec.usage);
 }
 
-int ClientFailure(const absl::Status& status) {
-  std::fprintf(stderr, "error: %.*s\n", static_cast<int>(status.message().size()),
-               status.message().data());
-  return 1;
-}
+int ClientFailure(const absl::Status& status) { return CommandError(status); }
 
 std::optional<uint64_t> ParseUnsigned(const std::string& text) {
   uint64_t value = 0;

@@ -67,15 +67,15 @@ int RunKeygenCommand(const std::vector<std::string>& args) {
   }
   if (error) return CommandError("cannot create " + out + ": " + error.message());
   absl::StatusOr<CurveKeyPair> keys = GenerateCurveKeyPair();
-  if (!keys.ok()) return CommandError(std::string(keys.status().message()));
+  if (!keys.ok()) return CommandError(keys.status());
   const std::string secret_path = out + "/" + name + ".key";
   const std::string public_path = out + "/" + name + ".pub";
   // Both files or neither: check the public one is free before writing the secret one.
   if (::access(public_path.c_str(), F_OK) == 0) return CommandError(public_path + " already exists (keys are never overwritten)");
-  if (absl::Status s = WriteSecretKeyFile(secret_path, name, *keys); !s.ok()) return CommandError(std::string(s.message()));
+  if (absl::Status s = WriteSecretKeyFile(secret_path, name, *keys); !s.ok()) return CommandError(s);
   if (absl::Status s = WritePublicKeyFile(public_path, name, keys->public_key); !s.ok()) {
     ::unlink(secret_path.c_str());
-    return CommandError(std::string(s.message()));
+    return CommandError(s);
   }
   std::fprintf(stderr, "wrote %s (secret, mode 0600) and %s\n", secret_path.c_str(), public_path.c_str());
   std::printf("%s %s\n", keys->public_key.c_str(), name.c_str());

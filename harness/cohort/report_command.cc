@@ -58,8 +58,7 @@ int RunReportCommand(const std::vector<std::string>& args) {
   if (output.empty()) output = folders.front() + "/report.html";
   if (absl::Status written = WriteFileAtomically(output, RenderReportPage(ReportDataJson(runs)));
       !written.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(written.message()).c_str());
-    return 1;
+    return CommandError(written);
   }
   std::printf("report: %s\n", output.c_str());
   return 0;
