@@ -70,8 +70,12 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
 
     # A grid of 4 on 2 slots: 2 at a time, the other 2 queued with their reason.
     grid = cluster.submit(grid_config(tmp, "grid", rates=(0.001, 0.01, 0.05, 0.1), batches=2000))
-    # Placed at submission: two tasks start, two wait, saying why.
-    waits = re.findall(rf"task \d+ \(trial \d+, experiment {grid}\) waits: (.*)", cluster.log())
+    # Placed at submission: two tasks start, two wait, saying why (the orchestrator's log lines
+    # may reach its log file after the submission's reply reaches the client).
+    def grid_waits():
+        return re.findall(rf"task \d+ \(trial \d+, experiment {grid}\) waits: (.*)", cluster.log())
+    wait_for(lambda: len(grid_waits()) >= 2, timeout=30, what="the grid's two waiting tasks")
+    waits = grid_waits()
     check(len(waits) == 2 and all("needs 1 slot on one agent; agent-1 has 2 busy" in w
                                   for w in waits), cluster.log())
     check(cluster.wait_ended(grid) == "completed", cluster.log())
