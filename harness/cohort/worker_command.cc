@@ -308,6 +308,15 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
     absl::StatusOr<ExchangeOptions> exchange_options = ExchangeOptionsFor(*config, (*model)->arena());
     if (!exchange_options.ok()) return exchange_options.status();
     if (on_gpu) exchange_options->device = device->cuda.get();
+    if (args.rank == 0) {
+      exchange_options->plan_changed = [](const std::vector<GradientBucket>& plan) {
+        std::printf(
+            "gradient exchange: %zu buckets, cut again along the order backward finished "
+            "the gradients in\n",
+            plan.size());
+        std::fflush(stdout);
+      };
+    }
     absl::StatusOr<std::unique_ptr<GradientExchange>> created =
         GradientExchange::Create((*model)->arena(), *moves_gradients, *exchange_options);
     if (!created.ok()) return created.status();

@@ -9,55 +9,143 @@
 namespace cohort {
 namespace {
 
-// The bucket a block is filling, and how many buckets that block has closed.
-struct OpenBucket {
-  std::optional<GradientBucket> bucket;
-  size_t closed = 0;
-};
+constexpr size_t kNone = static_cast<size_t>(-1);
 
 uint64_t End(const TensorPlacement& placement) { return placement.offset + placement.element_count; }
+
+// A bucket being planned: the tensors from `low` to `high` (registration indices) of one block, and
+// the position in the ready order of the last of them to complete.
+struct Run {
+  size_t block = 0;
+  size_t low = 0;
+  size_t high = 0;
+  size_t last_position = 0;
+};
+
+// Each tensor's neighbours within its block, in registration (and so offset) order.
+struct Neighbours {
+  std::vector<size_t> previous;
+  std::vector<size_t> next;
+};
+
+absl::StatusOr<Neighbours> FindNeighbours(const TensorArena& arena) {
+  Neighbours n{std::vector<size_t>(arena.tensor_count(), kNone),
+               std::vector<size_t>(arena.tensor_count(), kNone)};
+  std::vector<size_t> last(arena.blocks().size(), kNone);
+  for (size_t tensor = 0; tensor < arena.tensor_count(); ++tensor) {
+    const size_t block = arena.placement(tensor).block;
+    if (const size_t before = last[block]; before != kNone) {
+      if (End(arena.placement(before)) > arena.placement(tensor).offset) {
+        return absl::InternalError(
+            absl::StrCat("tensor '", arena.spec(before).name, "' (", before,
+                         ") ends after the next registered tensor of its block starts"));
+      }
+      n.previous[tensor] = before;
+      n.next[before] = tensor;
+    }
+    last[block] = tensor;
+  }
+  return n;
+}
+
+absl::StatusOr<std::vector<size_t>> CheckedOrder(const TensorArena& arena,
+                                                 absl::Span<const size_t> ready_order) {
+  const size_t count = arena.tensor_count();
+  std::vector<size_t> order;
+  if (ready_order.empty()) {
+    for (size_t tensor = count; tensor-- > 0;) order.push_back(tensor);
+    return order;
+  }
+  if (ready_order.size() != count) {
+    return absl::InvalidArgumentError(absl::StrCat("the ready order names ", ready_order.size(),
+                                                   " tensors; the arena has ", count));
+  }
+  std::vector<bool> seen(count, false);
+  for (size_t tensor : ready_order) {
+    if (tensor >= count) {
+      return absl::InvalidArgumentError(absl::StrCat("the ready order names tensor ", tensor,
+                                                     "; the arena has ", count, " tensors"));
+    }
+    if (seen[tensor]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the ready order names tensor '", arena.spec(tensor).name, "' (", tensor, ") twice"));
+    }
+    seen[tensor] = true;
+  }
+  return std::vector<size_t>(ready_order.begin(), ready_order.end());
+}
 
 }  // namespace
 
 absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena,
                                                         uint64_t bucket_bytes,
-                                                        uint64_t first_bucket_bytes) {
+                                                        uint64_t first_bucket_bytes,
+                                                        absl::Span<const size_t> ready_order) {
+  absl::StatusOr<Neighbours> neighbours = FindNeighbours(arena);
+  if (!neighbours.ok()) return neighbours.status();
+  absl::StatusOr<std::vector<size_t>> order = CheckedOrder(arena, ready_order);
+  if (!order.ok()) return order.status();
   const std::vector<ArenaBlock>& blocks = arena.blocks();
-  std::vector<OpenBucket> open(blocks.size());
-  std::vector<GradientBucket> plan;
-  auto close = [&](OpenBucket& block) {
-    if (!block.bucket) return;
-    plan.push_back(*std::move(block.bucket));
-    block.bucket.reset();
-    ++block.closed;
+  auto bytes = [&](size_t block, size_t low, size_t high) {
+    return (End(arena.placement(high)) - arena.placement(low).offset) * blocks[block].element_size;
   };
-  for (size_t tensor = arena.tensor_count(); tensor-- > 0;) {
-    const TensorPlacement& placement = arena.placement(tensor);
-    OpenBucket& block = open[placement.block];
-    if (block.bucket) {
-      const GradientBucket& current = *block.bucket;
-      if (End(placement) > current.offset) {
-        return absl::InternalError(absl::StrCat(
-            "tensor '", arena.spec(tensor).name, "' (", tensor,
-            ") ends after the next registered tensor of its block starts"));
+  // The limit of a block's bucket that has `before` buckets of its block before it.
+  auto limit = [&](size_t before) { return before == 0 ? first_bucket_bytes : bucket_bytes; };
+
+  // Each block's runs, in the order they were opened; the last one is the block's open bucket.
+  std::vector<std::vector<Run>> runs(blocks.size());
+  for (size_t position = 0; position < order->size(); ++position) {
+    const size_t tensor = (*order)[position];
+    const size_t block = arena.placement(tensor).block;
+    std::vector<Run>& mine = runs[block];
+    if (!mine.empty()) {
+      Run& open = mine.back();
+      const bool below = neighbours->previous[open.low] == tensor;
+      const bool above = neighbours->next[open.high] == tensor;
+      const size_t low = below ? tensor : open.low;
+      const size_t high = above ? tensor : open.high;
+      if ((below || above) && bytes(block, low, high) <= limit(mine.size() - 1)) {
+        open = Run{block, low, high, position};
+        continue;
       }
-      const uint64_t limit = block.closed == 0 ? first_bucket_bytes : bucket_bytes;
-      const uint64_t range = current.offset + current.count - placement.offset;
-      if (range * blocks[placement.block].element_size > limit) close(block);
     }
-    if (!block.bucket) {
-      block.bucket = GradientBucket{placement.block, placement.offset, placement.element_count, {}};
-    } else {
-      block.bucket->count += block.bucket->offset - placement.offset;
-      block.bucket->offset = placement.offset;
-    }
-    block.bucket->tensors.push_back(tensor);
+    mine.push_back(Run{block, tensor, tensor, position});
   }
-  for (OpenBucket& block : open) close(block);
-  // Buckets complete when their lowest-index tensor does; backward reaches higher indices first.
-  std::sort(plan.begin(), plan.end(), [](const GradientBucket& a, const GradientBucket& b) {
-    return a.tensors.back() > b.tensors.back();
-  });
+
+  // Join neighbouring runs of a block that fit together, then order every block's buckets by
+  // when they complete.
+  std::vector<Run> joined;
+  for (const std::vector<Run>& mine : runs) {
+    const size_t first = joined.size();
+    for (const Run& run : mine) {
+      if (joined.size() > first) {
+        Run& last = joined.back();
+        const bool below = neighbours->previous[last.low] == run.high;
+        const bool above = neighbours->next[last.high] == run.low;
+        const size_t low = below ? run.low : last.low;
+        const size_t high = above ? run.high : last.high;
+        if ((below || above) && bytes(run.block, low, high) <= limit(joined.size() - 1 - first)) {
+          last = Run{run.block, low, high, run.last_position};
+          continue;
+        }
+      }
+      joined.push_back(run);
+    }
+  }
+  std::sort(joined.begin(), joined.end(),
+            [](const Run& a, const Run& b) { return a.last_position < b.last_position; });
+
+  std::vector<GradientBucket> plan;
+  plan.reserve(joined.size());
+  for (const Run& run : joined) {
+    GradientBucket bucket{run.block, arena.placement(run.low).offset, 0, {}};
+    bucket.count = End(arena.placement(run.high)) - bucket.offset;
+    for (size_t tensor = run.high; tensor != kNone; tensor = neighbours->previous[tensor]) {
+      bucket.tensors.push_back(tensor);
+      if (tensor == run.low) break;
+    }
+    plan.push_back(std::move(bucket));
+  }
   return plan;
 }
 

@@ -60,6 +60,18 @@ uint32_t StepCheckEvery(const std::vector<GradientBucket>& plan) {
       std::clamp<uint64_t>((kEveryBatchFromBytes + bytes - 1) / bytes, 1, kMostBatchesApart));
 }
 
+// The reducer of the trial's compression form over `plan`: the CUDA exchange's for gradients on a
+// device, else the host's.
+absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
+    const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
+    TensorArena& arena, DeviceExchange* device, TimedCollective& backend) {
+  if (device == nullptr) return CreateBucketReducer(compression, plan, arena, backend);
+  if (absl::Status fits = CheckCompressionFits(compression, plan); !fits.ok()) return fits;
+  std::vector<std::vector<PowerSgdTensor>> tensors;
+  for (const GradientBucket& bucket : plan) tensors.push_back(PowerSgdTensorsOf(bucket, arena));
+  return device->CreateReducer(compression, plan, tensors, backend);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
@@ -72,35 +84,32 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
   absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena);
   if (!tracker.ok()) return tracker.status();
   auto timed = std::make_unique<TimedCollective>(backend);
-  absl::StatusOr<std::unique_ptr<BucketReducer>> reducer;
-  if (*on_device) {
-    if (absl::Status fits = CheckCompressionFits(options.compression, *plan); !fits.ok()) return fits;
-    std::vector<std::vector<PowerSgdTensor>> tensors;
-    for (const GradientBucket& bucket : *plan) tensors.push_back(PowerSgdTensorsOf(bucket, arena));
-    reducer = options.device->CreateReducer(options.compression, *plan, tensors, *timed);
-  } else {
-    reducer = CreateBucketReducer(options.compression, *plan, arena, *timed);
-  }
+  DeviceExchange* device = *on_device ? options.device : nullptr;
+  absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
+      CreateReducer(options.compression, *plan, arena, device, *timed);
   if (!reducer.ok()) return reducer.status();
+  const uint32_t step_check_every =
+      options.step_check_every != 0 ? options.step_check_every : StepCheckEvery(*plan);
   return std::unique_ptr<GradientExchange>(
-      new GradientExchange(arena, std::move(timed), *on_device ? options.device : nullptr,
-                           options.find_nonfinite && !*on_device,
-                           options.step_check_every != 0 ? options.step_check_every
-                                                         : StepCheckEvery(*plan),
-                           *std::move(plan),
-                           *std::move(tracker), *std::move(reducer)));
+      new GradientExchange(arena, std::move(timed), device, options, step_check_every,
+                           *std::move(plan), *std::move(tracker), *std::move(reducer)));
 }
 
 GradientExchange::GradientExchange(TensorArena& arena, std::unique_ptr<TimedCollective> backend,
-                                   DeviceExchange* device, bool find_nonfinite,
+                                   DeviceExchange* device, const ExchangeOptions& options,
                                    uint32_t step_check_every, std::vector<GradientBucket> plan,
                                    ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer)
     : arena_(arena),
       timed_backend_(std::move(backend)),
       backend_(*timed_backend_),
       device_(device),
-      find_nonfinite_(find_nonfinite),
+      find_nonfinite_(options.find_nonfinite && device == nullptr),
       step_check_every_(step_check_every),
+      bucket_bytes_(options.bucket_bytes),
+      first_bucket_bytes_(options.first_bucket_bytes),
+      compression_(options.compression),
+      follow_ready_order_(options.follow_ready_order),
+      plan_changed_(options.plan_changed),
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
       reducer_(std::move(reducer)),
@@ -176,11 +185,13 @@ void GradientExchange::Launch(const std::vector<size_t>& buckets) {
 absl::Status GradientExchange::Finish() {
   if (!active_) return absl::OkStatus();
   std::vector<size_t> rest;
+  std::vector<size_t> completed;
   absl::Status hook_error;
   {
     // Inactive from here: a report arriving now (a contract breach) is ignored, not half-counted.
     std::lock_guard<std::mutex> ready(ready_mutex_);
     rest = tracker_.MarkAllReady();
+    if (follow_ready_order_ && !ready_order_) completed = tracker_.completion_order();
     NoteReady(rest);
     for (size_t bucket : rest) reducer_->BucketReady(bucket);
     if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
@@ -205,8 +216,55 @@ absl::Status GradientExchange::Finish() {
     caller_draining_ = false;
     status = error_;
   }
+  // Every rank whose collectives succeeded agrees on the order, even one whose plugin misreported
+  // a range (its own error comes after), so no rank is left waiting in the agreement.
+  if (status.ok() && !completed.empty()) status = LearnReadyOrder(completed);
   if (!hook_error.ok()) return hook_error;
   return status;
+}
+
+absl::Status GradientExchange::LearnReadyOrder(const std::vector<size_t>& completed) {
+  std::vector<uint32_t> all(completed.size() * backend_.size());
+  std::vector<uint32_t> mine(completed.begin(), completed.end());
+  if (absl::Status gathered =
+          AllgatherHostBytes(mine.data(), mine.size() * sizeof(uint32_t), all.data());
+      !gathered.ok()) {
+    return absl::Status(gathered.code(), absl::StrCat("agreeing on the gradients' ready order: ",
+                                                      gathered.message()));
+  }
+  all.resize(completed.size());  // rank 0's
+  return AdoptReadyOrder(all);
+}
+
+absl::Status GradientExchange::AdoptReadyOrder(const std::vector<uint32_t>& order) {
+  const std::vector<size_t> tensors(order.begin(), order.end());
+  absl::StatusOr<std::vector<GradientBucket>> plan =
+      PlanBuckets(arena_, bucket_bytes_, first_bucket_bytes_, tensors);
+  if (!plan.ok()) return plan.status();
+  if (*plan != plan_) {
+    absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena_);
+    if (!tracker.ok()) return tracker.status();
+    absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
+        CreateReducer(compression_, *plan, arena_, device_, *timed_backend_);
+    if (!reducer.ok()) return reducer.status();
+    {
+      std::lock_guard<std::mutex> ready(ready_mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return !communication_busy_ && queue_.empty(); });
+      plan_ = *std::move(plan);
+      tracker_ = *std::move(tracker);
+      reducer_ = *std::move(reducer);
+      if (bucket_observer_) ready_at_.assign(plan_.size(), 0);
+    }
+    if (plan_changed_) plan_changed_(plan_);
+  }
+  ready_order_ = order;
+  return absl::OkStatus();
+}
+
+absl::Status GradientExchange::AllgatherHostBytes(const void* in, uint64_t bytes, void* out) {
+  return device_ != nullptr ? device_->AllgatherHostBytes(backend_, in, bytes, out)
+                            : backend_.Allgather(in, bytes, out);
 }
 
 void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket) {
@@ -241,10 +299,7 @@ absl::Status GradientExchange::CheckRanksInStep(uint64_t batch, uint64_t step,
   using Position = std::array<uint64_t, 3>;  // batch, step, buckets exchanged
   const Position mine = {batch, step, buckets_exchanged};
   std::vector<Position> all(backend_.size());
-  absl::Status gathered =
-      device_ != nullptr
-          ? device_->AllgatherHostBytes(backend_, mine.data(), sizeof(Position), all.data())
-          : backend_.Allgather(mine.data(), sizeof(Position), all.data());
+  absl::Status gathered = AllgatherHostBytes(mine.data(), sizeof(Position), all.data());
   if (!gathered.ok()) {
     return absl::Status(gathered.code(), absl::StrCat("the step check: ", gathered.message()));
   }

@@ -11,9 +11,17 @@
 // gradient compression (float32, fp16, bf16, top-k or PowerSGD; see bucket_reducer.h) scales it
 // by `scale` (averaging divides before the sum, safe for 16-bit codecs), sums it over the ranks and
 // leaves the result in the same slice. Gradients on a CUDA device are reduced by the CUDA
-// exchange's reducers on its communication stream (device_exchange.h), in the same order. Buckets launch in the plan's fixed
-// order on every rank (see ReadyTracker), so every rank issues the same collectives in the same
-// order.
+// exchange's reducers on its communication stream (device_exchange.h), in the same order. Buckets
+// launch in the plan's fixed order on every rank (see ReadyTracker), so every rank issues the same
+// collectives in the same order.
+//
+// Buckets first follow reverse registration order. After the first exchanged batch, the ranks
+// take the order in which rank 0's plugin reported that batch's gradients ready and cut the
+// buckets again along it (PlanBuckets), as DDP rebuilds its buckets after its first iteration: a
+// model whose backward finishes its tensors in another order than the reverse of registration
+// then overlaps its exchange with backward too. When the new cut differs, the compression state
+// starts afresh with it. The order is part of a checkpoint (ready_order, AdoptReadyOrder), so a
+// resumed trial exchanges exactly as an uninterrupted one.
 //
 // Before any bucket, an exchanged batch starts with a step check on the communication thread
 // (while the plugin computes): the ranks gather each other's batch, optimizer step and count of
@@ -73,6 +81,12 @@ struct ExchangeOptions {
   bool find_nonfinite = false;
   // Exchanged batches from one step check to the next; 0 chooses by the gradient's size (above).
   uint32_t step_check_every = 0;
+  // Cut the buckets again along the ready order of the first exchanged batch (above); off, they
+  // keep reverse registration order.
+  bool follow_ready_order = true;
+  // Told the new plan whenever the buckets are cut again (on the thread calling Finish or
+  // AdoptReadyOrder); empty: nobody.
+  std::function<void(const std::vector<GradientBucket>&)> plan_changed;
 };
 
 class GradientExchange {
@@ -119,6 +133,15 @@ class GradientExchange {
     return reducer_->RestoreState(state);
   }
 
+  // The ready order the buckets follow (tensor indices, first completed first), once learned from
+  // the first exchanged batch or adopted; nullopt before. Every rank holds the same one.
+  const std::optional<std::vector<uint32_t>>& ready_order() const { return ready_order_; }
+  // Cuts the buckets along `order` (a checkpoint's ready_order) now, instead of learning an order
+  // from the next exchanged batch. Call outside Begin/Finish, on every rank alike, before
+  // RestoreCompressionState: when the cut changes, the compression state starts afresh.
+  // INVALID_ARGUMENT, changing nothing, unless `order` names every tensor once.
+  absl::Status AdoptReadyOrder(const std::vector<uint32_t>& order);
+
   // Where the exchange's time went since the last call (then from zero): seconds inside the
   // collectives (`exchange`) and the rest of the buckets' work (`codec`: scaling, encoding,
   // selecting, decoding), both on whichever thread exchanged, so they overlap the plugin's
@@ -156,9 +179,9 @@ class GradientExchange {
   static constexpr size_t kStepCheck = static_cast<size_t>(-1);
 
   GradientExchange(TensorArena& arena, std::unique_ptr<TimedCollective> backend,
-                   DeviceExchange* device, bool find_nonfinite, uint32_t step_check_every,
-                   std::vector<GradientBucket> plan, ReadyTracker tracker,
-                   std::unique_ptr<BucketReducer> reducer);
+                   DeviceExchange* device, const ExchangeOptions& options,
+                   uint32_t step_check_every, std::vector<GradientBucket> plan,
+                   ReadyTracker tracker, std::unique_ptr<BucketReducer> reducer);
   void Launch(const std::vector<size_t>& buckets);
   // With an observer, notes that `buckets` are ready now (train thread).
   void NoteReady(const std::vector<size_t>& buckets);
@@ -166,6 +189,10 @@ class GradientExchange {
   // Exchanges `bucket` (or runs the step check) with the lock released, then records the result
   // (called with the lock).
   void ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket);
+  // After the first exchanged batch: agrees on rank 0's ready order and adopts it.
+  absl::Status LearnReadyOrder(const std::vector<size_t>& completed);
+  // Every rank's `bytes` bytes at `in`, rank after rank, into `out` (host memory).
+  absl::Status AllgatherHostBytes(const void* in, uint64_t bytes, void* out);
   // Gathers every rank's (batch, step, buckets exchanged) and fails unless they all agree.
   absl::Status CheckRanksInStep(uint64_t batch, uint64_t step, uint64_t buckets_exchanged);
   // ReduceBucket, timed.
@@ -179,8 +206,15 @@ class GradientExchange {
   DeviceExchange* const device_;  // nullptr for host-memory gradients
   const bool find_nonfinite_;
   const uint32_t step_check_every_;
+  const uint64_t bucket_bytes_;
+  const uint64_t first_bucket_bytes_;
+  const CompressionOptions compression_;
+  const bool follow_ready_order_;
+  const std::function<void(const std::vector<GradientBucket>&)> plan_changed_;
   uint64_t batches_begun_ = 0;  // train thread only
-  const std::vector<GradientBucket> plan_;
+  // Replaced only outside Begin/Finish (AdoptReadyOrder), while the communication thread is idle.
+  std::vector<GradientBucket> plan_;
+  std::optional<std::vector<uint32_t>> ready_order_;
   // What the gradients_ready hook touches, which may run on any thread: guarded by ready_mutex_,
   // which is never held while taking mutex_ the other way round (Launch takes mutex_ inside it).
   std::mutex ready_mutex_;

@@ -68,16 +68,17 @@ absl::StatusOr<std::vector<size_t>> ReadyTracker::MarkReady(size_t tensor, uint6
   state.ready.insert(next, {offset, end});
   state.ready_elements += count;
   if (state.ready_elements < state.element_count) return std::vector<size_t>{};
-  CompleteTensor(state);
+  CompleteTensor(tensor);
   return Launchable();
 }
 
 std::vector<size_t> ReadyTracker::MarkAllReady() {
-  for (TensorState& state : tensors_) {
+  for (size_t tensor = tensors_.size(); tensor-- > 0;) {
+    TensorState& state = tensors_[tensor];
     if (state.ready_elements == state.element_count) continue;
     state.ready.assign(1, {0, state.element_count});
     state.ready_elements = state.element_count;
-    CompleteTensor(state);
+    CompleteTensor(tensor);
   }
   return Launchable();
 }
@@ -89,9 +90,13 @@ void ReadyTracker::Reset() {
   }
   bucket_pending_ = bucket_tensors_;
   next_launch_ = 0;
+  completed_.clear();
 }
 
-void ReadyTracker::CompleteTensor(TensorState& state) { --bucket_pending_[state.bucket]; }
+void ReadyTracker::CompleteTensor(size_t tensor) {
+  --bucket_pending_[tensors_[tensor].bucket];
+  completed_.push_back(tensor);
+}
 
 std::vector<size_t> ReadyTracker::Launchable() {
   std::vector<size_t> launch;

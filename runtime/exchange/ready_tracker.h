@@ -43,8 +43,13 @@ class ReadyTracker {
   absl::StatusOr<std::vector<size_t>> MarkReady(size_t tensor, uint64_t offset, uint64_t count);
 
   // Records every range not yet reported as final (what train_batch returning means) and returns
-  // the buckets not launched before, in plan order.
+  // the buckets not launched before, in plan order. The tensors it completes count as completed
+  // in reverse registration order.
   std::vector<size_t> MarkAllReady();
+
+  // The tensors completed since the last Reset, in the order they were: after MarkAllReady, every
+  // tensor once (what PlanBuckets takes as a ready order).
+  const std::vector<size_t>& completion_order() const { return completed_; }
 
   // Forgets every range and launch, for the next batch.
   void Reset();
@@ -63,13 +68,14 @@ class ReadyTracker {
 
   ReadyTracker() = default;
 
-  void CompleteTensor(TensorState& state);
+  void CompleteTensor(size_t tensor);
   std::vector<size_t> Launchable();
 
   std::vector<TensorState> tensors_;
   std::vector<size_t> bucket_tensors_;  // tensors per bucket
   std::vector<size_t> bucket_pending_;  // tensors of each bucket not yet fully ready
   size_t next_launch_ = 0;              // the first bucket not launched yet
+  std::vector<size_t> completed_;       // tensors completed this batch, in order
 };
 
 }  // namespace cohort

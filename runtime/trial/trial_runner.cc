@@ -152,7 +152,7 @@ absl::Status TrialRunner::RestoreFrom(const cohort::Checkpoint& checkpoint) {
   absl::StatusOr<TrialProgress> progress =
       RestoreTrialState(checkpoint.files, *options_.model, options_.optimizer);
   if (!progress.ok()) return refuse(progress.status().message());
-  if (absl::Status restored = RestoreCompressionState(checkpoint.files); !restored.ok()) {
+  if (absl::Status restored = RestoreExchangeState(checkpoint.files); !restored.ok()) {
     return refuse(restored.message());
   }
   if (progress->trial_seed != options_.trial_seed) {
@@ -520,9 +520,16 @@ absl::StatusOr<std::string> TrialRunner::GatherCompressionState() {
   return all;
 }
 
-absl::Status TrialRunner::RestoreCompressionState(
-    const std::map<std::string, std::string>& files) {
+absl::Status TrialRunner::RestoreExchangeState(const std::map<std::string, std::string>& files) {
   if (options_.exchange == nullptr) return absl::OkStatus();
+  if (auto order = files.find("ready_order"); order != files.end()) {
+    absl::StatusOr<std::vector<uint32_t>> tensors = ParseReadyOrder(order->second);
+    if (!tensors.ok()) return tensors.status();
+    if (absl::Status adopted = options_.exchange->AdoptReadyOrder(*tensors); !adopted.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("checkpoint file 'ready_order': ", adopted.message()));
+    }
+  }
   auto file = files.find("compression");
   if (file == files.end()) return options_.exchange->RestoreCompressionState("");
   const uint32_t ranks = multi_rank() ? options_.collective->size() : 1;
@@ -551,6 +558,9 @@ absl::Status TrialRunner::Checkpoint() {
       CaptureTrialState(*options_.model, options_.optimizer, progress_);
   if (!files.ok()) return files.status();
   if (!compression->empty()) files->emplace("compression", *std::move(compression));
+  if (options_.exchange != nullptr && options_.exchange->ready_order()) {
+    files->emplace("ready_order", ReadyOrderText(*options_.exchange->ready_order()));
+  }
   CheckpointInfo info;
   info.id = CheckpointId(options_.trial_id, progress_.batches_trained);
   info.trial_id = options_.trial_id;

@@ -110,8 +110,9 @@ class TrialRunner {
   // Every rank's compression state (error feedback differs from rank to rank), gathered on every
   // rank in rank order, for rank 0 to write; empty when the exchange keeps none.
   absl::StatusOr<std::string> GatherCompressionState();
-  // Gives this rank's part of a checkpoint's "compression" file to the exchange.
-  absl::Status RestoreCompressionState(const std::map<std::string, std::string>& files);
+  // Gives the exchange the bucket order of a checkpoint's "ready_order" file, then this rank's
+  // part of its "compression" file.
+  absl::Status RestoreExchangeState(const std::map<std::string, std::string>& files);
   // Restore of a checkpoint already read and verified.
   absl::Status RestoreFrom(const cohort::Checkpoint& checkpoint);
   // On rank 0: tells the events that this attempt resumed from `checkpoint_id` (empty: from the

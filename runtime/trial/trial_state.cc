@@ -2,10 +2,13 @@
 
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/dtype.h"
 
@@ -188,6 +191,26 @@ absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std:
   }
   if (absl::Status status = arena.ZeroGradients(); !status.ok()) return status;
   return progress;
+}
+
+std::string ReadyOrderText(const std::vector<uint32_t>& order) {
+  return absl::StrCat(absl::StrJoin(order, " "), "\n");
+}
+
+absl::StatusOr<std::vector<uint32_t>> ParseReadyOrder(absl::string_view text) {
+  if (!absl::ConsumeSuffix(&text, "\n")) {
+    return absl::DataLossError("checkpoint file 'ready_order' does not end in a newline");
+  }
+  std::vector<uint32_t> order;
+  for (absl::string_view field : absl::StrSplit(text, ' ')) {
+    uint32_t tensor = 0;
+    if (!absl::SimpleAtoi(field, &tensor) || field.empty() || field[0] == '+' || field[0] == '-') {
+      return absl::DataLossError(absl::StrCat("checkpoint file 'ready_order' holds '",
+                                              absl::CEscape(field), "' where a tensor index goes"));
+    }
+    order.push_back(tensor);
+  }
+  return order;
 }
 
 }  // namespace cohort

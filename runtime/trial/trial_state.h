@@ -7,8 +7,9 @@
 // seed that drives the sampler, the plugin optimizer's step count, the best searcher metric so
 // far) and "plugin_state" (the
 // plugin's own bytes, when it keeps any). TrialRunner adds "compression" (every rank's
-// gradient-compression state, rank after rank, when the exchange keeps any). Together they let a
-// trial continue bit for bit.
+// gradient-compression state, rank after rank, when the exchange keeps any) and "ready_order"
+// (the order the exchange's buckets follow, once it has one). Together they let a trial continue
+// bit for bit.
 //
 // Gradients are not saved: checkpoints are only taken right after an optimizer step, when every
 // gradient is zero.
@@ -19,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/optim/optimizer.h"
@@ -54,6 +56,12 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(LoadedModel
 // replaced, and the caller should discard the model (a trial does: the error ends it).
 absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std::string>& files,
                                                 LoadedModel& model, Optimizer* optimizer);
+
+// The "ready_order" file (GradientExchange::ready_order): the tensor indices, first completed
+// first, in decimal, separated by spaces, on one line. ParseReadyOrder takes what ReadyOrderText
+// writes and nothing else (DATA_LOSS naming the file).
+std::string ReadyOrderText(const std::vector<uint32_t>& order);
+absl::StatusOr<std::vector<uint32_t>> ParseReadyOrder(absl::string_view text);
 
 }  // namespace cohort
 

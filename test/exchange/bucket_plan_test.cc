@@ -1,9 +1,11 @@
-// PlanBuckets: blocks, reverse registration order, limits, huge tensors, the smaller first bucket;
-// FitBucketLimits: limits that follow the gradient's size.
+// PlanBuckets: blocks, reverse registration order, limits, huge tensors, the smaller first bucket,
+// buckets that follow an observed ready order; FitBucketLimits: limits that follow the gradient's
+// size.
 #include "runtime/exchange/bucket_plan.h"
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -28,8 +30,9 @@ class BucketPlanTest : public ::testing::Test {
     return *arena_;
   }
 
-  std::vector<GradientBucket> Plan(uint64_t bucket_bytes, uint64_t first_bucket_bytes) {
-    auto plan = PlanBuckets(*arena_, bucket_bytes, first_bucket_bytes);
+  std::vector<GradientBucket> Plan(uint64_t bucket_bytes, uint64_t first_bucket_bytes,
+                                   std::vector<size_t> ready_order = {}) {
+    auto plan = PlanBuckets(*arena_, bucket_bytes, first_bucket_bytes, ready_order);
     EXPECT_TRUE(plan.ok()) << plan.status();
     return plan.ok() ? *plan : std::vector<GradientBucket>{};
   }
@@ -177,6 +180,75 @@ TEST_F(BucketPlanTest, SameArenaSamePlan) {
     EXPECT_EQ(first[i].count, second[i].count);
     EXPECT_EQ(first[i].tensors, second[i].tensors);
   }
+}
+
+// The order backward usually has, given explicitly, is the default plan, whatever the limits.
+TEST_F(BucketPlanTest, ReverseRegistrationAsAReadyOrderIsTheDefaultPlan) {
+  Arena({Tensor("a", 17), Tensor("b", 16), Tensor("c", 5), Tensor("d", 40), Tensor("e", 1)});
+  for (uint64_t limit : {0, 64, 128, 256, 1 << 20}) {
+    SCOPED_TRACE(limit);
+    EXPECT_EQ(Plan(limit, limit / 2, {4, 3, 2, 1, 0}), Plan(limit, limit / 2));
+  }
+}
+
+// Autograd often finishes a layer's weight before its bias: such swaps inside a bucket's reach
+// still give the default buckets, not a bucket per tensor.
+TEST_F(BucketPlanTest, TensorsALittleOutOfOrderStillFuse) {
+  // w0 b0 w1 b1 w2 b2, 16 floats (64 bytes) each; backward: w2 b2 w1 b1 w0 b0.
+  Arena({Tensor("w0", 16), Tensor("b0", 16), Tensor("w1", 16), Tensor("b1", 16), Tensor("w2", 16),
+         Tensor("b2", 16)});
+  const std::vector<size_t> order = {4, 5, 2, 3, 0, 1};
+  EXPECT_EQ(Plan(128, 128, order), Plan(128, 128));
+  EXPECT_EQ(Plan(1 << 20, 1 << 20, order), Plan(1 << 20, 1 << 20));
+  std::vector<GradientBucket> plan = Plan(256, 128, order);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(5, 4));
+  EXPECT_THAT(plan[1].tensors, ElementsAre(3, 2, 1, 0));
+}
+
+// A tensor registered last whose gradient completes last (an input embedding registered after the
+// layers) no longer holds back the first bucket: it gets one of its own, launched last.
+TEST_F(BucketPlanTest, ATensorCompletedLastNoLongerHoldsBackTheFirstBucket) {
+  Arena({Tensor("l0", 16), Tensor("l1", 16), Tensor("l2", 16), Tensor("embedding", 16)});
+  std::vector<GradientBucket> by_registration = Plan(128, 128);
+  ASSERT_EQ(by_registration.size(), 2u);
+  EXPECT_THAT(by_registration[0].tensors, ElementsAre(3, 2));  // waits for the embedding
+
+  std::vector<GradientBucket> plan = Plan(128, 128, {2, 1, 0, 3});
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(2, 1));
+  EXPECT_EQ(plan[0].offset, 16u);
+  EXPECT_EQ(plan[0].count, 32u);
+  EXPECT_THAT(plan[1].tensors, ElementsAre(0));
+  EXPECT_THAT(plan[2].tensors, ElementsAre(3));
+}
+
+// Forward order (heads registered last, completed first, reported in registration order): the
+// buckets run from the first registered tensor up, the first one small.
+TEST_F(BucketPlanTest, RegistrationOrderGivesBucketsFromTheFirstTensorUp) {
+  Arena({Tensor("a", 16), Tensor("b", 16), Tensor("c", 16), Tensor("d", 16), Tensor("e", 16)});
+  std::vector<GradientBucket> plan =
+      Plan(/*bucket_bytes=*/192, /*first_bucket_bytes=*/64, {0, 1, 2, 3, 4});
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(0));
+  EXPECT_THAT(plan[1].tensors, ElementsAre(3, 2, 1));
+  EXPECT_EQ(plan[1].offset, 16u);
+  EXPECT_EQ(plan[1].count, 48u);
+  EXPECT_THAT(plan[2].tensors, ElementsAre(4));
+}
+
+TEST_F(BucketPlanTest, AReadyOrderMustNameEveryTensorOnce) {
+  Arena({Tensor("a", 16), Tensor("b", 16), Tensor("c", 16)});
+  auto status = [&](std::vector<size_t> order) {
+    return PlanBuckets(*arena_, 128, 128, order).status();
+  };
+  EXPECT_THAT(std::string(status({0, 1}).message()),
+              ::testing::HasSubstr("names 2 tensors; the arena has 3"));
+  EXPECT_THAT(std::string(status({0, 1, 3}).message()),
+              ::testing::HasSubstr("names tensor 3; the arena has 3 tensors"));
+  const absl::Status twice = status({0, 1, 1});
+  EXPECT_TRUE(absl::IsInvalidArgument(twice)) << twice;
+  EXPECT_THAT(std::string(twice.message()), ::testing::HasSubstr("tensor 'b' (1) twice"));
 }
 
 }  // namespace

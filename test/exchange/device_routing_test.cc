@@ -188,12 +188,16 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
       }
     }
     // Per batch: the step check's gather before any bucket is reduced, then every bucket exactly
-    // once ready and once reduced, ready first.
+    // once ready and once reduced, ready first. After the first batch, one more gather: the ranks
+    // agree on the order the gradients became ready in.
     const std::vector<std::string> log = device.log.entries();
     const size_t per_batch = 1 + 2 * plan.size();
-    if (log.size() != 2 * per_batch) return absl::InternalError(absl::StrCat(log.size(), " calls"));
+    if (log.size() != 2 * per_batch + 1)
+      return absl::InternalError(absl::StrCat(log.size(), " calls"));
+    if (log[per_batch] != "gather")
+      return absl::InternalError("no ready-order gather after batch 1");
     for (size_t batch = 0; batch < 2; ++batch) {
-      const auto begin = log.begin() + static_cast<std::ptrdiff_t>(batch * per_batch);
+      const auto begin = log.begin() + static_cast<std::ptrdiff_t>(batch * (per_batch + 1));
       const auto end = begin + static_cast<std::ptrdiff_t>(per_batch);
       const auto gather = std::find(begin, end, "gather");
       const auto first_reduce = std::find_if(

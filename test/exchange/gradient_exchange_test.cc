@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <latch>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -154,6 +155,27 @@ std::vector<ReadyRange> ReverseRanges(const TensorArena& arena) {
   return ranges;
 }
 
+// Every tensor whole, in registration order: a model whose backward finishes its first registered
+// tensor first.
+std::vector<ReadyRange> ForwardRanges(const TensorArena& arena) {
+  std::vector<ReadyRange> ranges;
+  for (size_t t = 0; t < arena.tensor_count(); ++t) {
+    ranges.push_back({static_cast<uint32_t>(t), 0, arena.spec(t).element_count});
+  }
+  return ranges;
+}
+
+// The plan SmallBuckets gives ModelTensors along `order`.
+std::vector<GradientBucket> SmallBucketsAlong(std::vector<size_t> order) {
+  CpuOnlyMemoryProvider memory;
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(ModelTensors(), memory);
+  EXPECT_TRUE(arena.ok()) << arena.status();
+  absl::StatusOr<std::vector<GradientBucket>> plan =
+      PlanBuckets(**arena, SmallBuckets().bucket_bytes, SmallBuckets().first_bucket_bytes, order);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *plan : std::vector<GradientBucket>{};
+}
+
 // The same ranges shuffled, differently for every seed.
 std::vector<ReadyRange> ScrambledRanges(const TensorArena& arena, uint32_t seed) {
   std::vector<ReadyRange> ranges = ReverseRanges(arena);
@@ -234,8 +256,9 @@ TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenRangesComeFromManyThreadsAt
   }));
 }
 
-// The exchange's times: the bytes every collective was handed (each bucket's floats and each
-// step check's 24 bytes), the time inside them, and a Take that starts the time from zero.
+// The exchange's times: the bytes every collective was handed (each bucket's floats, each step
+// check's 24 bytes and the ready order's 4 per tensor), the time inside them, and a Take that
+// starts the time from zero.
 TEST_P(GradientExchangeGroupTest, TimesCountTheCollectivesBytesAndSeconds) {
   const uint32_t size = GetParam();
   ExchangeOptions options = SmallBuckets();
@@ -248,9 +271,10 @@ TEST_P(GradientExchangeGroupTest, TimesCountTheCollectivesBytesAndSeconds) {
       RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
     }
     const GradientExchange::Times times = exchange.TakeTimes();
-    if (times.bytes != 3 * (floats * sizeof(float) + 24)) {
-      return absl::InternalError(absl::StrCat("bytes ", times.bytes, ", expected ",
-                                              3 * (floats * sizeof(float) + 24)));
+    // Three batches of buckets and step checks, and once the ready order (4 bytes a tensor).
+    const uint64_t expected = 3 * (floats * sizeof(float) + 24) + 4 * arena.tensor_count();
+    if (times.bytes != expected) {
+      return absl::InternalError(absl::StrCat("bytes ", times.bytes, ", expected ", expected));
     }
     if (!(times.exchange_seconds > 0) || !(times.codec_seconds >= 0)) {
       return absl::InternalError(absl::StrCat("seconds: exchange ", times.exchange_seconds,
@@ -431,6 +455,47 @@ TEST(GradientExchangeStepCheckTest, RanksOutOfStepFailTogetherNamingEachRanksBat
   }
 }
 
+// After the first exchanged batch every rank cuts its buckets along the order rank 0's plugin
+// reported (whatever order the others saw), keeps that cut, and goes on averaging exactly.
+TEST_P(GradientExchangeGroupTest, BucketsFollowRankZerosReadyOrderAfterTheFirstBatch) {
+  const uint32_t size = GetParam();
+  const std::vector<GradientBucket> forward_plan = SmallBucketsAlong({0, 1, 2, 3, 4, 5});
+  ASSERT_NE(forward_plan, SmallBucketsAlong({}));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(),
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        EXPECT_EQ(exchange.plan(), SmallBucketsAlong({}));
+        EXPECT_FALSE(exchange.ready_order().has_value());
+        RETURN_IF_ERROR(
+            AverageOneBatch(rank, size, arena, exchange,
+                            rank == 0 ? ForwardRanges(arena) : ScrambledRanges(arena, rank)));
+        EXPECT_EQ(exchange.plan(), forward_plan) << "rank " << rank;
+        EXPECT_EQ(exchange.ready_order(), (std::vector<uint32_t>{0, 1, 2, 3, 4, 5}))
+            << "rank " << rank;
+        for (uint32_t batch = 1; batch < 4; ++batch) {
+          RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange,
+                                          ScrambledRanges(arena, 10 * batch + rank)));
+        }
+        EXPECT_EQ(exchange.plan(), forward_plan) << "rank " << rank;
+        return absl::OkStatus();
+      }));
+}
+
+// Off, the buckets keep reverse registration order and no order is kept.
+TEST_P(GradientExchangeGroupTest, BucketsKeepRegistrationOrderWhenNotFollowingReadyOrder) {
+  const uint32_t size = GetParam();
+  ExchangeOptions options = SmallBuckets();
+  options.follow_ready_order = false;
+  ExpectAllOk(RunExchangeGroup(
+      size, options,
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ForwardRanges(arena)));
+        EXPECT_EQ(exchange.plan(), SmallBucketsAlong({}));
+        EXPECT_FALSE(exchange.ready_order().has_value());
+        return absl::OkStatus();
+      }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, GradientExchangeGroupTest, ::testing::Values(1u, 2u, 3u),
                          [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
 
@@ -598,13 +663,14 @@ TEST_P(CompressedExchangeTest, PowerSgdErrorFeedbackDeliversTheRunningSum) {
 
 // Runs batches [from, to) of gradients that change with the batch on `exchange`, collecting the
 // summed block of each.
-absl::Status RunBatches(uint32_t rank, uint32_t size, TensorArena& arena, GradientExchange& exchange,
-                        uint32_t from, uint32_t to, std::vector<std::vector<float>>* blocks) {
+absl::Status RunBatches(uint32_t rank, uint32_t size, TensorArena& arena,
+                        GradientExchange& exchange, uint32_t from, uint32_t to,
+                        std::vector<std::vector<float>>* blocks, bool forward = false) {
   for (uint32_t batch = from; batch < to; ++batch) {
     RETURN_IF_ERROR(arena.ZeroGradients());
     FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i, batch); });
     exchange.Begin(1.0 / size, batch);
-    Report(exchange, ReverseRanges(arena));
+    Report(exchange, forward ? ForwardRanges(arena) : ReverseRanges(arena));
     RETURN_IF_ERROR(exchange.Finish());
     blocks->push_back(GradientBlock(arena));
   }
@@ -647,6 +713,50 @@ TEST_P(CompressedExchangeTest, SavedCompressionStateContinuesBitForBit) {
             << "rank " << rank << ", batch " << batch + 4;
       }
       EXPECT_NE(anew[rank][0], going_on[rank][0]) << "the saved state made no difference";
+    }
+  }
+}
+
+// What a checkpoint keeps of a model reported in forward order: the ready order learned after the
+// first batch, adopted before the compression state is restored, continues bit for bit.
+TEST_P(CompressedExchangeTest, AdoptedReadyOrderAndStateContinueBitForBit) {
+  const uint32_t size = GetParam();
+  ExchangeOptions options = SmallBuckets(CompressionOptions::kTopK);
+  options.compression.topk_ratio = 0.2;
+  std::vector<std::string> saved(size);
+  std::vector<uint32_t> order;
+  std::vector<std::vector<std::vector<float>>> going_on(size), restored(size);
+  ExpectAllOk(RunExchangeGroup(
+      size, options,
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        std::vector<std::vector<float>> first;
+        RETURN_IF_ERROR(RunBatches(rank, size, arena, exchange, 0, 3, &first, /*forward=*/true));
+        absl::StatusOr<std::string> state = exchange.SaveCompressionState();
+        if (!state.ok()) return state.status();
+        saved[rank] = *state;
+        if (rank == 0) order = exchange.ready_order().value_or(std::vector<uint32_t>{});
+        return RunBatches(rank, size, arena, exchange, 3, 6, &going_on[rank], /*forward=*/true);
+      }));
+  ASSERT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5}));
+  ExpectAllOk(RunExchangeGroup(
+      size, options,
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        const absl::Status bad = exchange.AdoptReadyOrder({0, 1, 2});
+        EXPECT_TRUE(absl::IsInvalidArgument(bad)) << bad;
+        EXPECT_FALSE(exchange.ready_order().has_value());
+        RETURN_IF_ERROR(exchange.AdoptReadyOrder(order));
+        EXPECT_EQ(exchange.plan(), SmallBucketsAlong({0, 1, 2, 3, 4, 5}));
+        RETURN_IF_ERROR(exchange.RestoreCompressionState(saved[rank]));
+        return RunBatches(rank, size, arena, exchange, 3, 6, &restored[rank], /*forward=*/true);
+      }));
+  for (uint32_t rank = 0; rank < size; ++rank) {
+    ASSERT_EQ(restored[rank].size(), 3u);
+    for (size_t batch = 0; batch < 3; ++batch) {
+      ASSERT_EQ(restored[rank][batch].size(), going_on[rank][batch].size());
+      EXPECT_EQ(std::memcmp(restored[rank][batch].data(), going_on[rank][batch].data(),
+                            going_on[rank][batch].size() * sizeof(float)),
+                0)
+          << "rank " << rank << ", batch " << batch + 4;
     }
   }
 }

@@ -1,4 +1,5 @@
-// ReadyTracker: buckets launch complete and in plan order; ranges are checked.
+// ReadyTracker: buckets launch complete and in plan order; ranges are checked; the order tensors
+// completed in is kept.
 #include "runtime/exchange/ready_tracker.h"
 
 #include <cstdint>
@@ -107,6 +108,23 @@ TEST_F(ReadyTrackerTest, MarkAllReadyLaunchesTheRestInOrder) {
 
 TEST_F(ReadyTrackerTest, MarkAllReadyWithoutAnyReport) {
   EXPECT_THAT(tracker_->MarkAllReady(), ElementsAre(0, 1, 2, 3));
+}
+
+// A tensor counts as completed when its last range comes; MarkAllReady completes the rest in
+// reverse registration order; Reset forgets the order.
+TEST_F(ReadyTrackerTest, CompletionOrderIsTheOrderTensorsCompleted) {
+  Mark(1);
+  Mark(2, 0, 8);
+  Mark(0);
+  Mark(2, 8, 8);
+  EXPECT_THAT(tracker_->completion_order(), ElementsAre(1, 0, 2));
+  tracker_->MarkAllReady();
+  EXPECT_THAT(tracker_->completion_order(), ElementsAre(1, 0, 2, 3));
+  tracker_->Reset();
+  EXPECT_THAT(tracker_->completion_order(), IsEmpty());
+  Mark(2, 0, 4);
+  tracker_->MarkAllReady();
+  EXPECT_THAT(tracker_->completion_order(), ElementsAre(3, 2, 1, 0));
 }
 
 TEST_F(ReadyTrackerTest, ResetStartsANewBatch) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -287,6 +288,23 @@ TEST_F(TrialStateTest, GarbledProgressIsDataLossAndChangesNothing) {
   std::unique_ptr<TrialHarness> target = Linreg(2);
   ASSERT_NE(target, nullptr);
   EXPECT_TRUE(RestoreTrialState(files, target->model(), target->optimizer()).ok()) << good;
+}
+
+// The "ready_order" file: what ReadyOrderText writes comes back; anything else is DATA_LOSS
+// naming the file.
+TEST(ReadyOrderFileTest, RoundTripsAndRefusesAnythingElse) {
+  const std::vector<uint32_t> order = {3, 0, 2, 1, 4000000000u};
+  EXPECT_EQ(ReadyOrderText(order), "3 0 2 1 4000000000\n");
+  absl::StatusOr<std::vector<uint32_t>> parsed = ParseReadyOrder(ReadyOrderText(order));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, order);
+  for (const char* bad :
+       {"", "\n", "1 2", "1  2\n", "1 -2\n", "1 +2\n", "1 x\n", "1 2 \n", "5000000000\n"}) {
+    SCOPED_TRACE(bad);
+    const absl::Status status = ParseReadyOrder(bad).status();
+    EXPECT_TRUE(absl::IsDataLoss(status)) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("checkpoint file 'ready_order'"));
+  }
 }
 
 }  // namespace
