@@ -8,7 +8,7 @@ import signal
 
 from cohort_cli import *
 
-BATCHES = 1500
+BATCHES = interruptible(1500)
 
 
 def reported_once(run_dir):

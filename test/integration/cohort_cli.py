@@ -13,6 +13,17 @@ import time
 COHORT = sys.argv[1]
 PLUGINS = sys.argv[2]
 
+# Under the sanitizers (`meson test --setup asan`) a one-slot MLP batch takes about five times as
+# long as in the plain build.
+SANITIZED = os.environ.get("COHORT_EXPECT_SANITIZER") == "1"
+
+
+def interruptible(batches):
+    """The length of a one-slot MLP run that a test interrupts mid-way (a signal, a kill): about a
+    third under the sanitizers (a multiple of 100), where it still lasts longer than `batches` do in
+    the plain build."""
+    return max(100, batches // 300 * 100) if SANITIZED else batches
+
 # A small MLP experiment: quick, but long enough to be interrupted between checkpoints.
 MLP_CONFIG = """\
 name: {name}
@@ -140,4 +151,4 @@ def temp_dir():
 
 __all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
            "worker_pid", "kill_the_worker", "experiment", "metrics", "wait_for", "read_bytes",
-           "final_parameters", "check", "temp_dir", "signal"]
+           "final_parameters", "check", "temp_dir", "signal", "interruptible"]

@@ -7,7 +7,7 @@ import signal
 
 from cohort_cli import *
 
-BATCHES = 1500
+BATCHES = 700
 COMPRESSIONS = {
     "topk": "{type: topk, ratio: 0.1}",
     "powersgd": "{type: powersgd, rank: 2, start_iter: 20}",

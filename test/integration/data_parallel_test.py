@@ -69,7 +69,7 @@ with temp_dir() as tmp:
                  "aggregation 2 at batch 8 vs 1 at batch 16")
 
     # Stop a longer 2-slot run after its first checkpoint, resume, compare with uninterrupted.
-    long_batches = 1500
+    long_batches = 700
     straight = train(tmp, "straight", "hyperparameters.global_batch_size=16",
                      "hyperparameters.hidden_size=128", batches=long_batches, slots=2)
     config = mlp_config(tmp, name="stopped", batches=long_batches, period=50, hidden_size=128)

@@ -6,7 +6,7 @@ import signal
 
 from cohort_cli import *
 
-BATCHES = 2000
+BATCHES = interruptible(2000)
 HIDDEN = 128  # slow enough per batch to be interrupted mid-way
 
 with temp_dir() as tmp:

@@ -9,7 +9,7 @@ import struct
 
 from cohort_cli import *
 
-BATCHES = 3000
+BATCHES = interruptible(3000)
 
 
 def crc32c(data):

@@ -142,7 +142,7 @@ with temp_dir() as tmp:
     # begins the next attempt, and training goes on after it.
     restarted = os.path.join(tmp, "restarted")
     config = write_config(tmp, read_bytes(mlp_config(
-        tmp, name="restarted", batches=3000, period=100, hidden_size=128, max_restarts=1)).decode() +
+        tmp, name="restarted", batches=interruptible(3000), period=100, hidden_size=128, max_restarts=1)).decode() +
         "profiling:\n  enabled: true\n", file_name="restarted.yaml")
     process = start("run", config, "--output", restarted)
     wait_for(lambda: experiment(restarted)["trials"][0]["checkpoints"], what="a checkpoint")
