@@ -47,7 +47,7 @@
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/collective/gloo/gloo_backend.h"
-#include "runtime/control/rendezvous_store.h"
+#include "runtime/collective/rendezvous_store.h"
 #include "runtime/exchange/gradient_exchange.h"
 
 namespace {

@@ -21,9 +21,9 @@
 #include "harness/cohort/stop_signals.h"
 #include "harness/cohort/this_process.h"
 #include "runtime/agent/agent.h"
+#include "runtime/base/clock.h"
 #include "runtime/orchestrator/orchestrator_server.h"
 #include "runtime/record/run_folder.h"
-#include "runtime/trial/clock.h"
 
 namespace cohort {
 namespace {

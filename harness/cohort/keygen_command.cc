@@ -26,7 +26,7 @@ constexpr char kKeygenUsage[] =
     "Prints `<public-key> <name>`: add that line to the orchestrator's authorized keys file (or\n"
     "copy NAME.pub into its authorized keys folder) to let this key in.\n";
 
-std::string HostName() {
+std::string DefaultKeyName() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "cohort";
   std::string host(name);
@@ -57,7 +57,7 @@ int RunKeygenCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s", kKeygenUsage);
     return 2;
   }
-  if (name.empty()) name = HostName();
+  if (name.empty()) name = DefaultKeyName();
   if (!IsKeyName(name)) {
     return CommandError("'" + name + "' is not a key name: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -");
   }

@@ -4,7 +4,7 @@
 
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/collective/nccl_loader.h"
-#include "runtime/control/rendezvous_store.h"
+#include "runtime/collective/rendezvous_store.h"
 
 namespace cohort {
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "runtime/trial/clock.h"
+#include "runtime/base/clock.h"
 
 namespace cohort {
 namespace {

@@ -15,7 +15,7 @@
 namespace cohort {
 namespace {
 
-constexpr auto kFollowInterval = std::chrono::milliseconds(500);
+constexpr auto kLogPollInterval = std::chrono::milliseconds(500);
 
 constexpr char kTrialUsage[] =
     "usage: cohort trial SUBCOMMAND [ARGS]\n"
@@ -110,7 +110,7 @@ int PrintLogs(OrchestratorClient& client, const LogsOptions& options) {
     }
     std::fflush(stdout);
     if (logs->trial_ended || (caught_up && !options.follow)) return 0;
-    if (caught_up && logs->lines.empty()) std::this_thread::sleep_for(kFollowInterval);
+    if (caught_up && logs->lines.empty()) std::this_thread::sleep_for(kLogPollInterval);
   }
 }
 

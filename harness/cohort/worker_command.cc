@@ -1,9 +1,5 @@
 #include "harness/cohort/worker_command.h"
 
-#include "harness/cohort/one_slot_exchange.h"
-#include "harness/cohort/rank_watchdog.h"
-#include "harness/cohort/worker_device.h"
-
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -17,11 +13,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "harness/cohort/one_slot_exchange.h"
+#include "harness/cohort/rank_watchdog.h"
+#include "harness/cohort/worker_device.h"
 #include "runtime/arena/default_memory_provider.h"
+#include "runtime/base/clock.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
-#include "runtime/config/experiment_config.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/collective/nccl_loader.h"
+#include "runtime/config/experiment_config.h"
 #include "runtime/control/channel_rendezvous_store.h"
 #include "runtime/control/worker_link.h"
 #include "runtime/exchange/gradient_exchange.h"
@@ -31,7 +31,6 @@
 #include "runtime/plugin/plugin_library.h"
 #include "runtime/security/curve_client_config.h"
 #include "runtime/security/rendezvous_key_variables.h"
-#include "runtime/trial/clock.h"
 #include "runtime/trial/permanent_failure.h"
 #include "runtime/trial/timeline_files.h"
 #include "runtime/trial/trial_runner.h"

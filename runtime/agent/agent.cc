@@ -14,20 +14,13 @@
 #include "runtime/agent/gpu_monitor.h"
 #include "runtime/agent/orchestrator_minor.h"
 #include "runtime/agent/rendezvous_endpoint.h"
+#include "runtime/base/clock.h"
 #include "runtime/gpu/nvml_gpu_query.h"
 
 namespace cohort {
 namespace {
 
 constexpr uint64_t kTickMilliseconds = 20;
-
-double MonotonicNow() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 void CloseHandle(uv_handle_t* handle) {
   if (!uv_is_closing(handle)) uv_close(handle, nullptr);
@@ -132,7 +125,7 @@ void Agent::OnTick() {
   if (stopping_loop_) return;
   TakeStopRequests();
   PumpConnection();
-  const double now = MonotonicNow();
+  const double now = SystemClock().MonotonicSeconds();
   for (auto it = runs_.begin(); it != runs_.end();) {
     it->second->Poll(now);
     it = it->second->closed() ? runs_.erase(it) : std::next(it);
@@ -186,12 +179,13 @@ void Agent::SendHello() {
   AgentHello hello{options_.agent_id, options_.cohort_version, options_.hostname,
                    table_.slots(), table_.Entries()};
   hello_id_ = Send(hello);
-  last_hello_ = MonotonicNow();
+  last_hello_ = SystemClock().MonotonicSeconds();
 }
 
 void Agent::SendHeartbeat() {
   if (!registered_ || stopping_loop_) return;
-  AgentHeartbeat beat{options_.agent_id, UnixNow(), table_.BusySlots(), table_.LiveTaskIds()};
+  AgentHeartbeat beat{options_.agent_id, SystemClock().UnixSeconds(), table_.BusySlots(),
+                      table_.LiveTaskIds()};
   if (gpu_monitor_ != nullptr) {
     // A task whose rank 0 runs elsewhere has its reports forwarded by that agent; the orchestrator
     // adds these GPUs to them.
@@ -212,7 +206,7 @@ void Agent::SendExit(const TaskExit& exit) {
 }
 
 void Agent::Handle(const DecodedControl& received) {
-  last_heard_ = MonotonicNow();
+  last_heard_ = SystemClock().MonotonicSeconds();
   const uint64_t id = received.header.message_id;
   const uint64_t correlation = received.header.correlation_id;
   std::visit(
@@ -377,7 +371,8 @@ void Agent::OnLogLine(uint64_t task_id, const LogLine& line) {
   if (line.stream == LogStream::kAgent) Log(absl::StrCat("task ", task_id, ": ", line.text));
   auto batcher = log_batchers_.find(task_id);
   if (batcher == log_batchers_.end()) return;
-  if (std::optional<LogBatch> full = batcher->second.Add(line, MonotonicNow())) Send(*full);
+  if (std::optional<LogBatch> full = batcher->second.Add(line, SystemClock().MonotonicSeconds()))
+    Send(*full);
 }
 
 void Agent::OnTaskExited(uint64_t task_id, const std::vector<TaskExit>& exits) {

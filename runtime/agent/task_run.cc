@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/agent/worker_invocation.h"
+#include "runtime/base/clock.h"
 
 namespace cohort {
 namespace {
@@ -23,10 +24,6 @@ namespace {
 // How long the worker channel is still read, once the processes are gone, for the messages they
 // sent last (their TrialFinished).
 constexpr double kLastMessagesSeconds = 1.0;
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 absl::Status WriteWholeFile(const std::string& path, absl::string_view contents) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -166,8 +163,8 @@ void TaskRun::WriteToLogFile(absl::string_view line) {
 
 void TaskRun::AgentLine(const Rank& rank, std::string text) {
   WriteToLogFile(absl::StrCat("[agent] ", text));
-  listener_.OnLogLine(task_.task_id,
-                      LogLine{rank.assignment.rank, LogStream::kAgent, UnixNow(), std::move(text)});
+  listener_.OnLogLine(task_.task_id, LogLine{rank.assignment.rank, LogStream::kAgent,
+                                             SystemClock().UnixSeconds(), std::move(text)});
 }
 
 absl::Status TaskRun::Spawn(Rank& rank, const WorkerInvocation& invocation) {
@@ -314,7 +311,7 @@ void TaskRun::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
     out.open = false;
     run.Close(reinterpret_cast<uv_handle_t*>(stream));
   }
-  const double now = UnixNow();
+  const double now = SystemClock().UnixSeconds();
   for (std::string& text : lines) {
     run.WriteToLogFile(absl::StrCat("[rank ", rank.assignment.rank, "] ", text));
     run.listener_.OnLogLine(run.task_.task_id,

@@ -1,10 +1,13 @@
 #include "runtime/checkpoint/checkpoint_names.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace cohort {
 namespace {
@@ -39,6 +42,22 @@ absl::Status ValidateCheckpointFileName(absl::string_view name) {
   if (problem.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("checkpoint file name '", absl::CHexEscape(name), "' ", problem));
+}
+
+std::string CheckpointId(uint64_t trial_id, uint64_t batches) {
+  return absl::StrCat("trial-", trial_id, "-batch-", batches);
+}
+
+std::optional<CheckpointIdParts> ParseCheckpointId(absl::string_view id) {
+  CheckpointIdParts parts;
+  const std::vector<absl::string_view> fields = absl::StrSplit(id, '-');
+  if (fields.size() != 4 || fields[0] != "trial" || fields[2] != "batch" ||
+      !absl::SimpleAtoi(fields[1], &parts.trial_id) ||
+      !absl::SimpleAtoi(fields[3], &parts.batches) ||
+      CheckpointId(parts.trial_id, parts.batches) != id) {
+    return std::nullopt;
+  }
+  return parts;
 }
 
 }  // namespace cohort

@@ -4,6 +4,7 @@
 //   ValidateCheckpointId("trial-7-batch-1200");   // OK
 //   ValidateCheckpointId("../etc");               // INVALID_ARGUMENT: checkpoint id '../etc' ...
 //   ValidateCheckpointFileName("manifest");       // INVALID_ARGUMENT: reserved
+//   CheckpointId(7, 1200);                        // "trial-7-batch-1200", a trial's own ids
 //
 // A valid name is 1 to kMaxCheckpointNameLength characters of [A-Za-z0-9._-] and does not start
 // with '.' (names starting with '.' are the store's own temporary entries). Pure functions.
@@ -11,6 +12,9 @@
 #define COHORT_RUNTIME_CHECKPOINT_CHECKPOINT_NAMES_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -27,6 +31,16 @@ absl::Status ValidateCheckpointId(absl::string_view id);
 
 // Also refuses kManifestFileName.
 absl::Status ValidateCheckpointFileName(absl::string_view name);
+
+// "trial-1-batch-500": the id a trial gives its checkpoint after `batches` batches.
+std::string CheckpointId(uint64_t trial_id, uint64_t batches);
+
+// The trial and batches a CheckpointId names; nullopt for any other name.
+struct CheckpointIdParts {
+  uint64_t trial_id = 0;
+  uint64_t batches = 0;
+};
+std::optional<CheckpointIdParts> ParseCheckpointId(absl::string_view id);
 
 }  // namespace cohort
 

@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "runtime/exchange/codec_options.h"
+#include "runtime/config/compression_options.h"
 #include "runtime/plugin/hyperparameters.h"
 
 namespace cohort {
@@ -84,7 +84,7 @@ struct OptimizationsConfig {
   bool average_aggregated_gradients = true;
   bool average_training_metrics = true;
   // Determined's bool (true means fp16), or Cohort's "fp16", "bf16", {type: topk, ratio: R} or
-  // {type: powersgd, rank: N, start_iter: S}; absent or false: none (see codec_options.h).
+  // {type: powersgd, rank: N, start_iter: S}; absent or false: none (see compression_options.h).
   CompressionOptions gradient_compression;
   std::string mixed_precision = "O0";     // O0..O3 accepted; only O0 has a meaning now
   uint32_t tensor_fusion_threshold = 64;  // MB, >= 1

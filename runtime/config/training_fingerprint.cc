@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/config/compression_options.h"
 #include "runtime/config/experiment_config.h"
-#include "runtime/exchange/codec_options.h"
 
 namespace cohort {
 namespace {

@@ -24,7 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/control/rendezvous_store.h"
+#include "runtime/collective/rendezvous_store.h"
 #include "runtime/control/worker_link.h"
 #include "runtime/control/worker_messages.h"
 

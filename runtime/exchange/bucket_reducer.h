@@ -33,8 +33,8 @@
 #include "absl/strings/string_view.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
+#include "runtime/config/compression_options.h"
 #include "runtime/exchange/bucket_plan.h"
-#include "runtime/exchange/codec_options.h"
 
 namespace cohort {
 

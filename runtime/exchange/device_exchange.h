@@ -35,12 +35,12 @@
 #include "absl/status/statusor.h"
 #include "runtime/arena/device_gradient_ops.h"
 #include "runtime/collective/collective_backend.h"
+#include "runtime/config/compression_options.h"
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
-#include "runtime/exchange/codec_options.h"
 #include "runtime/exchange/powersgd_layout.h"
-#include "runtime/plugin/device_value_reader.h"
 #include "runtime/optim/device_update_kernels.h"
+#include "runtime/plugin/device_value_reader.h"
 
 namespace cohort {
 

@@ -62,9 +62,9 @@
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/collective/timed_collective.h"
+#include "runtime/config/compression_options.h"
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
-#include "runtime/exchange/codec_options.h"
 #include "runtime/exchange/device_exchange.h"
 #include "runtime/exchange/ready_tracker.h"
 

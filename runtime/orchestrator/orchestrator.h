@@ -42,6 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "runtime/base/clock.h"
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
@@ -51,7 +52,6 @@
 #include "runtime/record/experiment_record.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/search/searcher.h"
-#include "runtime/trial/clock.h"
 
 namespace cohort {
 

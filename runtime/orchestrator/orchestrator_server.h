@@ -36,19 +36,18 @@
 #include <functional>
 #include <memory>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "runtime/observe/metrics_endpoint.h"
+#include "runtime/base/clock.h"
 #include "runtime/client/client_messages.h"
+#include "runtime/observe/metrics_endpoint.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/rendezvous_host.h"
 #include "runtime/orchestrator/server_security.h"
 #include "runtime/security/refusal_log.h"
-#include "runtime/trial/clock.h"
 
 namespace cohort {
 

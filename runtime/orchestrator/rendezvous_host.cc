@@ -7,8 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "runtime/base/clock.h"
 #include "runtime/orchestrator/orchestrator.h"
-#include "runtime/trial/clock.h"
 
 namespace cohort {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/trial/trial_runner.h"
+#include "runtime/checkpoint/checkpoint_names.h"
 
 namespace cohort {
 

@@ -11,6 +11,7 @@
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/checkpoint/checkpoint_names.h"
 #include "runtime/trial/bucket_trace.h"
 #include "runtime/trial/permanent_failure.h"
 #include "runtime/trial/rank_sync.h"
@@ -20,22 +21,6 @@ namespace cohort {
 
 uint64_t TrialSeed(uint64_t experiment_seed, uint64_t trial_id) {
   return MixSeeds(experiment_seed, trial_id);
-}
-
-std::string CheckpointId(uint64_t trial_id, uint64_t batches) {
-  return absl::StrCat("trial-", trial_id, "-batch-", batches);
-}
-
-std::optional<CheckpointIdParts> ParseCheckpointId(absl::string_view id) {
-  CheckpointIdParts parts;
-  const std::vector<absl::string_view> fields = absl::StrSplit(id, '-');
-  if (fields.size() != 4 || fields[0] != "trial" || fields[2] != "batch" ||
-      !absl::SimpleAtoi(fields[1], &parts.trial_id) ||
-      !absl::SimpleAtoi(fields[3], &parts.batches) ||
-      CheckpointId(parts.trial_id, parts.batches) != id) {
-    return std::nullopt;
-  }
-  return parts;
 }
 
 absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOptions options) {

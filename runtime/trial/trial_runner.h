@@ -28,20 +28,20 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/arena/device_gradient_ops.h"
+#include "runtime/base/clock.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/exchange/gradient_exchange.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/plugin/loaded_model.h"
-#include "runtime/trial/clock.h"
 #include "runtime/trial/metric_accumulator.h"
 #include "runtime/trial/phase_timer.h"
 #include "runtime/trial/record_sampler.h"
+#include "runtime/trial/trace_writer.h"
 #include "runtime/trial/trial_events.h"
 #include "runtime/trial/trial_phase.h"
 #include "runtime/trial/trial_schedule.h"
-#include "runtime/trial/trace_writer.h"
 #include "runtime/trial/trial_state.h"
 
 namespace cohort {
@@ -173,16 +173,6 @@ class TrialRunner {
 
 // The seed of trial `trial_id` of an experiment seeded with `experiment_seed`.
 uint64_t TrialSeed(uint64_t experiment_seed, uint64_t trial_id);
-
-// "trial-1-batch-500": the id of a trial's checkpoint after `batches` batches.
-std::string CheckpointId(uint64_t trial_id, uint64_t batches);
-
-// The trial and batches a CheckpointId names; nullopt for any other name.
-struct CheckpointIdParts {
-  uint64_t trial_id = 0;
-  uint64_t batches = 0;
-};
-std::optional<CheckpointIdParts> ParseCheckpointId(absl::string_view id);
 
 }  // namespace cohort
 

@@ -2,7 +2,7 @@
 #ifndef COHORT_TEST_COMMON_MANUAL_CLOCK_H_
 #define COHORT_TEST_COMMON_MANUAL_CLOCK_H_
 
-#include "runtime/trial/clock.h"
+#include "runtime/base/clock.h"
 
 namespace cohort {
 

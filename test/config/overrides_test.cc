@@ -26,7 +26,7 @@ hyperparameters:
   layers: [64, 32]
 )";
 
-ExperimentConfig MustParse(std::vector<std::string> sets) {
+ExperimentConfig MustParseWithSets(std::vector<std::string> sets) {
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kOverrideBase, sets);
   EXPECT_TRUE(config.ok()) << config.status();
   return config.ok() ? *std::move(config) : ExperimentConfig{};
@@ -39,8 +39,9 @@ std::string ErrorOf(std::vector<std::string> sets) {
 }
 
 TEST(OverridesTest, ReplaceExistingValues) {
-  const ExperimentConfig c = MustParse({"searcher.metric=accuracy", "searcher.max_length=250",
-                                        "hyperparameters.global_batch_size=64"});
+  const ExperimentConfig c =
+      MustParseWithSets({"searcher.metric=accuracy", "searcher.max_length=250",
+                         "hyperparameters.global_batch_size=64"});
   EXPECT_EQ(c.searcher.metric, "accuracy");
   EXPECT_EQ(c.searcher.max_length.value, 250u);
   EXPECT_EQ(c.global_batch_size, 64u);
@@ -48,10 +49,10 @@ TEST(OverridesTest, ReplaceExistingValues) {
 }
 
 TEST(OverridesTest, CreateKeysAlongThePath) {
-  const ExperimentConfig c =
-      MustParse({"hyperparameters.momentum=0.9", "optimizations.aggregation_frequency=4",
-                 "min_validation_period.records=640", "checkpoint_storage.host_path=/tmp/ckpt",
-                 "reproducibility.experiment_seed=7", "hyperparameters.optimizer.beta1=0.5"});
+  const ExperimentConfig c = MustParseWithSets(
+      {"hyperparameters.momentum=0.9", "optimizations.aggregation_frequency=4",
+       "min_validation_period.records=640", "checkpoint_storage.host_path=/tmp/ckpt",
+       "reproducibility.experiment_seed=7", "hyperparameters.optimizer.beta1=0.5"});
   EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("momentum"), 0.9);
   EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("optimizer.beta1"), 0.5);
   EXPECT_EQ(c.optimizations.aggregation_frequency, 4u);
@@ -63,20 +64,19 @@ TEST(OverridesTest, CreateKeysAlongThePath) {
 }
 
 TEST(OverridesTest, ReplaceOrReshapeASearchSpace) {
-  ExperimentConfig c = MustParse({"hyperparameters.lr=0.05"});
+  ExperimentConfig c = MustParseWithSets({"hyperparameters.lr=0.05"});
   EXPECT_EQ(c.hyperparameter_spaces.at("lr").kind, HyperparameterSpace::Kind::kConst);
   EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("lr"), 0.05);
 
-  c = MustParse({"hyperparameters.lr.maxval=0.05"});
+  c = MustParseWithSets({"hyperparameters.lr.maxval=0.05"});
   EXPECT_EQ(c.hyperparameter_spaces.at("lr").kind, HyperparameterSpace::Kind::kDouble);
   EXPECT_DOUBLE_EQ(*c.hyperparameters.GetDouble("lr"), 0.03);
 }
 
 TEST(OverridesTest, ValuesAreReadAsYaml) {
-  const ExperimentConfig c =
-      MustParse({"hyperparameters.tag='3'", "hyperparameters.layers=[128, 64, 32]",
-                 "hyperparameters.flag=true", "hyperparameters.name=resnet 50",
-                 "max_restarts="});
+  const ExperimentConfig c = MustParseWithSets(
+      {"hyperparameters.tag='3'", "hyperparameters.layers=[128, 64, 32]",
+       "hyperparameters.flag=true", "hyperparameters.name=resnet 50", "max_restarts="});
   EXPECT_EQ(**c.hyperparameters.GetString("tag"), "3");
   EXPECT_EQ(std::get<Hyperparameters::Other>(c.hyperparameters.values().at("layers")).text,
             "[128, 64, 32]");
@@ -84,16 +84,16 @@ TEST(OverridesTest, ValuesAreReadAsYaml) {
   EXPECT_EQ(**c.hyperparameters.GetString("name"), "resnet 50");
   EXPECT_EQ(c.max_restarts, 5u);  // an empty value is null: the default
   EXPECT_EQ(ErrorOf({"description=a: b"}), "description: expected a string; got {a: b}");
-  EXPECT_EQ(MustParse({"description='a: b'"}).description, "a: b");
+  EXPECT_EQ(MustParseWithSets({"description='a: b'"}).description, "a: b");
 }
 
 TEST(OverridesTest, LaterOverridesWin) {
-  const ExperimentConfig c = MustParse({"max_restarts=1", "max_restarts=2"});
+  const ExperimentConfig c = MustParseWithSets({"max_restarts=1", "max_restarts=2"});
   EXPECT_EQ(c.max_restarts, 2u);
 }
 
 TEST(OverridesTest, EffectiveYamlRecordsTheOverrides) {
-  const ExperimentConfig c = MustParse({"hyperparameters.lr=0.05", "scheduling_unit=10"});
+  const ExperimentConfig c = MustParseWithSets({"hyperparameters.lr=0.05", "scheduling_unit=10"});
   EXPECT_THAT(c.effective_yaml, HasSubstr("lr: 0.05"));
   EXPECT_THAT(c.effective_yaml, HasSubstr("scheduling_unit: 10"));
   absl::StatusOr<ExperimentConfig> again = ParseExperimentConfig(c.effective_yaml);
@@ -149,8 +149,8 @@ TEST(QuotedYamlScalarTest, ReadsBackAsExactlyTheText) {
 
 TEST(QuotedYamlScalarTest, KeepsAnOverrideAString) {
   const ExperimentConfig c =
-      MustParse({"name=" + QuotedYamlScalar("2024"),
-                 "hyperparameters.tag=" + QuotedYamlScalar("yes\nno \"maybe\"")});
+      MustParseWithSets({"name=" + QuotedYamlScalar("2024"),
+                         "hyperparameters.tag=" + QuotedYamlScalar("yes\nno \"maybe\"")});
   EXPECT_EQ(c.name, "2024");
   absl::StatusOr<const std::string*> tag = c.hyperparameters.GetString("tag");
   ASSERT_TRUE(tag.ok()) << tag.status();

@@ -23,7 +23,7 @@ hyperparameters:
   act: {type: categorical, vals: [relu, tanh]}
 )";
 
-ExperimentConfig MustParse(absl::string_view searcher) {
+ExperimentConfig MustParseSearcher(absl::string_view searcher) {
   absl::StatusOr<ExperimentConfig> config =
       ParseExperimentConfig(absl::StrCat(kSearcherBase, "searcher:\n", searcher));
   EXPECT_TRUE(config.ok()) << config.status();
@@ -31,7 +31,7 @@ ExperimentConfig MustParse(absl::string_view searcher) {
 }
 
 TEST(SearcherConfigTest, RandomReadsTrialsAndConcurrency) {
-  const ExperimentConfig c = MustParse(R"(
+  const ExperimentConfig c = MustParseSearcher(R"(
   name: random
   metric: accuracy
   smaller_is_better: false
@@ -51,7 +51,7 @@ TEST(SearcherConfigTest, RandomReadsTrialsAndConcurrency) {
 }
 
 TEST(SearcherConfigTest, GridReadsConcurrencyAndIgnoresMaxTrials) {
-  const ExperimentConfig c = MustParse(R"(
+  const ExperimentConfig c = MustParseSearcher(R"(
   name: grid
   metric: loss
   max_length: {batches: 50}
@@ -69,7 +69,7 @@ TEST(SearcherConfigTest, GridReadsConcurrencyAndIgnoresMaxTrials) {
 }
 
 TEST(SearcherConfigTest, AdaptiveAshaTakesDeterminedDefaults) {
-  const ExperimentConfig c = MustParse(R"(
+  const ExperimentConfig c = MustParseSearcher(R"(
   name: adaptive_asha
   metric: loss
   max_length: {batches: 1000}
@@ -87,7 +87,7 @@ TEST(SearcherConfigTest, AdaptiveAshaTakesDeterminedDefaults) {
 }
 
 TEST(SearcherConfigTest, AdaptiveAshaReadsEveryKey) {
-  const ExperimentConfig c = MustParse(R"(
+  const ExperimentConfig c = MustParseSearcher(R"(
   name: adaptive_asha
   metric: accuracy
   smaller_is_better: false
@@ -114,7 +114,7 @@ TEST(SearcherConfigTest, AdaptiveAshaReadsEveryKey) {
 }
 
 TEST(SearcherConfigTest, ANullBracketRungsListIsTheDefault) {
-  const ExperimentConfig c = MustParse(R"(
+  const ExperimentConfig c = MustParseSearcher(R"(
   name: adaptive_asha
   metric: loss
   max_length: {batches: 100}
@@ -127,7 +127,7 @@ TEST(SearcherConfigTest, ANullBracketRungsListIsTheDefault) {
 }
 
 TEST(SearcherConfigTest, SingleIgnoresTheOtherSearchersKeys) {
-  const ExperimentConfig c = MustParse(R"(
+  const ExperimentConfig c = MustParseSearcher(R"(
   name: single
   metric: loss
   max_length: {batches: 100}

@@ -24,17 +24,17 @@ using flatbuffers::Offset;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kLargestU64 = std::numeric_limits<uint64_t>::max();
 constexpr uint32_t kMaxU32 = std::numeric_limits<uint32_t>::max();
 
 // Text that C strings would cut short: an embedded NUL, UTF-8, a quote and a newline.
-const std::string kAwkwardText = std::string("a\0b", 3) + " \xC3\xA9t\xC3\xA9 \"x\"\n";
+const std::string kOddControlText = std::string("a\0b", 3) + " \xC3\xA9t\xC3\xA9 \"x\"\n";
 
-const ControlHeader kAgentHeader{kMaxU64, 41, "agent-7"};
+const ControlHeader kAgentHeader{kLargestU64, 41, "agent-7"};
 const ControlHeader kOrchestratorHeader{12, 0, std::string(kOrchestratorSender)};
 
 TaskEntry FullTaskEntry() {
-  return {kMaxU64, 3, 9, TaskState::kStopping, {0, 1, kMaxU32}, {4, 5, 6}};
+  return {kLargestU64, 3, 9, TaskState::kStopping, {0, 1, kMaxU32}, {4, 5, 6}};
 }
 
 // One of each message, every field set to a value other than its default.
@@ -44,13 +44,16 @@ std::vector<ControlMessage> EveryMessageFullySet() {
                  "0.1.0",
                  "gpu-node-3",
                  {{0, SlotKind::kGpu, 0, "NVIDIA H100 80GB HBM3"},
-                  {kMaxU32, SlotKind::kCpu, -1, kAwkwardText}},
+                  {kMaxU32, SlotKind::kCpu, -1, kOddControlText}},
                  {FullTaskEntry(), {1, 2, 3, TaskState::kExited, {}, {}}}},
-      AgentHeartbeat{"agent-7", 1.7e9 + 0.25, 8, {1, kMaxU64},
-                     {{kMaxU64, {{3, 1, kAwkwardText, 55.5, 1, kMaxU64}}}, {2, {}}}},
+      AgentHeartbeat{"agent-7",
+                     1.7e9 + 0.25,
+                     8,
+                     {1, kLargestU64},
+                     {{kLargestU64, {{3, 1, kOddControlText, 55.5, 1, kLargestU64}}}, {2, {}}}},
       StartTask{7,
                 3,
-                kMaxU64,
+                kLargestU64,
                 2,
                 {"/opt/plugins/libmlp.so", "/runs/mlp/config.yaml", "name: mlp\n", "/ckpt",
                  "trial-3-batch-100"},
@@ -59,37 +62,42 @@ std::vector<ControlMessage> EveryMessageFullySet() {
                 1,
                 2,
                 {"tcp://10.0.0.5:29500", "trial-3-attempt-2/"},
-                {{"NCCL_DEBUG", "INFO"}, {"EMPTY", ""}, {kAwkwardText, kAwkwardText}}},
-      KillTask{7, kAwkwardText, kMaxU32},
+                {{"NCCL_DEBUG", "INFO"}, {"EMPTY", ""}, {kOddControlText, kOddControlText}}},
+      KillTask{7, kOddControlText, kMaxU32},
       TaskStatus{7, TaskState::kRunning, {{0, 4242}, {1, std::numeric_limits<int64_t>::max()}}},
       TaskExit{7, 1, -3, 9, "killed after the grace period", true, true},
       TaskMetricsReport{7,
                         {3,
                          ReportKind::kValidation,
-                         kMaxU64,
+                         kLargestU64,
                          12800,
                          1.7e9,
-                         {{"loss", 0.25}, {"accuracy", -0.0}, {kAwkwardText, 1e308}},
+                         {{"loss", 0.25}, {"accuracy", -0.0}, {kOddControlText, 1e308}},
                          {{"compute", 0.5}, {"optimizer", 0.125}},
                          4096.5,
-                         kMaxU64,
+                         kLargestU64,
                          std::nullopt,
                          {{0, 3, "NVIDIA H100 80GB HBM3", 97.5, 40ull << 30, 80ull << 30},
-                          {1, 0, kAwkwardText, 0.0, 0, kMaxU64}}}},
-      TaskCheckpointReport{7, 3, "trial-3-batch-100", 100, 3200, 1 << 20,
-                           {{"framework", "cohort"}, {"note", kAwkwardText}}},
+                          {1, 0, kOddControlText, 0.0, 0, kLargestU64}}}},
+      TaskCheckpointReport{7,
+                           3,
+                           "trial-3-batch-100",
+                           100,
+                           3200,
+                           1 << 20,
+                           {{"framework", "cohort"}, {"note", kOddControlText}}},
       TaskCheckpointReport{7, 3, "trial-3-batch-50", 50, 1600, 0, {}, true},
       TaskCheckpointReport{7, 3, "", 0, 0, 0, {}, true},
       LogBatch{7,
                {{0, LogStream::kStdout, 1.7e9, "epoch 1"},
-                {kMaxU32, LogStream::kStderr, 1.7e9 + 1, kAwkwardText},
+                {kMaxU32, LogStream::kStderr, 1.7e9 + 1, kOddControlText},
                 {1, LogStream::kStdout, 0.5, ""},
                 {2, LogStream::kAgent, 1.7e9 + 2, "rank 2 sent no heartbeat for 30 s"}}},
       TaskListRequest{},
       TaskList{{FullTaskEntry(), {8, 4, 1, TaskState::kPending, {2}, {0}}}},
       Ack{},
       ErrorReply{ControlErrorCode::kSlotUnavailable, "slot 3 is busy"},
-      TaskProgress{7, {3, kMaxU64, kMaxU64, 12800, -0.0, 5.5e4}},
+      TaskProgress{7, {3, kLargestU64, kLargestU64, 12800, -0.0, 5.5e4}},
   };
 }
 
@@ -119,10 +127,12 @@ std::string Envelope(FlatBufferBuilder& builder, uint16_t major, uint16_t minor,
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
-absl::Status DecodeStatus(const std::string& bytes) { return DecodeControlMessage(bytes).status(); }
+absl::Status ControlDecodeStatus(const std::string& bytes) {
+  return DecodeControlMessage(bytes).status();
+}
 
 void ExpectInvalid(const std::string& bytes, const std::string& expected_text) {
-  absl::Status status = DecodeStatus(bytes);
+  absl::Status status = ControlDecodeStatus(bytes);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(status.message(), HasSubstr(expected_text));
 }

@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 
 using Kind = OptimizerOptions::Kind;
 
-OptimizerOptions Options(Kind kind, double momentum = 0, bool nesterov = false, double weight_decay = 0) {
+OptimizerOptions StateOptions(Kind kind, double momentum = 0, bool nesterov = false,
+                              double weight_decay = 0) {
   OptimizerOptions options;
   options.kind = kind;
   options.learning_rate = 0.01;
@@ -30,22 +31,24 @@ OptimizerOptions Options(Kind kind, double momentum = 0, bool nesterov = false, 
   return options;
 }
 
-std::vector<TensorDescriptor> MixedSpecs() {
+std::vector<TensorDescriptor> StateMixedSpecs() {
   return {CpuTensor("w1", 7, COHORT_DTYPE_FLOAT32), CpuTensor("w2", 3, COHORT_DTYPE_FLOAT64),
           CpuTensor("b1", 20, COHORT_DTYPE_FLOAT32)};
 }
 
 // Deterministic, irregular values for element i of tensor t at a step (step -1: initial values).
-double Value(size_t tensor, size_t i, int step) { return std::sin(0.5 + 1.3 * tensor + 0.37 * i + 2.1 * step); }
+double StateValue(size_t tensor, size_t i, int step) {
+  return std::sin(0.5 + 1.3 * tensor + 0.37 * i + 2.1 * step);
+}
 
-void Set(const TensorArena& arena, int step) {
+void SetStateGradients(const TensorArena& arena, int step) {
   for (size_t t = 0; t < arena.tensor_count(); ++t) {
     void* where = step < 0 ? arena.data(t) : arena.grad(t);
     for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
       if (arena.spec(t).dtype == COHORT_DTYPE_FLOAT64) {
-        static_cast<double*>(where)[i] = Value(t, i, step);
+        static_cast<double*>(where)[i] = StateValue(t, i, step);
       } else {
-        static_cast<float*>(where)[i] = static_cast<float>(Value(t, i, step));
+        static_cast<float*>(where)[i] = static_cast<float>(StateValue(t, i, step));
       }
     }
   }
@@ -53,7 +56,7 @@ void Set(const TensorArena& arena, int step) {
 
 void RunSteps(const TensorArena& arena, Optimizer& optimizer, int from, int to) {
   for (int step = from; step < to; ++step) {
-    Set(arena, step);
+    SetStateGradients(arena, step);
     ASSERT_TRUE(optimizer.Step().ok());
   }
 }
@@ -73,19 +76,20 @@ bool SameParams(const TensorArena& a, const TensorArena& b) {
   return true;
 }
 
-// A fresh optimizer over a fresh arena of MixedSpecs().
+// A fresh optimizer over a fresh arena of StateMixedSpecs().
 struct Trained {
   std::unique_ptr<TensorArena> arena;
   std::unique_ptr<Optimizer> optimizer;
 };
 
-Trained Fresh(const OptimizerOptions& options, std::vector<TensorDescriptor> specs = MixedSpecs()) {
+Trained Fresh(const OptimizerOptions& options,
+              std::vector<TensorDescriptor> specs = StateMixedSpecs()) {
   Trained t;
   t.arena = MakeArena(std::move(specs));
   if (t.arena == nullptr) return t;
   auto optimizer = Optimizer::Create(options, *t.arena);
   if (optimizer.ok()) t.optimizer = std::move(*optimizer);
-  Set(*t.arena, -1);
+  SetStateGradients(*t.arena, -1);
   return t;
 }
 
@@ -134,9 +138,11 @@ TEST_P(ContinuationTest, WithoutTheStateTheRunDiverges) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, ContinuationTest,
-                         ::testing::Values(Options(Kind::kSgd), Options(Kind::kSgd, 0.9),
-                                           Options(Kind::kSgd, 0.9, true, 0.001), Options(Kind::kAdam),
-                                           Options(Kind::kAdam, 0, false, 0.01), Options(Kind::kAdamW, 0, false, 0.01)),
+                         ::testing::Values(StateOptions(Kind::kSgd), StateOptions(Kind::kSgd, 0.9),
+                                           StateOptions(Kind::kSgd, 0.9, true, 0.001),
+                                           StateOptions(Kind::kAdam),
+                                           StateOptions(Kind::kAdam, 0, false, 0.01),
+                                           StateOptions(Kind::kAdamW, 0, false, 0.01)),
                          [](const auto& info) { return std::to_string(info.index); });
 
 // The format the header documents, computed independently: FNV-1a 64 over all but the last 8
@@ -157,7 +163,7 @@ uint64_t ReadLittleEndian(const std::string& bytes, size_t at, size_t size) {
 }
 
 TEST(OptimizerStateFormatTest, IsTheDocumentedLittleEndianLayout) {
-  Trained t = Fresh(Options(Kind::kAdam), {CpuTensor("w", 2, COHORT_DTYPE_FLOAT64)});
+  Trained t = Fresh(StateOptions(Kind::kAdam), {CpuTensor("w", 2, COHORT_DTYPE_FLOAT64)});
   ASSERT_NE(t.optimizer, nullptr);
   double* grad = static_cast<double*>(t.arena->grad(0));
   grad[0] = 2.0;
@@ -190,11 +196,13 @@ TEST(OptimizerStateFormatTest, IsTheDocumentedLittleEndianLayout) {
 class DamagedStateTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    trained_ = Fresh(Options(Kind::kAdam), {CpuTensor("w", 3, COHORT_DTYPE_FLOAT32), CpuTensor("v", 2, COHORT_DTYPE_FLOAT64)});
+    trained_ = Fresh(StateOptions(Kind::kAdam), {CpuTensor("w", 3, COHORT_DTYPE_FLOAT32),
+                                                 CpuTensor("v", 2, COHORT_DTYPE_FLOAT64)});
     ASSERT_NE(trained_.optimizer, nullptr);
     RunSteps(*trained_.arena, *trained_.optimizer, 0, 2);
     saved_ = trained_.optimizer->SaveState();
-    target_ = Fresh(Options(Kind::kAdam), {CpuTensor("w", 3, COHORT_DTYPE_FLOAT32), CpuTensor("v", 2, COHORT_DTYPE_FLOAT64)});
+    target_ = Fresh(StateOptions(Kind::kAdam), {CpuTensor("w", 3, COHORT_DTYPE_FLOAT32),
+                                                CpuTensor("v", 2, COHORT_DTYPE_FLOAT64)});
     ASSERT_NE(target_.optimizer, nullptr);
     RunSteps(*target_.arena, *target_.optimizer, 5, 6);
     target_state_ = target_.optimizer->SaveState();
@@ -280,22 +288,25 @@ absl::Status LoadInto(const OptimizerOptions& options, std::vector<TensorDescrip
 
 TEST(MismatchedStateTest, AnotherKindIsRefused) {
   const std::vector<TensorDescriptor> specs = {CpuTensor("w", 4, COHORT_DTYPE_FLOAT32)};
-  absl::Status status = LoadInto(Options(Kind::kAdamW, 0, false, 0.01), specs, SavedBy(Options(Kind::kAdam), specs));
+  absl::Status status = LoadInto(StateOptions(Kind::kAdamW, 0, false, 0.01), specs,
+                                 SavedBy(StateOptions(Kind::kAdam), specs));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(), "optimizer state was saved by adam; this optimizer is adamw");
-  EXPECT_THAT(LoadInto(Options(Kind::kSgd), specs, SavedBy(Options(Kind::kAdamW), specs)).message(),
+  EXPECT_THAT(LoadInto(StateOptions(Kind::kSgd), specs, SavedBy(StateOptions(Kind::kAdamW), specs))
+                  .message(),
               HasSubstr("was saved by adamw; this optimizer is sgd"));
 }
 
 TEST(MismatchedStateTest, AnotherBufferCountIsRefused) {
   const std::vector<TensorDescriptor> specs = {CpuTensor("w", 4, COHORT_DTYPE_FLOAT32)};
-  absl::Status status = LoadInto(Options(Kind::kSgd, 0.9), specs, SavedBy(Options(Kind::kSgd), specs));
+  absl::Status status =
+      LoadInto(StateOptions(Kind::kSgd, 0.9), specs, SavedBy(StateOptions(Kind::kSgd), specs));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("keeps 0 buffers per block; this sgd optimizer keeps 1"));
 }
 
 TEST(MismatchedStateTest, AnotherLayoutIsRefusedNamingTheDifference) {
-  const OptimizerOptions adam = Options(Kind::kAdam);
+  const OptimizerOptions adam = StateOptions(Kind::kAdam);
   const std::string four_floats = SavedBy(adam, {CpuTensor("w", 4, COHORT_DTYPE_FLOAT32)});
 
   absl::Status count = LoadInto(adam, {CpuTensor("w", 5, COHORT_DTYPE_FLOAT32)}, four_floats);

@@ -22,10 +22,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <set>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -38,14 +38,14 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/base/clock.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
-#include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/record/experiment_record.h"
 #include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/run_folder.h"
-#include "runtime/trial/clock.h"
 #include "test/common/manual_clock.h"
 #include "test/common/temp_folder.h"
 

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/checkpoint/checkpoint_names.h"
 #include "test/trial/trial_harness.h"
 
 namespace cohort::trial_test {

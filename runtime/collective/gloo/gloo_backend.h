@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/collective/collective_backend.h"
-#include "runtime/control/rendezvous_store.h"
+#include "runtime/collective/rendezvous_store.h"
 
 namespace cohort {
 

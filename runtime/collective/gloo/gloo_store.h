@@ -21,7 +21,7 @@
 #include "absl/status/status.h"
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/store.h"
-#include "runtime/control/rendezvous_store.h"
+#include "runtime/collective/rendezvous_store.h"
 
 namespace cohort {
 

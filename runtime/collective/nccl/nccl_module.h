@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "runtime/collective/collective_backend.h"
-#include "runtime/control/rendezvous_store.h"
+#include "runtime/collective/rendezvous_store.h"
 
 #define COHORT_NCCL_BACKEND_CREATE_SYMBOL "cohort_nccl_backend_create"
 

@@ -7,7 +7,7 @@
 //   // "optimizations.gradient_compression: unknown compression \"zip\"; allowed: true, false, ..."
 //
 // The node becomes a GradientCompressionSetting and ParseCompressionOptions validates it (see
-// runtime/exchange/codec_options.h for every form and its limits).
+// runtime/config/compression_options.h for every form and its limits).
 //
 // Thread-safety: a pure function.
 #ifndef COHORT_RUNTIME_CONFIG_INTERNAL_GRADIENT_COMPRESSION_READER_H_
@@ -16,7 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "absl/status/statusor.h"
-#include "runtime/exchange/codec_options.h"
+#include "runtime/config/compression_options.h"
 
 namespace cohort::config_internal {
 

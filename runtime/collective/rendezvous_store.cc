@@ -1,4 +1,4 @@
-#include "runtime/control/rendezvous_store.h"
+#include "runtime/collective/rendezvous_store.h"
 
 #include "absl/strings/str_cat.h"
 

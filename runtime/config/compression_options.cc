@@ -1,4 +1,4 @@
-#include "runtime/exchange/codec_options.h"
+#include "runtime/config/compression_options.h"
 
 #include <cmath>
 
@@ -17,8 +17,8 @@ constexpr char kAllowed[] =
 constexpr uint64_t kDefaultPowerSgdStartIter = 1000;
 
 absl::Status Invalid(absl::string_view key, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat(kField, key.empty() ? "" : ".", key, ": ",
-                                                 problem, "; ", kAllowed));
+  return absl::InvalidArgumentError(
+      absl::StrCat(kField, key.empty() ? "" : ".", key, ": ", problem, "; ", kAllowed));
 }
 
 absl::StatusOr<Kind> KindNamed(absl::string_view type, absl::string_view key) {
@@ -58,7 +58,8 @@ absl::StatusOr<CompressionOptions> ParseMap(const GradientCompressionSetting& se
   if (*kind == Kind::kTopK) {
     if (!setting.ratio) return Invalid("ratio", "required for type topk");
     const double ratio = *setting.ratio;
-    if (!(ratio > 0 && ratio <= 1)) return Invalid("ratio", absl::StrCat(ratio, " is not in (0, 1]"));
+    if (!(ratio > 0 && ratio <= 1))
+      return Invalid("ratio", absl::StrCat(ratio, " is not in (0, 1]"));
     options.topk_ratio = ratio;
   }
   if (*kind == Kind::kPowerSgd) {

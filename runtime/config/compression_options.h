@@ -32,17 +32,17 @@ namespace cohort {
 struct CompressionOptions {
   enum Kind { kNone, kFp16, kBf16, kTopK, kPowerSgd };
   Kind kind = kNone;
-  double topk_ratio = 0;            // kTopK: (0, 1]
-  uint32_t powersgd_rank = 0;       // kPowerSgd: >= 1
-  uint64_t powersgd_start_iter = 0; // kPowerSgd: iterations exchanged uncompressed first
+  double topk_ratio = 0;             // kTopK: (0, 1]
+  uint32_t powersgd_rank = 0;        // kPowerSgd: >= 1
+  uint64_t powersgd_start_iter = 0;  // kPowerSgd: iterations exchanged uncompressed first
 };
 
 // The value of `optimizations.gradient_compression` as the config reader found it.
 struct GradientCompressionSetting {
   enum class Form { kAbsent, kBool, kString, kMap };
-  Form form = Form::kAbsent;   // kAbsent also stands for YAML null
-  bool enabled = false;        // kBool
-  std::string type;            // kString: the string; kMap: the `type` key ("" when missing)
+  Form form = Form::kAbsent;         // kAbsent also stands for YAML null
+  bool enabled = false;              // kBool
+  std::string type;                  // kString: the string; kMap: the `type` key ("" when missing)
   std::optional<double> ratio;       // kMap: `ratio`, when given
   std::optional<double> rank;        // kMap: `rank`, when given
   std::optional<double> start_iter;  // kMap: `start_iter`, when given
@@ -59,7 +59,8 @@ std::string DescribeCompression(const CompressionOptions& options);
 // (and the key at fault) with the allowed values: an unknown type, a missing or out-of-range
 // ratio, a rank or start_iter out of range or not a whole number, or a key that does not apply to
 // the type (e.g. ratio with powersgd).
-absl::StatusOr<CompressionOptions> ParseCompressionOptions(const GradientCompressionSetting& setting);
+absl::StatusOr<CompressionOptions> ParseCompressionOptions(
+    const GradientCompressionSetting& setting);
 
 }  // namespace cohort
 

@@ -1,5 +1,5 @@
 // ParseCompressionOptions: Determined's booleans, strings, topk and powersgd maps, errors.
-#include "runtime/exchange/codec_options.h"
+#include "runtime/config/compression_options.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

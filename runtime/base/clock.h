@@ -1,4 +1,5 @@
-// Clock: where the trial loop reads time, behind an interface so tests can drive it.
+// Clock: where the runtime reads time (the trial loop, the orchestrator, the rendezvous), behind an
+// interface so tests can drive it.
 // Thread-safety: implementations must be safe to call from any thread.
 #ifndef COHORT_RUNTIME_TRIAL_CLOCK_H_
 #define COHORT_RUNTIME_TRIAL_CLOCK_H_

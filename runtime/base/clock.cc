@@ -1,4 +1,4 @@
-#include "runtime/trial/clock.h"
+#include "runtime/base/clock.h"
 
 #include <chrono>
 
