@@ -141,8 +141,9 @@ with temp_dir() as tmp:
     # A worker killed after a checkpoint: the timeline shows the restart as the restore that
     # begins the next attempt, and training goes on after it.
     restarted = os.path.join(tmp, "restarted")
+    batches = interruptible(3000)
     config = write_config(tmp, read_bytes(mlp_config(
-        tmp, name="restarted", batches=interruptible(3000), period=100, hidden_size=128, max_restarts=1)).decode() +
+        tmp, name="restarted", batches=batches, period=100, hidden_size=128, max_restarts=1)).decode() +
         "profiling:\n  enabled: true\n", file_name="restarted.yaml")
     process = start("run", config, "--output", restarted)
     wait_for(lambda: experiment(restarted)["trials"][0]["checkpoints"], what="a checkpoint")
@@ -161,7 +162,7 @@ with temp_dir() as tmp:
     check(len(restores) == 1, f"{len(restores)} restores of a checkpoint in the timeline")
     after = [e["args"]["batch"] for e in spans
              if e["name"] == "inside the plugin's train_batch" and e["ts"] > restores[0]["ts"]]
-    check(after and min(after) == restores[0]["args"]["batch"] + 1 and max(after) == 3000,
+    check(after and min(after) == restores[0]["args"]["batch"] + 1 and max(after) == batches,
           f"training after the restore at batch {restores[0]['args']['batch']}: {after[:3]}...")
 
     # profiling.begin_on_batch and end_after_batch keep the timeline to a window of batches.
