@@ -25,6 +25,7 @@
 #include "runtime/control/channel_rendezvous_store.h"
 #include "runtime/control/worker_link.h"
 #include "runtime/exchange/gradient_exchange.h"
+#include "runtime/observe/timeline_files.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/optim/optimizer_options.h"
 #include "runtime/plugin/loaded_model.h"
@@ -32,7 +33,6 @@
 #include "runtime/security/curve_client_config.h"
 #include "runtime/security/rendezvous_key_variables.h"
 #include "runtime/trial/permanent_failure.h"
-#include "runtime/trial/timeline_files.h"
 #include "runtime/trial/trial_runner.h"
 
 namespace cohort {

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "runtime/trial/timeline_files.h"
-#include "runtime/trial/trace_writer.h"
+#include "runtime/observe/timeline_files.h"
+#include "runtime/observe/trace_writer.h"
 
 namespace cohort {
 

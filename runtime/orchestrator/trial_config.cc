@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/config/trial_schedule.h"
 #include "runtime/config/yaml_quoting.h"
-#include "runtime/trial/trial_schedule.h"
 
 namespace cohort {
 namespace {

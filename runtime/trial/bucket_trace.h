@@ -8,7 +8,7 @@
 #define COHORT_RUNTIME_TRIAL_BUCKET_TRACE_H_
 
 #include "runtime/exchange/gradient_exchange.h"
-#include "runtime/trial/trace_writer.h"
+#include "runtime/observe/trace_writer.h"
 
 namespace cohort {
 

@@ -32,16 +32,16 @@
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/config/trial_schedule.h"
 #include "runtime/exchange/gradient_exchange.h"
+#include "runtime/observe/trace_writer.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/plugin/loaded_model.h"
 #include "runtime/trial/metric_accumulator.h"
 #include "runtime/trial/phase_timer.h"
 #include "runtime/trial/record_sampler.h"
-#include "runtime/trial/trace_writer.h"
 #include "runtime/trial/trial_events.h"
 #include "runtime/trial/trial_phase.h"
-#include "runtime/trial/trial_schedule.h"
 #include "runtime/trial/trial_state.h"
 
 namespace cohort {

@@ -13,8 +13,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/trial/timeline_files.h"
-#include "runtime/trial/trace_writer.h"
+#include "runtime/observe/timeline_files.h"
+#include "runtime/observe/trace_writer.h"
 #include "test/common/temp_folder.h"
 
 namespace cohort {

@@ -1,4 +1,4 @@
-#include "runtime/trial/trace_writer.h"
+#include "runtime/observe/trace_writer.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -15,8 +15,8 @@
 //   (*trace)->Complete(kTrainingThread, "inside the plugin's train_batch", begin, end, 12);
 //
 // Thread-safety: the event methods may be called from any thread.
-#ifndef COHORT_RUNTIME_TRIAL_TRACE_WRITER_H_
-#define COHORT_RUNTIME_TRIAL_TRACE_WRITER_H_
+#ifndef COHORT_RUNTIME_OBSERVE_TRACE_WRITER_H_
+#define COHORT_RUNTIME_OBSERVE_TRACE_WRITER_H_
 
 #include <cstdint>
 #include <cstdio>
@@ -91,4 +91,4 @@ absl::Status MergeTraces(const std::vector<std::string>& paths, const std::strin
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_TRIAL_TRACE_WRITER_H_
+#endif  // COHORT_RUNTIME_OBSERVE_TRACE_WRITER_H_

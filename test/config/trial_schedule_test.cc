@@ -1,6 +1,6 @@
 // TrialSchedule: lengths and periods in batches, records and epochs turned into batches, and the
 // Due functions the trial loop asks.
-#include "runtime/trial/trial_schedule.h"
+#include "runtime/config/trial_schedule.h"
 
 #include <limits>
 #include <string>

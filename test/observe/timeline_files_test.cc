@@ -1,7 +1,7 @@
 // RankTimelinePath / TrialTimelinePaths: each rank's timeline has its own file in the
 // ".timelines" folder of the checkpoint storage, and a trial's files are found without another
 // trial's (trial 1 is not a prefix match for trial 10).
-#include "runtime/trial/timeline_files.h"
+#include "runtime/observe/timeline_files.h"
 
 #include <fstream>
 #include <string>

@@ -6,8 +6,8 @@
 //
 //   auto schedule = MakeTrialSchedule(config, /*training_records=*/60000);
 //   if (schedule->ValidationDue(batches_before_step, batches)) ...
-#ifndef COHORT_RUNTIME_TRIAL_TRIAL_SCHEDULE_H_
-#define COHORT_RUNTIME_TRIAL_TRIAL_SCHEDULE_H_
+#ifndef COHORT_RUNTIME_CONFIG_TRIAL_SCHEDULE_H_
+#define COHORT_RUNTIME_CONFIG_TRIAL_SCHEDULE_H_
 
 #include <cstdint>
 
@@ -65,4 +65,4 @@ absl::Status CheckTrialLength(const char* field, const Length& length, uint64_t 
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_TRIAL_TRIAL_SCHEDULE_H_
+#endif  // COHORT_RUNTIME_CONFIG_TRIAL_SCHEDULE_H_

@@ -1,4 +1,4 @@
-#include "runtime/trial/timeline_files.h"
+#include "runtime/observe/timeline_files.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // TraceWriter and MergeTraces: a rank's file is Chrome's JSON Array Format, one event per line,
 // with ids no other rank uses and times in whole Unix microseconds; the merge keeps every whole
 // event of every rank (dropping a line a kill cut short) in one {"traceEvents": [...]} document.
-#include "runtime/trial/trace_writer.h"
+#include "runtime/observe/trace_writer.h"
 
 #include <fstream>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "runtime/trial/trial_schedule.h"
+#include "runtime/config/trial_schedule.h"
 
 #include <limits>
 
@@ -32,9 +32,9 @@ absl::Status CheckTrialLength(const char* field, const Length& length, uint64_t 
         absl::StrCat(field, ": ", DescribeLength(length), " is less than one batch"));
   }
   if (batches > kMaxTrialBatches) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": ", DescribeLength(length), " comes to more than ", kMaxTrialBatches,
-        " batches, the most a trial trains"));
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", DescribeLength(length),
+                                                   " comes to more than ", kMaxTrialBatches,
+                                                   " batches, the most a trial trains"));
   }
   return absl::OkStatus();
 }

@@ -7,8 +7,8 @@
 //
 // The last part is when the rank started (Unix milliseconds): attempt numbers begin again when
 // an orchestrator restarts, and no file may replace an earlier attempt's.
-#ifndef COHORT_RUNTIME_TRIAL_TIMELINE_FILES_H_
-#define COHORT_RUNTIME_TRIAL_TIMELINE_FILES_H_
+#ifndef COHORT_RUNTIME_OBSERVE_TIMELINE_FILES_H_
+#define COHORT_RUNTIME_OBSERVE_TIMELINE_FILES_H_
 
 #include <cstdint>
 #include <string>
@@ -28,4 +28,4 @@ std::vector<std::string> TrialTimelinePaths(const std::string& checkpoint_root, 
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_TRIAL_TIMELINE_FILES_H_
+#endif  // COHORT_RUNTIME_OBSERVE_TIMELINE_FILES_H_
