@@ -22,6 +22,7 @@
 #include "harness/cohort/this_process.h"
 #include "runtime/agent/agent.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/file_io.h"
 #include "runtime/orchestrator/orchestrator_server.h"
 #include "runtime/record/run_folder.h"
 
@@ -50,7 +51,7 @@ std::thread StartWithoutStopSignals(std::function<void()> body) {
 }
 
 void ShowLogTail(const std::string& path) {
-  absl::StatusOr<std::string> log = ReadFile(path);
+  absl::StatusOr<std::string> log = ReadWholeFile(path);
   if (!log.ok()) return;
   std::vector<absl::string_view> lines = absl::StrSplit(*log, '\n', absl::SkipEmpty());
   const size_t first = lines.size() > kLogTailLines ? lines.size() - kLogTailLines : 0;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "runtime/base/file_io.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/json_writer.h"
@@ -52,7 +53,7 @@ absl::StatusOr<RunReportData> ReadRunForReport(const std::string& folder) {
     std::vector<MetricsReport>& reports = data.reports.emplace_back();
     const std::string path = run->metrics_path(trial.id);
     if (!std::filesystem::exists(path)) continue;
-    absl::StatusOr<std::string> text = ReadFile(path);
+    absl::StatusOr<std::string> text = ReadWholeFile(path);
     if (!text.ok()) return text.status();
     for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
       absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, trial.id);

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/agent/worker_invocation.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/file_io.h"
 
 namespace cohort {
 namespace {
@@ -31,14 +32,6 @@ absl::Status WriteWholeFile(const std::string& path, absl::string_view contents)
   out.close();
   if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read the config ", path));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
 }
 
 std::string TaskFolder(const std::string& work_dir, uint64_t task_id) {
@@ -84,7 +77,10 @@ absl::Status TaskRun::Prepare(const TaskRunSetup& setup) {
   std::string config = task_.worker.config_yaml;
   if (config.empty()) {
     absl::StatusOr<std::string> read = ReadWholeFile(task_.worker.config_path);
-    if (!read.ok()) return read.status();
+    if (!read.ok()) {
+      return absl::Status(read.status().code(),
+                          absl::StrCat("cannot read the config: ", read.status().message()));
+    }
     config = *std::move(read);
   }
   if (absl::Status written = WriteWholeFile(run_dir + "/config.yaml", config); !written.ok()) {

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/base/file_io.h"
 #include "runtime/checkpoint/checkpoint_names.h"
 #include "runtime/checkpoint/crc32c.h"
 #include "runtime/checkpoint/internal/posix_io.h"
@@ -127,7 +128,7 @@ absl::StatusOr<Checkpoint> SharedFsStorage::Read(absl::string_view id) const {
   Checkpoint checkpoint{*std::move(info), {}};
   for (const CheckpointFileInfo& file : checkpoint.info.files) {
     const std::string context = absl::StrCat("checkpoint '", id, "' file '", file.name, "'");
-    absl::StatusOr<std::string> bytes = checkpoint_internal::ReadWholeFile(JoinPath(FolderOf(id), file.name));
+    absl::StatusOr<std::string> bytes = ReadWholeFile(JoinPath(FolderOf(id), file.name));
     if (!bytes.ok()) return absl::DataLossError(absl::StrCat(context, ": ", bytes.status().message()));
     if (bytes->size() != file.size) {
       return absl::DataLossError(absl::StrCat(context, " has ", bytes->size(),
@@ -196,7 +197,7 @@ absl::Status SharedFsStorage::Delete(absl::string_view id) {
 absl::StatusOr<CheckpointInfo> SharedFsStorage::ReadManifest(absl::string_view id) const {
   const std::string context = absl::StrCat("checkpoint '", id, "' in ", Describe());
   const std::string folder = FolderOf(id);
-  absl::StatusOr<std::string> bytes = checkpoint_internal::ReadWholeFile(JoinPath(folder, kManifestFileName));
+  absl::StatusOr<std::string> bytes = ReadWholeFile(JoinPath(folder, kManifestFileName));
   if (!bytes.ok()) {
     absl::StatusOr<bool> exists = checkpoint_internal::PathExists(folder);
     if (exists.ok() && !*exists) return absl::NotFoundError(absl::StrCat("no ", context));

@@ -12,13 +12,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/base/file_io.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/orchestrator/trial_config.h"
+#include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/record_retention.h"
 #include "runtime/record/tensorboard_events.h"
-#include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/trial_resume.h"
-#include "runtime/orchestrator/trial_config.h"
 
 namespace cohort {
 namespace {
@@ -88,7 +89,7 @@ Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clo
         std::max(next_trial_id_, LargestNumericName(experiments / absl::StrCat(id) / "trials") + 1);
   }
   // Task ids are never reused either: an agent may still run a task of an earlier orchestrator.
-  if (absl::StatusOr<std::string> stored = ReadFile(NextTaskIdPath()); stored.ok()) {
+  if (absl::StatusOr<std::string> stored = ReadWholeFile(NextTaskIdPath()); stored.ok()) {
     uint64_t next = 0;
     if (absl::SimpleAtoi(*stored, &next)) next_task_id_ = std::max<uint64_t>(next, 1);
   }
@@ -109,7 +110,7 @@ void Orchestrator::RecoverExperiments() {
       continue;
     }
     absl::StatusOr<ExperimentRecord> record = ReadExperimentRecord(folder->experiment_json_path());
-    absl::StatusOr<std::string> yaml = ReadFile(folder->config_path());
+    absl::StatusOr<std::string> yaml = ReadWholeFile(folder->config_path());
     absl::StatusOr<ExperimentConfig> config =
         yaml.ok() ? ParseExperimentConfig(*yaml) : absl::StatusOr<ExperimentConfig>(yaml.status());
     if (!record.ok() || !config.ok()) {

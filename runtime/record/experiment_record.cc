@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "runtime/base/file_io.h"
 #include "runtime/record/json_writer.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/trial/metric_accumulator.h"
@@ -283,7 +284,7 @@ absl::StatusOr<std::vector<MetricsReport>> TrimMetricsFile(const std::string& pa
                                                            uint64_t trial_id, uint64_t batches) {
   std::vector<MetricsReport> kept_reports;
   if (!std::filesystem::exists(path)) return kept_reports;
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
   std::string kept;
   for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {

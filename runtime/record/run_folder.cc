@@ -105,14 +105,6 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   return status;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
 absl::Status AppendLine(const std::string& path, absl::string_view line) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("cannot open", path);

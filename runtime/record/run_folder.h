@@ -55,7 +55,6 @@ std::string DefaultRunPath(const std::string& parent, const std::string& name);
 
 // Writes `contents` to a temporary file beside `path`, fsyncs it and renames it over `path`.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
-absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Appends one line (a newline is added) and flushes it to the kernel.
 absl::Status AppendLine(const std::string& path, absl::string_view line);
 

@@ -39,6 +39,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/file_io.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
@@ -1200,14 +1201,14 @@ TEST_F(OrchestratorTest, LogsAreNumberedFilteredAndEndWithTheTrial) {
   EXPECT_TRUE(std::filesystem::exists(experiment_folder + "/experiment.json"));
   EXPECT_TRUE(std::filesystem::exists(trial_folder + "/metrics.jsonl"));
   ASSERT_TRUE(std::filesystem::exists(trial_folder + "/log.txt"));
-  absl::StatusOr<std::string> log = ReadFile(trial_folder + "/log.txt");
+  absl::StatusOr<std::string> log = ReadWholeFile(trial_folder + "/log.txt");
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(*log, HasSubstr("rank one warns"));
   EXPECT_THAT(*log, HasSubstr("rank zero ends"));
-  absl::StatusOr<std::string> metrics = ReadFile(trial_folder + "/metrics.jsonl");
+  absl::StatusOr<std::string> metrics = ReadWholeFile(trial_folder + "/metrics.jsonl");
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_THAT(*metrics, HasSubstr("validation_loss"));
-  absl::StatusOr<std::string> record = ReadFile(experiment_folder + "/experiment.json");
+  absl::StatusOr<std::string> record = ReadWholeFile(experiment_folder + "/experiment.json");
   ASSERT_TRUE(record.ok()) << record.status();
   EXPECT_THAT(*record, HasSubstr(R"("state":"COMPLETED")"));
 }

@@ -14,6 +14,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/base/file_io.h"
 #include "runtime/record/run_folder.h"
 #include "runtime/record/tfrecord.h"
 
@@ -203,7 +204,7 @@ TEST(TensorBoardEventsTest, AFileStartsWithItsVersionAndGrowsByAppending) {
   ASSERT_TRUE(AppendTensorBoardReport(path, Training(100, 2.0)).ok());
   ASSERT_TRUE(AppendTensorBoardReport(path, Validation(100, 1.0)).ok());
   ASSERT_TRUE(AppendTensorBoardReport(path, Training(200, 1.5)).ok());
-  absl::StatusOr<std::string> file = ReadFile(path);
+  absl::StatusOr<std::string> file = ReadWholeFile(path);
   ASSERT_TRUE(file.ok());
   std::vector<std::string> records = ReadRecords(*file);
   ASSERT_EQ(records.size(), 4u);
@@ -213,7 +214,7 @@ TEST(TensorBoardEventsTest, AFileStartsWithItsVersionAndGrowsByAppending) {
 
   // A rewind to batch 100 leaves the reports up to it, and the file still starts whole.
   ASSERT_TRUE(WriteTensorBoardReports(path, {Training(100, 2.0), Validation(100, 1.0)}).ok());
-  file = ReadFile(path);
+  file = ReadWholeFile(path);
   ASSERT_TRUE(file.ok());
   records = ReadRecords(*file);
   ASSERT_EQ(records.size(), 3u);

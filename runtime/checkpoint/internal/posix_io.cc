@@ -59,25 +59,6 @@ absl::Status WriteFileDurably(const std::string& path, absl::string_view bytes) 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  UniqueFd fd(RetryOnInterrupt([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
-  if (!fd.valid()) return PosixError("open", path, errno);
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return PosixError("stat", path, errno);
-  if (!S_ISREG(info.st_mode)) return NotARegularFile(path);
-  std::string bytes(static_cast<size_t>(info.st_size), '\0');
-  size_t filled = 0;
-  while (filled < bytes.size()) {
-    const ssize_t got = RetryOnInterrupt(
-        [&] { return ::read(fd.get(), bytes.data() + filled, bytes.size() - filled); });
-    if (got < 0) return PosixError("read", path, errno);
-    if (got == 0) break;  // the file shrank since fstat
-    filled += static_cast<size_t>(got);
-  }
-  bytes.resize(filled);
-  return bytes;
-}
-
 absl::StatusOr<uint64_t> RegularFileSize(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return PosixError("stat", path, errno);

@@ -27,8 +27,6 @@ std::string JoinPath(absl::string_view folder, absl::string_view name);
 // Creates `path` (which must not exist), writes `bytes`, fsyncs and closes it.
 absl::Status WriteFileDurably(const std::string& path, absl::string_view bytes);
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
-
 // The size of the regular file at `path`; FAILED_PRECONDITION if it is not a regular file.
 absl::StatusOr<uint64_t> RegularFileSize(const std::string& path);
 
