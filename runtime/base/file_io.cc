@@ -15,6 +15,27 @@ absl::Status Failed(const char* call, const std::string& path) {
   return absl::ErrnoToStatus(errno, absl::StrCat(call, " ", path));
 }
 
+// Everything from `fd` to its end, whatever its size said: the file may grow or shrink meanwhile.
+absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return Failed("stat", path);
+  if (!S_ISREG(info.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
+  }
+  std::string bytes;
+  bytes.reserve(static_cast<size_t>(info.st_size));
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got == 0) return bytes;
+    if (got > 0) {
+      bytes.append(chunk, static_cast<size_t>(got));
+    } else if (errno != EINTR) {
+      return Failed("read", path);
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
@@ -23,27 +44,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return Failed("open", path);
-  absl::StatusOr<std::string> bytes = std::string();
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    bytes = Failed("stat", path);
-  } else if (!S_ISREG(info.st_mode)) {
-    bytes = absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
-  } else {
-    // Read to the end, whatever the size said: the file may grow or shrink meanwhile.
-    bytes->reserve(static_cast<size_t>(info.st_size));
-    char chunk[1 << 16];
-    for (;;) {
-      const ssize_t got = ::read(fd, chunk, sizeof chunk);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) {
-        bytes = Failed("read", path);
-        break;
-      }
-      if (got == 0) break;
-      bytes->append(chunk, static_cast<size_t>(got));
-    }
-  }
+  absl::StatusOr<std::string> bytes = ReadOpenFile(fd, path);
   ::close(fd);
   return bytes;
 }

@@ -86,30 +86,39 @@ absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena
   absl::StatusOr<std::vector<size_t>> order = CheckedOrder(arena, ready_order);
   if (!order.ok()) return order.status();
   const std::vector<ArenaBlock>& blocks = arena.blocks();
-  auto bytes = [&](size_t block, size_t low, size_t high) {
-    return (End(arena.placement(high)) - arena.placement(low).offset) * blocks[block].element_size;
+  // `earlier` and `later` (of one block, `later` completing after) as one run, when they lie side
+  // by side in the block and the joined range stays within `limit` bytes.
+  auto join = [&](const Run& earlier, const Run& later, uint64_t limit) -> std::optional<Run> {
+    const bool below = neighbours->previous[earlier.low] == later.high;
+    const bool above = neighbours->next[earlier.high] == later.low;
+    if (!below && !above) return std::nullopt;
+    const size_t low = below ? later.low : earlier.low;
+    const size_t high = above ? later.high : earlier.high;
+    const uint64_t bytes = (End(arena.placement(high)) - arena.placement(low).offset) *
+                           blocks[earlier.block].element_size;
+    if (bytes > limit) return std::nullopt;
+    return Run{earlier.block, low, high, later.last_position};
   };
   // The limit of a block's bucket that has `before` buckets of its block before it.
   auto limit = [&](size_t before) { return before == 0 ? first_bucket_bytes : bucket_bytes; };
+  // Appends `run` to `runs`, whose entries from `first` on are its block's, joined to the last of
+  // them when it fits.
+  auto add = [&](std::vector<Run>& runs, size_t first, const Run& run) {
+    if (runs.size() > first) {
+      if (std::optional<Run> joined = join(runs.back(), run, limit(runs.size() - 1 - first))) {
+        runs.back() = *joined;
+        return;
+      }
+    }
+    runs.push_back(run);
+  };
 
   // Each block's runs, in the order they were opened; the last one is the block's open bucket.
   std::vector<std::vector<Run>> runs(blocks.size());
   for (size_t position = 0; position < order->size(); ++position) {
     const size_t tensor = (*order)[position];
     const size_t block = arena.placement(tensor).block;
-    std::vector<Run>& mine = runs[block];
-    if (!mine.empty()) {
-      Run& open = mine.back();
-      const bool below = neighbours->previous[open.low] == tensor;
-      const bool above = neighbours->next[open.high] == tensor;
-      const size_t low = below ? tensor : open.low;
-      const size_t high = above ? tensor : open.high;
-      if ((below || above) && bytes(block, low, high) <= limit(mine.size() - 1)) {
-        open = Run{block, low, high, position};
-        continue;
-      }
-    }
-    mine.push_back(Run{block, tensor, tensor, position});
+    add(runs[block], 0, Run{block, tensor, tensor, position});
   }
 
   // Join neighbouring runs of a block that fit together, then order every block's buckets by
@@ -117,20 +126,7 @@ absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena
   std::vector<Run> joined;
   for (const std::vector<Run>& mine : runs) {
     const size_t first = joined.size();
-    for (const Run& run : mine) {
-      if (joined.size() > first) {
-        Run& last = joined.back();
-        const bool below = neighbours->previous[last.low] == run.high;
-        const bool above = neighbours->next[last.high] == run.low;
-        const size_t low = below ? run.low : last.low;
-        const size_t high = above ? run.high : last.high;
-        if ((below || above) && bytes(run.block, low, high) <= limit(joined.size() - 1 - first)) {
-          last = Run{run.block, low, high, run.last_position};
-          continue;
-        }
-      }
-      joined.push_back(run);
-    }
+    for (const Run& run : mine) add(joined, first, run);
   }
   std::sort(joined.begin(), joined.end(),
             [](const Run& a, const Run& b) { return a.last_position < b.last_position; });

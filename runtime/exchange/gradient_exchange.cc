@@ -105,11 +105,7 @@ GradientExchange::GradientExchange(TensorArena& arena, std::unique_ptr<TimedColl
       device_(device),
       find_nonfinite_(options.find_nonfinite && device == nullptr),
       step_check_every_(step_check_every),
-      bucket_bytes_(options.bucket_bytes),
-      first_bucket_bytes_(options.first_bucket_bytes),
-      compression_(options.compression),
-      follow_ready_order_(options.follow_ready_order),
-      plan_changed_(options.plan_changed),
+      options_(options),
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
       reducer_(std::move(reducer)),
@@ -191,7 +187,7 @@ absl::Status GradientExchange::Finish() {
     // Inactive from here: a report arriving now (a contract breach) is ignored, not half-counted.
     std::lock_guard<std::mutex> ready(ready_mutex_);
     rest = tracker_.MarkAllReady();
-    if (follow_ready_order_ && !ready_order_) completed = tracker_.completion_order();
+    if (options_.follow_ready_order && !ready_order_) completed = tracker_.completion_order();
     NoteReady(rest);
     for (size_t bucket : rest) reducer_->BucketReady(bucket);
     if (last_bucket_deferred_) rest.push_back(plan_.size() - 1);
@@ -239,13 +235,13 @@ absl::Status GradientExchange::LearnReadyOrder(const std::vector<size_t>& comple
 absl::Status GradientExchange::AdoptReadyOrder(const std::vector<uint32_t>& order) {
   const std::vector<size_t> tensors(order.begin(), order.end());
   absl::StatusOr<std::vector<GradientBucket>> plan =
-      PlanBuckets(arena_, bucket_bytes_, first_bucket_bytes_, tensors);
+      PlanBuckets(arena_, options_.bucket_bytes, options_.first_bucket_bytes, tensors);
   if (!plan.ok()) return plan.status();
   if (*plan != plan_) {
     absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena_);
     if (!tracker.ok()) return tracker.status();
     absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
-        CreateReducer(compression_, *plan, arena_, device_, *timed_backend_);
+        CreateReducer(options_.compression, *plan, arena_, device_, *timed_backend_);
     if (!reducer.ok()) return reducer.status();
     {
       std::lock_guard<std::mutex> ready(ready_mutex_);
@@ -256,7 +252,7 @@ absl::Status GradientExchange::AdoptReadyOrder(const std::vector<uint32_t>& orde
       reducer_ = *std::move(reducer);
       if (bucket_observer_) ready_at_.assign(plan_.size(), 0);
     }
-    if (plan_changed_) plan_changed_(plan_);
+    if (options_.plan_changed) options_.plan_changed(plan_);
   }
   ready_order_ = order;
   return absl::OkStatus();

@@ -206,11 +206,8 @@ class GradientExchange {
   DeviceExchange* const device_;  // nullptr for host-memory gradients
   const bool find_nonfinite_;
   const uint32_t step_check_every_;
-  const uint64_t bucket_bytes_;
-  const uint64_t first_bucket_bytes_;
-  const CompressionOptions compression_;
-  const bool follow_ready_order_;
-  const std::function<void(const std::vector<GradientBucket>&)> plan_changed_;
+  // What Create was given: the limits, compression and callback a new cut of the buckets uses.
+  const ExchangeOptions options_;
   uint64_t batches_begun_ = 0;  // train thread only
   // Replaced only outside Begin/Finish (AdoptReadyOrder), while the communication thread is idle.
   std::vector<GradientBucket> plan_;

@@ -3,10 +3,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"

@@ -1,7 +1,9 @@
 #include "runtime/trial/trial_state.h"
 
+#include <algorithm>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -203,8 +205,10 @@ absl::StatusOr<std::vector<uint32_t>> ParseReadyOrder(absl::string_view text) {
   }
   std::vector<uint32_t> order;
   for (absl::string_view field : absl::StrSplit(text, ' ')) {
+    // Digits only: SimpleAtoi alone would also take a sign and surrounding spaces.
     uint32_t tensor = 0;
-    if (!absl::SimpleAtoi(field, &tensor) || field.empty() || field[0] == '+' || field[0] == '-') {
+    if (!std::all_of(field.begin(), field.end(), absl::ascii_isdigit) ||
+        !absl::SimpleAtoi(field, &tensor)) {
       return absl::DataLossError(absl::StrCat("checkpoint file 'ready_order' holds '",
                                               absl::CEscape(field), "' where a tensor index goes"));
     }

@@ -182,13 +182,26 @@ TEST_F(BucketPlanTest, SameArenaSamePlan) {
   }
 }
 
-// The order backward usually has, given explicitly, is the default plan, whatever the limits.
-TEST_F(BucketPlanTest, ReverseRegistrationAsAReadyOrderIsTheDefaultPlan) {
+// Reverse registration order given explicitly: runs cut at the limits (the first bucket's smaller
+// one included) are not joined again afterwards, and alignment gaps count towards the limits.
+TEST_F(BucketPlanTest, ReverseRegistrationAsAReadyOrderCutsAtTheLimits) {
+  // Offsets (floats, 64-byte aligned): a 0, b 32, c 48, d 64, e 112.
   Arena({Tensor("a", 17), Tensor("b", 16), Tensor("c", 5), Tensor("d", 40), Tensor("e", 1)});
-  for (uint64_t limit : {0, 64, 128, 256, 1 << 20}) {
-    SCOPED_TRACE(limit);
-    EXPECT_EQ(Plan(limit, limit / 2, {4, 3, 2, 1, 0}), Plan(limit, limit / 2));
-  }
+  std::vector<GradientBucket> plan =
+      Plan(/*bucket_bytes=*/256, /*first_bucket_bytes=*/128, {4, 3, 2, 1, 0});
+  ASSERT_EQ(plan.size(), 3u);
+  // e alone: e and d would span 49 floats, 196 bytes, over the first bucket's 128.
+  EXPECT_THAT(plan[0].tensors, ElementsAre(4));
+  EXPECT_EQ(plan[0].offset, 112u);
+  EXPECT_EQ(plan[0].count, 1u);
+  // d and c: 56 floats, 224 bytes; with b they would be 72 floats, 288 bytes.
+  EXPECT_THAT(plan[1].tensors, ElementsAre(3, 2));
+  EXPECT_EQ(plan[1].offset, 48u);
+  EXPECT_EQ(plan[1].count, 56u);
+  // b and a: 48 floats, 192 bytes.
+  EXPECT_THAT(plan[2].tensors, ElementsAre(1, 0));
+  EXPECT_EQ(plan[2].offset, 0u);
+  EXPECT_EQ(plan[2].count, 48u);
 }
 
 // Autograd often finishes a layer's weight before its bias: such swaps inside a bucket's reach

@@ -20,9 +20,9 @@ def read_layers(path):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
-            name, _, rest = line.partition(":")
+            name, colon, rest = line.partition(":")
             name = name.strip()
-            if not _ or not name or name in allowed:
+            if not colon or not name or name in allowed:
                 errors.append(f"{path}:{number}: expected 'component: dependencies', once each")
                 continue
             deps = set(rest.split())
@@ -50,7 +50,7 @@ def main(root):
                 with open(path, errors="replace") as f:
                     for number, line in enumerate(f, 1):
                         match = INCLUDE.match(line)
-                        if not match or match.group(1) in (folder,) + tuple(allowed[folder]):
+                        if not match or match.group(1) in allowed[folder] | {folder}:
                             continue
                         errors.append(f"{os.path.relpath(path, root)}:{number}: {folder} includes "
                                       f"{match.group(1)}, which runtime/LAYERS does not allow")
