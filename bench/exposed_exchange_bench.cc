@@ -1,9 +1,10 @@
 // How much of the gradient exchange a data-parallel training step still waits for once backward
 // has overlapped what it can, against one raw Gloo allreduce of the same gradient bytes.
 //
-// Two ranks run as two processes (this program forks itself before any thread starts), joined into
-// a Gloo group over loopback TCP (127.0.0.1) by CreateGlooBackend, through a RendezvousStore kept
-// as files in a temporary folder. Each rank drives the real `mlp` plugin through LoadedModel,
+// Two ranks run as two processes (this program forks itself before any thread starts), each the
+// Worker that `cohort worker` assembles (Worker::Create) for an experiment with optimizations at
+// their defaults, joined into a Gloo group over loopback TCP through a RendezvousStore kept as
+// files in a temporary folder. Each rank drives the real `mlp` plugin through the worker's model,
 // sized to a 7.45 MB float32 gradient (32 inputs, two hidden layers of 1343, 10 classes:
 // 1,862,751 parameters), 32 records per rank per step (global batch 64), and takes the steps
 // TrialRunner takes for every batch:
@@ -11,10 +12,10 @@
 //   sampler batch -> [Begin(1/2, step)] -> train_batch (gradients_ready fires layer by layer
 //   during backward) -> [Finish] -> built-in SGD step -> zero the gradients
 //
-// The exchange is GradientExchange over the Gloo backend with the buckets `cohort worker` gives
-// an experiment that leaves optimizations at their defaults (tensor_fusion_threshold 64 MB, a
-// first bucket of at most 1 MB). Three sides each take one sample per round, in rotating order,
-// for ROUNDS rounds after a few untimed ones:
+// The exchange is the worker's GradientExchange over its Gloo group, with the buckets of the
+// default optimizations (tensor_fusion_threshold 64 MB, a first bucket of at most 1 MB). Three
+// sides each take one sample per round, in rotating order, for ROUNDS rounds after a few untimed
+// ones:
 //
 //   with_exchange       one step as above
 //   without_exchange    one step with Begin and Finish left out (the hook still runs and does
@@ -74,26 +75,20 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/arena/default_memory_provider.h"
 #include "runtime/collective/collective_backend.h"
-#include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/collective/rendezvous_store.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/exchange/gradient_exchange.h"
-#include "runtime/optim/optimizer.h"
-#include "runtime/optim/optimizer_options.h"
 #include "runtime/plugin/loaded_model.h"
-#include "runtime/plugin/model_host.h"
-#include "runtime/plugin/plugin_library.h"
 #include "runtime/trial/record_sampler.h"
+#include "runtime/trial/trial_events.h"
+#include "runtime/trial/trial_runner.h"
+#include "runtime/worker/worker.h"
 
 namespace {
 
 constexpr uint32_t kRanks = 2;
 constexpr uint64_t kPerRankBatch = 32;
-constexpr int64_t kHiddenSize = 1343;  // 32*1343 + 1343 + 1343^2 + 1343 + 1343*10 + 10 parameters
-constexpr int64_t kHiddenLayers = 2;
-constexpr uint64_t kTrialSeed = 7;
 constexpr float kRawFill = 1.5f;  // every raw allreduce sums kRawFill from each rank
 constexpr int kUntimedRounds = 3;
 
@@ -163,128 +158,116 @@ class FolderRendezvousStore final : public cohort::RendezvousStore {
   std::filesystem::path folder_;
 };
 
-// The mlp plugin at the benchmark's size, with plain SGD.
-cohort::Hyperparameters BenchHyperparameters() {
-  cohort::Hyperparameters hp;
-  hp.Set("optimizer", "sgd");
-  hp.Set("learning_rate", 0.01);
-  hp.Set("hidden_size", kHiddenSize);
-  hp.Set("hidden_layers", kHiddenLayers);
-  return hp;
-}
+// The experiment: the mlp plugin at the benchmark's size with plain SGD, optimizations left at
+// their defaults, long enough that the steps taken never reach its end.
+constexpr char kExperiment[] = R"(
+name: exposed-exchange-bench
+entrypoint: mlp
+hyperparameters:
+  global_batch_size: 64
+  optimizer: sgd
+  learning_rate: 0.01
+  hidden_size: 1343    # 32*1343 + 1343 + 1343^2 + 1343 + 1343*10 + 10 parameters
+  hidden_layers: 2
+searcher:
+  name: single
+  metric: validation_loss
+  max_length: {batches: 1000000}
+reproducibility:
+  experiment_seed: 7
+)";
+constexpr uint64_t kTrialId = 1;
 
-// The exchange options `cohort worker` derives from an experiment's default optimizations.
-cohort::ExchangeOptions DefaultExchangeOptions(const cohort::TensorArena& arena) {
-  const cohort::ExperimentConfig defaults;
-  const cohort::BucketLimits limits = cohort::FitBucketLimits(
-      arena, uint64_t{defaults.optimizations.tensor_fusion_threshold} << 20);
-  cohort::ExchangeOptions options;
-  options.bucket_bytes = limits.bucket_bytes;
-  options.first_bucket_bytes = limits.first_bucket_bytes;
-  return options;
-}
+// A rank reports nothing: the benchmark drives the steps itself and never runs the trial loop.
+class NoEvents final : public cohort::TrialEvents {
+ public:
+  void OnMetrics(const cohort::MetricsReport&) override {}
+  void OnProgress(const cohort::ProgressReport&) override {}
+  void OnCheckpoint(const cohort::CheckpointReport&) override {}
+  bool StopRequested() override { return false; }
+};
 
-// Everything one rank holds, built in dependency order (the exchange last, once the arena exists).
+// Everything one rank holds: the worker `cohort worker` assembles for the experiment, and a sampler
+// of the records its trial loop would take.
 class RankTraining {
  public:
   static absl::StatusOr<std::unique_ptr<RankTraining>> Create(uint32_t rank,
                                                               const std::string& plugin_path,
+                                                              const std::string& checkpoint_root,
                                                               cohort::RendezvousStore& store) {
     std::unique_ptr<RankTraining> self(new RankTraining());
-    absl::StatusOr<std::shared_ptr<const cohort::PluginLibrary>> plugin =
-        cohort::PluginLibrary::Open(plugin_path);
-    if (!plugin.ok()) return plugin.status();
-    cohort::ModelHostOptions host;
-    host.context.rank = host.context.local_rank = rank;
-    host.context.size = host.context.local_size = kRanks;
-    host.context.global_batch_size = kPerRankBatch * kRanks;
-    host.context.per_slot_batch_size = kPerRankBatch;
-    host.context.trial_seed = kTrialSeed;
-    host.context.trial_id = 1;
-    host.hyperparameters = BenchHyperparameters();
-    host.memory = &self->memory_;
-    host.log = cohort::StderrLogSink(rank);
-    RankTraining* raw_self = self.get();
-    host.on_gradients_ready = [raw_self](uint32_t tensor, uint64_t offset, uint64_t count) {
-      if (raw_self->exchange_) raw_self->exchange_->OnGradientsReady(tensor, offset, count);
-    };
-    absl::StatusOr<std::unique_ptr<cohort::LoadedModel>> model =
-        cohort::LoadedModel::Create(*std::move(plugin), std::move(host));
-    if (!model.ok()) return model.status();
-    self->model_ = *std::move(model);
-
-    absl::StatusOr<cohort::OptimizerOptions> sgd =
-        cohort::OptimizerOptionsFromHyperparameters(BenchHyperparameters());
-    if (!sgd.ok()) return sgd.status();
-    absl::StatusOr<std::unique_ptr<cohort::Optimizer>> optimizer =
-        cohort::Optimizer::Create(*sgd, self->model_->arena());
-    if (!optimizer.ok()) return optimizer.status();
-    self->optimizer_ = *std::move(optimizer);
-
-    absl::StatusOr<uint64_t> records = self->model_->DatasetSize(COHORT_SPLIT_TRAINING);
+    absl::StatusOr<cohort::ExperimentConfig> config = cohort::ParseExperimentConfig(kExperiment);
+    if (!config.ok()) return config.status();
+    const uint64_t trial_seed = cohort::TrialSeed(*config->experiment_seed, kTrialId);
+    cohort::WorkerOptions options;
+    options.config = *std::move(config);
+    options.plugin = plugin_path;
+    options.checkpoint_root = checkpoint_root;
+    options.trial_id = kTrialId;
+    options.rank = rank;
+    options.size = kRanks;
+    options.rendezvous = &store;
+    options.group_prefix = "exposed-exchange-bench";
+    options.events = &self->events_;
+    absl::StatusOr<std::unique_ptr<cohort::Worker>> worker =
+        cohort::Worker::Create(std::move(options));
+    if (!worker.ok()) return worker.status();
+    self->worker_ = *std::move(worker);
+    if (self->worker_->optimizer() == nullptr || self->worker_->exchange() == nullptr) {
+      return absl::InternalError("the worker has no built-in optimizer or no exchange");
+    }
+    absl::StatusOr<uint64_t> records = self->worker_->model().DatasetSize(COHORT_SPLIT_TRAINING);
     if (!records.ok()) return records.status();
-    self->sampler_ = std::make_unique<cohort::RecordSampler>(*records, kTrialSeed,
+    self->sampler_ = std::make_unique<cohort::RecordSampler>(*records, trial_seed,
                                                              kPerRankBatch * kRanks, rank, kRanks);
-
-    cohort::GlooOptions gloo;
-    gloo.timeout = std::chrono::seconds(60);
-    gloo.prefix = "exposed-exchange-bench";
-    absl::StatusOr<std::unique_ptr<cohort::CollectiveBackend>> backend =
-        cohort::CreateGlooBackend(rank, kRanks, store, gloo);
-    if (!backend.ok()) return backend.status();
-    self->backend_ = *std::move(backend);
-    absl::StatusOr<std::unique_ptr<cohort::GradientExchange>> exchange =
-        cohort::GradientExchange::Create(self->model_->arena(), *self->backend_,
-                                         DefaultExchangeOptions(self->model_->arena()));
-    if (!exchange.ok()) return exchange.status();
-    self->exchange_ = *std::move(exchange);
     return self;
   }
 
   // One training step, exchanged or not.
   absl::Status Step(bool exchanged) {
+    cohort::GradientExchange& exchange = *worker_->exchange();
+    cohort::LoadedModel& model = worker_->model();
     const cohort::BatchSpec batch = sampler_->TrainingBatch(batches_trained_);
-    if (exchanged) exchange_->Begin(1.0 / kRanks, batches_trained_);
-    absl::StatusOr<cohort::BatchMetrics> metrics = model_->TrainBatch(batch);
+    if (exchanged) exchange.Begin(1.0 / kRanks, batches_trained_);
+    absl::StatusOr<cohort::BatchMetrics> metrics = model.TrainBatch(batch);
     if (exchanged) {
       // Finish even after a failed batch, so both ranks still run the same collectives.
-      absl::Status summed = exchange_->Finish();
+      absl::Status summed = exchange.Finish();
       if (metrics.ok() && !summed.ok()) return summed;
     }
     if (!metrics.ok()) return metrics.status();
-    if (absl::Status s = optimizer_->Step(); !s.ok()) return s;
-    if (absl::Status s = model_->arena().ZeroGradients(); !s.ok()) return s;
+    if (absl::Status s = worker_->optimizer()->Step(); !s.ok()) return s;
+    if (absl::Status s = model.arena().ZeroGradients(); !s.ok()) return s;
     ++batches_trained_;
     return absl::OkStatus();
   }
 
   // Elements the exchange sums per step: its buckets' ranges, alignment gaps included.
-  uint64_t exchanged_elements() const {
+  uint64_t exchanged_elements() {
     uint64_t elements = 0;
-    for (const cohort::GradientBucket& bucket : exchange_->plan()) elements += bucket.count;
+    for (const cohort::GradientBucket& bucket : worker_->exchange()->plan()) {
+      elements += bucket.count;
+    }
     return elements;
   }
 
-  std::string DescribePlan() const {
+  std::string DescribePlan() {
     std::string text;
-    for (const cohort::GradientBucket& bucket : exchange_->plan()) {
+    for (const cohort::GradientBucket& bucket : worker_->exchange()->plan()) {
       absl::StrAppend(&text, text.empty() ? "" : ", ", bucket.tensors.size(), " tensors in ",
                       absl::StrFormat("%.3f", bucket.count * sizeof(float) / 1e6), " MB");
     }
     return text;
   }
 
-  cohort::CollectiveBackend& backend() { return *backend_; }
+  cohort::CollectiveBackend& backend() { return *worker_->gradient_collective(); }
 
  private:
   RankTraining() = default;
 
-  cohort::DefaultMemoryProvider memory_;
-  std::unique_ptr<cohort::LoadedModel> model_;
-  std::unique_ptr<cohort::Optimizer> optimizer_;
+  NoEvents events_;
+  std::unique_ptr<cohort::Worker> worker_;
   std::unique_ptr<cohort::RecordSampler> sampler_;
-  std::unique_ptr<cohort::CollectiveBackend> backend_;
-  std::unique_ptr<cohort::GradientExchange> exchange_;  // declared last: destroyed first
   uint64_t batches_trained_ = 0;
 };
 
@@ -350,11 +333,11 @@ absl::StatusOr<std::vector<double>> SlowerRank(cohort::CollectiveBackend& backen
 // Samples every side once per round, the sides in rotating order, after kUntimedRounds rounds;
 // returns the slower rank's samples. Both ranks make the same calls in the same order.
 absl::StatusOr<Samples> MeasureRank(uint32_t rank, const std::string& plugin_path,
-                                    const std::filesystem::path& rendezvous, PeerBarrier& barrier,
+                                    const std::filesystem::path& folder, PeerBarrier& barrier,
                                     int rounds) {
-  FolderRendezvousStore store(rendezvous);
+  FolderRendezvousStore store(folder);
   absl::StatusOr<std::unique_ptr<RankTraining>> created =
-      RankTraining::Create(rank, plugin_path, store);
+      RankTraining::Create(rank, plugin_path, (folder / "checkpoints").string(), store);
   if (!created.ok()) return created.status();
   RankTraining& training = **created;
   cohort::CollectiveBackend& backend = training.backend();

@@ -9,8 +9,8 @@
 //   host.context.stream = device->stream();
 //
 // Thread-safety: as DeviceExchange.
-#ifndef COHORT_HARNESS_COHORT_WORKER_DEVICE_H_
-#define COHORT_HARNESS_COHORT_WORKER_DEVICE_H_
+#ifndef COHORT_RUNTIME_WORKER_WORKER_DEVICE_H_
+#define COHORT_RUNTIME_WORKER_WORKER_DEVICE_H_
 
 #include <memory>
 
@@ -40,4 +40,4 @@ bool HasDeviceBlocks(const TensorArena& arena);
 
 }  // namespace cohort
 
-#endif  // COHORT_HARNESS_COHORT_WORKER_DEVICE_H_
+#endif  // COHORT_RUNTIME_WORKER_WORKER_DEVICE_H_

@@ -1,4 +1,4 @@
-#include "harness/cohort/one_slot_exchange.h"
+#include "runtime/worker/one_slot_exchange.h"
 
 #include <string_view>
 

@@ -1,7 +1,7 @@
 // OpenWorkerDevice reads COHORT_DEVICE as the agent sets it; a GPU slot opens the CUDA exchange
 // module on its device, or says why it cannot (here without a GPU, or without the module in the
 // sanitizer build). HasDeviceBlocks tells a plugin that put tensors on the device.
-#include "harness/cohort/worker_device.h"
+#include "runtime/worker/worker_device.h"
 
 #include <string>
 

@@ -9,8 +9,8 @@
 //   ... run the trial ...   // the watchdog stops with its destructor
 //
 // Thread-safety: its own thread reads the board; construct and destroy on one thread.
-#ifndef COHORT_HARNESS_COHORT_RANK_WATCHDOG_H_
-#define COHORT_HARNESS_COHORT_RANK_WATCHDOG_H_
+#ifndef COHORT_RUNTIME_WORKER_RANK_WATCHDOG_H_
+#define COHORT_RUNTIME_WORKER_RANK_WATCHDOG_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -47,4 +47,4 @@ class RankWatchdog {
 
 }  // namespace cohort
 
-#endif  // COHORT_HARNESS_COHORT_RANK_WATCHDOG_H_
+#endif  // COHORT_RUNTIME_WORKER_RANK_WATCHDOG_H_

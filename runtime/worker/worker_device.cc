@@ -1,4 +1,4 @@
-#include "harness/cohort/worker_device.h"
+#include "runtime/worker/worker_device.h"
 
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/device_memory.h"
@@ -10,16 +10,15 @@ absl::StatusOr<WorkerDevice> OpenWorkerDevice(const char* variable) {
   if (variable == nullptr || variable[0] == '\0') return opened;
   absl::StatusOr<cohort_device> device = ParseDeviceName(variable);
   if (!device.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("COHORT_DEVICE: ", device.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat("COHORT_DEVICE: ", device.status().message()));
   }
   opened.device = *device;
   if (device->kind == COHORT_DEVICE_CUDA) {
     absl::StatusOr<std::unique_ptr<DeviceExchange>> cuda = OpenCudaExchange(device->ordinal);
     if (!cuda.ok()) {
-      return absl::UnavailableError(absl::StrCat("this worker's slot is ", variable,
-                                                 ", but that GPU cannot be used: ",
-                                                 cuda.status().message()));
+      return absl::UnavailableError(
+          absl::StrCat("this worker's slot is ", variable,
+                       ", but that GPU cannot be used: ", cuda.status().message()));
     }
     opened.cuda = *std::move(cuda);
   }

@@ -11,15 +11,15 @@
 //     absl::StatusOr<std::unique_ptr<CollectiveBackend>> group =
 //         OneRankGradientGroup(device, on_gpu, timeout);
 //   }
-#ifndef COHORT_HARNESS_COHORT_ONE_SLOT_EXCHANGE_H_
-#define COHORT_HARNESS_COHORT_ONE_SLOT_EXCHANGE_H_
+#ifndef COHORT_RUNTIME_WORKER_ONE_SLOT_EXCHANGE_H_
+#define COHORT_RUNTIME_WORKER_ONE_SLOT_EXCHANGE_H_
 
 #include <chrono>
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "harness/cohort/worker_device.h"
 #include "runtime/collective/collective_backend.h"
+#include "runtime/worker/worker_device.h"
 
 namespace cohort {
 
@@ -35,4 +35,4 @@ absl::StatusOr<std::unique_ptr<CollectiveBackend>> OneRankGradientGroup(
 
 }  // namespace cohort
 
-#endif  // COHORT_HARNESS_COHORT_ONE_SLOT_EXCHANGE_H_
+#endif  // COHORT_RUNTIME_WORKER_ONE_SLOT_EXCHANGE_H_

@@ -1,4 +1,4 @@
-#include "harness/cohort/rank_watchdog.h"
+#include "runtime/worker/rank_watchdog.h"
 
 #include <chrono>
 #include <cstdio>

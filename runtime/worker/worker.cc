@@ -1,0 +1,239 @@
+#include "runtime/worker/worker.h"
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/base/clock.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
+#include "runtime/collective/gloo/gloo_backend.h"
+#include "runtime/collective/nccl_loader.h"
+#include "runtime/observe/timeline_files.h"
+#include "runtime/optim/optimizer_options.h"
+#include "runtime/worker/one_slot_exchange.h"
+
+namespace cohort {
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
+  if (options.events == nullptr || options.size == 0 || options.rank >= options.size ||
+      (options.size > 1 && options.rendezvous == nullptr)) {
+    return absl::InvalidArgumentError(
+        "worker: needs events, a rank below the size and, with more than one rank, a rendezvous");
+  }
+  if (!options.config.experiment_seed) {
+    return absl::FailedPreconditionError("config.yaml has no reproducibility.experiment_seed");
+  }
+  std::unique_ptr<Worker> worker(new Worker(std::move(options)));
+  worker->trial_seed_ =
+      TrialSeed(*worker->options_.config.experiment_seed, worker->options_.trial_id);
+  for (absl::Status (Worker::*step)() :
+       {&Worker::BuildModel, &Worker::BuildOptimizer, &Worker::FormGroups, &Worker::BuildExchange,
+        &Worker::OpenTimeline, &Worker::BuildRunner, &Worker::Resume}) {
+    if (absl::Status status = (worker.get()->*step)(); !status.ok()) return status;
+  }
+  const WorkerOptions& s = worker->options_;
+  std::printf("trial %llu rank %u of %u: plugin %s, %s, %llu of %llu batches done\n",
+              static_cast<unsigned long long>(s.trial_id), s.rank, s.size,
+              worker->plugin_->name().c_str(),
+              worker->optimizer_ ? DescribeOptimizer(worker->optimizer_->options()).c_str()
+                                 : "plugin optimizer",
+              static_cast<unsigned long long>(worker->runner_->batches_trained()),
+              static_cast<unsigned long long>(worker->runner_->schedule().total_batches));
+  std::fflush(stdout);
+  return worker;
+}
+
+Worker::~Worker() {
+  // What runs on the device's streams ends before the members go: the runner, then the exchange.
+  runner_.reset();
+  exchange_.reset();
+}
+
+bool Worker::on_gpu() const { return device_.cuda != nullptr && HasDeviceBlocks(model_->arena()); }
+
+absl::Status Worker::BuildModel() {
+  absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin =
+      PluginLibrary::Open(options_.plugin);
+  if (!plugin.ok()) return plugin.status();
+  plugin_ = *std::move(plugin);
+  absl::StatusOr<WorkerDevice> device =
+      OpenWorkerDevice(options_.device.empty() ? nullptr : options_.device.c_str());
+  if (!device.ok()) return device.status();
+  device_ = *std::move(device);
+  // Gradients are zeroed on the plugin's stream, behind the optimizer step, without a wait.
+  if (device_.cuda != nullptr) memory_.ZeroOnStream(device_.device.ordinal, device_.stream());
+  const ExperimentConfig& config = options_.config;
+  ModelHostOptions host;
+  host.context.rank = host.context.local_rank = options_.rank;
+  host.context.size = host.context.local_size = options_.size;
+  host.context.global_batch_size = config.global_batch_size;
+  host.context.per_slot_batch_size = config.global_batch_size / options_.size;
+  host.context.trial_seed = trial_seed_;
+  host.context.trial_id = options_.trial_id;
+  host.context.device = device_.device;
+  host.context.stream = device_.stream();
+  host.hyperparameters = config.hyperparameters;
+  host.memory = &memory_;
+  if (device_.cuda != nullptr) host.device_values = &device_.cuda->value_reader();
+  host.log = StderrLogSink(options_.rank);
+  // The exchange exists only once the model registered its tensors; the hook finds it then.
+  host.on_gradients_ready = [this](uint32_t tensor, uint64_t offset, uint64_t count) {
+    if (exchange_) exchange_->OnGradientsReady(tensor, offset, count);
+  };
+  absl::StatusOr<std::unique_ptr<LoadedModel>> model =
+      LoadedModel::Create(plugin_, std::move(host));
+  if (!model.ok()) return model.status();
+  model_ = *std::move(model);
+  return absl::OkStatus();
+}
+
+absl::Status Worker::BuildOptimizer() {
+  if (!model_->has_optimizer()) {
+    absl::StatusOr<OptimizerOptions> options =
+        OptimizerOptionsFromHyperparameters(options_.config.hyperparameters);
+    if (!options.ok()) return options.status();
+    absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
+        *options, model_->arena(), on_gpu() ? &device_.cuda->update_kernels() : nullptr);
+    if (!created.ok()) return created.status();
+    optimizer_ = *std::move(created);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Worker::FormGroups() {
+  const auto timeout = std::chrono::seconds(options_.config.optimizations.collective_timeout);
+  if (options_.size == 1) {
+    if (!options_.exchange_at_one_slot) return absl::OkStatus();
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> group =
+        OneRankGradientGroup(device_, on_gpu(), timeout);
+    if (!group.ok()) return group.status();
+    gradient_collective_ = *std::move(group);
+    return absl::OkStatus();
+  }
+  GlooOptions gloo;
+  gloo.timeout = timeout;
+  gloo.prefix = options_.group_prefix;
+  if (!options_.gloo_hostname.empty()) gloo.hostname = options_.gloo_hostname;
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> host =
+      CreateGlooBackend(options_.rank, options_.size, *options_.rendezvous, gloo);
+  if (!host.ok()) return host.status();
+  collective_ = *std::move(host);
+  if (!on_gpu()) return absl::OkStatus();
+  NcclOptions nccl;
+  nccl.device = device_.device.ordinal;
+  nccl.stream = device_.cuda->communication_stream();
+  nccl.timeout = timeout;
+  nccl.prefix = options_.group_prefix + "/nccl";
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> gradients =
+      CreateNcclBackend(options_.rank, options_.size, *options_.rendezvous, nccl);
+  if (!gradients.ok()) return gradients.status();
+  gradient_collective_ = *std::move(gradients);
+  return absl::OkStatus();
+}
+
+ExchangeOptions ExchangeOptionsFor(const ExperimentConfig& config, const TensorArena& arena) {
+  ExchangeOptions options;
+  const BucketLimits limits =
+      FitBucketLimits(arena, uint64_t{config.optimizations.tensor_fusion_threshold} << 20);
+  options.bucket_bytes = limits.bucket_bytes;
+  options.first_bucket_bytes = limits.first_bucket_bytes;
+  options.compression = config.optimizations.gradient_compression;
+  options.find_nonfinite = config.optimizations.nonfinite_gradients != "ignore";
+  return options;
+}
+
+absl::Status Worker::BuildExchange() {
+  CollectiveBackend* moves_gradients = gradient_collective();
+  if (moves_gradients == nullptr) return absl::OkStatus();
+  ExchangeOptions options = ExchangeOptionsFor(options_.config, model_->arena());
+  if (on_gpu()) options.device = device_.cuda.get();
+  if (options_.rank == 0) {
+    options.plan_changed = [](const std::vector<GradientBucket>& plan) {
+      std::printf(
+          "gradient exchange: %zu buckets, cut again along the order backward finished "
+          "the gradients in\n",
+          plan.size());
+      std::fflush(stdout);
+    };
+  }
+  absl::StatusOr<std::unique_ptr<GradientExchange>> created =
+      GradientExchange::Create(model_->arena(), *moves_gradients, options);
+  if (!created.ok()) return created.status();
+  exchange_ = *std::move(created);
+  if (options_.rank == 0) {
+    std::printf("gradient exchange%s: %zu buckets over %s, compression %s\n",
+                options_.size == 1 ? " at one slot" : "", exchange_->plan().size(),
+                moves_gradients->name().c_str(), DescribeCompression(options.compression).c_str());
+  }
+  return absl::OkStatus();
+}
+
+// profiling.enabled: this rank's timeline, beside the checkpoints, where the orchestrator merges a
+// trial's ranks and attempts whenever one of its tasks ends.
+absl::Status Worker::OpenTimeline() {
+  const ExperimentConfig& config = options_.config;
+  if (!config.profiling_enabled) return absl::OkStatus();
+  Clock& clock = SystemClock();
+  absl::StatusOr<std::string> path =
+      RankTimelinePath(options_.checkpoint_root, options_.trial_id, options_.attempt, options_.rank,
+                       static_cast<uint64_t>(clock.UnixSeconds() * 1000));
+  if (!path.ok()) return path.status();
+  TraceBatchWindow window;
+  window.first = config.profiling_begin_on_batch;
+  if (config.profiling_end_after_batch) window.last = *config.profiling_end_after_batch;
+  absl::StatusOr<std::unique_ptr<TraceWriter>> opened = TraceWriter::Open(
+      *path, options_.rank, clock.UnixSeconds() - clock.MonotonicSeconds(), window);
+  if (!opened.ok()) return opened.status();
+  trace_ = *std::move(opened);
+  return absl::OkStatus();
+}
+
+absl::Status Worker::BuildRunner() {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(options_.checkpoint_root);
+  if (!storage.ok()) return storage.status();
+  storage_ = *std::move(storage);
+  // A rank stuck in its own work says so in its log while the other ranks wait for it.
+  if (options_.size > 1) {
+    watchdog_.emplace(options_.rank, phases_, options_.config.optimizations.collective_timeout,
+                      options_.stop_signalled);
+  }
+  TrialRunnerOptions options;
+  options.config = &options_.config;
+  options.phases = &phases_;
+  options.trace = trace_.get();
+  options.trial_id = options_.trial_id;
+  options.trial_seed = trial_seed_;
+  options.model = model_.get();
+  options.optimizer = optimizer_.get();
+  options.storage = storage_.get();
+  options.events = options_.events;
+  options.collective = collective_.get();
+  options.exchange = exchange_.get();
+  if (on_gpu()) options.device_gradients = &device_.cuda->gradient_ops();
+  absl::StatusOr<std::unique_ptr<TrialRunner>> runner = TrialRunner::Create(options);
+  if (!runner.ok()) return runner.status();
+  runner_ = *std::move(runner);
+  return absl::OkStatus();
+}
+
+absl::Status Worker::Resume() {
+  if (options_.resume.empty()) return absl::OkStatus();
+  const double begin = SystemClock().MonotonicSeconds();
+  absl::StatusOr<std::vector<std::string>> warnings = runner_->RestoreNewestWhole(options_.resume);
+  if (!warnings.ok()) return warnings.status();
+  for (const std::string& warning : *warnings) std::printf("warning: %s\n", warning.c_str());
+  // In the timeline a restart shows as the restore that begins its attempt.
+  if (trace_) {
+    trace_->Complete(
+        TraceWriter::kTrainingThread,
+        options_.attempt > 0
+            ? absl::StrCat("restart ", options_.attempt, ": restoring checkpoint ", options_.resume)
+            : absl::StrCat("resuming from checkpoint ", options_.resume),
+        begin, SystemClock().MonotonicSeconds(), runner_->batches_trained());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cohort
