@@ -1,7 +1,7 @@
 // Optimizer: a built-in optimizer that updates a TensorArena's parameters in place from its
 // gradients, with PyTorch's update rules, for models whose plugin has no optimizer_step.
 //
-//   absl::StatusOr<OptimizerOptions> options = OptimizerOptionsFromHyperparameters(hp);
+//   absl::StatusOr<OptimizerOptions> options = OptimizerOptionsFromHyperparameters(hp);  // config
 //   absl::StatusOr<std::unique_ptr<Optimizer>> optimizer = Optimizer::Create(*options, arena);
 //   // after each aggregation, with the arena's gradients final (already averaged):
 //   absl::Status s = (*optimizer)->Step();

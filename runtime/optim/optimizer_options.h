@@ -1,13 +1,12 @@
-// OptimizerOptions: which built-in optimizer updates the arena, and its hyperparameters, read and
-// validated from a trial's hyperparameters.
+// OptimizerOptions: which built-in optimizer updates the arena, and its settings (a trial's
+// hyperparameters choose them: config/optimizer_hyperparameters.h).
 //
-//   Hyperparameters hp;
-//   hp.Set("optimizer", "sgd");
-//   hp.Set("learning_rate", 0.1);
-//   hp.Set("momentum", 0.9);
-//   hp.Set("nesterov", true);
-//   absl::StatusOr<OptimizerOptions> options = OptimizerOptionsFromHyperparameters(hp);
-//   DescribeOptimizer(*options);  // "sgd(lr=0.1, momentum=0.9, nesterov)"
+//   OptimizerOptions options;
+//   options.learning_rate = 0.1;
+//   options.momentum = 0.9;
+//   options.nesterov = true;
+//   ValidateOptimizerOptions(options);  // OK
+//   DescribeOptimizer(options);         // "sgd(lr=0.1, momentum=0.9, nesterov)"
 //
 // Thread-safety: plain values and pure functions; safe to use from any thread.
 #ifndef COHORT_RUNTIME_OPTIM_OPTIMIZER_OPTIONS_H_
@@ -16,9 +15,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "runtime/plugin/hyperparameters.h"
 
 namespace cohort {
 
@@ -39,16 +36,6 @@ absl::string_view OptimizerKindName(OptimizerOptions::Kind kind);
 // beta2 in [0, 1), eps > 0, nesterov only with momentum > 0 (NaN is out of every range).
 // INVALID_ARGUMENT naming the field (as its hyperparameter is named), its value and the range.
 absl::Status ValidateOptimizerOptions(const OptimizerOptions& options);
-
-// Reads hyperparameters `optimizer` ("sgd" | "adam" | "adamw", default "sgd"), `learning_rate`
-// (required for sgd; default 0.001 for adam/adamw), `momentum` (0), `nesterov` (false),
-// `weight_decay` (0; 0.01 for adamw), `beta1` (0.9), `beta2` (0.999), `eps` (1e-8). Only the
-// hyperparameters of the chosen optimizer are read: `momentum` and `nesterov` for sgd, `beta1`,
-// `beta2` and `eps` for adam/adamw. Ints are accepted where doubles are expected.
-// INVALID_ARGUMENT naming the hyperparameter: a wrong type, a value out of range (see
-// ValidateOptimizerOptions), an unknown optimizer name (listing the known ones), a missing
-// learning_rate for sgd.
-absl::StatusOr<OptimizerOptions> OptimizerOptionsFromHyperparameters(const Hyperparameters& hp);
 
 // One line for logs: "sgd(lr=0.1, momentum=0.9, nesterov)", "adam(lr=0.001, beta1=0.9,
 // beta2=0.999, eps=1e-08)", "adamw(lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08,

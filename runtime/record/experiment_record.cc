@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "runtime/base/file_io.h"
+#include "runtime/plugin/metric_accumulator.h"
 #include "runtime/record/json_writer.h"
 #include "runtime/record/run_folder.h"
-#include "runtime/trial/metric_accumulator.h"
 #include "yaml-cpp/yaml.h"
 
 namespace cohort {

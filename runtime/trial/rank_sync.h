@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/collective/collective_backend.h"
-#include "runtime/trial/metric_accumulator.h"
+#include "runtime/plugin/metric_accumulator.h"
 
 namespace cohort {
 

@@ -37,7 +37,7 @@
 #include "runtime/observe/trace_writer.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/plugin/loaded_model.h"
-#include "runtime/trial/metric_accumulator.h"
+#include "runtime/plugin/metric_accumulator.h"
 #include "runtime/trial/phase_timer.h"
 #include "runtime/trial/record_sampler.h"
 #include "runtime/trial/trial_events.h"

@@ -9,8 +9,8 @@
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/collective/nccl_loader.h"
+#include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/observe/timeline_files.h"
-#include "runtime/optim/optimizer_options.h"
 #include "runtime/worker/one_slot_exchange.h"
 
 namespace cohort {

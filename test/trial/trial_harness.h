@@ -27,7 +27,7 @@
 #include "gtest/gtest.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
-#include "runtime/optim/optimizer_options.h"
+#include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/trial/trial_runner.h"
 #include "test/common/manual_clock.h"
 #include "test/common/temp_folder.h"

@@ -1,6 +1,6 @@
 // MetricAccumulator and FindMetric: each reduction over several batches, zero-record batches, a
 // reduction that changes, and Determined's "validation_" prefix.
-#include "runtime/trial/metric_accumulator.h"
+#include "runtime/plugin/metric_accumulator.h"
 
 #include <string>
 #include <vector>
@@ -101,12 +101,16 @@ TEST(MetricAccumulatorTest, MetricsWithOnlyZeroRecordBatchesAreLeftOut) {
 
 TEST(MetricAccumulatorTest, ZeroRecordBatchesDoNotMoveMinMaxOrSum) {
   MetricAccumulator total;
-  ASSERT_TRUE(total.Add(Batch({{"low", 3, 2, COHORT_REDUCE_MIN}, {"high", 3, 2, COHORT_REDUCE_MAX},
-                               {"count", 5, 2, COHORT_REDUCE_SUM}}))
+  ASSERT_TRUE(total
+                  .Add(Batch({{"low", 3, 2, COHORT_REDUCE_MIN},
+                              {"high", 3, 2, COHORT_REDUCE_MAX},
+                              {"count", 5, 2, COHORT_REDUCE_SUM}}))
                   .ok());
   // An empty share of the last batch reports zeros; none of them may count.
-  ASSERT_TRUE(total.Add(Batch({{"low", 0, 0, COHORT_REDUCE_MIN}, {"high", 9, 0, COHORT_REDUCE_MAX},
-                               {"count", 4, 0, COHORT_REDUCE_SUM}}))
+  ASSERT_TRUE(total
+                  .Add(Batch({{"low", 0, 0, COHORT_REDUCE_MIN},
+                              {"high", 9, 0, COHORT_REDUCE_MAX},
+                              {"count", 4, 0, COHORT_REDUCE_SUM}}))
                   .ok());
   const std::vector<ReducedMetric> result = total.Result();
   EXPECT_DOUBLE_EQ(ValueOf(result, "low"), 3);

@@ -9,8 +9,8 @@
 // metric reported with zero records (an empty batch) is skipped whatever its reduction; one whose
 // batches all had zero records has no value and is left out of Result().
 // Thread-safety: not thread-safe.
-#ifndef COHORT_RUNTIME_TRIAL_METRIC_ACCUMULATOR_H_
-#define COHORT_RUNTIME_TRIAL_METRIC_ACCUMULATOR_H_
+#ifndef COHORT_RUNTIME_PLUGIN_METRIC_ACCUMULATOR_H_
+#define COHORT_RUNTIME_PLUGIN_METRIC_ACCUMULATOR_H_
 
 #include <cstdint>
 #include <string>
@@ -45,7 +45,7 @@ class MetricAccumulator {
   struct Partial {
     std::string name;
     cohort_reduction reduction;
-    double value = 0;     // weighted sum (MEAN), sum, min or max
+    double value = 0;  // weighted sum (MEAN), sum, min or max
     uint64_t records = 0;
     bool seen_value = false;
   };
@@ -59,4 +59,4 @@ const ReducedMetric* FindMetric(const std::vector<ReducedMetric>& metrics, const
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_TRIAL_METRIC_ACCUMULATOR_H_
+#endif  // COHORT_RUNTIME_PLUGIN_METRIC_ACCUMULATOR_H_

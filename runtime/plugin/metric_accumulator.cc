@@ -1,4 +1,4 @@
-#include "runtime/trial/metric_accumulator.h"
+#include "runtime/plugin/metric_accumulator.h"
 
 #include <algorithm>
 
@@ -68,9 +68,9 @@ std::vector<double> MetricAccumulator::Packed() const {
 
 absl::Status MetricAccumulator::MergePacked(const std::vector<double>& packed, bool replace) {
   if (packed.size() != partials_.size() * 3) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ranks reported different metrics: ", partials_.size(), " here, ", packed.size() / 3,
-        " on another rank"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ranks reported different metrics: ", partials_.size(), " here, ",
+                     packed.size() / 3, " on another rank"));
   }
   for (size_t i = 0; i < partials_.size(); ++i) {
     Partial& p = partials_[i];
