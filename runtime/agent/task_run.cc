@@ -37,11 +37,6 @@ std::string TaskFolder(const std::string& work_dir, uint64_t task_id) {
   return absl::StrCat(work_dir, "/tasks/", task_id);
 }
 
-std::string SignalName(int signal) {
-  const char* abbrev = sigabbrev_np(signal);
-  return absl::StrCat("signal ", signal, abbrev == nullptr ? "" : absl::StrCat(" (SIG", abbrev, ")"));
-}
-
 }  // namespace
 
 TaskRun::TaskRun(uv_loop_t* loop, const StartTask& task, Listener& listener)
@@ -125,15 +120,16 @@ void TaskRun::SpawnAll(const TaskRunSetup& setup) {
     const WorkerInvocation invocation =
         WorkerInvocationFor(task_, rank->assignment, slot, places, setup.base_environment);
     if (absl::Status spawned = Spawn(*rank, invocation); !spawned.ok()) {
-      rank->spawn_error = std::string(spawned.message());
+      rank->outcome.spawn_error = std::string(spawned.message());
       break;
     }
   }
-  const bool any_spawned = ranks_.front()->spawned;
+  const bool any_spawned = ranks_.front()->outcome.spawned;
   bool all_spawned = true;
-  for (const std::unique_ptr<Rank>& rank : ranks_) all_spawned = all_spawned && rank->spawned;
+  for (const std::unique_ptr<Rank>& rank : ranks_)
+    all_spawned = all_spawned && rank->outcome.spawned;
   if (!any_spawned) {
-    start_error_ = ranks_.front()->spawn_error;  // the ranks stay until their handles close
+    start_error_ = ranks_.front()->outcome.spawn_error;  // the ranks stay until their handles close
     return;
   }
   SetState(TaskState::kStarting);
@@ -204,7 +200,7 @@ absl::Status TaskRun::Spawn(Rank& rank, const WorkerInvocation& invocation) {
     return absl::InternalError(absl::StrCat("cannot start rank ", rank.assignment.rank, " (",
                                             argv[0], "): ", uv_strerror(spawned)));
   }
-  rank.spawned = rank.running = true;
+  rank.outcome.spawned = rank.running = true;
   rank.pid = rank.process.pid;
   for (OutputPipe& out : rank.out) {
     uv_read_start(reinterpret_cast<uv_stream_t*>(&out.pipe), OnAlloc, OnRead);
@@ -234,8 +230,8 @@ void TaskRun::SetState(TaskState state) {
 void TaskRun::Signal(Rank& rank, int signal) {
   if (!rank.running) return;
   // Seen before the signal: a stopped rank is what its peers on other agents waited for.
-  rank.was_stopped = rank.was_stopped || ProcessStopped(rank);
-  rank.signaled_by_agent = true;
+  rank.outcome.was_stopped = rank.outcome.was_stopped || ProcessStopped(rank);
+  rank.outcome.signaled_by_agent = true;
   // The whole group: whatever the worker started goes too. The worker leads its group.
   if (::kill(static_cast<pid_t>(-rank.pid), signal) != 0) uv_process_kill(&rank.process, signal);
 }
@@ -270,7 +266,7 @@ void TaskRun::OnGraceOver(uv_timer_t* timer) {
   run.grace_deadline_ = 0;
   for (std::unique_ptr<Rank>& rank : run.ranks_) {
     if (!rank->running) continue;
-    rank->killed_after_grace = true;
+    rank->outcome.killed_after_grace = true;
     run.Signal(*rank, SIGKILL);
   }
 }
@@ -279,8 +275,8 @@ void TaskRun::OnExit(uv_process_t* process, int64_t exit_status, int term_signal
   Rank& rank = *static_cast<Rank*>(process->data);
   TaskRun& run = *rank.run;
   rank.running = false;
-  rank.exit_status = exit_status;
-  rank.term_signal = term_signal;
+  rank.outcome.exit_status = exit_status;
+  rank.outcome.term_signal = term_signal;
   run.StopWatching(rank);
   run.Close(reinterpret_cast<uv_handle_t*>(process));
   const bool failed = term_signal != 0 || exit_status != 0;
@@ -351,7 +347,7 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     progress_.Keep(kept);
   } else if (const auto* beat = std::get_if<Heartbeat>(&message)) {
     for (std::unique_ptr<Rank>& rank : ranks_) {
-      if (rank->said_hello && rank->peer == peer && rank->running && !rank->finished) {
+      if (rank->said_hello && rank->peer == peer && rank->running && !rank->outcome.finished) {
         rank->unstamped_beat = beat->batches_trained;
       }
     }
@@ -361,9 +357,9 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
       const bool sender = rank->said_hello
                               ? rank->peer == peer
                               : finished->rank == static_cast<int32_t>(rank->assignment.rank) &&
-                                    !rank->finished;
+                                    !rank->outcome.finished;
       if (sender) {
-        rank->finished = *finished;
+        rank->outcome.finished = *finished;
         StopWatching(*rank);
       }
     }
@@ -416,8 +412,9 @@ bool TaskRun::ProcessesGone() const {
 bool TaskRun::LastMessagesIn() const {
   for (const std::unique_ptr<Rank>& rank : ranks_) {
     // A rank that failed before its hello may still have said why (TrialFinished names its rank).
-    const bool may_have_said = rank->said_hello || (rank->spawned && rank->exit_status != 0);
-    if (may_have_said && rank->term_signal == 0 && !rank->finished) return false;
+    const bool may_have_said =
+        rank->said_hello || (rank->outcome.spawned && rank->outcome.exit_status != 0);
+    if (may_have_said && rank->outcome.term_signal == 0 && !rank->outcome.finished) return false;
   }
   return true;
 }
@@ -455,46 +452,6 @@ void TaskRun::Poll(double now) {
   }
 }
 
-TaskExit TaskRun::ExitOf(const Rank& rank) const {
-  TaskExit exit;
-  exit.task_id = task_.task_id;
-  exit.rank = static_cast<int32_t>(rank.assignment.rank);
-  exit.killed_by_agent = rank.signaled_by_agent;
-  exit.stopped = rank.was_stopped;
-  if (!rank.spawned) {
-    exit.exit_code = 127;
-    exit.reason = rank.spawn_error.empty() ? "not started: another rank could not be started"
-                                           : rank.spawn_error;
-    return exit;
-  }
-  exit.signal = rank.term_signal;
-  exit.exit_code = static_cast<int32_t>(rank.exit_status);
-  if (rank.term_signal != 0) {
-    exit.reason = rank.killed_after_grace
-                      ? absl::StrCat("killed after the grace period (", SignalName(rank.term_signal), ")")
-                      : absl::StrCat("killed by ", SignalName(rank.term_signal));
-  } else if (rank.finished) {
-    switch (rank.finished->exit) {
-      case TrialExit::kCompleted:
-        exit.reason = "completed";
-        break;
-      case TrialExit::kStopped:
-        exit.reason = stop_reason_.empty() ? "stopped" : absl::StrCat("stopped: ", stop_reason_);
-        break;
-      case TrialExit::kFailed:
-        exit.reason = absl::StrCat("failed: ", rank.finished->message);
-        break;
-    }
-  } else {
-    exit.reason = absl::StrCat("exit code ", rank.exit_status, " without finishing the trial");
-  }
-  if (exit.stopped) {
-    absl::StrAppend(&exit.reason, "; its process was stopped (SIGSTOP or a debugger): it is the "
-                                  "rank the others waited for");
-  }
-  return exit;
-}
-
 void TaskRun::ReportExits() {
   exits_reported_ = true;
   uv_timer_stop(&grace_timer_);
@@ -508,7 +465,10 @@ void TaskRun::ReportExits() {
     whole.reason = start_error_;
     exits.push_back(std::move(whole));
   } else {
-    for (const std::unique_ptr<Rank>& rank : ranks_) exits.push_back(ExitOf(*rank));
+    for (const std::unique_ptr<Rank>& rank : ranks_) {
+      exits.push_back(
+          ExitOfRank(task_.task_id, rank->assignment.rank, rank->outcome, stop_reason_));
+    }
   }
   ForwardProgress(progress_.Take());  // the last progress, held back, before the exits
   state_ = TaskState::kExited;

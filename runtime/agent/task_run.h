@@ -50,6 +50,7 @@
 #include "absl/strings/string_view.h"
 #include "runtime/agent/line_splitter.h"
 #include "runtime/agent/progress_throttle.h"
+#include "runtime/agent/rank_outcome.h"
 #include "runtime/agent/worker_invocation.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/control/heartbeat_monitor.h"
@@ -147,18 +148,11 @@ class TaskRun {
     RankAssignment assignment;
     uv_process_t process;
     OutputPipe out[2];  // stdout, stderr
-    bool spawned = false;
     bool running = false;
     int64_t pid = 0;
-    std::string spawn_error;  // why it could not be spawned
-    int64_t exit_status = 0;
-    int term_signal = 0;
-    bool signaled_by_agent = false;
-    bool killed_after_grace = false;
-    bool was_stopped = false;  // its process was stopped (SIGSTOP) when the agent signalled it
+    RankOutcome outcome;  // how its process ended, filled in as it goes
     bool said_hello = false;
-    std::string peer;  // its worker channel routing id, once it said hello
-    std::optional<TrialFinished> finished;
+    std::string peer;             // its worker channel routing id, once it said hello
     HeartbeatMonitor heartbeats;  // watches this rank alone: what it says is about this rank
     // Batches trained at its latest sign of life (hello, heartbeat) since the last Poll.
     std::optional<uint64_t> unstamped_beat;
@@ -191,7 +185,6 @@ class TaskRun {
   void SetState(TaskState state);
   void Signal(Rank& rank, int signal);
   void Close(uv_handle_t* handle);
-  TaskExit ExitOf(const Rank& rank) const;
   // Every spawned process exited and its output pipes closed.
   bool ProcessesGone() const;
   // Every rank that exited by itself has sent its TrialFinished.

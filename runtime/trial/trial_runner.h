@@ -40,6 +40,7 @@
 #include "runtime/plugin/metric_accumulator.h"
 #include "runtime/trial/phase_timer.h"
 #include "runtime/trial/record_sampler.h"
+#include "runtime/trial/throughput_meter.h"
 #include "runtime/trial/trial_events.h"
 #include "runtime/trial/trial_phase.h"
 #include "runtime/trial/trial_state.h"
@@ -160,15 +161,10 @@ class TrialRunner {
   bool checkpoint_after_validation_ = false;
   double latest_loss_ = 0;
   double last_progress_time_ = 0;
-  double rate_window_start_time_ = 0;
-  uint64_t rate_window_start_records_ = 0;
-  // Since the previous training report: the time per phase, and where its throughput starts.
+  ThroughputMeter throughput_;
+  // Since the previous training report: the time per phase.
   PhaseTimer phase_timer_;
   uint64_t phase_batch_ = 0;  // the batch of the phase entered last
-  double report_window_start_time_ = 0;
-  uint64_t report_window_start_records_ = 0;
-  uint64_t reported_exchanged_bytes_ = 0;  // the exchange's byte count at the last report
-  double records_per_second_ = 0;
 };
 
 // The seed of trial `trial_id` of an experiment seeded with `experiment_seed`.

@@ -1,0 +1,175 @@
+// TrialRunner's checkpoints: writing one whole (rank 0 writes what every rank holds, with every
+// rank's compression state gathered), and restoring one after checking it belongs to this trial
+// and its settings, or the newest whole one before a damaged one.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/checkpoint/checkpoint_names.h"
+#include "runtime/trial/trial_runner.h"
+
+namespace cohort {
+
+absl::Status TrialRunner::Restore(const std::string& checkpoint_id) {
+  absl::StatusOr<cohort::Checkpoint> checkpoint = options_.storage->Read(checkpoint_id);
+  if (!checkpoint.ok()) return checkpoint.status();
+  return RestoreFrom(*checkpoint);
+}
+
+absl::StatusOr<std::vector<std::string>> TrialRunner::RestoreNewestWhole(
+    const std::string& checkpoint_id) {
+  std::vector<std::string> warnings;
+  const auto pass_over = [&warnings](const std::string& id, const absl::Status& damage) {
+    warnings.push_back(
+        absl::StrCat("checkpoint ", id, " is damaged (", damage.message(), "): passed over"));
+  };
+  absl::StatusOr<cohort::Checkpoint> checkpoint = options_.storage->Read(checkpoint_id);
+  if (checkpoint.ok()) {
+    if (absl::Status restored = RestoreFrom(*checkpoint); !restored.ok()) return restored;
+    return warnings;
+  }
+  if (!absl::IsDataLoss(checkpoint.status())) return checkpoint.status();
+  pass_over(checkpoint_id, checkpoint.status());
+  const std::optional<CheckpointIdParts> damaged = ParseCheckpointId(checkpoint_id);
+  absl::StatusOr<std::vector<CheckpointInfo>> whole = options_.storage->List();
+  if (!whole.ok()) return whole.status();
+  // Newest first: List sorts by trial, batches, time and id.
+  for (auto it = whole->rbegin(); it != whole->rend(); ++it) {
+    if (it->trial_id != options_.trial_id || it->id == checkpoint_id) continue;
+    if (damaged && it->batches_trained > damaged->batches) continue;
+    absl::StatusOr<cohort::Checkpoint> older = options_.storage->Read(it->id);
+    if (!older.ok()) {
+      if (!absl::IsDataLoss(older.status())) return older.status();
+      pass_over(it->id, older.status());
+      continue;
+    }
+    if (absl::Status restored = RestoreFrom(*older); !restored.ok()) return restored;
+    warnings.push_back(absl::StrCat("trial ", options_.trial_id, " resumes from ", it->id,
+                                    ", the newest whole checkpoint before it"));
+    ReportRestored(it->id);
+    return warnings;
+  }
+  warnings.push_back(absl::StrCat("trial ", options_.trial_id,
+                                  " has no whole checkpoint left: it trains from the beginning"));
+  ReportRestored("");
+  return warnings;
+}
+
+void TrialRunner::ReportRestored(const std::string& checkpoint_id) {
+  if (!reporter()) return;
+  CheckpointReport restored{options_.trial_id, checkpoint_id, progress_.batches_trained,
+                            progress_.records_trained, 0};
+  restored.restored = true;
+  options_.events->OnCheckpoint(restored);
+}
+
+absl::Status TrialRunner::RestoreFrom(const cohort::Checkpoint& checkpoint) {
+  const std::string& checkpoint_id = checkpoint.info.id;
+  const CheckpointInfo& info = checkpoint.info;
+  auto refuse = [&](absl::string_view why) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot resume from checkpoint ", checkpoint_id, ": ", why));
+  };
+  if (info.trial_id != options_.trial_id) {
+    return refuse(
+        absl::StrCat("it belongs to trial ", info.trial_id, ", not trial ", options_.trial_id));
+  }
+  if (info.config_fingerprint != fingerprint_) {
+    return refuse(absl::StrCat(
+        "it was trained with other settings (fingerprint ", info.config_fingerprint, ", now ",
+        fingerprint_, "); hyperparameters, seed, slots and optimizations must stay the same"));
+  }
+  absl::StatusOr<TrialProgress> progress =
+      RestoreTrialState(checkpoint.files, *options_.model, options_.optimizer);
+  if (!progress.ok()) return refuse(progress.status().message());
+  if (absl::Status restored = RestoreExchangeState(checkpoint.files); !restored.ok()) {
+    return refuse(restored.message());
+  }
+  if (progress->trial_seed != options_.trial_seed) {
+    return refuse("it was trained with another trial seed");
+  }
+  progress_ = *progress;
+  last_checkpoint_batches_ = progress_.batches_trained;
+  last_validation_batches_ = progress_.batches_trained;  // validated before it was written
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> TrialRunner::GatherCompressionState() {
+  if (options_.exchange == nullptr) return std::string();
+  absl::StatusOr<std::string> own = options_.exchange->SaveCompressionState();
+  if (!own.ok() || own->empty() || !multi_rank()) return own;
+  // Every rank's state has the same size: the same form over the same plan.
+  std::string all(own->size() * options_.collective->size(), '\0');
+  if (absl::Status status = options_.collective->Allgather(own->data(), own->size(), all.data());
+      !status.ok()) {
+    return InCollective(status, "gathering the compression state", progress_.batches_trained);
+  }
+  return all;
+}
+
+absl::Status TrialRunner::RestoreExchangeState(const std::map<std::string, std::string>& files) {
+  if (options_.exchange == nullptr) return absl::OkStatus();
+  if (auto order = files.find("ready_order"); order != files.end()) {
+    absl::StatusOr<std::vector<uint32_t>> tensors = ParseReadyOrder(order->second);
+    if (!tensors.ok()) return tensors.status();
+    if (absl::Status adopted = options_.exchange->AdoptReadyOrder(*tensors); !adopted.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("checkpoint file 'ready_order': ", adopted.message()));
+    }
+  }
+  auto file = files.find("compression");
+  if (file == files.end()) return options_.exchange->RestoreCompressionState("");
+  const uint32_t ranks = multi_rank() ? options_.collective->size() : 1;
+  const std::string& all = file->second;
+  if (all.size() % ranks != 0) {
+    return absl::DataLossError(absl::StrCat("checkpoint file 'compression' has ", all.size(),
+                                            " bytes, not a share for each of ", ranks, " ranks"));
+  }
+  const size_t share = all.size() / ranks;
+  return options_.exchange->RestoreCompressionState(
+      absl::string_view(all).substr(options_.model->context().rank * share, share));
+}
+
+absl::Status TrialRunner::Checkpoint() {
+  if (last_checkpoint_batches_ == progress_.batches_trained) return absl::OkStatus();
+  Enter(TrialPhase::kCheckpointing, progress_.batches_trained);
+  absl::StatusOr<std::string> compression = GatherCompressionState();
+  if (!compression.ok()) return compression.status();
+  if (!reporter()) {
+    // Every rank holds the same parameters and state; rank 0 writes them.
+    last_checkpoint_batches_ = progress_.batches_trained;
+    checkpoint_after_validation_ = false;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::map<std::string, std::string>> files =
+      CaptureTrialState(*options_.model, options_.optimizer, progress_);
+  if (!files.ok()) return files.status();
+  if (!compression->empty()) files->emplace("compression", *std::move(compression));
+  if (options_.exchange != nullptr && options_.exchange->ready_order()) {
+    files->emplace("ready_order", ReadyOrderText(*options_.exchange->ready_order()));
+  }
+  CheckpointInfo info;
+  info.id = CheckpointId(options_.trial_id, progress_.batches_trained);
+  info.trial_id = options_.trial_id;
+  info.batches_trained = progress_.batches_trained;
+  info.records_trained = progress_.records_trained;
+  info.config_fingerprint = fingerprint_;
+  info.abi_major = options_.model->plugin().abi_version().major;
+  info.abi_minor = options_.model->plugin().abi_version().minor;
+  info.created_unix_ms = static_cast<int64_t>(options_.clock->UnixSeconds() * 1000);
+  absl::Status written = options_.storage->Write(info, *files);
+  // The same trial after the same batches always writes the same checkpoint: one already whole
+  // under this id (written just before a crash, say) is as good as a new one.
+  if (!written.ok() && !absl::IsAlreadyExists(written)) return written;
+  uint64_t bytes = 0;
+  for (const auto& [name, contents] : *files) bytes += contents.size();
+  options_.events->OnCheckpoint(CheckpointReport{
+      options_.trial_id, info.id, progress_.batches_trained, progress_.records_trained, bytes});
+  last_checkpoint_batches_ = progress_.batches_trained;
+  checkpoint_after_validation_ = false;
+  return absl::OkStatus();
+}
+
+}  // namespace cohort
