@@ -98,7 +98,7 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   r.LengthField("min_validation_period", 0, &config->min_validation_period);
   r.LengthField("min_checkpoint_period", 0, &config->min_checkpoint_period);
   r.Int("scheduling_unit", 1, &config->scheduling_unit);
-  r.Choice("checkpoint_policy", {"best", "all", "none"}, &config->checkpoint_policy);
+  r.PolicyChoice("checkpoint_policy", &config->checkpoint_policy);
   r.Int("max_restarts", 0, &config->max_restarts);
   r.Bool("perform_initial_validation", &config->perform_initial_validation);
   if (!r.ok()) return r.status();

@@ -19,6 +19,8 @@
 #ifndef COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_
 #define COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -61,6 +63,41 @@ struct HyperparameterSpace {
 // value.
 Hyperparameters::Value SingleSearcherChoice(const HyperparameterSpace& space);
 
+// The config's policies: each a closed set of values, spelled in the YAML by the names
+// PolicyNames<P>::kNames gives in the order of the enumerators (PolicyName turns a value back).
+
+// searcher.mode of adaptive_asha: how many rungs its brackets get.
+enum class AshaMode { kAggressive, kStandard, kConservative };
+// optimizations.nonfinite_gradients: Cohort's guard against NaN or infinite gradients before an
+// optimizer step: step anyway, as Determined does (ignore); drop the step's gradients and go on
+// (skip); end the trial with an error naming the batch and the tensor (fail).
+enum class NonfiniteGradients { kIgnore, kSkip, kFail };
+// checkpoint_policy: after a validation, checkpoint when it is the best so far (best), always
+// (all) or never (none).
+enum class CheckpointPolicy { kBest, kAll, kNone };
+
+template <class Policy>
+struct PolicyNames;
+template <>
+struct PolicyNames<AshaMode> {
+  static constexpr std::array<absl::string_view, 3> kNames = {"aggressive", "standard",
+                                                              "conservative"};
+};
+template <>
+struct PolicyNames<NonfiniteGradients> {
+  static constexpr std::array<absl::string_view, 3> kNames = {"ignore", "skip", "fail"};
+};
+template <>
+struct PolicyNames<CheckpointPolicy> {
+  static constexpr std::array<absl::string_view, 3> kNames = {"best", "all", "none"};
+};
+
+// The name the config spells `value` with: PolicyName(CheckpointPolicy::kAll) is "all".
+template <class Policy>
+absl::string_view PolicyName(Policy value) {
+  return PolicyNames<Policy>::kNames[static_cast<size_t>(value)];
+}
+
 // Determined's `searcher` section for the searchers Cohort runs: single, grid, random and
 // adaptive_asha. A key that another searcher reads keeps its default here.
 struct SearcherConfig {
@@ -72,7 +109,7 @@ struct SearcherConfig {
   // grid, random, adaptive_asha: trials trained at once; 0 means as many as possible.
   uint64_t max_concurrent_trials = 16;
   // adaptive_asha only.
-  std::string mode = "standard";       // aggressive, standard or conservative
+  AshaMode mode = AshaMode::kStandard;
   double divisor = 4;                  // > 1
   uint32_t max_rungs = 5;              // 1..64
   std::vector<uint32_t> bracket_rungs;  // each 1..64; empty: chosen by mode and max_rungs
@@ -90,10 +127,7 @@ struct OptimizationsConfig {
   uint32_t tensor_fusion_threshold = 64;  // MB, >= 1
   uint32_t tensor_fusion_cycle_time = 1;  // ms
   bool auto_tune_tensor_fusion = false;
-  // Cohort's guard against NaN or infinite gradients before an optimizer step: "ignore" (step
-  // anyway, as Determined does), "skip" (drop the step's gradients and go on) or "fail" (end the
-  // trial with an error naming the batch and the tensor).
-  std::string nonfinite_gradients = "ignore";
+  NonfiniteGradients nonfinite_gradients = NonfiniteGradients::kIgnore;
   // Cohort's bound, in seconds, on any one collective of a trial's ranks (a bucket of the
   // gradient exchange, a metrics merge, the start): a rank that stops taking part for longer
   // ends the trial with an error naming the batch and the phase, instead of a hang.
@@ -125,7 +159,7 @@ struct ExperimentConfig {
   uint64_t scheduling_unit = 100;  // batches between training metric reports, >= 1
   OptimizationsConfig optimizations;
   CheckpointStorageConfig checkpoint_storage;
-  std::string checkpoint_policy = "best";  // best, all or none
+  CheckpointPolicy checkpoint_policy = CheckpointPolicy::kBest;
   uint32_t max_restarts = 5;
   std::optional<uint64_t> experiment_seed;  // reproducibility.experiment_seed, 0..2^31-1
   bool perform_initial_validation = false;

@@ -105,8 +105,9 @@ std::vector<TrainingSetting> TrainingSettings(const ExperimentConfig& config) {
                       absl::StrCat(o.mixed_precision.size(), ":", o.mixed_precision),
                       absl::StrCat("\"", o.mixed_precision, "\"")});
   // Only a guard that acts changes the numbers (and the default leaves earlier fingerprints be).
-  if (o.nonfinite_gradients != "ignore") {
-    add("nonfinite_gradients", "optimizations.nonfinite_gradients", o.nonfinite_gradients);
+  if (o.nonfinite_gradients != NonfiniteGradients::kIgnore) {
+    add("nonfinite_gradients", "optimizations.nonfinite_gradients",
+        std::string(PolicyName(o.nonfinite_gradients)));
   }
   return settings;
 }

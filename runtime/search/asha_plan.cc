@@ -20,9 +20,9 @@ std::vector<uint32_t> BracketRungCounts(const SearcherConfig& s, uint64_t max_ba
   if (counts.empty()) {
     uint32_t most = RungsThatFit(static_cast<double>(max_batches), s.divisor, s.max_rungs);
     most = RungsThatFit(static_cast<double>(s.max_trials), s.divisor, most);
-    const uint32_t fewest = s.mode == "aggressive"     ? most
-                            : s.mode == "conservative" ? 1
-                                                       : (most - 1) / 2 + 1;
+    const uint32_t fewest = s.mode == AshaMode::kAggressive     ? most
+                            : s.mode == AshaMode::kConservative ? 1
+                                                                : (most - 1) / 2 + 1;
     for (uint32_t rungs = fewest; rungs <= most; ++rungs) counts.push_back(rungs);
   }
   std::sort(counts.begin(), counts.end(), std::greater<>());

@@ -225,8 +225,8 @@ absl::Status TrialRunner::SettleTrainingMetrics() {
 }
 
 absl::StatusOr<bool> TrialRunner::GradientsUsable() {
-  const std::string& policy = options_.config->optimizations.nonfinite_gradients;
-  if (policy == "ignore") return true;
+  const NonfiniteGradients policy = options_.config->optimizations.nonfinite_gradients;
+  if (policy == NonfiniteGradients::kIgnore) return true;
   const TensorArena& arena = options_.model->arena();
   const uint64_t batch = progress_.batches_trained;
   // What this rank put in, read before the sum: it says which rank a NaN came from.
@@ -247,7 +247,7 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
   const std::string what =
       absl::StrCat("batch ", batch, ": the gradient is not finite (",
                    DescribeNonFiniteGradient(arena, *found), multi_rank() ? " after the sum" : "", ")");
-  if (policy == "fail") {
+  if (policy == NonfiniteGradients::kFail) {
     return absl::FailedPreconditionError(absl::StrCat(
         what, "; optimizations.nonfinite_gradients is fail (skip would drop such steps instead)"));
   }
@@ -389,9 +389,10 @@ absl::Status TrialRunner::Validate() {
   const std::optional<double>& so_far = progress_.best_metric;
   const bool best = !so_far || (smaller_is_better ? value < *so_far : value > *so_far);
   if (best) progress_.best_metric = value;
-  const std::string& policy = options_.config->checkpoint_policy;
-  checkpoint_after_validation_ = progress_.batches_trained > 0 &&
-                                 (policy == "all" || (policy == "best" && best));
+  const CheckpointPolicy policy = options_.config->checkpoint_policy;
+  checkpoint_after_validation_ =
+      progress_.batches_trained > 0 &&
+      (policy == CheckpointPolicy::kAll || (policy == CheckpointPolicy::kBest && best));
   return absl::OkStatus();
 }
 

@@ -139,7 +139,7 @@ ExchangeOptions ExchangeOptionsFor(const ExperimentConfig& config, const TensorA
   options.bucket_bytes = limits.bucket_bytes;
   options.first_bucket_bytes = limits.first_bucket_bytes;
   options.compression = config.optimizations.gradient_compression;
-  options.find_nonfinite = config.optimizations.nonfinite_gradients != "ignore";
+  options.find_nonfinite = config.optimizations.nonfinite_gradients != NonfiniteGradients::kIgnore;
   return options;
 }
 

@@ -55,7 +55,7 @@ TEST(ExampleConfigsTest, AdaptiveLoadsAsAnAshaSearch) {
   EXPECT_EQ(c->name, "adaptive");
   EXPECT_EQ(c->searcher.name, "adaptive_asha");
   EXPECT_EQ(c->searcher.max_trials, 16u);
-  EXPECT_EQ(c->searcher.mode, "standard");
+  EXPECT_EQ(c->searcher.mode, AshaMode::kStandard);
   EXPECT_EQ(c->searcher.max_concurrent_trials, 16u);
   EXPECT_EQ(c->hyperparameter_spaces.at("learning_rate").kind, HyperparameterSpace::Kind::kLog);
   EXPECT_THAT(c->ignored_keys, ElementsAre("data"));

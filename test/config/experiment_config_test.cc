@@ -73,7 +73,7 @@ TEST(ExperimentConfigTest, MinimalConfigTakesDeterminedDefaults) {
   EXPECT_EQ(c.checkpoint_storage.save_trial_latest, 1u);
   EXPECT_EQ(c.checkpoint_storage.save_trial_best, 1u);
   EXPECT_EQ(c.checkpoint_storage.save_experiment_best, 0u);
-  EXPECT_EQ(c.checkpoint_policy, "best");
+  EXPECT_EQ(c.checkpoint_policy, CheckpointPolicy::kBest);
   EXPECT_EQ(c.max_restarts, 5u);
   EXPECT_FALSE(c.experiment_seed.has_value());
   EXPECT_FALSE(c.perform_initial_validation);
@@ -162,7 +162,7 @@ perform_initial_validation: true
   EXPECT_EQ(c.checkpoint_storage.save_trial_latest, 3u);
   EXPECT_EQ(c.checkpoint_storage.save_trial_best, 0u);
   EXPECT_EQ(c.checkpoint_storage.save_experiment_best, 2u);
-  EXPECT_EQ(c.checkpoint_policy, "all");
+  EXPECT_EQ(c.checkpoint_policy, CheckpointPolicy::kAll);
   EXPECT_EQ(c.max_restarts, 0u);
   EXPECT_EQ(c.experiment_seed, 2147483647u);
   EXPECT_TRUE(c.perform_initial_validation);

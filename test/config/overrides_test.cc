@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/config/experiment_config.h"
@@ -155,6 +156,24 @@ TEST(QuotedYamlScalarTest, KeepsAnOverrideAString) {
   absl::StatusOr<const std::string*> tag = c.hyperparameters.GetString("tag");
   ASSERT_TRUE(tag.ok()) << tag.status();
   EXPECT_EQ(**tag, "yes\nno \"maybe\"");
+}
+
+TEST(OverridesTest, EveryPolicyNameReadsAsItsValue) {
+  for (absl::string_view name : PolicyNames<NonfiniteGradients>::kNames) {
+    const ExperimentConfig c =
+        MustParseWithSets({absl::StrCat("optimizations.nonfinite_gradients=", name)});
+    EXPECT_EQ(PolicyName(c.optimizations.nonfinite_gradients), name);
+  }
+  for (absl::string_view name : PolicyNames<CheckpointPolicy>::kNames) {
+    const ExperimentConfig c = MustParseWithSets({absl::StrCat("checkpoint_policy=", name)});
+    EXPECT_EQ(PolicyName(c.checkpoint_policy), name);
+  }
+  for (absl::string_view name : PolicyNames<AshaMode>::kNames) {
+    const ExperimentConfig c =
+        MustParseWithSets({"searcher.name=adaptive_asha", "searcher.max_trials=4",
+                           absl::StrCat("searcher.mode=", name)});
+    EXPECT_EQ(PolicyName(c.searcher.mode), name);
+  }
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ TEST(SearcherConfigTest, RandomReadsTrialsAndConcurrency) {
   EXPECT_EQ(c.searcher.max_trials, 12u);
   EXPECT_EQ(c.searcher.max_concurrent_trials, 16u);  // Determined's default
   EXPECT_EQ(DescribeLength(c.searcher.max_length), "2 epochs");
-  EXPECT_EQ(c.searcher.mode, "standard");  // adaptive_asha's key: ignored here
+  EXPECT_EQ(c.searcher.mode, AshaMode::kStandard);  // adaptive_asha's key: ignored here
   EXPECT_THAT(c.ignored_keys, ElementsAre("searcher.mode", "searcher.source_trial_id"));
 }
 
@@ -79,7 +79,7 @@ TEST(SearcherConfigTest, AdaptiveAshaTakesDeterminedDefaults) {
   EXPECT_EQ(s.name, "adaptive_asha");
   EXPECT_EQ(s.max_trials, 64u);
   EXPECT_EQ(s.max_concurrent_trials, 16u);
-  EXPECT_EQ(s.mode, "standard");
+  EXPECT_EQ(s.mode, AshaMode::kStandard);
   EXPECT_EQ(s.divisor, 4.0);
   EXPECT_EQ(s.max_rungs, 5u);
   EXPECT_THAT(s.bracket_rungs, IsEmpty());
@@ -105,7 +105,7 @@ TEST(SearcherConfigTest, AdaptiveAshaReadsEveryKey) {
   EXPECT_FALSE(s.smaller_is_better);
   EXPECT_EQ(s.max_trials, 200u);
   EXPECT_EQ(s.max_concurrent_trials, 8u);
-  EXPECT_EQ(s.mode, "conservative");
+  EXPECT_EQ(s.mode, AshaMode::kConservative);
   EXPECT_EQ(s.divisor, 3.0);
   EXPECT_EQ(s.max_rungs, 4u);
   EXPECT_THAT(s.bracket_rungs, ElementsAre(4, 2));

@@ -11,11 +11,11 @@ namespace {
 
 using ::testing::ElementsAre;
 
-SearcherConfig Asha(uint64_t max_trials, std::string mode = "standard") {
+SearcherConfig Asha(uint64_t max_trials, AshaMode mode = AshaMode::kStandard) {
   SearcherConfig s;
   s.name = "adaptive_asha";
   s.max_trials = max_trials;
-  s.mode = std::move(mode);
+  s.mode = mode;
   return s;
 }
 
@@ -42,14 +42,15 @@ TEST(AshaPlanTest, TheDocumentedExample) {
 }
 
 TEST(AshaPlanTest, ModesPickTheBrackets) {
-  const std::vector<AshaBracketPlan> aggressive = PlanAdaptiveAsha(Asha(1000, "aggressive"), 1024);
+  const std::vector<AshaBracketPlan> aggressive =
+      PlanAdaptiveAsha(Asha(1000, AshaMode::kAggressive), 1024);
   ASSERT_EQ(aggressive.size(), 1u);
   EXPECT_THAT(aggressive[0].rung_batches, ElementsAre(4, 16, 64, 256, 1024));  // max_rungs 5
   EXPECT_EQ(aggressive[0].max_trials, 1000u);
   EXPECT_EQ(aggressive[0].initial_trials, 16u);
 
   const std::vector<AshaBracketPlan> conservative =
-      PlanAdaptiveAsha(Asha(1000, "conservative"), 1024);
+      PlanAdaptiveAsha(Asha(1000, AshaMode::kConservative), 1024);
   ASSERT_EQ(conservative.size(), 5u);
   for (size_t i = 0; i < conservative.size(); ++i) {
     EXPECT_EQ(conservative[i].rung_batches.size(), 5 - i);

@@ -108,7 +108,7 @@ inline ExperimentConfig LinregConfig() {
   config.searcher.metric = "loss";
   config.searcher.max_length = Batches(20);
   config.scheduling_unit = 5;
-  config.checkpoint_policy = "none";
+  config.checkpoint_policy = CheckpointPolicy::kNone;
   Hyperparameters& hp = config.hyperparameters;
   hp.Set("global_batch_size", 8);
   hp.Set("dim", 3);
@@ -131,7 +131,7 @@ inline ExperimentConfig QuadraticConfig(uint64_t batches) {
   config.searcher.metric = "loss";
   config.searcher.max_length = Batches(batches);
   config.scheduling_unit = 2;
-  config.checkpoint_policy = "none";
+  config.checkpoint_policy = CheckpointPolicy::kNone;
   Hyperparameters& hp = config.hyperparameters;
   hp.Set("global_batch_size", 2);
   hp.Set("optimizer", "sgd");
@@ -149,7 +149,7 @@ inline ExperimentConfig MlpConfig() {
   config.searcher.metric = "validation_loss";
   config.searcher.max_length = Batches(24);
   config.scheduling_unit = 4;
-  config.checkpoint_policy = "none";
+  config.checkpoint_policy = CheckpointPolicy::kNone;
   Hyperparameters& hp = config.hyperparameters;
   hp.Set("global_batch_size", 16);
   hp.Set("hidden_size", 8);

@@ -49,7 +49,7 @@ TEST_F(TrialRunnerTest, StopRightAfterAScheduledCheckpointWritesItOnce) {
 
 // linreg from zero weights with a learning rate that makes it diverge: every validation after
 // the first is worse than the one before.
-ExperimentConfig DivergingConfig(const std::string& policy) {
+ExperimentConfig DivergingConfig(CheckpointPolicy policy) {
   ExperimentConfig config = LinregConfig();
   config.searcher.max_length = Batches(12);
   config.min_validation_period = Batches(4);
@@ -70,7 +70,7 @@ std::vector<double> ValidationLosses(const RecordingEvents& events) {
 }
 
 TEST_F(TrialRunnerTest, CheckpointPolicyAllCheckpointsAfterEveryValidation) {
-  std::unique_ptr<TrialHarness> trial = Trial(DivergingConfig("all"));
+  std::unique_ptr<TrialHarness> trial = Trial(DivergingConfig(CheckpointPolicy::kAll));
   ASSERT_NE(trial, nullptr);
   ASSERT_TRUE(trial->runner().Run().ok());
   EXPECT_THAT(trial->events().timeline,
@@ -80,7 +80,7 @@ TEST_F(TrialRunnerTest, CheckpointPolicyAllCheckpointsAfterEveryValidation) {
 }
 
 TEST_F(TrialRunnerTest, CheckpointPolicyBestCheckpointsOnlyAfterAnImprovement) {
-  std::unique_ptr<TrialHarness> trial = Trial(DivergingConfig("best"));
+  std::unique_ptr<TrialHarness> trial = Trial(DivergingConfig(CheckpointPolicy::kBest));
   ASSERT_NE(trial, nullptr);
   ASSERT_TRUE(trial->runner().Run().ok());
   const std::vector<double> losses = ValidationLosses(trial->events());
@@ -94,7 +94,7 @@ TEST_F(TrialRunnerTest, CheckpointPolicyBestCheckpointsOnlyAfterAnImprovement) {
 // The best metric so far is part of the checkpoint: a trial resumed from its best checkpoint
 // does not checkpoint a worse validation as if it were the first.
 TEST_F(TrialRunnerTest, CheckpointPolicyBestRemembersTheBestAcrossARestart) {
-  std::unique_ptr<TrialHarness> first = Trial(DivergingConfig("best"));
+  std::unique_ptr<TrialHarness> first = Trial(DivergingConfig(CheckpointPolicy::kBest));
   ASSERT_NE(first, nullptr);
   first->events().stop_after_batches = 6;
   ASSERT_TRUE(first->runner().Run().ok());
@@ -102,7 +102,7 @@ TEST_F(TrialRunnerTest, CheckpointPolicyBestRemembersTheBestAcrossARestart) {
               ElementsAre("validation@4", "checkpoint@4", "training@5", "checkpoint@6"));
   first.reset();
 
-  std::unique_ptr<TrialHarness> resumed = Trial(DivergingConfig("best"));
+  std::unique_ptr<TrialHarness> resumed = Trial(DivergingConfig(CheckpointPolicy::kBest));
   ASSERT_NE(resumed, nullptr);
   ASSERT_TRUE(resumed->runner().Restore("trial-1-batch-6").ok());
   ASSERT_TRUE(resumed->runner().Run().ok());
@@ -112,7 +112,7 @@ TEST_F(TrialRunnerTest, CheckpointPolicyBestRemembersTheBestAcrossARestart) {
 }
 
 TEST_F(TrialRunnerTest, CheckpointPolicyBestHonoursLargerIsBetter) {
-  ExperimentConfig config = DivergingConfig("best");
+  ExperimentConfig config = DivergingConfig(CheckpointPolicy::kBest);
   config.searcher.smaller_is_better = false;  // a growing loss is "better" now
   std::unique_ptr<TrialHarness> trial = Trial(config);
   ASSERT_NE(trial, nullptr);
@@ -127,7 +127,7 @@ TEST_F(TrialRunnerTest, CheckpointPolicyBestHonoursLargerIsBetter) {
 }
 
 TEST_F(TrialRunnerTest, InitialValidationIsNeverCheckpointed) {
-  ExperimentConfig config = DivergingConfig("all");
+  ExperimentConfig config = DivergingConfig(CheckpointPolicy::kAll);
   config.perform_initial_validation = true;
   std::unique_ptr<TrialHarness> trial = Trial(config);
   ASSERT_NE(trial, nullptr);

@@ -21,7 +21,7 @@ constexpr uint64_t kBatches = 6;
 constexpr uint64_t kNanBatch = 3;
 constexpr double kLearningRate = 0.25;
 
-ExperimentConfig PolicyConfig(const std::string& policy) {
+ExperimentConfig PolicyConfig(NonfiniteGradients policy) {
   ExperimentConfig config = QuadraticConfig(kBatches);
   config.optimizations.nonfinite_gradients = policy;
   config.hyperparameters.Set("learning_rate", kLearningRate);
@@ -60,7 +60,8 @@ class NonFiniteGradientTest : public ::testing::Test {
 };
 
 TEST_F(NonFiniteGradientTest, FailEndsTheTrialNamingTheBatchAndTheTensor) {
-  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig("fail"), folder_.path());
+  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig(NonfiniteGradients::kFail),
+                                    folder_.path());
   ASSERT_TRUE(trial.ok()) << trial.status();
   absl::StatusOr<TrialExit> exit = (*trial)->runner().Run();
   ASSERT_FALSE(exit.ok());
@@ -73,7 +74,8 @@ TEST_F(NonFiniteGradientTest, FailEndsTheTrialNamingTheBatchAndTheTensor) {
 }
 
 TEST_F(NonFiniteGradientTest, SkipDropsThatStepAndTrainsOn) {
-  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig("skip"), folder_.path());
+  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig(NonfiniteGradients::kSkip),
+                                    folder_.path());
   ASSERT_TRUE(trial.ok()) << trial.status();
   absl::StatusOr<TrialExit> exit = (*trial)->runner().Run();
   ASSERT_TRUE(exit.ok()) << exit.status();
@@ -89,8 +91,9 @@ TEST_F(NonFiniteGradientTest, SkipDropsThatStepAndTrainsOn) {
 }
 
 TEST_F(NonFiniteGradientTest, IgnoreStepsAnywayByDefault) {
-  EXPECT_EQ(ExperimentConfig().optimizations.nonfinite_gradients, "ignore");
-  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig("ignore"), folder_.path());
+  EXPECT_EQ(ExperimentConfig().optimizations.nonfinite_gradients, NonfiniteGradients::kIgnore);
+  auto trial = TrialHarness::Create(kQuadraticPlugin, PolicyConfig(NonfiniteGradients::kIgnore),
+                                    folder_.path());
   ASSERT_TRUE(trial.ok()) << trial.status();
   ASSERT_TRUE((*trial)->runner().Run().ok());
   EXPECT_TRUE(std::isnan(Parameters(**trial)[0]));

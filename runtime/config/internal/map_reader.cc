@@ -121,7 +121,7 @@ void MapReader::String(absl::string_view key, std::string* out) {
   if (std::optional<std::string> value = ReadString(key)) *out = std::move(*value);
 }
 
-void MapReader::Choice(absl::string_view key, std::initializer_list<absl::string_view> allowed,
+void MapReader::Choice(absl::string_view key, absl::Span<const absl::string_view> allowed,
                        std::string* out) {
   std::optional<std::string> value = ReadString(key);
   if (!value) return;

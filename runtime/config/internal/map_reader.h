@@ -69,8 +69,17 @@ class MapReader {
   }
   void Bool(absl::string_view key, bool* out);
   void String(absl::string_view key, std::string* out);
-  void Choice(absl::string_view key, std::initializer_list<absl::string_view> allowed,
-              std::string* out);
+  void Choice(absl::string_view key, absl::Span<const absl::string_view> allowed, std::string* out);
+  // One of the policy's names (PolicyNames), as its value.
+  template <class Policy>
+  void PolicyChoice(absl::string_view key, Policy* out) {
+    const auto& names = PolicyNames<Policy>::kNames;
+    std::string name(PolicyName(*out));
+    Choice(key, names, &name);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) *out = static_cast<Policy>(i);
+    }
+  }
   // Accepts only the `supported` values. A value in `determined_only` is valid in Determined, so
   // its error says Cohort does not support that `kind` (e.g. "searcher") and why (`reason`, which
   // may be empty).

@@ -28,7 +28,7 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.Int("tensor_fusion_threshold", 1, &out->tensor_fusion_threshold);
   r.Int("tensor_fusion_cycle_time", 0, &out->tensor_fusion_cycle_time);
   r.Bool("auto_tune_tensor_fusion", &out->auto_tune_tensor_fusion);
-  r.Choice("nonfinite_gradients", {"ignore", "skip", "fail"}, &out->nonfinite_gradients);
+  r.PolicyChoice("nonfinite_gradients", &out->nonfinite_gradients);
   r.Int("collective_timeout", 1, &out->collective_timeout);
   return r.status();
 }

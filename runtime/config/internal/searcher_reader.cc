@@ -88,8 +88,8 @@ absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* igno
   if (divisor && *divisor <= 1) {
     r.Fail(Mismatch(r.PathOf("divisor"), "a number > 1", r.Get("divisor")));
   }
-  std::string mode = out->mode;
-  r.Choice("mode", {"aggressive", "standard", "conservative"}, &mode);
+  AshaMode mode = out->mode;
+  r.PolicyChoice("mode", &mode);
   std::vector<uint32_t> bracket_rungs;
   ReadBracketRungs(r, &bracket_rungs);
   r.ReadInt("num_rungs", 1);
@@ -103,7 +103,7 @@ absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* igno
     out->max_concurrent_trials = static_cast<uint64_t>(*max_concurrent);
   }
   if (out->name == "adaptive_asha") {
-    out->mode = std::move(mode);
+    out->mode = mode;
     out->bracket_rungs = std::move(bracket_rungs);
     if (max_rungs) out->max_rungs = static_cast<uint32_t>(*max_rungs);
     if (divisor) out->divisor = *divisor;
