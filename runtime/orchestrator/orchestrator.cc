@@ -1,7 +1,5 @@
 #include "runtime/orchestrator/orchestrator.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -9,14 +7,12 @@
 #include <utility>
 #include <variant>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/base/file_io.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/orchestrator/trial_config.h"
-#include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/record_retention.h"
 #include "runtime/record/tensorboard_events.h"
 #include "runtime/record/trial_resume.h"
@@ -24,120 +20,52 @@
 namespace cohort {
 namespace {
 
-// The numeric names in `folder` (its experiments' or trials' ids), ascending; none when missing.
-std::vector<uint64_t> NumericNames(const std::filesystem::path& folder) {
-  std::vector<uint64_t> ids;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    uint64_t id = 0;
-    if (absl::SimpleAtoi(entry.path().filename().string(), &id)) ids.push_back(id);
-  }
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
-
-// The largest id among them (0 when none).
-uint64_t LargestNumericName(const std::filesystem::path& folder) {
-  const std::vector<uint64_t> ids = NumericNames(folder);
-  return ids.empty() ? 0 : ids.back();
-}
-
 constexpr double kSaveInterval = 1.0;
-
-// How trial and experiment states are written in experiment.json.
-RunState RunStateOf(TrialState state) {
-  switch (state) {
-    case TrialState::kCompleted:
-      return RunState::kCompleted;
-    case TrialState::kStopped:
-      return RunState::kStopped;
-    case TrialState::kError:
-      return RunState::kError;
-    default:
-      break;
-  }
-  return RunState::kActive;
-}
-
-RunState RunStateOf(ExperimentState state) {
-  switch (state) {
-    case ExperimentState::kCompleted:
-      return RunState::kCompleted;
-    case ExperimentState::kStopped:
-      return RunState::kStopped;
-    case ExperimentState::kError:
-      return RunState::kError;
-    default:
-      break;
-  }
-  return RunState::kActive;
-}
 
 }  // namespace
 
 Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clock& clock)
-    : options_(std::move(options)), outbox_(outbox), clock_(clock) {
+    : options_(std::move(options)), outbox_(outbox), clock_(clock), state_(options_.state_dir) {
   if (options_.checkpoint_root.empty())
     options_.checkpoint_root = options_.state_dir + "/checkpoints";
-  // Ids continue after the experiments and trials an earlier orchestrator left in the state
-  // directory, so folders and trial numbers never collide.
-  const std::filesystem::path experiments =
-      std::filesystem::path(options_.state_dir) / "experiments";
-  next_experiment_id_ = LargestNumericName(experiments) + 1;
-  for (const uint64_t id : NumericNames(experiments)) {
-    next_trial_id_ =
-        std::max(next_trial_id_, LargestNumericName(experiments / absl::StrCat(id) / "trials") + 1);
-  }
-  // Task ids are never reused either: an agent may still run a task of an earlier orchestrator.
-  if (absl::StatusOr<std::string> stored = ReadWholeFile(NextTaskIdPath()); stored.ok()) {
-    uint64_t next = 0;
-    if (absl::SimpleAtoi(*stored, &next)) next_task_id_ = std::max<uint64_t>(next, 1);
-  }
+  // Ids continue after the experiments, trials and tasks an earlier orchestrator left, so
+  // folders and trial numbers never collide.
+  next_experiment_id_ = state_.FirstFreeExperimentId();
+  next_trial_id_ = state_.FirstFreeTrialId();
+  next_task_id_ = state_.FirstFreeTaskId();
   RecoverExperiments();
 }
 
 void Orchestrator::RecoverExperiments() {
-  const std::filesystem::path experiments =
-      std::filesystem::path(options_.state_dir) / "experiments";
-  for (const uint64_t id : NumericNames(experiments)) {
-    const std::string path = (experiments / absl::StrCat(id)).string();
-    auto skip = [&](absl::string_view why) {
-      Notice(absl::StrCat("warning: experiment ", id, " in ", path, " is not loaded: ", why));
-    };
-    absl::StatusOr<RunFolder> folder = RunFolder::Open(path);
-    if (!folder.ok()) {
-      skip(folder.status().message());
+  for (absl::StatusOr<StoredExperiment>& stored : state_.ReadExperiments()) {
+    if (!stored.ok()) {
+      Notice(absl::StrCat("warning: ", stored.status().message()));
       continue;
     }
-    absl::StatusOr<ExperimentRecord> record = ReadExperimentRecord(folder->experiment_json_path());
-    absl::StatusOr<std::string> yaml = ReadWholeFile(folder->config_path());
-    absl::StatusOr<ExperimentConfig> config =
-        yaml.ok() ? ParseExperimentConfig(*yaml) : absl::StatusOr<ExperimentConfig>(yaml.status());
-    if (!record.ok() || !config.ok()) {
-      skip(!record.ok() ? record.status().message() : config.status().message());
+    const uint64_t id = stored->id;
+    if (stored->record.state != RunState::kActive) {
+      AddEndedExperiment(*std::move(stored));
       continue;
     }
-    if (record->state != RunState::kActive) {
-      AddEndedExperiment(id, *std::move(config), *std::move(folder), *std::move(record));
-      continue;
-    }
-    if (config->searcher.name == "adaptive_asha") {
+    if (stored->config.searcher.name == "adaptive_asha") {
       Notice(absl::StrCat("warning: experiment ", id,
                           " (adaptive_asha) was active when the orchestrator stopped and cannot "
                           "continue: its promotions are not recorded"));
-      record->state = RunState::kError;
-      AddEndedExperiment(id, *std::move(config), *std::move(folder), *std::move(record));
+      stored->record.state = RunState::kError;
+      AddEndedExperiment(*std::move(stored));
       continue;
     }
     Admission admission;
-    admission.config = *std::move(config);
     admission.id = id;
-    admission.folder = *std::move(folder);
+    for (const TrialRecord& trial : stored->record.trials) admission.trial_ids.push_back(trial.id);
+    admission.config = std::move(stored->config);
+    admission.folder = std::move(stored->folder);
     admission.resume = true;
-    for (const TrialRecord& trial : record->trials) admission.trial_ids.push_back(trial.id);
+    const std::string path = admission.folder->path();
     const ClientMessage reply = Admit(std::move(admission));
     if (const auto* refused = std::get_if<ClientError>(&reply)) {
-      skip(refused->message);
+      Notice(absl::StrCat("warning: experiment ", id, " in ", path,
+                          " is not loaded: ", refused->message));
       continue;
     }
     Notice(absl::StrCat("experiment ", id,
@@ -146,13 +74,13 @@ void Orchestrator::RecoverExperiments() {
   }
 }
 
-void Orchestrator::AddEndedExperiment(uint64_t id, ExperimentConfig config, RunFolder folder,
-                                      ExperimentRecord record) {
+void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
   auto experiment = std::make_unique<Experiment>();
+  const uint64_t id = stored.id;
   experiment->id = id;
-  experiment->config = std::move(config);
+  experiment->config = std::move(stored.config);
   experiment->one_slot_fingerprint = OneSlotFingerprint(experiment->config);
-  switch (record.state) {
+  switch (stored.record.state) {
     case RunState::kCompleted:
       experiment->state = ExperimentState::kCompleted;
       break;
@@ -164,17 +92,12 @@ void Orchestrator::AddEndedExperiment(uint64_t id, ExperimentConfig config, RunF
       experiment->error = "ended before the orchestrator restarted";
       break;
   }
-  struct stat submitted = {}, ended = {};
-  if (::stat(folder.config_path().c_str(), &submitted) == 0) {
-    experiment->submitted_unix = static_cast<double>(submitted.st_mtime);
-  }
-  if (::stat(folder.experiment_json_path().c_str(), &ended) == 0) {
-    experiment->ended_unix = static_cast<double>(ended.st_mtime);
-  }
-  experiment->folder = std::move(folder);
+  experiment->submitted_unix = stored.submitted_unix;
+  experiment->ended_unix = stored.saved_unix;
+  experiment->folder = std::move(stored.folder);
   experiment->searcher_done = true;
   uint64_t request_id = 0;
-  for (const TrialRecord& recorded : record.trials) {
+  for (const TrialRecord& recorded : stored.record.trials) {
     auto trial = std::make_unique<Trial>(options_.log_lines_in_memory);
     trial->id = recorded.id;
     trial->experiment_id = id;
@@ -194,11 +117,9 @@ void Orchestrator::AddEndedExperiment(uint64_t id, ExperimentConfig config, RunF
     experiment->trials[trial->request_id] = trial->id;
     trials_.emplace(trial->id, std::move(trial));
   }
-  experiment->record = std::move(record);
+  experiment->record = std::move(stored.record);
   experiments_.emplace(id, std::move(experiment));
 }
-
-std::string Orchestrator::NextTaskIdPath() const { return options_.state_dir + "/next_task_id"; }
 
 Orchestrator::~Orchestrator() = default;
 
@@ -277,9 +198,9 @@ void Orchestrator::Tick() {
   }
   for (const uint64_t task_id : unanswered) {
     Task& task = *tasks_.at(task_id);
-    task.agent_lost = true;
-    if (task.failure.empty()) task.failure = "an agent did not answer its StartTask";
-    StopTask(task, task.failure, 0);
+    task.flags.agent_lost = true;
+    if (task.flags.failure.empty()) task.flags.failure = "an agent did not answer its StartTask";
+    StopTask(task, task.flags.failure, 0);
     std::vector<std::string> silent;
     for (const auto& [agent_id, part] : task.parts) {
       if (!part.acknowledged && !part.done) silent.push_back(agent_id);
@@ -389,8 +310,7 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
     if (training >= limit) continue;
     auto task = std::make_unique<Task>();
     task->id = next_task_id_++;
-    if (absl::Status saved = WriteFileAtomically(NextTaskIdPath(), absl::StrCat(next_task_id_));
-        !saved.ok()) {
+    if (absl::Status saved = state_.StoreFirstFreeTaskId(next_task_id_); !saved.ok()) {
       Notice(absl::StrCat("warning: ", saved.message()));
     }
     task->trial_id = trial.id;
@@ -468,7 +388,7 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
   if (!yaml.ok()) {
     // The experiment's config validated at submission; a trial's values that do not is an error
     // of that trial alone.
-    task.failure = std::string(yaml.status().message());
+    task.flags.failure = std::string(yaml.status().message());
     Finish(task);
     return;
   }
@@ -535,8 +455,8 @@ bool Orchestrator::EndPart(Task& task, const std::string& agent_id) {
 }
 
 void Orchestrator::StopTask(Task& task, absl::string_view reason, uint32_t grace_seconds) {
-  if (task.stopping) return;
-  task.stopping = true;
+  if (task.flags.stopping) return;
+  task.flags.stopping = true;
   for (const auto& [agent_id, part] : task.parts) {
     if (part.done) continue;
     outbox_.Send(agent_id, KillTask{task.id, std::string(reason), grace_seconds}, 0);
@@ -548,34 +468,12 @@ void Orchestrator::Finish(Task& task) {
   const uint64_t task_id = task.id;
   Trial& trial = *trials_.at(task.trial_id);
   Experiment& experiment = *experiments_.at(task.experiment_id);
-  bool failed = !task.failure.empty();
-  bool crashed = false;  // a process died of a signal the agent did not send
-  bool permanent = false;  // a rank failed as every attempt would (kPermanentFailureExitCode)
-  // A process the agent stopped (it checkpointed and exited cleanly) without the orchestrator
-  // asking: the agent is shutting down, its machine is being preempted.
-  std::string stopped_by_agent;
-  for (const auto& [agent_id, part] : task.parts) {
-    for (const auto& [rank, exit] : part.exits) {
-      failed = failed || ExitFailed(exit);
-      crashed = crashed || (exit.signal != 0 && !exit.killed_by_agent);
-      permanent = permanent || (exit.signal == 0 && exit.exit_code == kPermanentFailureExitCode);
-      if (exit.killed_by_agent && !ExitFailed(exit) && !task.stopping) {
-        if (stopped_by_agent.empty()) {
-          stopped_by_agent = absl::StrCat("agent ", agent_id, " stopped it (", exit.reason, ")");
-        }
-        // It is shutting down: no new task goes there until it says hello again.
-        if (auto agent = agents_.find(agent_id); agent != agents_.end()) {
-          agent->second->draining = true;
-        }
-      }
-    }
+  const TaskEnding ending = EndingOf(task.parts, task.flags);
+  for (const std::string& agent_id : ending.draining_agents) {
+    if (auto agent = agents_.find(agent_id); agent != agents_.end()) agent->second->draining = true;
   }
-  const bool reached_running = task.reached_running;
-  const bool agent_lost = task.agent_lost;
-  const bool stopped_by_us = task.stopping && task.failure.empty();
-  std::string failure = task.failure;
   if (task.parts.size() > 1) ended_rendezvous_prefixes_.push_back(RendezvousPrefix(task_id));
-  if (experiment.config.profiling_enabled && reached_running) {
+  if (experiment.config.profiling_enabled && ending.reached_running) {
     timelines_.Merge({.trial_id = trial.id,
                       .checkpoint_root = experiment.checkpoint_root,
                       .out_path = experiment.folder->trial_dir(trial.id) + "/timeline.json"});
@@ -584,62 +482,64 @@ void Orchestrator::Finish(Task& task) {
   trial.task_id = 0;
   tasks_.erase(task_id);  // `task` is gone from here on
 
-  if (experiment.state == ExperimentState::kStopping || (trial.closed && stopped_by_us)) {
-    EndTrial(trial, trial.closed ? TrialState::kCompleted : TrialState::kStopped, "");
-  } else if (agent_lost || (!failed && !stopped_by_agent.empty())) {
-    // Not the trial's fault: trained again from its latest checkpoint without using a restart.
-    trial.state = TrialState::kPaused;
-    RewindTrial(experiment, trial);
-    Notice(absl::StrCat("trial ", trial.id, ": ", agent_lost ? failure : stopped_by_agent,
-                        "; placing it again from ",
-                        trial.latest_checkpoint_id.empty() ? std::string("the start")
-                                                           : trial.latest_checkpoint_id));
-  } else if (!failed) {
-    trial.state = TrialState::kPaused;
-    trial.wants_training = false;
-    trial.batches_trained = std::max(trial.batches_trained, trial.target_batches);
-    double metric = std::numeric_limits<double>::quiet_NaN();
-    if (trial.segment_metric) {
-      metric = *trial.segment_metric;
-    } else {
-      Notice(absl::StrCat("warning: trial ", trial.id, " reported no '",
-                         experiment.config.searcher.metric, "' at batch ", trial.target_batches,
-                         "; the searcher ranks it worst"));
-    }
-    if (experiment.state == ExperimentState::kActive) {
-      Apply(experiment,
-            experiment.searcher->OnValidation(trial.request_id, trial.target_batches, metric));
-    }
-  } else {
-    if (failure.empty()) failure = "a worker failed";
-    // An error reported before every worker started (a plugin that does not load, a bad
-    // hyperparameter) would only happen again, as would one a worker says every attempt would
-    // meet (a metric the plugin does not report, a full disk); a crash may not.
-    if (permanent) {
-      absl::StrAppend(&failure, " (every attempt would fail the same way: not restarted)");
-    }
-    if (!permanent && (reached_running || crashed) &&
-        trial.restarts < experiment.config.max_restarts) {
+  const TrialDecision decision =
+      NextForTrial(ending, {.experiment_stopping = experiment.state == ExperimentState::kStopping,
+                            .closed = trial.closed,
+                            .restarts = trial.restarts,
+                            .max_restarts = experiment.config.max_restarts});
+  const std::string from =
+      trial.latest_checkpoint_id.empty() ? std::string("the start") : trial.latest_checkpoint_id;
+  switch (decision.next) {
+    case TrialNext::kEnd:
+      EndTrial(trial, decision.end_state, "");
+      break;
+    case TrialNext::kPlaceAgain:
+      // Not the trial's fault: trained again from its latest checkpoint without using a restart.
+      trial.state = TrialState::kPaused;
+      RewindTrial(experiment, trial);
+      Notice(absl::StrCat("trial ", trial.id, ": ", decision.reason, "; placing it again from ",
+                          from));
+      break;
+    case TrialNext::kSegmentDone:
+      FinishSegment(experiment, trial);
+      break;
+    case TrialNext::kRestart:
       ++trial.restarts;
-      trial.error = failure;
+      trial.error = decision.reason;
       trial.state = TrialState::kPaused;
       // It trains again from its latest checkpoint: what was reported after it is forgotten.
       RewindTrial(experiment, trial);
-      Notice(absl::StrCat("trial ", trial.id, " failed: ", failure, "; restart ", trial.restarts,
-                         " of ", experiment.config.max_restarts,
-                         trial.latest_checkpoint_id.empty()
-                             ? std::string(" from the start")
-                             : absl::StrCat(" from ", trial.latest_checkpoint_id)));
-    } else {
-      EndTrial(trial, TrialState::kError, failure);
+      Notice(absl::StrCat("trial ", trial.id, " failed: ", decision.reason, "; restart ",
+                          trial.restarts, " of ", experiment.config.max_restarts, " from ", from));
+      break;
+    case TrialNext::kFail:
+      EndTrial(trial, TrialState::kError, decision.reason);
       if (experiment.state == ExperimentState::kActive) {
         Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
       }
-    }
+      break;
   }
   StartTasksWithinLimits(experiment);
   MaybeEndExperiment(experiment);
   experiment.dirty = true;
+}
+
+void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
+  trial.state = TrialState::kPaused;
+  trial.wants_training = false;
+  trial.batches_trained = std::max(trial.batches_trained, trial.target_batches);
+  double metric = std::numeric_limits<double>::quiet_NaN();
+  if (trial.segment_metric) {
+    metric = *trial.segment_metric;
+  } else {
+    Notice(absl::StrCat("warning: trial ", trial.id, " reported no '",
+                        experiment.config.searcher.metric, "' at batch ", trial.target_batches,
+                        "; the searcher ranks it worst"));
+  }
+  if (experiment.state == ExperimentState::kActive) {
+    Apply(experiment,
+          experiment.searcher->OnValidation(trial.request_id, trial.target_batches, metric));
+  }
 }
 
 void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {

@@ -47,6 +47,7 @@
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/placement.h"
+#include "runtime/orchestrator/state_directory.h"
 #include "runtime/orchestrator/timeline_merger.h"
 #include "runtime/orchestrator/trial_log.h"
 #include "runtime/record/experiment_record.h"
@@ -215,6 +216,8 @@ class Orchestrator {
   bool EndPart(Task& task, const std::string& agent_id);
   // The task is over on every agent: decide what its trial does next. Destroys `task`.
   void Finish(Task& task);
+  // The trial trained to its TrainTrial's target: its validation goes to the searcher.
+  void FinishSegment(Experiment& experiment, Trial& trial);
   // The trial trains again from its latest checkpoint: what was reported after it is forgotten,
   // in the record, in metrics.jsonl and in the TensorBoard events.
   void RewindTrial(Experiment& experiment, Trial& trial);
@@ -264,10 +267,7 @@ class Orchestrator {
   // promotions are not recorded): it is listed as ended in error, with a warning.
   void RecoverExperiments();
   // An experiment that ended before this orchestrator started, from its run folder; read only.
-  void AddEndedExperiment(uint64_t id, ExperimentConfig config, RunFolder folder,
-                          ExperimentRecord record);
-  // Where the next task id is kept across restarts.
-  std::string NextTaskIdPath() const;
+  void AddEndedExperiment(StoredExperiment stored);
   Trial* FindTrial(uint64_t trial_id);
   Task* FindTask(uint64_t task_id);
   std::vector<AgentView> AgentViews() const;
@@ -277,6 +277,7 @@ class Orchestrator {
   OrchestratorOptions options_;
   AgentOutbox& outbox_;
   Clock& clock_;
+  StateDirectory state_;
   std::map<std::string, std::unique_ptr<Agent>> agents_;
   std::map<uint64_t, std::unique_ptr<Experiment>> experiments_;
   std::map<uint64_t, std::unique_ptr<Trial>> trials_;

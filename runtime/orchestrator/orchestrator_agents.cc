@@ -135,10 +135,10 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
   }
   for (const uint64_t task_id : lost) {
     Task& task = *tasks_.at(task_id);
-    task.agent_lost = true;
-    if (task.failure.empty())
-      task.failure = absl::StrCat("agent ", agent_id, " no longer holds it");
-    StopTask(task, task.failure, 0);
+    task.flags.agent_lost = true;
+    if (task.flags.failure.empty())
+      task.flags.failure = absl::StrCat("agent ", agent_id, " no longer holds it");
+    StopTask(task, task.flags.failure, 0);
     EndPart(task, agent_id);
   }
 }
@@ -159,7 +159,7 @@ void Orchestrator::OnTaskStatus(const std::string& agent_id, const TaskStatus& s
   }
   if (all_running && task->state == TaskRowState::kStarting) {
     task->state = TaskRowState::kRunning;
-    task->reached_running = true;
+    task->flags.reached_running = true;
   }
 }
 
@@ -177,13 +177,14 @@ void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
   // to kill it; its peers' errors (a closed connection, a timed-out collective) are consequences
   // that may reach the orchestrator first.
   const bool killed_outside = (exit.signal != 0 && !exit.killed_by_agent) || exit.stopped;
-  if (ExitFailed(exit) && task->failure.empty() && !task->stopping) {
-    task->failure = DescribeExit(exit);
+  if (ExitFailed(exit) && task->flags.failure.empty() && !task->flags.stopping) {
+    task->flags.failure = DescribeExit(exit);
     task->failure_is_rank_error = !killed_outside;
     // The ranks elsewhere could only wait for this one.
-    StopTask(*task, absl::StrCat("another rank failed: ", task->failure), kFailedPeerGraceSeconds);
+    StopTask(*task, absl::StrCat("another rank failed: ", task->flags.failure),
+             kFailedPeerGraceSeconds);
   } else if (killed_outside && task->failure_is_rank_error) {
-    task->failure = absl::StrCat(DescribeExit(exit), "; then ", task->failure);
+    task->flags.failure = absl::StrCat(DescribeExit(exit), "; then ", task->flags.failure);
     task->failure_is_rank_error = false;
   }
   bool part_done = part.exits.count(kWholeTask) > 0;
@@ -333,11 +334,11 @@ void Orchestrator::OnAnswer(const std::string& agent_id, uint64_t correlation_id
     }
     // Refused: the part never ran. Busy slots are a disagreement about the agent's state (it
     // still runs a task the orchestrator forgot), not the trial's fault: placed again.
-    if (error->code == ControlErrorCode::kSlotUnavailable) task->agent_lost = true;
-    if (task->failure.empty()) {
-      task->failure = absl::StrCat("agent ", agent_id, " refused the task: ", error->message);
+    if (error->code == ControlErrorCode::kSlotUnavailable) task->flags.agent_lost = true;
+    if (task->flags.failure.empty()) {
+      task->flags.failure = absl::StrCat("agent ", agent_id, " refused the task: ", error->message);
     }
-    StopTask(*task, task->failure, 0);
+    StopTask(*task, task->flags.failure, 0);
     EndPart(*task, agent_id);
     return;
   }
@@ -353,9 +354,10 @@ void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
   }
   for (const uint64_t task_id : affected) {
     Task& task = *tasks_.at(task_id);
-    task.agent_lost = true;
-    if (task.failure.empty()) task.failure = absl::StrCat("agent ", agent.id, " was lost");
-    StopTask(task, task.failure, 0);
+    task.flags.agent_lost = true;
+    if (task.flags.failure.empty())
+      task.flags.failure = absl::StrCat("agent ", agent.id, " was lost");
+    StopTask(task, task.flags.failure, 0);
     EndPart(task, agent.id);
   }
   agent.busy.clear();

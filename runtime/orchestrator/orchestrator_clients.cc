@@ -130,8 +130,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
 
   const uint64_t id = admission.id.value_or(next_experiment_id_);
   if (!folder) {
-    absl::StatusOr<RunFolder> created =
-        RunFolder::Create(absl::StrCat(options_.state_dir, "/experiments/", id));
+    absl::StatusOr<RunFolder> created = RunFolder::Create(state_.ExperimentPath(id));
     if (!created.ok()) {
       return ClientError{ClientErrorCode::kUnspecified, std::string(created.status().message())};
     }

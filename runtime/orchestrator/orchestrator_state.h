@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/task_ending.h"
 
 namespace cohort {
 
@@ -92,23 +93,6 @@ struct Orchestrator::Trial {
   }
 };
 
-// A process that ended with a non-zero code or by a signal.
-inline bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
-
-// A task's ranks on one agent.
-struct AgentPart {
-  std::vector<uint32_t> slots;
-  std::set<int32_t> ranks;           // the trial ranks placed there
-  uint64_t start_message_id = 0;     // the StartTask's
-  bool acknowledged = false;
-  TaskState state = TaskState::kPending;
-  std::map<int32_t, TaskExit> exits;  // by rank (kWholeTask for the task as a whole)
-  bool done = false;                  // every process there has ended (or the agent was lost)
-  // The agent's GPU readings from its latest heartbeat, when rank 0 runs elsewhere: added to the
-  // task's next training report, then cleared.
-  std::vector<GpuReading> gpus;
-};
-
 struct Orchestrator::Task {
   uint64_t id = 0;
   uint64_t trial_id = 0;
@@ -121,11 +105,8 @@ struct Orchestrator::Task {
   double queued_unix = 0;
   double launched_at = 0;  // monotonic
   std::map<std::string, AgentPart> parts;
-  bool reached_running = false;  // every part said running at some point
-  bool stopping = false;         // the orchestrator asked it to stop
-  bool agent_lost = false;       // an agent holding part of it was lost or never answered
-  std::string failure;           // the first failure seen (its cause first, see OnTaskExit)
-  bool failure_is_rank_error = false;  // `failure` is a rank's own error exit
+  TaskFlags flags;  // what the orchestrator knew of it: running, stopping, lost, its failure
+  bool failure_is_rank_error = false;  // flags.failure is a rank's own error exit (OnTaskExit)
   bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
 };
 

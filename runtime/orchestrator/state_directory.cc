@@ -1,0 +1,130 @@
+#include "runtime/orchestrator/state_directory.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/base/file_io.h"
+#include "runtime/record/experiment_record_reader.h"
+
+namespace cohort {
+namespace {
+
+// The numeric names in `folder` (its experiments' or trials' ids), ascending; none when missing.
+std::vector<uint64_t> NumericNames(const std::filesystem::path& folder) {
+  std::vector<uint64_t> ids;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    uint64_t id = 0;
+    if (absl::SimpleAtoi(entry.path().filename().string(), &id)) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// The largest id among them (0 when none).
+uint64_t LargestNumericName(const std::filesystem::path& folder) {
+  const std::vector<uint64_t> ids = NumericNames(folder);
+  return ids.empty() ? 0 : ids.back();
+}
+
+// The file's modification time in Unix seconds, 0 when it cannot be read.
+double ModifiedUnix(const std::string& path) {
+  struct stat info = {};
+  return ::stat(path.c_str(), &info) == 0 ? static_cast<double>(info.st_mtime) : 0;
+}
+
+}  // namespace
+
+std::string StateDirectory::ExperimentPath(uint64_t id) const {
+  return absl::StrCat(root_, "/experiments/", id);
+}
+
+uint64_t StateDirectory::FirstFreeExperimentId() const {
+  return LargestNumericName(std::filesystem::path(root_) / "experiments") + 1;
+}
+
+uint64_t StateDirectory::FirstFreeTrialId() const {
+  const std::filesystem::path experiments = std::filesystem::path(root_) / "experiments";
+  uint64_t first_free = 1;
+  for (const uint64_t id : NumericNames(experiments)) {
+    first_free =
+        std::max(first_free, LargestNumericName(experiments / absl::StrCat(id) / "trials") + 1);
+  }
+  return first_free;
+}
+
+uint64_t StateDirectory::FirstFreeTaskId() const {
+  uint64_t next = 0;
+  absl::StatusOr<std::string> stored = ReadWholeFile(root_ + "/next_task_id");
+  if (stored.ok() && absl::SimpleAtoi(*stored, &next)) return std::max<uint64_t>(next, 1);
+  return 1;
+}
+
+absl::Status StateDirectory::StoreFirstFreeTaskId(uint64_t next) const {
+  return WriteFileAtomically(root_ + "/next_task_id", absl::StrCat(next));
+}
+
+std::vector<absl::StatusOr<StoredExperiment>> StateDirectory::ReadExperiments() const {
+  std::vector<absl::StatusOr<StoredExperiment>> experiments;
+  for (const uint64_t id : NumericNames(std::filesystem::path(root_) / "experiments")) {
+    const std::string path = ExperimentPath(id);
+    auto unloadable = [&](absl::string_view why) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("experiment ", id, " in ", path, " is not loaded: ", why));
+    };
+    absl::StatusOr<RunFolder> folder = RunFolder::Open(path);
+    if (!folder.ok()) {
+      experiments.push_back(unloadable(folder.status().message()));
+      continue;
+    }
+    absl::StatusOr<ExperimentRecord> record = ReadExperimentRecord(folder->experiment_json_path());
+    absl::StatusOr<std::string> yaml = ReadWholeFile(folder->config_path());
+    absl::StatusOr<ExperimentConfig> config =
+        yaml.ok() ? ParseExperimentConfig(*yaml) : absl::StatusOr<ExperimentConfig>(yaml.status());
+    if (!record.ok() || !config.ok()) {
+      experiments.push_back(
+          unloadable(!record.ok() ? record.status().message() : config.status().message()));
+      continue;
+    }
+    const double submitted = ModifiedUnix(folder->config_path());
+    const double saved = ModifiedUnix(folder->experiment_json_path());
+    experiments.push_back(StoredExperiment{id, *std::move(folder), *std::move(config),
+                                           *std::move(record), submitted, saved});
+  }
+  return experiments;
+}
+
+RunState RunStateOf(TrialState state) {
+  switch (state) {
+    case TrialState::kCompleted:
+      return RunState::kCompleted;
+    case TrialState::kStopped:
+      return RunState::kStopped;
+    case TrialState::kError:
+      return RunState::kError;
+    default:
+      break;
+  }
+  return RunState::kActive;
+}
+
+RunState RunStateOf(ExperimentState state) {
+  switch (state) {
+    case ExperimentState::kCompleted:
+      return RunState::kCompleted;
+    case ExperimentState::kStopped:
+      return RunState::kStopped;
+    case ExperimentState::kError:
+      return RunState::kError;
+    default:
+      break;
+  }
+  return RunState::kActive;
+}
+
+}  // namespace cohort

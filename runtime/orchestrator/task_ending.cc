@@ -1,0 +1,60 @@
+#include "runtime/orchestrator/task_ending.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+
+TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFlags& flags) {
+  TaskEnding ending;
+  ending.failed = !flags.failure.empty();
+  for (const auto& [agent_id, part] : parts) {
+    bool draining = false;
+    for (const auto& [rank, exit] : part.exits) {
+      ending.failed = ending.failed || ExitFailed(exit);
+      ending.crashed = ending.crashed || (exit.signal != 0 && !exit.killed_by_agent);
+      ending.permanent =
+          ending.permanent || (exit.signal == 0 && exit.exit_code == kPermanentFailureExitCode);
+      if (exit.killed_by_agent && !ExitFailed(exit) && !flags.stopping) {
+        if (ending.stopped_by_agent.empty()) {
+          ending.stopped_by_agent =
+              absl::StrCat("agent ", agent_id, " stopped it (", exit.reason, ")");
+        }
+        draining = true;
+      }
+    }
+    if (draining) ending.draining_agents.push_back(agent_id);
+  }
+  ending.reached_running = flags.reached_running;
+  ending.agent_lost = flags.agent_lost;
+  ending.stopped_by_orchestrator = flags.stopping && flags.failure.empty();
+  ending.failure = flags.failure;
+  return ending;
+}
+
+TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial) {
+  TrialDecision decision;
+  if (trial.experiment_stopping || (trial.closed && ending.stopped_by_orchestrator)) {
+    decision.next = TrialNext::kEnd;
+    decision.end_state = trial.closed ? TrialState::kCompleted : TrialState::kStopped;
+    return decision;
+  }
+  if (ending.agent_lost || (!ending.failed && !ending.stopped_by_agent.empty())) {
+    decision.next = TrialNext::kPlaceAgain;
+    decision.reason = ending.agent_lost ? ending.failure : ending.stopped_by_agent;
+    return decision;
+  }
+  if (!ending.failed) {
+    decision.next = TrialNext::kSegmentDone;
+    return decision;
+  }
+  decision.reason = ending.failure.empty() ? "a worker failed" : ending.failure;
+  if (ending.permanent) {
+    absl::StrAppend(&decision.reason, " (every attempt would fail the same way: not restarted)");
+  }
+  const bool may_restart = !ending.permanent && (ending.reached_running || ending.crashed) &&
+                           trial.restarts < trial.max_restarts;
+  decision.next = may_restart ? TrialNext::kRestart : TrialNext::kFail;
+  return decision;
+}
+
+}  // namespace cohort

@@ -1,0 +1,99 @@
+// What the orchestrator decides once a task has ended on every agent: how the task ended, read
+// from its parts' exits (TaskEnding), and what its trial does next (NextForTrial): the restart
+// policy. Pure functions, so each rule is tested alone.
+//
+//   TaskEnding ending = EndingOf(task.parts, flags);
+//   TrialDecision next = NextForTrial(ending, {.experiment_stopping = false, .closed = false,
+//                                             .restarts = trial.restarts,
+//                                             .max_restarts = config.max_restarts});
+//   switch (next.next) { case TrialNext::kRestart: ... }
+//
+// Thread-safety: plain values and pure functions.
+#ifndef COHORT_RUNTIME_ORCHESTRATOR_TASK_ENDING_H_
+#define COHORT_RUNTIME_ORCHESTRATOR_TASK_ENDING_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/client/client_messages.h"
+#include "runtime/control/control_messages.h"
+
+namespace cohort {
+
+// A process that ended with a non-zero code or by a signal.
+inline bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
+
+// A task's ranks on one agent.
+struct AgentPart {
+  std::vector<uint32_t> slots;
+  std::set<int32_t> ranks;        // the trial ranks placed there
+  uint64_t start_message_id = 0;  // the StartTask's
+  bool acknowledged = false;
+  TaskState state = TaskState::kPending;
+  std::map<int32_t, TaskExit> exits;  // by rank (kWholeTask for the task as a whole)
+  bool done = false;                  // every process there has ended (or the agent was lost)
+  // The agent's GPU readings from its latest heartbeat, when rank 0 runs elsewhere: added to the
+  // task's next training report, then cleared.
+  std::vector<GpuReading> gpus;
+};
+
+// What the orchestrator itself knew of the task as it ended.
+struct TaskFlags {
+  bool reached_running = false;  // every part said running at some point
+  bool stopping = false;         // the orchestrator asked it to stop
+  bool agent_lost = false;       // an agent holding part of it was lost or never answered
+  std::string failure;           // the first failure seen (its cause first)
+};
+
+struct TaskEnding {
+  bool failed = false;     // a failure was seen, or some process failed
+  bool crashed = false;    // a process died of a signal its agent did not send
+  bool permanent = false;  // a rank failed as every attempt would (kPermanentFailureExitCode)
+  bool reached_running = false;
+  bool agent_lost = false;
+  bool stopped_by_orchestrator = false;  // it asked the task to stop, and nothing failed before
+  std::string failure;                   // the first failure seen, cause first
+  // "agent node-2 stopped it (<reason>)": an agent stopped its processes cleanly without being
+  // asked (it is shutting down, its machine is preempted); empty otherwise.
+  std::string stopped_by_agent;
+  // The agents that did so: no task goes there until they say hello again.
+  std::vector<std::string> draining_agents;
+};
+
+// How a task whose parts are `parts` ended.
+TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFlags& flags);
+
+// Where the trial stands as its task ends.
+struct TrialStanding {
+  bool experiment_stopping = false;  // its experiment was killed
+  bool closed = false;               // the searcher closed it
+  uint32_t restarts = 0;             // restarts used so far
+  uint32_t max_restarts = 0;
+};
+
+enum class TrialNext {
+  kEnd,          // ends in `end_state`: closed by the searcher, or its experiment is stopping
+  kPlaceAgain,   // not its fault (an agent lost or stopping): again from its latest checkpoint,
+                 // using no restart; `reason` says what happened
+  kSegmentDone,  // trained to its target: the validation goes to the searcher
+  kRestart,      // failed, and may restart: again from its latest checkpoint; `reason` is why
+  kFail,         // failed for good; `reason` is why
+};
+
+struct TrialDecision {
+  TrialNext next = TrialNext::kSegmentDone;
+  TrialState end_state = TrialState::kCompleted;  // for kEnd
+  std::string reason;
+};
+
+// The restart policy. A failure restarts the trial, within max_restarts, when its task had
+// reached running or a process crashed; one before every worker started (a plugin that does not
+// load) or one a rank says every attempt would meet would only happen again, and ends the trial.
+TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_ORCHESTRATOR_TASK_ENDING_H_

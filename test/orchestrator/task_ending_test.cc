@@ -1,0 +1,123 @@
+// The restart policy alone: how a task's parts' exits read (EndingOf), and what its trial does
+// next for each way a task can end (NextForTrial).
+#include "runtime/orchestrator/task_ending.h"
+
+#include <csignal>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::ElementsAre;
+
+TaskExit Exit(int32_t rank, int32_t code, int32_t signal = 0, bool killed_by_agent = false,
+              std::string reason = "") {
+  TaskExit exit;
+  exit.rank = rank;
+  exit.exit_code = code;
+  exit.signal = signal;
+  exit.killed_by_agent = killed_by_agent;
+  exit.reason = std::move(reason);
+  return exit;
+}
+
+std::map<std::string, AgentPart> Parts(std::vector<std::pair<std::string, TaskExit>> exits) {
+  std::map<std::string, AgentPart> parts;
+  for (auto& [agent, exit] : exits) parts[agent].exits[exit.rank] = exit;
+  return parts;
+}
+
+TaskFlags Flags(bool reached_running, bool stopping = false, bool agent_lost = false,
+                std::string failure = "") {
+  TaskFlags flags;
+  flags.reached_running = reached_running;
+  flags.stopping = stopping;
+  flags.agent_lost = agent_lost;
+  flags.failure = std::move(failure);
+  return flags;
+}
+
+TrialStanding Standing(uint32_t restarts = 0, uint32_t max_restarts = 5) {
+  TrialStanding standing;
+  standing.restarts = restarts;
+  standing.max_restarts = max_restarts;
+  return standing;
+}
+
+TEST(TaskEndingTest, CleanExitsAreASegmentDone) {
+  const TaskEnding ending =
+      EndingOf(Parts({{"a", Exit(0, 0)}, {"b", Exit(1, 0)}}), Flags(/*reached_running=*/true));
+  EXPECT_FALSE(ending.failed);
+  EXPECT_EQ(NextForTrial(ending, Standing()).next, TrialNext::kSegmentDone);
+}
+
+TEST(TaskEndingTest, AFailureAfterRunningRestartsWithinMaxRestarts) {
+  const TaskFlags flags = Flags(true, false, false, "rank 1: exit code 1");
+  const TaskEnding ending = EndingOf(Parts({{"a", Exit(1, 1)}}), flags);
+  TrialDecision decision = NextForTrial(ending, Standing(/*restarts=*/4, /*max_restarts=*/5));
+  EXPECT_EQ(decision.next, TrialNext::kRestart);
+  EXPECT_EQ(decision.reason, "rank 1: exit code 1");
+  EXPECT_EQ(NextForTrial(ending, Standing(5, 5)).next, TrialNext::kFail);
+}
+
+TEST(TaskEndingTest, AFailureBeforeRunningEndsTheTrialUnlessAProcessCrashed) {
+  const TaskEnding before = EndingOf(Parts({{"a", Exit(0, 1)}}), Flags(false));
+  const TrialDecision decision = NextForTrial(before, Standing());
+  EXPECT_EQ(decision.next, TrialNext::kFail);
+  EXPECT_EQ(decision.reason, "a worker failed");
+  // A signal its agent did not send: a crash, which a restart may not meet again.
+  const TaskEnding crashed = EndingOf(Parts({{"a", Exit(0, 0, SIGSEGV)}}), Flags(false));
+  EXPECT_TRUE(crashed.crashed);
+  EXPECT_EQ(NextForTrial(crashed, Standing()).next, TrialNext::kRestart);
+}
+
+TEST(TaskEndingTest, APermanentFailureIsNeverRestarted) {
+  const TaskEnding ending = EndingOf(Parts({{"a", Exit(0, kPermanentFailureExitCode)}}),
+                                     Flags(true, false, false, "no metric"));
+  EXPECT_TRUE(ending.permanent);
+  const TrialDecision decision = NextForTrial(ending, Standing());
+  EXPECT_EQ(decision.next, TrialNext::kFail);
+  EXPECT_EQ(decision.reason, "no metric (every attempt would fail the same way: not restarted)");
+}
+
+TEST(TaskEndingTest, ALostAgentPlacesTheTrialAgainWithoutARestart) {
+  const TaskEnding ending = EndingOf(Parts({{"a", Exit(0, 0)}}),
+                                     Flags(true, false, /*agent_lost=*/true, "agent b was lost"));
+  const TrialDecision decision = NextForTrial(ending, Standing(5, 5));
+  EXPECT_EQ(decision.next, TrialNext::kPlaceAgain);
+  EXPECT_EQ(decision.reason, "agent b was lost");
+}
+
+TEST(TaskEndingTest, AnAgentThatStoppedATaskOnItsOwnDrainsAndTheTrialIsPlacedAgain) {
+  const TaskEnding ending = EndingOf(
+      Parts({{"a", Exit(0, 0)}, {"b", Exit(1, 0, 0, /*killed_by_agent=*/true, "shutting down")}}),
+      Flags(/*reached_running=*/true));
+  EXPECT_THAT(ending.draining_agents, ElementsAre("b"));
+  const TrialDecision decision = NextForTrial(ending, Standing());
+  EXPECT_EQ(decision.next, TrialNext::kPlaceAgain);
+  EXPECT_EQ(decision.reason, "agent b stopped it (shutting down)");
+  // Asked by the orchestrator, the same exit is no agent's own doing.
+  EXPECT_TRUE(
+      EndingOf(Parts({{"b", Exit(1, 0, 0, true, "killed")}}), Flags(false, /*stopping=*/true))
+          .draining_agents.empty());
+}
+
+TEST(TaskEndingTest, AStoppingExperimentOrAClosedTrialEndsIt) {
+  const TaskEnding stopped = EndingOf(Parts({{"a", Exit(0, 0)}}), Flags(false, /*stopping=*/true));
+  TrialStanding closed = Standing();
+  closed.closed = true;
+  TrialDecision decision = NextForTrial(stopped, closed);
+  EXPECT_EQ(decision.next, TrialNext::kEnd);
+  EXPECT_EQ(decision.end_state, TrialState::kCompleted);
+  TrialStanding stopping = Standing();
+  stopping.experiment_stopping = true;
+  decision =
+      NextForTrial(EndingOf(Parts({{"a", Exit(0, 1)}}), Flags(false, false, false, "x")), stopping);
+  EXPECT_EQ(decision.next, TrialNext::kEnd);
+  EXPECT_EQ(decision.end_state, TrialState::kStopped);
+}
+
+}  // namespace
+}  // namespace cohort
