@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <utility>
 #include <variant>
@@ -14,7 +13,6 @@
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/orchestrator/trial_config.h"
 #include "runtime/record/record_retention.h"
-#include "runtime/record/tensorboard_events.h"
 #include "runtime/record/trial_resume.h"
 
 namespace cohort {
@@ -543,37 +541,17 @@ void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
 }
 
 void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
-  const uint64_t kept_batches = trial.latest_checkpoint_batches;
-  trial.batches_trained = kept_batches;
+  trial.batches_trained = trial.latest_checkpoint_batches;
   trial.segment_metric.reset();
-  absl::StatusOr<std::vector<MetricsReport>> kept = RewindTrialRecord(
-      experiment.folder->metrics_path(trial.id), trial.id, kept_batches, &experiment.record);
-  if (!kept.ok()) {
-    Notice(absl::StrCat("warning: ", kept.status().message()));
-    return;
-  }
-  RewriteTensorBoardEvents(experiment, trial, *kept);
-}
-
-void Orchestrator::RewriteTensorBoardEvents(const Experiment& experiment, const Trial& trial,
-                                            const std::vector<MetricsReport>& kept) {
-  const std::string path = experiment.folder->tensorboard_path(trial.id);
-  if (kept.empty() && !std::filesystem::exists(path)) return;
-  if (absl::Status written = WriteTensorBoardReports(path, kept); !written.ok()) {
-    Notice(absl::StrCat("warning: ", written.message()));
+  for (std::string& line : RewindTrialFiles(*experiment.folder, trial.id,
+                                            trial.latest_checkpoint_batches, &experiment.record)) {
+    Notice(std::move(line));
   }
 }
 
 void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
-  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
-      OpenSharedFsStorage(experiment.checkpoint_root);
-  if (!storage.ok()) {
-    EndTrial(trial, TrialState::kError,
-             absl::StrCat("cannot resume: ", storage.status().message()));
-    return;
-  }
-  absl::StatusOr<ResumePoint> point = ResumeTrialRecord(
-      experiment.folder->metrics_path(trial.id), trial.id, **storage, &experiment.record);
+  absl::StatusOr<ResumePoint> point = ResumeTrialFiles(
+      *experiment.folder, trial.id, experiment.checkpoint_root, &experiment.record);
   if (!point.ok()) {
     EndTrial(trial, TrialState::kError, absl::StrCat("cannot resume: ", point.status().message()));
     return;
@@ -582,7 +560,6 @@ void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
   trial.latest_checkpoint_id = point->checkpoint_id;
   trial.latest_checkpoint_batches = point->batches;
   trial.batches_trained = point->batches;
-  RewriteTensorBoardEvents(experiment, trial, point->kept_reports);
 }
 
 void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume) {

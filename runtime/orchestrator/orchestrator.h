@@ -237,9 +237,6 @@ class Orchestrator {
   // *baseline_id when given; nullopt without a baseline or a throughput.
   std::optional<double> ScalingEfficiency(const Experiment& experiment, double records_per_second,
                                           uint64_t* baseline_id = nullptr) const;
-  // The trial's TensorBoard events become `kept` (a warning when they cannot be written).
-  void RewriteTensorBoardEvents(const Experiment& experiment, const Trial& trial,
-                                const std::vector<MetricsReport>& kept);
   void EndTrial(Trial& trial, TrialState state, absl::string_view error);
   // Deletes the checkpoints checkpoint_storage's save_* settings do not keep (warnings as
   // notices); with `trials_may_resume`, each trial's latest is kept whatever they say.

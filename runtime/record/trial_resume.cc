@@ -1,12 +1,16 @@
 #include "runtime/record/trial_resume.h"
 
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/checkpoint/checkpoint_names.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
+#include "runtime/record/tensorboard_events.h"
 
 namespace cohort {
 
@@ -74,6 +78,47 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   }
   rebuilt.batches_trained = point.batches;
   point.kept_reports = *std::move(kept);
+  return point;
+}
+
+namespace {
+
+// The trial's TensorBoard events become `kept`; a warning line when they cannot be written.
+std::optional<std::string> RewriteTensorBoardEvents(const RunFolder& folder, uint64_t trial_id,
+                                                    const std::vector<MetricsReport>& kept) {
+  const std::string path = folder.tensorboard_path(trial_id);
+  if (kept.empty() && !std::filesystem::exists(path)) return std::nullopt;
+  if (absl::Status written = WriteTensorBoardReports(path, kept); !written.ok()) {
+    return absl::StrCat("warning: ", written.message());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> RewindTrialFiles(const RunFolder& folder, uint64_t trial_id,
+                                          uint64_t batches, ExperimentRecord* record) {
+  absl::StatusOr<std::vector<MetricsReport>> kept =
+      RewindTrialRecord(folder.metrics_path(trial_id), trial_id, batches, record);
+  if (!kept.ok()) return {absl::StrCat("warning: ", kept.status().message())};
+  if (std::optional<std::string> warning = RewriteTensorBoardEvents(folder, trial_id, *kept)) {
+    return {*std::move(warning)};
+  }
+  return {};
+}
+
+absl::StatusOr<ResumePoint> ResumeTrialFiles(const RunFolder& folder, uint64_t trial_id,
+                                             const std::string& checkpoint_root,
+                                             ExperimentRecord* record) {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(checkpoint_root);
+  if (!storage.ok()) return storage.status();
+  absl::StatusOr<ResumePoint> point =
+      ResumeTrialRecord(folder.metrics_path(trial_id), trial_id, **storage, record);
+  if (!point.ok()) return point;
+  if (std::optional<std::string> warning =
+          RewriteTensorBoardEvents(folder, trial_id, point->kept_reports)) {
+    point->warnings.push_back(*std::move(warning));
+  }
   return point;
 }
 

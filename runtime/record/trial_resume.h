@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/record/experiment_record.h"
+#include "runtime/record/run_folder.h"
 
 namespace cohort {
 
@@ -50,6 +51,16 @@ absl::StatusOr<std::vector<MetricsReport>> RewindTrialRecord(const std::string& 
 absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, uint64_t trial_id,
                                               const CheckpointStorage& storage,
                                               ExperimentRecord* record);
+
+// The same for trial `trial_id` of the run folder `folder`, each with its TensorBoard events
+// rewritten to match the reports kept. RewindTrialFiles returns the lines to log: a warning for
+// each file that could not be rewritten. ResumeTrialFiles reads the shared_fs storage at
+// `checkpoint_root`; a TensorBoard file that cannot be rewritten adds a warning to the point's.
+std::vector<std::string> RewindTrialFiles(const RunFolder& folder, uint64_t trial_id,
+                                          uint64_t batches, ExperimentRecord* record);
+absl::StatusOr<ResumePoint> ResumeTrialFiles(const RunFolder& folder, uint64_t trial_id,
+                                             const std::string& checkpoint_root,
+                                             ExperimentRecord* record);
 
 }  // namespace cohort
 
