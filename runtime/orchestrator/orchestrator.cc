@@ -127,8 +127,6 @@ void Orchestrator::Event(std::string line, OrchestratorEvent::Level level) {
 
 std::vector<OrchestratorEvent> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
 
-std::string RendezvousPrefix(uint64_t task_id) { return absl::StrCat("task-", task_id, "/"); }
-
 bool Orchestrator::TaskSpansAgents(uint64_t task_id) const {
   auto task = tasks_.find(task_id);
   return task != tasks_.end() && task->second->parts.size() > 1;
@@ -357,23 +355,6 @@ void Orchestrator::SetWaitingReason(Task& task, absl::string_view reason) {
                      task.experiment_id, ") waits: ", reason));
 }
 
-std::optional<std::string> Orchestrator::MixedGpuModels(const Placement& placement) const {
-  std::map<std::string, std::vector<std::string>> slots_by_model;
-  for (const AgentSlots& part : placement.agents) {
-    const Agent& agent = *agents_.at(part.agent_id);
-    for (const uint32_t index : part.slots) {
-      for (const AgentSlot& slot : agent.slots) {
-        if (slot.index != index || slot.kind != SlotKind::kGpu) continue;
-        slots_by_model[slot.name].push_back(absl::StrCat(part.agent_id, " slot ", index));
-      }
-    }
-  }
-  if (slots_by_model.size() < 2) return std::nullopt;
-  return absl::StrJoin(slots_by_model, "; ", [](std::string* out, const auto& model) {
-    absl::StrAppend(out, model.first, " (", absl::StrJoin(model.second, ", "), ")");
-  });
-}
-
 void Orchestrator::Launch(Task& task, const Placement& placement) {
   Trial& trial = *trials_.at(task.trial_id);
   Experiment& experiment = *experiments_.at(task.experiment_id);
@@ -390,41 +371,36 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
     Finish(task);
     return;
   }
-  const std::vector<RankPlacement> ranks = placement.Ranks();
-  for (size_t index = 0; index < placement.agents.size(); ++index) {
-    const AgentSlots& slots = placement.agents[index];
-    StartTask start;
-    start.task_id = task.id;
-    start.trial_id = trial.id;
-    start.experiment_id = experiment.id;
-    start.attempt = task.attempt;
-    start.worker.plugin_path = experiment.config.entrypoint;
-    start.worker.config_yaml = *yaml;
-    start.worker.checkpoint_root = experiment.checkpoint_root;
-    start.worker.resume_checkpoint_id = task.resume_checkpoint_id;
-    AgentPart& part = task.parts[slots.agent_id];
-    part.slots = slots.slots;
-    for (const RankPlacement& rank : ranks) {
-      if (rank.agent_id != slots.agent_id) continue;
-      start.ranks.push_back(RankAssignment{rank.rank, rank.local_rank, rank.slot});
+  TaskStart start;
+  start.task_id = task.id;
+  start.trial_id = trial.id;
+  start.experiment_id = experiment.id;
+  start.attempt = task.attempt;
+  start.world_size = task.slots;
+  start.worker.plugin_path = experiment.config.entrypoint;
+  start.worker.config_yaml = *std::move(yaml);
+  start.worker.checkpoint_root = experiment.checkpoint_root;
+  start.worker.resume_checkpoint_id = task.resume_checkpoint_id;
+  start.rendezvous_endpoint = options_.rendezvous_endpoint;
+  std::vector<std::pair<std::string, StartTask>> messages = StartTasksFor(start, placement);
+  for (size_t index = 0; index < messages.size(); ++index) {
+    const auto& [agent_id, message] = messages[index];
+    AgentPart& part = task.parts[agent_id];
+    part.slots = placement.agents[index].slots;
+    for (const RankAssignment& rank : message.ranks)
       part.ranks.insert(static_cast<int32_t>(rank.rank));
-    }
-    start.world_size = task.slots;
-    start.cross_rank = static_cast<uint32_t>(index);
-    start.cross_size = static_cast<uint32_t>(placement.agents.size());
-    if (placement.agents.size() > 1) {
-      start.rendezvous.endpoint = options_.rendezvous_endpoint;
-      start.rendezvous.prefix = RendezvousPrefix(task.id);
-    }
-    Agent& agent = *agents_.at(slots.agent_id);
-    for (const uint32_t slot : slots.slots) agent.busy[slot] = SlotUser{task.id, trial.id};
-    part.start_message_id = outbox_.Send(slots.agent_id, start, 0);
+    Agent& agent = *agents_.at(agent_id);
+    for (const uint32_t slot : part.slots) agent.busy[slot] = SlotUser{task.id, trial.id};
+    part.start_message_id = outbox_.Send(agent_id, message, 0);
   }
   const std::string agents =
       absl::StrJoin(placement.agents, ", ", [](std::string* out, const AgentSlots& a) {
         absl::StrAppend(out, a.agent_id);
       });
-  if (std::optional<std::string> mixed = MixedGpuModels(placement)) {
+  const auto slots_of = [this](const std::string& agent_id) -> const std::vector<AgentSlot>& {
+    return agents_.at(agent_id)->slots;
+  };
+  if (std::optional<std::string> mixed = MixedGpuModels(placement, slots_of)) {
     Notice(absl::StrCat("warning: trial ", trial.id, " (experiment ", experiment.id, ") runs on ",
                         *mixed, ": a trial runs at the pace of its slowest GPU; give it "
                         "identical GPUs (cohort doctor names each agent's models)"));

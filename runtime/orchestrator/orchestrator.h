@@ -48,6 +48,7 @@
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/placement.h"
 #include "runtime/orchestrator/state_directory.h"
+#include "runtime/orchestrator/task_start.h"
 #include "runtime/orchestrator/timeline_merger.h"
 #include "runtime/orchestrator/trial_log.h"
 #include "runtime/record/experiment_record.h"
@@ -104,11 +105,6 @@ struct LocalSubmission {
   // every run (single, grid, random with the recorded seed).
   bool resume = false;
 };
-
-// The key prefix of task `task_id`'s rendezvous ("task-12/"), for a task spanning agents: its
-// workers set and get their keys under it, and it is what TakeEndedRendezvousPrefixes gives to
-// forget once the task is over.
-std::string RendezvousPrefix(uint64_t task_id);
 
 class Orchestrator {
  public:
@@ -247,9 +243,6 @@ class Orchestrator {
   void Save(Experiment& experiment);
   void Event(std::string line, OrchestratorEvent::Level level = OrchestratorEvent::Level::kDetail);
   void Notice(std::string line) { Event(std::move(line), OrchestratorEvent::Level::kNotice); }
-  // "NVIDIA A100 (agent-1 slot 0); NVIDIA H100 (agent-2 slot 3)" when the GPU slots of
-  // `placement` are of more than one model; nullopt otherwise.
-  std::optional<std::string> MixedGpuModels(const Placement& placement) const;
   // Keeps each task's GPU readings from an agent that does not run its rank 0.
   void OnHeartbeat(const std::string& agent_id, const AgentHeartbeat& beat);
   // Adds the readings kept for `task` from its other agents to its training report `metrics`
