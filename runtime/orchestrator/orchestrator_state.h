@@ -1,6 +1,7 @@
 // The Orchestrator's records of agents, experiments, trials and tasks, shared by its source
-// files (orchestrator.cc: scheduling; orchestrator_agents.cc: agents' messages;
-// orchestrator_clients.cc: clients' requests). Not for use outside the orchestrator.
+// files (orchestrator.cc: its start and time; orchestrator_trials.cc: experiments, trials and
+// tasks; orchestrator_agents.cc: agents' messages; orchestrator_clients.cc: clients' requests).
+// Not for use outside the orchestrator.
 //
 // Thread-safety: as the Orchestrator's.
 #ifndef COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_

@@ -1,0 +1,413 @@
+// The Orchestrator's experiments, trials and tasks: a searcher's ops turned into trials and
+// tasks, tasks queued and placed, a task's end decided (task_ending.h) and carried out, trials
+// rewound or resumed, experiments ended and their records saved.
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/orchestrator/trial_config.h"
+#include "runtime/record/record_retention.h"
+#include "runtime/record/trial_resume.h"
+
+namespace cohort {
+
+void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& ops) {
+  for (const SearcherOp& op : ops) {
+    if (const auto* create = std::get_if<CreateTrial>(&op)) {
+      auto trial = std::make_unique<Trial>(options_.log_lines_in_memory);
+      if (experiment.recorded_trial_ids.empty()) {
+        trial->id = next_trial_id_++;
+      } else {
+        trial->id = experiment.recorded_trial_ids.front();
+        experiment.recorded_trial_ids.pop_front();
+        next_trial_id_ = std::max(next_trial_id_, trial->id + 1);
+      }
+      trial->experiment_id = experiment.id;
+      trial->request_id = create->request_id;
+      trial->hparams = create->hparams;
+      trial->hparams_json = HyperparametersJson(create->hparams);
+      if (absl::Status prepared = experiment.folder->PrepareTrial(trial->id); !prepared.ok()) {
+        Notice(absl::StrCat("warning: ", prepared.message()));
+      }
+      TrialRecord& record = experiment.record.trial(trial->id);
+      record.hyperparameters_json = trial->hparams_json;
+      experiment.trials[create->request_id] = trial->id;
+      Trial& added = *trials_.emplace(trial->id, std::move(trial)).first->second;
+      if (experiment.resume) ResumeTrial(experiment, added);
+    } else if (const auto* train = std::get_if<TrainTrial>(&op)) {
+      auto found = experiment.trials.find(train->request_id);
+      if (found == experiment.trials.end()) continue;
+      Trial& trial = *trials_.at(found->second);
+      if (trial.ended()) continue;
+      trial.target_batches = train->batches;
+      trial.wants_training = true;
+      trial.segment_metric.reset();
+    } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
+      auto found = experiment.trials.find(close->request_id);
+      if (found == experiment.trials.end()) continue;
+      Trial& trial = *trials_.at(found->second);
+      trial.closed = true;
+      trial.wants_training = false;
+      if (trial.ended()) continue;
+      if (Task* task = trial.task_id != 0 ? FindTask(trial.task_id) : nullptr) {
+        if (task->state == TaskRowState::kQueued) {
+          std::erase(queue_, task->id);
+          tasks_.erase(task->id);
+          trial.task_id = 0;
+          EndTrial(trial, TrialState::kCompleted, "");
+        } else {
+          StopTask(*task, "closed by the searcher", options_.kill_grace_seconds);
+        }
+      } else {
+        EndTrial(trial, TrialState::kCompleted, "");
+      }
+    } else if (std::holds_alternative<Shutdown>(op)) {
+      experiment.searcher_done = true;
+    }
+  }
+  StartTasksWithinLimits(experiment);
+  MaybeEndExperiment(experiment);
+  experiment.dirty = true;
+}
+
+void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
+  if (experiment.state != ExperimentState::kActive) return;
+  const uint64_t limit = experiment.config.searcher.max_concurrent_trials == 0
+                             ? std::numeric_limits<uint64_t>::max()
+                             : experiment.config.searcher.max_concurrent_trials;
+  uint64_t training = 0;
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    if (trials_.at(trial_id)->task_id != 0) ++training;
+  }
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    Trial& trial = *trials_.at(trial_id);
+    if (!trial.wants_training || trial.task_id != 0 || trial.ended()) continue;
+    trial.state = TrialState::kQueued;  // for a task, or for max_concurrent_trials
+    if (training >= limit) continue;
+    auto task = std::make_unique<Task>();
+    task->id = next_task_id_++;
+    if (absl::Status saved = state_.StoreFirstFreeTaskId(next_task_id_); !saved.ok()) {
+      Notice(absl::StrCat("warning: ", saved.message()));
+    }
+    task->trial_id = trial.id;
+    task->experiment_id = experiment.id;
+    task->slots = experiment.config.slots_per_trial;
+    task->attempt = trial.attempts++;
+    task->resume_checkpoint_id = trial.latest_checkpoint_id;
+    task->queued_unix = clock_.UnixSeconds();
+    trial.task_id = task->id;
+    trial.state = TrialState::kQueued;
+    queue_.push_back(task->id);
+    tasks_.emplace(task->id, std::move(task));
+    ++training;
+  }
+}
+
+void Orchestrator::PlaceQueuedTasks() {
+  if (queue_.empty()) return;
+  std::vector<AgentView> views = AgentViews();
+  if (views.empty()) {
+    for (const uint64_t task_id : queue_)
+      SetWaitingReason(*tasks_.at(task_id), "no agent is connected");
+    return;
+  }
+  std::vector<PlacementRequest> requests;
+  for (const uint64_t task_id : queue_) {
+    const Task& task = *tasks_.at(task_id);
+    requests.push_back(PlacementRequest{task.id, task.trial_id, task.slots});
+  }
+  const std::vector<QueuedDecision> decisions = PlaceInQueueOrder(requests, &views);
+  for (const QueuedDecision& decision : decisions) {
+    Task& task = *tasks_.at(decision.request.task_id);
+    if (const auto* waiting = std::get_if<Waiting>(&decision.decision)) {
+      SetWaitingReason(task, waiting->reason);
+      continue;
+    }
+    std::erase(queue_, task.id);
+    Launch(task, std::get<Placement>(decision.decision));
+  }
+}
+
+void Orchestrator::SetWaitingReason(Task& task, absl::string_view reason) {
+  if (task.waiting_reason == reason) return;
+  task.waiting_reason = std::string(reason);
+  Event(absl::StrCat("task ", task.id, " (trial ", task.trial_id, ", experiment ",
+                     task.experiment_id, ") waits: ", reason));
+}
+
+void Orchestrator::Launch(Task& task, const Placement& placement) {
+  Trial& trial = *trials_.at(task.trial_id);
+  Experiment& experiment = *experiments_.at(task.experiment_id);
+  task.state = TaskRowState::kStarting;
+  task.waiting_reason.clear();
+  task.launched_at = clock_.MonotonicSeconds();
+  trial.state = TrialState::kRunning;
+  absl::StatusOr<std::string> yaml =
+      TrialConfigYaml(experiment.config, trial.hparams, trial.target_batches);
+  if (!yaml.ok()) {
+    // The experiment's config validated at submission; a trial's values that do not is an error
+    // of that trial alone.
+    task.flags.failure = std::string(yaml.status().message());
+    Finish(task);
+    return;
+  }
+  TaskStart start;
+  start.task_id = task.id;
+  start.trial_id = trial.id;
+  start.experiment_id = experiment.id;
+  start.attempt = task.attempt;
+  start.world_size = task.slots;
+  start.worker.plugin_path = experiment.config.entrypoint;
+  start.worker.config_yaml = *std::move(yaml);
+  start.worker.checkpoint_root = experiment.checkpoint_root;
+  start.worker.resume_checkpoint_id = task.resume_checkpoint_id;
+  start.rendezvous_endpoint = options_.rendezvous_endpoint;
+  std::vector<std::pair<std::string, StartTask>> messages = StartTasksFor(start, placement);
+  for (size_t index = 0; index < messages.size(); ++index) {
+    const auto& [agent_id, message] = messages[index];
+    AgentPart& part = task.parts[agent_id];
+    part.slots = placement.agents[index].slots;
+    for (const RankAssignment& rank : message.ranks)
+      part.ranks.insert(static_cast<int32_t>(rank.rank));
+    Agent& agent = *agents_.at(agent_id);
+    for (const uint32_t slot : part.slots) agent.busy[slot] = SlotUser{task.id, trial.id};
+    part.start_message_id = outbox_.Send(agent_id, message, 0);
+  }
+  const std::string agents = absl::StrJoin(
+      placement.agents, ", ",
+      [](std::string* out, const AgentSlots& a) { absl::StrAppend(out, a.agent_id); });
+  const auto slots_of = [this](const std::string& agent_id) -> const std::vector<AgentSlot>& {
+    return agents_.at(agent_id)->slots;
+  };
+  if (std::optional<std::string> mixed = MixedGpuModels(placement, slots_of)) {
+    Notice(absl::StrCat("warning: trial ", trial.id, " (experiment ", experiment.id, ") runs on ",
+                        *mixed,
+                        ": a trial runs at the pace of its slowest GPU; give it "
+                        "identical GPUs (cohort doctor names each agent's models)"));
+  }
+  if (task.resume_checkpoint_id.empty()) {
+    Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
+                       " trains to batch ", trial.target_batches, " on ", agents));
+  } else {
+    Notice(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
+                        " trains to batch ", trial.target_batches, " on ", agents,
+                        ", resuming from checkpoint ", task.resume_checkpoint_id));
+  }
+}
+
+bool Orchestrator::EndPart(Task& task, const std::string& agent_id) {
+  AgentPart& part = task.parts.at(agent_id);
+  part.done = true;
+  if (auto agent = agents_.find(agent_id); agent != agents_.end()) {
+    for (const uint32_t index : part.slots) agent->second->busy.erase(index);
+  }
+  for (const auto& [id, other] : task.parts) {
+    if (!other.done) return false;
+  }
+  Finish(task);
+  return true;
+}
+
+void Orchestrator::StopTask(Task& task, absl::string_view reason, uint32_t grace_seconds) {
+  if (task.flags.stopping) return;
+  task.flags.stopping = true;
+  for (const auto& [agent_id, part] : task.parts) {
+    if (part.done) continue;
+    outbox_.Send(agent_id, KillTask{task.id, std::string(reason), grace_seconds}, 0);
+  }
+  if (task.state != TaskRowState::kQueued) task.state = TaskRowState::kStopping;
+}
+
+void Orchestrator::Finish(Task& task) {
+  const uint64_t task_id = task.id;
+  Trial& trial = *trials_.at(task.trial_id);
+  Experiment& experiment = *experiments_.at(task.experiment_id);
+  const TaskEnding ending = EndingOf(task.parts, task.flags);
+  for (const std::string& agent_id : ending.draining_agents) {
+    if (auto agent = agents_.find(agent_id); agent != agents_.end()) agent->second->draining = true;
+  }
+  if (task.parts.size() > 1) ended_rendezvous_prefixes_.push_back(RendezvousPrefix(task_id));
+  if (experiment.config.profiling_enabled && ending.reached_running) {
+    timelines_.Merge({.trial_id = trial.id,
+                      .checkpoint_root = experiment.checkpoint_root,
+                      .out_path = experiment.folder->trial_dir(trial.id) + "/timeline.json"});
+  }
+  std::erase(queue_, task_id);
+  trial.task_id = 0;
+  tasks_.erase(task_id);  // `task` is gone from here on
+
+  const TrialDecision decision =
+      NextForTrial(ending, {.experiment_stopping = experiment.state == ExperimentState::kStopping,
+                            .closed = trial.closed,
+                            .restarts = trial.restarts,
+                            .max_restarts = experiment.config.max_restarts});
+  const std::string from =
+      trial.latest_checkpoint_id.empty() ? std::string("the start") : trial.latest_checkpoint_id;
+  switch (decision.next) {
+    case TrialNext::kEnd:
+      EndTrial(trial, decision.end_state, "");
+      break;
+    case TrialNext::kPlaceAgain:
+      // Not the trial's fault: trained again from its latest checkpoint without using a restart.
+      trial.state = TrialState::kPaused;
+      RewindTrial(experiment, trial);
+      Notice(absl::StrCat("trial ", trial.id, ": ", decision.reason, "; placing it again from ",
+                          from));
+      break;
+    case TrialNext::kSegmentDone:
+      FinishSegment(experiment, trial);
+      break;
+    case TrialNext::kRestart:
+      ++trial.restarts;
+      trial.error = decision.reason;
+      trial.state = TrialState::kPaused;
+      // It trains again from its latest checkpoint: what was reported after it is forgotten.
+      RewindTrial(experiment, trial);
+      Notice(absl::StrCat("trial ", trial.id, " failed: ", decision.reason, "; restart ",
+                          trial.restarts, " of ", experiment.config.max_restarts, " from ", from));
+      break;
+    case TrialNext::kFail:
+      EndTrial(trial, TrialState::kError, decision.reason);
+      if (experiment.state == ExperimentState::kActive) {
+        Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
+      }
+      break;
+  }
+  StartTasksWithinLimits(experiment);
+  MaybeEndExperiment(experiment);
+  experiment.dirty = true;
+}
+
+void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
+  trial.state = TrialState::kPaused;
+  trial.wants_training = false;
+  trial.batches_trained = std::max(trial.batches_trained, trial.target_batches);
+  double metric = std::numeric_limits<double>::quiet_NaN();
+  if (trial.segment_metric) {
+    metric = *trial.segment_metric;
+  } else {
+    Notice(absl::StrCat("warning: trial ", trial.id, " reported no '",
+                        experiment.config.searcher.metric, "' at batch ", trial.target_batches,
+                        "; the searcher ranks it worst"));
+  }
+  if (experiment.state == ExperimentState::kActive) {
+    Apply(experiment,
+          experiment.searcher->OnValidation(trial.request_id, trial.target_batches, metric));
+  }
+}
+
+void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
+  trial.batches_trained = trial.latest_checkpoint_batches;
+  trial.segment_metric.reset();
+  for (std::string& line : RewindTrialFiles(*experiment.folder, trial.id,
+                                            trial.latest_checkpoint_batches, &experiment.record)) {
+    Notice(std::move(line));
+  }
+}
+
+void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
+  absl::StatusOr<ResumePoint> point = ResumeTrialFiles(
+      *experiment.folder, trial.id, experiment.checkpoint_root, &experiment.record);
+  if (!point.ok()) {
+    EndTrial(trial, TrialState::kError, absl::StrCat("cannot resume: ", point.status().message()));
+    return;
+  }
+  for (std::string& warning : point->warnings) Notice(std::move(warning));
+  trial.latest_checkpoint_id = point->checkpoint_id;
+  trial.latest_checkpoint_batches = point->batches;
+  trial.batches_trained = point->batches;
+}
+
+void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume) {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(experiment.checkpoint_root);
+  if (!storage.ok()) {
+    Notice(absl::StrCat("warning: ", storage.status().message()));
+    return;
+  }
+  for (std::string& warning : ApplyRecordRetention(
+           experiment.config.checkpoint_storage, experiment.config.searcher.smaller_is_better,
+           trials_may_resume, **storage, &experiment.record)) {
+    Notice(std::move(warning));
+  }
+}
+
+void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view error) {
+  trial.state = state;
+  trial.wants_training = false;
+  if (!error.empty()) trial.error = std::string(error);
+  Experiment& experiment = *experiments_.at(trial.experiment_id);
+  Event(
+      absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, ") ", TrialStateName(state),
+                   error.empty() ? std::string() : absl::StrCat(": ", error)),
+      state == TrialState::kError ? OrchestratorEvent::Level::kNotice
+                                  : OrchestratorEvent::Level::kDetail);
+  experiment.dirty = true;
+}
+
+void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
+  if (experiment.state != ExperimentState::kActive &&
+      experiment.state != ExperimentState::kStopping) {
+    return;
+  }
+  size_t completed = 0;
+  size_t errored = 0;
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    const Trial& trial = *trials_.at(trial_id);
+    if (trial.task_id != 0) return;
+    if (experiment.state == ExperimentState::kActive && !trial.ended()) return;
+    completed += trial.state == TrialState::kCompleted;
+    errored += trial.state == TrialState::kError;
+  }
+  if (experiment.state == ExperimentState::kStopping) {
+    experiment.state = ExperimentState::kStopped;
+  } else if (!experiment.searcher_done) {
+    return;
+  } else if (completed == 0 && errored > 0) {
+    experiment.state = ExperimentState::kError;
+    experiment.error = errored == 1 ? "its trial failed" : "every trial failed";
+  } else {
+    experiment.state = ExperimentState::kCompleted;
+    // No trial resumes any more: save_trial_latest holds for the latest checkpoints too.
+    ApplyRetention(experiment, /*trials_may_resume=*/false);
+  }
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    Trial& trial = *trials_.at(trial_id);
+    if (!trial.ended()) EndTrial(trial, TrialState::kStopped, "");
+  }
+  experiment.ended_unix = clock_.UnixSeconds();
+  Event(absl::StrCat(
+      "experiment ", experiment.id, " ", ExperimentStateName(experiment.state),
+      experiment.error.empty() ? std::string() : absl::StrCat(": ", experiment.error)));
+  Save(experiment);
+}
+
+void Orchestrator::Save(Experiment& experiment) {
+  experiment.dirty = false;
+  experiment.last_save = clock_.MonotonicSeconds();
+  // The trials' states, restarts, targets and errors live in the Trials; the record takes them
+  // here, once per save.
+  experiment.record.state = RunStateOf(experiment.state);
+  for (TrialRecord& record : experiment.record.trials) {
+    if (const Trial* trial = FindTrial(record.id)) {
+      record.state = RunStateOf(trial->state);
+      record.restarts = trial->restarts;
+      record.total_batches = trial->target_batches;
+      record.error = trial->error;
+      record.batches_trained = std::max(record.batches_trained, trial->batches_trained);
+    }
+  }
+  if (absl::Status saved = WriteFileAtomically(experiment.folder->experiment_json_path(),
+                                               experiment.record.ToJson());
+      !saved.ok()) {
+    Notice(absl::StrCat("warning: ", saved.message()));
+  }
+}
+
+}  // namespace cohort
