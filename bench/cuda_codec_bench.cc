@@ -21,6 +21,7 @@
 
 #include "bench/cuda_timing.h"
 #include "runtime/exchange/cuda/exchange_kernels.h"
+#include "runtime/exchange/cuda/topk_kernels.h"
 #include "runtime/exchange/topk_codec.h"
 
 namespace {

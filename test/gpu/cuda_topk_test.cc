@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/exchange/cuda/exchange_kernels.h"
+#include "runtime/exchange/cuda/topk_kernels.h"
 #include "runtime/exchange/topk_codec.h"
 
 namespace cohort {

@@ -15,7 +15,7 @@
 
 #include "runtime/exchange/cuda/cuda_bucket_reducer.h"
 #include "runtime/exchange/cuda/device_buffer.h"
-#include "runtime/exchange/cuda/exchange_kernels.h"
+#include "runtime/exchange/cuda/topk_kernels.h"
 
 namespace cohort {
 
