@@ -1,6 +1,8 @@
 """Checks that the runtime's components include one another only as runtime/LAYERS allows: each
-component only components listed above it, and only those its line names. Prints every include
-that breaks the rule (file, line, what it includes) and exits 1; exits 0 when none does.
+component only components listed above it, and only those its line names; and that no source file
+of runtime/ or harness/ passes MAX_LINES lines (split it by concern). Prints every include that
+breaks the rule (file, line, what it includes) and every file too long, and exits 1; exits 0 when
+none does.
 
     python3 test/layers/check_layers.py SOURCE_ROOT
 """
@@ -10,6 +12,7 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"runtime/([A-Za-z0-9_]+)/')
 SOURCES = (".h", ".cc", ".c", ".cu", ".cuh")
+MAX_LINES = 500
 
 
 def read_layers(path):
@@ -34,6 +37,23 @@ def read_layers(path):
     return order, allowed, errors
 
 
+def too_long(root, folders):
+    """A line per source file under `folders` longer than MAX_LINES."""
+    errors = []
+    for folder in folders:
+        for directory, _, files in os.walk(os.path.join(root, folder)):
+            for name in sorted(files):
+                if not name.endswith(SOURCES):
+                    continue
+                path = os.path.join(directory, name)
+                with open(path, errors="replace") as f:
+                    lines = sum(1 for _ in f)
+                if lines > MAX_LINES:
+                    errors.append(f"{os.path.relpath(path, root)}: {lines} lines, more than "
+                                  f"{MAX_LINES}: split it by concern")
+    return errors
+
+
 def main(root):
     runtime = os.path.join(root, "runtime")
     order, allowed, errors = read_layers(os.path.join(runtime, "LAYERS"))
@@ -54,6 +74,7 @@ def main(root):
                             continue
                         errors.append(f"{os.path.relpath(path, root)}:{number}: {folder} includes "
                                       f"{match.group(1)}, which runtime/LAYERS does not allow")
+    errors += too_long(root, ("runtime", "harness"))
     for error in errors:
         print(error)
     print(f"{len(order)} components, {len(errors)} problems")
