@@ -4,15 +4,15 @@
 #include <vector>
 
 #include "cohort/plugin.h"
-#include "harness/cohort/agent_command.h"
-#include "harness/cohort/client_commands.h"
-#include "harness/cohort/doctor_command.h"
-#include "harness/cohort/keygen_command.h"
-#include "harness/cohort/orchestrator_command.h"
-#include "harness/cohort/plugin_command.h"
-#include "harness/cohort/report_command.h"
-#include "harness/cohort/run_command.h"
-#include "harness/cohort/worker_command.h"
+#include "harness/cohort/commands/agent_command.h"
+#include "harness/cohort/commands/client_commands.h"
+#include "harness/cohort/commands/doctor_command.h"
+#include "harness/cohort/commands/keygen_command.h"
+#include "harness/cohort/commands/orchestrator_command.h"
+#include "harness/cohort/commands/plugin_command.h"
+#include "harness/cohort/commands/report_command.h"
+#include "harness/cohort/commands/run_command.h"
+#include "harness/cohort/commands/worker_command.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // WorkerInvocation: the command line and environment of one rank's worker process, as the agent
-// spawns it for a StartTask: `cohort worker` with the arguments harness/cohort/worker_command.cc
+// spawns it for a StartTask: `cohort worker` with the arguments harness/cohort/commands/worker_command.cc
 // reads, and the environment the agent inherited plus the rank's variables.
 //
 //   WorkerInvocation worker = WorkerInvocationFor(start, start.ranks[0], *slot, places, environ);

@@ -1,4 +1,4 @@
-#include "harness/cohort/doctor_findings.h"
+#include "harness/cohort/doctor/doctor_findings.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // `cohort keygen`: the files it writes load as a key pair and as authorized keys, it prints the
 // authorized-keys line, and it never overwrites keys.
-#include "harness/cohort/keygen_command.h"
+#include "harness/cohort/commands/keygen_command.h"
 
 #include <sys/stat.h>
 

@@ -1,0 +1,200 @@
+#include "harness/cohort/commands/orchestrator_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/commands/command_exit.h"
+#include "harness/cohort/process/stop_signals.h"
+#include "harness/cohort/process/this_process.h"
+#include "runtime/orchestrator/orchestrator_server.h"
+#include "runtime/orchestrator/server_security.h"
+#include "runtime/security/authorized_keys.h"
+#include "runtime/security/curve_keys.h"
+#include "runtime/security/listen_policy.h"
+
+namespace cohort {
+namespace {
+
+constexpr char kOrchestratorUsage[] =
+    "usage: cohort orchestrator [--listen ENDPOINT] [--client-listen ENDPOINT]\n"
+    "                           [--state-dir DIR] [--checkpoint-root DIR]\n"
+    "                           [--agent-timeout SECONDS]\n"
+    "                           [--rendezvous-listen ENDPOINT]\n"
+    "                           [--key FILE] [--authorized-keys PATH] [--curve auto|always]\n"
+    "                           [--metrics-address [HOST:]PORT]\n"
+    "\n"
+    "Runs the orchestrator: agents (`cohort agent`) register their slots with it, and it runs\n"
+    "the experiments clients submit, placing each trial's tasks on the agents' slots\n"
+    "(docs/protocol.md).\n"
+    "\n"
+    "  --listen ENDPOINT         where agents connect (default tcp://127.0.0.1:29400; use\n"
+    "                            tcp://0.0.0.0:29400 to accept other machines)\n"
+    "  --client-listen ENDPOINT  where clients such as `cohort submit` connect\n"
+    "                            (default tcp://127.0.0.1:29401)\n"
+    "  --state-dir DIR           where each experiment's record goes, as\n"
+    "                            DIR/experiments/<id>/ (default ./cohort-state)\n"
+    "  --checkpoint-root DIR     checkpoint storage for experiments whose config names none;\n"
+    "                            agents must see it at the same path (default: checkpoints/\n"
+    "                            in the state dir)\n"
+    "  --agent-timeout SECONDS   an agent silent this long is lost and its tasks fail\n"
+    "                            (default 15)\n"
+    "  --rendezvous-listen ENDPOINT\n"
+    "                            where the workers of a trial spanning agents meet to form\n"
+    "                            their Gloo group; agents learn it from each task, and a\n"
+    "                            wildcard host (tcp://0.0.0.0:29402) reaches them as the host\n"
+    "                            they connect to (default: the --listen host at port 29402,\n"
+    "                            or a free port when that one is taken)\n"
+    "  --key FILE                the orchestrator's secret key file (`cohort keygen`); its\n"
+    "                            .pub goes to every agent and client\n"
+    "  --authorized-keys PATH    the agents' and clients' public keys: a file of\n"
+    "                            `<public-key> <name>` lines or a folder of NAME.pub files; an\n"
+    "                            agent's key must be named as its --id (the workers of a trial\n"
+    "                            spanning agents present their agent's key at the rendezvous)\n"
+    "  --curve auto|always       auto (default): CURVE on each of --listen, --client-listen and\n"
+    "                            --rendezvous-listen that is not on loopback, which then needs\n"
+    "                            --key and --authorized-keys; always: on loopback too\n"
+    "  --metrics-address [HOST:]PORT\n"
+    "                            serve Prometheus metrics at http://HOST:PORT/metrics (agents,\n"
+    "                            slots, experiments, trials, records/s, restarts, heartbeat\n"
+    "                            ages; HOST 0.0.0.0 when absent)\n"
+    "\n"
+    "SIGINT or SIGTERM stops it (a second signal ends it at once). Exit status: 0 stopped,\n"
+    "1 error, 2 bad usage.\n";
+
+struct OrchestratorArgs {
+  std::string listen = "tcp://127.0.0.1:29400";
+  std::string client_listen = "tcp://127.0.0.1:29401";
+  std::string state_dir = "cohort-state";
+  std::string checkpoint_root;
+  std::string agent_timeout;
+  std::string rendezvous_listen;  // empty: RendezvousListenFor(listen, kRendezvousPort)
+  std::string key_file;
+  std::string authorized_keys;
+  std::string curve = "auto";
+  std::string metrics_address;
+};
+
+constexpr char kRendezvousPort[] = "29402";
+
+int OrchestratorUsage(absl::string_view problem) {
+  return UsageError("cohort orchestrator", problem, kOrchestratorUsage);
+}
+
+// `listen`'s host ("tcp://HOST:PORT") at `port`; loopback when `listen` is not TCP.
+std::string RendezvousListenFor(const std::string& listen, absl::string_view port) {
+  const size_t colon = listen.rfind(':');
+  if (!absl::StartsWith(listen, "tcp://") || colon < 6) {
+    return absl::StrCat("tcp://127.0.0.1:", port);
+  }
+  return absl::StrCat(listen.substr(0, colon + 1), port);
+}
+
+}  // namespace
+
+int RunOrchestratorCommand(const std::vector<std::string>& args) {
+  OrchestratorArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kOrchestratorUsage, stdout);
+      return 0;
+    }
+    std::string* value = arg == "--listen"              ? &parsed.listen
+                         : arg == "--client-listen"     ? &parsed.client_listen
+                         : arg == "--state-dir"         ? &parsed.state_dir
+                         : arg == "--checkpoint-root"   ? &parsed.checkpoint_root
+                         : arg == "--agent-timeout"     ? &parsed.agent_timeout
+                         : arg == "--rendezvous-listen" ? &parsed.rendezvous_listen
+                         : arg == "--key"               ? &parsed.key_file
+                         : arg == "--authorized-keys"   ? &parsed.authorized_keys
+                         : arg == "--curve"             ? &parsed.curve
+                         : arg == "--metrics-address"   ? &parsed.metrics_address
+                                                        : nullptr;
+    if (value == nullptr) return OrchestratorUsage(absl::StrCat("unexpected argument '", arg, "'"));
+    if (i + 1 == args.size()) return OrchestratorUsage(absl::StrCat(arg, " needs a value"));
+    *value = args[++i];
+  }
+  if (parsed.listen.empty()) return OrchestratorUsage("--listen needs an endpoint");
+  if (parsed.client_listen.empty()) return OrchestratorUsage("--client-listen needs an endpoint");
+  if (parsed.state_dir.empty()) return OrchestratorUsage("--state-dir needs a folder");
+  if (parsed.curve != "auto" && parsed.curve != "always") {
+    return OrchestratorUsage(
+        absl::StrCat("--curve needs auto or always, not '", parsed.curve, "'"));
+  }
+
+  OrchestratorOptions options;
+  options.state_dir = AbsolutePath(parsed.state_dir);
+  if (!parsed.checkpoint_root.empty()) {
+    options.checkpoint_root = AbsolutePath(parsed.checkpoint_root);
+  }
+  if (!parsed.agent_timeout.empty()) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(parsed.agent_timeout, &seconds) || !std::isfinite(seconds) ||
+        seconds <= 0) {
+      return OrchestratorUsage(absl::StrCat("--agent-timeout needs a number of seconds > 0, not '",
+                                            parsed.agent_timeout, "'"));
+    }
+    options.agent_timeout_seconds = seconds;
+  }
+  const bool default_rendezvous = parsed.rendezvous_listen.empty();
+  options.rendezvous_endpoint = default_rendezvous
+                                    ? RendezvousListenFor(parsed.listen, kRendezvousPort)
+                                    : parsed.rendezvous_listen;
+  OrchestratorServerOptions server_options;
+  server_options.agent_endpoint = parsed.listen;
+  server_options.client_endpoint = parsed.client_listen;
+  ServerSecurityOptions& security = server_options.security;
+  security.policy = parsed.curve == "always" ? CurvePolicy::kAlways : CurvePolicy::kUnlessLocal;
+  if (!parsed.key_file.empty()) {
+    absl::StatusOr<CurveKeyPair> keys = ReadSecretKeyFile(parsed.key_file);
+    if (!keys.ok()) return CommandError(keys.status().message());
+    security.server_keys = *std::move(keys);
+  }
+  if (!parsed.authorized_keys.empty()) {
+    absl::StatusOr<AuthorizedKeys> keys = AuthorizedKeys::Load(parsed.authorized_keys);
+    if (!keys.ok()) return CommandError(keys.status().message());
+    security.authorized_keys = *std::move(keys);
+  }
+
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (!parsed.metrics_address.empty()) {
+    absl::StatusOr<ListenAddress> address = ParseListenAddress(parsed.metrics_address);
+    if (!address.ok())
+      return OrchestratorUsage(absl::StrCat("--metrics-address: ", address.status().message()));
+    absl::StatusOr<std::unique_ptr<MetricsEndpoint>> started = MetricsEndpoint::Start(*address);
+    if (!started.ok()) return CommandError(started.status().message());
+    metrics = *std::move(started);
+    server_options.metrics = metrics.get();
+  }
+
+  const std::string state_dir = options.state_dir;
+  // Before the start line, which tells scripts it is listening.
+  const StopSignals signals(StopSignals::Second::kEndsProcess);
+  absl::StatusOr<std::unique_ptr<OrchestratorServer>> server =
+      OrchestratorServer::Bind(server_options, options, SystemClock());
+  if (!server.ok() && default_rendezvous &&
+      absl::StrContains(server.status().message(), "the rendezvous endpoint")) {
+    // The default port is a preference only: agents learn the endpoint from each StartTask.
+    options.rendezvous_endpoint = RendezvousListenFor(parsed.listen, "*");
+    server = OrchestratorServer::Bind(server_options, options, SystemClock());
+  }
+  if (!server.ok()) return CommandError(server.status().message());
+  std::printf("orchestrator: agents connect to %s; clients to %s; state in %s\n",
+              (*server)->agent_endpoint().c_str(), (*server)->client_endpoint().c_str(),
+              state_dir.c_str());
+  std::printf("orchestrator: the workers of trials spanning agents meet at %s\n",
+              (*server)->rendezvous_endpoint().c_str());
+  if (metrics) std::printf("orchestrator: metrics at port %u, path /metrics\n", metrics->port());
+  std::fflush(stdout);
+  if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
+    return CommandError(status.message());
+  }
+  std::fputs("orchestrator: stopped\n", stderr);
+  return 0;
+}
+
+}  // namespace cohort

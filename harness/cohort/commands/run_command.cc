@@ -1,0 +1,222 @@
+#include "harness/cohort/commands/run_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "harness/cohort/commands/command_exit.h"
+#include "harness/cohort/process/entrypoint.h"
+#include "harness/cohort/run/embedded_run.h"
+#include "harness/cohort/process/this_process.h"
+#include "runtime/agent/gpu_slots.h"
+#include "runtime/agent/task_table.h"
+#include "runtime/record/run_folder.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/config/experiment_config.h"
+#include "runtime/config/yaml_quoting.h"
+
+namespace cohort {
+namespace {
+
+constexpr char kRunUsage[] =
+    "usage: cohort run EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--resume DIR]\n"
+    "\n"
+    "Trains the experiment on this machine, every trial its searcher asks for, and writes a\n"
+    "run folder (default runs/<name>-<timestamp>/): config.yaml, experiment.json,\n"
+    "trials/<id>/metrics.jsonl, trials/<id>/log.txt and checkpoints/. It runs an orchestrator\n"
+    "and an agent in this process, as `cohort orchestrator` and `cohort agent` do on a cluster.\n"
+    "\n"
+    "  --output DIR        the run folder to create\n"
+    "  --set KEY=VALUE     override a config value by its dotted path, e.g.\n"
+    "                      --set hyperparameters.learning_rate=0.05\n"
+    "                      --set searcher.max_length.batches=2000\n"
+    "  --resume DIR        continue the run in DIR, each trial from its latest checkpoint\n"
+    "                      (EXPERIMENT.yaml may then be left out: the run's own config.yaml is\n"
+    "                      used); for the single, grid and random searchers\n"
+    "  --cpu-slots N       CPU slots this machine offers (default: its core count); more than\n"
+    "                      the cores is allowed, for testing\n"
+    "  --gpus              offer this machine's NVIDIA GPUs instead, one slot each: every\n"
+    "                      worker gets one GPU (a plugin that registers its tensors on the\n"
+    "                      trial's device trains there, with NCCL between slots)\n"
+    "\n"
+    "Ctrl-C (or SIGTERM) asks the trials to checkpoint and stop (resume them with --resume); a\n"
+    "second one kills them. Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped.\n";
+
+struct RunArgs {
+  std::string experiment;
+  std::string output;
+  std::string resume;
+  std::vector<std::string> overrides;
+  uint32_t cpu_slots = std::max(1u, std::thread::hardware_concurrency());
+  bool cpu_slots_given = false;
+  bool gpus = false;
+};
+
+int RunUsage(absl::string_view problem) {
+  return UsageError("cohort run", problem, kRunUsage);
+}
+
+std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit_code) {
+  RunArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kRunUsage, stdout);
+      *exit_code = 0;
+      return std::nullopt;
+    }
+    if (arg == "--gpus") {
+      parsed.gpus = true;
+      continue;
+    }
+    if (arg == "--output" || arg == "--set" || arg == "--resume" || arg == "--cpu-slots") {
+      if (i + 1 == args.size()) {
+        *exit_code = RunUsage(absl::StrCat(arg, " needs a value"));
+        return std::nullopt;
+      }
+      const std::string& value = args[++i];
+      if (arg == "--output") parsed.output = value;
+      if (arg == "--resume") parsed.resume = value;
+      if (arg == "--set") parsed.overrides.push_back(value);
+      if (arg == "--cpu-slots" && (!absl::SimpleAtoi(value, &parsed.cpu_slots) ||
+                                   parsed.cpu_slots == 0)) {
+        *exit_code = RunUsage(absl::StrCat("--cpu-slots needs a number >= 1, not '", value, "'"));
+        return std::nullopt;
+      }
+      if (arg == "--cpu-slots") parsed.cpu_slots_given = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      *exit_code = RunUsage(absl::StrCat("unknown option '", arg, "'"));
+      return std::nullopt;
+    } else if (parsed.experiment.empty()) {
+      parsed.experiment = arg;
+    } else {
+      *exit_code = RunUsage(absl::StrCat("unexpected argument '", arg, "'"));
+      return std::nullopt;
+    }
+  }
+  if (parsed.gpus && parsed.cpu_slots_given) {
+    *exit_code = RunUsage("--gpus and --cpu-slots are exclusive: the slots are GPUs or CPU cores");
+    return std::nullopt;
+  }
+  if (parsed.experiment.empty() && parsed.resume.empty()) {
+    *exit_code = RunUsage("missing EXPERIMENT.yaml");
+    return std::nullopt;
+  }
+  if (!parsed.resume.empty() && !parsed.output.empty()) {
+    *exit_code = RunUsage("--output and --resume do not go together (the run folder is DIR)");
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+// Loads the config; a run without reproducibility.experiment_seed gets one drawn now (or the one
+// the resumed run already used), recorded in config.yaml so every restart trains the same way.
+absl::StatusOr<ExperimentConfig> LoadConfig(const std::string& path,
+                                            std::vector<std::string> overrides,
+                                            std::optional<uint64_t> seed_in_use) {
+  absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
+  if (!config.ok()) return config;
+  // The name (which may come from the file name) and the seed go into config.yaml explicitly.
+  overrides.push_back(absl::StrCat("name=", QuotedYamlScalar(config->name)));
+  if (!config->experiment_seed) {
+    const uint64_t seed = seed_in_use ? *seed_in_use : std::random_device{}() % 1000000000;
+    overrides.push_back(absl::StrCat("reproducibility.experiment_seed=", seed));
+  }
+  return LoadExperimentConfig(path, overrides);
+}
+
+// The run folder's checkpoints/, or <host_path>[/<storage_path>]/<run folder name> when the config
+// names shared storage (so experiments sharing it never mix their checkpoints).
+std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder) {
+  const CheckpointStorageConfig& storage = config.checkpoint_storage;
+  if (storage.host_path.empty()) return folder.default_checkpoint_root();
+  std::filesystem::path root(storage.host_path);
+  if (!storage.storage_path.empty()) root /= storage.storage_path;
+  return (root / std::filesystem::path(folder.path()).filename()).string();
+}
+
+}  // namespace
+
+int RunRunCommand(const std::vector<std::string>& arguments) {
+  int exit_code = 0;
+  std::optional<RunArgs> args = ParseArgs(arguments, &exit_code);
+  if (!args) return exit_code;
+
+  std::optional<RunFolder> folder;
+  std::optional<ExperimentConfig> stored;
+  std::string config_path = args->experiment;
+  if (!args->resume.empty()) {
+    absl::StatusOr<RunFolder> opened = RunFolder::Open(args->resume);
+    if (!opened.ok()) return CommandError(opened.status());
+    folder = *opened;
+    absl::StatusOr<ExperimentConfig> stored_config = LoadExperimentConfig(folder->config_path());
+    if (!stored_config.ok()) return CommandError(stored_config.status());
+    stored = *std::move(stored_config);
+    if (config_path.empty()) config_path = folder->config_path();
+  }
+  absl::StatusOr<ExperimentConfig> config =
+      LoadConfig(config_path, args->overrides, stored ? stored->experiment_seed : std::nullopt);
+  if (!config.ok()) return CommandError(config.status());
+  // Refused before anything is written: the run folder stays as it was.
+  if (stored) {
+    if (std::vector<std::string> changes = TrainingChanges(*stored, *config); !changes.empty()) {
+      return CommandError(absl::FailedPreconditionError(absl::StrCat(
+          "--resume: the run in ", folder->path(), " was trained with other settings, and its "
+          "checkpoints hold what they made (", absl::StrJoin(changes, "; "),
+          "); resume with the run's own settings, or start a new run (--output)")));
+    }
+  }
+  if (!args->resume.empty() && config->searcher.name == "adaptive_asha") {
+    return CommandError(absl::UnimplementedError(
+        "--resume continues experiments of the single, grid and random searchers; "
+        "adaptive_asha's promotions are not kept in the run folder, so this run cannot resume"));
+  }
+  const std::vector<AgentSlot> slots = args->gpus ? DetectGpuSlots() : CpuSlots(args->cpu_slots);
+  if (args->gpus && slots.empty()) {
+    return CommandError(absl::FailedPreconditionError(absl::StrCat(
+        "--gpus: this machine shows no NVIDIA GPU (", kNvidiaGpusFolder,
+        " lists none: no GPU, or no NVIDIA driver)")));
+  }
+  if (config->slots_per_trial > slots.size()) {
+    return CommandError(absl::FailedPreconditionError(absl::StrCat(
+        "resources.slots_per_trial: ", config->slots_per_trial, " slots, but this machine offers ",
+        slots.size(),
+        args->gpus ? " GPU slots (one per GPU)" : " CPU slots (one per core; --cpu-slots N allows more)")));
+  }
+  if (absl::Status checked = Orchestrator::CheckExperiment(*config); !checked.ok()) {
+    return CommandError(checked);
+  }
+  absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
+  if (!plugin.ok()) return CommandError(plugin.status());
+  if (!folder) {
+    absl::StatusOr<RunFolder> created = RunFolder::Create(
+        args->output.empty() ? DefaultRunPath("runs", config->name) : args->output);
+    if (!created.ok()) return CommandError(created.status());
+    folder = *created;
+  }
+  if (absl::Status status = WriteFileAtomically(folder->config_path(), config->effective_yaml);
+      !status.ok()) {
+    return CommandError(status);
+  }
+  // The workers run in their task folders: paths they get are absolute.
+  const std::string checkpoint_root = AbsolutePath(CheckpointRoot(*config, *folder));
+
+  absl::StatusOr<std::string> executable = SelfExecutable();
+  if (!executable.ok()) return CommandError(executable.status());
+
+  std::fprintf(stderr, "experiment %s: run folder %s\n", config->name.c_str(),
+               folder->path().c_str());
+  config->entrypoint = AbsolutePath(*plugin);
+  LocalSubmission submission{*std::move(config), *folder, checkpoint_root,
+                             /*resume=*/!args->resume.empty()};
+  return RunEmbedded(std::move(submission), EmbeddedRunOptions{slots, *executable});
+}
+
+}  // namespace cohort

@@ -1,0 +1,116 @@
+// `cohort submit`: validates an experiment config here, then hands it to the orchestrator.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/commands/client_args.h"
+#include "harness/cohort/commands/client_commands.h"
+#include "harness/cohort/process/entrypoint.h"
+#include "harness/cohort/format/experiment_changes.h"
+#include "runtime/client/orchestrator_client.h"
+#include "runtime/config/experiment_config.h"
+#include "runtime/config/yaml_quoting.h"
+
+namespace cohort {
+namespace {
+
+constexpr auto kFollowInterval = std::chrono::seconds(1);
+
+ClientCommandSpec SubmitSpec() {
+  return {
+      "cohort submit",
+      absl::StrCat(
+          "usage: cohort submit EXPERIMENT.yaml [--set KEY=VALUE]... [--follow]\n"
+          "\n"
+          "Validates the experiment config here (an error names the field), resolves its\n"
+          "entrypoint to the plugin's absolute path (the agents' hosts must see the plugin at\n"
+          "that path) and submits the experiment to the orchestrator.\n"
+          "\n"
+          "  --set KEY=VALUE          override a config value by its dotted path, e.g.\n"
+          "                           --set hyperparameters.learning_rate=0.05\n"
+          "  --follow                 then print each trial's state changes until the\n"
+          "                           experiment ends\n",
+          kOrchestratorOptionUsage,
+          "\n"
+          "Exit status: 0 submitted (with --follow: completed), 1 error, 2 bad usage, 130 (with\n"
+          "--follow) stopped.\n"),
+      {"EXPERIMENT.yaml"},
+      {"--set"},
+      {"--follow"},
+  };
+}
+
+// The config as the orchestrator should get it: validated, with its name written out and its
+// entrypoint replaced by the plugin's absolute path.
+absl::StatusOr<std::string> SubmittableConfig(const std::string& path,
+                                              std::vector<std::string> overrides) {
+  absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
+  if (!plugin.ok()) return plugin.status();
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(*plugin, error);
+  if (error) {
+    return absl::InternalError(
+        absl::StrCat("entrypoint: cannot make '", *plugin, "' absolute: ", error.message()));
+  }
+  overrides.push_back(
+      absl::StrCat("entrypoint=", QuotedYamlScalar(absolute.lexically_normal().string())));
+  overrides.push_back(absl::StrCat("name=", QuotedYamlScalar(config->name)));
+  absl::StatusOr<ExperimentConfig> resolved = LoadExperimentConfig(path, overrides);
+  if (!resolved.ok()) return resolved.status();
+  return resolved->effective_yaml;
+}
+
+// Prints the experiment's changes every second until it ends; returns the exit status.
+int Follow(OrchestratorClient& client, uint64_t experiment_id) {
+  std::optional<ExperimentDescription> last;
+  while (true) {
+    absl::StatusOr<ExperimentDescription> now = client.RequestReply<ExperimentDescription>(
+        DescribeExperiment{experiment_id}, kClientRequestTimeoutSeconds);
+    if (!now.ok()) return ClientFailure(now.status());
+    for (const std::string& line : ExperimentChanges(last ? &*last : nullptr, *now)) {
+      std::printf("%s\n", line.c_str());
+    }
+    std::fflush(stdout);
+    if (ExperimentEnded(now->summary.state)) return ExitStatusForEnded(now->summary.state);
+    last = *std::move(now);
+    std::this_thread::sleep_for(kFollowInterval);
+  }
+}
+
+}  // namespace
+
+int RunSubmitCommand(const std::vector<std::string>& arguments) {
+  const ClientCommandSpec spec = SubmitSpec();
+  int exit_code = 0;
+  std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
+  if (!args) return exit_code;
+
+  const auto overrides = args->values.find("--set");
+  absl::StatusOr<std::string> config_yaml = SubmittableConfig(
+      args->positionals[0],
+      overrides == args->values.end() ? std::vector<std::string>() : overrides->second);
+  if (!config_yaml.ok()) return ClientFailure(config_yaml.status());
+
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      ConnectToOrchestrator(*args);
+  if (!client.ok()) return ClientFailure(client.status());
+  absl::StatusOr<ExperimentSubmitted> submitted =
+      (*client)->RequestReply<ExperimentSubmitted>(SubmitExperiment{*std::move(config_yaml)},
+                                                   kClientRequestTimeoutSeconds);
+  if (!submitted.ok()) return ClientFailure(submitted.status());
+  for (const std::string& warning : submitted->warnings) {
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  }
+  std::printf("experiment %llu submitted\n",
+              static_cast<unsigned long long>(submitted->experiment_id));
+  std::fflush(stdout);
+  if (!args->Has("--follow")) return 0;
+  return Follow(**client, submitted->experiment_id);
+}
+
+}  // namespace cohort

@@ -1,0 +1,44 @@
+#include "harness/cohort/format/cluster_format.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "harness/cohort/format/text_table.h"
+
+namespace cohort {
+
+std::string FormatTaskListing(const TaskListing& table) {
+  TextTable text({"TASK", "EXPERIMENT", "TRIAL", "SLOTS", "STATE", "AGENTS", "REASON"});
+  for (const TaskRow& task : table.tasks) {
+    text.AddRow({
+        absl::StrCat(task.task_id),
+        absl::StrCat(task.experiment_id),
+        absl::StrCat(task.trial_id),
+        absl::StrCat(task.slots),
+        std::string(TaskRowStateName(task.state)),
+        task.agents.empty() ? "-" : absl::StrJoin(task.agents, ","),
+        task.state == TaskRowState::kQueued ? task.reason : "",
+    });
+  }
+  return text.Render();
+}
+
+std::string FormatAgentTable(const AgentTable& table) {
+  TextTable text({"AGENT", "HOST", "SLOTS", "BUSY", "CONNECTED", "TASKS"});
+  for (const AgentRow& agent : table.agents) {
+    text.AddRow({
+        agent.agent_id,
+        agent.hostname,
+        absl::StrCat(agent.slots),
+        absl::StrCat(agent.busy_slots),
+        agent.connected ? "yes" : "no",
+        agent.task_ids.empty() ? "-" : absl::StrJoin(agent.task_ids, ","),
+    });
+  }
+  return text.Render();
+}
+
+std::string FormatLogLine(const TrialLogLine& line) {
+  return absl::StrCat("[rank ", line.rank, "] ", line.text);
+}
+
+}  // namespace cohort

@@ -1,0 +1,95 @@
+#include "harness/cohort/format/experiment_changes.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace cohort {
+namespace {
+
+// "trial 7 <state>" with what matters for that state.
+std::string TrialStateLine(const TrialSummary& trial, const std::string& metric) {
+  std::string line = absl::StrCat("trial ", trial.trial_id, " ", TrialStateName(trial.state));
+  switch (trial.state) {
+    case TrialState::kPaused:
+    case TrialState::kStopped:
+    case TrialState::kCompleted:
+      absl::StrAppend(&line, " after ", trial.batches_trained, " batches");
+      if (trial.has_best_metric) {
+        absl::StrAppendFormat(&line, ", best %s %.6g", metric.empty() ? "metric" : metric,
+                              trial.best_metric);
+      }
+      break;
+    case TrialState::kError:
+      if (!trial.error.empty()) absl::StrAppend(&line, ": ", trial.error);
+      break;
+    case TrialState::kQueued:
+    case TrialState::kRunning:
+      break;
+  }
+  return line;
+}
+
+std::string ExperimentStateLine(const ExperimentSummary& summary) {
+  std::string line =
+      absl::StrCat("experiment ", summary.experiment_id, " ", ExperimentStateName(summary.state));
+  if (summary.state == ExperimentState::kError && !summary.error.empty()) {
+    absl::StrAppend(&line, ": ", summary.error);
+  }
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
+                                           const ExperimentDescription& now) {
+  std::map<uint64_t, const TrialSummary*> known;
+  if (before != nullptr) {
+    for (const TrialSummary& trial : before->trials) known[trial.trial_id] = &trial;
+  }
+  std::vector<std::string> lines;
+  for (const TrialSummary& trial : now.trials) {
+    const auto found = known.find(trial.trial_id);
+    if (found == known.end()) {
+      std::string line = TrialStateLine(trial, now.searcher_metric);
+      if (!trial.hyperparameters_json.empty()) {
+        absl::StrAppend(&line, ", hyperparameters ", trial.hyperparameters_json);
+      }
+      lines.push_back(std::move(line));
+      continue;
+    }
+    const TrialSummary& previous = *found->second;
+    if (trial.restarts > previous.restarts) {
+      std::string line = absl::StrCat("trial ", trial.trial_id, " restart ", trial.restarts);
+      if (!trial.error.empty()) absl::StrAppend(&line, ": ", trial.error);
+      lines.push_back(std::move(line));
+    }
+    if (trial.state != previous.state) lines.push_back(TrialStateLine(trial, now.searcher_metric));
+  }
+  const ExperimentState previous_state =
+      before != nullptr ? before->summary.state : ExperimentState::kActive;
+  if (now.summary.state != previous_state) lines.push_back(ExperimentStateLine(now.summary));
+  return lines;
+}
+
+bool ExperimentEnded(ExperimentState state) {
+  return state == ExperimentState::kCompleted || state == ExperimentState::kStopped ||
+         state == ExperimentState::kError;
+}
+
+int ExitStatusForEnded(ExperimentState state) {
+  switch (state) {
+    case ExperimentState::kCompleted:
+      return 0;
+    case ExperimentState::kStopped:
+      return 130;
+    case ExperimentState::kActive:
+    case ExperimentState::kStopping:
+    case ExperimentState::kError:
+      break;
+  }
+  return 1;
+}
+
+}  // namespace cohort

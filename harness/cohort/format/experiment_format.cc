@@ -1,0 +1,168 @@
+#include "harness/cohort/format/experiment_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "harness/cohort/format/experiment_changes.h"
+#include "harness/cohort/run/progress_display.h"
+#include "harness/cohort/format/text_table.h"
+
+namespace cohort {
+namespace {
+
+std::string TrialCounts(const ExperimentSummary& summary) {
+  return absl::StrCat(summary.active_trials, "/", summary.completed_trials, "/",
+                      summary.errored_trials);
+}
+
+void AppendField(absl::string_view label, absl::string_view value, std::string* out) {
+  absl::StrAppendFormat(out, "  %-16s %s\n", label, value);
+}
+
+std::string SummaryLines(const ExperimentDescription& description, double now_unix_time) {
+  const ExperimentSummary& summary = description.summary;
+  std::string out = absl::StrFormat("experiment %d: %s\n", summary.experiment_id, summary.name);
+  AppendField("state", ExperimentStateName(summary.state), &out);
+  std::string searcher = summary.searcher;
+  if (!description.searcher_metric.empty()) {
+    absl::StrAppend(&searcher, ", metric ", description.searcher_metric,
+                    description.smaller_is_better ? " (smaller is better)"
+                                                  : " (larger is better)");
+  }
+  AppendField("searcher", searcher, &out);
+  AppendField("progress", FormatProgress(summary.progress), &out);
+  AppendField("trials", absl::StrFormat("%d: %d active, %d completed, %d errored", summary.trials,
+                                        summary.active_trials, summary.completed_trials,
+                                        summary.errored_trials),
+              &out);
+  AppendField("slots per trial", absl::StrCat(summary.slots_per_trial), &out);
+  AppendField("submitted", FormatUnixTime(summary.submitted_unix_time), &out);
+  const bool ended = ExperimentEnded(summary.state) && summary.ended_unix_time > 0;
+  if (ended) AppendField("ended", FormatUnixTime(summary.ended_unix_time), &out);
+  if (summary.submitted_unix_time > 0) {
+    const double end = ended ? summary.ended_unix_time : now_unix_time;
+    AppendField("duration", FormatDuration(std::max(0.0, end - summary.submitted_unix_time)), &out);
+  }
+  if (!summary.error.empty()) AppendField("error", summary.error, &out);
+  return out;
+}
+
+std::string TrialTable(const std::vector<TrialSummary>& trials) {
+  TextTable table(
+      {"TRIAL", "STATE", "BATCHES", "RESTARTS", "BEST-METRIC", "CHECKPOINT", "HYPERPARAMETERS"});
+  for (const TrialSummary& trial : trials) {
+    table.AddRow({
+        absl::StrCat(trial.trial_id),
+        std::string(TrialStateName(trial.state)),
+        absl::StrCat(trial.batches_trained, "/", trial.target_batches),
+        absl::StrCat(trial.restarts),
+        trial.has_best_metric ? absl::StrFormat("%.6g", trial.best_metric) : "-",
+        trial.latest_checkpoint_id.empty() ? "-" : trial.latest_checkpoint_id,
+        trial.hyperparameters_json.empty() ? "-" : trial.hyperparameters_json,
+    });
+  }
+  return table.Render();
+}
+
+}  // namespace
+
+std::string FormatUnixTime(double unix_time) {
+  if (!(unix_time > 0) || !std::isfinite(unix_time)) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(unix_time);
+  std::tm local = {};
+  if (localtime_r(&seconds, &local) == nullptr) return "-";
+  char text[32];
+  if (std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local) == 0) return "-";
+  return text;
+}
+
+std::string FormatProgress(double fraction) {
+  if (!std::isfinite(fraction)) return "?";
+  const double percent = std::floor(std::clamp(fraction, 0.0, 1.0) * 100);
+  return absl::StrCat(static_cast<int>(percent), "%");
+}
+
+std::string FormatMetrics(const std::vector<NamedValue>& metrics) {
+  if (metrics.empty()) return "-";
+  return absl::StrJoin(metrics, " ", [](std::string* out, const NamedValue& metric) {
+    absl::StrAppendFormat(out, "%s=%.6g", metric.name, metric.value);
+  });
+}
+
+std::string FormatExperimentList(const ExperimentList& list) {
+  TextTable table({"ID", "NAME", "STATE", "SEARCHER", "PROGRESS", "TRIALS", "SUBMITTED"});
+  for (const ExperimentSummary& experiment : list.experiments) {
+    table.AddRow({
+        absl::StrCat(experiment.experiment_id),
+        experiment.name,
+        std::string(ExperimentStateName(experiment.state)),
+        experiment.searcher,
+        FormatProgress(experiment.progress),
+        TrialCounts(experiment),
+        FormatUnixTime(experiment.submitted_unix_time),
+    });
+  }
+  return table.Render();
+}
+
+std::string FormatExperimentDescription(const ExperimentDescription& description,
+                                        double now_unix_time) {
+  std::string out = SummaryLines(description, now_unix_time);
+  out += '\n';
+  if (description.trials.empty()) {
+    out += "no trials yet\n";
+    return out;
+  }
+  out += TrialTable(description.trials);
+  std::string validation;
+  std::string timing;
+  std::string gpus;
+  std::string errors;
+  for (const TrialSummary& trial : description.trials) {
+    if (trial.records_per_second > 0 || !trial.latest_timings.empty()) {
+      absl::StrAppend(&timing, "  trial ", trial.trial_id, ": ",
+                      absl::StrFormat("%.0f records/s", trial.records_per_second));
+      if (trial.scaling_efficiency > 0) {
+        absl::StrAppend(&timing, absl::StrFormat(" (scaling efficiency %.2f against experiment "
+                                                 "%d at 1 slot)",
+                                                 trial.scaling_efficiency,
+                                                 trial.baseline_experiment_id));
+      }
+      for (const NamedValue& phase : trial.latest_timings) {
+        absl::StrAppend(&timing, absl::StrFormat(", %s %.3g s", phase.name, phase.value));
+      }
+      absl::StrAppend(&timing, "\n");
+    }
+    for (const GpuReading& gpu : trial.latest_gpus) {
+      absl::StrAppend(&gpus, absl::StrFormat("  trial %d rank %u: GPU %u (%s) %.0f%% busy, %.1f of "
+                                             "%.1f GiB\n",
+                                             trial.trial_id, gpu.rank, gpu.gpu, gpu.name,
+                                             gpu.utilization, gpu.memory_used / 1073741824.0,
+                                             gpu.memory_total / 1073741824.0));
+    }
+    if (!trial.latest_validation.empty()) {
+      absl::StrAppend(&validation, "  trial ", trial.trial_id, ": ",
+                      FormatMetrics(trial.latest_validation), "\n");
+    }
+    if (!trial.error.empty()) {
+      absl::StrAppend(&errors, "  trial ", trial.trial_id, ": ", trial.error, "\n");
+    }
+  }
+  if (!validation.empty()) absl::StrAppend(&out, "\nlatest validation metrics:\n", validation);
+  if (!timing.empty()) {
+    absl::StrAppend(&out,
+                    "\nthroughput and where the time went, since the previous training report:\n",
+                    timing);
+  }
+  if (!gpus.empty()) {
+    absl::StrAppend(&out, "\nGPUs, since the previous training report:\n", gpus);
+  }
+  if (!errors.empty()) absl::StrAppend(&out, "\ntrial errors:\n", errors);
+  return out;
+}
+
+}  // namespace cohort

@@ -1,0 +1,42 @@
+// What `cohort experiment list` and `cohort experiment describe` print, from the orchestrator's
+// answers. Pure functions of their arguments (times are shown in the local time zone).
+//
+//   std::fputs(FormatExperimentList(list).c_str(), stdout);
+//   // ID  NAME   STATE   SEARCHER  PROGRESS  TRIALS  SUBMITTED
+//   // 1   mnist  active  grid      42%       2/3/1   2024-05-01 14:03:22
+//
+// TRIALS counts active/completed/errored trials.
+//
+// Thread-safety: reentrant.
+#ifndef COHORT_HARNESS_COHORT_FORMAT_EXPERIMENT_FORMAT_H_
+#define COHORT_HARNESS_COHORT_FORMAT_EXPERIMENT_FORMAT_H_
+
+#include <string>
+#include <vector>
+
+#include "runtime/client/client_messages.h"
+
+namespace cohort {
+
+// "2024-05-01 14:03:22" in the local time zone; "-" for 0 (not happened).
+std::string FormatUnixTime(double unix_time);
+
+// The searcher's progress as a whole percentage, "0%" to "100%".
+std::string FormatProgress(double fraction);
+
+// "loss=0.0812 accuracy=0.97" in the given order; "-" when empty.
+std::string FormatMetrics(const std::vector<NamedValue>& metrics);
+
+// A table ID NAME STATE SEARCHER PROGRESS TRIALS SUBMITTED, one row per experiment.
+std::string FormatExperimentList(const ExperimentList& list);
+
+// Summary lines (state, searcher and metric, progress, trial counts, times, duration, error),
+// then a trial table TRIAL STATE BATCHES RESTARTS BEST-METRIC CHECKPOINT HYPERPARAMETERS, then
+// each trial's latest validation metrics and each trial's error. A running experiment's duration
+// runs to `now_unix_time`.
+std::string FormatExperimentDescription(const ExperimentDescription& description,
+                                        double now_unix_time);
+
+}  // namespace cohort
+
+#endif  // COHORT_HARNESS_COHORT_FORMAT_EXPERIMENT_FORMAT_H_

@@ -1,0 +1,27 @@
+// ResolveEntrypoint: the plugin file an experiment's `entrypoint` names.
+//
+// A value with a '/' or ending in ".so" is a path; a relative one is taken from the config
+// file's folder (as Determined takes an entrypoint from the context directory). Any other value
+// is a plugin name, looked up as <name>.so in each folder of $COHORT_PLUGIN_PATH (colon-separated),
+// then as <name>/<name>.so in this build's plugins folder, then as <name>.so in the installed
+// plugin folder. NOT_FOUND lists every place it looked.
+#ifndef COHORT_HARNESS_COHORT_PROCESS_ENTRYPOINT_H_
+#define COHORT_HARNESS_COHORT_PROCESS_ENTRYPOINT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace cohort {
+
+absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
+                                              const std::string& config_dir);
+
+// The folders a plugin name is looked up in, in order: $COHORT_PLUGIN_PATH's, this build's
+// plugins folder (which holds <name>/<name>.so), the installed plugin folder.
+std::vector<std::string> PluginFolders();
+
+}  // namespace cohort
+
+#endif  // COHORT_HARNESS_COHORT_PROCESS_ENTRYPOINT_H_

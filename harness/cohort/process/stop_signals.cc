@@ -1,0 +1,38 @@
+#include "harness/cohort/process/stop_signals.h"
+
+namespace cohort {
+namespace {
+
+std::atomic<int> received{0};
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<int>::is_always_lock_free, "set in a signal handler");
+static_assert(std::atomic<bool>::is_always_lock_free, "set in a signal handler");
+
+void Count(int) {
+  received.fetch_add(1);
+  stop_requested.store(true);
+}
+
+}  // namespace
+
+StopSignals::StopSignals(Second second) {
+  received.store(0);
+  stop_requested.store(false);
+  struct sigaction action = {};
+  action.sa_handler = Count;
+  action.sa_flags = second == Second::kEndsProcess ? SA_RESETHAND : 0;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous_[0]);
+  sigaction(SIGTERM, &action, &previous_[1]);
+}
+
+StopSignals::~StopSignals() {
+  sigaction(SIGINT, &previous_[0], nullptr);
+  sigaction(SIGTERM, &previous_[1], nullptr);
+}
+
+int StopSignals::count() { return received.load(); }
+
+const std::atomic<bool>& StopSignals::requested() { return stop_requested; }
+
+}  // namespace cohort

@@ -1,0 +1,45 @@
+// StopSignals: how a long-running `cohort` command learns that SIGINT or SIGTERM asked it to
+// stop. While a StopSignals is alive, each delivery of either signal is counted (no SA_RESTART,
+// so a blocking wait returns at once with EINTR); the previous handlers come back when it is
+// destroyed.
+//
+//   StopSignals signals(StopSignals::Second::kEndsProcess);   // cohort orchestrator
+//   server->Run(StopSignals::requested());
+//
+//   StopSignals signals(StopSignals::Second::kCounted);       // cohort run
+//   if (StopSignals::count() >= 2) { /* kill at once */ }
+//
+// Thread-safety: one StopSignals at a time in a process; count() and requested() may be read from
+// any thread.
+#ifndef COHORT_HARNESS_COHORT_PROCESS_STOP_SIGNALS_H_
+#define COHORT_HARNESS_COHORT_PROCESS_STOP_SIGNALS_H_
+
+#include <signal.h>
+
+#include <atomic>
+
+namespace cohort {
+
+class StopSignals {
+ public:
+  // What a second signal does: counted like the first, or the signal's default action (the
+  // process ends at once).
+  enum class Second { kCounted, kEndsProcess };
+
+  explicit StopSignals(Second second);
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // Signals received since the StopSignals was made.
+  static int count();
+  // True once one was received.
+  static const std::atomic<bool>& requested();
+
+ private:
+  struct sigaction previous_[2] = {};
+};
+
+}  // namespace cohort
+
+#endif  // COHORT_HARNESS_COHORT_PROCESS_STOP_SIGNALS_H_

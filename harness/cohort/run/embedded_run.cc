@@ -1,0 +1,292 @@
+#include "harness/cohort/run/embedded_run.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "harness/cohort/run/progress_display.h"
+#include "harness/cohort/run/run_summary.h"
+#include "harness/cohort/process/stop_signals.h"
+#include "harness/cohort/process/this_process.h"
+#include "runtime/agent/agent.h"
+#include "runtime/base/clock.h"
+#include "runtime/base/file_io.h"
+#include "runtime/orchestrator/orchestrator_server.h"
+#include "runtime/record/run_folder.h"
+
+namespace cohort {
+namespace {
+
+// The agent's id in the run's one-agent cluster.
+constexpr char kLocalAgentId[] = "local";
+// How long the agent may take to register before the run gives up.
+constexpr double kRegistrationSeconds = 30;
+// How long the orchestrator may wait for the exits of tasks the agent killed on a second signal.
+constexpr double kExitsAfterKillSeconds = 5;
+// Lines of the trial log shown when a trial fails.
+constexpr size_t kLogTailLines = 10;
+
+// Starts `body` on a thread that never takes SIGINT or SIGTERM: they go to the calling thread.
+std::thread StartWithoutStopSignals(std::function<void()> body) {
+  sigset_t blocked, previous;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
+  std::thread thread(std::move(body));
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return thread;
+}
+
+void ShowLogTail(const std::string& path) {
+  absl::StatusOr<std::string> log = ReadWholeFile(path);
+  if (!log.ok()) return;
+  std::vector<absl::string_view> lines = absl::StrSplit(*log, '\n', absl::SkipEmpty());
+  const size_t first = lines.size() > kLogTailLines ? lines.size() - kLogTailLines : 0;
+  std::fprintf(stderr, "last lines of %s:\n", path.c_str());
+  for (size_t i = first; i < lines.size(); ++i) {
+    std::fprintf(stderr, "  | %.*s\n", static_cast<int>(lines[i].size()), lines[i].data());
+  }
+}
+
+// The run's side of the loop: submits once the agent registered, turns signals into a stop,
+// ends the loop once the experiment has ended, and shows what happens.
+class EmbeddedSession {
+ public:
+  EmbeddedSession(LocalSubmission submission, std::string local_dir)
+      : submission_(std::move(submission)),
+        folder_(submission_.folder),
+        local_dir_(std::move(local_dir)),
+        display_(stderr),
+        started_(SystemClock().MonotonicSeconds()) {}
+
+  void OnEvent(const OrchestratorEvent& event) {
+    if (event.level == OrchestratorEvent::Level::kNotice) display_.Message(event.line);
+    AppendLine(absl::StrCat(local_dir_, "/orchestrator.log"), event.line).IgnoreError();
+  }
+
+  void OnAgentMessage(const DecodedControl& message) {
+    if (const auto* progress = std::get_if<TaskProgress>(&message.message)) {
+      display_.Update(progress->progress);
+    } else if (const auto* metrics = std::get_if<TaskMetricsReport>(&message.message)) {
+      display_.Metrics(metrics->report);
+    }
+  }
+
+  void OnTurn(Orchestrator& orchestrator, std::atomic<bool>& stop,
+              std::atomic<int>& agent_stop_requests, bool agent_ended) {
+    const double now = SystemClock().MonotonicSeconds();
+    const int signals = StopSignals::count();
+    if (experiment_id_ == 0) {
+      if (signals > 0) {
+        stopped_before_start_ = true;
+        stop.store(true);
+      } else if (agent_ended || now - started_ > kRegistrationSeconds) {
+        Fail(absl::StrCat("the local agent did not register",
+                          agent_ended ? "" : absl::StrCat(" within ", kRegistrationSeconds, " s"),
+                          " (see ", local_dir_, "/agent.log)"));
+        stop.store(true);
+      } else if (LocalAgentRegistered(orchestrator)) {
+        Submit(orchestrator, stop);
+      }
+      return;
+    }
+    if (signals >= 1 && stop_requests_sent_ == 0) {
+      stop_requests_sent_ = 1;
+      display_.Message(
+          "stopping: each trial checkpoints and exits (a second Ctrl-C kills them at once)");
+      orchestrator.OnClientRequest(KillExperiment{experiment_id_});
+    }
+    if (signals >= 2 && stop_requests_sent_ == 1) {
+      stop_requests_sent_ = 2;
+      display_.Message("killing the workers");
+      agent_stop_requests.store(2);  // as two signals to an agent: kill at once
+      killed_at_ = now;
+    }
+    if (orchestrator.Idle()) {
+      if (const ExperimentRecord* record = orchestrator.RecordOf(experiment_id_)) record_ = *record;
+      stop.store(true);
+    } else if (agent_ended && stop_requests_sent_ < 2) {
+      Fail("the local agent stopped while the experiment was running (see " + local_dir_ +
+           "/agent.log)");
+      stop.store(true);
+    } else if (killed_at_ > 0 && now - killed_at_ > kExitsAfterKillSeconds) {
+      stop.store(true);  // the workers are gone; their exits will not come any more
+    }
+  }
+
+  // The process's exit status, once the loop has ended; prints the summary.
+  // With profiling on, the orchestrator merged each trial's rank timelines before going idle.
+  void ShowTimelines() const {
+    for (const TrialRecord& trial : record_->trials) {
+      const std::string timeline = folder_.trial_dir(trial.id) + "/timeline.json";
+      std::error_code error;
+      if (std::filesystem::exists(timeline, error)) {
+        std::printf("  timeline of trial %llu: %s (Perfetto, chrome://tracing)\n",
+                    static_cast<unsigned long long>(trial.id), timeline.c_str());
+      }
+    }
+  }
+
+  int Finish() {
+    display_.Finish();
+    if (error_) {
+      std::fprintf(stderr, "error: %s\n", error_->c_str());
+      return 1;
+    }
+    if (stopped_before_start_) {
+      std::fprintf(stderr, "stopped before training started\n");
+      return 130;
+    }
+    if (!record_) {
+      std::fprintf(stderr, "stopped: the workers were killed\n");
+      std::printf("  run folder: %s\n  continue with: cohort run --resume %s\n",
+                  folder_.path().c_str(), folder_.path().c_str());
+      return 130;
+    }
+    for (const TrialRecord& trial : record_->trials) {
+      if (trial.state == RunState::kError) {
+        ShowLogTail(folder_.log_path(trial.id));
+        break;
+      }
+    }
+    PrintRunSummary(*record_, folder_.path(), stdout);
+    ShowTimelines();
+    switch (record_->state) {
+      case RunState::kCompleted:
+        return 0;
+      case RunState::kStopped:
+        std::printf("  continue with: cohort run --resume %s\n", folder_.path().c_str());
+        return 130;
+      default:
+        return 1;
+    }
+  }
+
+ private:
+  void Submit(Orchestrator& orchestrator, std::atomic<bool>& stop) {
+    const ClientMessage reply = orchestrator.SubmitLocal(std::move(submission_));
+    if (const auto* refused = std::get_if<ClientError>(&reply)) {
+      Fail(refused->message);
+      stop.store(true);
+      return;
+    }
+    const auto& submitted = std::get<ExperimentSubmitted>(reply);
+    experiment_id_ = submitted.experiment_id;
+    for (const std::string& warning : submitted.warnings) {
+      display_.Message(absl::StrCat("warning: ", warning));
+    }
+  }
+
+  static bool LocalAgentRegistered(Orchestrator& orchestrator) {
+    const ClientMessage reply = orchestrator.OnClientRequest(ListAgents{});
+    const auto* table = std::get_if<AgentTable>(&reply);
+    return table != nullptr &&
+           std::any_of(table->agents.begin(), table->agents.end(), [](const AgentRow& agent) {
+             return agent.agent_id == kLocalAgentId && agent.connected;
+           });
+  }
+
+  void Fail(std::string message) {
+    if (!error_) error_ = std::move(message);
+  }
+
+  LocalSubmission submission_;
+  const RunFolder folder_;
+  const std::string local_dir_;
+  ProgressDisplay display_;
+  const double started_;
+  uint64_t experiment_id_ = 0;
+  int stop_requests_sent_ = 0;
+  double killed_at_ = 0;
+  bool stopped_before_start_ = false;
+  std::optional<std::string> error_;
+  std::optional<ExperimentRecord> record_;
+};
+
+}  // namespace
+
+int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
+  // Absolute: the workers get paths under it and run in their task folders.
+  const std::string local_dir = AbsolutePath(submission.folder.path() + "/local");
+  std::error_code error;
+  std::filesystem::create_directories(local_dir, error);
+  if (error) {
+    std::fprintf(stderr, "error: cannot create %s: %s\n", local_dir.c_str(),
+                 error.message().c_str());
+    return 1;
+  }
+  const std::string checkpoint_root = submission.checkpoint_root;
+  EmbeddedSession session(std::move(submission), local_dir);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> agent_stop_requests{0};
+  std::atomic<bool> agent_ended{false};
+  OrchestratorOptions orchestrator_options;
+  orchestrator_options.state_dir = local_dir;
+  orchestrator_options.checkpoint_root = checkpoint_root;
+  OrchestratorServerOptions server_options;
+  server_options.agent_endpoint = "tcp://127.0.0.1:*";
+  server_options.client_endpoint = "tcp://127.0.0.1:*";
+  server_options.tick_interval = std::chrono::milliseconds(50);
+  server_options.log = [&session](const OrchestratorEvent& event) { session.OnEvent(event); };
+  server_options.on_agent_message = [&session](const std::string&, const DecodedControl& message) {
+    session.OnAgentMessage(message);
+  };
+  server_options.on_turn = [&](Orchestrator& orchestrator) {
+    session.OnTurn(orchestrator, stop, agent_stop_requests, agent_ended.load());
+  };
+  absl::StatusOr<std::unique_ptr<OrchestratorServer>> server = OrchestratorServer::Bind(
+      std::move(server_options), std::move(orchestrator_options), SystemClock());
+  if (!server.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(server.status().message()).c_str());
+    return 1;
+  }
+
+  AgentOptions agent;
+  agent.orchestrator = (*server)->agent_endpoint();
+  agent.agent_id = kLocalAgentId;
+  agent.hostname = HostName();
+  agent.cohort_version = COHORT_VERSION;
+  agent.slots = options.slots;
+  agent.work_dir = local_dir;
+  agent.executable = options.executable;
+  agent.base_environment = InheritedEnvironment();
+  agent.log = [path = absl::StrCat(local_dir, "/agent.log")](absl::string_view line) {
+    AppendLine(path, line).IgnoreError();
+  };
+  agent.stop_requests = &agent_stop_requests;
+
+  // Before the agent's thread, which must not take them.
+  const StopSignals signals(StopSignals::Second::kCounted);
+  absl::Status agent_status;
+  std::thread agent_thread = StartWithoutStopSignals([&] {
+    agent_status = Agent(std::move(agent)).Run();
+    agent_ended.store(true);
+  });
+  const absl::Status served = (*server)->Run(stop);
+  if (agent_stop_requests.load() == 0) agent_stop_requests.store(1);
+  agent_thread.join();
+  if (!served.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(served.message()).c_str());
+    return 1;
+  }
+  if (!agent_status.ok()) {
+    AppendLine(absl::StrCat(local_dir, "/agent.log"), agent_status.message()).IgnoreError();
+  }
+  return session.Finish();
+}
+
+}  // namespace cohort

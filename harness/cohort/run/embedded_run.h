@@ -1,0 +1,48 @@
+// RunEmbedded: how `cohort run` trains an experiment on this machine. It is a one-machine cluster
+// in one process: the orchestrator (OrchestratorServer, on the calling thread) and an agent
+// (Agent, on a second thread) speak the control protocol to each other over loopback ZeroMQ, as
+// `cohort orchestrator` and `cohort agent` do across machines, so every experiment runs the same
+// code whether it was submitted to a cluster or run here.
+//
+// The agent offers `slots` (CPU slots, or the machine's GPUs) and runs the workers; the orchestrator runs the
+// experiment's searcher and keeps its record in the run folder. Once the agent has registered,
+// the experiment is submitted (Orchestrator::SubmitLocal); the run ends when the orchestrator is
+// idle. What the user sees on stderr: each trial's progress and validations (from the agent's
+// TaskProgress and metrics reports), and the orchestrator's notices (failures and restarts,
+// resumptions, silent ranks, warnings). The cluster's bookkeeping goes to
+// <run folder>/local/orchestrator.log and agent.log; the agent keeps each task's folder in
+// <run folder>/local/tasks/<task id>/. At the end a summary goes to stdout.
+//
+// SIGINT or SIGTERM asks the experiment to stop: its workers checkpoint and exit, and the run
+// ends STOPPED (continue it with `cohort run --resume`); a second signal kills the workers at
+// once.
+//
+//   EmbeddedRunOptions options{.slots = CpuSlots(8), .executable = *SelfExecutable()};
+//   int exit_code = RunEmbedded(std::move(submission), options);  // 0, 1 or 130
+//
+// Thread-safety: call from the main thread; installs SIGINT/SIGTERM handlers while it runs.
+#ifndef COHORT_HARNESS_COHORT_RUN_EMBEDDED_RUN_H_
+#define COHORT_HARNESS_COHORT_RUN_EMBEDDED_RUN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/control/control_messages.h"
+#include "runtime/orchestrator/orchestrator.h"
+
+namespace cohort {
+
+struct EmbeddedRunOptions {
+  std::vector<AgentSlot> slots;  // what the agent offers: CpuSlots(n), or DetectGpuSlots()
+  std::string executable;  // the `cohort` binary the workers run
+};
+
+// Trains `submission` to its end. Exit status: 0 when the experiment completed, 130 when a signal
+// stopped it, 1 otherwise (an error, or a submission the orchestrator refused: its message on
+// stderr).
+int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options);
+
+}  // namespace cohort
+
+#endif  // COHORT_HARNESS_COHORT_RUN_EMBEDDED_RUN_H_
