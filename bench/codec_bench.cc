@@ -22,10 +22,10 @@
 #include <random>
 #include <vector>
 
-#include "runtime/exchange/bf16_codec.h"
-#include "runtime/exchange/codec.h"
-#include "runtime/exchange/fp16_codec.h"
-#include "runtime/exchange/topk_codec.h"
+#include "runtime/exchange/compression/topk/topk_codec.h"
+#include "runtime/exchange/compression/wire/bf16_codec.h"
+#include "runtime/exchange/compression/wire/codec.h"
+#include "runtime/exchange/compression/wire/fp16_codec.h"
 
 namespace {
 

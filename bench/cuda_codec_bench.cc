@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "bench/cuda_timing.h"
+#include "runtime/exchange/compression/topk/topk_codec.h"
 #include "runtime/exchange/cuda/exchange_kernels.h"
 #include "runtime/exchange/cuda/topk_kernels.h"
-#include "runtime/exchange/topk_codec.h"
 
 namespace {
 

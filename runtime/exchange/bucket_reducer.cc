@@ -3,12 +3,12 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/exchange/bf16_codec.h"
-#include "runtime/exchange/codec_reducer.h"
+#include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
+#include "runtime/exchange/compression/topk/topk_reducer.h"
+#include "runtime/exchange/compression/wire/bf16_codec.h"
+#include "runtime/exchange/compression/wire/codec_reducer.h"
+#include "runtime/exchange/compression/wire/fp16_codec.h"
 #include "runtime/exchange/dense_reducer.h"
-#include "runtime/exchange/fp16_codec.h"
-#include "runtime/exchange/powersgd_reducer.h"
-#include "runtime/exchange/topk_reducer.h"
 
 namespace cohort {
 

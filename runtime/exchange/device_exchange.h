@@ -38,7 +38,7 @@
 #include "runtime/config/compression_options.h"
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
-#include "runtime/exchange/powersgd_layout.h"
+#include "runtime/exchange/compression/powersgd/powersgd_layout.h"
 #include "runtime/optim/device_update_kernels.h"
 #include "runtime/plugin/device_value_reader.h"
 

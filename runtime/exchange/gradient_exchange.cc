@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/arena/dtype.h"
-#include "runtime/exchange/powersgd_reducer.h"
+#include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
 
 namespace cohort {
 

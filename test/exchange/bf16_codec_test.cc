@@ -1,5 +1,5 @@
 // Bf16Codec: hand-checked bfloat16 bit patterns, NaN handling, random round trips.
-#include "runtime/exchange/bf16_codec.h"
+#include "runtime/exchange/compression/wire/bf16_codec.h"
 
 #include <bit>
 #include <cmath>

@@ -14,8 +14,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/collective/gloo/gloo_backend.h"
+#include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
 #include "runtime/exchange/gradient_exchange.h"
-#include "runtime/exchange/powersgd_reducer.h"
 #include "test/collective/rank_threads.h"
 #include "test/common/host_memory_as_device.h"
 

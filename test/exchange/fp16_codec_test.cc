@@ -1,5 +1,5 @@
 // Fp16Codec: hand-checked IEEE half bit patterns, exhaustive decode/encode, random round trips.
-#include "runtime/exchange/fp16_codec.h"
+#include "runtime/exchange/compression/wire/fp16_codec.h"
 
 #include <bit>
 #include <cmath>

@@ -1,6 +1,6 @@
 // PowerSgdCompressor: which tensors compress, low-rank reproduction on one and three simulated
 // ranks, orthonormal P, error feedback, uncompressed sums, determinism, Reset.
-#include "runtime/exchange/powersgd_codec.h"
+#include "runtime/exchange/compression/powersgd/powersgd_codec.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // TopKCompressor: k, selection with ties, error feedback exactness, Accumulate.
-#include "runtime/exchange/topk_codec.h"
+#include "runtime/exchange/compression/topk/topk_codec.h"
 
 #include <algorithm>
 #include <cmath>

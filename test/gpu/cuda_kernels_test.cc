@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/exchange/compression/float_bits.h"
 #include "runtime/exchange/cuda/exchange_kernels.h"
 #include "runtime/exchange/cuda/gradient_kernels.h"
-#include "runtime/exchange/float_bits.h"
 
 namespace cohort {
 namespace {

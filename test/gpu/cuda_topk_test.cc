@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/exchange/compression/topk/topk_codec.h"
 #include "runtime/exchange/cuda/topk_kernels.h"
-#include "runtime/exchange/topk_codec.h"
 
 namespace cohort {
 namespace {

@@ -14,9 +14,9 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/exchange/compression/powersgd/powersgd_layout.h"
 #include "runtime/exchange/cuda/cuda_bucket_reducer.h"
 #include "runtime/exchange/cuda/device_buffer.h"
-#include "runtime/exchange/powersgd_layout.h"
 
 namespace cohort {
 

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/exchange/topk_codec.h"
+#include "runtime/exchange/compression/topk/topk_codec.h"
 
 namespace cohort {
 namespace {

@@ -1,7 +1,7 @@
+#include "runtime/exchange/compression/float_bits.h"
 #include "runtime/exchange/cuda/device_arith.cuh"
 #include "runtime/exchange/cuda/exchange_kernels.h"
 #include "runtime/exchange/cuda/launch_shape.cuh"
-#include "runtime/exchange/float_bits.h"
 
 namespace cohort {
 namespace {

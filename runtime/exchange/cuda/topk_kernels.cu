@@ -6,10 +6,10 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "runtime/exchange/compression/float_bits.h"
 #include "runtime/exchange/cuda/device_arith.cuh"
 #include "runtime/exchange/cuda/launch_shape.cuh"
 #include "runtime/exchange/cuda/topk_kernels.h"
-#include "runtime/exchange/float_bits.h"
 
 namespace cohort {
 namespace {

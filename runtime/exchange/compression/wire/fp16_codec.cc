@@ -1,6 +1,6 @@
-#include "runtime/exchange/fp16_codec.h"
+#include "runtime/exchange/compression/wire/fp16_codec.h"
 
-#include "runtime/exchange/float_bits.h"
+#include "runtime/exchange/compression/float_bits.h"
 
 namespace cohort {
 

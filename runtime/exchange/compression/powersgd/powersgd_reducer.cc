@@ -1,10 +1,11 @@
-#include "runtime/exchange/powersgd_reducer.h"
+#include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
 
 #include <functional>
 #include <numeric>
 
 namespace cohort {
-std::vector<PowerSgdTensor> PowerSgdTensorsOf(const GradientBucket& bucket, const TensorArena& arena) {
+std::vector<PowerSgdTensor> PowerSgdTensorsOf(const GradientBucket& bucket,
+                                              const TensorArena& arena) {
   std::vector<PowerSgdTensor> tensors;
   tensors.reserve(bucket.tensors.size());
   for (size_t t : bucket.tensors) {
@@ -14,8 +15,8 @@ std::vector<PowerSgdTensor> PowerSgdTensorsOf(const GradientBucket& bucket, cons
     tensor.offset = placement.offset - bucket.offset;
     if (shape.size() >= 2) {
       tensor.rows = shape[0];
-      tensor.cols = std::accumulate(shape.begin() + 1, shape.end(), uint64_t{1},
-                                    std::multiplies<uint64_t>());
+      tensor.cols =
+          std::accumulate(shape.begin() + 1, shape.end(), uint64_t{1}, std::multiplies<uint64_t>());
     } else {
       tensor.rows = placement.element_count;
       tensor.cols = 1;
@@ -73,7 +74,8 @@ absl::Status PowerSgdReducer::Reduce(size_t bucket, float* grad, uint64_t count,
   first_.resize(powersgd.first_count());
   second_.resize(powersgd.second_count());
   powersgd.ComputeP(grad, first_.data());
-  if (absl::Status status = backend_.AllreduceSum(first_.data(), first_.size(), COHORT_DTYPE_FLOAT32);
+  if (absl::Status status =
+          backend_.AllreduceSum(first_.data(), first_.size(), COHORT_DTYPE_FLOAT32);
       !status.ok()) {
     return status;
   }

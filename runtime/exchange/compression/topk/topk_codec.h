@@ -21,8 +21,8 @@
 //
 // Thread-safety: Compress mutates the residual; use one compressor per bucket and thread.
 // Accumulate is a pure function.
-#ifndef COHORT_RUNTIME_EXCHANGE_TOPK_CODEC_H_
-#define COHORT_RUNTIME_EXCHANGE_TOPK_CODEC_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_TOPK_TOPK_CODEC_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_TOPK_TOPK_CODEC_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -72,4 +72,4 @@ class TopKCompressor {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_TOPK_CODEC_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_TOPK_TOPK_CODEC_H_

@@ -1,4 +1,4 @@
-#include "runtime/exchange/topk_reducer.h"
+#include "runtime/exchange/compression/topk/topk_reducer.h"
 
 #include <algorithm>
 

@@ -12,14 +12,14 @@
 //   reducer.Reduce(bucket, grad, count, scale, step);
 //
 // Thread-safety: one thread at a time.
-#ifndef COHORT_RUNTIME_EXCHANGE_POWERSGD_REDUCER_H_
-#define COHORT_RUNTIME_EXCHANGE_POWERSGD_REDUCER_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_REDUCER_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_REDUCER_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "runtime/exchange/bucket_reducer.h"
-#include "runtime/exchange/powersgd_codec.h"
+#include "runtime/exchange/compression/powersgd/powersgd_codec.h"
 
 namespace cohort {
 
@@ -31,8 +31,8 @@ std::vector<PowerSgdTensor> PowerSgdTensorsOf(const GradientBucket& bucket,
 
 class PowerSgdReducer final : public BucketReducer {
  public:
-  PowerSgdReducer(const std::vector<GradientBucket>& plan, const TensorArena& arena,
-                  uint32_t rank, uint64_t start_iter, CollectiveBackend& backend);
+  PowerSgdReducer(const std::vector<GradientBucket>& plan, const TensorArena& arena, uint32_t rank,
+                  uint64_t start_iter, CollectiveBackend& backend);
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
   absl::Status Reset() override;
@@ -52,4 +52,4 @@ class PowerSgdReducer final : public BucketReducer {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_POWERSGD_REDUCER_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_REDUCER_H_

@@ -1,4 +1,4 @@
-#include "runtime/exchange/powersgd_layout.h"
+#include "runtime/exchange/compression/powersgd/powersgd_layout.h"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
-#include "runtime/exchange/topk_codec.h"
+#include "runtime/exchange/compression/topk/topk_codec.h"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
-#include "runtime/exchange/float_bits.h"
+#include "runtime/exchange/compression/float_bits.h"
 
 namespace cohort {
 

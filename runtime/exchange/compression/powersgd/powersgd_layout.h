@@ -6,8 +6,8 @@
 //   for (const PowerSgdMatrix& m : layout.matrices) ...   // P at first[m.p_offset], r columns
 //
 // Thread-safety: pure functions.
-#ifndef COHORT_RUNTIME_EXCHANGE_POWERSGD_LAYOUT_H_
-#define COHORT_RUNTIME_EXCHANGE_POWERSGD_LAYOUT_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_LAYOUT_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_LAYOUT_H_
 
 #include <cstdint>
 #include <vector>
@@ -61,4 +61,4 @@ void DrawStartingQColumn(uint64_t seed, uint64_t index, uint32_t column, uint64_
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_POWERSGD_LAYOUT_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_LAYOUT_H_

@@ -12,14 +12,14 @@
 // checkpoint keeps every rank's residuals (SaveState).
 //
 // Thread-safety: one thread at a time.
-#ifndef COHORT_RUNTIME_EXCHANGE_TOPK_REDUCER_H_
-#define COHORT_RUNTIME_EXCHANGE_TOPK_REDUCER_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_TOPK_TOPK_REDUCER_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_TOPK_TOPK_REDUCER_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "runtime/exchange/bucket_reducer.h"
-#include "runtime/exchange/topk_codec.h"
+#include "runtime/exchange/compression/topk/topk_codec.h"
 
 namespace cohort {
 
@@ -45,4 +45,4 @@ class TopKReducer final : public BucketReducer {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_TOPK_REDUCER_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_TOPK_TOPK_REDUCER_H_

@@ -44,13 +44,13 @@
 //
 // Thread-safety: the steps mutate the compressor's state; use one compressor per bucket and
 // thread.
-#ifndef COHORT_RUNTIME_EXCHANGE_POWERSGD_CODEC_H_
-#define COHORT_RUNTIME_EXCHANGE_POWERSGD_CODEC_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_CODEC_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_CODEC_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "runtime/exchange/powersgd_layout.h"
+#include "runtime/exchange/compression/powersgd/powersgd_layout.h"
 
 namespace cohort {
 
@@ -111,4 +111,4 @@ class PowerSgdCompressor {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_POWERSGD_CODEC_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_POWERSGD_POWERSGD_CODEC_H_

@@ -12,8 +12,8 @@
 //   codec.Decode(wire.data(), count, grad);
 //
 // Thread-safety: an implementation may keep scratch state; use one codec per thread.
-#ifndef COHORT_RUNTIME_EXCHANGE_CODEC_H_
-#define COHORT_RUNTIME_EXCHANGE_CODEC_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_CODEC_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_CODEC_H_
 
 #include <cstdint>
 #include <string>
@@ -40,4 +40,4 @@ class GradientCodec {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_CODEC_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_CODEC_H_

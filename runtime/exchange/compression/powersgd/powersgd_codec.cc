@@ -1,4 +1,4 @@
-#include "runtime/exchange/powersgd_codec.h"
+#include "runtime/exchange/compression/powersgd/powersgd_codec.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,8 +7,8 @@
 //
 // Every function is branch-free (selects, no data-dependent branches), so loops over them
 // vectorize on the CPU and do not diverge on the GPU. Thread-safety: pure functions.
-#ifndef COHORT_RUNTIME_EXCHANGE_FLOAT_BITS_H_
-#define COHORT_RUNTIME_EXCHANGE_FLOAT_BITS_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_FLOAT_BITS_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_FLOAT_BITS_H_
 
 #include <cstdint>
 
@@ -74,7 +74,8 @@ COHORT_HOST_DEVICE inline float HalfToFloat(uint16_t half) {
   // Normal and special values: move exponent and mantissa into place and rebias; infinity and
   // NaN (exponent all ones) take the float's all-ones exponent instead.
   const uint32_t shifted = magnitude << 13;
-  const uint32_t widened = shifted + (exponent == 0x7c00u ? (255u - 31u) << 23 : kHalfExponentRebias);
+  const uint32_t widened =
+      shifted + (exponent == 0x7c00u ? (255u - 31u) << 23 : kHalfExponentRebias);
   // Zero and subnormals: mantissa * 2^-24, exact in float.
   const float tiny = static_cast<float>(static_cast<int32_t>(magnitude)) * 0x1p-24f;
   const uint32_t body = exponent == 0 ? BitsOf(tiny) : widened;
@@ -100,4 +101,4 @@ COHORT_HOST_DEVICE inline uint32_t MagnitudeKey(float value) { return BitsOf(val
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_FLOAT_BITS_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_FLOAT_BITS_H_

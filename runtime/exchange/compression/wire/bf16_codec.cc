@@ -1,6 +1,6 @@
-#include "runtime/exchange/bf16_codec.h"
+#include "runtime/exchange/compression/wire/bf16_codec.h"
 
-#include "runtime/exchange/float_bits.h"
+#include "runtime/exchange/compression/float_bits.h"
 
 namespace cohort {
 

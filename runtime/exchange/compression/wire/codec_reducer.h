@@ -8,14 +8,14 @@
 //   CodecReducer reducer(std::make_unique<Fp16Codec>(), /*engine_sums_wire=*/true, backend);
 //
 // Thread-safety: one thread at a time (it keeps scratch buffers).
-#ifndef COHORT_RUNTIME_EXCHANGE_CODEC_REDUCER_H_
-#define COHORT_RUNTIME_EXCHANGE_CODEC_REDUCER_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_CODEC_REDUCER_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_CODEC_REDUCER_H_
 
 #include <memory>
 #include <vector>
 
 #include "runtime/exchange/bucket_reducer.h"
-#include "runtime/exchange/codec.h"
+#include "runtime/exchange/compression/wire/codec.h"
 
 namespace cohort {
 
@@ -41,4 +41,4 @@ class CodecReducer final : public BucketReducer {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_CODEC_REDUCER_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_CODEC_REDUCER_H_

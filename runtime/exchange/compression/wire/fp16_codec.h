@@ -10,13 +10,13 @@
 //   codec.Decode(wire, n, grad);
 //
 // Thread-safety: stateless; one instance may be used from any number of threads.
-#ifndef COHORT_RUNTIME_EXCHANGE_FP16_CODEC_H_
-#define COHORT_RUNTIME_EXCHANGE_FP16_CODEC_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_FP16_CODEC_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_FP16_CODEC_H_
 
 #include <cstdint>
 #include <string>
 
-#include "runtime/exchange/codec.h"
+#include "runtime/exchange/compression/wire/codec.h"
 
 namespace cohort {
 
@@ -30,4 +30,4 @@ class Fp16Codec final : public GradientCodec {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_FP16_CODEC_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_WIRE_FP16_CODEC_H_

@@ -1,4 +1,4 @@
-#include "runtime/exchange/codec_reducer.h"
+#include "runtime/exchange/compression/wire/codec_reducer.h"
 
 #include <algorithm>
 #include <utility>
