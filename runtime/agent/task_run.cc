@@ -25,14 +25,6 @@ namespace {
 // sent last (their TrialFinished).
 constexpr double kLastMessagesSeconds = 1.0;
 
-absl::Status WriteWholeFile(const std::string& path, absl::string_view contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 std::string TaskFolder(const std::string& work_dir, uint64_t task_id) {
   return absl::StrCat(work_dir, "/tasks/", task_id);
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 
@@ -47,6 +48,14 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadOpenFile(fd, path);
   ::close(fd);
   return bytes;
+}
+
+absl::Status WriteWholeFile(const std::string& path, absl::string_view contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
 }
 
 }  // namespace cohort

@@ -1,5 +1,5 @@
 // ReadWholeFile: every byte of a file, NOT_FOUND naming a missing one, FAILED_PRECONDITION for a
-// folder.
+// folder. WriteWholeFile: replaces a file's bytes, and names a path it cannot write.
 #include "runtime/base/file_io.h"
 
 #include <fstream>
@@ -40,6 +40,17 @@ TEST(ReadWholeFileTest, AMissingFileIsNotFoundAndAFolderIsNoRegularFile) {
   absl::StatusOr<std::string> directory = ReadWholeFile(folder.path());
   EXPECT_TRUE(absl::IsFailedPrecondition(directory.status())) << directory.status();
   EXPECT_THAT(std::string(directory.status().message()), HasSubstr("is not a regular file"));
+}
+
+TEST(WriteWholeFileTest, ReplacesTheFilesBytesAndNamesAPathItCannotWrite) {
+  TempFolder folder;
+  const std::string path = folder / "config.yaml";
+  ASSERT_TRUE(WriteWholeFile(path, "a much longer first version\n").ok());
+  ASSERT_TRUE(WriteWholeFile(path, std::string("short\0bytes", 11)).ok());
+  EXPECT_EQ(ReadWholeFile(path).value_or("unreadable"), std::string("short\0bytes", 11));
+  const absl::Status missing = WriteWholeFile(folder / "no/such/folder/file", "x");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.message()), HasSubstr("no/such/folder/file"));
 }
 
 }  // namespace
