@@ -55,9 +55,10 @@ double GigabytesPerSecond(double seconds) { return static_cast<double>(kBytes) /
 
 void Report(const char* name, double seconds, double memcpy_seconds) {
   const double value = GigabytesPerSecond(seconds), peer = GigabytesPerSecond(memcpy_seconds);
-  std::printf("{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"GB/s\", \"peer\": \"memcpy\", "
-              "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
-              name, value, peer, value / peer);
+  std::printf(
+      "{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"GB/s\", \"peer\": \"memcpy\", "
+      "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
+      name, value, peer, value / peer);
   std::fflush(stdout);
 }
 
@@ -83,13 +84,15 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal(0.0f, 1e-2f);
   for (float& g : grad) g = normal(random);
 
-  const double memcpy_seconds = MedianSeconds(
-      repetitions, [&] { std::memcpy(out.data(), grad.data(), kBytes); });
+  const double memcpy_seconds =
+      MedianSeconds(repetitions, [&] { std::memcpy(out.data(), grad.data(), kBytes); });
 
   cohort::Fp16Codec fp16;
-  Report("fp16_encode_decode_throughput", CodecSeconds(repetitions, fp16, grad, out), memcpy_seconds);
+  Report("fp16_encode_decode_throughput", CodecSeconds(repetitions, fp16, grad, out),
+         memcpy_seconds);
   cohort::Bf16Codec bf16;
-  Report("bf16_encode_decode_throughput", CodecSeconds(repetitions, bf16, grad, out), memcpy_seconds);
+  Report("bf16_encode_decode_throughput", CodecSeconds(repetitions, bf16, grad, out),
+         memcpy_seconds);
 
   cohort::TopKCompressor topk(kCount, 0.01);
   std::vector<uint32_t> indices(topk.k());

@@ -42,7 +42,6 @@
 #include <utility>
 #include <variant>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "absl/status/status.h"
@@ -158,8 +157,8 @@ absl::StatusOr<T> DecodeAs(const zmq::message_t& message, absl::string_view send
   T* payload = std::get_if<T>(&decoded->message);
   if (payload == nullptr || decoded->header.sender != sender ||
       decoded->header.correlation_id != correlation_id) {
-    return absl::InternalError(absl::StrCat("unexpected ", cohort::ControlMessageName(
-                                                               decoded->message)));
+    return absl::InternalError(
+        absl::StrCat("unexpected ", cohort::ControlMessageName(decoded->message)));
   }
   return std::move(*payload);
 }
@@ -255,7 +254,7 @@ class Agent {
 
 struct Measurements {
   std::vector<double> control_round_trip, raw_round_trip;  // seconds each
-  std::vector<double> control_rate, raw_rate;               // messages per second, per round
+  std::vector<double> control_rate, raw_rate;              // messages per second, per round
 };
 
 class Orchestrator {
@@ -273,8 +272,7 @@ class Orchestrator {
         const double seconds = Now() - start;
         if (!s.ok()) return s;
         if (i >= 0) {
-          (side == Side::kControl ? out.control_round_trip : out.raw_round_trip)
-              .push_back(seconds);
+          (side == Side::kControl ? out.control_round_trip : out.raw_round_trip).push_back(seconds);
         }
       }
     }
@@ -297,11 +295,10 @@ class Orchestrator {
 
  private:
   absl::Status SendControl(const cohort::ControlMessage& message, uint64_t correlation_id) {
-    return SendToAgent(
-        router_, cohort::EncodeControlMessage(
-                     ControlHeader{++last_message_id_, correlation_id,
-                                   std::string(cohort::kOrchestratorSender)},
-                     message));
+    return SendToAgent(router_, cohort::EncodeControlMessage(
+                                    ControlHeader{++last_message_id_, correlation_id,
+                                                  std::string(cohort::kOrchestratorSender)},
+                                    message));
   }
 
   absl::Status AcceptHello() {
@@ -372,11 +369,11 @@ double Percentile(std::vector<double> values, double fraction) {
   return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
 }
 
-void Report(const char* name, double value, const char* unit, const char* peer,
-            double peer_value) {
-  std::printf("{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"%s\", \"peer\": \"%s\", "
-              "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
-              name, value, unit, peer, peer_value, value / peer_value);
+void Report(const char* name, double value, const char* unit, const char* peer, double peer_value) {
+  std::printf(
+      "{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"%s\", \"peer\": \"%s\", "
+      "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
+      name, value, unit, peer, peer_value, value / peer_value);
   std::fflush(stdout);
 }
 
@@ -416,9 +413,8 @@ absl::Status RunBench(int round_trips, int stream_rounds, const Workload& worklo
       return Agent(dealer, workload).Run(round_trips, stream_rounds);
     });
   });
-  const absl::Status result = CatchingZmqErrors([&] {
-    return Orchestrator(router, workload).Run(round_trips, stream_rounds, measurements);
-  });
+  const absl::Status result = CatchingZmqErrors(
+      [&] { return Orchestrator(router, workload).Run(round_trips, stream_rounds, measurements); });
   agent_thread.join();
   if (!result.ok()) {
     return absl::Status(result.code(), absl::StrCat("orchestrator: ", result.message()));

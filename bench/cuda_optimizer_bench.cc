@@ -71,10 +71,10 @@ int main(int argc, char** argv) {
   const cohort::SgdSettings sgd{1e-3, 0, 0, false};
   const cohort::SgdSettings momentum{1e-3, 0, 0.9, false};
   const cohort::AdamSettings adam{1e-4, 0, 0.9, 0.999, 1e-8, false};
-  Report("sgd_step", 3,
-         MedianMilliseconds(repetitions, stream,
-                            [&] { cohort::EnqueueSgdStep(block, sgd, stream); }),
-         copy_ms);
+  Report(
+      "sgd_step", 3,
+      MedianMilliseconds(repetitions, stream, [&] { cohort::EnqueueSgdStep(block, sgd, stream); }),
+      copy_ms);
   Report("sgd_momentum_step", 5,
          MedianMilliseconds(repetitions, stream,
                             [&] { cohort::EnqueueSgdStep(block, momentum, stream); }),

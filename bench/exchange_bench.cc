@@ -78,11 +78,13 @@ double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-absl::StatusOr<std::unique_ptr<cohort::TensorArena>> MakeArena(const Workload& workload,
-                                                               cohort::DeviceMemoryProvider& memory) {
+absl::StatusOr<std::unique_ptr<cohort::TensorArena>> MakeArena(
+    const Workload& workload, cohort::DeviceMemoryProvider& memory) {
   std::vector<cohort::TensorDescriptor> specs;
   for (size_t t = 0; t < workload.tensors; ++t) {
-    specs.push_back({absl::StrCat("grad", t), COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0},
+    specs.push_back({absl::StrCat("grad", t),
+                     COHORT_DTYPE_FLOAT32,
+                     {COHORT_DEVICE_CPU, 0},
                      workload.tensor_bytes / sizeof(float)});
   }
   return cohort::TensorArena::Create(std::move(specs), memory);
@@ -118,8 +120,8 @@ struct Side {
 // Runs one untimed round, then `rounds` timed rounds of both sides in alternating order; appends
 // this rank's seconds per round. Every rank makes the same calls in the same order.
 absl::Status MeasureRounds(uint32_t rank, int rounds, cohort::CollectiveBackend& backend,
-                           const cohort::TensorArena& arena, const Side& exchange,
-                           const Side& peer, SideSeconds& seconds) {
+                           const cohort::TensorArena& arena, const Side& exchange, const Side& peer,
+                           SideSeconds& seconds) {
   const Side* sides[] = {&exchange, &peer};
   for (int round = -1; round < rounds; ++round) {
     for (int k = 0; k < 2; ++k) {
@@ -231,11 +233,12 @@ std::pair<double, double> MedianSeconds(const std::vector<RankSeconds>& ranks,
   return {Median(std::move(exchange)), Median(std::move(peer))};
 }
 
-void Report(const char* name, double value, const char* unit, const char* peer,
-            double peer_value, double ratio) {
-  std::printf("{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"%s\", \"peer\": \"%s\", "
-              "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
-              name, value, unit, peer, peer_value, ratio);
+void Report(const char* name, double value, const char* unit, const char* peer, double peer_value,
+            double ratio) {
+  std::printf(
+      "{\"name\": \"%s\", \"value\": %.3f, \"unit\": \"%s\", \"peer\": \"%s\", "
+      "\"peer_value\": %.3f, \"ratio\": %.4f}\n",
+      name, value, unit, peer, peer_value, ratio);
   std::fflush(stdout);
 }
 
@@ -253,7 +256,8 @@ int main(int argc, char** argv) {
   std::vector<absl::Status> results(kRanks);
   std::vector<std::thread> threads;
   for (uint32_t rank = 0; rank < kRanks; ++rank) {
-    threads.emplace_back([&, rank] { results[rank] = RunRank(rank, rounds, store, seconds[rank]); });
+    threads.emplace_back(
+        [&, rank] { results[rank] = RunRank(rank, rounds, store, seconds[rank]); });
   }
   for (std::thread& thread : threads) thread.join();
   bool failed = false;
@@ -272,7 +276,7 @@ int main(int argc, char** argv) {
          exchange_gbps / raw_gbps);
 
   const auto [bucketed_exchange, per_gradient] = MedianSeconds(seconds, &RankSeconds::bucketed);
-  Report("bucketed_200x40kib_rate", 1 / bucketed_exchange, "exchanges/s",
-         "allreduce_per_gradient", 1 / per_gradient, per_gradient / bucketed_exchange);
+  Report("bucketed_200x40kib_rate", 1 / bucketed_exchange, "exchanges/s", "allreduce_per_gradient",
+         1 / per_gradient, per_gradient / bucketed_exchange);
   return 0;
 }

@@ -143,8 +143,8 @@ class FolderRendezvousStore final : public cohort::RendezvousStore {
       std::ifstream in(path, std::ios::binary);
       if (in) return std::string(std::istreambuf_iterator<char>(in), {});
       if (std::chrono::steady_clock::now() >= deadline) {
-        return absl::DeadlineExceededError(absl::StrCat("rendezvous key ", key, " not set within ",
-                                                        timeout.count(), " ms"));
+        return absl::DeadlineExceededError(
+            absl::StrCat("rendezvous key ", key, " not set within ", timeout.count(), " ms"));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -389,8 +389,8 @@ double ReportSide(const char* side, const std::vector<double>& samples) {
   const double median = Median(samples);
   std::fprintf(stderr, "exposed_exchange_bench: %s ms, slower rank per round:%s\n", side,
                line.c_str());
-  std::fprintf(stderr, "exposed_exchange_bench: %s median %.3f ms over %zu rounds\n", side,
-               median, samples.size());
+  std::fprintf(stderr, "exposed_exchange_bench: %s median %.3f ms over %zu rounds\n", side, median,
+               samples.size());
   return median;
 }
 
@@ -401,15 +401,16 @@ void ReportFigure(const Samples& samples) {
   const double without_exchange = ReportSide("without_exchange", samples.without_exchange);
   const double raw = ReportSide("raw_gloo_allreduce", samples.raw_allreduce);
   const double exposed = with_exchange - without_exchange;
-  std::printf("{\"name\": \"exposed_exchange_per_step\", \"value\": %.3f, \"unit\": \"ms\", "
-              "\"peer\": \"raw_gloo_allreduce\", \"peer_value\": %.3f, \"ratio\": %.4f}\n",
-              exposed, raw, exposed / raw);
+  std::printf(
+      "{\"name\": \"exposed_exchange_per_step\", \"value\": %.3f, \"unit\": \"ms\", "
+      "\"peer\": \"raw_gloo_allreduce\", \"peer_value\": %.3f, \"ratio\": %.4f}\n",
+      exposed, raw, exposed / raw);
   std::fflush(stdout);
 }
 
 // A rank's whole life; its exit status. Rank 0 reports.
-int RunRank(uint32_t rank, const std::string& plugin_path,
-            const std::filesystem::path& rendezvous, int peer_socket, int rounds) {
+int RunRank(uint32_t rank, const std::string& plugin_path, const std::filesystem::path& rendezvous,
+            int peer_socket, int rounds) {
   PeerBarrier barrier(peer_socket);
   absl::StatusOr<Samples> samples = MeasureRank(rank, plugin_path, rendezvous, barrier, rounds);
   if (!samples.ok()) {

@@ -114,8 +114,12 @@ int Run(int argc, char** argv) {
       }
       indices[i] = order[next++];
     }
-    const cohort_batch raw{COHORT_STRUCT_SIZE(cohort_batch, record_count), COHORT_SPLIT_TRAINING,
-                           b, 0, indices.data(), batch};
+    const cohort_batch raw{COHORT_STRUCT_SIZE(cohort_batch, record_count),
+                           COHORT_SPLIT_TRAINING,
+                           b,
+                           0,
+                           indices.data(),
+                           batch};
     network.Train(layer_params, layer_grads, on_device.Gather(cohort::Batch{&raw}), {});
     mlp::Check(cublasSaxpy(blas, static_cast<int>(total), &step, g, 1, p, 1), "cublasSaxpy");
     mlp::Check(cudaMemsetAsync(g, 0, total * sizeof(float), stream), "zeroing the gradients");
@@ -125,10 +129,10 @@ int Run(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const uint64_t timed = batches > report_every ? batches - report_every : 0;
-  std::printf("{\"records_per_second\": %.1f, \"batch\": %llu, \"batches\": %llu, \"loss\": %.6g}\n",
-              seconds > 0 ? static_cast<double>(timed * batch) / seconds : 0.0,
-              static_cast<unsigned long long>(batch), static_cast<unsigned long long>(timed),
-              loss);
+  std::printf(
+      "{\"records_per_second\": %.1f, \"batch\": %llu, \"batches\": %llu, \"loss\": %.6g}\n",
+      seconds > 0 ? static_cast<double>(timed * batch) / seconds : 0.0,
+      static_cast<unsigned long long>(batch), static_cast<unsigned long long>(timed), loss);
   cublasDestroy(blas);
   return 0;
 }

@@ -49,10 +49,9 @@ int Run(int argc, char** argv) {
 
   const torch_gpt::Corpus corpus(torch_gpt::kDefaultText, options.context, "the default text");
   torch_gpt::Gpt gpt = torch_gpt::MakeGpt(options, corpus.vocabulary_size(), kSeed);
-  torch::optim::Adam adam(gpt->parameters(), torch::optim::AdamOptions(learning_rate)
-                                                 .betas({0.9, 0.999})
-                                                 .eps(1e-8)
-                                                 .weight_decay(0));
+  torch::optim::Adam adam(
+      gpt->parameters(),
+      torch::optim::AdamOptions(learning_rate).betas({0.9, 0.999}).eps(1e-8).weight_decay(0));
 
   const uint64_t records = corpus.records(COHORT_SPLIT_TRAINING);
   std::vector<uint64_t> order(records);
@@ -87,11 +86,11 @@ int Run(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const uint64_t timed = batches > report_every ? batches - report_every : 0;
-  std::printf("{\"records_per_second\": %.1f, \"batch\": %llu, \"batches\": %llu, "
-              "\"loss\": %.6g}\n",
-              seconds > 0 && timed > 0 ? static_cast<double>(timed * batch) / seconds : 0.0,
-              static_cast<unsigned long long>(batch), static_cast<unsigned long long>(timed),
-              loss);
+  std::printf(
+      "{\"records_per_second\": %.1f, \"batch\": %llu, \"batches\": %llu, "
+      "\"loss\": %.6g}\n",
+      seconds > 0 && timed > 0 ? static_cast<double>(timed * batch) / seconds : 0.0,
+      static_cast<unsigned long long>(batch), static_cast<unsigned long long>(timed), loss);
   return 0;
 }
 

@@ -302,8 +302,12 @@ class PluginCallTraining {
 
   // Trains training batch `batch` of the first epoch, then steps.
   void TrainBatch(uint64_t batch) {
-    const cohort_batch spec{COHORT_STRUCT_SIZE(cohort_batch, record_count), COHORT_SPLIT_TRAINING,
-                            batch, 0, order_.data() + batch * kBatchSize, kBatchSize};
+    const cohort_batch spec{COHORT_STRUCT_SIZE(cohort_batch, record_count),
+                            COHORT_SPLIT_TRAINING,
+                            batch,
+                            0,
+                            order_.data() + batch * kBatchSize,
+                            kBatchSize};
     metrics_.batch.metrics.clear();
     if (cohort_error* error = api_.train_batch(model_, &spec, &metrics_)) {
       Fail("plugin train_batch", cohort::TakeError(error).message());
@@ -465,8 +469,8 @@ std::vector<RoundTimes> MeasureRoundsInChild(const char* plugin_path, size_t rou
   std::error_code error;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) Fail("/proc/self/exe", error.message());
-  const std::string command = absl::StrFormat("%s %s %s %d %d", quoted(self.string()),
-                                              kChildFlag, quoted(plugin_path), rounds, window);
+  const std::string command = absl::StrFormat("%s %s %s %d %d", quoted(self.string()), kChildFlag,
+                                              quoted(plugin_path), rounds, window);
   FILE* child = ::popen(command.c_str(), "r");
   if (child == nullptr) Fail("child process", command);
   std::vector<RoundTimes> times;

@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define FUZZ_CHECK(condition, what)                                                       \
-  do {                                                                                    \
-    if (!(condition)) {                                                                   \
-      std::fprintf(stderr, "%s:%d: fuzz check failed: %s: %s\n", __FILE__, __LINE__,     \
-                   #condition, std::string(what).c_str());                                \
-      std::abort();                                                                       \
-    }                                                                                     \
+#define FUZZ_CHECK(condition, what)                                                              \
+  do {                                                                                           \
+    if (!(condition)) {                                                                          \
+      std::fprintf(stderr, "%s:%d: fuzz check failed: %s: %s\n", __FILE__, __LINE__, #condition, \
+                   std::string(what).c_str());                                                   \
+      std::abort();                                                                              \
+    }                                                                                            \
   } while (false)
 
 #endif  // COHORT_FUZZ_FUZZ_CHECK_H_

@@ -8,6 +8,8 @@
 //
 // A SubmitExperiment in the script is not handed on: its YAML names storage paths the
 // orchestrator would create and prune, and the config loader has its own target (config_fuzzer).
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,7 +26,6 @@
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "test/common/manual_clock.h"
-#include <unistd.h>
 
 namespace cohort::fuzz {
 namespace {

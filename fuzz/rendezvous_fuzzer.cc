@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "absl/status/statusor.h"

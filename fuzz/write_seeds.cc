@@ -1,7 +1,7 @@
 // Writes the binary seed corpora of the fuzz targets: one valid input per message type, a few
-// manifests and a few orchestrator and rendezvous conversations, under <corpus root>/<target>/. Run it after a
-// schema change (scripts/fuzz --write-seeds) and commit what changed; the config seeds are plain
-// YAML files kept by hand.
+// manifests and a few orchestrator and rendezvous conversations, under <corpus root>/<target>/. Run
+// it after a schema change (scripts/fuzz --write-seeds) and commit what changed; the config seeds
+// are plain YAML files kept by hand.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -33,8 +33,14 @@ void WriteSeeds(const std::filesystem::path& folder, const std::vector<Seed>& se
 
 std::vector<Seed> WorkerSeeds() {
   MetricsReport metrics{1, ReportKind::kValidation, 40, 1280, 1.7e9, {{"validation_loss", 0.5}}};
-  MetricsReport training{1, ReportKind::kTraining, 20, 640, 1.7e9, {{"loss", 0.7}},
-                         {{"compute", 0.5}, {"exchange_wait", 0.125}}, 1280.0};
+  MetricsReport training{1,
+                         ReportKind::kTraining,
+                         20,
+                         640,
+                         1.7e9,
+                         {{"loss", 0.7}},
+                         {{"compute", 0.5}, {"exchange_wait", 0.125}},
+                         1280.0};
   return {
       {"hello", EncodeWorkerMessage(WorkerHello{1, 0, 2, 1, 0})},
       {"metrics", EncodeWorkerMessage(metrics)},
@@ -87,17 +93,26 @@ std::vector<Seed> ControlSeeds() {
       {"hello", agent.Say(hello)},
       {"heartbeat", agent.Say(AgentHeartbeat{"node-0", 1.7e9, 2, {1}})},
       {"start_task", EncodeControlMessage(ControlHeader{1, 0, "orchestrator"}, start)},
-      {"kill_task", EncodeControlMessage(ControlHeader{2, 0, "orchestrator"}, KillTask{1, "experiment killed", 30})},
+      {"kill_task", EncodeControlMessage(ControlHeader{2, 0, "orchestrator"},
+                                         KillTask{1, "experiment killed", 30})},
       {"task_status", agent.Say(TaskStatus{1, TaskState::kRunning, {{0, 100}, {1, 101}}})},
       {"task_exit", agent.Say(TaskExit{1, 1, 0, 9, "killed", false})},
-      {"metrics", agent.Say(TaskMetricsReport{1, {1, ReportKind::kTraining, 10, 320, 1.7e9,
-                                                  {{"loss", 0.7}}, {{"compute", 0.25}}, 640.0}})},
-      {"checkpoint", agent.Say(TaskCheckpointReport{1, 1, "trial-1-batch-10", 10, 320, 4096,
-                                                    {{"framework", "cohort"}}})},
+      {"metrics", agent.Say(TaskMetricsReport{1,
+                                              {1,
+                                               ReportKind::kTraining,
+                                               10,
+                                               320,
+                                               1.7e9,
+                                               {{"loss", 0.7}},
+                                               {{"compute", 0.25}},
+                                               640.0}})},
+      {"checkpoint", agent.Say(TaskCheckpointReport{
+                         1, 1, "trial-1-batch-10", 10, 320, 4096, {{"framework", "cohort"}}})},
       {"log_batch", agent.Say(LogBatch{1, {{0, LogStream::kStderr, 1.7e9, "warning: x"}}})},
-      {"task_list_request", EncodeControlMessage(ControlHeader{3, 0, "orchestrator"},
-                                                 TaskListRequest{})},
-      {"task_list", agent.Say(TaskList{{TaskEntry{1, 1, 1, TaskState::kExited, {0, 1}, {0, 1}}}}, 3)},
+      {"task_list_request",
+       EncodeControlMessage(ControlHeader{3, 0, "orchestrator"}, TaskListRequest{})},
+      {"task_list",
+       agent.Say(TaskList{{TaskEntry{1, 1, 1, TaskState::kExited, {0, 1}, {0, 1}}}}, 3)},
       {"ack", EncodeControlMessage(ControlHeader{4, 1, "orchestrator"}, Ack{})},
       {"error_reply", agent.Say(ErrorReply{ControlErrorCode::kUnspecified, "unknown task"}, 2)},
       {"progress", agent.Say(TaskProgress{1, {1, 20, 40, 640, 0.3, 2500.0}})},
@@ -144,12 +159,13 @@ std::vector<Seed> OrchestratorSeeds() {
       TickStep(1),
       AgentStep(0, node.Say(TaskStatus{1, TaskState::kRunning, {{0, 100}, {1, 101}}})),
       AgentStep(0, node.Say(TaskProgress{1, {1, 20, 40, 640, 0.3, 2500.0}})),
-      AgentStep(0, node.Say(TaskMetricsReport{1, {1, ReportKind::kTraining, 20, 640, 1.7e9,
-                                                  {{"loss", 0.7}}}})),
+      AgentStep(0, node.Say(TaskMetricsReport{
+                       1, {1, ReportKind::kTraining, 20, 640, 1.7e9, {{"loss", 0.7}}}})),
       AgentStep(0, node.Say(TaskCheckpointReport{1, 1, "trial-1-batch-20", 20, 640, 4096, {}})),
       AgentStep(0, node.Say(LogBatch{1, {{0, LogStream::kStdout, 1.7e9, "batch 20"}}})),
-      AgentStep(0, node.Say(TaskMetricsReport{1, {1, ReportKind::kValidation, 40, 1280, 1.7e9,
-                                                  {{"validation_loss", 0.5}}}})),
+      AgentStep(0,
+                node.Say(TaskMetricsReport{
+                    1, {1, ReportKind::kValidation, 40, 1280, 1.7e9, {{"validation_loss", 0.5}}}})),
       AgentStep(0, node.Say(TaskExit{1, 0, 0, 0, "", false})),
       AgentStep(0, node.Say(TaskExit{1, 1, 0, 0, "", false})),
       TickStep(1),
@@ -196,7 +212,9 @@ std::vector<Seed> RendezvousSeeds() {
   const auto message = [](uint8_t peer, const WorkerMessage& m) {
     return ScriptStep{static_cast<uint8_t>(3 * peer), EncodeWorkerMessage(m)};
   };
-  const auto toggle = [](uint8_t task) { return ScriptStep{static_cast<uint8_t>(3 * (task - 1) + 1), ""}; };
+  const auto toggle = [](uint8_t task) {
+    return ScriptStep{static_cast<uint8_t>(3 * (task - 1) + 1), ""};
+  };
   // Two ranks of task 1 meet, then the task ends.
   const std::vector<ScriptStep> meet = {
       toggle(1),

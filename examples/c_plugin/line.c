@@ -10,7 +10,6 @@
  *   make && cohort plugin check ./line.so
  */
 #include <cohort/plugin.h>
-
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,9 +3,8 @@
 //
 // Model: a vector `w` of `dim` float32 values fitted to targets t_r[j] = sin(r + j); the loss is
 // the batch mean of 0.5 * |w - t_r|^2.
-#include <cohort/plugin.hpp>
-
 #include <cmath>
+#include <cohort/plugin.hpp>
 
 class Quadratic : public cohort::Model {
  public:
@@ -15,7 +14,9 @@ class Quadratic : public cohort::Model {
     host.info("quadratic model created");
   }
 
-  uint64_t dataset_size(cohort_split split) override { return split == COHORT_SPLIT_TRAINING ? 1000 : 100; }
+  uint64_t dataset_size(cohort_split split) override {
+    return split == COHORT_SPLIT_TRAINING ? 1000 : 100;
+  }
 
   void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
     metrics.add("loss", Loss(batch, w_.grad<float>()), batch.size());

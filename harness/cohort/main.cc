@@ -23,8 +23,10 @@ constexpr char kMainUsage[] =
     "  run EXPERIMENT.yaml    train an experiment on this machine (see `cohort run --help`)\n"
     "  plugin info PLUGIN     load a model plugin and describe it\n"
     "  plugin check PLUGIN    load it, create a model and run the conformance checks\n"
-    "  agent                  run this machine's agent for an orchestrator (`cohort agent --help`)\n"
-    "  orchestrator           run the orchestrator for agents and clients (`cohort orchestrator --help`)\n"
+    "  agent                  run this machine's agent for an orchestrator (`cohort agent "
+    "--help`)\n"
+    "  orchestrator           run the orchestrator for agents and clients (`cohort orchestrator "
+    "--help`)\n"
     "  report RUN_DIR...      write an HTML report of run folders (`cohort report --help`)\n"
     "  doctor                 check whether this host can run GPU trials, and what to fix\n"
     "  keygen --out DIR       make a CURVE key pair for the control channels\n"
@@ -52,7 +54,8 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "version" || args[0] == "--version") {
-    std::printf("cohort %s (plugin ABI %d.%d)\n", COHORT_VERSION, COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR);
+    std::printf("cohort %s (plugin ABI %d.%d)\n", COHORT_VERSION, COHORT_ABI_VERSION_MAJOR,
+                COHORT_ABI_VERSION_MINOR);
     return 0;
   }
   if (args[0] == "run") return cohort::RunRunCommand({args.begin() + 1, args.end()});
@@ -65,7 +68,8 @@ int main(int argc, char** argv) {
     return cohort::RunAgentListCommand({args.begin() + 2, args.end()});
   }
   if (args[0] == "agent") return cohort::RunAgentCommand({args.begin() + 1, args.end()});
-  if (args[0] == "orchestrator") return cohort::RunOrchestratorCommand({args.begin() + 1, args.end()});
+  if (args[0] == "orchestrator")
+    return cohort::RunOrchestratorCommand({args.begin() + 1, args.end()});
   if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
   if (args[0] == "report") return cohort::RunReportCommand({args.begin() + 1, args.end()});
   if (args[0] == "doctor") return cohort::RunDoctorCommand({args.begin() + 1, args.end()});

@@ -18,7 +18,6 @@
 // (each rank its own). Validation reports them as "targets_seen" and "target_mean"
 // (COHORT_REDUCE_MAX, so one rank's values reach the report as they are).
 #include <cohort/plugin.hpp>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -62,19 +61,25 @@ class LinregModel : public cohort::Model {
         validation_records_(CountAtLeast(host, "validation_records", 200, 0)) {
     const double init_scale = host.hparam_double_or("init_scale", 0.0);
     if (!(init_scale >= 0)) {
-      throw cohort::Error(COHORT_STATUS_INVALID_ARGUMENT,
-                          "hyperparameter 'init_scale' must be >= 0, got " +
-                              std::to_string(init_scale));
+      throw cohort::Error(
+          COHORT_STATUS_INVALID_ARGUMENT,
+          "hyperparameter 'init_scale' must be >= 0, got " + std::to_string(init_scale));
     }
     std::vector<cohort::TensorSpec> specs = {
         {.name = "weight", .element_count = dim_, .on_host_cpu = true, .shape = {1, dim_}},
         {.name = "bias", .element_count = 1, .on_host_cpu = true, .shape = {1}},
     };
     if (host.hparam_bool_or("track_targets", false)) {
-      specs.push_back({.name = "targets_seen", .element_count = 1, .dtype = COHORT_DTYPE_INT64,
-                       .on_host_cpu = true, .kind = COHORT_TENSOR_STATE});
-      specs.push_back({.name = "target_mean", .element_count = 1, .dtype = COHORT_DTYPE_FLOAT64,
-                       .on_host_cpu = true, .kind = COHORT_TENSOR_STATE});
+      specs.push_back({.name = "targets_seen",
+                       .element_count = 1,
+                       .dtype = COHORT_DTYPE_INT64,
+                       .on_host_cpu = true,
+                       .kind = COHORT_TENSOR_STATE});
+      specs.push_back({.name = "target_mean",
+                       .element_count = 1,
+                       .dtype = COHORT_DTYPE_FLOAT64,
+                       .on_host_cpu = true,
+                       .kind = COHORT_TENSOR_STATE});
     }
     const std::vector<cohort::TensorView> views = host.register_tensors(specs);
     weight_ = views[0];

@@ -2,7 +2,6 @@
 #include "idx_dataset.h"
 
 #include <cohort/plugin.hpp>
-
 #include <cstddef>
 #include <cstdio>
 #include <filesystem>
@@ -111,8 +110,8 @@ std::unique_ptr<IdxDataset> IdxDataset::Open(const std::string& images_path,
   for (size_t i = 0; i < labels.values.size(); ++i) {
     if (labels.values[i] >= kClassCount) {
       Invalid(labels_path, "has label " + std::to_string(labels.values[i]) + " at record " +
-                               std::to_string(i) + ", outside [0, " +
-                               std::to_string(kClassCount) + ")");
+                               std::to_string(i) + ", outside [0, " + std::to_string(kClassCount) +
+                               ")");
     }
   }
   const size_t pixels_per_image = images.dims[1] * images.dims[2];

@@ -108,9 +108,8 @@ BatchStats MlpNetwork::Evaluate(std::span<const LayerParams> params, const float
   return Forward(params, inputs, labels, batch);
 }
 
-BatchStats MlpNetwork::Train(std::span<const LayerParams> params,
-                             std::span<const LayerGrads> grads, const float* inputs,
-                             const int32_t* labels, size_t batch,
+BatchStats MlpNetwork::Train(std::span<const LayerParams> params, std::span<const LayerGrads> grads,
+                             const float* inputs, const int32_t* labels, size_t batch,
                              const std::function<void(size_t layer)>& on_layer_ready) {
   assert(grads.size() == layer_count());
   const BatchStats stats = Forward(params, inputs, labels, batch);

@@ -87,8 +87,8 @@ class MlpNetwork {
 
   std::vector<size_t> widths_;
   std::vector<std::vector<float>> activations_;  // [l]: output of layer l, batch x fan_out(l)
-  std::vector<float> deltas_;       // d(mean loss)/d(output of the current layer)
-  std::vector<float> next_deltas_;  // the same for the layer below
+  std::vector<float> deltas_;                    // d(mean loss)/d(output of the current layer)
+  std::vector<float> next_deltas_;               // the same for the layer below
 };
 
 }  // namespace mlp

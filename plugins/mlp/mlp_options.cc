@@ -44,9 +44,9 @@ MlpDatasets OpenDatasets(const MlpOptions& options) {
     data.training = IdxDataset::OpenMnist(options.data_dir, COHORT_SPLIT_TRAINING);
     data.validation = IdxDataset::OpenMnist(options.data_dir, COHORT_SPLIT_VALIDATION);
   } else {
-    data.training = std::make_unique<SyntheticDataset>(
-        COHORT_SPLIT_TRAINING, options.synthetic_train_records, options.synthetic_input_dim,
-        options.synthetic_classes);
+    data.training =
+        std::make_unique<SyntheticDataset>(COHORT_SPLIT_TRAINING, options.synthetic_train_records,
+                                           options.synthetic_input_dim, options.synthetic_classes);
     data.validation = std::make_unique<SyntheticDataset>(
         COHORT_SPLIT_VALIDATION, options.synthetic_validation_records, options.synthetic_input_dim,
         options.synthetic_classes);

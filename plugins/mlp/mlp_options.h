@@ -13,7 +13,6 @@
 #define COHORT_PLUGINS_MLP_MLP_OPTIONS_H_
 
 #include <cohort/plugin.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -107,17 +107,17 @@ void CudaMlpNetwork::Forward(std::span<const LayerParams> params, const DeviceBa
           "the bias and ReLU kernel");
   }
   const size_t classes = widths_.back();
-  Check(EnqueueSoftmaxCrossEntropy(activations_.back().data(), input.labels, batch, classes,
-                                   1.0 / static_cast<double>(batch),
-                                   deltas_.Reserve(batch * classes), losses_.Reserve(batch),
-                                   correct_.Reserve(batch), stream_),
-        "the softmax cross-entropy kernel");
+  Check(
+      EnqueueSoftmaxCrossEntropy(activations_.back().data(), input.labels, batch, classes,
+                                 1.0 / static_cast<double>(batch), deltas_.Reserve(batch * classes),
+                                 losses_.Reserve(batch), correct_.Reserve(batch), stream_),
+      "the softmax cross-entropy kernel");
 }
 
 void CudaMlpNetwork::EnqueueTotals(size_t batch) {
-  Check(EnqueueBatchTotals(losses_.data(), correct_.data(), batch, totals_.Reserve(kTotals),
-                           stream_),
-        "the batch totals kernel");
+  Check(
+      EnqueueBatchTotals(losses_.data(), correct_.data(), batch, totals_.Reserve(kTotals), stream_),
+      "the batch totals kernel");
   last_batch_ = batch;
 }
 
@@ -167,7 +167,8 @@ void CudaMlpNetwork::Train(std::span<const LayerParams> params, std::span<const 
     Check(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, in, rows, out, &kOne, params[l].weight, out,
                       deltas_.data(), out, &kZero, below, in),
           "cublasSgemm (input gradient)");
-    Check(EnqueueReluGate(below, LayerInput(l), batch * fan_in(l), stream_), "the ReLU gate kernel");
+    Check(EnqueueReluGate(below, LayerInput(l), batch * fan_in(l), stream_),
+          "the ReLU gate kernel");
     swap(deltas_, next_deltas_);
   }
   EnqueueTotals(batch);

@@ -2,8 +2,9 @@
 // layers, layout, initialization and loss, with the matrix products through cuBLAS and the rest
 // in small kernels, all enqueued on the stream Cohort gives the plugin. Parameters and gradients
 // are device pointers into the runtime's arena; a batch's inputs and labels are on the device
-// already (DeviceBatch, see device_dataset.h) or come from the host and are copied there. cuBLAS sums in its own order, so values differ from the CPU
-// network's in the last bits; each run on the same device is repeatable.
+// already (DeviceBatch, see device_dataset.h) or come from the host and are copied there. cuBLAS
+// sums in its own order, so values differ from the CPU network's in the last bits; each run on the
+// same device is repeatable.
 //
 // Errors from CUDA or cuBLAS throw std::runtime_error naming the call. One thread at a time.
 #ifndef COHORT_PLUGINS_MLP_CUDA_CUDA_MLP_NETWORK_H_
@@ -99,7 +100,7 @@ class CudaMlpNetwork {
   cublasHandle_t blas_ = nullptr;
   DeviceArray<float> inputs_;  // a host batch, copied in
   DeviceArray<int32_t> labels_;
-  const float* batch_inputs_ = nullptr;  // the batch of the pass under way
+  const float* batch_inputs_ = nullptr;          // the batch of the pass under way
   std::vector<DeviceArray<float>> activations_;  // [l]: output of layer l, batch x fan_out(l)
   DeviceArray<float> deltas_, next_deltas_;
   DeviceArray<float> ones_;  // batch ones: the bias gradient is deltas^T * ones

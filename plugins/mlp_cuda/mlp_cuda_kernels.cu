@@ -1,7 +1,7 @@
-#include "mlp_cuda_kernels.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include "mlp_cuda_kernels.h"
 
 namespace mlp {
 namespace {
@@ -9,10 +9,13 @@ namespace {
 constexpr unsigned kThreads = 256;
 
 unsigned BlocksFor(size_t count) {
-  return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>((count + kThreads - 1) / kThreads, 1 << 16)));
+  return static_cast<unsigned>(
+      std::max<size_t>(1, std::min<size_t>((count + kThreads - 1) / kThreads, 1 << 16)));
 }
 
-__device__ size_t FirstIndex() { return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; }
+__device__ size_t FirstIndex() {
+  return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+}
 __device__ size_t Stride() { return static_cast<size_t>(gridDim.x) * blockDim.x; }
 
 __global__ void BiasActivationKernel(float* out, const float* bias, size_t rows, size_t cols,
@@ -111,13 +114,13 @@ cudaError_t EnqueueBiasActivation(float* out, const float* bias, size_t rows, si
                                   bool relu, cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
   BiasActivationKernel<<<BlocksFor(rows * cols), kThreads, 0, stream>>>(out, bias, rows, cols,
-                                                                          relu);
+                                                                        relu);
   return cudaGetLastError();
 }
 
 cudaError_t EnqueueSoftmaxCrossEntropy(const float* logits, const int32_t* labels, size_t rows,
-                                       size_t classes, double scale, float* dlogits,
-                                       double* losses, int32_t* correct, cudaStream_t stream) {
+                                       size_t classes, double scale, float* dlogits, double* losses,
+                                       int32_t* correct, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   SoftmaxCrossEntropyKernel<<<BlocksFor(rows), kThreads, 0, stream>>>(
       logits, labels, rows, classes, scale, dlogits, losses, correct);

@@ -1,7 +1,7 @@
 // mlp_cuda_kernels.h -- the element-wise parts of the CUDA MLP (the matrix products are cuBLAS's):
 // bias and ReLU after a layer's product, softmax cross-entropy on the logits and the batch's
-// totals, the ReLU's gate on the way back, and the gather of a batch's records. Each enqueues on `stream` and returns the
-// launch error.
+// totals, the ReLU's gate on the way back, and the gather of a batch's records. Each enqueues on
+// `stream` and returns the launch error.
 #ifndef COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
 #define COHORT_PLUGINS_MLP_CUDA_MLP_CUDA_KERNELS_H_
 
@@ -21,8 +21,8 @@ cudaError_t EnqueueBiasActivation(float* out, const float* bias, size_t rows, si
 // logit is the label, and dlogits[r][j] = (softmax_j - onehot_j) * scale. A label outside
 // [0, classes) gives a NaN loss.
 cudaError_t EnqueueSoftmaxCrossEntropy(const float* logits, const int32_t* labels, size_t rows,
-                                       size_t classes, double scale, float* dlogits,
-                                       double* losses, int32_t* correct, cudaStream_t stream);
+                                       size_t classes, double scale, float* dlogits, double* losses,
+                                       int32_t* correct, cudaStream_t stream);
 
 // What EnqueueBatchTotals writes, by index into `totals`.
 inline constexpr size_t kLossSum = 0;   // the losses' sum, added in record order

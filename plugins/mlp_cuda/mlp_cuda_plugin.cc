@@ -122,7 +122,7 @@ class MlpCudaModel : public cohort::Model {
   std::vector<LayerParams> params_;          // device views of tensors_' data
   std::vector<LayerGrads> grads_;            // device views of tensors_' gradients
   BatchInput input_;                         // the current batch, on the host
-  std::unique_ptr<DeviceDataset> on_device_training_;    // see OnTheDevice
+  std::unique_ptr<DeviceDataset> on_device_training_;  // see OnTheDevice
   std::unique_ptr<DeviceDataset> on_device_validation_;
 };
 

@@ -19,7 +19,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +31,10 @@ struct cohort_model {
   cohort_host* host;
   cohort_tensor_view x;
   uint64_t batches_trained;
-  double nan_batch; /* 0: never */
-  double nan_rank;  /* < 0: every rank */
-  double hang_batch; /* 0: never */
-  double hang_rank;  /* < 0: every rank */
+  double nan_batch;           /* 0: never */
+  double nan_rank;            /* < 0: every rank */
+  double hang_batch;          /* 0: never */
+  double hang_rank;           /* < 0: every rank */
   double float32_loss_offset; /* 0: the loss is reported in double */
   double device_metrics;      /* non-zero: the training loss goes through metric_add_device */
   double reported_loss;       /* what metric_add_device points at */
@@ -47,13 +46,15 @@ static int chosen(double at_batch, double at_rank, uint64_t batch, double rank) 
 }
 
 /* `*out` = the double hyperparameter `name`, left alone when it is absent. */
-static cohort_error* optional_double(const cohort_host_api* api, cohort_host* host, const char* name, double* out) {
+static cohort_error* optional_double(const cohort_host_api* api, cohort_host* host,
+                                     const char* name, double* out) {
   const size_t len = strlen(name);
   if (api->hparam_type(host, name, len) == COHORT_HPARAM_ABSENT) return NULL;
   return api->hparam_double(host, name, len, out);
 }
 
-static cohort_error* fail(const cohort_host_api* api, cohort_status_code code, const char* message) {
+static cohort_error* fail(const cohort_host_api* api, cohort_status_code code,
+                          const char* message) {
   return api->error_create(code, message, strlen(message));
 }
 
@@ -68,10 +69,14 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
   m->nan_rank = -1.0;
   m->hang_rank = -1.0;
   cohort_error* hparam_error = optional_double(api, args->host, "init", &init);
-  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "nan_batch", &m->nan_batch);
-  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "nan_rank", &m->nan_rank);
-  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "hang_batch", &m->hang_batch);
-  if (hparam_error == NULL) hparam_error = optional_double(api, args->host, "hang_rank", &m->hang_rank);
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "nan_batch", &m->nan_batch);
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "nan_rank", &m->nan_rank);
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "hang_batch", &m->hang_batch);
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "hang_rank", &m->hang_rank);
   if (hparam_error == NULL) {
     hparam_error = optional_double(api, args->host, "float32_loss_offset", &m->float32_loss_offset);
   }
@@ -121,7 +126,8 @@ static double loss_and_grad(const cohort_model* m, const cohort_batch* batch, fl
       const double d = (double)x[j] - (double)(r % 5 + (uint64_t)j);
       loss += 0.5 * d * d;
 #ifdef COHORT_TEST_DEFECT_WRONG_GRADIENT
-      if (grad != NULL) grad[j] += (float)(2.0 * d / (double)batch->record_count); /* twice too big */
+      if (grad != NULL)
+        grad[j] += (float)(2.0 * d / (double)batch->record_count); /* twice too big */
 #else
       if (grad != NULL) grad[j] += (float)(d / (double)batch->record_count);
 #endif
@@ -136,10 +142,13 @@ static double loss_and_grad(const cohort_model* m, const cohort_batch* batch, fl
 /* A plugin bug: a store through NULL, so the process running it dies with SIGSEGV (kept out of
  * the sanitizers' reach so they do not turn the crash into a report and an exit code). */
 static int* volatile nowhere = NULL; /* volatile: the compiler cannot see it is NULL */
-__attribute__((noinline, no_sanitize("address", "undefined"))) static void crash(void) { *nowhere = 1; }
+__attribute__((noinline, no_sanitize("address", "undefined"))) static void crash(void) {
+  *nowhere = 1;
+}
 #endif
 
-static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, cohort_metrics* metrics) {
+static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch,
+                                 cohort_metrics* metrics) {
 #ifdef COHORT_TEST_DEFECT_CRASH_IN_TRAIN
   crash();
 #endif
@@ -166,7 +175,8 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch, coh
 #endif
 }
 
-static cohort_error* evaluate_batch(cohort_model* m, const cohort_batch* batch, cohort_metrics* metrics) {
+static cohort_error* evaluate_batch(cohort_model* m, const cohort_batch* batch,
+                                    cohort_metrics* metrics) {
   const double loss = loss_and_grad(m, batch, NULL);
   return m->api->metric_add(metrics, "loss", 4, loss, batch->record_count, COHORT_REDUCE_MEAN);
 }

@@ -5,7 +5,6 @@
 // 0.5 * |w - t_r|^2. Hyperparameter "throw_in_train" picks what train_batch throws:
 // "cohort" (cohort::Error NOT_FOUND), "std" (std::runtime_error), "other" (an int), or nothing.
 #include <cohort/plugin.hpp>
-
 #include <stdexcept>
 #include <string>
 

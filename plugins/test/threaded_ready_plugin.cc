@@ -6,7 +6,6 @@
 // thread k, which calls gradients_ready for it; the threads are joined before train_batch
 // returns.
 #include <cohort/plugin.hpp>
-
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -40,7 +39,8 @@ class ThreadedReadyModel : public cohort::Model {
         const double n = static_cast<double>(batch.size());
         for (uint64_t i = 0; i < batch.size(); ++i) {
           for (uint64_t j = 0; j < kElements; ++j) {
-            const double d = value[j] - static_cast<double>(batch[i] + static_cast<uint64_t>(k) + j);
+            const double d =
+                value[j] - static_cast<double>(batch[i] + static_cast<uint64_t>(k) + j);
             losses[static_cast<size_t>(k)] += 0.5 * d * d / n;
             grad[j] += static_cast<float>(d / n);
           }

@@ -9,7 +9,7 @@
 namespace torch_gpt {
 
 inline constexpr char kDefaultText[] =
-R"text(THE TOWN OF WRENMOUTH
+    R"text(THE TOWN OF WRENMOUTH
 
 Wrenmouth is a small town at the mouth of a river, where the river meets the sea. The town has
 one long street by the water, a stone quay, a fish market, a chapel with a green roof, and a
@@ -58,7 +58,7 @@ by noon.
 Sunday. Wind calm. Sea calm. Fog in the morning. No boats went out until the fog lifted. Four boats
 went out at noon and four came home at dusk.
 )text"
-R"text(
+    R"text(
 THE BOATS OF WRENMOUTH
 
 The Marigold is a small fishing boat with a red hull and one mast. She carries a crew of three.
@@ -123,7 +123,7 @@ When the swell comes before the wind, the wind will be strong.
 When the sea smells of weed at the quay, the tide is low.
 When the hills across the bay look near and sharp, rain is coming.
 )text"
-R"text(
+    R"text(
 THE LIGHTHOUSE
 
 The lighthouse stands on the point, at the end of a long path over the rocks. It is white, with a
@@ -170,7 +170,7 @@ came down to the quay to meet her.
 After that day the crew of the Good Hope always looked at the glass before they went out. And the
 harbour master never had to tell them twice.
 )text"
-R"text(
+    R"text(
 MARKET DAY
 
 On Saturday there is a market on the quay. The stalls are set up at seven in the morning and they
@@ -212,7 +212,7 @@ goes out at all. The crews mend their gear in the sheds by the slip, and the tow
 spring. But on a clear winter morning, when the wind is from the north and the sea is flat, the
 boats go out again, and the town is awake before the sun.
 )text"
-R"text(
+    R"text(
 THE FERRY
 
 The Otter crosses the river six times a day. She leaves the town side at eight, at ten, and at
@@ -266,7 +266,7 @@ By eleven they have hauled all forty pots. They have twenty crabs and six lobste
 fair catch. They turn for home. The wind is behind them now, and the Marigold runs fast towards
 the harbour. By noon they are back on the quay, and the catch is on the fish stall before one.
 )text"
-R"text(
+    R"text(
 THE HARBOUR MASTER
 
 The harbour master of Wrenmouth is called Peter Vane. His office is a small stone house at the
@@ -303,7 +303,7 @@ has sailed round the world three times, and I think that he is telling the truth
 Your loving son,
 Robert
 )text"
-R"text(
+    R"text(
 QUESTIONS AND ANSWERS
 
 Where is Wrenmouth? Wrenmouth is at the mouth of a river, where the river meets the sea.

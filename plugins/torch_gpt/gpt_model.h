@@ -69,8 +69,8 @@ inline void Validate(const GptOptions& options) {
   check(options.embedding >= 1 && options.embedding <= 8192,
         "embedding: expected 1 .. 8192; got " + std::to_string(options.embedding));
   check(options.heads >= 1 && options.embedding % options.heads == 0,
-        "heads: expected a divisor of embedding (" + std::to_string(options.embedding) +
-            "); got " + std::to_string(options.heads));
+        "heads: expected a divisor of embedding (" + std::to_string(options.embedding) + "); got " +
+            std::to_string(options.heads));
   check(options.layers >= 1 && options.layers <= 64,
         "layers: expected 1 .. 64; got " + std::to_string(options.layers));
 }
@@ -84,11 +84,10 @@ class Corpus {
   Corpus(std::string_view text, int64_t context, const std::string& source) : context_(context) {
     const uint64_t least = 10 * static_cast<uint64_t>(context + 1);
     if (text.size() < least) {
-      throw cohort::Error(
-          COHORT_STATUS_INVALID_ARGUMENT,
-          source + " holds " + std::to_string(text.size()) + " bytes; context " +
-              std::to_string(context) + " needs at least 10 x (context + 1) = " +
-              std::to_string(least) + " (the last 10% is the validation split)");
+      throw cohort::Error(COHORT_STATUS_INVALID_ARGUMENT,
+                          source + " holds " + std::to_string(text.size()) + " bytes; context " +
+                              std::to_string(context) + " needs at least 10 x (context + 1) = " +
+                              std::to_string(least) + " (the last 10% is the validation split)");
     }
     std::array<bool, 256> seen{};
     for (char c : text) seen[static_cast<unsigned char>(c)] = true;
@@ -123,13 +122,12 @@ class Corpus {
     starts.reserve(records.size());
     for (uint64_t r : records) {
       if (r >= count) {
-        throw cohort::Error(COHORT_STATUS_OUT_OF_RANGE,
-                            "record " + std::to_string(r) + " is past the split's " +
-                                std::to_string(count) + " records");
+        throw cohort::Error(COHORT_STATUS_OUT_OF_RANGE, "record " + std::to_string(r) +
+                                                            " is past the split's " +
+                                                            std::to_string(count) + " records");
       }
-      starts.push_back(static_cast<int64_t>(split == COHORT_SPLIT_TRAINING
-                                                ? r
-                                                : training_end_ + r * context_));
+      starts.push_back(
+          static_cast<int64_t>(split == COHORT_SPLIT_TRAINING ? r : training_end_ + r * context_));
     }
     const torch::Tensor offsets = torch::arange(context_ + 1, torch::kInt64);
     return tokens_.index({torch::tensor(starts, torch::kInt64).unsqueeze(1) + offsets});
@@ -180,8 +178,8 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
     // (3, batch, heads, time, width): queries, keys and values of every head.
     const torch::Tensor qkv =
         qkv_->forward(x).view({batch, time, 3, heads_, width}).permute({2, 0, 3, 1, 4});
-    const torch::Tensor scores = torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) /
-                                 std::sqrt(static_cast<double>(width));
+    const torch::Tensor scores =
+        torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(width));
     // -inf above the diagonal: a float mask made here, never a module buffer.
     const torch::Tensor mask =
         torch::full({time, time}, -std::numeric_limits<float>::infinity(), x.options()).triu(1);

@@ -65,13 +65,13 @@ class TorchGpt : public cohort::Model {
         threads_(SetThreads(host)),
         options_(ReadOptions(host)),
         corpus_(ReadCorpus(host, options_.context)),
-        network_(torch_gpt::MakeGpt(options_, corpus_.vocabulary_size(),
-                                    host.context().trial_seed)),
+        network_(
+            torch_gpt::MakeGpt(options_, corpus_.vocabulary_size(), host.context().trial_seed)),
         module_(host, *network_) {
     host.info("torch_gpt: " + std::to_string(corpus_.vocabulary_size()) + " characters, " +
               std::to_string(corpus_.records(COHORT_SPLIT_TRAINING)) + " training and " +
-              std::to_string(corpus_.records(COHORT_SPLIT_VALIDATION)) +
-              " validation records, " + std::to_string(threads_) + " thread(s)");
+              std::to_string(corpus_.records(COHORT_SPLIT_VALIDATION)) + " validation records, " +
+              std::to_string(threads_) + " thread(s)");
   }
 
   uint64_t dataset_size(cohort_split split) override { return corpus_.records(split); }

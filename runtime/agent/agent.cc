@@ -62,11 +62,9 @@ void Agent::Log(absl::string_view line) {
 
 absl::Status Agent::Run() {
   absl::StatusOr<std::unique_ptr<OrchestratorConnection>> connection =
-      OrchestratorConnection::Connect(options_.orchestrator, options_.agent_id,
-                                      [this](absl::string_view why) {
-                                        Log(absl::StrCat("dropped ", why));
-                                      },
-                                      options_.curve);
+      OrchestratorConnection::Connect(
+          options_.orchestrator, options_.agent_id,
+          [this](absl::string_view why) { Log(absl::StrCat("dropped ", why)); }, options_.curve);
   if (!connection.ok()) return connection.status();
   connection_ = *std::move(connection);
 
@@ -176,8 +174,8 @@ uint64_t Agent::Send(const ControlMessage& message, uint64_t correlation_id) {
 }
 
 void Agent::SendHello() {
-  AgentHello hello{options_.agent_id, options_.cohort_version, options_.hostname,
-                   table_.slots(), table_.Entries()};
+  AgentHello hello{options_.agent_id, options_.cohort_version, options_.hostname, table_.slots(),
+                   table_.Entries()};
   hello_id_ = Send(hello);
   last_hello_ = SystemClock().MonotonicSeconds();
 }
@@ -236,9 +234,9 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
     return;
   }
   absl::Status admitted = Forgotten(start.task_id) || runs_.count(start.task_id) != 0
-                             ? absl::AlreadyExistsError(absl::StrCat(
-                                   "task ", start.task_id, " has already run on this agent"))
-                             : table_.Admit(start);
+                              ? absl::AlreadyExistsError(absl::StrCat(
+                                    "task ", start.task_id, " has already run on this agent"))
+                              : table_.Admit(start);
   if (!admitted.ok()) {
     Log(absl::StrCat("refused ", DescribeControlMessage(start), ": ", admitted.message()));
     Send(ErrorReplyFor(admitted), message_id);
@@ -255,8 +253,8 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
 
 void Agent::HandleKillTask(uint64_t message_id, const KillTask& kill) {
   if (table_.Find(kill.task_id) == nullptr && !Forgotten(kill.task_id)) {
-    Send(ErrorReplyFor(absl::NotFoundError(
-             absl::StrCat("task ", kill.task_id, " is not on this agent"))),
+    Send(ErrorReplyFor(
+             absl::NotFoundError(absl::StrCat("task ", kill.task_id, " is not on this agent"))),
          message_id);
     return;
   }
@@ -309,7 +307,7 @@ void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
   if (error.code == ControlErrorCode::kNotRegistered) {
     if (registered_) Log("the orchestrator does not know this agent: registering again");
     registered_ = false;
-    orchestrator_minor_ = 0;  // it may be another orchestrator now: its Ack will tell
+    orchestrator_minor_ = 0;          // it may be another orchestrator now: its Ack will tell
     if (hello_id_ == 0) SendHello();  // one registration at a time; the tick retries a lost one
     return;
   }

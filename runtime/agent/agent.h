@@ -72,13 +72,13 @@ inline constexpr uint32_t kShutdownGraceSeconds = 10;
 inline constexpr size_t kRememberedTaskIds = 1024;
 
 struct AgentOptions {
-  std::string orchestrator;    // the orchestrator's ROUTER endpoint
-  std::string agent_id;        // also the DEALER identity
+  std::string orchestrator;  // the orchestrator's ROUTER endpoint
+  std::string agent_id;      // also the DEALER identity
   std::string hostname;
   std::string cohort_version;
   std::vector<AgentSlot> slots;
-  std::string work_dir;        // tasks' run folders go in <work_dir>/tasks/<task_id>/
-  std::string executable;      // the `cohort` binary the workers run
+  std::string work_dir;    // tasks' run folders go in <work_dir>/tasks/<task_id>/
+  std::string executable;  // the `cohort` binary the workers run
   std::vector<std::string> base_environment;  // "KEY=VALUE", what every worker inherits
   // The address of this host that other agents' workers reach (Gloo binds and publishes it).
   std::string advertise_address = "127.0.0.1";
@@ -165,17 +165,17 @@ class Agent final : private TaskRun::Listener {
   std::map<uint64_t, LogBatcher> log_batchers_;
   std::vector<UnackedExit> unacked_exits_;
   std::deque<uint64_t> forgotten_task_ids_;  // the latest kRememberedTaskIds, oldest first
-  uint64_t hello_id_ = 0;  // the AgentHello waiting for its answer; 0 if none
+  uint64_t hello_id_ = 0;                    // the AgentHello waiting for its answer; 0 if none
   bool registered_ = false;
   // From the Ack of the latest AgentHello; 0 before it and after ErrorReply NotRegistered.
   uint16_t orchestrator_minor_ = 0;
-  double last_hello_ = 0;  // monotonic seconds
+  double last_hello_ = 0;             // monotonic seconds
   std::optional<double> last_heard_;  // monotonic seconds of the orchestrator's latest message
   double last_metrics_ = -1;          // monotonic seconds of the latest metrics page
   double last_gpu_sample_ = -1;       // monotonic seconds of the latest GPU readings
   // The GPU slots' readings (NVML); null when the agent offers no GPU slot.
   std::unique_ptr<GpuMonitor> gpu_monitor_;
-  int shutdown_requests_ = 0;  // signals and stop requests acted on
+  int shutdown_requests_ = 0;    // signals and stop requests acted on
   int stop_requests_taken_ = 0;  // of *options_.stop_requests
   bool stopping_loop_ = false;
 

@@ -43,9 +43,8 @@ std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot) {
                  static_cast<double>(task.exchanged_bytes), labels(task));
   }
   const auto gpu_labels = [&](const AgentMetricsSnapshot::Gpu& gpu) {
-    return PrometheusText::Labels{{"agent", snapshot.agent_id},
-                                  {"gpu", absl::StrCat(gpu.gpu)},
-                                  {"model", gpu.model}};
+    return PrometheusText::Labels{
+        {"agent", snapshot.agent_id}, {"gpu", absl::StrCat(gpu.gpu)}, {"model", gpu.model}};
   };
   for (const AgentMetricsSnapshot::Gpu& gpu : snapshot.gpus) {
     page.Gauge("cohort_agent_gpu_utilization_percent",

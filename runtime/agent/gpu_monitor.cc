@@ -36,9 +36,8 @@ std::vector<GpuReading> GpuMonitor::Take(const std::vector<RankAssignment>& rank
     auto latest = latest_.find(gpu);
     if (latest == latest_.end()) continue;
     Interval& interval = intervals_[gpu];
-    const double utilization = interval.readings > 0
-                                   ? interval.utilization_sum / interval.readings
-                                   : latest->second.utilization_percent;
+    const double utilization = interval.readings > 0 ? interval.utilization_sum / interval.readings
+                                                     : latest->second.utilization_percent;
     readings.push_back(GpuReading{rank.rank, gpu, slot.name, utilization,
                                   latest->second.memory_used, latest->second.memory_total});
     interval = Interval{};

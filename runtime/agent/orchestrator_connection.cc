@@ -22,10 +22,10 @@ absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::
     const std::string& endpoint, const std::string& agent_id, DroppedHandler on_dropped,
     const std::optional<CurveClientConfig>& curve) {
   if (AgentIdProblem(agent_id)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "agent id '", absl::CHexEscape(agent_id),
-        "' must be 1 to 255 bytes of printable text (no line breaks or other control "
-        "characters)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("agent id '", absl::CHexEscape(agent_id),
+                     "' must be 1 to 255 bytes of printable text (no line breaks or other control "
+                     "characters)"));
   }
   if (!on_dropped) on_dropped = PrintDroppedControl;
   try {
@@ -59,7 +59,8 @@ OrchestratorConnection::OrchestratorConnection(std::string endpoint, std::string
 absl::StatusOr<uint64_t> OrchestratorConnection::Send(const ControlMessage& message,
                                                       uint64_t correlation_id) {
   const uint64_t id = ++last_message_id_;
-  const std::string bytes = EncodeControlMessage(ControlHeader{id, correlation_id, agent_id_}, message);
+  const std::string bytes =
+      EncodeControlMessage(ControlHeader{id, correlation_id, agent_id_}, message);
   try {
     if (socket_.send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return id;
     return absl::UnavailableError(absl::StrCat("the queue to the orchestrator is full; ",

@@ -27,7 +27,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "absl/status/statusor.h"

@@ -5,7 +5,8 @@ namespace cohort {
 std::optional<ControlMessage> KnownAtMinor(const ControlMessage& message, uint16_t minor) {
   // An older orchestrator would take a restored checkpoint for one just written.
   if (const auto* checkpoint = std::get_if<TaskCheckpointReport>(&message);
-      checkpoint != nullptr && checkpoint->restored && minor < kControlMinorWithRestoredCheckpoints) {
+      checkpoint != nullptr && checkpoint->restored &&
+      minor < kControlMinorWithRestoredCheckpoints) {
     return std::nullopt;
   }
   if (minor >= kControlMinorWithProgress) return message;

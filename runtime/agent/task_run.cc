@@ -59,7 +59,8 @@ absl::Status TaskRun::Prepare(const TaskRunSetup& setup) {
   const std::string run_dir = TaskFolder(setup.work_dir, task_.task_id);
   std::error_code error;
   std::filesystem::create_directories(run_dir, error);
-  if (error) return absl::InternalError(absl::StrCat("cannot create ", run_dir, ": ", error.message()));
+  if (error)
+    return absl::InternalError(absl::StrCat("cannot create ", run_dir, ": ", error.message()));
   std::string config = task_.worker.config_yaml;
   if (config.empty()) {
     absl::StatusOr<std::string> read = ReadWholeFile(task_.worker.config_path);
@@ -93,10 +94,13 @@ absl::Status TaskRun::Prepare(const TaskRunSetup& setup) {
 
 void TaskRun::SpawnAll(const TaskRunSetup& setup) {
   const std::string run_dir = TaskFolder(setup.work_dir, task_.task_id);
-  TaskPlaces places{setup.executable, run_dir, hub_->endpoint(),
+  TaskPlaces places{setup.executable,
+                    run_dir,
+                    hub_->endpoint(),
                     task_.worker.checkpoint_root.empty() ? run_dir + "/checkpoints"
                                                          : task_.worker.checkpoint_root,
-                    setup.advertise_address, setup.agent_curve};
+                    setup.advertise_address,
+                    setup.agent_curve};
   for (const RankAssignment& assignment : task_.ranks) {
     auto rank = std::make_unique<Rank>();
     rank->run = this;
@@ -163,7 +167,8 @@ absl::Status TaskRun::Spawn(Rank& rank, const WorkerInvocation& invocation) {
   std::vector<char*> argv, env;
   for (const std::string& arg : invocation.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  for (const std::string& entry : invocation.environment) env.push_back(const_cast<char*>(entry.c_str()));
+  for (const std::string& entry : invocation.environment)
+    env.push_back(const_cast<char*>(entry.c_str()));
   env.push_back(nullptr);
   uv_stdio_container_t stdio[3];
   stdio[0].flags = UV_IGNORE;
@@ -311,7 +316,8 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
         rank->peer = peer;
         if (rank->running) rank->unstamped_beat = hello->batches_trained;
         // A stop asked before this worker could hear it.
-        if (state_ == TaskState::kStopping) hub_->Send(peer, StopCommand{stop_reason_}).IgnoreError();
+        if (state_ == TaskState::kStopping)
+          hub_->Send(peer, StopCommand{stop_reason_}).IgnoreError();
       }
       hellos += rank->said_hello ? 1 : 0;
     }
@@ -324,15 +330,21 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
       forwarded.report.gpus = gpu_readings_(task_.ranks);
       // Named when the GPUs become unbalanced, not at every report while they stay so.
       const std::optional<std::string> unbalanced = GpuImbalance(forwarded.report.gpus);
-      if (unbalanced && !gpus_unbalanced_) AgentLine(*ranks_.front(), absl::StrCat("warning: ", *unbalanced));
+      if (unbalanced && !gpus_unbalanced_)
+        AgentLine(*ranks_.front(), absl::StrCat("warning: ", *unbalanced));
       gpus_unbalanced_ = unbalanced.has_value();
     }
     exchanged_bytes_ += metrics->exchanged_bytes;
     listener_.OnTaskReport(std::move(forwarded));
   } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {
-    listener_.OnTaskReport(TaskCheckpointReport{task_.task_id, task_.trial_id, checkpoint->id,
-                                                checkpoint->batches, checkpoint->records,
-                                                checkpoint->bytes, {}, checkpoint->restored});
+    listener_.OnTaskReport(TaskCheckpointReport{task_.task_id,
+                                                task_.trial_id,
+                                                checkpoint->id,
+                                                checkpoint->batches,
+                                                checkpoint->records,
+                                                checkpoint->bytes,
+                                                {},
+                                                checkpoint->restored});
   } else if (const auto* progress = std::get_if<ProgressReport>(&message)) {
     ProgressReport kept = *progress;
     kept.trial_id = task_.trial_id;

@@ -209,7 +209,7 @@ class TaskRun {
   uint64_t exchanged_bytes_ = 0;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::unique_ptr<WorkerHub> hub_;
-  uv_poll_t hub_poll_;      // watches hub_'s notification fd while hub_watched_
+  uv_poll_t hub_poll_;  // watches hub_'s notification fd while hub_watched_
   bool hub_watched_ = false;
   RendezvousService rendezvous_;
   int log_fd_ = -1;  // <run folder>/log.txt

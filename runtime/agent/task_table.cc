@@ -26,9 +26,9 @@ absl::Status CheckShape(const StartTask& task) {
           absl::StrCat(what, "rank ", r.rank, " is not below the world size ", task.world_size));
     }
     if (r.local_rank >= task.ranks.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, "local rank ", r.local_rank, " is not below the ", task.ranks.size(),
-          " ranks on this agent"));
+      return absl::InvalidArgumentError(absl::StrCat(what, "local rank ", r.local_rank,
+                                                     " is not below the ", task.ranks.size(),
+                                                     " ranks on this agent"));
     }
     if (!ranks.insert(r.rank).second) {
       return absl::InvalidArgumentError(absl::StrCat(what, "rank ", r.rank, " is listed twice"));
@@ -45,15 +45,15 @@ absl::Status CheckShape(const StartTask& task) {
   const bool spans_agents = task.world_size > task.ranks.size() || task.cross_size > 1;
   if (!spans_agents) return absl::OkStatus();
   if (task.cross_size <= 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, "the world size ", task.world_size, " exceeds the ", task.ranks.size(),
-        " ranks on this agent, but cross_size ", task.cross_size,
-        " says no other agent runs the rest"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, "the world size ", task.world_size, " exceeds the ", task.ranks.size(),
+                     " ranks on this agent, but cross_size ", task.cross_size,
+                     " says no other agent runs the rest"));
   }
   if (task.rendezvous.endpoint.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, "a task spanning ", task.cross_size,
-        " agents needs a rendezvous endpoint where its ranks meet"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, "a task spanning ", task.cross_size,
+                     " agents needs a rendezvous endpoint where its ranks meet"));
   }
   if (task.cross_rank >= task.cross_size) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -72,21 +72,20 @@ std::vector<AgentSlot> CpuSlots(uint32_t count) {
 
 absl::Status TaskTable::Admit(const StartTask& task) {
   if (const TaskEntry* held = Find(task.task_id)) {
-    return absl::AlreadyExistsError(absl::StrCat("task ", task.task_id, " is already on this agent (",
-                                                 TaskStateName(held->state), ")"));
+    return absl::AlreadyExistsError(absl::StrCat(
+        "task ", task.task_id, " is already on this agent (", TaskStateName(held->state), ")"));
   }
   if (absl::Status shape = CheckShape(task); !shape.ok()) return shape;
   TaskEntry entry{task.task_id, task.trial_id, task.experiment_id, TaskState::kPending, {}, {}};
   for (const RankAssignment& r : task.ranks) {
     if (Slot(r.slot_index) == nullptr) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "task ", task.task_id, ": slot ", r.slot_index, " does not exist (this agent has ",
-          slots_.size(), " slots)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("task ", task.task_id, ": slot ", r.slot_index,
+                       " does not exist (this agent has ", slots_.size(), " slots)"));
     }
     if (const TaskEntry* holder = Holder(r.slot_index)) {
-      return absl::ResourceExhaustedError(absl::StrCat("task ", task.task_id, ": slot ",
-                                                       r.slot_index, " is busy with task ",
-                                                       holder->task_id));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "task ", task.task_id, ": slot ", r.slot_index, " is busy with task ", holder->task_id));
     }
     entry.slots.push_back(r.slot_index);
     entry.ranks.push_back(r.rank);
@@ -151,11 +150,20 @@ std::vector<uint64_t> TaskTable::LiveTaskIds() const {
 ErrorReply ErrorReplyFor(const absl::Status& status) {
   ControlErrorCode code = ControlErrorCode::kUnspecified;
   switch (status.code()) {
-    case absl::StatusCode::kAlreadyExists: code = ControlErrorCode::kDuplicateTask; break;
-    case absl::StatusCode::kResourceExhausted: code = ControlErrorCode::kSlotUnavailable; break;
-    case absl::StatusCode::kNotFound: code = ControlErrorCode::kUnknownTask; break;
-    case absl::StatusCode::kInvalidArgument: code = ControlErrorCode::kInvalidRequest; break;
-    default: break;
+    case absl::StatusCode::kAlreadyExists:
+      code = ControlErrorCode::kDuplicateTask;
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      code = ControlErrorCode::kSlotUnavailable;
+      break;
+    case absl::StatusCode::kNotFound:
+      code = ControlErrorCode::kUnknownTask;
+      break;
+    case absl::StatusCode::kInvalidArgument:
+      code = ControlErrorCode::kInvalidRequest;
+      break;
+    default:
+      break;
   }
   return ErrorReply{code, std::string(status.message())};
 }

@@ -14,19 +14,27 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
                                      const AgentSlot& slot, const TaskPlaces& places,
                                      const std::vector<std::string>& base_environment) {
   WorkerInvocation invocation;
-  invocation.argv = {places.executable, "worker",
-                     "--run-dir", places.run_dir,
-                     "--plugin", task.worker.plugin_path,
-                     "--trial-id", absl::StrCat(task.trial_id),
-                     "--rank", absl::StrCat(rank.rank),
-                     "--size", absl::StrCat(task.world_size),
-                     "--attempt", absl::StrCat(task.attempt),
-                     "--endpoint", places.endpoint,
-                     "--checkpoint-root", places.checkpoint_root};
+  invocation.argv = {places.executable,
+                     "worker",
+                     "--run-dir",
+                     places.run_dir,
+                     "--plugin",
+                     task.worker.plugin_path,
+                     "--trial-id",
+                     absl::StrCat(task.trial_id),
+                     "--rank",
+                     absl::StrCat(rank.rank),
+                     "--size",
+                     absl::StrCat(task.world_size),
+                     "--attempt",
+                     absl::StrCat(task.attempt),
+                     "--endpoint",
+                     places.endpoint,
+                     "--checkpoint-root",
+                     places.checkpoint_root};
   if (!task.rendezvous.endpoint.empty()) {
-    invocation.argv.insert(invocation.argv.end(),
-                           {"--rendezvous", task.rendezvous.endpoint,
-                            "--rendezvous-prefix", task.rendezvous.prefix});
+    invocation.argv.insert(invocation.argv.end(), {"--rendezvous", task.rendezvous.endpoint,
+                                                   "--rendezvous-prefix", task.rendezvous.prefix});
   }
   if (!task.worker.resume_checkpoint_id.empty()) {
     invocation.argv.insert(invocation.argv.end(), {"--resume", task.worker.resume_checkpoint_id});
@@ -41,8 +49,8 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
   variables["COHORT_LOCAL_RANK"] = absl::StrCat(rank.local_rank);
   variables["COHORT_SIZE"] = absl::StrCat(task.world_size);
   variables["COHORT_TASK_ID"] = absl::StrCat(task.task_id);
-  for (const char* name : {kRendezvousServerKeyVariable, kRendezvousPublicKeyVariable,
-                           kRendezvousSecretKeyVariable}) {
+  for (const char* name :
+       {kRendezvousServerKeyVariable, kRendezvousPublicKeyVariable, kRendezvousSecretKeyVariable}) {
     variables.erase(name);
   }
   if (!task.rendezvous.endpoint.empty() && places.agent_curve) {

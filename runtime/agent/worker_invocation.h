@@ -1,6 +1,7 @@
 // WorkerInvocation: the command line and environment of one rank's worker process, as the agent
-// spawns it for a StartTask: `cohort worker` with the arguments harness/cohort/commands/worker_command.cc
-// reads, and the environment the agent inherited plus the rank's variables.
+// spawns it for a StartTask: `cohort worker` with the arguments
+// harness/cohort/commands/worker_command.cc reads, and the environment the agent inherited plus the
+// rank's variables.
 //
 //   WorkerInvocation worker = WorkerInvocationFor(start, start.ranks[0], *slot, places, environ);
 //   // worker.argv[0] is the executable; worker.environment holds "KEY=VALUE" strings.

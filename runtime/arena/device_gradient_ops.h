@@ -27,8 +27,7 @@ class DeviceGradientOps {
   // Enqueues grad[i] *= 1 / divisor over `count` elements of `dtype` (float32 or float64) at
   // `grad`: 1 / divisor computed in the dtype, each product rounded once, as the CPU does.
   // INVALID_ARGUMENT for another dtype or a divisor of 0.
-  virtual absl::Status Divide(void* grad, cohort_dtype dtype, uint64_t count,
-                              uint64_t divisor) = 0;
+  virtual absl::Status Divide(void* grad, cohort_dtype dtype, uint64_t count, uint64_t divisor) = 0;
 
   // Enqueues a check of `count` elements of `dtype` at `grad` for NaN or infinity; dtypes other
   // than float32 and float64 are not checked.

@@ -45,8 +45,8 @@ absl::StatusOr<void*> CpuMemory::Allocate(size_t bytes) {
   const size_t rounded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
   void* ptr = std::aligned_alloc(kArenaAlignment, rounded);
   if (ptr == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat("out of host memory allocating ", bytes,
-                                                     " bytes for a tensor arena"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of host memory allocating ", bytes, " bytes for a tensor arena"));
   }
   std::memset(ptr, 0, rounded);
   return ptr;
@@ -72,8 +72,8 @@ absl::Status CpuMemory::Zero(void* ptr, size_t bytes) {
 absl::StatusOr<DeviceMemory*> CpuOnlyMemoryProvider::For(cohort_device device) {
   if (absl::Status s = ValidateDevice(device); !s.ok()) return s;
   if (device.kind == COHORT_DEVICE_CPU) return &cpu_;
-  return absl::UnavailableError(
-      absl::StrCat("CUDA device ", device.ordinal, " requested, but this host serves CPU memory only"));
+  return absl::UnavailableError(absl::StrCat("CUDA device ", device.ordinal,
+                                             " requested, but this host serves CPU memory only"));
 }
 
 }  // namespace cohort

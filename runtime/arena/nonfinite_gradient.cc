@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cmath>
-
 #include <vector>
 
 #include "absl/strings/str_cat.h"

@@ -2,7 +2,8 @@
 // guard of `optimizations.nonfinite_gradients` (see docs/config.md).
 //
 //   absl::StatusOr<std::optional<NonFiniteGradient>> bad = FindNonFiniteGradient(arena, ops);
-//   if (bad.ok() && *bad) Log(DescribeNonFiniteGradient(arena, **bad));  // "tensor 'w1' element 17 is nan"
+//   if (bad.ok() && *bad) Log(DescribeNonFiniteGradient(arena, **bad));  // "tensor 'w1' element 17
+//   is nan"
 //
 // Blocks of another dtype are passed over. Thread-safety: reads the gradients; nothing may write
 // them meanwhile.

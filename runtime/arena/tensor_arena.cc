@@ -38,7 +38,8 @@ absl::Status Validate(const std::vector<TensorDescriptor>& specs, ArenaGradients
   absl::flat_hash_set<std::string> names;
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorDescriptor& s = specs[i];
-    if (s.name.empty()) return absl::InvalidArgumentError(absl::StrCat("tensor ", i, " has an empty name"));
+    if (s.name.empty())
+      return absl::InvalidArgumentError(absl::StrCat("tensor ", i, " has an empty name"));
     const std::string what = absl::StrCat("tensor ", i, " '", s.name, "'");
     if (!names.insert(s.name).second) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": the name is registered twice"));
@@ -65,9 +66,8 @@ absl::Status Validate(const std::vector<TensorDescriptor>& specs, ArenaGradients
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TensorArena>> TensorArena::Create(std::vector<TensorDescriptor> specs,
-                                                                 DeviceMemoryProvider& memory,
-                                                                 ArenaGradients gradients) {
+absl::StatusOr<std::unique_ptr<TensorArena>> TensorArena::Create(
+    std::vector<TensorDescriptor> specs, DeviceMemoryProvider& memory, ArenaGradients gradients) {
   if (absl::Status s = Validate(specs, gradients); !s.ok()) return s;
   std::unique_ptr<TensorArena> arena(new TensorArena());
   arena->gradients_ = gradients;
@@ -76,19 +76,20 @@ absl::StatusOr<std::unique_ptr<TensorArena>> TensorArena::Create(std::vector<Ten
   // Lay out: tensors in registration order, appended to their (device, dtype) block.
   for (const TensorDescriptor& s : specs) {
     size_t block = 0;
-    while (block < arena->blocks_.size() &&
-           !(SameDevice(arena->blocks_[block].device, s.device) && arena->blocks_[block].dtype == s.dtype)) {
+    while (block < arena->blocks_.size() && !(SameDevice(arena->blocks_[block].device, s.device) &&
+                                              arena->blocks_[block].dtype == s.dtype)) {
       ++block;
     }
     if (block == arena->blocks_.size()) {
       const size_t element_size = *DtypeSize(s.dtype);
       absl::StatusOr<DeviceMemory*> mem = memory.For(s.device);
       if (!mem.ok()) {
-        return absl::Status(mem.status().code(), absl::StrCat("tensor '", s.name, "' on ",
-                                                              DeviceName(s.device), ": ",
-                                                              mem.status().message()));
+        return absl::Status(mem.status().code(),
+                            absl::StrCat("tensor '", s.name, "' on ", DeviceName(s.device), ": ",
+                                         mem.status().message()));
       }
-      arena->blocks_.push_back(ArenaBlock{s.device, s.dtype, element_size, 0, nullptr, nullptr, *mem});
+      arena->blocks_.push_back(
+          ArenaBlock{s.device, s.dtype, element_size, 0, nullptr, nullptr, *mem});
     }
     ArenaBlock& b = arena->blocks_[block];
     const uint64_t per_line = kArenaAlignment / b.element_size;
@@ -134,7 +135,8 @@ void* TensorArena::grad(size_t tensor) const {
 absl::Status TensorArena::ZeroGradients() {
   for (ArenaBlock& b : blocks_) {
     if (b.grad == nullptr) continue;
-    if (absl::Status s = b.memory->Zero(b.grad, b.element_count * b.element_size); !s.ok()) return s;
+    if (absl::Status s = b.memory->Zero(b.grad, b.element_count * b.element_size); !s.ok())
+      return s;
   }
   return absl::OkStatus();
 }

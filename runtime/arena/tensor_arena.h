@@ -55,8 +55,8 @@ struct ArenaBlock {
 
 // Where one tensor lives.
 struct TensorPlacement {
-  size_t block;             // index into blocks()
-  uint64_t offset;          // first element within the block
+  size_t block;     // index into blocks()
+  uint64_t offset;  // first element within the block
   uint64_t element_count;
 };
 

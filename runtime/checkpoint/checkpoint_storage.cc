@@ -6,7 +6,8 @@
 
 namespace cohort {
 
-absl::StatusOr<CheckpointInfo> LatestCheckpoint(const CheckpointStorage& storage, uint64_t trial_id) {
+absl::StatusOr<CheckpointInfo> LatestCheckpoint(const CheckpointStorage& storage,
+                                                uint64_t trial_id) {
   absl::StatusOr<std::vector<CheckpointInfo>> all = storage.List();
   if (!all.ok()) return all.status();
   const auto newness = [](const CheckpointInfo& c) {

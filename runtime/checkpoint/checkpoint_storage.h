@@ -73,7 +73,8 @@ class CheckpointStorage {
 
 // The newest whole checkpoint of `trial_id`: most batches_trained, then latest created_unix_ms,
 // then greatest id. NOT_FOUND if the trial has none.
-absl::StatusOr<CheckpointInfo> LatestCheckpoint(const CheckpointStorage& storage, uint64_t trial_id);
+absl::StatusOr<CheckpointInfo> LatestCheckpoint(const CheckpointStorage& storage,
+                                                uint64_t trial_id);
 
 }  // namespace cohort
 

@@ -15,7 +15,8 @@ namespace {
 constexpr size_t kTrailerSize = 4;  // CRC-32C of the FlatBuffer, little-endian
 
 void AppendLittleEndian(uint32_t value, std::string& out) {
-  for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>((value >> shift) & 0xFF));
+  for (int shift = 0; shift < 32; shift += 8)
+    out.push_back(static_cast<char>((value >> shift) & 0xFF));
 }
 
 uint32_t ReadLittleEndian(absl::string_view bytes) {
@@ -62,16 +63,19 @@ std::string EncodeManifest(const CheckpointInfo& info) {
 }
 
 absl::StatusOr<CheckpointInfo> DecodeManifest(absl::string_view bytes) {
-  if (bytes.size() <= kTrailerSize) return Corrupt(absl::StrCat("is too short (", bytes.size(), " bytes)"));
+  if (bytes.size() <= kTrailerSize)
+    return Corrupt(absl::StrCat("is too short (", bytes.size(), " bytes)"));
   // A heap copy keeps the FlatBuffer's scalars aligned whatever `bytes` points into.
   const std::string buffer(bytes.substr(0, bytes.size() - kTrailerSize));
   const uint32_t stored = ReadLittleEndian(bytes.substr(buffer.size()));
   const uint32_t actual = Crc32c(buffer);
   if (stored != actual) {
-    return Corrupt(absl::StrFormat("checksum mismatch (recorded %08x, computed %08x)", stored, actual));
+    return Corrupt(
+        absl::StrFormat("checksum mismatch (recorded %08x, computed %08x)", stored, actual));
   }
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(buffer.data()), buffer.size());
-  if (!fbs::VerifyCheckpointManifestBuffer(verifier)) return Corrupt("is not a valid CKPT FlatBuffer");
+  if (!fbs::VerifyCheckpointManifestBuffer(verifier))
+    return Corrupt("is not a valid CKPT FlatBuffer");
   const fbs::CheckpointManifest& manifest = *fbs::GetCheckpointManifest(buffer.data());
 
   if (manifest.format_version() == 0) return Corrupt("has no format version");
@@ -99,7 +103,8 @@ absl::StatusOr<CheckpointInfo> DecodeManifest(absl::string_view bytes) {
       if (absl::Status valid = ValidateCheckpointFileName(entry.name); !valid.ok()) {
         return Corrupt(absl::StrCat("records ", valid.message()));
       }
-      if (!seen.insert(entry.name).second) return Corrupt(absl::StrCat("lists '", entry.name, "' twice"));
+      if (!seen.insert(entry.name).second)
+        return Corrupt(absl::StrCat("lists '", entry.name, "' twice"));
       info.files.push_back(std::move(entry));
     }
   }

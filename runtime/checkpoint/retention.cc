@@ -23,7 +23,8 @@ bool HasMetric(const CheckpointRecord* record) {
 template <class Order>
 void KeepFirst(Records records, uint32_t count, Order first, std::set<std::string>& kept) {
   const size_t n = std::min<size_t>(count, records.size());
-  std::partial_sort(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(n), records.end(), first);
+  std::partial_sort(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(n),
+                    records.end(), first);
   for (size_t i = 0; i < n; ++i) kept.insert(records[i]->id);
 }
 
@@ -48,7 +49,8 @@ std::vector<std::string> CheckpointsToDelete(const std::vector<CheckpointRecord>
   }
 
   std::set<std::string> kept;
-  for (const auto& [trial, records] : by_trial) KeepFirst(records, policy.save_trial_latest, Newer, kept);
+  for (const auto& [trial, records] : by_trial)
+    KeepFirst(records, policy.save_trial_latest, Newer, kept);
   for (const auto& [trial, records] : with_metric_by_trial) {
     KeepFirst(records, policy.save_trial_best, better, kept);
   }

@@ -115,8 +115,8 @@ absl::Status SharedFsStorage::FillFolder(const std::string& folder, CheckpointIn
     if (!written.ok()) return written;
     manifest.files.push_back({name, bytes.size(), Crc32c(bytes)});
   }
-  absl::Status written =
-      checkpoint_internal::WriteFileDurably(JoinPath(folder, kManifestFileName), EncodeManifest(manifest));
+  absl::Status written = checkpoint_internal::WriteFileDurably(JoinPath(folder, kManifestFileName),
+                                                               EncodeManifest(manifest));
   if (!written.ok()) return written;
   return checkpoint_internal::SyncFolder(folder);
 }
@@ -129,15 +129,16 @@ absl::StatusOr<Checkpoint> SharedFsStorage::Read(absl::string_view id) const {
   for (const CheckpointFileInfo& file : checkpoint.info.files) {
     const std::string context = absl::StrCat("checkpoint '", id, "' file '", file.name, "'");
     absl::StatusOr<std::string> bytes = ReadWholeFile(JoinPath(FolderOf(id), file.name));
-    if (!bytes.ok()) return absl::DataLossError(absl::StrCat(context, ": ", bytes.status().message()));
+    if (!bytes.ok())
+      return absl::DataLossError(absl::StrCat(context, ": ", bytes.status().message()));
     if (bytes->size() != file.size) {
       return absl::DataLossError(absl::StrCat(context, " has ", bytes->size(),
                                               " bytes; the manifest records ", file.size));
     }
     const uint32_t crc = Crc32c(*bytes);
     if (crc != file.crc32c) {
-      return absl::DataLossError(absl::StrFormat("%s fails its checksum (recorded %08x, computed %08x)",
-                                                 context, file.crc32c, crc));
+      return absl::DataLossError(absl::StrFormat(
+          "%s fails its checksum (recorded %08x, computed %08x)", context, file.crc32c, crc));
     }
     checkpoint.files.emplace(file.name, *std::move(bytes));
   }
@@ -187,7 +188,8 @@ absl::Status SharedFsStorage::Delete(absl::string_view id) {
   if (!staging.ok()) return staging.status();
   const std::string source = FolderOf(id);
   if (std::rename(source.c_str(), (*staging)->path().c_str()) != 0) {
-    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no checkpoint '", id, "' in ", Describe()));
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat("no checkpoint '", id, "' in ", Describe()));
     return PosixError(absl::StrCat("rename ", source, " to"), (*staging)->path(), errno);
   }
   if (absl::Status synced = checkpoint_internal::SyncFolder(root_); !synced.ok()) return synced;
@@ -218,7 +220,8 @@ absl::StatusOr<CheckpointInfo> SharedFsStorage::ReadWholeManifest(absl::string_v
   absl::StatusOr<CheckpointInfo> info = ReadManifest(id);
   if (!info.ok()) return info;
   for (const CheckpointFileInfo& file : info->files) {
-    absl::StatusOr<uint64_t> size = checkpoint_internal::RegularFileSize(JoinPath(FolderOf(id), file.name));
+    absl::StatusOr<uint64_t> size =
+        checkpoint_internal::RegularFileSize(JoinPath(FolderOf(id), file.name));
     if (!size.ok() || *size != file.size) {
       return absl::DataLossError(absl::StrCat("checkpoint '", id, "' file '", file.name,
                                               "' is missing or not of its recorded size"));

@@ -24,8 +24,7 @@ static_assert(static_cast<int>(ClientErrorCode::kUnschedulable) ==
 static_assert(static_cast<int>(TaskRowState::kStopping) ==
               static_cast<int>(wire::TaskRowState::MAX));
 // The union lists the messages in the variant's order, after NONE.
-static_assert(static_cast<size_t>(wire::ClientMessage::MAX) ==
-              std::variant_size_v<ClientMessage>);
+static_assert(static_cast<size_t>(wire::ClientMessage::MAX) == std::variant_size_v<ClientMessage>);
 
 // ---- encoding
 
@@ -119,13 +118,13 @@ struct MessageEncoder {
     return {wire::ClientMessage::ListAgents, wire::CreateListAgents(builder).Union()};
   }
   Message operator()(const TrialLogsRequest& m) const {
-    auto table = wire::CreateTrialLogsRequest(builder, m.trial_id, m.rank, m.after_sequence,
-                                              m.max_lines);
+    auto table =
+        wire::CreateTrialLogsRequest(builder, m.trial_id, m.rank, m.after_sequence, m.max_lines);
     return {wire::ClientMessage::TrialLogsRequest, table.Union()};
   }
   Message operator()(const ExperimentSubmitted& m) const {
-    auto table = wire::CreateExperimentSubmitted(builder, m.experiment_id,
-                                                 Texts(builder, m.warnings));
+    auto table =
+        wire::CreateExperimentSubmitted(builder, m.experiment_id, Texts(builder, m.warnings));
     return {wire::ClientMessage::ExperimentSubmitted, table.Union()};
   }
   Message operator()(const ExperimentList& m) const {
@@ -147,8 +146,8 @@ struct MessageEncoder {
     return {wire::ClientMessage::AgentTable, table.Union()};
   }
   Message operator()(const TrialLogs& m) const {
-    auto table = wire::CreateTrialLogs(builder, m.trial_id, EncodeAll(builder, m.lines),
-                                       m.trial_ended);
+    auto table =
+        wire::CreateTrialLogs(builder, m.trial_id, EncodeAll(builder, m.lines), m.trial_ended);
     return {wire::ClientMessage::TrialLogs, table.Union()};
   }
   Message operator()(const ClientAck&) const {
@@ -165,7 +164,8 @@ struct MessageEncoder {
 
 static_assert(KeepsVersionFieldsFirst<wire::ClientEnvelope>());
 
-constexpr EnvelopeProtocol kClientProtocol{"client", wire::ClientEnvelopeIdentifier,
+constexpr EnvelopeProtocol kClientProtocol{"client",
+                                           wire::ClientEnvelopeIdentifier,
                                            wire::VerifyClientEnvelopeBuffer,
                                            {kClientProtocolMajor, kClientProtocolMinor}};
 
@@ -173,8 +173,7 @@ absl::Status Invalid(absl::string_view what) { return MalformedMessage(kClientPr
 
 using Reader = EnvelopeTableReader;
 
-std::vector<std::string> Texts(
-    const flatbuffers::Vector<Offset<flatbuffers::String>>* list) {
+std::vector<std::string> Texts(const flatbuffers::Vector<Offset<flatbuffers::String>>* list) {
   std::vector<std::string> texts;
   if (list == nullptr) return texts;
   texts.reserve(list->size());
@@ -216,14 +215,17 @@ TaskRow Read(Reader& reader, const wire::TaskRow& t) {
 }
 
 AgentRow Read(Reader& reader, const wire::AgentRow& t) {
-  return {TextOf(t.agent_id()), TextOf(t.hostname()),          t.slots(),
-          t.busy_slots(),     t.connected(),               t.last_seen_unix_time(),
+  return {TextOf(t.agent_id()),
+          TextOf(t.hostname()),
+          t.slots(),
+          t.busy_slots(),
+          t.connected(),
+          t.last_seen_unix_time(),
           ReadScalars(reader, t.task_ids())};
 }
 
 TrialLogLine Read(Reader&, const wire::TrialLogLine& t) {
-  return {t.sequence(),      t.rank(),      t.attempt(),
-          t.stderr_stream(), t.unix_time(), TextOf(t.text())};
+  return {t.sequence(), t.rank(), t.attempt(), t.stderr_stream(), t.unix_time(), TextOf(t.text())};
 }
 
 TrialSummary Read(Reader& reader, const wire::TrialSummary& t);
@@ -262,9 +264,7 @@ SubmitExperiment Read(Reader&, const wire::SubmitExperiment& t) {
 
 ListExperiments Read(Reader&, const wire::ListExperiments&) { return {}; }
 
-DescribeExperiment Read(Reader&, const wire::DescribeExperiment& t) {
-  return {t.experiment_id()};
-}
+DescribeExperiment Read(Reader&, const wire::DescribeExperiment& t) { return {t.experiment_id()}; }
 
 KillExperiment Read(Reader&, const wire::KillExperiment& t) { return {t.experiment_id()}; }
 
@@ -289,11 +289,11 @@ ExperimentDescription Read(Reader& reader, const wire::ExperimentDescription& t)
           t.smaller_is_better(), ReadAll(reader, t.trials())};
 }
 
-TaskListing Read(Reader& reader, const wire::TaskListing& t) { return {ReadAll(reader, t.tasks())}; }
-
-AgentTable Read(Reader& reader, const wire::AgentTable& t) {
-  return {ReadAll(reader, t.agents())};
+TaskListing Read(Reader& reader, const wire::TaskListing& t) {
+  return {ReadAll(reader, t.tasks())};
 }
+
+AgentTable Read(Reader& reader, const wire::AgentTable& t) { return {ReadAll(reader, t.agents())}; }
 
 TrialLogs Read(Reader& reader, const wire::TrialLogs& t) {
   return {t.trial_id(), ReadAll(reader, t.lines()), t.trial_ended()};
@@ -382,8 +382,7 @@ std::string EncodeClientMessage(const ClientHeader& header, const ClientMessage&
 
 absl::StatusOr<DecodedClient> DecodeClientMessage(absl::string_view bytes) {
   std::vector<uint64_t> storage;
-  const absl::StatusOr<VerifiedEnvelope> verified =
-      VerifyEnvelope(kClientProtocol, bytes, storage);
+  const absl::StatusOr<VerifiedEnvelope> verified = VerifyEnvelope(kClientProtocol, bytes, storage);
   if (!verified.ok()) return verified.status();
   const wire::ClientEnvelope& envelope = *wire::GetClientEnvelope(verified->buffer);
   if (envelope.message() == nullptr) return Invalid("no message");
@@ -392,8 +391,7 @@ absl::StatusOr<DecodedClient> DecodeClientMessage(absl::string_view bytes) {
   if (envelope.message_id() == 0) return Invalid("message_id is 0");
   if (envelope.sender()->size() == 0) return Invalid("empty sender");
   return DecodedClient{{verified->sender.major, verified->sender.minor},
-                       {envelope.message_id(), envelope.correlation_id(),
-                        envelope.sender()->str()},
+                       {envelope.message_id(), envelope.correlation_id(), envelope.sender()->str()},
                        *std::move(message)};
 }
 

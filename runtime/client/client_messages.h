@@ -143,8 +143,8 @@ struct ExperimentSummary {
   uint64_t experiment_id = 0;
   std::string name;
   ExperimentState state = ExperimentState::kActive;
-  std::string searcher;        // single, grid, random, adaptive_asha
-  double progress = 0;         // 0..1, the searcher's
+  std::string searcher;  // single, grid, random, adaptive_asha
+  double progress = 0;   // 0..1, the searcher's
   uint32_t slots_per_trial = 0;
   uint32_t trials = 0;         // created so far
   uint32_t active_trials = 0;  // queued, running or paused
@@ -164,20 +164,20 @@ struct ExperimentList {
 };
 
 struct TrialSummary {
-  uint64_t trial_id = 0;       // unique in the orchestrator
-  uint64_t request_id = 0;     // the searcher's number for it within the experiment (1, 2, ...)
+  uint64_t trial_id = 0;    // unique in the orchestrator
+  uint64_t request_id = 0;  // the searcher's number for it within the experiment (1, 2, ...)
   TrialState state = TrialState::kQueued;
   std::string hyperparameters_json;  // the trial's values, a JSON object
   uint64_t batches_trained = 0;
   uint64_t target_batches = 0;  // what its current (or last) searcher operation asked
   uint32_t restarts = 0;
-  uint64_t task_id = 0;         // its current task; 0 when none
+  uint64_t task_id = 0;                       // its current task; 0 when none
   std::vector<NamedValue> latest_training;    // the last training report's metrics
   std::vector<NamedValue> latest_validation;  // the last validation report's metrics
   bool has_best_metric = false;
-  double best_metric = 0;       // best searcher metric validated so far
+  double best_metric = 0;            // best searcher metric validated so far
   std::string latest_checkpoint_id;  // empty when none
-  std::string error;            // why it is in kError (or its last failure)
+  std::string error;                 // why it is in kError (or its last failure)
 
   // The last training report's seconds per phase (metrics.jsonl "timings") and its records/s.
   std::vector<NamedValue> latest_timings = {};
@@ -235,7 +235,7 @@ struct AgentRow {
   std::string hostname;
   uint32_t slots = 0;
   uint32_t busy_slots = 0;
-  bool connected = false;        // heard from within the heartbeat timeout
+  bool connected = false;  // heard from within the heartbeat timeout
   double last_seen_unix_time = 0;
   std::vector<uint64_t> task_ids;
 
@@ -251,10 +251,10 @@ struct AgentTable {
 struct TrialLogLine {
   uint64_t sequence = 0;  // from 1, in arrival order over the trial's whole life
   uint32_t rank = 0;
-  uint32_t attempt = 0;   // 0 for the trial's first task, +1 for each later one
+  uint32_t attempt = 0;  // 0 for the trial's first task, +1 for each later one
   bool stderr_stream = false;
   double unix_time = 0;
-  std::string text;       // without its newline
+  std::string text;  // without its newline
 
   friend bool operator==(const TrialLogLine&, const TrialLogLine&) = default;
 };

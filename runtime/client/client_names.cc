@@ -14,13 +14,13 @@ struct MessageKind {
 
 // In the order of the ClientMessage variant (and of the schema's union).
 constexpr MessageKind kMessageKinds[] = {
-    {"SubmitExperiment", true},       {"ListExperiments", true},
-    {"DescribeExperiment", true},     {"KillExperiment", true},
-    {"ListTasks", true},              {"ListAgents", true},
-    {"TrialLogsRequest", true},       {"ExperimentSubmitted", false},
-    {"ExperimentList", false},        {"ExperimentDescription", false},
-    {"TaskListing", false},             {"AgentTable", false},
-    {"TrialLogs", false},             {"ClientAck", false},
+    {"SubmitExperiment", true},   {"ListExperiments", true},
+    {"DescribeExperiment", true}, {"KillExperiment", true},
+    {"ListTasks", true},          {"ListAgents", true},
+    {"TrialLogsRequest", true},   {"ExperimentSubmitted", false},
+    {"ExperimentList", false},    {"ExperimentDescription", false},
+    {"TaskListing", false},       {"AgentTable", false},
+    {"TrialLogs", false},         {"ClientAck", false},
     {"ClientError", false},
 };
 static_assert(std::size(kMessageKinds) == std::variant_size_v<ClientMessage>);
@@ -37,33 +37,48 @@ absl::string_view ClientMessageName(const ClientMessage& message) {
 
 absl::string_view ExperimentStateName(ExperimentState state) {
   switch (state) {
-    case ExperimentState::kActive: return "active";
-    case ExperimentState::kStopping: return "stopping";
-    case ExperimentState::kCompleted: return "completed";
-    case ExperimentState::kStopped: return "stopped";
-    case ExperimentState::kError: return "error";
+    case ExperimentState::kActive:
+      return "active";
+    case ExperimentState::kStopping:
+      return "stopping";
+    case ExperimentState::kCompleted:
+      return "completed";
+    case ExperimentState::kStopped:
+      return "stopped";
+    case ExperimentState::kError:
+      return "error";
   }
   return "unknown";
 }
 
 absl::string_view TrialStateName(TrialState state) {
   switch (state) {
-    case TrialState::kQueued: return "queued";
-    case TrialState::kRunning: return "running";
-    case TrialState::kPaused: return "paused";
-    case TrialState::kCompleted: return "completed";
-    case TrialState::kStopped: return "stopped";
-    case TrialState::kError: return "error";
+    case TrialState::kQueued:
+      return "queued";
+    case TrialState::kRunning:
+      return "running";
+    case TrialState::kPaused:
+      return "paused";
+    case TrialState::kCompleted:
+      return "completed";
+    case TrialState::kStopped:
+      return "stopped";
+    case TrialState::kError:
+      return "error";
   }
   return "unknown";
 }
 
 absl::string_view TaskRowStateName(TaskRowState state) {
   switch (state) {
-    case TaskRowState::kQueued: return "queued";
-    case TaskRowState::kStarting: return "starting";
-    case TaskRowState::kRunning: return "running";
-    case TaskRowState::kStopping: return "stopping";
+    case TaskRowState::kQueued:
+      return "queued";
+    case TaskRowState::kStarting:
+      return "starting";
+    case TaskRowState::kRunning:
+      return "running";
+    case TaskRowState::kStopping:
+      return "stopping";
   }
   return "unknown";
 }

@@ -31,8 +31,8 @@ bool MatchReply(const std::vector<zmq::message_t>& frames, uint64_t message_id,
     *dropped_why = std::string(decoded.status().message());
     return false;
   }
-  const bool unread_request = decoded->header.correlation_id == 0 &&
-                              std::holds_alternative<ClientError>(decoded->message);
+  const bool unread_request =
+      decoded->header.correlation_id == 0 && std::holds_alternative<ClientError>(decoded->message);
   if (decoded->header.correlation_id != message_id && !unread_request) return false;
   *reply = std::move(decoded);
   return true;
@@ -67,8 +67,8 @@ absl::StatusOr<std::unique_ptr<OrchestratorClient>> OrchestratorClient::Connect(
       if (absl::Status status = ConfigureCurveClient(socket, *curve); !status.ok()) return status;
     }
     socket.connect(endpoint);
-    return std::unique_ptr<OrchestratorClient>(new OrchestratorClient(
-        endpoint, curve.has_value(), std::move(context), std::move(socket)));
+    return std::unique_ptr<OrchestratorClient>(
+        new OrchestratorClient(endpoint, curve.has_value(), std::move(context), std::move(socket)));
   } catch (const zmq::error_t& error) {
     return ZmqErrorStatus(absl::StrCat("connecting to the orchestrator at '", endpoint, "'"),
                           error);
@@ -116,8 +116,7 @@ absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& r
     if (now >= deadline) break;
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     try {
-      zmq::poll(&item, 1,
-                std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+      zmq::poll(&item, 1, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
     } catch (const zmq::error_t& error) {
       if (error.num() != EINTR) return ZmqErrorStatus("waiting for the orchestrator", error);
     }

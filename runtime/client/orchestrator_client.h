@@ -23,7 +23,6 @@
 #include <string>
 #include <utility>
 #include <variant>
-
 #include <zmq.hpp>
 
 #include "absl/status/status.h"
@@ -94,9 +93,8 @@ absl::StatusOr<Reply> OrchestratorClient::RequestReply(const ClientMessage& requ
   absl::StatusOr<ClientMessage> reply = Request(request, timeout_seconds);
   if (!reply.ok()) return reply.status();
   if (Reply* typed = std::get_if<Reply>(&*reply)) return std::move(*typed);
-  return absl::InternalError(absl::StrCat("the orchestrator answered ",
-                                          ClientMessageName(request), " with ",
-                                          ClientMessageName(*reply)));
+  return absl::InternalError(absl::StrCat("the orchestrator answered ", ClientMessageName(request),
+                                          " with ", ClientMessageName(*reply)));
 }
 
 }  // namespace cohort

@@ -34,7 +34,8 @@ absl::Status TimedCollective::Broadcast(void* data, uint64_t bytes, uint32_t roo
 }
 
 absl::Status TimedCollective::Allgather(const void* in, uint64_t bytes_per_rank, void* out) {
-  return Timed("allgather", bytes_per_rank, [&] { return inner_.Allgather(in, bytes_per_rank, out); });
+  return Timed("allgather", bytes_per_rank,
+               [&] { return inner_.Allgather(in, bytes_per_rank, out); });
 }
 
 absl::Status TimedCollective::Barrier() {

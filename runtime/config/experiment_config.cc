@@ -1,5 +1,8 @@
 #include "runtime/config/experiment_config.h"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -7,9 +10,6 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-
-#include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/yaml.h>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -89,8 +89,8 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
                "scheduling_unit", "optimizations", "checkpoint_storage", "checkpoint_policy",
                "max_restarts", "reproducibility", "perform_initial_validation", "profiling"},
               {"bind_mounts", "data", "data_layer", "debug", "environment", "integrations",
-               "internal", "labels", "log_policies", "preemption_timeout", "project",
-               "security", "tensorboard_storage", "workspace"});
+               "internal", "labels", "log_policies", "preemption_timeout", "project", "security",
+               "tensorboard_storage", "workspace"});
   r.String("name", &config->name);
   r.String("description", &config->description);
   ReadEntrypoint(r, &config->entrypoint);
@@ -113,11 +113,10 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   if (!profiling.ok()) return profiling.status();
   if (config->profiling_end_after_batch &&
       *config->profiling_end_after_batch < config->profiling_begin_on_batch) {
-    return config_internal::Mismatch(
-        "profiling.end_after_batch",
-        absl::StrCat("an integer >= profiling.begin_on_batch (", config->profiling_begin_on_batch,
-                     ")"),
-        profiling.Get("end_after_batch"));
+    return config_internal::Mismatch("profiling.end_after_batch",
+                                     absl::StrCat("an integer >= profiling.begin_on_batch (",
+                                                  config->profiling_begin_on_batch, ")"),
+                                     profiling.Get("end_after_batch"));
   }
 
   MapReader resources(r.Get("resources"), "resources", ignored);
@@ -143,8 +142,8 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
     status = config_internal::CheckGridCounts(config->hyperparameter_spaces);
   }
   if (status.ok()) {
-    status = config_internal::ReadOptimizations(r.Get("optimizations"), ignored,
-                                                &config->optimizations);
+    status =
+        config_internal::ReadOptimizations(r.Get("optimizations"), ignored, &config->optimizations);
   }
   if (status.ok()) {
     status = config_internal::ReadCheckpointStorage(r.Get("checkpoint_storage"), ignored,
@@ -160,10 +159,10 @@ absl::Status CheckUtf8(absl::string_view yaml_text, absl::Span<const std::string
     const absl::string_view before = yaml_text.substr(0, *bad);
     const size_t newline = before.rfind('\n');
     const size_t line_start = newline == absl::string_view::npos ? 0 : newline + 1;
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the config is not UTF-8 text: line %d, column %d holds the byte 0x%02X",
-        std::count(before.begin(), before.end(), '\n') + 1, *bad - line_start + 1,
-        static_cast<unsigned char>(yaml_text[*bad])));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the config is not UTF-8 text: line %d, column %d holds the byte 0x%02X",
+                        std::count(before.begin(), before.end(), '\n') + 1, *bad - line_start + 1,
+                        static_cast<unsigned char>(yaml_text[*bad])));
   }
   for (const std::string& assignment : overrides) {
     if (std::optional<size_t> bad = FirstInvalidUtf8Byte(assignment)) {
@@ -179,18 +178,17 @@ absl::StatusOr<ExperimentConfig> Parse(absl::string_view yaml_text,
                                        absl::Span<const std::string> overrides,
                                        std::string default_name, std::string config_dir) {
   if (yaml_text.size() > kMaxConfigBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("the config is ", yaml_text.size(),
-                                                   " bytes; Cohort reads at most ",
-                                                   kMaxConfigBytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the config is ", yaml_text.size(), " bytes; Cohort reads at most ", kMaxConfigBytes));
   }
   if (absl::Status text = CheckUtf8(yaml_text, overrides); !text.ok()) return text;
   YAML::Node root;
   try {
     root.reset(YAML::Load(std::string(yaml_text)));
   } catch (const YAML::DeepRecursion& e) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the config nests deeper than ", kMaxConfigDepth, " levels, the most Cohort reads (line ",
-        e.mark.line + 1, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("the config nests deeper than ", kMaxConfigDepth,
+                                                   " levels, the most Cohort reads (line ",
+                                                   e.mark.line + 1, ")"));
   } catch (const YAML::ParserException& e) {
     return absl::InvalidArgumentError(absl::StrCat("YAML syntax error at line ", e.mark.line + 1,
                                                    ", column ", e.mark.column + 1, ": ", e.msg));
@@ -211,9 +209,11 @@ absl::StatusOr<ExperimentConfig> Parse(absl::string_view yaml_text,
   if (config.name.empty()) config.name = std::move(default_name);
   config.effective_yaml = absl::StrCat(config_internal::EmitBlock(root), "\n");
   if (config.effective_yaml.size() > kMaxConfigBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the config comes to ", config.effective_yaml.size(), " bytes with --set applied; Cohort "
-        "reads at most ", kMaxConfigBytes));
+    return absl::InvalidArgumentError(absl::StrCat("the config comes to ",
+                                                   config.effective_yaml.size(),
+                                                   " bytes with --set applied; Cohort "
+                                                   "reads at most ",
+                                                   kMaxConfigBytes));
   }
   return config;
 }
@@ -252,14 +252,14 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
   }
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxConfigBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": larger than ", kMaxConfigBytes, " bytes, the most Cohort reads of a config"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": larger than ", kMaxConfigBytes,
+                                                   " bytes, the most Cohort reads of a config"));
   }
   const fs::path absolute = fs::absolute(path, error).lexically_normal();
   absl::StatusOr<ExperimentConfig> config;
   try {
-    config = Parse(text, overrides, fs::path(path).stem().string(),
-                   absolute.parent_path().string());
+    config =
+        Parse(text, overrides, fs::path(path).stem().string(), absolute.parent_path().string());
   } catch (const YAML::Exception& e) {
     config = absl::InvalidArgumentError(e.what());
   }

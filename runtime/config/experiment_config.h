@@ -1,8 +1,8 @@
 // ExperimentConfig: an experiment's YAML config, in Determined AI's format, typed and validated.
 //
 // A Determined user's config loads as it is: the keys Cohort uses are read and checked, the
-// Determined keys it has no use for (environment, data, bind_mounts, ...) are accepted and listed in
-// `ignored_keys`, and anything else is an error that suggests the nearest key. Every error is
+// Determined keys it has no use for (environment, data, bind_mounts, ...) are accepted and listed
+// in `ignored_keys`, and anything else is an error that suggests the nearest key. Every error is
 // INVALID_ARGUMENT and names the field path, what was found and what is allowed:
 //
 //   absl::StatusOr<ExperimentConfig> config =
@@ -104,14 +104,14 @@ struct SearcherConfig {
   std::string name = "single";  // single, grid, random or adaptive_asha
   std::string metric;           // required: the validation metric that ranks trials and checkpoints
   bool smaller_is_better = true;
-  Length max_length;            // required, >= 1: the longest a trial trains
-  uint64_t max_trials = 1;      // random, adaptive_asha: required, >= 1
+  Length max_length;        // required, >= 1: the longest a trial trains
+  uint64_t max_trials = 1;  // random, adaptive_asha: required, >= 1
   // grid, random, adaptive_asha: trials trained at once; 0 means as many as possible.
   uint64_t max_concurrent_trials = 16;
   // adaptive_asha only.
   AshaMode mode = AshaMode::kStandard;
-  double divisor = 4;                  // > 1
-  uint32_t max_rungs = 5;              // 1..64
+  double divisor = 4;                   // > 1
+  uint32_t max_rungs = 5;               // 1..64
   std::vector<uint32_t> bracket_rungs;  // each 1..64; empty: chosen by mode and max_rungs
 };
 
@@ -135,28 +135,29 @@ struct OptimizationsConfig {
 };
 
 struct CheckpointStorageConfig {
-  std::string type = "shared_fs";  // the only storage; Determined's others (s3, gcs, ...) are errors
-  std::string host_path;           // empty when not given: the caller picks (the run folder)
-  std::string storage_path;        // relative to host_path ("" for host_path itself)
+  std::string type =
+      "shared_fs";           // the only storage; Determined's others (s3, gcs, ...) are errors
+  std::string host_path;     // empty when not given: the caller picks (the run folder)
+  std::string storage_path;  // relative to host_path ("" for host_path itself)
   uint32_t save_trial_latest = 1;
   uint32_t save_trial_best = 1;
   uint32_t save_experiment_best = 0;
 };
 
 struct ExperimentConfig {
-  std::string name;         // as given; else the config file's stem, or "experiment" for text
+  std::string name;  // as given; else the config file's stem, or "experiment" for text
   std::string description;
-  std::string entrypoint;   // required: a plugin .so path or a plugin name, kept as written
-  std::string config_dir;   // absolute folder of the file it was loaded from ("" for text)
+  std::string entrypoint;           // required: a plugin .so path or a plugin name, kept as written
+  std::string config_dir;           // absolute folder of the file it was loaded from ("" for text)
   Hyperparameters hyperparameters;  // what a trial sees: SingleSearcherChoice of every space
   std::map<std::string, HyperparameterSpace> hyperparameter_spaces;  // as written
   uint64_t global_batch_size = 0;  // hyperparameters.global_batch_size: required, int >= 1
   uint32_t slots_per_trial = 1;    // resources.slots_per_trial, >= 1
   SearcherConfig searcher;
-  std::optional<uint64_t> records_per_epoch;  // >= 1
+  std::optional<uint64_t> records_per_epoch;    // >= 1
   std::optional<Length> min_validation_period;  // absent (or 0): only at the end
   std::optional<Length> min_checkpoint_period;  // absent (or 0): only at the end
-  uint64_t scheduling_unit = 100;  // batches between training metric reports, >= 1
+  uint64_t scheduling_unit = 100;               // batches between training metric reports, >= 1
   OptimizationsConfig optimizations;
   CheckpointStorageConfig checkpoint_storage;
   CheckpointPolicy checkpoint_policy = CheckpointPolicy::kBest;
@@ -197,8 +198,8 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(
 
 // Reads the file, then parses as above; `name` defaults to the file's stem and `config_dir` is the
 // file's absolute folder. NOT_FOUND names the path; every error message starts with the path.
-absl::StatusOr<ExperimentConfig> LoadExperimentConfig(
-    const std::string& path, absl::Span<const std::string> overrides = {});
+absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
+                                                      absl::Span<const std::string> overrides = {});
 
 // A hex digest of everything that changes a trial's numbers: the hyperparameters a trial sees
 // (global_batch_size among them), the experiment seed, slots_per_trial and the optimizations that

@@ -11,9 +11,11 @@ namespace {
 // Reads and writes one element of a float32 or float64 tensor as a double.
 class Element {
  public:
-  Element(void* base, cohort_dtype dtype, uint64_t index) : base_(base), dtype_(dtype), index_(index) {}
+  Element(void* base, cohort_dtype dtype, uint64_t index)
+      : base_(base), dtype_(dtype), index_(index) {}
   double get() const {
-    return dtype_ == COHORT_DTYPE_FLOAT32 ? static_cast<float*>(base_)[index_] : static_cast<double*>(base_)[index_];
+    return dtype_ == COHORT_DTYPE_FLOAT32 ? static_cast<float*>(base_)[index_]
+                                          : static_cast<double*>(base_)[index_];
   }
   void set(double v) const {
     if (dtype_ == COHORT_DTYPE_FLOAT32) {
@@ -76,7 +78,8 @@ absl::StatusOr<GradientCheckReport> CheckGradients(LoadedModel& model, const Bat
     }
   }
   if (probes.empty()) {
-    return absl::UnimplementedError("gradient check: the model has no float32/float64 CPU tensor to probe");
+    return absl::UnimplementedError(
+        "gradient check: the model has no float32/float64 CPU tensor to probe");
   }
 
   if (!(options.epsilon > 0)) {
@@ -97,7 +100,8 @@ absl::StatusOr<GradientCheckReport> CheckGradients(LoadedModel& model, const Bat
     if (!loss_up.ok()) return loss_up.status();
     if (!loss_down.ok()) return loss_down.status();
 
-    const double magnitude = std::max({std::fabs(*loss), std::fabs(*loss_up), std::fabs(*loss_down)});
+    const double magnitude =
+        std::max({std::fabs(*loss), std::fabs(*loss_up), std::fabs(*loss_down)});
     const auto tolerance = [&](double numeric, double step) {
       return options.absolute_tolerance +
              options.relative_tolerance * std::max(std::fabs(p.analytic), std::fabs(numeric)) +

@@ -30,13 +30,20 @@ std::string Ranks(std::vector<uint32_t> ranks) {
 
 absl::string_view ErrorCodeName(ControlErrorCode code) {
   switch (code) {
-    case ControlErrorCode::kUnspecified: return "error";
-    case ControlErrorCode::kUnsupportedVersion: return "unsupported version";
-    case ControlErrorCode::kNotRegistered: return "not registered";
-    case ControlErrorCode::kUnknownTask: return "unknown task";
-    case ControlErrorCode::kDuplicateTask: return "duplicate task";
-    case ControlErrorCode::kSlotUnavailable: return "slot unavailable";
-    case ControlErrorCode::kInvalidRequest: return "invalid request";
+    case ControlErrorCode::kUnspecified:
+      return "error";
+    case ControlErrorCode::kUnsupportedVersion:
+      return "unsupported version";
+    case ControlErrorCode::kNotRegistered:
+      return "not registered";
+    case ControlErrorCode::kUnknownTask:
+      return "unknown task";
+    case ControlErrorCode::kDuplicateTask:
+      return "duplicate task";
+    case ControlErrorCode::kSlotUnavailable:
+      return "slot unavailable";
+    case ControlErrorCode::kInvalidRequest:
+      return "invalid request";
   }
   return "error";
 }
@@ -112,10 +119,10 @@ struct Describer {
 
 absl::string_view ControlMessageName(const ControlMessage& message) {
   static constexpr absl::string_view kNames[] = {
-      "AgentHello",        "AgentHeartbeat",       "StartTask", "KillTask",
-      "TaskStatus",        "TaskExit",             "TaskMetricsReport",
-      "TaskCheckpointReport", "LogBatch",          "TaskListRequest", "TaskList",
-      "Ack",               "ErrorReply",           "TaskProgress"};
+      "AgentHello", "AgentHeartbeat",  "StartTask",         "KillTask",
+      "TaskStatus", "TaskExit",        "TaskMetricsReport", "TaskCheckpointReport",
+      "LogBatch",   "TaskListRequest", "TaskList",          "Ack",
+      "ErrorReply", "TaskProgress"};
   static_assert(std::size(kNames) == std::variant_size_v<ControlMessage>);
   return kNames[message.index()];
 }
@@ -126,11 +133,16 @@ std::string DescribeControlMessage(const ControlMessage& message) {
 
 absl::string_view TaskStateName(TaskState state) {
   switch (state) {
-    case TaskState::kPending: return "pending";
-    case TaskState::kStarting: return "starting";
-    case TaskState::kRunning: return "running";
-    case TaskState::kStopping: return "stopping";
-    case TaskState::kExited: return "exited";
+    case TaskState::kPending:
+      return "pending";
+    case TaskState::kStarting:
+      return "starting";
+    case TaskState::kRunning:
+      return "running";
+    case TaskState::kStopping:
+      return "stopping";
+    case TaskState::kExited:
+      return "exited";
   }
   return "unknown";
 }

@@ -107,10 +107,10 @@ struct PayloadEncoder {
     auto rendezvous =
         wire::CreateRendezvousAddress(builder, CreateText(builder, m.rendezvous.endpoint),
                                       CreateText(builder, m.rendezvous.prefix));
-    auto table = wire::CreateStartTask(builder, m.task_id, m.trial_id, m.experiment_id, m.attempt,
-                                       worker, EncodeAll(builder, m.ranks), m.world_size,
-                                       m.cross_rank, m.cross_size, rendezvous,
-                                       EncodeAll(builder, m.environment));
+    auto table =
+        wire::CreateStartTask(builder, m.task_id, m.trial_id, m.experiment_id, m.attempt, worker,
+                              EncodeAll(builder, m.ranks), m.world_size, m.cross_rank, m.cross_size,
+                              rendezvous, EncodeAll(builder, m.environment));
     return {wire::ControlPayload::StartTask, table.Union()};
   }
   Payload operator()(const KillTask& m) const {
@@ -125,27 +125,24 @@ struct PayloadEncoder {
   }
   Payload operator()(const TaskExit& m) const {
     auto table = wire::CreateTaskExit(builder, m.task_id, m.rank, m.exit_code, m.signal,
-                                      CreateText(builder, m.reason), m.killed_by_agent,
-                                      m.stopped);
+                                      CreateText(builder, m.reason), m.killed_by_agent, m.stopped);
     return {wire::ControlPayload::TaskExit, table.Union()};
   }
   Payload operator()(const TaskMetricsReport& m) const {
     const MetricsReport& r = m.report;
     const auto metrics = EncodeAll(builder, r.metrics);
     const auto timings = r.timings.empty() ? decltype(metrics)() : EncodeAll(builder, r.timings);
-    const auto gpus = r.gpus.empty() ? decltype(EncodeAll(builder, r.gpus))()
-                                     : EncodeAll(builder, r.gpus);
-    auto table = wire::CreateTaskMetricsReport(builder, m.task_id, r.trial_id,
-                                               ToWire<wire::ReportKind>(r.kind), r.batches,
-                                               r.records, r.unix_time, metrics, timings,
-                                               r.records_per_second, r.exchanged_bytes, gpus);
+    const auto gpus =
+        r.gpus.empty() ? decltype(EncodeAll(builder, r.gpus))() : EncodeAll(builder, r.gpus);
+    auto table = wire::CreateTaskMetricsReport(
+        builder, m.task_id, r.trial_id, ToWire<wire::ReportKind>(r.kind), r.batches, r.records,
+        r.unix_time, metrics, timings, r.records_per_second, r.exchanged_bytes, gpus);
     return {wire::ControlPayload::TaskMetricsReport, table.Union()};
   }
   Payload operator()(const TaskCheckpointReport& m) const {
-    auto table = wire::CreateTaskCheckpointReport(builder, m.task_id, m.trial_id,
-                                                  CreateText(builder, m.checkpoint_id), m.batches,
-                                                  m.records, m.bytes,
-                                                  EncodeAll(builder, m.metadata), m.restored);
+    auto table = wire::CreateTaskCheckpointReport(
+        builder, m.task_id, m.trial_id, CreateText(builder, m.checkpoint_id), m.batches, m.records,
+        m.bytes, EncodeAll(builder, m.metadata), m.restored);
     return {wire::ControlPayload::TaskCheckpointReport, table.Union()};
   }
   Payload operator()(const LogBatch& m) const {
@@ -154,9 +151,9 @@ struct PayloadEncoder {
   }
   Payload operator()(const TaskProgress& m) const {
     const ProgressReport& p = m.progress;
-    auto table = wire::CreateTaskProgress(builder, m.task_id, p.trial_id, p.batches,
-                                          p.total_batches, p.records, p.latest_loss,
-                                          p.records_per_second);
+    auto table =
+        wire::CreateTaskProgress(builder, m.task_id, p.trial_id, p.batches, p.total_batches,
+                                 p.records, p.latest_loss, p.records_per_second);
     return {wire::ControlPayload::TaskProgress, table.Union()};
   }
   Payload operator()(const TaskListRequest&) const {
@@ -180,7 +177,8 @@ struct PayloadEncoder {
 
 static_assert(KeepsVersionFieldsFirst<wire::ControlEnvelope>());
 
-constexpr EnvelopeProtocol kControlProtocol{"control", wire::ControlEnvelopeIdentifier,
+constexpr EnvelopeProtocol kControlProtocol{"control",
+                                            wire::ControlEnvelopeIdentifier,
                                             wire::VerifyControlEnvelopeBuffer,
                                             {kControlProtocolMajor, kControlProtocolMinor}};
 
@@ -205,13 +203,15 @@ NamedValue Read(Reader&, const wire::NamedValue& t) { return {t.name()->str(), t
 KeyValue Read(Reader&, const wire::KeyValue& t) { return {t.key()->str(), TextOf(t.value())}; }
 
 AgentSlot Read(Reader& reader, const wire::AgentSlot& t) {
-  return {t.index(), reader.Enum<SlotKind>(t.kind(), "slot kind"), t.device_id(),
-          TextOf(t.name())};
+  return {t.index(), reader.Enum<SlotKind>(t.kind(), "slot kind"), t.device_id(), TextOf(t.name())};
 }
 
 TaskEntry Read(Reader& reader, const wire::TaskEntry& t) {
-  return {t.task_id(), t.trial_id(), t.experiment_id(),
-          reader.Enum<TaskState>(t.state(), "task state"), ReadScalars(reader, t.slots()),
+  return {t.task_id(),
+          t.trial_id(),
+          t.experiment_id(),
+          reader.Enum<TaskState>(t.state(), "task state"),
+          ReadScalars(reader, t.slots()),
           ReadScalars(reader, t.ranks())};
 }
 
@@ -254,12 +254,19 @@ AgentHeartbeat Read(Reader& reader, const wire::AgentHeartbeat& t) {
 
 StartTask Read(Reader& reader, const wire::StartTask& t) {
   const wire::WorkerSpec& w = *t.worker();
-  StartTask m{t.task_id(), t.trial_id(), t.experiment_id(), t.attempt(),
+  StartTask m{t.task_id(),
+              t.trial_id(),
+              t.experiment_id(),
+              t.attempt(),
               WorkerSpec{Id(reader, w.plugin_path(), "plugin path"), TextOf(w.config_path()),
                          TextOf(w.config_yaml()), TextOf(w.checkpoint_root()),
                          TextOf(w.resume_checkpoint_id())},
-              ReadAll(reader, t.ranks()), t.world_size(), t.cross_rank(), t.cross_size(),
-              RendezvousAddress{}, ReadAll(reader, t.environment())};
+              ReadAll(reader, t.ranks()),
+              t.world_size(),
+              t.cross_rank(),
+              t.cross_size(),
+              RendezvousAddress{},
+              ReadAll(reader, t.environment())};
   if (t.rendezvous() != nullptr) {
     m.rendezvous = {TextOf(t.rendezvous()->endpoint()), TextOf(t.rendezvous()->prefix())};
   }
@@ -277,8 +284,8 @@ TaskStatus Read(Reader& reader, const wire::TaskStatus& t) {
 
 TaskExit Read(Reader& reader, const wire::TaskExit& t) {
   if (t.rank() < kWholeTask) reader.Fail(absl::StrCat("rank ", t.rank(), " is below -1"));
-  return {t.task_id(),           t.rank(),           t.exit_code(), t.signal(),
-          TextOf(t.reason()),    t.killed_by_agent(), t.stopped()};
+  return {t.task_id(),         t.rank(),   t.exit_code(), t.signal(), TextOf(t.reason()),
+          t.killed_by_agent(), t.stopped()};
 }
 
 TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
@@ -423,10 +430,10 @@ absl::StatusOr<DecodedControl> DecodeControlMessage(absl::string_view bytes) {
   if (envelope.payload() == nullptr) return Invalid("no payload");
   absl::StatusOr<ControlMessage> message = ReadPayload(envelope);
   if (!message.ok()) return NoteNewerSender(kControlProtocol, verified->sender, message.status());
-  DecodedControl decoded{{verified->sender.major, verified->sender.minor},
-                         {envelope.message_id(), envelope.correlation_id(),
-                          envelope.sender()->str()},
-                         *std::move(message)};
+  DecodedControl decoded{
+      {verified->sender.major, verified->sender.minor},
+      {envelope.message_id(), envelope.correlation_id(), envelope.sender()->str()},
+      *std::move(message)};
   if (decoded.header.message_id == 0) return Invalid("message_id is 0");
   if (decoded.header.sender.empty()) return Invalid("empty sender");
   const std::string* agent = NamedAgent(decoded.message);

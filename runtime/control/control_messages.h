@@ -312,10 +312,9 @@ struct ErrorReply {
   friend bool operator==(const ErrorReply&, const ErrorReply&) = default;
 };
 
-using ControlMessage =
-    std::variant<AgentHello, AgentHeartbeat, StartTask, KillTask, TaskStatus, TaskExit,
-                 TaskMetricsReport, TaskCheckpointReport, LogBatch, TaskListRequest, TaskList,
-                 Ack, ErrorReply, TaskProgress>;
+using ControlMessage = std::variant<AgentHello, AgentHeartbeat, StartTask, KillTask, TaskStatus,
+                                    TaskExit, TaskMetricsReport, TaskCheckpointReport, LogBatch,
+                                    TaskListRequest, TaskList, Ack, ErrorReply, TaskProgress>;
 
 struct DecodedControl {
   ControlVersion version;  // the sender's protocol version

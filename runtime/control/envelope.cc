@@ -18,8 +18,8 @@ absl::StatusOr<const fbs::WorkerEnvelope*> OpenWorkerEnvelope(absl::string_view 
                                                               std::vector<uint64_t>& storage) {
   // The Verifier asserts on buffers this large instead of rejecting them.
   if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) {
-    return absl::InvalidArgumentError(absl::StrCat("message of ", bytes.size(),
-                                                   " bytes is too large"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("message of ", bytes.size(), " bytes is too large"));
   }
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {

@@ -49,8 +49,8 @@ absl::StatusOr<VerifiedEnvelope> VerifyEnvelope(const EnvelopeProtocol& protocol
   const uint8_t* data = AlignedBytes(bytes, storage);
   flatbuffers::Verifier probe(data, bytes.size());
   if (!probe.VerifyBuffer<EnvelopeVersionProbe>(protocol.file_identifier())) {
-    return MalformedMessage(protocol, absl::StrCat("not a ", protocol.name, " envelope (",
-                                                   bytes.size(), " bytes)"));
+    return MalformedMessage(
+        protocol, absl::StrCat("not a ", protocol.name, " envelope (", bytes.size(), " bytes)"));
   }
   const ProtocolVersion sender = flatbuffers::GetRoot<EnvelopeVersionProbe>(data)->version();
   if (sender.major != protocol.version.major) {
@@ -60,10 +60,10 @@ absl::StatusOr<VerifiedEnvelope> VerifyEnvelope(const EnvelopeProtocol& protocol
   }
   flatbuffers::Verifier verifier(data, bytes.size());
   if (!protocol.verify_envelope(verifier)) {
-    return MalformedMessage(protocol, absl::StrCat(bytes.size(), " bytes of protocol ",
-                                                   VersionText(sender),
-                                                   " failed verification (bad offsets or a "
-                                                   "required field missing)"));
+    return MalformedMessage(protocol,
+                            absl::StrCat(bytes.size(), " bytes of protocol ", VersionText(sender),
+                                         " failed verification (bad offsets or a "
+                                         "required field missing)"));
   }
   return VerifiedEnvelope{data, sender};
 }

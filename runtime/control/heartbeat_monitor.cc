@@ -17,9 +17,9 @@ std::optional<std::string> HeartbeatMonitor::Beat(uint32_t rank, uint64_t batche
   RankState& state = ranks_[rank];
   std::optional<std::string> resumed;
   if (state.reported_silent) {
-    resumed = absl::StrFormat(
-        "rank %d is sending heartbeats again after %d s of silence (at batch %d)", rank,
-        WholeSeconds(now - state.last_beat), batches_trained);
+    resumed =
+        absl::StrFormat("rank %d is sending heartbeats again after %d s of silence (at batch %d)",
+                        rank, WholeSeconds(now - state.last_beat), batches_trained);
   }
   state = RankState{now, batches_trained, false};
   return resumed;

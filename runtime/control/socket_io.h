@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdint>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "absl/status/statusor.h"

@@ -1,11 +1,10 @@
 // The supervisor -> worker half of worker_messages.h.
-#include "runtime/control/worker_messages.h"
-
 #include <iterator>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/control/envelope.h"
+#include "runtime/control/worker_messages.h"
 #include "worker_generated.h"
 
 namespace cohort {
@@ -15,8 +14,8 @@ struct CommandEncoder {
   flatbuffers::FlatBufferBuilder& builder;
 
   std::string operator()(const StopCommand& c) const {
-    auto table = fbs::CreateStopCommand(builder, builder.CreateString(c.reason.data(),
-                                                                      c.reason.size()));
+    auto table =
+        fbs::CreateStopCommand(builder, builder.CreateString(c.reason.data(), c.reason.size()));
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::StopCommand, table.Union());
   }
   std::string operator()(const RendezvousValue& c) const {

@@ -35,7 +35,7 @@ absl::StatusOr<zmq::socket_t> BindRouter(zmq::context_t& context, const std::str
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<WorkerHub>> WorkerHub::Bind(const std::string& endpoint,
-                                                          DroppedHandler on_dropped) {
+                                                           DroppedHandler on_dropped) {
   std::optional<zmq::context_t> context;
   try {
     context.emplace();
@@ -49,9 +49,9 @@ absl::StatusOr<std::unique_ptr<WorkerHub>> WorkerHub::Bind(const std::string& en
 }
 
 absl::StatusOr<std::unique_ptr<WorkerHub>> WorkerHub::Bind(zmq::context_t& context,
-                                                          const std::string& endpoint,
-                                                          const SocketSetup& setup,
-                                                          DroppedHandler on_dropped) {
+                                                           const std::string& endpoint,
+                                                           const SocketSetup& setup,
+                                                           DroppedHandler on_dropped) {
   if (!on_dropped) on_dropped = PrintDropped;
   absl::StatusOr<zmq::socket_t> socket = BindRouter(context, endpoint, setup);
   if (!socket.ok()) return socket.status();
@@ -101,8 +101,8 @@ std::vector<WorkerHub::Received> WorkerHub::Wait(std::chrono::milliseconds timeo
   while (true) {
     std::vector<Received> received = Drain();
     if (!received.empty()) return received;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left <= std::chrono::milliseconds::zero()) return received;
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     try {

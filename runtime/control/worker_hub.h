@@ -32,7 +32,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "absl/status/status.h"
@@ -53,17 +52,18 @@ class WorkerHub {
   using SocketSetup = std::function<absl::Status(zmq::socket_t& socket)>;
 
   // Binds to `endpoint`; "tcp://127.0.0.1:*" picks a free port. `on_dropped` is called with the
-  // reason for each malformed message, and for a failing socket (default: a line on stderr). INVALID_ARGUMENT for a
-  // malformed endpoint, UNAVAILABLE when it cannot be bound (address in use, no such folder).
+  // reason for each malformed message, and for a failing socket (default: a line on stderr).
+  // INVALID_ARGUMENT for a malformed endpoint, UNAVAILABLE when it cannot be bound (address in use,
+  // no such folder).
   static absl::StatusOr<std::unique_ptr<WorkerHub>> Bind(const std::string& endpoint,
-                                                        DroppedHandler on_dropped = {});
+                                                         DroppedHandler on_dropped = {});
 
   // As above, with the ROUTER in `context`, which must outlive the hub, and `setup` called on it
   // before it binds; an error of `setup` is returned as it is, and nothing is bound.
   static absl::StatusOr<std::unique_ptr<WorkerHub>> Bind(zmq::context_t& context,
-                                                        const std::string& endpoint,
-                                                        const SocketSetup& setup,
-                                                        DroppedHandler on_dropped = {});
+                                                         const std::string& endpoint,
+                                                         const SocketSetup& setup,
+                                                         DroppedHandler on_dropped = {});
 
   // Closes the socket. Commands still queued get up to a second to leave: a hub that owns its
   // context waits for them here, one in a given context leaves that to the context's end.

@@ -37,9 +37,9 @@ absl::Status WorkerLink::Send(const WorkerMessage& message) {
   while (true) {
     try {
       if (socket_.send(zmq::buffer(bytes), zmq::send_flags::none)) return absl::OkStatus();
-      return absl::UnavailableError(absl::StrCat(
-          "cannot queue a ", WorkerMessageName(message), " for '", endpoint_,
-          "': the supervisor is not reading"));
+      return absl::UnavailableError(absl::StrCat("cannot queue a ", WorkerMessageName(message),
+                                                 " for '", endpoint_,
+                                                 "': the supervisor is not reading"));
     } catch (const zmq::error_t& error) {
       if (error.num() != EINTR) {
         return ZmqErrorStatus(absl::StrCat("sending a ", WorkerMessageName(message)), error);
@@ -72,8 +72,8 @@ std::optional<WorkerCommand> WorkerLink::WaitCommand(std::chrono::milliseconds t
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     if (std::optional<WorkerCommand> command = PollCommand()) return command;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left <= std::chrono::milliseconds::zero()) return std::nullopt;
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     try {

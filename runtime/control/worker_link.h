@@ -32,7 +32,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "absl/status/status.h"

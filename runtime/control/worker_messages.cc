@@ -37,13 +37,13 @@ struct MessageEncoder {
     return builder.CreateVector(offsets);
   }
   std::string operator()(const MetricsReport& m) const {
-    const auto kind = m.kind == ReportKind::kValidation ? fbs::ReportKind::Validation
-                                                        : fbs::ReportKind::Training;
+    const auto kind =
+        m.kind == ReportKind::kValidation ? fbs::ReportKind::Validation : fbs::ReportKind::Training;
     const auto metrics = Named(m.metrics);
     const auto timings = m.timings.empty() ? decltype(metrics)() : Named(m.timings);
-    auto table = fbs::CreateMetricsReport(builder, m.trial_id, kind, m.batches, m.records,
-                                          m.unix_time, metrics, timings, m.records_per_second,
-                                          m.exchanged_bytes);
+    auto table =
+        fbs::CreateMetricsReport(builder, m.trial_id, kind, m.batches, m.records, m.unix_time,
+                                 metrics, timings, m.records_per_second, m.exchanged_bytes);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::MetricsReport, table.Union());
   }
   std::string operator()(const ProgressReport& m) const {
@@ -74,8 +74,7 @@ struct MessageEncoder {
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::RendezvousGet, table.Union());
   }
   std::string operator()(const Heartbeat& m) const {
-    auto table = fbs::CreateHeartbeat(builder, m.trial_id, m.rank, m.unix_time,
-                                       m.batches_trained);
+    auto table = fbs::CreateHeartbeat(builder, m.trial_id, m.rank, m.unix_time, m.batches_trained);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::Heartbeat, table.Union());
   }
 };
@@ -91,13 +90,18 @@ WorkerMessage Decode(const fbs::WorkerHello& t) {
 absl::StatusOr<WorkerMessage> Decode(const fbs::MetricsReport& t) {
   MetricsReport m{t.trial_id(), ReportKind::kTraining, t.batches(), t.records(), t.unix_time(), {}};
   switch (t.kind()) {
-    case fbs::ReportKind::Training: m.kind = ReportKind::kTraining; break;
-    case fbs::ReportKind::Validation: m.kind = ReportKind::kValidation; break;
+    case fbs::ReportKind::Training:
+      m.kind = ReportKind::kTraining;
+      break;
+    case fbs::ReportKind::Validation:
+      m.kind = ReportKind::kValidation;
+      break;
     default:
       return MalformedWorkerMessage(
           absl::StrCat("unknown report kind ", static_cast<int>(t.kind())));
   }
-  for (auto [list, values] : {std::pair{t.metrics(), &m.metrics}, std::pair{t.timings(), &m.timings}}) {
+  for (auto [list, values] :
+       {std::pair{t.metrics(), &m.metrics}, std::pair{t.timings(), &m.timings}}) {
     if (list == nullptr) continue;
     values->reserve(list->size());
     for (const fbs::NamedValue* value : *list) {
@@ -110,24 +114,30 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::MetricsReport& t) {
 }
 
 WorkerMessage Decode(const fbs::ProgressReport& t) {
-  return ProgressReport{t.trial_id(), t.batches(), t.total_batches(), t.records(),
-                        t.latest_loss(), t.records_per_second()};
+  return ProgressReport{t.trial_id(), t.batches(),     t.total_batches(),
+                        t.records(),  t.latest_loss(), t.records_per_second()};
 }
 
 absl::StatusOr<WorkerMessage> Decode(const fbs::CheckpointReport& t) {
   if (t.id()->size() == 0 && !(t.restored() && t.batches() == 0)) {
     return MalformedWorkerMessage("checkpoint report without a checkpoint id");
   }
-  return CheckpointReport{t.trial_id(), t.id()->str(), t.batches(), t.records(), t.bytes(),
-                          t.restored()};
+  return CheckpointReport{t.trial_id(), t.id()->str(), t.batches(),
+                          t.records(),  t.bytes(),     t.restored()};
 }
 
 absl::StatusOr<WorkerMessage> Decode(const fbs::TrialFinished& t) {
   TrialFinished m{t.trial_id(), TrialExit::kCompleted, t.batches(), Text(t.message()), t.rank()};
   switch (t.exit()) {
-    case fbs::TrialExit::Completed: m.exit = TrialExit::kCompleted; break;
-    case fbs::TrialExit::Stopped: m.exit = TrialExit::kStopped; break;
-    case fbs::TrialExit::Failed: m.exit = TrialExit::kFailed; break;
+    case fbs::TrialExit::Completed:
+      m.exit = TrialExit::kCompleted;
+      break;
+    case fbs::TrialExit::Stopped:
+      m.exit = TrialExit::kStopped;
+      break;
+    case fbs::TrialExit::Failed:
+      m.exit = TrialExit::kFailed;
+      break;
     default:
       return MalformedWorkerMessage(
           absl::StrCat("unknown trial exit ", static_cast<int>(t.exit())));
@@ -167,15 +177,22 @@ absl::StatusOr<WorkerMessage> DecodeWorkerMessage(absl::string_view bytes) {
   if (!opened.ok()) return opened.status();
   const fbs::WorkerEnvelope& envelope = **opened;
   switch (envelope.payload_type()) {
-    case fbs::WorkerPayload::WorkerHello: return Decode(*envelope.payload_as_WorkerHello());
-    case fbs::WorkerPayload::MetricsReport: return Decode(*envelope.payload_as_MetricsReport());
-    case fbs::WorkerPayload::ProgressReport: return Decode(*envelope.payload_as_ProgressReport());
+    case fbs::WorkerPayload::WorkerHello:
+      return Decode(*envelope.payload_as_WorkerHello());
+    case fbs::WorkerPayload::MetricsReport:
+      return Decode(*envelope.payload_as_MetricsReport());
+    case fbs::WorkerPayload::ProgressReport:
+      return Decode(*envelope.payload_as_ProgressReport());
     case fbs::WorkerPayload::CheckpointReport:
       return Decode(*envelope.payload_as_CheckpointReport());
-    case fbs::WorkerPayload::TrialFinished: return Decode(*envelope.payload_as_TrialFinished());
-    case fbs::WorkerPayload::RendezvousSet: return Decode(*envelope.payload_as_RendezvousSet());
-    case fbs::WorkerPayload::RendezvousGet: return Decode(*envelope.payload_as_RendezvousGet());
-    case fbs::WorkerPayload::Heartbeat: return Decode(*envelope.payload_as_Heartbeat());
+    case fbs::WorkerPayload::TrialFinished:
+      return Decode(*envelope.payload_as_TrialFinished());
+    case fbs::WorkerPayload::RendezvousSet:
+      return Decode(*envelope.payload_as_RendezvousSet());
+    case fbs::WorkerPayload::RendezvousGet:
+      return Decode(*envelope.payload_as_RendezvousGet());
+    case fbs::WorkerPayload::Heartbeat:
+      return Decode(*envelope.payload_as_Heartbeat());
     case fbs::WorkerPayload::StopCommand:
     case fbs::WorkerPayload::RendezvousValue:
       return MalformedWorkerMessage(

@@ -11,7 +11,9 @@ namespace {
 
 constexpr size_t kNone = static_cast<size_t>(-1);
 
-uint64_t End(const TensorPlacement& placement) { return placement.offset + placement.element_count; }
+uint64_t End(const TensorPlacement& placement) {
+  return placement.offset + placement.element_count;
+}
 
 // A bucket being planned: the tensors from `low` to `high` (registration indices) of one block, and
 // the position in the ready order of the last of them to complete.
@@ -147,9 +149,11 @@ absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena
 
 BucketLimits FitBucketLimits(const TensorArena& arena, uint64_t threshold_bytes) {
   uint64_t gradient_bytes = 0;
-  for (const ArenaBlock& block : arena.blocks()) gradient_bytes += block.element_count * block.element_size;
+  for (const ArenaBlock& block : arena.blocks())
+    gradient_bytes += block.element_count * block.element_size;
   BucketLimits limits;
-  limits.bucket_bytes = std::min(threshold_bytes, std::max(kSmallestBucketBytes, gradient_bytes / 4));
+  limits.bucket_bytes =
+      std::min(threshold_bytes, std::max(kSmallestBucketBytes, gradient_bytes / 4));
   limits.first_bucket_bytes = std::min({limits.bucket_bytes, uint64_t{1} << 20,
                                         std::max(kSmallestBucketBytes, gradient_bytes / 16)});
   return limits;

@@ -24,7 +24,9 @@ absl::Status CheckCompressionFits(const CompressionOptions& compression,
     if (bucket.count > std::numeric_limits<uint32_t>::max()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "optimizations.gradient_compression: top-k indexes a bucket with 32 bits, and a "
-          "bucket of ", bucket.count, " elements is larger; lower "
+          "bucket of ",
+          bucket.count,
+          " elements is larger; lower "
           "optimizations.tensor_fusion_threshold or split the tensor"));
     }
   }
@@ -45,8 +47,7 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CreateBucketReducer(
       return std::unique_ptr<BucketReducer>(
           new CodecReducer(std::make_unique<Bf16Codec>(), /*engine_sums_wire=*/false, backend));
     case CompressionOptions::kTopK:
-      return std::unique_ptr<BucketReducer>(
-          new TopKReducer(plan, compression.topk_ratio, backend));
+      return std::unique_ptr<BucketReducer>(new TopKReducer(plan, compression.topk_ratio, backend));
     case CompressionOptions::kPowerSgd:
       return std::unique_ptr<BucketReducer>(new PowerSgdReducer(
           plan, arena, compression.powersgd_rank, compression.powersgd_start_iter, backend));

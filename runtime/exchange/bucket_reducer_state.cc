@@ -22,9 +22,9 @@ void AppendFloats(const std::vector<float>& values, std::string* state) {
 
 absl::StatusOr<std::vector<float>> StateFloats(absl::string_view state, uint64_t floats) {
   if (state.size() != floats * sizeof(float)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the compression state holds ", state.size(), " bytes; this exchange keeps ",
-                     floats * sizeof(float)));
+    return absl::FailedPreconditionError(absl::StrCat("the compression state holds ", state.size(),
+                                                      " bytes; this exchange keeps ",
+                                                      floats * sizeof(float)));
   }
   std::vector<float> values(floats);  // copied: `state` may sit at any address
   std::memcpy(values.data(), state.data(), state.size());

@@ -32,17 +32,17 @@ absl::StatusOr<bool> GradientsOnDevice(const TensorArena& arena, const ExchangeO
           " is not supported; the exchange handles float32 tensors"));
     }
     if (where && (where->kind != block.device.kind || where->ordinal != block.device.ordinal)) {
-      return absl::UnimplementedError(absl::StrCat(
-          "the model's gradients are on ", DeviceName(*where), " and on ", DeviceName(block.device),
-          "; the exchange handles one device per rank"));
+      return absl::UnimplementedError(
+          absl::StrCat("the model's gradients are on ", DeviceName(*where), " and on ",
+                       DeviceName(block.device), "; the exchange handles one device per rank"));
     }
     where = block.device;
   }
   if (!where || where->kind == COHORT_DEVICE_CPU) return false;
   if (options.device == nullptr || options.device->device() != where->ordinal) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the model's gradients are on ", DeviceName(*where),
-        ", and exchanging them needs the CUDA exchange opened on that device"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the model's gradients are on ", DeviceName(*where),
+                     ", and exchanging them needs the CUDA exchange opened on that device"));
   }
   return true;
 }
@@ -173,7 +173,8 @@ void GradientExchange::Launch(const std::vector<size_t>& buckets) {
   if (handed == 0) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.insert(queue_.end(), buckets.begin(), buckets.begin() + static_cast<std::ptrdiff_t>(handed));
+    queue_.insert(queue_.end(), buckets.begin(),
+                  buckets.begin() + static_cast<std::ptrdiff_t>(handed));
   }
   changed_.notify_all();
 }
@@ -310,7 +311,8 @@ absl::Status GradientExchange::CheckRanksInStep(uint64_t batch, uint64_t step,
   }
   return absl::InternalError(absl::StrCat(
       "the ranks are out of step at the gradient exchange, so their gradients cannot be summed: ",
-      where, ". A rank skipped or repeated a batch, or the plugin drove the host differently on "
+      where,
+      ". A rank skipped or repeated a batch, or the plugin drove the host differently on "
       "one rank"));
 }
 

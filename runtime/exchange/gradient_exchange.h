@@ -223,16 +223,16 @@ class GradientExchange {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<size_t> queue_;      // buckets launched, not yet taken
+  std::deque<size_t> queue_;        // buckets launched, not yet taken
   uint64_t buckets_exchanged_ = 0;  // over the exchange's life, on this rank
   double scale_ = 1;
-  uint64_t step_ = 0;             // optimizer steps before this batch's
-  uint64_t batch_ = 0;            // batches trained before this one
-  absl::Status error_;            // first communication error this batch
+  uint64_t step_ = 0;   // optimizer steps before this batch's
+  uint64_t batch_ = 0;  // batches trained before this one
+  absl::Status error_;  // first communication error this batch
   std::optional<NonFiniteGradient> local_nonfinite_;
   bool shutting_down_ = false;
-  bool communication_busy_ = false;  // the communication thread is exchanging a bucket
-  bool caller_draining_ = false;     // Finish exchanges the rest; the thread keeps off
+  bool communication_busy_ = false;              // the communication thread is exchanging a bucket
+  bool caller_draining_ = false;                 // Finish exchanges the rest; the thread keeps off
   std::atomic<uint64_t> bucket_nanoseconds_{0};  // inside ExchangeBucket, since TakeTimes
   BucketObserver bucket_observer_;
   // With an observer: when each bucket's gradients were all ready, written by the train thread

@@ -15,8 +15,8 @@ absl::StatusOr<ReadyTracker> ReadyTracker::Create(const std::vector<GradientBuck
     for (size_t tensor : plan[bucket].tensors) {
       if (tensor >= arena.tensor_count()) {
         return absl::InvalidArgumentError(absl::StrCat("bucket ", bucket, " names tensor ", tensor,
-                                                       " but the arena has ",
-                                                       arena.tensor_count(), " tensors"));
+                                                       " but the arena has ", arena.tensor_count(),
+                                                       " tensors"));
       }
       const std::string& name = arena.spec(tensor).name;
       if (planned[tensor]) {
@@ -28,14 +28,15 @@ absl::StatusOr<ReadyTracker> ReadyTracker::Create(const std::vector<GradientBuck
             "tensor '", name, "' (", tensor, ") is in bucket ", bucket, " of another block"));
       }
       planned[tensor] = true;
-      tracker.tensors_[tensor] = TensorState{name, arena.placement(tensor).element_count, bucket, 0, {}};
+      tracker.tensors_[tensor] =
+          TensorState{name, arena.placement(tensor).element_count, bucket, 0, {}};
     }
     tracker.bucket_tensors_.push_back(plan[bucket].tensors.size());
   }
   for (size_t tensor = 0; tensor < planned.size(); ++tensor) {
     if (!planned[tensor]) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor '", arena.spec(tensor).name, "' (",
-                                                     tensor, ") is in no bucket"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", arena.spec(tensor).name, "' (", tensor, ") is in no bucket"));
     }
   }
   tracker.bucket_pending_ = tracker.bucket_tensors_;

@@ -17,10 +17,10 @@
 namespace cohort {
 
 struct GpuDevice {
-  std::string name;          // "NVIDIA H100 80GB HBM3"
-  std::string uuid;          // "GPU-6f1f..."
-  std::string pci_bus_id;    // "00000000:1B:00.0"
-  uint64_t memory_total = 0; // bytes
+  std::string name;           // "NVIDIA H100 80GB HBM3"
+  std::string uuid;           // "GPU-6f1f..."
+  std::string pci_bus_id;     // "00000000:1B:00.0"
+  uint64_t memory_total = 0;  // bytes
 };
 
 // One reading: utilization over the driver's last sample period (percent of time a kernel ran),
@@ -34,11 +34,11 @@ struct GpuUsage {
 // How two GPUs reach each other, as `nvidia-smi topo -m` names it: NVLink, or the closest PCIe
 // point they share.
 enum class GpuPath {
-  kNvLink,       // NV: NVLink
-  kPcieSwitch,   // PIX / PXB: one or more PCIe switches, no host bridge
-  kHostBridge,   // PHB: a PCIe host bridge
-  kNumaNode,     // NODE: host bridges within one NUMA node
-  kSystem,       // SYS: across NUMA nodes (the SMP interconnect)
+  kNvLink,      // NV: NVLink
+  kPcieSwitch,  // PIX / PXB: one or more PCIe switches, no host bridge
+  kHostBridge,  // PHB: a PCIe host bridge
+  kNumaNode,    // NODE: host bridges within one NUMA node
+  kSystem,      // SYS: across NUMA nodes (the SMP interconnect)
   kUnknown,
 };
 

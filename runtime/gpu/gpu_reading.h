@@ -20,11 +20,11 @@ namespace cohort {
 // The mean utilization of the readings since the previous report, and memory in use at the latest.
 struct GpuReading {
   uint32_t rank = 0;
-  uint32_t gpu = 0;          // the GPU's index on its agent (PCI bus order)
-  std::string name;          // its model
-  double utilization = 0;    // percent of the time a kernel ran
-  uint64_t memory_used = 0;  // bytes
-  uint64_t memory_total = 0; // bytes
+  uint32_t gpu = 0;           // the GPU's index on its agent (PCI bus order)
+  std::string name;           // its model
+  double utilization = 0;     // percent of the time a kernel ran
+  uint64_t memory_used = 0;   // bytes
+  uint64_t memory_total = 0;  // bytes
 
   friend bool operator==(const GpuReading&, const GpuReading&) = default;
 };

@@ -88,7 +88,8 @@ class NvmlGpuQuery final : public GpuQuery {
       return Failed("nvmlDeviceGetUtilizationRates", r);
     }
     NvmlMemory memory = {};
-    if (NvmlReturn r = memory_(*device, &memory); r != 0) return Failed("nvmlDeviceGetMemoryInfo", r);
+    if (NvmlReturn r = memory_(*device, &memory); r != 0)
+      return Failed("nvmlDeviceGetMemoryInfo", r);
     return GpuUsage{utilization.gpu, memory.used, memory.total};
   }
 

@@ -28,9 +28,12 @@ const std::vector<RuntimeModule>& RuntimeModules() {
 
 absl::string_view RuntimeModuleName(RuntimeModuleId id) {
   switch (id) {
-    case RuntimeModuleId::kCudaMemory: return "CUDA memory";
-    case RuntimeModuleId::kNccl: return "NCCL";
-    case RuntimeModuleId::kCudaExchange: return "CUDA exchange";
+    case RuntimeModuleId::kCudaMemory:
+      return "CUDA memory";
+    case RuntimeModuleId::kNccl:
+      return "NCCL";
+    case RuntimeModuleId::kCudaExchange:
+      return "CUDA exchange";
   }
   return "unknown";
 }
@@ -80,9 +83,9 @@ absl::StatusOr<void*> OpenRuntimeModule(RuntimeModuleId id) {
     }
     failures.push_back(ExplainDlerror(::dlerror()));
   }
-  return absl::UnavailableError(absl::StrCat("this build of Cohort has no usable ", RuntimeModuleName(id),
-                                             " module (", absl::StrJoin(failures, "; "),
-                                             "); was it built where nvcc was found?"));
+  return absl::UnavailableError(
+      absl::StrCat("this build of Cohort has no usable ", RuntimeModuleName(id), " module (",
+                   absl::StrJoin(failures, "; "), "); was it built where nvcc was found?"));
 }
 
 absl::StatusOr<void*> RuntimeModuleSymbol(void* module, const char* symbol,

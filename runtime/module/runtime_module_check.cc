@@ -27,7 +27,8 @@ std::vector<RuntimeModuleLoad> CheckRuntimeModules() {
 
 std::string FormatRuntimeModuleLoad(const RuntimeModuleLoad& load) {
   if (!load.status.ok()) {
-    return absl::StrCat(RuntimeModuleName(load.module.id), " module: does not load: ", load.status.message());
+    return absl::StrCat(RuntimeModuleName(load.module.id),
+                        " module: does not load: ", load.status.message());
   }
   return absl::StrCat(RuntimeModuleName(load.module.id), " module: loaded from ", load.path);
 }

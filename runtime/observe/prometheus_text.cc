@@ -45,8 +45,8 @@ void PrometheusText::Counter(absl::string_view name, absl::string_view help, dou
 void PrometheusText::Sample(absl::string_view type, absl::string_view name, absl::string_view help,
                             double value, const Labels& labels) {
   if (families_.insert(std::string(name)).second) {
-    absl::StrAppend(&text_, "# HELP ", name, " ", Escape(help, /*quotes=*/false), "\n# TYPE ", name, " ", type,
-                    "\n");
+    absl::StrAppend(&text_, "# HELP ", name, " ", Escape(help, /*quotes=*/false), "\n# TYPE ", name,
+                    " ", type, "\n");
   }
   absl::StrAppend(&text_, name);
   if (!labels.empty()) {

@@ -14,8 +14,10 @@ void ApplyAdamRule(const BlockStep<T>& block, const OptimizerOptions& options) {
   const bool l2 = !decoupled && wd != 0;
   const T shrink_factor = static_cast<T>(1 - lr * wd);
   const T l2_factor = static_cast<T>(wd);
-  const T beta1 = static_cast<T>(options.beta1), one_minus_beta1 = static_cast<T>(1 - options.beta1);
-  const T beta2 = static_cast<T>(options.beta2), one_minus_beta2 = static_cast<T>(1 - options.beta2);
+  const T beta1 = static_cast<T>(options.beta1),
+          one_minus_beta1 = static_cast<T>(1 - options.beta1);
+  const T beta2 = static_cast<T>(options.beta2),
+          one_minus_beta2 = static_cast<T>(1 - options.beta2);
   const T step_size = static_cast<T>(lr / (1 - std::pow(options.beta1, t)));
   const T bias_correction2_sqrt = static_cast<T>(std::sqrt(1 - std::pow(options.beta2, t)));
   const T eps = static_cast<T>(options.eps);

@@ -7,10 +7,10 @@
 //   m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g*g
 //   p -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps)
 //
-// The last line is evaluated as PyTorch does, p -= (lr/(1-b1^t)) * (m / (sqrt(v)/sqrt(1-b2^t) + eps)),
-// with the per-step scalars computed in double and the rest in the block's precision.
-// State: two buffers per block, m (exp_avg) then v (exp_avg_sq). Built through Optimizer::Create,
-// which validates the options and the arena.
+// The last line is evaluated as PyTorch does, p -= (lr/(1-b1^t)) * (m / (sqrt(v)/sqrt(1-b2^t) +
+// eps)), with the per-step scalars computed in double and the rest in the block's precision. State:
+// two buffers per block, m (exp_avg) then v (exp_avg_sq). Built through Optimizer::Create, which
+// validates the options and the arena.
 //
 // Thread-safety: not thread-safe.
 #ifndef COHORT_RUNTIME_OPTIM_ADAM_OPTIMIZER_H_

@@ -2,7 +2,8 @@
 
 namespace cohort {
 
-ArenaOptimizer::ArenaOptimizer(const OptimizerOptions& options, TensorArena& arena, size_t buffers_per_block)
+ArenaOptimizer::ArenaOptimizer(const OptimizerOptions& options, TensorArena& arena,
+                               size_t buffers_per_block)
     : options_(options),
       arena_(arena),
       buffers_per_block_(buffers_per_block),
@@ -11,7 +12,8 @@ ArenaOptimizer::ArenaOptimizer(const OptimizerOptions& options, TensorArena& are
 template <class T>
 BlockStep<T> ArenaOptimizer::View(size_t block, uint64_t step) {
   const ArenaBlock& b = arena_.blocks()[block];
-  BlockStep<T> view{static_cast<T*>(b.data), static_cast<const T*>(b.grad), {}, b.element_count, step};
+  BlockStep<T> view{
+      static_cast<T*>(b.data), static_cast<const T*>(b.grad), {}, b.element_count, step};
   for (size_t i = 0; i < buffers_per_block_; ++i) view.buffers[i] = state_.buffer<T>(block, i);
   return view;
 }

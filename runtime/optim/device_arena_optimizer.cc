@@ -60,9 +60,9 @@ absl::Status DeviceArenaOptimizer::Step() {
     step.count = block.element_count;
     step.step = steps_;
     if (absl::Status status = kernels_.Step(options_, step); !status.ok()) {
-      return absl::Status(status.code(), absl::StrCat("optimizer step ", steps_, " on ",
-                                                      DeviceName(block.device), ": ",
-                                                      status.message()));
+      return absl::Status(status.code(),
+                          absl::StrCat("optimizer step ", steps_, " on ", DeviceName(block.device),
+                                       ": ", status.message()));
     }
   }
   return absl::OkStatus();
@@ -74,8 +74,9 @@ std::string DeviceArenaOptimizer::SaveState() const {
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
     const ArenaBlock& block = arena_.blocks()[b];
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      if (!block.memory->CopyToHost(HostBuffer(state, block, b, i), buffers_[b][i],
-                                    BlockBytes(block)).ok()) {
+      if (!block.memory
+               ->CopyToHost(HostBuffer(state, block, b, i), buffers_[b][i], BlockBytes(block))
+               .ok()) {
         return "";
       }
     }

@@ -29,7 +29,8 @@ using BitsOf = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
 
 template <std::unsigned_integral U>
 void AppendLittleEndian(std::string& out, U value) {
-  for (size_t i = 0; i < sizeof(U); ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  for (size_t i = 0; i < sizeof(U); ++i)
+    out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
 
 template <std::floating_point T>
@@ -53,7 +54,8 @@ class LittleEndianReader {
   bool Read(U& value) {
     if (bytes_.size() < sizeof(U)) return false;
     value = 0;
-    for (size_t i = 0; i < sizeof(U); ++i) value |= static_cast<U>(static_cast<unsigned char>(bytes_[i])) << (8 * i);
+    for (size_t i = 0; i < sizeof(U); ++i)
+      value |= static_cast<U>(static_cast<unsigned char>(bytes_[i])) << (8 * i);
     bytes_.remove_prefix(sizeof(U));
     return true;
   }

@@ -45,7 +45,8 @@ absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOpti
     if (!device.ok()) return device.status();
     return std::unique_ptr<Optimizer>(*std::move(device));
   }
-  if (options.kind == OptimizerOptions::Kind::kSgd) return std::make_unique<SgdOptimizer>(options, arena);
+  if (options.kind == OptimizerOptions::Kind::kSgd)
+    return std::make_unique<SgdOptimizer>(options, arena);
   return std::make_unique<AdamOptimizer>(options, arena);
 }
 

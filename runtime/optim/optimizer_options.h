@@ -23,9 +23,9 @@ struct OptimizerOptions {
   enum class Kind { kSgd, kAdam, kAdamW };
   Kind kind = Kind::kSgd;
   double learning_rate = 0;
-  double momentum = 0;        // SGD
-  bool nesterov = false;      // SGD; requires momentum > 0
-  double weight_decay = 0;    // SGD and Adam: L2 added to the gradient; AdamW: decoupled
+  double momentum = 0;      // SGD
+  bool nesterov = false;    // SGD; requires momentum > 0
+  double weight_decay = 0;  // SGD and Adam: L2 added to the gradient; AdamW: decoupled
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam, AdamW
 };
 

@@ -79,7 +79,8 @@ std::string OptimizerState::Encode() const {
     AppendLittleEndian(out, block_sizes_[b]);
   }
   for (const Buffer& buffer : buffers_) {
-    std::visit([&](const auto& values) { AppendLittleEndian(out, values.data(), values.size()); }, buffer);
+    std::visit([&](const auto& values) { AppendLittleEndian(out, values.data(), values.size()); },
+               buffer);
   }
   AppendLittleEndian(out, Fnv1a64(out));
   return out;
@@ -93,13 +94,16 @@ absl::Status OptimizerState::Decode(absl::string_view bytes) {
                                 " any state has"));
   }
   if (bytes.substr(0, kMagic.size()) != kMagic) {
-    return Invalid(absl::StrCat("does not start with \"", kMagic, "\": these bytes are not a saved optimizer state"));
+    return Invalid(absl::StrCat("does not start with \"", kMagic,
+                                "\": these bytes are not a saved optimizer state"));
   }
-  LittleEndianReader reader(bytes.substr(kMagic.size(), bytes.size() - kMagic.size() - kChecksumSize));
+  LittleEndianReader reader(
+      bytes.substr(kMagic.size(), bytes.size() - kMagic.size() - kChecksumSize));
   uint32_t version = 0;
   reader.Read(version);
   if (version != kVersion) {
-    return Invalid(absl::StrCat("has format version ", version, "; this build reads version ", kVersion));
+    return Invalid(
+        absl::StrCat("has format version ", version, "; this build reads version ", kVersion));
   }
   uint64_t checksum = 0;
   LittleEndianReader(bytes.substr(bytes.size() - kChecksumSize)).Read(checksum);
@@ -110,33 +114,40 @@ absl::Status OptimizerState::Decode(absl::string_view bytes) {
   // Then agreement with this optimizer and arena.
   uint32_t kind = 0, block_count = 0, buffers_per_block = 0;
   uint64_t steps = 0;
-  if (!(reader.Read(kind) && reader.Read(steps) && reader.Read(block_count) && reader.Read(buffers_per_block))) {
+  if (!(reader.Read(kind) && reader.Read(steps) && reader.Read(block_count) &&
+        reader.Read(buffers_per_block))) {
     return Invalid("is truncated: its header ends early");
   }
   if (kind != KindCode(kind_)) {
-    return Invalid(absl::StrCat("was saved by ", KindCodeName(kind), "; this optimizer is ", OptimizerKindName(kind_)));
+    return Invalid(absl::StrCat("was saved by ", KindCodeName(kind), "; this optimizer is ",
+                                OptimizerKindName(kind_)));
   }
   if (block_count != block_dtypes_.size()) {
-    return Invalid(absl::StrCat("has ", block_count, " blocks; this arena has ", block_dtypes_.size()));
+    return Invalid(
+        absl::StrCat("has ", block_count, " blocks; this arena has ", block_dtypes_.size()));
   }
   if (buffers_per_block != buffers_per_block_) {
-    return Invalid(absl::StrCat("keeps ", buffers_per_block, " buffers per block; this ", OptimizerKindName(kind_),
-                                " optimizer keeps ", buffers_per_block_,
-                                kind_ == Kind::kSgd ? " (sgd keeps a momentum buffer only when momentum > 0)" : ""));
+    return Invalid(absl::StrCat(
+        "keeps ", buffers_per_block, " buffers per block; this ", OptimizerKindName(kind_),
+        " optimizer keeps ", buffers_per_block_,
+        kind_ == Kind::kSgd ? " (sgd keeps a momentum buffer only when momentum > 0)" : ""));
   }
   uint64_t payload = 0;
   for (size_t b = 0; b < block_count; ++b) {
     uint32_t dtype = 0;
     uint64_t elements = 0;
-    if (!(reader.Read(dtype) && reader.Read(elements))) return Invalid("is truncated: its block table ends early");
+    if (!(reader.Read(dtype) && reader.Read(elements)))
+      return Invalid("is truncated: its block table ends early");
     if (static_cast<cohort_dtype>(dtype) != block_dtypes_[b] || elements != block_sizes_[b]) {
-      return Invalid(absl::StrCat("block ", b, " is ", DescribeBlock(static_cast<cohort_dtype>(dtype), elements),
-                                  "; this arena's block ", b, " is ", DescribeBlock(block_dtypes_[b], block_sizes_[b])));
+      return Invalid(absl::StrCat(
+          "block ", b, " is ", DescribeBlock(static_cast<cohort_dtype>(dtype), elements),
+          "; this arena's block ", b, " is ", DescribeBlock(block_dtypes_[b], block_sizes_[b])));
     }
     payload += block_sizes_[b] * *DtypeSize(block_dtypes_[b]) * buffers_per_block_;
   }
   if (reader.remaining() != payload) {
-    return Invalid(absl::StrCat("holds ", reader.remaining(), " bytes of buffers; its layout needs ", payload));
+    return Invalid(absl::StrCat("holds ", reader.remaining(),
+                                " bytes of buffers; its layout needs ", payload));
   }
 
   // Every check passed: the reads below cannot fail.

@@ -212,8 +212,11 @@ void Orchestrator::ReportMergedTimelines() {
     if (!done.status.ok()) {
       Notice(absl::StrCat("warning: trial ", trial_id, ": ", done.status.message()));
     } else if (done.files == 0) {
-      Notice(absl::StrCat("warning: trial ", trial_id, " has profiling enabled but left no "
-                          "timeline in ", done.request.checkpoint_root, "/.timelines (the "
+      Notice(absl::StrCat("warning: trial ", trial_id,
+                          " has profiling enabled but left no "
+                          "timeline in ",
+                          done.request.checkpoint_root,
+                          "/.timelines (the "
                           "checkpoint storage must be shared by the agents and the orchestrator)"));
     } else {
       Event(absl::StrCat("trial ", trial_id, ": timeline of ", done.files, " rank file",

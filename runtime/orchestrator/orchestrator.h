@@ -79,11 +79,11 @@ struct OrchestratorEvent {
 };
 
 struct OrchestratorOptions {
-  std::string state_dir;                // experiments/ goes here; created when missing
-  std::string checkpoint_root;          // default storage root; "" is <state_dir>/checkpoints
-  double agent_timeout_seconds = 15;    // an agent silent this long is lost
-  double start_timeout_seconds = 30;    // a StartTask unanswered this long is placed again
-  uint32_t kill_grace_seconds = 30;     // KillTask's grace for a killed experiment
+  std::string state_dir;              // experiments/ goes here; created when missing
+  std::string checkpoint_root;        // default storage root; "" is <state_dir>/checkpoints
+  double agent_timeout_seconds = 15;  // an agent silent this long is lost
+  double start_timeout_seconds = 30;  // a StartTask unanswered this long is placed again
+  uint32_t kill_grace_seconds = 30;   // KillTask's grace for a killed experiment
   // Where the workers of a task spanning agents meet (a WorkerHub serving RendezvousService,
   // e.g. "tcp://10.0.0.5:29402"); StartTask.rendezvous names it for such tasks (and is empty
   // for a task on one agent, whose agent serves its rendezvous).
@@ -169,11 +169,11 @@ class Orchestrator {
   // An experiment to add, however it came.
   struct Admission {
     ExperimentConfig config;
-    std::optional<uint64_t> id;         // default: the next experiment id
-    std::optional<RunFolder> folder;    // default: a new run folder under the state dir
-    std::string checkpoint_root;        // default: <storage root>/experiment-<id>
-    bool resume = false;                // see LocalSubmission::resume
-    std::deque<uint64_t> trial_ids;     // ids for its first trials, in creation order (recovery)
+    std::optional<uint64_t> id;       // default: the next experiment id
+    std::optional<RunFolder> folder;  // default: a new run folder under the state dir
+    std::string checkpoint_root;      // default: <storage root>/experiment-<id>
+    bool resume = false;              // see LocalSubmission::resume
+    std::deque<uint64_t> trial_ids;   // ids for its first trials, in creation order (recovery)
   };
   // Validates and adds an experiment.
   ClientMessage Admit(Admission admission);

@@ -36,7 +36,7 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
                                          "' is not the connection's identity '", agent_id, "'")},
                  message_id);
     Notice(absl::StrCat("dropped a message from '", agent_id, "' sent as '", message.header.sender,
-                       "'"));
+                        "'"));
     return;
   }
   if (const auto* hello = std::get_if<AgentHello>(&message.message)) {
@@ -255,12 +255,12 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
 void Orchestrator::OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,
                                              const TaskCheckpointReport& report) {
   if (report.batches >= trial.latest_checkpoint_batches) return;  // nothing recorded is redone
-  Notice(absl::StrCat("trial ", trial.id, " resumed from ",
-                      report.checkpoint_id.empty() ? std::string("its start")
-                                                   : report.checkpoint_id,
-                      " at batch ", report.batches, ", not from ", trial.latest_checkpoint_id,
-                      " (damaged): what it reported after batch ", report.batches,
-                      " is trained again and recorded anew"));
+  Notice(
+      absl::StrCat("trial ", trial.id, " resumed from ",
+                   report.checkpoint_id.empty() ? std::string("its start") : report.checkpoint_id,
+                   " at batch ", report.batches, ", not from ", trial.latest_checkpoint_id,
+                   " (damaged): what it reported after batch ", report.batches,
+                   " is trained again and recorded anew"));
   trial.latest_checkpoint_id = report.checkpoint_id;
   trial.latest_checkpoint_batches = report.batches;
   RewindTrial(experiment, trial);

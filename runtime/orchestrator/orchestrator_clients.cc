@@ -255,10 +255,9 @@ ClientMessage Orchestrator::Describe(const DescribeExperiment& describe) const {
         summary.latest_timings = record.latest_training->timings;
         summary.records_per_second = record.latest_training->records_per_second;
         summary.latest_gpus = record.latest_training->gpus;
-        summary.scaling_efficiency =
-            ScalingEfficiency(experiment, summary.records_per_second,
-                              &summary.baseline_experiment_id)
-                .value_or(0.0);
+        summary.scaling_efficiency = ScalingEfficiency(experiment, summary.records_per_second,
+                                                       &summary.baseline_experiment_id)
+                                         .value_or(0.0);
       }
       if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
       // The record keeps the best validation (forgetting what a rewind trained again).

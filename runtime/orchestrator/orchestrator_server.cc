@@ -36,9 +36,7 @@ absl::string_view Bytes(const zmq::message_t& frame) {
 }
 
 // A socket identity as log text: agent ids are printable, generated identities are not.
-std::string Printable(const zmq::message_t& identity) {
-  return absl::CHexEscape(Bytes(identity));
-}
+std::string Printable(const zmq::message_t& identity) { return absl::CHexEscape(Bytes(identity)); }
 
 // What a reply to an undecodable client request can still name: the envelope's protocol major
 // and message id, read where the root table and those two fields verify.
@@ -71,9 +69,8 @@ std::optional<RequestIdentity> ReadRequestIdentity(absl::string_view bytes) {
                                        sizeof(uint64_t))) {
     return std::nullopt;
   }
-  return RequestIdentity{
-      envelope->GetField<uint16_t>(wire::ClientEnvelope::VT_PROTOCOL_MAJOR, 0),
-      envelope->GetField<uint64_t>(wire::ClientEnvelope::VT_MESSAGE_ID, 0)};
+  return RequestIdentity{envelope->GetField<uint16_t>(wire::ClientEnvelope::VT_PROTOCOL_MAJOR, 0),
+                         envelope->GetField<uint64_t>(wire::ClientEnvelope::VT_MESSAGE_ID, 0)};
 }
 
 // Sends [identity, bytes] without blocking. False when the peer is not connected (ZeroMQ's
@@ -106,14 +103,13 @@ absl::StatusOr<zmq::socket_t> BindRouter(
     socket.set(zmq::sockopt::linger, kLingerMilliseconds);
     socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
     if (absl::Status status = secure(socket); !status.ok()) {
-      return absl::Status(status.code(), absl::StrCat("securing the ", role, " socket: ",
-                                                      status.message()));
+      return absl::Status(status.code(),
+                          absl::StrCat("securing the ", role, " socket: ", status.message()));
     }
     socket.bind(endpoint);
     return socket;
   } catch (const zmq::error_t& error) {
-    return ZmqErrorStatus(absl::StrCat("binding the ", role, " socket to '", endpoint, "'"),
-                          error);
+    return ZmqErrorStatus(absl::StrCat("binding the ", role, " socket to '", endpoint, "'"), error);
   }
 }
 
@@ -161,9 +157,9 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
       BindRouter(context, options.agent_endpoint, "agent",
                  [&secure](zmq::socket_t& socket) { return secure.ConfigureAgentSocket(socket); });
   if (!agent_socket.ok()) return agent_socket.status();
-  absl::StatusOr<zmq::socket_t> client_socket = BindRouter(
-      context, options.client_endpoint, "client",
-      [&secure](zmq::socket_t& socket) { return secure.ConfigureClientSocket(socket); });
+  absl::StatusOr<zmq::socket_t> client_socket =
+      BindRouter(context, options.client_endpoint, "client",
+                 [&secure](zmq::socket_t& socket) { return secure.ConfigureClientSocket(socket); });
   if (!client_socket.ok()) return client_socket.status();
   std::unique_ptr<RendezvousHost> rendezvous;
   if (!orchestrator_options.rendezvous_endpoint.empty()) {
@@ -175,8 +171,8 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
                                 absl::StrCat("rendezvous: ", line)});
         });
     if (!host.ok()) {
-      return absl::Status(host.status().code(), absl::StrCat("the rendezvous endpoint: ",
-                                                             host.status().message()));
+      return absl::Status(host.status().code(),
+                          absl::StrCat("the rendezvous endpoint: ", host.status().message()));
     }
     rendezvous = *std::move(host);
     orchestrator_options.rendezvous_endpoint = rendezvous->endpoint();
@@ -214,9 +210,9 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
   SteadyClock::time_point next_tick = SteadyClock::now() + options_.tick_interval;
   SteadyClock::time_point next_metrics = SteadyClock::now();
   while (!stop.load()) {
-    const auto wait = std::max(std::chrono::milliseconds::zero(),
-                               std::chrono::ceil<std::chrono::milliseconds>(
-                                   next_tick - SteadyClock::now()));
+    const auto wait =
+        std::max(std::chrono::milliseconds::zero(),
+                 std::chrono::ceil<std::chrono::milliseconds>(next_tick - SteadyClock::now()));
     std::vector<zmq::pollitem_t> items = {{agent_socket_.handle(), 0, ZMQ_POLLIN, 0},
                                           {client_socket_.handle(), 0, ZMQ_POLLIN, 0}};
     if (rendezvous_) items.push_back({nullptr, rendezvous_->NotificationFd(), ZMQ_POLLIN, 0});
@@ -286,9 +282,10 @@ absl::Status OrchestratorServer::ServeClients() {
     if (!frames.ok()) return frames.status();
     if (frames->empty()) break;
     if (frames->size() != 2) {
-      malformed_.Report("clients", absl::StrCat("dropped a client message of ",
-                                                frames->size() - 1, " parts (expected 1)"),
-                        clock_->MonotonicSeconds());
+      malformed_.Report(
+          "clients",
+          absl::StrCat("dropped a client message of ", frames->size() - 1, " parts (expected 1)"),
+          clock_->MonotonicSeconds());
       continue;
     }
     ServeClient(frames->front(), (*frames)[1]);
@@ -302,9 +299,9 @@ void OrchestratorServer::ServeClient(const zmq::message_t& identity,
   absl::StatusOr<DecodedClient> request = DecodeClientMessage(bytes);
   if (!request.ok()) {
     const std::optional<RequestIdentity> header = ReadRequestIdentity(bytes);
-    malformed_.Report("clients", absl::StrCat(header ? "refused" : "dropped",
-                                              " a malformed client request: ",
-                                              request.status().message()),
+    malformed_.Report("clients",
+                      absl::StrCat(header ? "refused" : "dropped",
+                                   " a malformed client request: ", request.status().message()),
                       clock_->MonotonicSeconds());
     if (!header) return;
     if (header->protocol_major != kClientProtocolMajor) {
@@ -313,17 +310,16 @@ void OrchestratorServer::ServeClient(const zmq::message_t& identity,
                         std::string(request.status().message())});
     } else {
       Reply(identity, header->message_id,
-            ClientError{ClientErrorCode::kInvalidRequest,
-                        std::string(request.status().message())});
+            ClientError{ClientErrorCode::kInvalidRequest, std::string(request.status().message())});
     }
     return;
   }
   const uint64_t request_id = request->header.message_id;
   if (!IsClientRequest(request->message)) {
     Reply(identity, request_id,
-          ClientError{ClientErrorCode::kInvalidRequest,
-                      absl::StrCat(ClientMessageName(request->message),
-                                   " is a reply, not a request")});
+          ClientError{
+              ClientErrorCode::kInvalidRequest,
+              absl::StrCat(ClientMessageName(request->message), " is a reply, not a request")});
     return;
   }
   const ClientMessage reply = orchestrator_->OnClientRequest(request->message);

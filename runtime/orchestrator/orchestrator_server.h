@@ -119,9 +119,9 @@ class OrchestratorServer {
            OrchestratorEvent::Level level = OrchestratorEvent::Level::kNotice);
 
   OrchestratorServerOptions options_;
-  zmq::context_t context_;  // declared before the sockets: destroyed after them
+  zmq::context_t context_;                    // declared before the sockets: destroyed after them
   std::unique_ptr<ServerSecurity> security_;  // likewise, and after the context
-  Clock* clock_ = nullptr;  // Bind's: the orchestrator's and the log's time
+  Clock* clock_ = nullptr;                    // Bind's: the orchestrator's and the log's time
   // Malformed messages, logged at most once a minute per peer (and once for all clients).
   RefusalLog malformed_{[this](absl::string_view line) { Log(line); }};
   zmq::socket_t agent_socket_;

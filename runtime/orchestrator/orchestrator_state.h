@@ -38,7 +38,7 @@ struct Orchestrator::Agent {
   // It stopped a task on its own (it is shutting down): no new task is placed there until its
   // next AgentHello.
   bool draining = false;
-  double last_seen = 0;       // monotonic seconds
+  double last_seen = 0;  // monotonic seconds
   double last_seen_unix = 0;
 };
 
@@ -60,7 +60,7 @@ struct Orchestrator::Experiment {
   std::string checkpoint_root;
   bool resume = false;  // its trials continue from their latest checkpoints (LocalSubmission)
   std::deque<uint64_t> recorded_trial_ids;  // ids its next trials take (a recovered experiment)
-  bool dirty = false;  // record changed since the last Save
+  bool dirty = false;                       // record changed since the last Save
   double last_save = 0;
 };
 
@@ -80,7 +80,7 @@ struct Orchestrator::Trial {
   double records_per_second = 0;  // from its latest progress
   uint64_t exchanged_bytes = 0;   // the sum of its training reports', over every attempt
   uint32_t restarts = 0;
-  uint32_t attempts = 0;        // tasks created so far; the next task's attempt number
+  uint32_t attempts = 0;  // tasks created so far; the next task's attempt number
   uint64_t task_id = 0;
   std::string latest_checkpoint_id;
   uint64_t latest_checkpoint_batches = 0;

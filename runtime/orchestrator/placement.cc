@@ -113,12 +113,12 @@ std::string DescribeUsers(const AgentView& agent) {
   }
   std::vector<std::string> users;
   if (!trials.empty()) {
-    users.push_back(absl::StrCat(trials.size() == 1 ? "trial " : "trials ",
-                                 absl::StrJoin(trials, ", ")));
+    users.push_back(
+        absl::StrCat(trials.size() == 1 ? "trial " : "trials ", absl::StrJoin(trials, ", ")));
   }
   if (!tasks.empty()) {
-    users.push_back(absl::StrCat(tasks.size() == 1 ? "task " : "tasks ",
-                                 absl::StrJoin(tasks, ", ")));
+    users.push_back(
+        absl::StrCat(tasks.size() == 1 ? "task " : "tasks ", absl::StrJoin(tasks, ", ")));
   }
   return absl::StrJoin(users, ", ");
 }
@@ -190,8 +190,8 @@ std::vector<RankPlacement> Placement::Ranks() const {
   for (const AgentSlots& agent : agents) {
     uint32_t local_rank = 0;
     for (uint32_t slot : agent.slots) {
-      ranks.push_back(RankPlacement{static_cast<uint32_t>(ranks.size()), agent.agent_id, slot,
-                                    local_rank++});
+      ranks.push_back(
+          RankPlacement{static_cast<uint32_t>(ranks.size()), agent.agent_id, slot, local_rank++});
     }
   }
   return ranks;

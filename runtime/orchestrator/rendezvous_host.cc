@@ -24,10 +24,9 @@ absl::StatusOr<std::unique_ptr<RendezvousHost>> RendezvousHost::Bind(
     zmq::context_t& context, const std::string& endpoint, const WorkerHub::SocketSetup& setup,
     LogFunction log) {
   if (!log) log = PrintRendezvousLine;
-  absl::StatusOr<std::unique_ptr<WorkerHub>> hub =
-      WorkerHub::Bind(context, endpoint, setup, [log](absl::string_view why) {
-        log(absl::StrCat("dropped a malformed message: ", why));
-      });
+  absl::StatusOr<std::unique_ptr<WorkerHub>> hub = WorkerHub::Bind(
+      context, endpoint, setup,
+      [log](absl::string_view why) { log(absl::StrCat("dropped a malformed message: ", why)); });
   if (!hub.ok()) return hub.status();
   return std::unique_ptr<RendezvousHost>(new RendezvousHost(*std::move(hub), std::move(log)));
 }
@@ -53,13 +52,12 @@ bool RendezvousHost::MayKeep(const std::string& key, const std::string& value) {
   }
   TaskUse& use = use_[std::string(prefix)];
   const std::optional<size_t> held = service_.ValueBytes(key);  // a set replaces the value
-  const size_t bytes =
-      use.bytes - (held ? key.size() + *held : 0) + key.size() + value.size();
+  const size_t bytes = use.bytes - (held ? key.size() + *held : 0) + key.size() + value.size();
   if ((!held && use.keys + 1 > kMaxRendezvousKeysPerTask) || bytes > kMaxRendezvousBytesPerTask) {
-    refusals_.Report(absl::StrCat("dropped rendezvous sets for task ", task_id,
-                                  ": a task holds at most ", kMaxRendezvousKeysPerTask,
-                                  " keys and ", kMaxRendezvousBytesPerTask, " bytes"),
-                     now);
+    refusals_.Report(
+        absl::StrCat("dropped rendezvous sets for task ", task_id, ": a task holds at most ",
+                     kMaxRendezvousKeysPerTask, " keys and ", kMaxRendezvousBytesPerTask, " bytes"),
+        now);
     return false;
   }
   use.keys += held ? 0 : 1;

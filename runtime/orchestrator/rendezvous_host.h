@@ -33,7 +33,6 @@
 #include <map>
 #include <memory>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "absl/status/statusor.h"

@@ -18,8 +18,7 @@ constexpr char kClientListenFlag[] = "--client-listen";
 constexpr char kRendezvousListenFlag[] = "--rendezvous-listen";
 
 double MonotonicSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 struct Listener {
@@ -32,21 +31,20 @@ struct Listener {
 // Why the listener cannot start: it needs CURVE and `missing` flags are not given.
 absl::Status MissingKeys(const Listener& listener, CurvePolicy policy,
                          const std::vector<std::string>& missing) {
-  const std::string why =
-      policy == CurvePolicy::kAlways
-          ? absl::StrCat("--curve always makes ", listener.flag, " ", listener.endpoint,
-                         " need CURVE")
-          : absl::StrCat(listener.flag, " ", listener.endpoint,
-                         " is not a loopback address, so it needs CURVE");
-  return absl::FailedPreconditionError(absl::StrCat(
-      why, ": give ", absl::StrJoin(missing, " and "), " (cohort keygen makes keys)"));
+  const std::string why = policy == CurvePolicy::kAlways
+                              ? absl::StrCat("--curve always makes ", listener.flag, " ",
+                                             listener.endpoint, " need CURVE")
+                              : absl::StrCat(listener.flag, " ", listener.endpoint,
+                                             " is not a loopback address, so it needs CURVE");
+  return absl::FailedPreconditionError(
+      absl::StrCat(why, ": give ", absl::StrJoin(missing, " and "), " (cohort keygen makes keys)"));
 }
 
 // "agents' listener: CURVE; clients' listener: no CURVE (local only)".
 std::string ListenerStates(const std::vector<Listener>& listeners) {
   return absl::StrJoin(listeners, "; ", [](std::string* out, const Listener& listener) {
-    absl::StrAppend(out, listener.role, " listener: ",
-                    listener.uses_curve ? "CURVE" : "no CURVE (local only)");
+    absl::StrAppend(out, listener.role,
+                    " listener: ", listener.uses_curve ? "CURVE" : "no CURVE (local only)");
   });
 }
 
@@ -118,15 +116,13 @@ absl::Status ServerSecurity::ConfigureServer(bool uses_curve, zmq::socket_t& soc
   return authenticator_->ConfigureServer(socket, *server_keys_);
 }
 
-bool ServerSecurity::AcceptAgentMessage(absl::string_view identity,
-                                        const zmq::message_t& payload) {
+bool ServerSecurity::AcceptAgentMessage(absl::string_view identity, const zmq::message_t& payload) {
   if (!agents_use_curve_) return true;
   const std::string name = AuthenticatedPeerName(payload);
   if (name == identity) return true;
   dropped_agent_messages_.Report(
       absl::StrCat("security: dropped a message: agent socket identity '",
-                   absl::CHexEscape(identity), "' is not the authenticated key name '", name,
-                   "'"),
+                   absl::CHexEscape(identity), "' is not the authenticated key name '", name, "'"),
       MonotonicSeconds());
   return false;
 }
@@ -153,8 +149,7 @@ std::optional<std::string> ClientActionLine(absl::string_view client_name,
   if (submit == nullptr && kill == nullptr) return std::nullopt;
   const std::string client = absl::StrCat("client '", client_name, "'");
   if (const auto* error = std::get_if<ClientError>(&reply)) {
-    return absl::StrCat(client, " was refused ", ClientMessageName(request), ": ",
-                        error->message);
+    return absl::StrCat(client, " was refused ", ClientMessageName(request), ": ", error->message);
   }
   if (const auto* submitted = std::get_if<ExperimentSubmitted>(&reply)) {
     return absl::StrCat(client, " submitted experiment ", submitted->experiment_id);

@@ -45,8 +45,8 @@ absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config) {
         "cannot count the plugin's records): set records_per_epoch, or give max_length in "
         "batches or records");
   }
-  const uint64_t batches = LengthInBatches(length, config.global_batch_size,
-                                           config.records_per_epoch.value_or(0));
+  const uint64_t batches =
+      LengthInBatches(length, config.global_batch_size, config.records_per_epoch.value_or(0));
   if (batches == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "searcher.max_length: comes to 0 batches of hyperparameters.global_batch_size ",

@@ -11,8 +11,7 @@ const TrialLogLine& TrialLog::Append(uint32_t attempt, const LogLine& line) {
   return lines_.back();
 }
 
-std::vector<TrialLogLine> TrialLog::After(uint64_t sequence, int32_t rank,
-                                          size_t max_lines) const {
+std::vector<TrialLogLine> TrialLog::After(uint64_t sequence, int32_t rank, size_t max_lines) const {
   std::vector<TrialLogLine> found;
   if (sequence >= last_sequence()) return found;
   // Sequences are consecutive, so the first line after `sequence` is found by subtraction.

@@ -29,11 +29,13 @@ absl::Status BatchMetrics::CheckNew(absl::string_view name, cohort_reduction red
         absl::StrCat("metric '", absl::CHexEscape(name), "': the name is not UTF-8 text"));
   }
   if (reduction < COHORT_REDUCE_MEAN || reduction > COHORT_REDUCE_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat("metric '", name, "': unknown reduction ", reduction,
-                                                   "; allowed: 1 (mean), 2 (sum), 3 (min), 4 (max)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric '", name, "': unknown reduction ", reduction,
+                     "; allowed: 1 (mean), 2 (sum), 3 (min), 4 (max)"));
   }
   if (Find(name) != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("metric '", name, "' was added twice in one batch"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric '", name, "' was added twice in one batch"));
   }
   return absl::OkStatus();
 }
@@ -54,9 +56,10 @@ absl::Status BatchMetrics::AddOnDevice(absl::string_view name, uint32_t ticket,
 
 cohort_error* MetricAdd(cohort_metrics* metrics, const char* name, size_t name_len, double value,
                         uint64_t record_count, cohort_reduction reduction) {
-  if (metrics == nullptr) return NewError(absl::InvalidArgumentError("metric_add: NULL metrics sink"));
-  absl::Status s = metrics->batch.Add(absl::string_view(name, name == nullptr ? 0 : name_len), value,
-                                      record_count, reduction);
+  if (metrics == nullptr)
+    return NewError(absl::InvalidArgumentError("metric_add: NULL metrics sink"));
+  absl::Status s = metrics->batch.Add(absl::string_view(name, name == nullptr ? 0 : name_len),
+                                      value, record_count, reduction);
   return s.ok() ? nullptr : NewError(std::move(s));
 }
 

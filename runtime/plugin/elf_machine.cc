@@ -12,13 +12,20 @@ namespace {
 
 std::string MachineName(uint16_t machine) {
   switch (machine) {
-    case EM_X86_64: return "x86_64";
-    case EM_386: return "i386";
-    case EM_AARCH64: return "aarch64";
-    case EM_ARM: return "arm";
-    case EM_PPC64: return "ppc64";
-    case EM_RISCV: return "riscv";
-    case EM_S390: return "s390";
+    case EM_X86_64:
+      return "x86_64";
+    case EM_386:
+      return "i386";
+    case EM_AARCH64:
+      return "aarch64";
+    case EM_ARM:
+      return "arm";
+    case EM_PPC64:
+      return "ppc64";
+    case EM_RISCV:
+      return "riscv";
+    case EM_S390:
+      return "s390";
   }
   return absl::StrCat("ELF machine ", machine);
 }

@@ -17,7 +17,8 @@ absl::Status TakeError(cohort_error* error) {
 cohort_error* ErrorCreate(cohort_status_code code, const char* message, size_t message_len) {
   // An OK or out-of-range code would make an "error" that means success: report it as UNKNOWN.
   const bool valid = code > 0 && code <= static_cast<int>(absl::StatusCode::kUnauthenticated);
-  const absl::StatusCode status_code = valid ? static_cast<absl::StatusCode>(code) : absl::StatusCode::kUnknown;
+  const absl::StatusCode status_code =
+      valid ? static_cast<absl::StatusCode>(code) : absl::StatusCode::kUnknown;
   std::string text = message == nullptr ? std::string() : std::string(message, message_len);
   if (text.empty()) text = "(the plugin gave no message)";
   return NewError(absl::Status(status_code, text));

@@ -17,7 +17,9 @@
 namespace cohort {
 namespace {
 
-absl::string_view View(const char* p, size_t n) { return p == nullptr ? absl::string_view() : absl::string_view(p, n); }
+absl::string_view View(const char* p, size_t n) {
+  return p == nullptr ? absl::string_view() : absl::string_view(p, n);
+}
 
 cohort_error* Fail(absl::Status status) { return NewError(std::move(status)); }
 
@@ -55,7 +57,8 @@ cohort_error* HparamBool(cohort_host* host, const char* name, size_t name_len, u
 
 cohort_error* HparamString(cohort_host* host, const char* name, size_t name_len, const char** out,
                            size_t* out_len) {
-  absl::StatusOr<const std::string*> v = host->options.hyperparameters.GetString(View(name, name_len));
+  absl::StatusOr<const std::string*> v =
+      host->options.hyperparameters.GetString(View(name, name_len));
   if (!v.ok()) return Fail(v.status());
   *out = (*v)->data();
   *out_len = (*v)->size();
@@ -69,8 +72,9 @@ absl::StatusOr<TensorDescriptor> Describe(const cohort_tensor_spec& spec, size_t
                           spec.element_count};
   if (!COHORT_HAS_FIELD(&spec, cohort_tensor_spec, shape_len) || spec.shape_len == 0) return tensor;
   if (spec.shape == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("register_tensors: specs[", index, "] '", tensor.name,
-                                                   "' has shape_len ", spec.shape_len, " but a NULL shape"));
+    return absl::InvalidArgumentError(absl::StrCat("register_tensors: specs[", index, "] '",
+                                                   tensor.name, "' has shape_len ", spec.shape_len,
+                                                   " but a NULL shape"));
   }
   tensor.shape.assign(spec.shape, spec.shape + spec.shape_len);
   return tensor;
@@ -98,13 +102,15 @@ size_t SpecStride(uint32_t plugin_minor) {
 }
 
 const cohort_tensor_spec& SpecAt(const cohort_tensor_spec* specs, size_t stride, size_t i) {
-  return *reinterpret_cast<const cohort_tensor_spec*>(reinterpret_cast<const char*>(specs) + i * stride);
+  return *reinterpret_cast<const cohort_tensor_spec*>(reinterpret_cast<const char*>(specs) +
+                                                      i * stride);
 }
 
 cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs,
                               cohort_tensor_view* views, size_t count) {
   if (host->phase != ModelPhase::kCreating) {
-    return Fail(absl::FailedPreconditionError("register_tensors may only be called from model_create"));
+    return Fail(
+        absl::FailedPreconditionError("register_tensors may only be called from model_create"));
   }
   if (host->arena != nullptr) {
     return Fail(absl::FailedPreconditionError(
@@ -125,31 +131,35 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
     const cohort_tensor_spec& spec = SpecAt(specs, stride, i);
     if (spec.struct_size < spec_v1 || spec.struct_size > stride) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "register_tensors: specs[", i, "].struct_size is ", spec.struct_size, ", expected ", spec_v1,
-          " to ", stride, " for a plugin of ABI 1.", host->plugin_minor)));
+          "register_tensors: specs[", i, "].struct_size is ", spec.struct_size, ", expected ",
+          spec_v1, " to ", stride, " for a plugin of ABI 1.", host->plugin_minor)));
     }
     if (views[i].struct_size < view_v1) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "register_tensors: views[", i, "].struct_size is ", views[i].struct_size, ", expected at least ", view_v1)));
+      return Fail(absl::InvalidArgumentError(absl::StrCat("register_tensors: views[", i,
+                                                          "].struct_size is ", views[i].struct_size,
+                                                          ", expected at least ", view_v1)));
     }
     absl::StatusOr<TensorDescriptor> tensor = Describe(spec, i);
     if (!tensor.ok()) return Fail(tensor.status());
     absl::StatusOr<cohort_tensor_kind> kind = KindOf(spec, i);
     if (!kind.ok()) return Fail(kind.status());
     std::vector<TensorDescriptor>& into = *kind == COHORT_TENSOR_STATE ? states : parameters;
-    registered.push_back(RegisteredTensor{*kind == COHORT_TENSOR_STATE, static_cast<uint32_t>(into.size())});
+    registered.push_back(
+        RegisteredTensor{*kind == COHORT_TENSOR_STATE, static_cast<uint32_t>(into.size())});
     into.push_back(*std::move(tensor));
   }
   if (parameters.empty()) {
-    return Fail(absl::InvalidArgumentError(
-        "register_tensors: every tensor is state (COHORT_TENSOR_STATE); a model trains at least one parameter"));
+    return Fail(
+        absl::InvalidArgumentError("register_tensors: every tensor is state (COHORT_TENSOR_STATE); "
+                                   "a model trains at least one parameter"));
   }
   auto create = [&](std::vector<TensorDescriptor> tensors,
                     ArenaGradients gradients) -> absl::StatusOr<std::unique_ptr<TensorArena>> {
     absl::StatusOr<std::unique_ptr<TensorArena>> arena =
         TensorArena::Create(std::move(tensors), *host->options.memory, gradients);
     if (!arena.ok()) {
-      return absl::Status(arena.status().code(), absl::StrCat("register_tensors: ", arena.status().message()));
+      return absl::Status(arena.status().code(),
+                          absl::StrCat("register_tensors: ", arena.status().message()));
     }
     return arena;
   };
@@ -158,15 +168,18 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
   for (const TensorDescriptor& parameter : parameters) parameter_names.insert(parameter.name);
   for (const TensorDescriptor& state : states) {
     if (parameter_names.contains(state.name)) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "register_tensors: '", state.name, "' is registered twice (as a parameter and as state)")));
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("register_tensors: '", state.name,
+                       "' is registered twice (as a parameter and as state)")));
     }
   }
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = create(std::move(parameters), ArenaGradients::kKeep);
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      create(std::move(parameters), ArenaGradients::kKeep);
   if (!arena.ok()) return Fail(arena.status());
   std::unique_ptr<TensorArena> state;
   if (!states.empty()) {
-    absl::StatusOr<std::unique_ptr<TensorArena>> created = create(std::move(states), ArenaGradients::kNone);
+    absl::StatusOr<std::unique_ptr<TensorArena>> created =
+        create(std::move(states), ArenaGradients::kNone);
     if (!created.ok()) return Fail(created.status());
     state = *std::move(created);
   }
@@ -184,26 +197,31 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
   return nullptr;
 }
 
-cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t offset, uint64_t count) {
+cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t offset,
+                             uint64_t count) {
   if (host->phase != ModelPhase::kTraining) {
-    return Fail(absl::FailedPreconditionError("gradients_ready may only be called from train_batch"));
+    return Fail(
+        absl::FailedPreconditionError("gradients_ready may only be called from train_batch"));
   }
   if (tensor_index >= host->registered.size()) {
     return Fail(absl::OutOfRangeError(absl::StrCat("gradients_ready: tensor index ", tensor_index,
-                                                   " but the model registered ", host->registered.size(), " tensors")));
+                                                   " but the model registered ",
+                                                   host->registered.size(), " tensors")));
   }
   const RegisteredTensor where = host->registered[tensor_index];
   if (where.state) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("gradients_ready: tensor '", host->state->spec(where.index).name,
-                                                        "' is state (COHORT_TENSOR_STATE) and has no gradient")));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("gradients_ready: tensor '", host->state->spec(where.index).name,
+                     "' is state (COHORT_TENSOR_STATE) and has no gradient")));
   }
   const uint64_t size = host->arena->placement(where.index).element_count;
   if (offset > size || count > size - offset) {
-    return Fail(absl::OutOfRangeError(absl::StrCat("gradients_ready: range [", offset, ", ", offset, "+", count,
-                                                   ") is outside tensor '", host->arena->spec(where.index).name,
-                                                   "' of ", size, " elements")));
+    return Fail(absl::OutOfRangeError(absl::StrCat(
+        "gradients_ready: range [", offset, ", ", offset, "+", count, ") is outside tensor '",
+        host->arena->spec(where.index).name, "' of ", size, " elements")));
   }
-  if (host->options.on_gradients_ready) host->options.on_gradients_ready(where.index, offset, count);
+  if (host->options.on_gradients_ready)
+    host->options.on_gradients_ready(where.index, offset, count);
   return nullptr;
 }
 

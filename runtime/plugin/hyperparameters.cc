@@ -13,8 +13,12 @@ namespace {
 struct Describer {
   std::string operator()(int64_t v) const { return absl::StrCat("an int (", v, ")"); }
   std::string operator()(double v) const { return absl::StrCat("a double (", v, ")"); }
-  std::string operator()(bool v) const { return absl::StrCat("a bool (", v ? "true" : "false", ")"); }
-  std::string operator()(const std::string& v) const { return absl::StrCat("a string (\"", v, "\")"); }
+  std::string operator()(bool v) const {
+    return absl::StrCat("a bool (", v ? "true" : "false", ")");
+  }
+  std::string operator()(const std::string& v) const {
+    return absl::StrCat("a string (\"", v, "\")");
+  }
   std::string operator()(const Hyperparameters::Other& v) const {
     return absl::StrCat("a list or map (", v.text, ")");
   }
@@ -22,19 +26,20 @@ struct Describer {
 
 absl::Status WrongType(absl::string_view name, const Hyperparameters::Value& value,
                        absl::string_view wanted) {
-  return absl::InvalidArgumentError(absl::StrCat("hyperparameter '", name,
-                                                 "' is ", DescribeValue(value), ", not ", wanted));
+  return absl::InvalidArgumentError(
+      absl::StrCat("hyperparameter '", name, "' is ", DescribeValue(value), ", not ", wanted));
 }
 
 }  // namespace
 
-std::string DescribeValue(const Hyperparameters::Value& value) { return std::visit(Describer{}, value); }
+std::string DescribeValue(const Hyperparameters::Value& value) {
+  return std::visit(Describer{}, value);
+}
 
 absl::Status Hyperparameters::SetFromAssignment(absl::string_view assignment) {
   const size_t eq = assignment.find('=');
   if (eq == absl::string_view::npos || eq == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("expected NAME=VALUE, got '",
-                                                   assignment, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("expected NAME=VALUE, got '", assignment, "'"));
   }
   std::string name(assignment.substr(0, eq));
   std::string text(assignment.substr(eq + 1));
@@ -57,8 +62,8 @@ absl::StatusOr<const Hyperparameters::Value*> Hyperparameters::Find(absl::string
   if (it != values_.end()) return &it->second;
   std::string known = values_.empty() ? "none" : "";
   for (const auto& [key, value] : values_) absl::StrAppend(&known, known.empty() ? "" : ", ", key);
-  return absl::NotFoundError(absl::StrCat("hyperparameter '", name,
-                                          "' is not set; the trial has: ", known));
+  return absl::NotFoundError(
+      absl::StrCat("hyperparameter '", name, "' is not set; the trial has: ", known));
 }
 
 cohort_hparam_type Hyperparameters::TypeOf(absl::string_view name) const {

@@ -18,10 +18,10 @@
 #include <map>
 #include <string>
 #include <type_traits>
-#include "absl/strings/string_view.h"
 #include <variant>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cohort/plugin.h"
 
 namespace cohort {

@@ -16,7 +16,8 @@ absl::Status LoadedModel::Invoke(ModelPhase phase, Describe&& what, Call&& call)
   absl::Status status = TakeError(call());
   host_->phase = ModelPhase::kIdle;
   if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat("plugin ", plugin_->name(), ": ", what(), ": ", status.message()));
+  return absl::Status(status.code(), absl::StrCat("plugin ", plugin_->name(), ": ", what(), ": ",
+                                                  status.message()));
 }
 
 namespace {
@@ -26,9 +27,10 @@ auto Named(absl::string_view name) {
 }
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(std::shared_ptr<const PluginLibrary> plugin,
-                                                                 ModelHostOptions options) {
-  if (options.memory == nullptr) return absl::InvalidArgumentError("LoadedModel::Create: no memory provider");
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(
+    std::shared_ptr<const PluginLibrary> plugin, ModelHostOptions options) {
+  if (options.memory == nullptr)
+    return absl::InvalidArgumentError("LoadedModel::Create: no memory provider");
   auto host = std::make_unique<ModelHost>(std::move(options));
   host->plugin_minor = plugin->abi_version().minor;
   std::unique_ptr<LoadedModel> model(new LoadedModel(std::move(plugin), std::move(host)));
@@ -36,18 +38,20 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(std::shared_ptr
   const cohort_model_create_args args{COHORT_STRUCT_SIZE(cohort_model_create_args, host), HostApi(),
                                       model->host_.get()};
   cohort_model* created = nullptr;
-  absl::Status s = model->Invoke(ModelPhase::kCreating, Named("model_create"),
-                                 [&] { return model->plugin_->api().model_create(&args, &created); });
+  absl::Status s = model->Invoke(ModelPhase::kCreating, Named("model_create"), [&] {
+    return model->plugin_->api().model_create(&args, &created);
+  });
   if (!s.ok()) return s;
   model->model_ = created;
   if (created == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("plugin ", model->plugin_->name(),
-                                                      ": model_create succeeded but returned no model"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "plugin ", model->plugin_->name(), ": model_create succeeded but returned no model"));
   }
   if (model->host_->arena == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "plugin ", model->plugin_->name(),
-        ": model_create returned without registering its tensors (call host_api.register_tensors once)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("plugin ", model->plugin_->name(),
+                     ": model_create returned without registering its tensors (call "
+                     "host_api.register_tensors once)"));
   }
   return model;
 }
@@ -58,8 +62,9 @@ LoadedModel::~LoadedModel() {
 
 absl::StatusOr<uint64_t> LoadedModel::DatasetSize(cohort_split split) {
   uint64_t records = 0;
-  absl::Status s = Invoke(ModelPhase::kIdle, [split] { return absl::StrCat("dataset_size(split ", split, ")"); },
-                          [&] { return plugin_->api().dataset_size(model_, split, &records); });
+  absl::Status s = Invoke(
+      ModelPhase::kIdle, [split] { return absl::StrCat("dataset_size(split ", split, ")"); },
+      [&] { return plugin_->api().dataset_size(model_, split, &records); });
   if (!s.ok()) return s;
   return records;
 }
@@ -74,7 +79,8 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
   cohort_metrics sink;
   sink.host = host_.get();
   const auto what = [&] {
-    return absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch ", batch.batch_index, ")");
+    return absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch ", batch.batch_index,
+                        ")");
   };
   absl::Status s = Invoke(training ? ModelPhase::kTraining : ModelPhase::kEvaluating, what, [&] {
     return training ? plugin_->api().train_batch(model_, &raw, &sink)
@@ -93,7 +99,9 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
   return std::move(sink.batch);
 }
 
-absl::StatusOr<BatchMetrics> LoadedModel::TrainBatch(const BatchSpec& batch) { return RunBatch(batch, true); }
+absl::StatusOr<BatchMetrics> LoadedModel::TrainBatch(const BatchSpec& batch) {
+  return RunBatch(batch, true);
+}
 
 absl::Status LoadedModel::Settle(std::vector<BatchMetrics>& batches) {
   const bool any = std::any_of(batches.begin(), batches.end(),
@@ -108,8 +116,8 @@ absl::Status LoadedModel::Settle(std::vector<BatchMetrics>& batches) {
       if (!metric.device_ticket) continue;
       if (*metric.device_ticket >= values->size()) {
         return absl::InternalError(absl::StrCat("metric '", metric.name, "': device value ",
-                                                *metric.device_ticket, " of only ",
-                                                values->size(), " captured"));
+                                                *metric.device_ticket, " of only ", values->size(),
+                                                " captured"));
       }
       metric.value = (*values)[*metric.device_ticket];
       metric.device_ticket.reset();
@@ -117,27 +125,34 @@ absl::Status LoadedModel::Settle(std::vector<BatchMetrics>& batches) {
     }
   }
   if (settled != values->size()) {
-    return absl::InternalError(absl::StrCat(values->size(), " metric values were captured on the device but ",
+    return absl::InternalError(absl::StrCat(values->size(),
+                                            " metric values were captured on the device but ",
                                             settled, " were settled"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<BatchMetrics> LoadedModel::EvaluateBatch(const BatchSpec& batch) { return RunBatch(batch, false); }
+absl::StatusOr<BatchMetrics> LoadedModel::EvaluateBatch(const BatchSpec& batch) {
+  return RunBatch(batch, false);
+}
 
 absl::Status LoadedModel::OptimizerStep(uint64_t step, uint64_t batches_trained) {
   if (!has_optimizer()) {
-    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), " has no optimizer_step"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("plugin ", plugin_->name(), " has no optimizer_step"));
   }
-  const cohort_step_info info{COHORT_STRUCT_SIZE(cohort_step_info, batches_trained), step, batches_trained};
-  return Invoke(ModelPhase::kStepping, [step] { return absl::StrCat("optimizer_step (step ", step, ")"); },
-                [&] { return plugin_->api().optimizer_step(model_, &info); });
+  const cohort_step_info info{COHORT_STRUCT_SIZE(cohort_step_info, batches_trained), step,
+                              batches_trained};
+  return Invoke(
+      ModelPhase::kStepping, [step] { return absl::StrCat("optimizer_step (step ", step, ")"); },
+      [&] { return plugin_->api().optimizer_step(model_, &info); });
 }
 
 absl::StatusOr<std::string> LoadedModel::SaveState() {
   if (!has_state()) return std::string();
   cohort_writer writer;
-  absl::Status s = Invoke(ModelPhase::kSaving, Named("save_state"), [&] { return plugin_->api().save_state(model_, &writer); });
+  absl::Status s = Invoke(ModelPhase::kSaving, Named("save_state"),
+                          [&] { return plugin_->api().save_state(model_, &writer); });
   if (!s.ok()) return s;
   return std::move(writer.bytes);
 }
@@ -145,15 +160,18 @@ absl::StatusOr<std::string> LoadedModel::SaveState() {
 absl::Status LoadedModel::LoadState(absl::string_view bytes) {
   if (!has_state()) {
     if (bytes.empty()) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), " keeps no state but ",
-                                                      bytes.size(), " bytes of plugin state were given"));
+    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(),
+                                                      " keeps no state but ", bytes.size(),
+                                                      " bytes of plugin state were given"));
   }
   cohort_reader reader{bytes, 0};
-  absl::Status s = Invoke(ModelPhase::kLoading, Named("load_state"), [&] { return plugin_->api().load_state(model_, &reader); });
+  absl::Status s = Invoke(ModelPhase::kLoading, Named("load_state"),
+                          [&] { return plugin_->api().load_state(model_, &reader); });
   if (!s.ok()) return s;
   if (reader.position != bytes.size()) {
-    return absl::DataLossError(absl::StrCat("plugin ", plugin_->name(), ": load_state read ", reader.position,
-                                            " of ", bytes.size(), " bytes of its saved state"));
+    return absl::DataLossError(absl::StrCat("plugin ", plugin_->name(), ": load_state read ",
+                                            reader.position, " of ", bytes.size(),
+                                            " bytes of its saved state"));
   }
   return absl::OkStatus();
 }

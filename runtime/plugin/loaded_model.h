@@ -39,8 +39,8 @@ struct BatchSpec {
 
 class LoadedModel {
  public:
-  static absl::StatusOr<std::unique_ptr<LoadedModel>> Create(std::shared_ptr<const PluginLibrary> plugin,
-                                                             ModelHostOptions options);
+  static absl::StatusOr<std::unique_ptr<LoadedModel>> Create(
+      std::shared_ptr<const PluginLibrary> plugin, ModelHostOptions options);
   ~LoadedModel();
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;

@@ -40,7 +40,8 @@ absl::string_view LogLevelName(cohort_log_level level) {
 LogSink StderrLogSink(uint32_t rank) {
   return [rank](cohort_log_level level, absl::string_view message) {
     // One write per line keeps lines from concurrent threads whole.
-    const std::string line = absl::StrCat("[rank ", rank, "] ", LogLevelName(level), ": ", message, "\n");
+    const std::string line =
+        absl::StrCat("[rank ", rank, "] ", LogLevelName(level), ": ", message, "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);
   };
 }

@@ -31,25 +31,29 @@ absl::Status CheckTable(const std::string& path, const cohort_plugin_api* api) {
   if (api->struct_size < kVersionPrefixSize) {
     return Refuse(absl::StatusCode::kFailedPrecondition, path,
                   absl::StrCat("plugin table struct_size is ", api->struct_size,
-                               " bytes, too small to hold even its ABI version (", kVersionPrefixSize, " bytes)"));
+                               " bytes, too small to hold even its ABI version (",
+                               kVersionPrefixSize, " bytes)"));
   }
   if (api->abi_version.major != kHostVersion.major) {
-    return Refuse(absl::StatusCode::kFailedPrecondition, path,
-                  absl::StrCat("built for Cohort ABI ", VersionString(api->abi_version),
-                               ", but this host implements ABI ", VersionString(kHostVersion),
-                               "; the major versions must match: rebuild the plugin against the Cohort ",
-                               kHostVersion.major, ".x SDK"));
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, path,
+        absl::StrCat("built for Cohort ABI ", VersionString(api->abi_version),
+                     ", but this host implements ABI ", VersionString(kHostVersion),
+                     "; the major versions must match: rebuild the plugin against the Cohort ",
+                     kHostVersion.major, ".x SDK"));
   }
   if (api->struct_size < kTableSizeV1_0) {
-    return Refuse(absl::StatusCode::kFailedPrecondition, path,
-                  absl::StrCat("plugin table struct_size is ", api->struct_size, " bytes, smaller than the ",
-                               kTableSizeV1_0, " bytes of ABI ", kHostVersion.major,
-                               ".0's cohort_plugin_api (was it filled with COHORT_STRUCT_SIZE?)"));
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, path,
+        absl::StrCat("plugin table struct_size is ", api->struct_size, " bytes, smaller than the ",
+                     kTableSizeV1_0, " bytes of ABI ", kHostVersion.major,
+                     ".0's cohort_plugin_api (was it filled with COHORT_STRUCT_SIZE?)"));
   }
   if (api->host_minor_required > kHostVersion.minor) {
-    return Refuse(absl::StatusCode::kFailedPrecondition, path,
-                  absl::StrCat("needs a host of ABI ", kHostVersion.major, ".", api->host_minor_required,
-                               " or later, but this host implements ABI ", VersionString(kHostVersion)));
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, path,
+        absl::StrCat("needs a host of ABI ", kHostVersion.major, ".", api->host_minor_required,
+                     " or later, but this host implements ABI ", VersionString(kHostVersion)));
   }
   if (api->name == nullptr || api->name_len == 0) {
     return Refuse(absl::StatusCode::kFailedPrecondition, path, "the plugin table has no name");
@@ -61,15 +65,17 @@ absl::Status CheckTable(const std::string& path, const cohort_plugin_api* api) {
   if (api->train_batch == nullptr) missing.push_back("train_batch");
   if (api->evaluate_batch == nullptr) missing.push_back("evaluate_batch");
   if (!missing.empty()) {
-    return Refuse(absl::StatusCode::kFailedPrecondition, path,
-                  absl::StrCat("required function", missing.size() > 1 ? "s " : " ",
-                               absl::StrJoin(missing, ", "), " missing from the plugin table (NULL)"));
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, path,
+        absl::StrCat("required function", missing.size() > 1 ? "s " : " ",
+                     absl::StrJoin(missing, ", "), " missing from the plugin table (NULL)"));
   }
   if ((api->save_state == nullptr) != (api->load_state == nullptr)) {
-    return Refuse(absl::StatusCode::kFailedPrecondition, path,
-                  absl::StrCat(api->save_state == nullptr ? "load_state" : "save_state",
-                               " is set without ", api->save_state == nullptr ? "save_state" : "load_state",
-                               "; a plugin provides both or neither"));
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, path,
+        absl::StrCat(api->save_state == nullptr ? "load_state" : "save_state", " is set without ",
+                     api->save_state == nullptr ? "save_state" : "load_state",
+                     "; a plugin provides both or neither"));
   }
   return absl::OkStatus();
 }
@@ -99,16 +105,18 @@ absl::StatusOr<std::shared_ptr<const PluginLibrary>> PluginLibrary::Open(const s
                     absl::StrCat("not a loadable shared library: ", *other));
     }
     return Refuse(absl::StatusCode::kInvalidArgument, path,
-                  absl::StrCat("not a loadable shared library (", why == nullptr ? "dlopen failed" : why, ")"));
+                  absl::StrCat("not a loadable shared library (",
+                               why == nullptr ? "dlopen failed" : why, ")"));
   }
   std::shared_ptr<PluginLibrary> library(new PluginLibrary(path, handle));
 
   ::dlerror();
   void* entry = ::dlsym(handle, COHORT_PLUGIN_ENTRY_SYMBOL);
   if (entry == nullptr) {
-    return Refuse(absl::StatusCode::kFailedPrecondition, path,
-                  "entry symbol '" COHORT_PLUGIN_ENTRY_SYMBOL
-                  "' not found; define it with COHORT_PLUGIN(...) or export it with COHORT_PLUGIN_EXPORT");
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, path,
+        "entry symbol '" COHORT_PLUGIN_ENTRY_SYMBOL
+        "' not found; define it with COHORT_PLUGIN(...) or export it with COHORT_PLUGIN_EXPORT");
   }
   auto entry_fn = reinterpret_cast<cohort_plugin_entry_fn>(entry);
   const cohort_plugin_api* api = entry_fn(HostApi());

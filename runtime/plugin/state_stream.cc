@@ -19,9 +19,9 @@ cohort_error* ReaderRead(cohort_reader* reader, void* data, size_t size) {
   if (reader == nullptr) return NewError(absl::InvalidArgumentError("reader_read: NULL reader"));
   const size_t left = reader->bytes.size() - reader->position;
   if (size > left) {
-    return NewError(absl::OutOfRangeError(absl::StrCat("reader_read: asked for ", size,
-                                                       " bytes but only ", left, " are left of ",
-                                                       reader->bytes.size())));
+    return NewError(
+        absl::OutOfRangeError(absl::StrCat("reader_read: asked for ", size, " bytes but only ",
+                                           left, " are left of ", reader->bytes.size())));
   }
   if (size == 0) return nullptr;
   if (data == nullptr) return NewError(absl::InvalidArgumentError("reader_read: NULL data"));

@@ -104,10 +104,14 @@ void WriteHyperparameters(JsonWriter& json, const Hyperparameters& hyperparamete
 
 const char* RunStateName(RunState state) {
   switch (state) {
-    case RunState::kActive: return "ACTIVE";
-    case RunState::kCompleted: return "COMPLETED";
-    case RunState::kStopped: return "STOPPED";
-    case RunState::kError: return "ERROR";
+    case RunState::kActive:
+      return "ACTIVE";
+    case RunState::kCompleted:
+      return "COMPLETED";
+    case RunState::kStopped:
+      return "STOPPED";
+    case RunState::kError:
+      return "ERROR";
   }
   return "UNKNOWN";
 }
@@ -254,12 +258,12 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
     report.batches = node["batches"].as<uint64_t>();
     report.records = node["records"].as<uint64_t>();
     report.unix_time = node["time"].as<double>();
-    for (auto [key, values] : {std::pair{"metrics", &report.metrics},
-                               std::pair{"timings", &report.timings}}) {
+    for (auto [key, values] :
+         {std::pair{"metrics", &report.metrics}, std::pair{"timings", &report.timings}}) {
       for (const auto& metric : node[key]) {
         const YAML::Node& value = metric.second;
-        values->push_back({metric.first.as<std::string>(),
-                           value.IsNull() ? std::nan("") : value.as<double>()});
+        values->push_back(
+            {metric.first.as<std::string>(), value.IsNull() ? std::nan("") : value.as<double>()});
       }
     }
     if (node["exchanged_bytes"]) report.exchanged_bytes = node["exchanged_bytes"].as<uint64_t>();
@@ -272,7 +276,8 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
     for (const auto& gpu : node["gpus"]) {
       report.gpus.push_back({gpu["rank"].as<uint32_t>(), gpu["gpu"].as<uint32_t>(),
                              gpu["name"].as<std::string>(), gpu["utilization"].as<double>(),
-                             gpu["memory_used"].as<uint64_t>(), gpu["memory_total"].as<uint64_t>()});
+                             gpu["memory_used"].as<uint64_t>(),
+                             gpu["memory_total"].as<uint64_t>()});
     }
     return report;
   } catch (const YAML::Exception& e) {

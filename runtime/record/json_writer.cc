@@ -51,11 +51,21 @@ void JsonWriter::String(absl::string_view value) {
   text_ += '"';
   for (const char c : value) {
     switch (c) {
-      case '"': text_ += "\\\""; break;
-      case '\\': text_ += "\\\\"; break;
-      case '\n': text_ += "\\n"; break;
-      case '\r': text_ += "\\r"; break;
-      case '\t': text_ += "\\t"; break;
+      case '"':
+        text_ += "\\\"";
+        break;
+      case '\\':
+        text_ += "\\\\";
+        break;
+      case '\n':
+        text_ += "\\n";
+        break;
+      case '\r':
+        text_ += "\\r";
+        break;
+      case '\t':
+        text_ += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           absl::StrAppendFormat(&text_, "\\u%04x", static_cast<unsigned>(c));
@@ -74,8 +84,8 @@ void JsonWriter::Number(double value) {
   } else {
     // The shortest of %.15g and %.17g that reads back as the same double.
     std::string shorter = absl::StrFormat("%.15g", value);
-    text_ += std::strtod(shorter.c_str(), nullptr) == value ? shorter
-                                                            : absl::StrFormat("%.17g", value);
+    text_ +=
+        std::strtod(shorter.c_str(), nullptr) == value ? shorter : absl::StrFormat("%.17g", value);
   }
 }
 

@@ -36,11 +36,26 @@ class JsonWriter {
   void Raw(absl::string_view json);
 
   // Key and value in one call.
-  void Field(absl::string_view key, absl::string_view value) { Key(key); String(value); }
-  void Field(absl::string_view key, const char* value) { Key(key); String(value); }
-  void Field(absl::string_view key, uint64_t value) { Key(key); Integer(value); }
-  void Field(absl::string_view key, double value) { Key(key); Number(value); }
-  void Field(absl::string_view key, bool value) { Key(key); Bool(value); }
+  void Field(absl::string_view key, absl::string_view value) {
+    Key(key);
+    String(value);
+  }
+  void Field(absl::string_view key, const char* value) {
+    Key(key);
+    String(value);
+  }
+  void Field(absl::string_view key, uint64_t value) {
+    Key(key);
+    Integer(value);
+  }
+  void Field(absl::string_view key, double value) {
+    Key(key);
+    Number(value);
+  }
+  void Field(absl::string_view key, bool value) {
+    Key(key);
+    Bool(value);
+  }
 
   const std::string& text() const { return text_; }
 

@@ -24,8 +24,7 @@ namespace cohort {
 // (it stays in the record); a checkpoint already gone counts as deleted.
 std::vector<std::string> ApplyRecordRetention(const CheckpointStorageConfig& policy_config,
                                               bool smaller_is_better, bool trials_may_resume,
-                                              CheckpointStorage& storage,
-                                              ExperimentRecord* record);
+                                              CheckpointStorage& storage, ExperimentRecord* record);
 
 }  // namespace cohort
 

@@ -40,9 +40,9 @@ absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
         absl::StrCat("cannot create run folder ", path, ": ", error.message()));
   }
   if (std::filesystem::exists(path + "/config.yaml")) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "run folder ", path, " already holds an experiment; use --resume ", path,
-        " to continue it, or another --output"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("run folder ", path, " already holds an experiment; use --resume ", path,
+                     " to continue it, or another --output"));
   }
   return RunFolder(path);
 }

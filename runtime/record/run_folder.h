@@ -33,7 +33,9 @@ class RunFolder {
   std::string config_path() const { return path_ + "/config.yaml"; }
   std::string experiment_json_path() const { return path_ + "/experiment.json"; }
   std::string trial_dir(uint64_t trial_id) const;
-  std::string metrics_path(uint64_t trial_id) const { return trial_dir(trial_id) + "/metrics.jsonl"; }
+  std::string metrics_path(uint64_t trial_id) const {
+    return trial_dir(trial_id) + "/metrics.jsonl";
+  }
   std::string log_path(uint64_t trial_id) const { return trial_dir(trial_id) + "/log.txt"; }
   std::string tensorboard_path(uint64_t trial_id) const {
     return trial_dir(trial_id) + "/events.out.tfevents.cohort";

@@ -43,9 +43,9 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   for (const DamagedCheckpoint& checkpoint : *damaged) {
     // Its manifest says which trial and batch it holds; without one, its id does.
     const std::optional<CheckpointIdParts> parts =
-        checkpoint.info ? CheckpointIdParts{checkpoint.info->trial_id,
-                                            checkpoint.info->batches_trained}
-                        : ParseCheckpointId(checkpoint.id);
+        checkpoint.info
+            ? CheckpointIdParts{checkpoint.info->trial_id, checkpoint.info->batches_trained}
+            : ParseCheckpointId(checkpoint.id);
     if (!parts || parts->trial_id != trial_id || parts->batches <= point.batches) continue;
     point.warnings.push_back(
         absl::StrCat("warning: checkpoint ", checkpoint.id, " of trial ", trial_id, " is damaged (",

@@ -8,9 +8,7 @@ AdaptiveAshaSearcher::AdaptiveAshaSearcher(std::vector<AshaBracketPlan> plans,
                                            const SearcherConfig& searcher,
                                            std::map<std::string, HyperparameterSpace> spaces,
                                            uint64_t seed)
-    : smaller_is_better_(searcher.smaller_is_better),
-      spaces_(std::move(spaces)),
-      sampler_(seed) {
+    : smaller_is_better_(searcher.smaller_is_better), spaces_(std::move(spaces)), sampler_(seed) {
   for (AshaBracketPlan& plan : plans) brackets_.emplace_back(std::move(plan), searcher.divisor);
 }
 

@@ -35,8 +35,7 @@ std::vector<SearcherOp> AshaBracket::OnValidation(uint64_t request_id, uint64_t 
   return ops;
 }
 
-std::vector<SearcherOp> AshaBracket::OnTrialExitedEarly(uint64_t request_id,
-                                                        TrialMaker new_trial) {
+std::vector<SearcherOp> AshaBracket::OnTrialExitedEarly(uint64_t request_id, TrialMaker new_trial) {
   auto it = trials_.find(request_id);
   if (it == trials_.end()) return {};
   const State before = it->second.state;
@@ -49,9 +48,7 @@ std::vector<SearcherOp> AshaBracket::OnTrialExitedEarly(uint64_t request_id,
   return ops;
 }
 
-bool AshaBracket::done() const {
-  return trials_.size() == max_trials_ && finished_ == max_trials_;
-}
+bool AshaBracket::done() const { return trials_.size() == max_trials_ && finished_ == max_trials_; }
 
 double AshaBracket::Progress() const {
   const auto trials = static_cast<double>(max_trials_);
@@ -97,9 +94,9 @@ std::optional<uint64_t> AshaBracket::Rank(Rung& rung, uint64_t request_id, doubl
   };
   const size_t before = promotable(rung.ranking.size());
   const size_t after = promotable(rung.ranking.size() + 1);
-  const auto place = std::upper_bound(
-      rung.ranking.begin(), rung.ranking.end(), loss,
-      [](double value, const Ranked& ranked) { return value < ranked.loss; });
+  const auto place =
+      std::upper_bound(rung.ranking.begin(), rung.ranking.end(), loss,
+                       [](double value, const Ranked& ranked) { return value < ranked.loss; });
   const auto index = static_cast<size_t>(place - rung.ranking.begin());
   const bool promote_now = index < after;
   rung.ranking.insert(place, Ranked{loss, request_id, promote_now});

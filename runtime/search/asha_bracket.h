@@ -75,8 +75,7 @@ class AshaBracket {
   };
 
   // The trial's result at its rung, with the ops it leads to.
-  void Report(uint64_t request_id, double loss, TrialMaker new_trial,
-              std::vector<SearcherOp>& ops);
+  void Report(uint64_t request_id, double loss, TrialMaker new_trial, std::vector<SearcherOp>& ops);
   // Ranks the result at its rung and returns the trial to promote, if any.
   std::optional<uint64_t> Rank(Rung& rung, uint64_t request_id, double loss);
   void StartTrial(TrialMaker new_trial, std::vector<SearcherOp>& ops);

@@ -35,9 +35,10 @@ std::vector<uint64_t> RungBatches(uint32_t rungs, double divisor, uint64_t max_b
   for (uint32_t k = 0; k < rungs; ++k) {
     const double shrink = std::pow(divisor, static_cast<double>(rungs - 1 - k));
     const uint64_t target =
-        k + 1 == rungs ? max_batches
-                       : std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(
-                                                   static_cast<double>(max_batches) / shrink)));
+        k + 1 == rungs
+            ? max_batches
+            : std::max<uint64_t>(
+                  1, static_cast<uint64_t>(std::floor(static_cast<double>(max_batches) / shrink)));
     if (batches.empty() || target > batches.back()) batches.push_back(target);
   }
   return batches;
@@ -60,8 +61,8 @@ std::vector<uint64_t> BracketTrials(const std::vector<uint32_t>& counts, double 
   std::vector<uint64_t> trials;
   uint64_t allotted = 0;
   for (double w : weights) {
-    trials.push_back(std::max<uint64_t>(
-        1, static_cast<uint64_t>(w / total * static_cast<double>(max_trials))));
+    trials.push_back(
+        std::max<uint64_t>(1, static_cast<uint64_t>(w / total * static_cast<double>(max_trials))));
     allotted += trials.back();
   }
   while (allotted > max_trials) {
@@ -82,9 +83,8 @@ std::vector<AshaBracketPlan> PlanAdaptiveAsha(const SearcherConfig& searcher,
   const uint64_t concurrent = std::max(searcher.max_concurrent_trials, brackets);
   // Step 4, for max_concurrent_trials 0; floor(d) is capped where no bracket could use more.
   const uint64_t unlimited_share = std::max(
-      trials.back(),
-      static_cast<uint64_t>(std::min(std::floor(searcher.divisor),
-                                     static_cast<double>(searcher.max_trials))));
+      trials.back(), static_cast<uint64_t>(std::min(std::floor(searcher.divisor),
+                                                    static_cast<double>(searcher.max_trials))));
   std::vector<AshaBracketPlan> plans;
   for (uint64_t i = 0; i < brackets; ++i) {
     AshaBracketPlan& plan = plans.emplace_back();

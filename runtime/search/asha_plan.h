@@ -46,8 +46,7 @@ struct AshaBracketPlan {
 
 // `searcher` is a valid adaptive_asha config (divisor > 1, max_trials >= 1, rung counts >= 1);
 // max_batches >= 1. The result is never empty.
-std::vector<AshaBracketPlan> PlanAdaptiveAsha(const SearcherConfig& searcher,
-                                              uint64_t max_batches);
+std::vector<AshaBracketPlan> PlanAdaptiveAsha(const SearcherConfig& searcher, uint64_t max_batches);
 
 }  // namespace cohort
 

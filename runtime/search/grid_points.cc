@@ -18,7 +18,8 @@ bool IsRange(const HyperparameterSpace& space) {
 // The number of integers in an int space's range (its bounds are integers within 2^53).
 uint64_t IntegersIn(const HyperparameterSpace& space) {
   return static_cast<uint64_t>(static_cast<int64_t>(space.maxval) -
-                               static_cast<int64_t>(space.minval)) + 1;
+                               static_cast<int64_t>(space.minval)) +
+         1;
 }
 
 // How many values the space contributes before equal ones collapse.
@@ -53,8 +54,8 @@ std::vector<Value> IntValues(int64_t lo, uint64_t span, uint64_t points) {
   for (uint64_t i = 0; i < points; ++i) {
     // lo + i * span / steps, exactly: the whole part, then the fraction over `steps`.
     const uint64_t whole = i * quotient + i * remainder / steps;
-    values.emplace_back(RoundHalfAwayFromZero(lo + static_cast<int64_t>(whole),
-                                              i * remainder % steps, steps));
+    values.emplace_back(
+        RoundHalfAwayFromZero(lo + static_cast<int64_t>(whole), i * remainder % steps, steps));
   }
   return values;
 }
@@ -106,9 +107,10 @@ absl::StatusOr<std::vector<Hyperparameters>> GridPoints(
   uint64_t total = 1;
   for (const auto& [name, space] : spaces) {
     if (IsRange(space) && (!space.count || *space.count == 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "hyperparameters.", name, ".count: the grid searcher needs the number of grid points "
-          "for an int, double or log range"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("hyperparameters.", name,
+                       ".count: the grid searcher needs the number of grid points "
+                       "for an int, double or log range"));
     }
     const uint64_t count = ValueCount(space);
     if (count == 0) {
@@ -116,9 +118,9 @@ absl::StatusOr<std::vector<Hyperparameters>> GridPoints(
           absl::StrCat("hyperparameters.", name, ": a categorical space without values"));
     }
     if (count > max_points || total > max_points / count) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "grid searcher: the product of every hyperparameter's grid points exceeds ", max_points,
-          " trials (at hyperparameters.", name, ", ", count, " points)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("grid searcher: the product of every hyperparameter's grid points exceeds ",
+                       max_points, " trials (at hyperparameters.", name, ", ", count, " points)"));
     }
     total *= count;
   }

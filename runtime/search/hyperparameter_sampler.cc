@@ -20,9 +20,7 @@ uint64_t HyperparameterSampler::Below(uint64_t n) {
   }
 }
 
-double HyperparameterSampler::Unit() {
-  return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
-}
+double HyperparameterSampler::Unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
 
 Hyperparameters::Value HyperparameterSampler::Draw(const HyperparameterSpace& space) {
   using Kind = HyperparameterSpace::Kind;

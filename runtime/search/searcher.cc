@@ -33,8 +33,8 @@ absl::StatusOr<std::unique_ptr<Searcher>> CreateSearcher(const ExperimentConfig&
   if (searcher.name == "random") {
     if (searcher.max_trials == 0 || searcher.max_trials > kMaxUpFrontTrials) {
       return absl::InvalidArgumentError(
-          absl::StrCat("searcher.max_trials: expected an integer between 1 and ",
-                       kMaxUpFrontTrials, " for the random searcher; got ", searcher.max_trials));
+          absl::StrCat("searcher.max_trials: expected an integer between 1 and ", kMaxUpFrontTrials,
+                       " for the random searcher; got ", searcher.max_trials));
     }
     HyperparameterSampler sampler(seed);
     std::vector<Hyperparameters> trials;
@@ -44,19 +44,19 @@ absl::StatusOr<std::unique_ptr<Searcher>> CreateSearcher(const ExperimentConfig&
     return std::make_unique<TrialListSearcher>(std::move(trials), max_batches);
   }
   if (searcher.name == "adaptive_asha") {
-    const bool rungless = searcher.max_rungs == 0 ||
-                          std::count(searcher.bracket_rungs.begin(),
-                                     searcher.bracket_rungs.end(), 0u) > 0;
+    const bool rungless =
+        searcher.max_rungs == 0 ||
+        std::count(searcher.bracket_rungs.begin(), searcher.bracket_rungs.end(), 0u) > 0;
     if (searcher.max_trials == 0 || !(searcher.divisor > 1) || rungless) {
       return absl::InvalidArgumentError(
           "adaptive_asha searcher: expected max_trials >= 1, divisor > 1 and rung counts >= 1");
     }
-    return std::make_unique<AdaptiveAshaSearcher>(PlanAdaptiveAsha(searcher, max_batches),
-                                                  searcher, config.hyperparameter_spaces, seed);
+    return std::make_unique<AdaptiveAshaSearcher>(PlanAdaptiveAsha(searcher, max_batches), searcher,
+                                                  config.hyperparameter_spaces, seed);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "searcher.name: expected one of single, grid, random, adaptive_asha; got '", searcher.name,
-      "'"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("searcher.name: expected one of single, grid, random, adaptive_asha; got '",
+                   searcher.name, "'"));
 }
 
 }  // namespace cohort

@@ -25,7 +25,8 @@ absl::Status AddLines(AuthorizedKeys& keys, const std::string& path) {
   for (int number = 1; std::getline(in, line); ++number) {
     absl::string_view text = absl::StripAsciiWhitespace(line);
     if (text.empty() || text[0] == '#') continue;
-    std::vector<absl::string_view> words = absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    std::vector<absl::string_view> words =
+        absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     absl::Status added = words.size() == 2
                              ? keys.Add(words[0], words[1])
                              : absl::InvalidArgumentError("expected `<z85-public-key> <name>`");
@@ -40,7 +41,8 @@ absl::Status AddFolder(AuthorizedKeys& keys, const std::string& path) {
   for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
     if (entry.path().extension() == ".pub") files.push_back(entry.path());
   }
-  if (error) return absl::UnavailableError(absl::StrCat("cannot list ", path, ": ", error.message()));
+  if (error)
+    return absl::UnavailableError(absl::StrCat("cannot list ", path, ": ", error.message()));
   std::sort(files.begin(), files.end());
   for (const std::filesystem::path& file : files) {
     absl::StatusOr<std::string> key = ReadPublicKeyFile(file.string());
@@ -65,17 +67,20 @@ absl::StatusOr<AuthorizedKeys> AuthorizedKeys::Load(const std::string& path) {
 
 absl::Status AuthorizedKeys::Add(absl::string_view public_key, absl::string_view name) {
   if (!IsCurveKey(public_key)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", public_key, "' is not a CURVE public key (40 characters of Z85)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", public_key, "' is not a CURVE public key (40 characters of Z85)"));
   }
   if (!IsKeyName(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", name, "' is not a key name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", name, "' is not a key name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -)"));
   }
   if (const std::string* existing = NameOf(public_key)) {
-    return absl::AlreadyExistsError(absl::StrCat("the key of '", name, "' is already authorized as '", *existing, "'"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("the key of '", name, "' is already authorized as '", *existing, "'"));
   }
   if (!names_.insert(std::string(name)).second) {
-    return absl::AlreadyExistsError(absl::StrCat("the name '", name, "' is already given to another key"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("the name '", name, "' is already given to another key"));
   }
   names_by_key_.emplace(std::string(public_key), std::string(name));
   return absl::OkStatus();

@@ -14,13 +14,12 @@ absl::StatusOr<std::string> ReadServerPublicKey(const std::string& file_or_z85) 
   struct stat info {};
   if (::stat(file_or_z85.c_str(), &info) == 0) return ReadPublicKeyFile(file_or_z85);
   if (IsCurveKey(file_or_z85)) return file_or_z85;
-  return absl::InvalidArgumentError(
-      absl::StrCat("'", file_or_z85,
-                   "' is neither a key file nor a CURVE public key (40 characters of Z85)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", file_or_z85, "' is neither a key file nor a CURVE public key (40 characters of Z85)"));
 }
 
-absl::StatusOr<std::optional<CurveClientConfig>> LoadCurveClientConfig(const std::string& key_file,
-                                                                       const std::string& server_key) {
+absl::StatusOr<std::optional<CurveClientConfig>> LoadCurveClientConfig(
+    const std::string& key_file, const std::string& server_key) {
   if (key_file.empty() && server_key.empty()) return std::nullopt;
   if (key_file.empty()) {
     return absl::InvalidArgumentError(

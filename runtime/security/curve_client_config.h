@@ -16,7 +16,6 @@
 
 #include <optional>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "absl/status/status.h"
@@ -40,8 +39,8 @@ absl::StatusOr<std::string> ReadServerPublicKey(const std::string& file_or_z85);
 // missing one ("--key" or "--orchestrator-key") when only one is given; otherwise the key pair
 // from ReadSecretKeyFile(key_file) and the server's key from ReadServerPublicKey(server_key), or
 // their errors.
-absl::StatusOr<std::optional<CurveClientConfig>> LoadCurveClientConfig(const std::string& key_file,
-                                                                       const std::string& server_key);
+absl::StatusOr<std::optional<CurveClientConfig>> LoadCurveClientConfig(
+    const std::string& key_file, const std::string& server_key);
 
 // ConfigureCurveClient(socket, config.keys, config.server_public_key).
 absl::Status ConfigureCurveClient(zmq::socket_t& socket, const CurveClientConfig& config);

@@ -3,13 +3,12 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <map>
-
-#include <zmq.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -26,15 +25,19 @@ constexpr char kZ85Alphabet[] =
 absl::Status ErrnoStatus(absl::string_view action, const std::string& path, int error) {
   std::string message = absl::StrCat(action, " ", path, ": ", std::strerror(error));
   if (error == ENOENT) return absl::NotFoundError(message);
-  if (error == EEXIST) return absl::AlreadyExistsError(absl::StrCat(message, " (keys are never overwritten)"));
+  if (error == EEXIST)
+    return absl::AlreadyExistsError(absl::StrCat(message, " (keys are never overwritten)"));
   return absl::UnavailableError(message);
 }
 
-std::string KeyFileText(absl::string_view name, absl::string_view public_key, absl::string_view secret_key) {
-  std::string text = secret_key.empty()
-                         ? "# Cohort CURVE public key. Give it to the peers that must accept this one.\n"
-                         : "# Cohort CURVE secret key. Keep this file private (mode 0600).\n";
-  absl::StrAppend(&text, "metadata\n    name = \"", name, "\"\ncurve\n    public-key = \"", public_key, "\"\n");
+std::string KeyFileText(absl::string_view name, absl::string_view public_key,
+                        absl::string_view secret_key) {
+  std::string text =
+      secret_key.empty()
+          ? "# Cohort CURVE public key. Give it to the peers that must accept this one.\n"
+          : "# Cohort CURVE secret key. Keep this file private (mode 0600).\n";
+  absl::StrAppend(&text, "metadata\n    name = \"", name, "\"\ncurve\n    public-key = \"",
+                  public_key, "\"\n");
   if (!secret_key.empty()) absl::StrAppend(&text, "    secret-key = \"", secret_key, "\"\n");
   return text;
 }
@@ -99,9 +102,11 @@ std::map<std::string, std::string> ParseEntries(absl::string_view text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || line[0] == '#' || !absl::StrContains(line, '=')) continue;
-    std::pair<absl::string_view, absl::string_view> entry = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> entry =
+        absl::StrSplit(line, absl::MaxSplits('=', 1));
     absl::string_view value = absl::StripAsciiWhitespace(entry.second);
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
       value = value.substr(1, value.size() - 2);
     }
     entries[std::string(absl::StripAsciiWhitespace(entry.first))] = std::string(value);
@@ -109,8 +114,8 @@ std::map<std::string, std::string> ParseEntries(absl::string_view text) {
   return entries;
 }
 
-absl::StatusOr<std::string> KeyEntry(const std::map<std::string, std::string>& entries, const std::string& path,
-                                     const std::string& field) {
+absl::StatusOr<std::string> KeyEntry(const std::map<std::string, std::string>& entries,
+                                     const std::string& path, const std::string& field) {
   auto it = entries.find(field);
   if (it == entries.end()) {
     return absl::InvalidArgumentError(absl::StrCat("key file ", path, " has no ", field, " line"));
@@ -147,11 +152,13 @@ bool IsCurveKey(absl::string_view key) {
 }
 
 absl::StatusOr<std::string> CurvePublicKeyOf(absl::string_view secret_key) {
-  if (!IsCurveKey(secret_key)) return absl::InvalidArgumentError("not a CURVE secret key (40 characters of Z85)");
+  if (!IsCurveKey(secret_key))
+    return absl::InvalidArgumentError("not a CURVE secret key (40 characters of Z85)");
   char public_key[kCurveKeyLength + 1];
   const std::string secret(secret_key);
   if (zmq_curve_public(public_key, secret.c_str()) != 0) {
-    return absl::UnimplementedError(absl::StrCat("cannot derive a CURVE public key: ", zmq_strerror(zmq_errno())));
+    return absl::UnimplementedError(
+        absl::StrCat("cannot derive a CURVE public key: ", zmq_strerror(zmq_errno())));
   }
   return std::string(public_key);
 }
@@ -159,13 +166,16 @@ absl::StatusOr<std::string> CurvePublicKeyOf(absl::string_view secret_key) {
 bool IsKeyName(absl::string_view name) {
   if (name.empty() || name.size() > 64 || name[0] == '.' || name[0] == '-') return false;
   for (char c : name) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      return false;
   }
   return true;
 }
 
-absl::Status WriteSecretKeyFile(const std::string& path, absl::string_view name, const CurveKeyPair& keys) {
-  if (!IsKeyName(name)) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a key name"));
+absl::Status WriteSecretKeyFile(const std::string& path, absl::string_view name,
+                                const CurveKeyPair& keys) {
+  if (!IsKeyName(name))
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a key name"));
   absl::StatusOr<std::string> derived = CurvePublicKeyOf(keys.secret_key);
   if (!derived.ok()) return derived.status();
   if (*derived != keys.public_key) {
@@ -174,9 +184,12 @@ absl::Status WriteSecretKeyFile(const std::string& path, absl::string_view name,
   return CreateFile(path, 0600, KeyFileText(name, keys.public_key, keys.secret_key));
 }
 
-absl::Status WritePublicKeyFile(const std::string& path, absl::string_view name, absl::string_view public_key) {
-  if (!IsKeyName(name)) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a key name"));
-  if (!IsCurveKey(public_key)) return absl::InvalidArgumentError("not a CURVE public key (40 characters of Z85)");
+absl::Status WritePublicKeyFile(const std::string& path, absl::string_view name,
+                                absl::string_view public_key) {
+  if (!IsKeyName(name))
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a key name"));
+  if (!IsCurveKey(public_key))
+    return absl::InvalidArgumentError("not a CURVE public key (40 characters of Z85)");
   return CreateFile(path, 0644, KeyFileText(name, public_key, ""));
 }
 

@@ -54,10 +54,12 @@ bool IsKeyName(absl::string_view name);
 
 // Creates `path` with mode 0600 holding both keys. ALREADY_EXISTS if `path` exists (keys are
 // never overwritten), INVALID_ARGUMENT for a malformed key or name, UNAVAILABLE for I/O errors.
-absl::Status WriteSecretKeyFile(const std::string& path, absl::string_view name, const CurveKeyPair& keys);
+absl::Status WriteSecretKeyFile(const std::string& path, absl::string_view name,
+                                const CurveKeyPair& keys);
 
 // Creates `path` with mode 0644 holding the public key; errors as WriteSecretKeyFile.
-absl::Status WritePublicKeyFile(const std::string& path, absl::string_view name, absl::string_view public_key);
+absl::Status WritePublicKeyFile(const std::string& path, absl::string_view name,
+                                absl::string_view public_key);
 
 // Both keys from a secret key file. PERMISSION_DENIED when the file is accessible to its group
 // or to others (the message says how to fix it); INVALID_ARGUMENT when a key is missing or

@@ -20,8 +20,8 @@ constexpr char kZapEndpoint[] = "inproc://zeromq.zap.01";
 constexpr int kControlTimeoutMs = 5000;
 // The handshake failures that ZAP never sees; refusals by ZAP (HANDSHAKE_FAILED_AUTH) are
 // reported with more detail by the handler itself.
-constexpr int kWatchedEvents =
-    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_MONITOR_STOPPED;
+constexpr int kWatchedEvents = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_MONITOR_STOPPED;
 
 std::atomic<uint64_t> next_inproc_id{1};
 
@@ -36,7 +36,8 @@ double MonotonicSeconds() {
 std::string HandshakeFailureLine(uint16_t event, uint32_t value, absl::string_view endpoint) {
   std::string line = absl::StrCat("refused a connection on ", endpoint, ": ");
   if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) return line + "its handshake did not complete";
-  if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) return line + "the peer does not use CURVE";
+  if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+    return line + "the peer does not use CURVE";
   if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC) {
     return line + "its CURVE handshake failed (the peer does not hold this server's public key)";
   }
@@ -70,7 +71,8 @@ class CurveAuthenticator::Handler {
       try {
         std::vector<zmq::pollitem_t> items = {{zap_.handle(), 0, ZMQ_POLLIN, 0},
                                               {control_.handle(), 0, ZMQ_POLLIN, 0}};
-        for (zmq::socket_t& monitor : monitors_) items.push_back({monitor.handle(), 0, ZMQ_POLLIN, 0});
+        for (zmq::socket_t& monitor : monitors_)
+          items.push_back({monitor.handle(), 0, ZMQ_POLLIN, 0});
         zmq::poll(items, std::chrono::milliseconds(-1));
         if (items[0].revents & ZMQ_POLLIN) AnswerZap();
         if ((items[1].revents & ZMQ_POLLIN) && !ObeyControl()) return;
@@ -106,7 +108,8 @@ class CurveAuthenticator::Handler {
     if (answer.refusal) refusals_.Report(*answer.refusal, MonotonicSeconds());
     for (size_t i = 0; i < answer.reply.size(); ++i) {
       const bool last = i + 1 == answer.reply.size();
-      (void)zap_.send(zmq::buffer(answer.reply[i]), last ? zmq::send_flags::none : zmq::send_flags::sndmore);
+      (void)zap_.send(zmq::buffer(answer.reply[i]),
+                      last ? zmq::send_flags::none : zmq::send_flags::sndmore);
     }
   }
 
@@ -157,9 +160,8 @@ class CurveAuthenticator::Handler {
   RefusalLog refusals_;
 };
 
-absl::StatusOr<std::unique_ptr<CurveAuthenticator>> CurveAuthenticator::Start(zmq::context_t& context,
-                                                                              AuthorizedKeys keys,
-                                                                              SecurityLogSink log) {
+absl::StatusOr<std::unique_ptr<CurveAuthenticator>> CurveAuthenticator::Start(
+    zmq::context_t& context, AuthorizedKeys keys, SecurityLogSink log) {
   try {
     zmq::socket_t zap(context, zmq::socket_type::rep);
     zap.set(zmq::sockopt::linger, 0);
@@ -178,14 +180,16 @@ absl::StatusOr<std::unique_ptr<CurveAuthenticator>> CurveAuthenticator::Start(zm
     zmq::socket_t handler_end(context, zmq::socket_type::pair);
     handler_end.set(zmq::sockopt::linger, 0);
     handler_end.connect(control_endpoint);
-    auto handler = std::make_unique<Handler>(context, std::move(zap), std::move(handler_end), std::move(keys),
-                                             std::move(log));
+    auto handler = std::make_unique<Handler>(context, std::move(zap), std::move(handler_end),
+                                             std::move(keys), std::move(log));
     std::unique_ptr<CurveAuthenticator> authenticator(
         new CurveAuthenticator(std::move(handler), std::move(owner_end)));
-    authenticator->thread_ = std::thread([handler = authenticator->handler_.get()] { handler->Run(); });
+    authenticator->thread_ =
+        std::thread([handler = authenticator->handler_.get()] { handler->Run(); });
     return authenticator;
   } catch (const zmq::error_t& error) {
-    return absl::UnavailableError(absl::StrCat("cannot start the CURVE authenticator: ", error.what()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot start the CURVE authenticator: ", error.what()));
   }
 }
 
@@ -204,9 +208,11 @@ CurveAuthenticator::~CurveAuthenticator() {
   if (thread_.joinable()) thread_.join();
 }
 
-absl::Status CurveAuthenticator::ConfigureServer(zmq::socket_t& socket, const CurveKeyPair& server_keys) {
+absl::Status CurveAuthenticator::ConfigureServer(zmq::socket_t& socket,
+                                                 const CurveKeyPair& server_keys) {
   absl::StatusOr<std::string> derived = CurvePublicKeyOf(server_keys.secret_key);
-  if (!derived.ok()) return absl::InvalidArgumentError("the server's secret key is not a CURVE key");
+  if (!derived.ok())
+    return absl::InvalidArgumentError("the server's secret key is not a CURVE key");
   if (*derived != server_keys.public_key) {
     return absl::InvalidArgumentError("the server's public key does not belong to its secret key");
   }
@@ -219,10 +225,12 @@ absl::Status CurveAuthenticator::ConfigureServer(zmq::socket_t& socket, const Cu
     socket.set(zmq::sockopt::curve_server, true);
     socket.set(zmq::sockopt::curve_secretkey, server_keys.secret_key);
   } catch (const zmq::error_t& error) {
-    return absl::UnavailableError(absl::StrCat("cannot make a CURVE server socket: ", error.what()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot make a CURVE server socket: ", error.what()));
   }
   if (zmq_socket_monitor(socket.handle(), monitor_endpoint.c_str(), kWatchedEvents) != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot watch the socket's handshakes: ", zmq_strerror(zmq_errno())));
+    return absl::UnavailableError(
+        absl::StrCat("cannot watch the socket's handshakes: ", zmq_strerror(zmq_errno())));
   }
   return Watch(monitor_endpoint);
 }
@@ -236,18 +244,22 @@ absl::Status CurveAuthenticator::Watch(const std::string& endpoint) {
     // Answers to requests that timed out earlier may still arrive: skip them.
     while (true) {
       zmq::message_t reply;
-      if (!control_.recv(reply)) return absl::UnavailableError("the CURVE authenticator's thread does not answer");
+      if (!control_.recv(reply))
+        return absl::UnavailableError("the CURVE authenticator's thread does not answer");
       absl::string_view text(reply.data<char>(), reply.size());
       if (!absl::ConsumePrefix(&text, endpoint + " ")) continue;
       if (text == "ok") return absl::OkStatus();
       return absl::UnavailableError(absl::StrCat("cannot watch the socket's handshakes: ", text));
     }
   } catch (const zmq::error_t& error) {
-    return absl::UnavailableError(absl::StrCat("the CURVE authenticator's thread does not answer: ", error.what()));
+    return absl::UnavailableError(
+        absl::StrCat("the CURVE authenticator's thread does not answer: ", error.what()));
   }
 }
 
-void CurveAuthenticator::SetAuthorizedKeys(AuthorizedKeys keys) { handler_->SetKeys(std::move(keys)); }
+void CurveAuthenticator::SetAuthorizedKeys(AuthorizedKeys keys) {
+  handler_->SetKeys(std::move(keys));
+}
 
 std::string AuthenticatedPeerName(const zmq::message_t& message) {
   const char* user_id = zmq_msg_gets(message.handle(), "User-Id");

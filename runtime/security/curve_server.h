@@ -30,7 +30,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
 #include <zmq.hpp>
 
 #include "absl/status/status.h"
@@ -46,7 +45,8 @@ class CurveAuthenticator {
   // Binds the ZAP endpoint of `context` and starts answering on a thread of its own. `log`
   // receives refusals (default: PrintSecurityLine); each distinct refusal is reported once a
   // minute at most. FAILED_PRECONDITION when a ZAP handler already runs on this context.
-  static absl::StatusOr<std::unique_ptr<CurveAuthenticator>> Start(zmq::context_t& context, AuthorizedKeys keys,
+  static absl::StatusOr<std::unique_ptr<CurveAuthenticator>> Start(zmq::context_t& context,
+                                                                   AuthorizedKeys keys,
                                                                    SecurityLogSink log = {});
 
   // Stops the thread and unbinds the ZAP endpoint (see the contract above).

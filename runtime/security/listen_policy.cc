@@ -17,7 +17,8 @@ bool IsIpv4Loopback(absl::string_view host) {
   if (parts.size() != 4 || parts[0] != "127") return false;
   for (absl::string_view part : parts) {
     uint32_t value = 0;
-    if (part.empty() || part.size() > 3 || !absl::SimpleAtoi(part, &value) || value > 255) return false;
+    if (part.empty() || part.size() > 3 || !absl::SimpleAtoi(part, &value) || value > 255)
+      return false;
     for (char c : part) {
       if (c < '0' || c > '9') return false;
     }

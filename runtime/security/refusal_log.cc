@@ -18,7 +18,8 @@ void PrintSecurityLine(absl::string_view line) {
 }
 
 RefusalLog::RefusalLog(SecurityLogSink sink, double repeat_seconds)
-    : sink_(sink ? std::move(sink) : SecurityLogSink(PrintSecurityLine)), repeat_seconds_(repeat_seconds) {}
+    : sink_(sink ? std::move(sink) : SecurityLogSink(PrintSecurityLine)),
+      repeat_seconds_(repeat_seconds) {}
 
 void RefusalLog::Report(const std::string& key, const std::string& line, double now) {
   auto it = seen_.find(key);
@@ -33,7 +34,9 @@ void RefusalLog::Report(const std::string& key, const std::string& line, double 
     ++seen.held_back;
     return;
   }
-  sink_(seen.held_back == 0 ? line : absl::StrCat(line, " (", seen.held_back, " more since the last report)"));
+  sink_(seen.held_back == 0
+            ? line
+            : absl::StrCat(line, " (", seen.held_back, " more since the last report)"));
   seen = Seen{now, 0};
 }
 

@@ -52,10 +52,11 @@ absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& aren
     if ((*layouts)[rank] != (*layouts)[0]) differ.push_back(rank);
   }
   if (differ.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "the model's tensors differ between ranks: rank", differ.size() > 1 ? "s " : " ",
-      absl::StrJoin(differ, ", "), " registered other tensors than rank 0 (names, dtypes, sizes "
-      "or devices); every rank must build the same model"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("the model's tensors differ between ranks: rank", differ.size() > 1 ? "s " : " ",
+                   absl::StrJoin(differ, ", "),
+                   " registered other tensors than rank 0 (names, dtypes, sizes "
+                   "or devices); every rank must build the same model"));
 }
 
 absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena) {
@@ -73,8 +74,7 @@ absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena)
       return s;
     }
     if (absl::Status s = backend.Broadcast(staged.data(), staged.size(), 0); !s.ok()) return s;
-    if (absl::Status s = CopyBlockFromHost(block, BlockPart::kParameters, staged.data());
-        !s.ok()) {
+    if (absl::Status s = CopyBlockFromHost(block, BlockPart::kParameters, staged.data()); !s.ok()) {
       return s;
     }
   }
@@ -94,7 +94,8 @@ absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulat
   }
   std::vector<double> all(own.size() * backend.size());
   if (!own.empty()) {
-    if (absl::Status status = backend.Allgather(own.data(), own.size() * sizeof(double), all.data());
+    if (absl::Status status =
+            backend.Allgather(own.data(), own.size() * sizeof(double), all.data());
         !status.ok()) {
       return status;
     }

@@ -30,8 +30,8 @@ const std::vector<uint64_t>& RecordSampler::Permutation(uint64_t epoch) {
     if (cached.epoch == epoch) return cached.order;
   }
   // Replace the older of the two entries.
-  CachedEpoch& slot = (cache_[0].epoch == UINT64_MAX || (cache_[1].epoch != UINT64_MAX &&
-                                                         cache_[0].epoch < cache_[1].epoch))
+  CachedEpoch& slot = (cache_[0].epoch == UINT64_MAX ||
+                       (cache_[1].epoch != UINT64_MAX && cache_[0].epoch < cache_[1].epoch))
                           ? cache_[0]
                           : cache_[1];
   slot.order = ShuffledIndices(dataset_size_, seed_, epoch);

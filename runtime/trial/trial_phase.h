@@ -44,8 +44,8 @@ class PhaseBoard {
  public:
   struct Snapshot {
     TrialPhase phase = TrialPhase::kStarting;
-    uint64_t batch = 0;    // the batch it belongs to (from 1), or the batches trained
-    double since = 0;      // Clock::MonotonicSeconds() when it was entered
+    uint64_t batch = 0;  // the batch it belongs to (from 1), or the batches trained
+    double since = 0;    // Clock::MonotonicSeconds() when it was entered
   };
 
   void Enter(TrialPhase phase, uint64_t batch, double now) {

@@ -32,9 +32,10 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
         absl::StrCat("plugin ", model.plugin().name(), " has no training records"));
   }
   if (options.optimizer == nullptr && !model.has_optimizer()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "plugin ", model.plugin().name(), " has no optimizer_step and no built-in optimizer was "
-        "given"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("plugin ", model.plugin().name(),
+                     " has no optimizer_step and no built-in optimizer was "
+                     "given"));
   }
   const ExperimentConfig& config = *options.config;
   const uint32_t slots = model.context().size;
@@ -65,9 +66,8 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
 void TrialRunner::Enter(TrialPhase phase, uint64_t batch) {
   const double now = options_.clock->MonotonicSeconds();
   if (options_.trace != nullptr && TrialPhaseTimingKey(phase_timer_.current())[0] != '\0') {
-    options_.trace->Complete(TraceWriter::kTrainingThread,
-                             TrialPhaseName(phase_timer_.current()), phase_timer_.since(), now,
-                             phase_batch_);
+    options_.trace->Complete(TraceWriter::kTrainingThread, TrialPhaseName(phase_timer_.current()),
+                             phase_timer_.since(), now, phase_batch_);
   }
   phase_batch_ = batch;
   phase_timer_.Enter(phase, now);
@@ -100,11 +100,13 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
     // Same model everywhere, starting from rank 0's parameters and state (its initialisation, or
     // the checkpoint every rank restored).
     LoadedModel& model = *options_.model;
-    if (absl::Status status = CheckSameLayout(*options_.collective, model.arena(), model.state_arena());
+    if (absl::Status status =
+            CheckSameLayout(*options_.collective, model.arena(), model.state_arena());
         !status.ok()) {
       return status;
     }
-    if (absl::Status status = BroadcastParameters(*options_.collective, model.arena()); !status.ok()) {
+    if (absl::Status status = BroadcastParameters(*options_.collective, model.arena());
+        !status.ok()) {
       return InCollective(status, "sharing rank 0's parameters", progress_.batches_trained);
     }
     if (model.state_arena() != nullptr) {
@@ -232,10 +234,9 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
   // What this rank put in, read before the sum: it says which rank a NaN came from.
   if (options_.exchange != nullptr) {
     if (std::optional<NonFiniteGradient> own = options_.exchange->TakeLocalNonFinite()) {
-      options_.events->OnNotice(absl::StrCat("batch ", batch, ": rank ",
-                                             options_.model->context().rank,
-                                             " computed a gradient that is not finite: ",
-                                             DescribeNonFiniteGradient(arena, *own)));
+      options_.events->OnNotice(absl::StrCat(
+          "batch ", batch, ": rank ", options_.model->context().rank,
+          " computed a gradient that is not finite: ", DescribeNonFiniteGradient(arena, *own)));
     }
   }
   // The summed gradient is the same bits on every rank, so every rank decides alike.
@@ -244,16 +245,16 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
   if (!searched.ok()) return searched.status();
   const std::optional<NonFiniteGradient>& found = *searched;
   if (!found) return true;
-  const std::string what =
-      absl::StrCat("batch ", batch, ": the gradient is not finite (",
-                   DescribeNonFiniteGradient(arena, *found), multi_rank() ? " after the sum" : "", ")");
+  const std::string what = absl::StrCat("batch ", batch, ": the gradient is not finite (",
+                                        DescribeNonFiniteGradient(arena, *found),
+                                        multi_rank() ? " after the sum" : "", ")");
   if (policy == NonfiniteGradients::kFail) {
     return absl::FailedPreconditionError(absl::StrCat(
         what, "; optimizations.nonfinite_gradients is fail (skip would drop such steps instead)"));
   }
   if (reporter()) {
-    options_.events->OnNotice(absl::StrCat(
-        what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
+    options_.events->OnNotice(
+        absl::StrCat(what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
   }
   return false;
 }
@@ -334,10 +335,10 @@ absl::Status TrialRunner::RequireSearcherMetric(const std::vector<ReducedMetric>
   if (FindMetric(result, options_.config->searcher.metric) != nullptr) return absl::OkStatus();
   std::vector<std::string> names;
   for (const ReducedMetric& metric : result) names.push_back(metric.name);
-  return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
-      "searcher.metric: '", options_.config->searcher.metric,
-      "' is not among the validation metrics plugin ", options_.model->plugin().name(),
-      " reports (", absl::StrJoin(names, ", "), ")")));
+  return PermanentFailure(absl::FailedPreconditionError(
+      absl::StrCat("searcher.metric: '", options_.config->searcher.metric,
+                   "' is not among the validation metrics plugin ", options_.model->plugin().name(),
+                   " reports (", absl::StrJoin(names, ", "), ")")));
 }
 
 absl::Status TrialRunner::CheckSearcherMetric() {

@@ -150,7 +150,7 @@ class TrialRunner {
   uint64_t validation_records_ = 0;
   TrialProgress progress_;
 
-  MetricAccumulator training_metrics_;   // since the last training report
+  MetricAccumulator training_metrics_;  // since the last training report
   // Batches since then whose metrics are (or follow one that is) still on the device, in order;
   // at most kMaxUnsettledBatches.
   static constexpr size_t kMaxUnsettledBatches = 1024;

@@ -54,7 +54,8 @@ absl::Status CheckValuesSize(const TensorArena& arena, const std::string& values
 absl::Status WriteBlockValues(const TensorArena& arena, const std::string& values) {
   size_t offset = 0;
   for (const ArenaBlock& block : arena.blocks()) {
-    if (absl::Status copied = CopyBlockFromHost(block, BlockPart::kParameters, values.data() + offset);
+    if (absl::Status copied =
+            CopyBlockFromHost(block, BlockPart::kParameters, values.data() + offset);
         !copied.ok()) {
       return copied;
     }
@@ -64,13 +65,12 @@ absl::Status WriteBlockValues(const TensorArena& arena, const std::string& value
 }
 
 std::string EncodeProgress(const TrialProgress& progress) {
-  return absl::StrCat("batches_trained=", progress.batches_trained, "\n",
-                      "records_trained=", progress.records_trained, "\n",
-                      "trial_seed=", progress.trial_seed, "\n",
-                      "optimizer_steps=", progress.optimizer_steps, "\n",
-                      progress.best_metric
-                          ? absl::StrFormat("best_metric=%.17g\n", *progress.best_metric)
-                          : std::string());
+  return absl::StrCat(
+      "batches_trained=", progress.batches_trained, "\n",
+      "records_trained=", progress.records_trained, "\n", "trial_seed=", progress.trial_seed, "\n",
+      "optimizer_steps=", progress.optimizer_steps, "\n",
+      progress.best_metric ? absl::StrFormat("best_metric=%.17g\n", *progress.best_metric)
+                           : std::string());
 }
 
 absl::StatusOr<TrialProgress> DecodeProgress(const std::string& text) {
@@ -152,7 +152,8 @@ absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std:
   }
   absl::StatusOr<const std::string*> parameters = File(files, "parameters");
   if (!parameters.ok()) return parameters.status();
-  if (absl::Status size = CheckValuesSize(arena, **parameters, "parameters"); !size.ok()) return size;
+  if (absl::Status size = CheckValuesSize(arena, **parameters, "parameters"); !size.ok())
+    return size;
   const std::string* state_values = nullptr;
   if (state != nullptr) {
     absl::StatusOr<const std::string*> found = File(files, "state");
@@ -189,7 +190,8 @@ absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std:
   }
   if (absl::Status written = WriteBlockValues(arena, **parameters); !written.ok()) return written;
   if (state != nullptr) {
-    if (absl::Status written = WriteBlockValues(*state, *state_values); !written.ok()) return written;
+    if (absl::Status written = WriteBlockValues(*state, *state_values); !written.ok())
+      return written;
   }
   if (absl::Status status = arena.ZeroGradients(); !status.ok()) return status;
   return progress;

@@ -6,8 +6,8 @@
 // it). Run trains to the end or to a stop.
 //
 // Whoever starts a worker turns its flags, environment and files into its options (`cohort worker`
-// in harness/cohort/commands/worker_command.cc; tests and benchmarks directly) and owns what the worker
-// talks to: the events it reports to and the rendezvous store its ranks meet through. Rank 0
+// in harness/cohort/commands/worker_command.cc; tests and benchmarks directly) and owns what the
+// worker talks to: the events it reports to and the rendezvous store its ranks meet through. Rank 0
 // writes a line to stdout (the rank's log) for the exchange's plan and for a plan cut again;
 // every rank writes one line saying where it starts.
 //

@@ -1,20 +1,20 @@
 /*
  * The released layout of every struct of cohort/plugin.h, checked at compile time, in C11.
  * Compiled by test/abi/meson.build against the current header and against each frozen release
- * (sdk_v1.0 to sdk_v1.4), so appending fields in a minor is fine but moving, retyping or removing one
- * is not. Fields appended in minor N are checked where the header's minor is at least N.
+ * (sdk_v1.0 to sdk_v1.4), so appending fields in a minor is fine but moving, retyping or removing
+ * one is not. Fields appended in minor N are checked where the header's minor is at least N.
  *
  * At run time it also checks that the installed pkg-config file (argv[1]) announces the version
  * the header defines.
  */
 #include <cohort/plugin.h>
-
 #include <stdio.h>
 #include <string.h>
 
-#define AT(type, field, offset) _Static_assert(offsetof(type, field) == (offset), #type "." #field " moved")
+#define AT(type, field, offset) \
+  _Static_assert(offsetof(type, field) == (offset), #type "." #field " moved")
 /* `last` ended `type` at `size` bytes when released; a later minor may only append after it. */
-#define ENDS_AT(type, last, size) \
+#define ENDS_AT(type, last, size)                                                 \
   _Static_assert(COHORT_STRUCT_SIZE(type, last) >= (size), #type " lost fields"); \
   AT(type, last, (size) - sizeof(((type*)0)->last))
 
@@ -130,20 +130,23 @@ _Static_assert(sizeof(cohort_tensor_spec) == 72, "1.4 spec arrays are 72 bytes a
 #endif
 
 /* Values of released enums never change. */
-_Static_assert(COHORT_DTYPE_FLOAT32 == 1 && COHORT_DTYPE_FLOAT16 == 2 && COHORT_DTYPE_BFLOAT16 == 3 &&
-                   COHORT_DTYPE_FLOAT64 == 4, "dtype values");
+_Static_assert(COHORT_DTYPE_FLOAT32 == 1 && COHORT_DTYPE_FLOAT16 == 2 &&
+                   COHORT_DTYPE_BFLOAT16 == 3 && COHORT_DTYPE_FLOAT64 == 4,
+               "dtype values");
 _Static_assert(COHORT_DEVICE_CPU == 1 && COHORT_DEVICE_CUDA == 2, "device kinds");
 #if COHORT_ABI_VERSION_MINOR >= 4
 _Static_assert(COHORT_DTYPE_INT64 == 5, "int64 dtype");
 _Static_assert(COHORT_TENSOR_PARAMETER == 0 && COHORT_TENSOR_STATE == 1, "tensor kinds");
 #endif
 _Static_assert(COHORT_SPLIT_TRAINING == 1 && COHORT_SPLIT_VALIDATION == 2, "splits");
-_Static_assert(COHORT_REDUCE_MEAN == 1 && COHORT_REDUCE_SUM == 2 && COHORT_REDUCE_MIN == 3 && COHORT_REDUCE_MAX == 4,
+_Static_assert(COHORT_REDUCE_MEAN == 1 && COHORT_REDUCE_SUM == 2 && COHORT_REDUCE_MIN == 3 &&
+                   COHORT_REDUCE_MAX == 4,
                "reductions");
 _Static_assert(COHORT_HPARAM_ABSENT == 0 && COHORT_HPARAM_INT == 1 && COHORT_HPARAM_DOUBLE == 2 &&
                    COHORT_HPARAM_BOOL == 3 && COHORT_HPARAM_STRING == 4 && COHORT_HPARAM_OTHER == 5,
                "hyperparameter types");
-_Static_assert(COHORT_STATUS_INVALID_ARGUMENT == 3 && COHORT_STATUS_NOT_FOUND == 5 && COHORT_STATUS_INTERNAL == 13,
+_Static_assert(COHORT_STATUS_INVALID_ARGUMENT == 3 && COHORT_STATUS_NOT_FOUND == 5 &&
+                   COHORT_STATUS_INTERNAL == 13,
                "status codes");
 _Static_assert(COHORT_ABI_VERSION_MAJOR == 1, "this file describes ABI 1.x");
 
@@ -156,14 +159,17 @@ int main(int argc, char** argv) {
   }
   char line[256];
   char expected[64];
-  snprintf(expected, sizeof expected, "Version: %d.%d\n", COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR);
+  snprintf(expected, sizeof expected, "Version: %d.%d\n", COHORT_ABI_VERSION_MAJOR,
+           COHORT_ABI_VERSION_MINOR);
   int found = 0;
   while (fgets(line, sizeof line, pc) != NULL) found |= strcmp(line, expected) == 0;
   fclose(pc);
   if (!found) {
-    fprintf(stderr, "%s does not announce '%.*s' as the header does\n", argv[1], (int)strlen(expected) - 1, expected);
+    fprintf(stderr, "%s does not announce '%.*s' as the header does\n", argv[1],
+            (int)strlen(expected) - 1, expected);
     return 1;
   }
-  printf("layout of ABI %d.%d verified; %s agrees\n", COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR, argv[1]);
+  printf("layout of ABI %d.%d verified; %s agrees\n", COHORT_ABI_VERSION_MAJOR,
+         COHORT_ABI_VERSION_MINOR, argv[1]);
   return 0;
 }

@@ -25,10 +25,13 @@ using testing::PluginPath;
 
 class AbiTest : public ::testing::Test {
  protected:
-  absl::StatusOr<std::unique_ptr<LoadedModel>> Create(const std::string& file, Hyperparameters hp = {}) {
+  absl::StatusOr<std::unique_ptr<LoadedModel>> Create(const std::string& file,
+                                                      Hyperparameters hp = {}) {
     return testing::CreateModel(file, std::move(hp), memory_);
   }
-  static BatchSpec Batch(std::vector<uint64_t> records) { return testing::TrainingBatch(std::move(records)); }
+  static BatchSpec Batch(std::vector<uint64_t> records) {
+    return testing::TrainingBatch(std::move(records));
+  }
   CpuOnlyMemoryProvider memory_;
 };
 
@@ -71,8 +74,9 @@ TEST_F(AbiTest, CppLayerCarriesShapesIntoTheArena) {
   hp.Set("dim", 3);
   auto linreg = Create("linreg/linreg.so", hp);
   ASSERT_TRUE(linreg.ok()) << linreg.status();
-  EXPECT_THAT((*linreg)->arena().spec(0).shape, ElementsAre(1u, 3u));  // weight: 1 output x 3 inputs
-  EXPECT_THAT((*linreg)->arena().spec(1).shape, ElementsAre(1u));      // bias
+  EXPECT_THAT((*linreg)->arena().spec(0).shape,
+              ElementsAre(1u, 3u));                                // weight: 1 output x 3 inputs
+  EXPECT_THAT((*linreg)->arena().spec(1).shape, ElementsAre(1u));  // bias
 
   Hyperparameters mlp_hp;
   mlp_hp.Set("synthetic_input_dim", 5);
@@ -170,7 +174,8 @@ TEST_P(CppLayerErrorTest, ExceptionsBecomeHostErrorsNotCrashes) {
   auto metrics = (*model)->TrainBatch(Batch({0}));
   ASSERT_FALSE(metrics.ok());
   EXPECT_EQ(metrics.status().code(), GetParam().code);
-  EXPECT_EQ(metrics.status().message(), std::string("plugin cpp_layer: train_batch (batch 0): ") + GetParam().message);
+  EXPECT_EQ(metrics.status().message(),
+            std::string("plugin cpp_layer: train_batch (batch 0): ") + GetParam().message);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -186,7 +191,8 @@ TEST_F(AbiTest, CppLayerHyperparameterErrorsReachTheHost) {
   auto model = Create("test/cpp_layer.so", hp);
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().message(),
-            "plugin cpp_layer: model_create: hyperparameter 'learning_rate' is a string (\"fast\"), not a double");
+            "plugin cpp_layer: model_create: hyperparameter 'learning_rate' is a string "
+            "(\"fast\"), not a double");
 }
 
 }  // namespace

@@ -34,7 +34,6 @@
 #include <thread>
 #include <variant>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "absl/strings/match.h"
@@ -51,12 +50,12 @@ extern char** environ;
 namespace cohort {
 namespace {
 
+using std::chrono::milliseconds;
+using std::chrono::seconds;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::StartsWith;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kAgentId[] = "test-agent";
@@ -121,10 +120,9 @@ std::string AckEnvelope(uint64_t message_id, uint64_t correlation_id, uint16_t m
   flatbuffers::FlatBufferBuilder builder;
   const auto sender = builder.CreateString(std::string(kOrchestratorSender));
   const auto ack = fbs::control::CreateAck(builder);
-  builder.Finish(fbs::control::CreateControlEnvelope(builder, kControlProtocolMajor, minor,
-                                                     message_id, correlation_id, sender,
-                                                     fbs::control::ControlPayload::Ack,
-                                                     ack.Union()),
+  builder.Finish(fbs::control::CreateControlEnvelope(
+                     builder, kControlProtocolMajor, minor, message_id, correlation_id, sender,
+                     fbs::control::ControlPayload::Ack, ack.Union()),
                  fbs::control::ControlEnvelopeIdentifier());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -252,9 +250,8 @@ class OrchestratorTest : public ::testing::Test {
 
   std::optional<TaskStatus> WaitForState(uint64_t task_id, TaskState state,
                                          Clock::duration timeout = seconds(60)) {
-    auto status = orchestrator_.WaitFor<TaskStatus>(timeout, [&](const TaskStatus& s) {
-      return s.task_id == task_id && s.state == state;
-    });
+    auto status = orchestrator_.WaitFor<TaskStatus>(
+        timeout, [&](const TaskStatus& s) { return s.task_id == task_id && s.state == state; });
     if (!status) return std::nullopt;
     return status->second;
   }
@@ -301,15 +298,23 @@ class AgentTest : public OrchestratorTest {
     dir_ = pattern;
     work_dir_ = dir_ + "/work";
     log_path_ = dir_ + "/agent.log";
-    std::vector<std::string> args = {Env("COHORT_EXE"), "agent",   "--orchestrator",
-                                     orchestrator_.endpoint(), "--id", kAgentId,
-                                     "--slots", "2", "--work-dir", work_dir_};
+    std::vector<std::string> args = {Env("COHORT_EXE"),
+                                     "agent",
+                                     "--orchestrator",
+                                     orchestrator_.endpoint(),
+                                     "--id",
+                                     kAgentId,
+                                     "--slots",
+                                     "2",
+                                     "--work-dir",
+                                     work_dir_};
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     ASSERT_EQ(posix_spawn(&agent_pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&actions);
@@ -334,7 +339,8 @@ class AgentTest : public OrchestratorTest {
         ADD_FAILURE() << "the agent did not stop on SIGTERM; its log:\n" << AgentLog();
       } else {
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            << "agent ended with status " << status << "; its log:\n" << AgentLog();
+            << "agent ended with status " << status << "; its log:\n"
+            << AgentLog();
       }
     }
     std::error_code ignored;
@@ -447,9 +453,8 @@ TEST_F(AgentTest, KillTaskEndsALongTaskWithinItsGracePeriod) {
   const uint64_t start = orchestrator_.Send(MlpTask(8, {{0, 0, 0}, {1, 1, 1}}, 1000000, 1000000));
   ExpectAck(start);
   ASSERT_TRUE(WaitForState(8, TaskState::kRunning).has_value()) << AgentLog();
-  auto heartbeat = orchestrator_.WaitFor<AgentHeartbeat>(seconds(8), [](const AgentHeartbeat& h) {
-    return h.busy_slots == 2;
-  });
+  auto heartbeat = orchestrator_.WaitFor<AgentHeartbeat>(
+      seconds(8), [](const AgentHeartbeat& h) { return h.busy_slots == 2; });
   ASSERT_TRUE(heartbeat.has_value()) << AgentLog();
   EXPECT_EQ(heartbeat->second.running_task_ids, std::vector<uint64_t>{8});
 
@@ -498,13 +503,12 @@ TEST_F(AgentTest, DropsMalformedMessagesAndKeepsWorking) {
     flatbuffers::FlatBufferBuilder builder;
     const auto sender = builder.CreateString("orchestrator");
     const auto kill = fbs::control::CreateKillTask(builder, 1, 0, 0);
-    builder.Finish(fbs::control::CreateControlEnvelope(builder, /*protocol_major=*/2, 0, 99, 0,
-                                                       sender,
-                                                       fbs::control::ControlPayload::KillTask,
-                                                       kill.Union()),
-                   fbs::control::ControlEnvelopeIdentifier());
-    orchestrator_.SendRaw(std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
-                                      builder.GetSize()));
+    builder.Finish(
+        fbs::control::CreateControlEnvelope(builder, /*protocol_major=*/2, 0, 99, 0, sender,
+                                            fbs::control::ControlPayload::KillTask, kill.Union()),
+        fbs::control::ControlEnvelopeIdentifier());
+    orchestrator_.SendRaw(
+        std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize()));
   }
 
   const uint64_t start = orchestrator_.Send(MlpTask(9, {{0, 0, 0}}, 1000000, 1000000));
@@ -580,7 +584,8 @@ class EmbeddedAgentTest : public OrchestratorTest {
       run_returned_ = true;
     });
     ASSERT_TRUE(orchestrator_.WaitFor<AgentHello>(seconds(20)).has_value())
-        << "no AgentHello; agent log:\n" << AgentLog();
+        << "no AgentHello; agent log:\n"
+        << AgentLog();
   }
 
   void TearDown() override {

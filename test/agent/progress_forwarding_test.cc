@@ -16,7 +16,8 @@ using ::testing::Field;
 using ::testing::Optional;
 
 ProgressReport AtBatch(uint64_t batches) {
-  return ProgressReport{/*trial_id=*/3, batches, /*total_batches=*/1000, batches * 16, 0.5, 800};
+  return ProgressReport{/*trial_id=*/3, batches, /*total_batches=*/1000,
+                        batches * 16,   0.5,     800};
 }
 
 auto HasBatches(uint64_t batches) { return Optional(Field(&ProgressReport::batches, batches)); }
@@ -88,7 +89,8 @@ TEST(KnownAtMinorTest, OnlyMinorFiveOnGetsRestoredCheckpointReports) {
   }
   EXPECT_EQ(KnownAtMinor(restored, kControlMinorWithRestoredCheckpoints), ControlMessage(restored));
   restored.restored = false;
-  EXPECT_EQ(KnownAtMinor(restored, 0), ControlMessage(restored)) << "a written one goes to every minor";
+  EXPECT_EQ(KnownAtMinor(restored, 0), ControlMessage(restored))
+      << "a written one goes to every minor";
 }
 
 TEST(KnownAtMinorTest, MinorZeroGetsNoProgress) {

@@ -53,13 +53,13 @@ TEST(WorkerInvocationTest, ARankOfATaskSpanningAgentsMeetsItsPeersAtTheRendezvou
   task.worker.resume_checkpoint_id = "trial-3-batch-100";
   const WorkerInvocation worker = WorkerInvocationFor(
       task, task.ranks[1], AgentSlot{2, SlotKind::kCpu, -1, "cpu"}, kPlaces, {});
-  EXPECT_THAT(worker.argv,
-              ElementsAre("/usr/bin/cohort", "worker", "--run-dir", "/work/tasks/7", "--plugin",
-                          "/plugins/mlp.so", "--trial-id", "3", "--rank", "5", "--size", "6",
-                          "--attempt", "2", "--endpoint", "tcp://127.0.0.1:5000",
-                          "--checkpoint-root", "/work/tasks/7/checkpoints", "--rendezvous",
-                          "tcp://10.0.0.5:29402", "--rendezvous-prefix", "task-7/", "--resume",
-                          "trial-3-batch-100"))
+  EXPECT_THAT(
+      worker.argv,
+      ElementsAre("/usr/bin/cohort", "worker", "--run-dir", "/work/tasks/7", "--plugin",
+                  "/plugins/mlp.so", "--trial-id", "3", "--rank", "5", "--size", "6", "--attempt",
+                  "2", "--endpoint", "tcp://127.0.0.1:5000", "--checkpoint-root",
+                  "/work/tasks/7/checkpoints", "--rendezvous", "tcp://10.0.0.5:29402",
+                  "--rendezvous-prefix", "task-7/", "--resume", "trial-3-batch-100"))
       << "reports still go to the agent's worker channel (--endpoint)";
 }
 
@@ -80,9 +80,9 @@ TEST(WorkerInvocationTest, AddsTheRanksVariablesToTheInheritedEnvironment) {
       WorkerInvocationFor(task, task.ranks[1], AgentSlot{2, SlotKind::kCpu, -1, "cpu"}, kPlaces,
                           {"PATH=/usr/bin", "HOME=/root", "COHORT_RANK=99", "junk"});
   EXPECT_THAT(worker.environment,
-              ElementsAre("COHORT_DEVICE=cpu", "COHORT_LOCAL_RANK=1", "COHORT_RANK=5", "COHORT_SIZE=6",
-                          absl::StrCat("COHORT_SUPERVISOR_PID=", ::getpid()), "COHORT_TASK_ID=7",
-                          "HOME=/root", "OMP_NUM_THREADS=1", "PATH=/opt/bin"));
+              ElementsAre("COHORT_DEVICE=cpu", "COHORT_LOCAL_RANK=1", "COHORT_RANK=5",
+                          "COHORT_SIZE=6", absl::StrCat("COHORT_SUPERVISOR_PID=", ::getpid()),
+                          "COHORT_TASK_ID=7", "HOME=/root", "OMP_NUM_THREADS=1", "PATH=/opt/bin"));
 }
 
 TEST(WorkerInvocationTest, GlooBindsAndPublishesTheAgentsAdvertisedAddress) {
@@ -96,13 +96,13 @@ TEST(WorkerInvocationTest, GlooBindsAndPublishesTheAgentsAdvertisedAddress) {
   EXPECT_THAT(advertised.environment, Not(Contains("COHORT_GLOO_HOSTNAME=127.0.0.1")));
 
   task.environment = {{"COHORT_GLOO_HOSTNAME", "192.168.1.6"}};
-  EXPECT_THAT(WorkerInvocationFor(task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"},
-                                  places, {})
-                  .environment,
-              Contains("COHORT_GLOO_HOSTNAME=192.168.1.6"))
+  EXPECT_THAT(
+      WorkerInvocationFor(task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, places, {})
+          .environment,
+      Contains("COHORT_GLOO_HOSTNAME=192.168.1.6"))
       << "the StartTask's environment has the last word";
-  EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0],
-                                  AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {})
+  EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"},
+                                  kPlaces, {})
                   .environment,
               Not(Contains(testing::StartsWith("COHORT_GLOO_HOSTNAME="))))
       << "no advertised address: Gloo keeps its default";
@@ -115,13 +115,13 @@ TEST(WorkerInvocationTest, AGpuSlotSeesOnlyItsDevice) {
   EXPECT_THAT(gpu.environment, Contains("CUDA_DEVICE_ORDER=PCI_BUS_ID"))
       << "device ids count GPUs in PCI bus order";
   EXPECT_THAT(gpu.environment, Contains("COHORT_DEVICE=cuda:0")) << "its one visible device";
-  const WorkerInvocation cpu = WorkerInvocationFor(
-      Task(), Task().ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces,
-      {"CUDA_VISIBLE_DEVICES=0"});
+  const WorkerInvocation cpu =
+      WorkerInvocationFor(Task(), Task().ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces,
+                          {"CUDA_VISIBLE_DEVICES=0"});
   EXPECT_THAT(cpu.environment, Contains("CUDA_VISIBLE_DEVICES=0")) << "inherited, untouched";
   EXPECT_THAT(cpu.environment, Contains("COHORT_DEVICE=cpu"));
-  EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0],
-                                  AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {})
+  EXPECT_THAT(WorkerInvocationFor(Task(), Task().ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"},
+                                  kPlaces, {})
                   .environment,
               Not(Contains(testing::StartsWith("CUDA_VISIBLE_DEVICES="))));
 }
@@ -142,9 +142,9 @@ TaskPlaces PlacesOfACurveAgent() {
 
 TEST(WorkerInvocationTest, AWorkerOfASpanningTaskGetsItsAgentsKeysForTheRendezvous) {
   const StartTask task = SpanningTask();
-  const WorkerInvocation worker = WorkerInvocationFor(
-      task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, PlacesOfACurveAgent(),
-      {"COHORT_RENDEZVOUS_SECRET_KEY=inherited"});
+  const WorkerInvocation worker =
+      WorkerInvocationFor(task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"},
+                          PlacesOfACurveAgent(), {"COHORT_RENDEZVOUS_SECRET_KEY=inherited"});
   EXPECT_THAT(worker.environment, IsSupersetOf({"COHORT_RENDEZVOUS_SERVER_KEY=server-public-key",
                                                 "COHORT_RENDEZVOUS_PUBLIC_KEY=agent-public-key",
                                                 "COHORT_RENDEZVOUS_SECRET_KEY=agent-secret-key"}));
@@ -160,8 +160,7 @@ TEST(WorkerInvocationTest, NoOtherWorkerGetsRendezvousKeys) {
                   .environment,
               Not(Contains(StartsWith("COHORT_RENDEZVOUS_"))))
       << "a task on one agent meets on the agent's own channel";
-  EXPECT_THAT(WorkerInvocationFor(SpanningTask(), SpanningTask().ranks[0], slot, kPlaces,
-                                  inherited)
+  EXPECT_THAT(WorkerInvocationFor(SpanningTask(), SpanningTask().ranks[0], slot, kPlaces, inherited)
                   .environment,
               Not(Contains(StartsWith("COHORT_RENDEZVOUS_"))))
       << "an agent without CURVE has no keys to give";

@@ -19,8 +19,15 @@ TEST(CheckpointNamesTest, AcceptsThePortableAlphabet) {
 }
 
 TEST(CheckpointNamesTest, RefusesPathsHiddenNamesAndOddCharacters) {
-  const std::vector<std::string> refused = {"",    ".",           "..", ".hidden", "a/b", "../etc",
-                                            "a b", "caf\xC3\xA9", std::string("nul\0byte", 8),
+  const std::vector<std::string> refused = {"",
+                                            ".",
+                                            "..",
+                                            ".hidden",
+                                            "a/b",
+                                            "../etc",
+                                            "a b",
+                                            "caf\xC3\xA9",
+                                            std::string("nul\0byte", 8),
                                             std::string(kMaxCheckpointNameLength + 1, 'x')};
   for (const std::string& name : refused) {
     EXPECT_EQ(ValidateCheckpointId(name).code(), absl::StatusCode::kInvalidArgument) << name;

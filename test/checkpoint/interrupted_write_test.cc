@@ -34,9 +34,9 @@ CheckpointInfo Info(const std::string& id, uint64_t batches) {
 [[noreturn]] void WriteLargeCheckpoint(const std::string& root) {
   const std::string parameters(kLargeFileBytes, 'w');
   auto storage = OpenSharedFsStorage(root);
-  const bool ok = storage.ok() && (*storage)->Write(Info("trial-1-batch-200", 200),
-                                                    {{"parameters", parameters}})
-                                      .ok();
+  const bool ok =
+      storage.ok() &&
+      (*storage)->Write(Info("trial-1-batch-200", 200), {{"parameters", parameters}}).ok();
   _exit(ok ? 0 : 1);
 }
 

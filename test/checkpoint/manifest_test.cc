@@ -65,7 +65,8 @@ TEST(ManifestTest, EveryFlippedBitIsDetected) {
 TEST(ManifestTest, TruncationIsDetected) {
   const std::string good = EncodeManifest(Example());
   for (size_t length = 0; length < good.size(); ++length) {
-    ASSERT_EQ(DecodeManifest(good.substr(0, length)).status().code(), absl::StatusCode::kDataLoss) << length;
+    ASSERT_EQ(DecodeManifest(good.substr(0, length)).status().code(), absl::StatusCode::kDataLoss)
+        << length;
   }
   EXPECT_EQ(DecodeManifest("").status().message(), "manifest is too short (0 bytes)");
 }
@@ -120,7 +121,8 @@ TEST(ManifestTest, UnsafeOrDuplicateNamesAreDamage) {
 
   CheckpointInfo twice = Example();
   twice.files = {{"parameters", 1, 2}, {"parameters", 1, 2}};
-  EXPECT_EQ(DecodeManifest(EncodeManifest(twice)).status().message(), "manifest lists 'parameters' twice");
+  EXPECT_EQ(DecodeManifest(EncodeManifest(twice)).status().message(),
+            "manifest lists 'parameters' twice");
 
   CheckpointInfo reserved = Example();
   reserved.files = {{"manifest", 1, 2}};

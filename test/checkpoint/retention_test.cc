@@ -16,11 +16,13 @@ namespace {
 
 using ::testing::ElementsAreArray;
 
-CheckpointRecord R(const char* id, uint64_t trial, uint64_t batches, std::optional<double> metric = {}) {
+CheckpointRecord R(const char* id, uint64_t trial, uint64_t batches,
+                   std::optional<double> metric = {}) {
   return CheckpointRecord{id, trial, batches, metric};
 }
 
-RetentionPolicy Policy(uint32_t latest, uint32_t best, uint32_t experiment_best, bool smaller = true) {
+RetentionPolicy Policy(uint32_t latest, uint32_t best, uint32_t experiment_best,
+                       bool smaller = true) {
   return RetentionPolicy{latest, best, experiment_best, smaller};
 }
 
@@ -56,18 +58,35 @@ const RetentionCase kCases[] = {
     {"experiment best across trials", Policy(0, 0, 1), kTwoTrials, {"t1-b", "t2-a", "t2-b"}},
     {"experiment best two", Policy(0, 0, 2), kTwoTrials, {"t1-b", "t2-a"}},
     {"latest plus experiment best", Policy(1, 0, 1), kTwoTrials, {"t2-a"}},
-    {"experiment best, larger is better", Policy(0, 0, 1, false), kTwoTrials, {"t1-a", "t2-a", "t2-b"}},
-    {"equal metrics prefer the newer", Policy(0, 1, 0), {R("old", 1, 100, 0.2), R("new", 1, 200, 0.2)},
+    {"experiment best, larger is better",
+     Policy(0, 0, 1, false),
+     kTwoTrials,
+     {"t1-a", "t2-a", "t2-b"}},
+    {"equal metrics prefer the newer",
+     Policy(0, 1, 0),
+     {R("old", 1, 100, 0.2), R("new", 1, 200, 0.2)},
      {"old"}},
-    {"equal metrics across trials prefer the newer", Policy(0, 0, 1),
-     {R("x", 1, 300, 0.2), R("y", 2, 100, 0.2)}, {"y"}},
-    {"equal batches prefer the greater id", Policy(1, 0, 0), {R("m", 1, 100), R("n", 1, 100)}, {"m"}},
+    {"equal metrics across trials prefer the newer",
+     Policy(0, 0, 1),
+     {R("x", 1, 300, 0.2), R("y", 2, 100, 0.2)},
+     {"y"}},
+    {"equal batches prefer the greater id",
+     Policy(1, 0, 0),
+     {R("m", 1, 100), R("n", 1, 100)},
+     {"m"}},
     {"no metric is never best", Policy(0, 2, 2), {R("a", 1, 100), R("b", 1, 200)}, {"a", "b"}},
-    {"NaN is never best", Policy(0, 1, 1), {R("nan", 1, 200, kNaN), R("real", 1, 100, 9.0)}, {"nan"}},
-    {"best skips unmeasured newer ones", Policy(1, 1, 0),
-     {R("measured", 1, 100, 1.0), R("mid", 1, 200), R("newest", 1, 300)}, {"mid"}},
-    {"negative and infinite metrics rank", Policy(0, 1, 0),
-     {R("inf", 1, 100, -std::numeric_limits<double>::infinity()), R("neg", 1, 200, -5.0)}, {"neg"}},
+    {"NaN is never best",
+     Policy(0, 1, 1),
+     {R("nan", 1, 200, kNaN), R("real", 1, 100, 9.0)},
+     {"nan"}},
+    {"best skips unmeasured newer ones",
+     Policy(1, 1, 0),
+     {R("measured", 1, 100, 1.0), R("mid", 1, 200), R("newest", 1, 300)},
+     {"mid"}},
+    {"negative and infinite metrics rank",
+     Policy(0, 1, 0),
+     {R("inf", 1, 100, -std::numeric_limits<double>::infinity()), R("neg", 1, 200, -5.0)},
+     {"neg"}},
     {"empty", RetentionPolicy{}, {}, {}},
 };
 
@@ -88,15 +107,16 @@ INSTANTIATE_TEST_SUITE_P(Cases, RetentionTest, ::testing::ValuesIn(kCases),
                          });
 
 TEST(RetentionOrderTest, ResultIsSortedByTrialBatchesAndIdWhateverTheInputOrder) {
-  const std::vector<CheckpointRecord> shuffled = {R("t2-x", 2, 50), R("t1-c", 1, 30), R("t2-y", 2, 10),
-                                                  R("t1-a", 1, 10), R("t1-b", 1, 10), R("t3", 3, 1)};
+  const std::vector<CheckpointRecord> shuffled = {R("t2-x", 2, 50), R("t1-c", 1, 30),
+                                                  R("t2-y", 2, 10), R("t1-a", 1, 10),
+                                                  R("t1-b", 1, 10), R("t3", 3, 1)};
   EXPECT_THAT(CheckpointsToDelete(shuffled, Policy(0, 0, 0)),
               ElementsAreArray({"t1-a", "t1-b", "t1-c", "t2-y", "t2-x", "t3"}));
 }
 
 TEST(RetentionOrderTest, AnIdKeptByOneRecordIsNeverDeleted) {
-  const std::vector<CheckpointRecord> duplicated = {R("same", 1, 100), R("same", 1, 50), R("gone", 1, 10),
-                                                    R("gone", 1, 20)};
+  const std::vector<CheckpointRecord> duplicated = {R("same", 1, 100), R("same", 1, 50),
+                                                    R("gone", 1, 10), R("gone", 1, 20)};
   EXPECT_THAT(CheckpointsToDelete(duplicated, Policy(1, 0, 0)), ElementsAreArray({"gone"}));
 }
 

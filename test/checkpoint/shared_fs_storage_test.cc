@@ -74,7 +74,8 @@ TEST_F(SharedFsStorageTest, RoundTripsInfoAndFiles) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->files, kFiles);
   CheckpointInfo expected = Info("trial-3-batch-100", 3, 100);
-  for (const auto& [name, bytes] : kFiles) expected.files.push_back({name, bytes.size(), Crc32c(bytes)});
+  for (const auto& [name, bytes] : kFiles)
+    expected.files.push_back({name, bytes.size(), Crc32c(bytes)});
   EXPECT_EQ(read->info, expected);
 
   auto listed = storage_->List();
@@ -139,7 +140,8 @@ TEST_F(SharedFsStorageTest, FlippedBitIsDataLossOnReadButListedBySize) {
   FlipBit(root_ / "flipped/parameters", 5000);
   absl::Status read = storage_->Read("flipped").status();
   EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(read.message(), HasSubstr("checkpoint 'flipped' file 'parameters' fails its checksum"));
+  EXPECT_THAT(read.message(),
+              HasSubstr("checkpoint 'flipped' file 'parameters' fails its checksum"));
   EXPECT_THAT(Listed(), ElementsAre("flipped"));  // List checks sizes only; Read catches the rest
 }
 
@@ -150,7 +152,8 @@ TEST_F(SharedFsStorageTest, TruncatedFileIsNotListedAndIsDataLoss) {
   EXPECT_THAT(Listed(), ElementsAre("older"));
   absl::Status read = storage_->Read("newer").status();
   EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(read.message(), HasSubstr("file 'parameters' has 100 bytes; the manifest records 10003"));
+  EXPECT_THAT(read.message(),
+              HasSubstr("file 'parameters' has 100 bytes; the manifest records 10003"));
   auto latest = LatestCheckpoint(*storage_, 1);
   ASSERT_TRUE(latest.ok()) << latest.status();
   EXPECT_EQ(latest->id, "older");
@@ -189,7 +192,8 @@ TEST_F(SharedFsStorageTest, FolderRenamedByHandIsNotListed) {
   WriteExample("original", 1, 10);
   ASSERT_EQ(::rename((root_ / "original").c_str(), (root_ / "copy").c_str()), 0);
   EXPECT_THAT(Listed(), IsEmpty());
-  EXPECT_THAT(storage_->Read("copy").status().message(), HasSubstr("holds the manifest of 'original'"));
+  EXPECT_THAT(storage_->Read("copy").status().message(),
+              HasSubstr("holds the manifest of 'original'"));
 }
 
 TEST_F(SharedFsStorageTest, StrangersInTheRootAreIgnored) {
@@ -221,7 +225,8 @@ TEST_F(SharedFsStorageTest, ListDamagedNamesWhatListLeavesOutAndWhy) {
   EXPECT_EQ((*damaged)[2].id, "truncated");
   ASSERT_TRUE((*damaged)[2].info.has_value());
   EXPECT_EQ((*damaged)[2].info->batches_trained, 20u);
-  EXPECT_THAT((*damaged)[2].problem, HasSubstr("file 'parameters' is missing or not of its recorded size"));
+  EXPECT_THAT((*damaged)[2].problem,
+              HasSubstr("file 'parameters' is missing or not of its recorded size"));
   EXPECT_THAT(Listed(), ElementsAre("whole"));
 }
 
@@ -251,15 +256,17 @@ TEST_F(SharedFsStorageTest, DamagedFolderInTheWayIsReportedNotOverwritten) {
 }
 
 TEST_F(SharedFsStorageTest, BadIdsAndFileNamesAreRefusedBeforeAnythingIsWritten) {
-  const std::vector<std::string> bad_ids = {"", ".partial-x", "../escape", "a/b", "with space",
-                                            std::string(201, 'i')};
+  const std::vector<std::string> bad_ids = {"",    ".partial-x", "../escape",
+                                            "a/b", "with space", std::string(201, 'i')};
   for (const std::string& id : bad_ids) {
-    EXPECT_EQ(storage_->Write(Info(id, 1, 1), kFiles).code(), absl::StatusCode::kInvalidArgument) << id;
+    EXPECT_EQ(storage_->Write(Info(id, 1, 1), kFiles).code(), absl::StatusCode::kInvalidArgument)
+        << id;
     EXPECT_EQ(storage_->Read(id).status().code(), absl::StatusCode::kInvalidArgument) << id;
     EXPECT_EQ(storage_->Delete(id).code(), absl::StatusCode::kInvalidArgument) << id;
   }
   for (const char* name : {"manifest", ".hidden", "dir/file", "", "tab\t"}) {
-    absl::Status refused = storage_->Write(Info("good-id", 1, 1), {{"parameters", "x"}, {name, "y"}});
+    absl::Status refused =
+        storage_->Write(Info("good-id", 1, 1), {{"parameters", "x"}, {name, "y"}});
     EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << name;
     EXPECT_THAT(refused.message(), HasSubstr("checkpoint file name"));
   }

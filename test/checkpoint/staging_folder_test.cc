@@ -22,7 +22,8 @@ TEST(StagingFolderTest, ClaimCreatesALockFileNamedAfterTheId) {
   auto staging = StagingFolder::Claim(root.path(), "trial-1");
   ASSERT_TRUE(staging.ok()) << staging.status();
   EXPECT_THAT((*staging)->path(), MatchesRegex(".*/\\.partial-trial-1-[0-9a-f]{16}"));
-  EXPECT_THAT(NamesIn(root.path()), ElementsAre(MatchesRegex("\\.partial-trial-1-[0-9a-f]{16}\\.lock")));
+  EXPECT_THAT(NamesIn(root.path()),
+              ElementsAre(MatchesRegex("\\.partial-trial-1-[0-9a-f]{16}\\.lock")));
 }
 
 TEST(StagingFolderTest, DiscardRemovesTheFolderAndTheLock) {
@@ -96,7 +97,8 @@ TEST(StagingFolderTest, ClaimInAMissingRootNamesThePath) {
   auto staging = StagingFolder::Claim(root / "missing", "x");
   EXPECT_EQ(staging.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(staging.status().message()),
-              MatchesRegex("create .*/missing/\\.partial-x-[0-9a-f]{16}\\.lock: No such file or directory"));
+              MatchesRegex(
+                  "create .*/missing/\\.partial-x-[0-9a-f]{16}\\.lock: No such file or directory"));
 }
 
 }  // namespace

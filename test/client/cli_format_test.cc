@@ -5,6 +5,7 @@
 // unreadable messages ignored, ClientError codes mapped, the timeout and its CURVE hint).
 #include <stdlib.h>
 #include <time.h>
+#include <yaml-cpp/yaml.h>
 
 #include <atomic>
 #include <chrono>
@@ -15,8 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 #include <zmq.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -201,8 +200,7 @@ TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {
   EXPECT_THAT(text, HasSubstr("throughput and where the time went, since the previous training "
                               "report:\n  trial 7: 3210 records/s, compute 1.25 s, exchange_wait "
                               "0.0625 s, optimizer 0.0075 s\n"));
-  EXPECT_THAT(text,
-              HasSubstr("trial errors:\n  trial 8: worker rank 1 exited with signal 11\n"));
+  EXPECT_THAT(text, HasSubstr("trial errors:\n  trial 8: worker rank 1 exited with signal 11\n"));
 }
 
 TEST_F(CliFormatTest, DescribeComparesAWiderTrialWithItsOneSlotBaseline) {
@@ -254,7 +252,7 @@ TEST_F(CliFormatTest, DescribeOfAnEndedExperimentShowsItsEndAndError) {
 TEST_F(CliFormatTest, DescribeJsonIsOneObjectWithEveryField) {
   const std::string json = ExperimentDescriptionJson(Description());
   EXPECT_EQ(json.find('\n'), std::string::npos);  // one line: newlines inside are escaped
-  const YAML::Node root = YAML::Load(json);  // JSON is YAML's flow subset
+  const YAML::Node root = YAML::Load(json);       // JSON is YAML's flow subset
   ASSERT_TRUE(root.IsMap());
   EXPECT_EQ(root["id"].as<int>(), 3);
   EXPECT_EQ(root["name"].as<std::string>(), "mnist-grid");
@@ -307,9 +305,9 @@ TEST_F(CliFormatTest, FollowReportsStateChangesRestartsAndTheEnd) {
   restarted.trials[3].restarts = 1;
   restarted.trials[3].state = TrialState::kPaused;
   restarted.trials[3].error = "agent node-2 lost";
-  EXPECT_THAT(ExperimentChanges(&now, restarted),
-              ElementsAre("trial 10 restart 1: agent node-2 lost",
-                          "trial 10 paused after 1200 batches"));
+  EXPECT_THAT(
+      ExperimentChanges(&now, restarted),
+      ElementsAre("trial 10 restart 1: agent node-2 lost", "trial 10 paused after 1200 batches"));
 
   ExperimentDescription ended = restarted;
   ended.summary.state = ExperimentState::kError;
@@ -335,8 +333,8 @@ TEST_F(CliFormatTest, FollowExitStatusByHowTheExperimentEnded) {
 TEST_F(CliFormatTest, TaskTableShowsWhyAQueuedTaskWaits) {
   TaskListing table;
   table.tasks.push_back({4, 2, 7, 2, TaskRowState::kRunning, {"node-1", "node-2"}, "", 0});
-  table.tasks.push_back({5, 3, 9, 8, TaskRowState::kQueued, {},
-                         "needs 8 slots; the largest agent has 4", 0});
+  table.tasks.push_back(
+      {5, 3, 9, 8, TaskRowState::kQueued, {}, "needs 8 slots; the largest agent has 4", 0});
   table.tasks.push_back({6, 3, 10, 1, TaskRowState::kStarting, {"node-1"}, "stale", 0});
   EXPECT_THAT(
       Lines(FormatTaskListing(table)),
@@ -367,8 +365,11 @@ TEST_F(CliFormatTest, LogLinesNameTheirRankWhateverTheStream) {
 // ---- argument parsing
 
 ClientCommandSpec LogsLikeSpec() {
-  return {"cohort trial logs", "usage: cohort trial logs TRIAL_ID\n", {"TRIAL_ID"},
-          {"--rank", "--set"}, {"--follow"}};
+  return {"cohort trial logs",
+          "usage: cohort trial logs TRIAL_ID\n",
+          {"TRIAL_ID"},
+          {"--rank", "--set"},
+          {"--follow"}};
 }
 
 TEST_F(CliFormatTest, ArgumentsTakeValuesFlagsAndTheOrchestrator) {
@@ -399,8 +400,9 @@ TEST_F(CliFormatTest, KeysComeFromOptionsOrTheEnvironment) {
   const CurveKeyPair cli = GenerateCurveKeyPair().value();
   const CurveKeyPair orchestrator = GenerateCurveKeyPair().value();
   ASSERT_TRUE(WriteSecretKeyFile(folder / "cli.key", "cli", cli).ok());
-  ASSERT_TRUE(WritePublicKeyFile(folder / "orchestrator.pub", "orchestrator",
-                                 orchestrator.public_key).ok());
+  ASSERT_TRUE(
+      WritePublicKeyFile(folder / "orchestrator.pub", "orchestrator", orchestrator.public_key)
+          .ok());
   unsetenv("COHORT_KEY");
   unsetenv("COHORT_ORCHESTRATOR_KEY");
   int exit_code = -1;
@@ -408,10 +410,10 @@ TEST_F(CliFormatTest, KeysComeFromOptionsOrTheEnvironment) {
   ASSERT_TRUE(args.has_value());
   EXPECT_FALSE(args->curve.has_value());
 
-  args = ParseClientArgs(LogsLikeSpec(),
-                         {"7", "--key", folder / "cli.key", "--orchestrator-key",
-                          orchestrator.public_key},
-                         &exit_code);
+  args = ParseClientArgs(
+      LogsLikeSpec(),
+      {"7", "--key", folder / "cli.key", "--orchestrator-key", orchestrator.public_key},
+      &exit_code);
   ASSERT_TRUE(args.has_value());
   ASSERT_TRUE(args->curve.has_value());
   EXPECT_EQ(args->curve->keys.secret_key, cli.secret_key);
@@ -491,8 +493,8 @@ class FakeOrchestrator {
       zmq::message_t identity, payload;
       if (!router_.recv(identity, zmq::recv_flags::dontwait)) continue;
       if (!router_.recv(payload, zmq::recv_flags::dontwait)) continue;
-      absl::StatusOr<DecodedClient> request = DecodeClientMessage(
-          absl::string_view(payload.data<char>(), payload.size()));
+      absl::StatusOr<DecodedClient> request =
+          DecodeClientMessage(absl::string_view(payload.data<char>(), payload.size()));
       if (!request.ok()) continue;
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -560,8 +562,7 @@ TEST(OrchestratorClientTest, ClientErrorsBecomeStatusesWithTheirMessage) {
     const ClientErrorCode code = describe == nullptr
                                      ? ClientErrorCode::kUnspecified
                                      : static_cast<ClientErrorCode>(describe->experiment_id);
-    return std::vector<std::string>{
-        Reply(ClientError{code, "refused"}, request.header.message_id)};
+    return std::vector<std::string>{Reply(ClientError{code, "refused"}, request.header.message_id)};
   });
   absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
       OrchestratorClient::Connect(orchestrator.endpoint());
@@ -574,8 +575,8 @@ TEST(OrchestratorClientTest, ClientErrorsBecomeStatusesWithTheirMessage) {
       {ClientErrorCode::kUnspecified, absl::StatusCode::kUnknown},
   };
   for (const auto& [code, status_code] : expected) {
-    absl::StatusOr<ClientMessage> reply = (*client)->Request(
-        DescribeExperiment{static_cast<uint64_t>(code)}, 10);
+    absl::StatusOr<ClientMessage> reply =
+        (*client)->Request(DescribeExperiment{static_cast<uint64_t>(code)}, 10);
     EXPECT_EQ(reply.status().code(), status_code) << static_cast<int>(code);
     EXPECT_EQ(reply.status().message(), "refused");
   }
@@ -596,8 +597,7 @@ TEST(OrchestratorClientTest, AnUnexpectedReplyTypeIsInternal) {
 TEST(OrchestratorClientTest, NoAnswerInTimeIsUnavailableAndNamesTheEndpoint) {
   FakeOrchestrator orchestrator([](const DecodedClient& request) {
     // Only a reply to some other request, and bytes that do not decode.
-    return std::vector<std::string>{Reply(ClientAck{}, request.header.message_id + 1),
-                                    "garbage"};
+    return std::vector<std::string>{Reply(ClientAck{}, request.header.message_id + 1), "garbage"};
   });
   absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
       OrchestratorClient::Connect(orchestrator.endpoint());
@@ -636,8 +636,8 @@ TEST(OrchestratorClientTest, ACurveClientGetsNoCurveHint) {
   EXPECT_EQ(reply.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(reply.status().message(), Not(HasSubstr("CURVE")));
 
-  const CurveClientConfig mismatched{{curve.keys.public_key, curve.server_public_key}, "cli",
-                                     curve.server_public_key};
+  const CurveClientConfig mismatched{
+      {curve.keys.public_key, curve.server_public_key}, "cli", curve.server_public_key};
   EXPECT_EQ(OrchestratorClient::Connect("tcp://127.0.0.1:1", mismatched).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -34,8 +34,19 @@ const ClientHeader kClientHeader{kMaxU64, 0, "cohort-cli"};
 const ClientHeader kOrchestratorHeader{12, 41, "orchestrator"};
 
 ExperimentSummary FullSummary() {
-  return {kMaxU64, "mnist-mlp", ExperimentState::kStopping, "adaptive_asha", 0.375, 8, kMaxU32,
-          3, 2, 1, 1.7e9 + 0.25, 1.7e9 + 3600.5, kAwkwardText};
+  return {kMaxU64,
+          "mnist-mlp",
+          ExperimentState::kStopping,
+          "adaptive_asha",
+          0.375,
+          8,
+          kMaxU32,
+          3,
+          2,
+          1,
+          1.7e9 + 0.25,
+          1.7e9 + 3600.5,
+          kAwkwardText};
 }
 
 TrialSummary FullTrial() {
@@ -72,16 +83,17 @@ std::vector<ClientMessage> EveryMessageFullySet() {
       ListAgents{},
       TrialLogsRequest{kMaxU64, std::numeric_limits<int32_t>::max(), kMaxU64 - 1, kMaxU32},
       ExperimentSubmitted{7, {"unknown key 'foo' ignored", kAwkwardText, ""}},
-      ExperimentList{{FullSummary(), {1, "a", ExperimentState::kError, "single", 1.0, 1, 1, 0,
-                                      0, 1, 2.5, 3.5, "searcher could not start"}}},
-      ExperimentDescription{FullSummary(),
-                            "name: mnist\n",
-                            "validation_loss",
-                            false,
-                            {FullTrial(), {4, 1, TrialState::kPaused, "{}", 0, 100, 0, 0,
-                                           {}, {}, false, 0, "", ""}}},
+      ExperimentList{{FullSummary(),
+                      {1, "a", ExperimentState::kError, "single", 1.0, 1, 1, 0, 0, 1, 2.5, 3.5,
+                       "searcher could not start"}}},
+      ExperimentDescription{
+          FullSummary(),
+          "name: mnist\n",
+          "validation_loss",
+          false,
+          {FullTrial(), {4, 1, TrialState::kPaused, "{}", 0, 100, 0, 0, {}, {}, false, 0, "", ""}}},
       TaskListing{{{9, 7, kMaxU64, 4, TaskRowState::kRunning, {"agent-1", "agent-2"}, "", 1.7e9},
-                 {10, 7, 5, kMaxU32, TaskRowState::kQueued, {}, kAwkwardText, 1.7e9 + 1}}},
+                   {10, 7, 5, kMaxU32, TaskRowState::kQueued, {}, kAwkwardText, 1.7e9 + 1}}},
       AgentTable{{{"agent-1", "gpu-node-1", 8, 4, true, 1.7e9 + 0.5, {9, kMaxU64}},
                   {kAwkwardText, "", kMaxU32, kMaxU32, false, 1.5, {}}}},
       TrialLogs{kMaxU64,
@@ -149,9 +161,9 @@ TEST(ClientMessagesTest, EveryMessageRoundTripsWithEveryFieldSet) {
 TEST(ClientMessagesTest, DefaultMessagesRoundTripWithTheirDefaults) {
   for (size_t i = 0; i < std::variant_size_v<ClientMessage>; ++i) {
     // A default-constructed value of the i-th alternative, taken from the fixture's type.
-    ClientMessage message = std::visit(
-        [](const auto& m) { return ClientMessage(std::decay_t<decltype(m)>{}); },
-        EveryMessageFullySet()[i]);
+    ClientMessage message =
+        std::visit([](const auto& m) { return ClientMessage(std::decay_t<decltype(m)>{}); },
+                   EveryMessageFullySet()[i]);
     SCOPED_TRACE(ClientMessageName(message));
     absl::StatusOr<DecodedClient> decoded =
         DecodeClientMessage(EncodeClientMessage(kClientHeader, message));
@@ -179,8 +191,8 @@ TEST(ClientMessagesTest, AbsentFieldsReadAsTheStructDefaults) {
   description_builder.AddOffset(wire::ExperimentDescription::VT_SUMMARY,
                                 Offset<wire::ExperimentSummary>(summary));
   const Offset<void> description(description_builder.EndTable(start));
-  decoded = DecodeClientMessage(Envelope(description_builder, 1, 0,
-                                         wire::ClientMessage::ExperimentDescription, description));
+  decoded = DecodeClientMessage(
+      Envelope(description_builder, 1, 0, wire::ClientMessage::ExperimentDescription, description));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->message, ClientMessage(ExperimentDescription{}));
 }
@@ -189,8 +201,8 @@ TEST(ClientMessagesTest, KeepsTheSignOfZeroAndNaN) {
   ExperimentSummary summary;
   summary.progress = std::numeric_limits<double>::quiet_NaN();
   summary.ended_unix_time = -0.0;
-  absl::StatusOr<DecodedClient> decoded = DecodeClientMessage(
-      EncodeClientMessage(kOrchestratorHeader, ExperimentList{{summary}}));
+  absl::StatusOr<DecodedClient> decoded =
+      DecodeClientMessage(EncodeClientMessage(kOrchestratorHeader, ExperimentList{{summary}}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   const ExperimentSummary& back = std::get<ExperimentList>(decoded->message).experiments.at(0);
   EXPECT_TRUE(std::isnan(back.progress));
@@ -229,8 +241,8 @@ TEST(ClientMessagesTest, AcceptsANewerMinorAndIgnoresItsNewFields) {
   builder.AddElement<uint8_t>(wire::ClientEnvelope::VT_MESSAGE_TYPE,
                               static_cast<uint8_t>(wire::ClientMessage::KillExperiment), 0);
   builder.AddOffset(wire::ClientEnvelope::VT_MESSAGE, kill);
-  builder.AddOffset(
-      static_cast<flatbuffers::voffset_t>(wire::ClientEnvelope::VT_MESSAGE + 2), future_text);
+  builder.AddOffset(static_cast<flatbuffers::voffset_t>(wire::ClientEnvelope::VT_MESSAGE + 2),
+                    future_text);
   builder.Finish(Offset<wire::ClientEnvelope>(builder.EndTable(start)),
                  wire::ClientEnvelopeIdentifier());
 
@@ -246,9 +258,9 @@ TEST(ClientMessagesTest, RefusesAnotherMajorNamingBothVersions) {
     FlatBufferBuilder builder;
     const std::string bytes = Envelope(builder, major, 3, wire::ClientMessage::ClientAck,
                                        wire::CreateClientAck(builder).Union());
-    ExpectInvalid(bytes, absl::StrCat("client protocol ", major,
-                                      ".3 is not supported: this build speaks 1.",
-                                      kClientProtocolMinor));
+    ExpectInvalid(
+        bytes, absl::StrCat("client protocol ", major, ".3 is not supported: this build speaks 1.",
+                            kClientProtocolMinor));
   }
 }
 
@@ -304,12 +316,12 @@ TEST(ClientMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   {
     FlatBufferBuilder builder;
     auto trial = wire::CreateTrialSummary(builder, 1, 1, static_cast<wire::TrialState>(6));
-    auto description = wire::CreateExperimentDescription(
-        builder, wire::CreateExperimentSummary(builder), 0, 0, true,
-        builder.CreateVector(&trial, 1));
-    ExpectInvalid(Envelope(builder, 1, 0, wire::ClientMessage::ExperimentDescription,
-                           description.Union()),
-                  "ExperimentDescription: unknown trial state 6");
+    auto description =
+        wire::CreateExperimentDescription(builder, wire::CreateExperimentSummary(builder), 0, 0,
+                                          true, builder.CreateVector(&trial, 1));
+    ExpectInvalid(
+        Envelope(builder, 1, 0, wire::ClientMessage::ExperimentDescription, description.Union()),
+        "ExperimentDescription: unknown trial state 6");
   }
   {
     FlatBufferBuilder builder;
@@ -322,9 +334,9 @@ TEST(ClientMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
     FlatBufferBuilder builder;
     auto error = wire::CreateClientError(builder, static_cast<wire::ClientErrorCode>(99));
     const uint16_t newer = kClientProtocolMinor + 1;
-    ExpectInvalid(Envelope(builder, 1, newer, wire::ClientMessage::ClientError, error.Union()),
-                  absl::StrCat("ClientError: unknown error code 99 (the sender speaks protocol 1.",
-                               newer));
+    ExpectInvalid(
+        Envelope(builder, 1, newer, wire::ClientMessage::ClientError, error.Union()),
+        absl::StrCat("ClientError: unknown error code 99 (the sender speaks protocol 1.", newer));
   }
 }
 
@@ -348,8 +360,7 @@ TEST(ClientMessagesTest, RefusesTablesWithoutTheirRequiredFields) {
     const auto start = builder.StartTable();
     builder.AddElement<uint8_t>(wire::ExperimentDescription::VT_SMALLER_IS_BETTER, 0, 1);
     const Offset<void> summaryless(builder.EndTable(start));
-    ExpectInvalid(Envelope(builder, 1, 0, wire::ClientMessage::ExperimentDescription,
-                           summaryless),
+    ExpectInvalid(Envelope(builder, 1, 0, wire::ClientMessage::ExperimentDescription, summaryless),
                   "failed verification");
   }
   {
@@ -357,14 +368,14 @@ TEST(ClientMessagesTest, RefusesTablesWithoutTheirRequiredFields) {
     const auto start = builder.StartTable();
     builder.AddElement<double>(wire::NamedValue::VT_VALUE, 1.5, 0);
     const Offset<wire::NamedValue> nameless(builder.EndTable(start));
-    auto trial = wire::CreateTrialSummary(builder, 1, 1, wire::TrialState::Running, 0, 0, 0, 0,
-                                          0, builder.CreateVector(&nameless, 1));
-    auto description = wire::CreateExperimentDescription(
-        builder, wire::CreateExperimentSummary(builder), 0, 0, true,
-        builder.CreateVector(&trial, 1));
-    ExpectInvalid(Envelope(builder, 1, 0, wire::ClientMessage::ExperimentDescription,
-                           description.Union()),
-                  "failed verification");
+    auto trial = wire::CreateTrialSummary(builder, 1, 1, wire::TrialState::Running, 0, 0, 0, 0, 0,
+                                          builder.CreateVector(&nameless, 1));
+    auto description =
+        wire::CreateExperimentDescription(builder, wire::CreateExperimentSummary(builder), 0, 0,
+                                          true, builder.CreateVector(&trial, 1));
+    ExpectInvalid(
+        Envelope(builder, 1, 0, wire::ClientMessage::ExperimentDescription, description.Union()),
+        "failed verification");
   }
 }
 
@@ -381,8 +392,8 @@ TEST(ClientMessagesTest, RefusesAMisalignedVectorOfEightByteValues) {
     auto row = wire::CreateAgentRow(builder, agent, 0, 0, 0, false, 0,
                                     Offset<flatbuffers::Vector<uint64_t>>(ids.o));
     auto table = wire::CreateAgentTable(builder, builder.CreateVector(&row, 1));
-    const std::string bytes = Envelope(builder, 1, 0, wire::ClientMessage::AgentTable,
-                                       table.Union());
+    const std::string bytes =
+        Envelope(builder, 1, 0, wire::ClientMessage::AgentTable, table.Union());
     const auto* start = reinterpret_cast<const uint8_t*>(bytes.data());
     const uint8_t* values = wire::GetClientEnvelope(start)
                                 ->message_as_AgentTable()

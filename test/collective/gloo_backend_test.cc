@@ -19,14 +19,16 @@ namespace {
 using ::testing::HasSubstr;
 
 // Forms a group of `size` ranks and runs `body` on each rank's backend.
-std::vector<absl::Status> RunGroup(uint32_t size, const std::function<absl::Status(CollectiveBackend&)>& body,
+std::vector<absl::Status> RunGroup(uint32_t size,
+                                   const std::function<absl::Status(CollectiveBackend&)>& body,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
   InMemoryRendezvousStore store;
   GlooOptions options;
   options.timeout = timeout;
   options.prefix = "trial-1/attempt-0";
   return RunRanks(size, [&](uint32_t rank) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, size, store, options);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateGlooBackend(rank, size, store, options);
     if (!backend.ok()) return backend.status();
     if ((*backend)->rank() != rank || (*backend)->size() != size || (*backend)->name() != "gloo") {
       return absl::InternalError("backend reports the wrong rank, size or name");
@@ -36,7 +38,8 @@ std::vector<absl::Status> RunGroup(uint32_t size, const std::function<absl::Stat
 }
 
 void ExpectAllOk(const std::vector<absl::Status>& results) {
-  for (size_t rank = 0; rank < results.size(); ++rank) EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
+  for (size_t rank = 0; rank < results.size(); ++rank)
+    EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
 }
 
 class GlooGroupTest : public ::testing::TestWithParam<uint32_t> {};
@@ -50,7 +53,8 @@ absl::Status CheckAllreduce(CollectiveBackend& backend, uint64_t count, cohort_d
   for (uint64_t i = 0; i < count; ++i) {
     const T expected = static_cast<T>(n * (i % 7) + n * (n - 1) / 2);
     if (data[i] != expected) {
-      return absl::InternalError(absl::StrCat("element ", i, " is ", data[i], ", expected ", expected));
+      return absl::InternalError(
+          absl::StrCat("element ", i, " is ", data[i], ", expected ", expected));
     }
   }
   return absl::OkStatus();
@@ -83,10 +87,12 @@ TEST_P(GlooGroupTest, BroadcastCopiesTheRootsBytes) {
   ExpectAllOk(RunGroup(GetParam(), [](CollectiveBackend& backend) -> absl::Status {
     const uint32_t root = backend.size() - 1;  // non-zero whenever there are two ranks or more
     std::vector<uint8_t> data(4099);
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(backend.rank() == root ? i * 31 : 0xEE);
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<uint8_t>(backend.rank() == root ? i * 31 : 0xEE);
     RETURN_IF_ERROR(backend.Broadcast(data.data(), data.size(), root));
     for (size_t i = 0; i < data.size(); ++i) {
-      if (data[i] != static_cast<uint8_t>(i * 31)) return absl::InternalError(absl::StrCat("byte ", i, " differs"));
+      if (data[i] != static_cast<uint8_t>(i * 31))
+        return absl::InternalError(absl::StrCat("byte ", i, " differs"));
     }
     return absl::OkStatus();
   }));
@@ -101,8 +107,10 @@ TEST_P(GlooGroupTest, AllgatherPlacesEachRankInOrder) {
     RETURN_IF_ERROR(backend.Allgather(mine.data(), kBytes, gathered.data()));
     // In place: this rank's slot of the output is the input.
     std::vector<uint8_t> in_place(n * kBytes, 0);
-    std::memset(in_place.data() + backend.rank() * kBytes, static_cast<int>(backend.rank() + 1), kBytes);
-    RETURN_IF_ERROR(backend.Allgather(in_place.data() + backend.rank() * kBytes, kBytes, in_place.data()));
+    std::memset(in_place.data() + backend.rank() * kBytes, static_cast<int>(backend.rank() + 1),
+                kBytes);
+    RETURN_IF_ERROR(
+        backend.Allgather(in_place.data() + backend.rank() * kBytes, kBytes, in_place.data()));
     for (size_t i = 0; i < n * kBytes; ++i) {
       const auto expected = static_cast<uint8_t>(i / kBytes + 1);
       if (gathered[i] != expected || in_place[i] != expected) {
@@ -119,7 +127,8 @@ TEST_P(GlooGroupTest, BarrierWaitsForEveryRank) {
     if (backend.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     arrived.fetch_add(1);
     RETURN_IF_ERROR(backend.Barrier());
-    if (arrived.load() != backend.size()) return absl::InternalError("left the barrier before every rank arrived");
+    if (arrived.load() != backend.size())
+      return absl::InternalError("left the barrier before every rank arrived");
     return absl::OkStatus();
   }));
 }
@@ -128,11 +137,13 @@ TEST_P(GlooGroupTest, UnsupportedDtypesAreNamed) {
   ExpectAllOk(RunGroup(GetParam(), [](CollectiveBackend& backend) -> absl::Status {
     uint16_t data[4] = {};
     absl::Status bf16 = backend.AllreduceSum(data, 4, COHORT_DTYPE_BFLOAT16);
-    if (!absl::IsUnimplemented(bf16) || bf16.message().find("bfloat16") == absl::string_view::npos) {
+    if (!absl::IsUnimplemented(bf16) ||
+        bf16.message().find("bfloat16") == absl::string_view::npos) {
       return absl::InternalError(absl::StrCat("bfloat16 gave ", bf16.ToString()));
     }
     absl::Status unknown = backend.AllreduceSum(data, 4, 99);
-    if (!absl::IsInvalidArgument(unknown) || unknown.message().find("99") == absl::string_view::npos) {
+    if (!absl::IsInvalidArgument(unknown) ||
+        unknown.message().find("99") == absl::string_view::npos) {
       return absl::InternalError(absl::StrCat("dtype 99 gave ", unknown.ToString()));
     }
     // The group is still usable afterwards.
@@ -141,7 +152,9 @@ TEST_P(GlooGroupTest, UnsupportedDtypesAreNamed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, GlooGroupTest, ::testing::Values(1u, 2u, 3u, 4u),
-                         [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                           return absl::StrCat(info.param, "ranks");
+                         });
 
 TEST(GlooBackendTest, RankThatNeverJoinsGivesDeadlineExceeded) {
   InMemoryRendezvousStore store;
@@ -149,9 +162,8 @@ TEST(GlooBackendTest, RankThatNeverJoinsGivesDeadlineExceeded) {
   options.timeout = std::chrono::milliseconds(300);
   const auto start = std::chrono::steady_clock::now();
   // Ranks 0 and 1 of 3 join; rank 2 never does.
-  std::vector<absl::Status> results = RunRanks(2, [&](uint32_t rank) {
-    return CreateGlooBackend(rank, 3, store, options).status();
-  });
+  std::vector<absl::Status> results = RunRanks(
+      2, [&](uint32_t rank) { return CreateGlooBackend(rank, 3, store, options).status(); });
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   for (const absl::Status& status : results) {
     EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
@@ -167,7 +179,8 @@ TEST(GlooBackendTest, PeerThatStopsCallingTimesOutTheOperation) {
   std::promise<void> rank0_done;
   std::shared_future<void> rank0_finished = rank0_done.get_future().share();
   std::vector<absl::Status> results = RunRanks(2, [&](uint32_t rank) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, 2, store, options);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateGlooBackend(rank, 2, store, options);
     if (rank == 1) {  // joins, then stays connected without taking part
       rank0_finished.wait();
       return backend.status();
@@ -191,7 +204,8 @@ TEST(GlooBackendTest, PeerThatLeavesFailsTheOperation) {
   GlooOptions options;
   options.timeout = std::chrono::seconds(5);
   std::vector<absl::Status> results = RunRanks(2, [&](uint32_t rank) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, 2, store, options);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateGlooBackend(rank, 2, store, options);
     if (!backend.ok() || rank == 1) return backend.status();  // rank 1 closes its connections
     float value = 1;
     return (*backend)->AllreduceSum(&value, 1, COHORT_DTYPE_FLOAT32);
@@ -209,7 +223,8 @@ TEST(GlooBackendTest, RejectsARankOutsideTheGroup) {
 
 TEST(GlooBackendTest, RejectsABroadcastRootOutsideTheGroup) {
   InMemoryRendezvousStore store;
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(0, 1, store, GlooOptions());
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateGlooBackend(0, 1, store, GlooOptions());
   ASSERT_TRUE(backend.ok()) << backend.status();
   uint8_t byte = 0;
   EXPECT_TRUE(absl::IsInvalidArgument((*backend)->Broadcast(&byte, 1, 1)));

@@ -29,7 +29,8 @@ class DirectoryRendezvousStore final : public RendezvousStore {
     }
   }
 
-  absl::StatusOr<std::string> Get(const std::string& key, std::chrono::milliseconds timeout) override {
+  absl::StatusOr<std::string> Get(const std::string& key,
+                                  std::chrono::milliseconds timeout) override {
     try {
       files_.wait({Escaped(key)}, timeout);
       std::vector<char> value = files_.get(Escaped(key));
@@ -54,13 +55,15 @@ int RunRank(uint32_t rank, const std::string& directory) {
   GlooOptions options;
   options.timeout = std::chrono::seconds(20);
   options.prefix = "trial-7/attempt-0";
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, 2, store, options);
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateGlooBackend(rank, 2, store, options);
   if (!backend.ok()) {
     std::fprintf(stderr, "rank %u: %s\n", rank, backend.status().ToString().c_str());
     return 1;
   }
   std::vector<double> data(10000, rank + 1.0);
-  if (absl::Status s = (*backend)->AllreduceSum(data.data(), data.size(), COHORT_DTYPE_FLOAT64); !s.ok()) {
+  if (absl::Status s = (*backend)->AllreduceSum(data.data(), data.size(), COHORT_DTYPE_FLOAT64);
+      !s.ok()) {
     std::fprintf(stderr, "rank %u: %s\n", rank, s.ToString().c_str());
     return 1;
   }

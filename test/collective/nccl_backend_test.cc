@@ -28,14 +28,16 @@ template <typename T>
 T* Upload(const std::vector<T>& host) {
   void* device = nullptr;
   EXPECT_EQ(cudaMalloc(&device, host.size() * sizeof(T)), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+            cudaSuccess);
   return static_cast<T*>(device);
 }
 
 template <typename T>
 std::vector<T> Download(const T* device, size_t count) {
   std::vector<T> host(count);
-  EXPECT_EQ(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost),
+            cudaSuccess);
   return host;
 }
 
@@ -43,7 +45,8 @@ TEST(NcclBackendTest, SingleRankRunsEveryOperation) {
   InMemoryRendezvousStore store;
   NcclOptions options;
   options.prefix = "trial-1/attempt-0";
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateNcclBackend(0, 1, store, options);
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateNcclBackend(0, 1, store, options);
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_EQ((*backend)->name(), "nccl");
   EXPECT_TRUE(store.Get("trial-1/attempt-0/nccl-id", std::chrono::milliseconds(0)).ok());
@@ -85,7 +88,8 @@ TEST(NcclBackendTest, RankThatNeverJoinsGivesDeadlineExceeded) {
   NcclOptions options;
   options.timeout = std::chrono::milliseconds(2000);
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateNcclBackend(0, 2, store, options);
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateNcclBackend(0, 2, store, options);
   EXPECT_TRUE(absl::IsDeadlineExceeded(backend.status())) << backend.status();
   EXPECT_THAT(std::string(backend.status().message()), HasSubstr("2 ranks"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
@@ -95,7 +99,8 @@ TEST(NcclBackendTest, MissingUniqueIdGivesDeadlineExceeded) {
   InMemoryRendezvousStore store;
   NcclOptions options;
   options.timeout = std::chrono::milliseconds(100);
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateNcclBackend(1, 2, store, options);
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateNcclBackend(1, 2, store, options);
   EXPECT_TRUE(absl::IsDeadlineExceeded(backend.status())) << backend.status();
   EXPECT_THAT(std::string(backend.status().message()), HasSubstr("nccl-id"));
 }
@@ -109,7 +114,8 @@ TEST(NcclBackendTest, RanksOnSeparateDevicesSum) {
     cudaSetDevice(static_cast<int>(rank));
     NcclOptions options;
     options.device = static_cast<int>(rank);
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateNcclBackend(rank, size, store, options);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateNcclBackend(rank, size, store, options);
     if (!backend.ok()) return backend.status();
     std::vector<float> values(1000, static_cast<float>(rank + 1));
     float* data = Upload(values);
@@ -118,7 +124,8 @@ TEST(NcclBackendTest, RanksOnSeparateDevicesSum) {
     cudaFree(data);
     if (!status.ok()) return status;
     for (float sum : sums) {
-      if (sum != static_cast<float>(size * (size + 1) / 2)) return absl::InternalError(absl::StrCat("sum ", sum));
+      if (sum != static_cast<float>(size * (size + 1) / 2))
+        return absl::InternalError(absl::StrCat("sum ", sum));
     }
     return (*backend)->Barrier();
   });

@@ -11,7 +11,8 @@ TEST(NcclLoaderTest, SingleRankGroupOrUnavailable) {
   InMemoryRendezvousStore store;
   NcclOptions options;
   options.timeout = std::chrono::seconds(20);
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateNcclBackend(0, 1, store, options);
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateNcclBackend(0, 1, store, options);
   if (backend.ok()) {
     EXPECT_EQ((*backend)->name(), "nccl");
     EXPECT_EQ((*backend)->size(), 1u);

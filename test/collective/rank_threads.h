@@ -15,16 +15,17 @@
 #include "absl/status/status.h"
 
 // In a rank's body: returns the status of `expr` when it is an error.
-#define RETURN_IF_ERROR(expr)                \
-  do {                                       \
-    if (absl::Status s = (expr); !s.ok()) {  \
-      return s;                              \
-    }                                        \
+#define RETURN_IF_ERROR(expr)               \
+  do {                                      \
+    if (absl::Status s = (expr); !s.ok()) { \
+      return s;                             \
+    }                                       \
   } while (0)
 
 namespace cohort {
 
-inline std::vector<absl::Status> RunRanks(uint32_t size, const std::function<absl::Status(uint32_t)>& body) {
+inline std::vector<absl::Status> RunRanks(uint32_t size,
+                                          const std::function<absl::Status(uint32_t)>& body) {
   std::vector<absl::Status> results(size);
   std::vector<std::thread> threads;
   for (uint32_t rank = 0; rank < size; ++rank) {

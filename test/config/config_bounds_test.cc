@@ -31,7 +31,8 @@ std::string AliasBomb() {
   char previous = 'a';
   for (char name = 'b'; name <= 'i'; ++name) {
     absl::StrAppend(&text, "    ", std::string(1, name), ": &", std::string(1, name), " [");
-    for (int i = 0; i < 9; ++i) absl::StrAppend(&text, i ? ", " : "", "*", std::string(1, previous));
+    for (int i = 0; i < 9; ++i)
+      absl::StrAppend(&text, i ? ", " : "", "*", std::string(1, previous));
     absl::StrAppend(&text, "]\n");
     previous = name;
   }

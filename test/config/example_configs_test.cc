@@ -73,8 +73,9 @@ TEST(ExampleConfigsTest, AdaptiveLoadsAsAnAshaSearch) {
   // As a grid search every range needs its number of points.
   c = LoadExperimentConfig(path, {"searcher.name=grid"});
   EXPECT_EQ(c.status().message(),
-            path + ": hyperparameters.dropout1.count: expected an integer >= 1 (the grid "
-                   "searcher's number of points for this range); got nothing");
+            path +
+                ": hyperparameters.dropout1.count: expected an integer >= 1 (the grid "
+                "searcher's number of points for this range); got nothing");
 }
 
 }  // namespace

@@ -310,13 +310,12 @@ checkpoint_storage:
 optimizations:
   grad_updates_size_file: sizes.txt
 )");
-  EXPECT_THAT(c.ignored_keys,
-              ElementsAre("environment", "data", "bind_mounts", "labels",
-                          "workspace", "project", "profiling.sync_timings",
-                          "resources.resource_pool", "searcher.max_trials",
-                          "searcher.max_concurrent_trials",
-                          "optimizations.grad_updates_size_file",
-                          "checkpoint_storage.propagation"));
+  EXPECT_THAT(
+      c.ignored_keys,
+      ElementsAre("environment", "data", "bind_mounts", "labels", "workspace", "project",
+                  "profiling.sync_timings", "resources.resource_pool", "searcher.max_trials",
+                  "searcher.max_concurrent_trials", "optimizations.grad_updates_size_file",
+                  "checkpoint_storage.propagation"));
   EXPECT_TRUE(c.profiling_enabled);
   EXPECT_EQ(c.profiling_begin_on_batch, 100u);
   EXPECT_EQ(c.profiling_end_after_batch, std::optional<uint64_t>(120));
@@ -349,10 +348,10 @@ TEST(ExperimentConfigTest, EmptyTextIsAnEmptyConfig) {
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig("");
   EXPECT_EQ(config.status().message(),
             "entrypoint: expected a plugin name or the path of a plugin .so; got nothing");
-  config = ParseExperimentConfig("# only a comment\n",
-                                 {"entrypoint=mlp", "hyperparameters.global_batch_size=8",
-                                  "searcher.name=single", "searcher.metric=loss",
-                                  "searcher.max_length.batches=3"});
+  config = ParseExperimentConfig(
+      "# only a comment\n",
+      {"entrypoint=mlp", "hyperparameters.global_batch_size=8", "searcher.name=single",
+       "searcher.metric=loss", "searcher.max_length.batches=3"});
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->global_batch_size, 8u);
 }
@@ -361,9 +360,11 @@ TEST(ExperimentConfigTest, SyntaxErrorsNameLineAndColumn) {
   absl::StatusOr<ExperimentConfig> config =
       ParseExperimentConfig("entrypoint: mlp\nsearcher:\n  name: [single\n");
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(config.status().message()), StartsWith("YAML syntax error at line 4, column 1: "));
+  EXPECT_THAT(std::string(config.status().message()),
+              StartsWith("YAML syntax error at line 4, column 1: "));
   config = ParseExperimentConfig("entrypoint: mlp\nname: a: b\n");
-  EXPECT_THAT(std::string(config.status().message()), StartsWith("YAML syntax error at line 2, column 8: "));
+  EXPECT_THAT(std::string(config.status().message()),
+              StartsWith("YAML syntax error at line 2, column 8: "));
 }
 
 class LoadExperimentConfigTest : public ::testing::Test {
@@ -403,8 +404,7 @@ TEST_F(LoadExperimentConfigTest, ErrorsStartWithThePath) {
   const std::string bad = Write("bad.yaml", absl::StrCat(kMinimal, "max_restarts: -1\n"));
   config = LoadExperimentConfig(bad);
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(config.status().message(),
-            bad + ": max_restarts: expected an integer >= 0; got -1");
+  EXPECT_EQ(config.status().message(), bad + ": max_restarts: expected an integer >= 0; got -1");
 
   config = LoadExperimentConfig(dir_.string());
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);

@@ -48,10 +48,10 @@ ExperimentConfig ConfigWith(std::vector<std::string> sets) {
 TEST(FingerprintTest, TrainingChangesNameEachSettingWithBothValues) {
   const ExperimentConfig base = ConfigWith({});
   EXPECT_TRUE(TrainingChanges(base, ConfigWith({"searcher.max_length.batches=500"})).empty());
-  EXPECT_EQ(TrainingChanges(base, ConfigWith({"hyperparameters.lr=0.01",
-                                              "resources.slots_per_trial=2"})),
-            (std::vector<std::string>{"hyperparameters.lr: 0.1 before, 0.01 now",
-                                      "resources.slots_per_trial: 1 before, 2 now"}));
+  EXPECT_EQ(
+      TrainingChanges(base, ConfigWith({"hyperparameters.lr=0.01", "resources.slots_per_trial=2"})),
+      (std::vector<std::string>{"hyperparameters.lr: 0.1 before, 0.01 now",
+                                "resources.slots_per_trial: 1 before, 2 now"}));
   EXPECT_EQ(TrainingChanges(base, ConfigWith({"hyperparameters.extra=true"})),
             (std::vector<std::string>{"hyperparameters.extra: true now, not set before"}));
   EXPECT_EQ(TrainingChanges(ConfigWith({"hyperparameters.extra=\"x\""}), base),
@@ -77,9 +77,9 @@ TEST(FingerprintTest, ChangesWithWhatChangesTheNumbers) {
        {"hyperparameters.lr=0.2", "hyperparameters.lr=0.1000000001", "hyperparameters.layers=3",
         "hyperparameters.layers=2.0", "hyperparameters.layers='2'", "hyperparameters.extra=1",
         "hyperparameters.width.maxval=66", "hyperparameters.global_batch_size=64",
-        "reproducibility.experiment_seed=43", "reproducibility.experiment_seed=",
-        "resources.slots_per_trial=2", "optimizations.aggregation_frequency=2",
-        "optimizations.average_aggregated_gradients=false",
+        "reproducibility.experiment_seed=43",
+        "reproducibility.experiment_seed=", "resources.slots_per_trial=2",
+        "optimizations.aggregation_frequency=2", "optimizations.average_aggregated_gradients=false",
         "optimizations.gradient_compression=true", "optimizations.mixed_precision=O1"}) {
     EXPECT_NE(FingerprintWith({set}), base) << set;
   }

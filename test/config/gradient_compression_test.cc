@@ -80,8 +80,8 @@ TEST(GradientCompressionTest, OverrideReplacesTheFileValue) {
 }
 
 TEST(GradientCompressionTest, EffectiveYamlKeepsEveryForm) {
-  for (const char* value : {"true", "bf16", "{type: topk, ratio: 0.25}",
-                            "{type: powersgd, rank: 3, start_iter: 7}"}) {
+  for (const char* value :
+       {"true", "bf16", "{type: topk, ratio: 0.25}", "{type: powersgd, rank: 3, start_iter: 7}"}) {
     absl::StatusOr<ExperimentConfig> first = ParseExperimentConfig(absl::StrCat(
         kMinimalForCompression, "optimizations:\n  gradient_compression: ", value, "\n"));
     ASSERT_TRUE(first.ok()) << value << ": " << first.status();
@@ -109,10 +109,10 @@ TEST(GradientCompressionTest, BadFormsNameTheFieldAndWhatIsAllowed) {
       {"zip", {"optimizations.gradient_compression: unknown compression \"zip\"", allowed}},
       {"'true'", {"optimizations.gradient_compression: unknown compression \"true\"", allowed}},
       {"topk", {"optimizations.gradient_compression: \"topk\" needs its parameters", allowed}},
-      {"{type: topk, ratio: 0}", {"optimizations.gradient_compression.ratio: 0 is not in (0, 1]",
-                                  allowed}},
-      {"{type: topk, ratio: 2}", {"optimizations.gradient_compression.ratio: 2 is not in (0, 1]",
-                                  allowed}},
+      {"{type: topk, ratio: 0}",
+       {"optimizations.gradient_compression.ratio: 0 is not in (0, 1]", allowed}},
+      {"{type: topk, ratio: 2}",
+       {"optimizations.gradient_compression.ratio: 2 is not in (0, 1]", allowed}},
       {"{type: topk}", {"optimizations.gradient_compression.ratio: required", allowed}},
       {"{type: topk, ratio: many}",
        {"optimizations.gradient_compression.ratio: expected a number; got 'many'"}},

@@ -135,9 +135,9 @@ TEST(QuotedYamlScalarTest, EscapesQuotesBackslashesAndControlCharacters) {
 }
 
 TEST(QuotedYamlScalarTest, ReadsBackAsExactlyTheText) {
-  std::vector<std::string> texts = {"",     "123",  "0x1f", "true", "null", "~",   "- a",
-                                    "[1,2]", "{a: b}", "a: b", "#x",   "'q'",  "\"", "\\",
-                                    "two\nlines\n", " padded ", "caf\xC3\xA9"};
+  std::vector<std::string> texts = {"",    "123",   "0x1f",         "true",     "null",       "~",
+                                    "- a", "[1,2]", "{a: b}",       "a: b",     "#x",         "'q'",
+                                    "\"",  "\\",    "two\nlines\n", " padded ", "caf\xC3\xA9"};
   for (int byte = 0; byte < 0x80; ++byte) {
     texts.push_back(std::string(1, static_cast<char>(byte)) + "x");
   }

@@ -109,8 +109,7 @@ TEST(SearcherConfigTest, AdaptiveAshaReadsEveryKey) {
   EXPECT_EQ(s.divisor, 3.0);
   EXPECT_EQ(s.max_rungs, 4u);
   EXPECT_THAT(s.bracket_rungs, ElementsAre(4, 2));
-  EXPECT_THAT(c.ignored_keys,
-              ElementsAre("searcher.stop_once", "searcher.source_checkpoint_uuid"));
+  EXPECT_THAT(c.ignored_keys, ElementsAre("searcher.stop_once", "searcher.source_checkpoint_uuid"));
 }
 
 TEST(SearcherConfigTest, ANullBracketRungsListIsTheDefault) {
@@ -154,8 +153,8 @@ searcher: {name: random, metric: loss, max_length: 10, max_trials: 2}
   EXPECT_TRUE(ParseExperimentConfig(no_counts).ok());
   EXPECT_FALSE(ParseExperimentConfig(no_counts, {"searcher.name=grid"}).ok());
   // Categorical and constant hyperparameters need none.
-  EXPECT_TRUE(ParseExperimentConfig(no_counts, {"searcher.name=grid", "hyperparameters.lr=0.1"})
-                  .ok());
+  EXPECT_TRUE(
+      ParseExperimentConfig(no_counts, {"searcher.name=grid", "hyperparameters.lr=0.1"}).ok());
 }
 
 }  // namespace

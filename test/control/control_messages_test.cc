@@ -159,9 +159,18 @@ TEST(ControlMessagesTest, MinimalMessagesRoundTripWithTheirDefaults) {
   start.worker.plugin_path = "p.so";
   TaskCheckpointReport checkpoint;
   checkpoint.checkpoint_id = "c";
-  const std::vector<ControlMessage> minimal = {
-      hello,      beat,       start,      KillTask{}, TaskStatus{}, TaskExit{}, TaskMetricsReport{},
-      checkpoint, LogBatch{}, TaskList{}, ErrorReply{}, TaskProgress{}};
+  const std::vector<ControlMessage> minimal = {hello,
+                                               beat,
+                                               start,
+                                               KillTask{},
+                                               TaskStatus{},
+                                               TaskExit{},
+                                               TaskMetricsReport{},
+                                               checkpoint,
+                                               LogBatch{},
+                                               TaskList{},
+                                               ErrorReply{},
+                                               TaskProgress{}};
   for (const ControlMessage& message : minimal) {
     SCOPED_TRACE(ControlMessageName(message));
     absl::StatusOr<DecodedControl> decoded =
@@ -174,9 +183,9 @@ TEST(ControlMessagesTest, MinimalMessagesRoundTripWithTheirDefaults) {
 }
 
 TEST(ControlMessagesTest, KeepsTheSignOfZeroAndNaN) {
-  const TaskMetricsReport report{1, {2, ReportKind::kTraining, 3, 4,
-                                     std::numeric_limits<double>::quiet_NaN(),
-                                     {{"zero", -0.0}}}};
+  const TaskMetricsReport report{
+      1,
+      {2, ReportKind::kTraining, 3, 4, std::numeric_limits<double>::quiet_NaN(), {{"zero", -0.0}}}};
   absl::StatusOr<DecodedControl> decoded =
       DecodeControlMessage(EncodeControlMessage(kAgentHeader, report));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
@@ -205,8 +214,8 @@ TEST(ControlMessagesTest, AcceptsANewerMinorAndIgnoresItsNewFields) {
   builder.AddElement<uint64_t>(wire::KillTask::VT_TASK_ID, 7, 0);
   builder.AddOffset(wire::KillTask::VT_REASON, reason);
   builder.AddElement<uint32_t>(wire::KillTask::VT_GRACE_SECONDS, 30, 0);
-  builder.AddElement<uint64_t>(static_cast<flatbuffers::voffset_t>(
-                                   wire::KillTask::VT_GRACE_SECONDS + 2), 123, 0);
+  builder.AddElement<uint64_t>(
+      static_cast<flatbuffers::voffset_t>(wire::KillTask::VT_GRACE_SECONDS + 2), 123, 0);
   const Offset<void> kill(builder.EndTable(start));
   auto sender = builder.CreateString("orchestrator");
   auto future_text = builder.CreateString("a field of 1.7");
@@ -219,8 +228,8 @@ TEST(ControlMessagesTest, AcceptsANewerMinorAndIgnoresItsNewFields) {
   builder.AddElement<uint8_t>(wire::ControlEnvelope::VT_PAYLOAD_TYPE,
                               static_cast<uint8_t>(wire::ControlPayload::KillTask), 0);
   builder.AddOffset(wire::ControlEnvelope::VT_PAYLOAD, kill);
-  builder.AddOffset(
-      static_cast<flatbuffers::voffset_t>(wire::ControlEnvelope::VT_PAYLOAD + 2), future_text);
+  builder.AddOffset(static_cast<flatbuffers::voffset_t>(wire::ControlEnvelope::VT_PAYLOAD + 2),
+                    future_text);
   builder.Finish(Offset<wire::ControlEnvelope>(builder.EndTable(start)),
                  wire::ControlEnvelopeIdentifier());
   const std::string bytes(reinterpret_cast<const char*>(builder.GetBufferPointer()),
@@ -236,11 +245,12 @@ TEST(ControlMessagesTest, AcceptsANewerMinorAndIgnoresItsNewFields) {
 TEST(ControlMessagesTest, RefusesAnotherMajorNamingBothVersions) {
   for (uint16_t major : {uint16_t{0}, uint16_t{2}, uint16_t{65535}}) {
     FlatBufferBuilder builder;
-    const std::string bytes = Envelope(builder, major, 3, wire::ControlPayload::Ack,
-                                       wire::CreateAck(builder).Union());
-    ExpectInvalid(bytes, absl::StrCat("control protocol ", major, ".3 is not supported: this "
-                                      "build speaks ", kControlProtocolMajor, ".",
-                                      kControlProtocolMinor));
+    const std::string bytes =
+        Envelope(builder, major, 3, wire::ControlPayload::Ack, wire::CreateAck(builder).Union());
+    ExpectInvalid(bytes, absl::StrCat("control protocol ", major,
+                                      ".3 is not supported: this "
+                                      "build speaks ",
+                                      kControlProtocolMajor, ".", kControlProtocolMinor));
   }
 }
 
@@ -284,18 +294,18 @@ TEST(ControlMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   {
     FlatBufferBuilder builder;
     auto status = wire::CreateTaskStatus(builder, 7, static_cast<wire::TaskState>(9));
-    ExpectInvalid(Envelope(builder, 1, 0, wire::ControlPayload::TaskStatus, status.Union(), 5,
-                           "agent-7"),
-                  "TaskStatus: unknown task state 9");
+    ExpectInvalid(
+        Envelope(builder, 1, 0, wire::ControlPayload::TaskStatus, status.Union(), 5, "agent-7"),
+        "TaskStatus: unknown task state 9");
   }
   {
     FlatBufferBuilder builder;
     auto slot = wire::CreateAgentSlot(builder, 0, static_cast<wire::SlotKind>(5));
     auto hello = wire::CreateAgentHello(builder, builder.CreateString("agent-7"), 0, 0,
                                         builder.CreateVector(&slot, 1));
-    ExpectInvalid(Envelope(builder, 1, 0, wire::ControlPayload::AgentHello, hello.Union(), 5,
-                           "agent-7"),
-                  "AgentHello: unknown slot kind 5");
+    ExpectInvalid(
+        Envelope(builder, 1, 0, wire::ControlPayload::AgentHello, hello.Union(), 5, "agent-7"),
+        "AgentHello: unknown slot kind 5");
   }
   {
     FlatBufferBuilder builder;
@@ -307,17 +317,16 @@ TEST(ControlMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   {
     FlatBufferBuilder builder;
     auto report = wire::CreateTaskMetricsReport(builder, 7, 3, static_cast<wire::ReportKind>(7));
-    ExpectInvalid(Envelope(builder, 1, 0, wire::ControlPayload::TaskMetricsReport,
-                           report.Union()),
+    ExpectInvalid(Envelope(builder, 1, 0, wire::ControlPayload::TaskMetricsReport, report.Union()),
                   "TaskMetricsReport: unknown report kind 7");
   }
   {
     FlatBufferBuilder builder;
     auto reply = wire::CreateErrorReply(builder, static_cast<wire::ErrorCode>(99));
     const uint16_t newer = kControlProtocolMinor + 1;
-    ExpectInvalid(Envelope(builder, 1, newer, wire::ControlPayload::ErrorReply, reply.Union()),
-                  absl::StrCat("ErrorReply: unknown error code 99 (the sender speaks protocol 1.",
-                               newer));
+    ExpectInvalid(
+        Envelope(builder, 1, newer, wire::ControlPayload::ErrorReply, reply.Union()),
+        absl::StrCat("ErrorReply: unknown error code 99 (the sender speaks protocol 1.", newer));
   }
 }
 
@@ -344,10 +353,9 @@ TEST(ControlMessagesTest, RefusesTablesWithoutTheirRequiredFields) {
     const auto start = builder.StartTable();
     builder.AddElement<double>(wire::NamedValue::VT_VALUE, 1.5, 0);
     const Offset<wire::NamedValue> nameless(builder.EndTable(start));
-    auto report = wire::CreateTaskMetricsReport(builder, 7, 3, wire::ReportKind::Training, 0, 0,
-                                                0, builder.CreateVector(&nameless, 1));
-    ExpectInvalid(Envelope(builder, 1, 0, wire::ControlPayload::TaskMetricsReport,
-                           report.Union()),
+    auto report = wire::CreateTaskMetricsReport(builder, 7, 3, wire::ReportKind::Training, 0, 0, 0,
+                                                builder.CreateVector(&nameless, 1));
+    ExpectInvalid(Envelope(builder, 1, 0, wire::ControlPayload::TaskMetricsReport, report.Union()),
                   "failed verification");
   }
   {
@@ -382,8 +390,8 @@ PaddedHeartbeat HeartbeatWithPaddedIds(int padding, const std::vector<uint32_t>&
   auto beat = wire::CreateAgentHeartbeat(builder, agent, 0, 0,
                                          Offset<flatbuffers::Vector<uint64_t>>(ids.o));
   PaddedHeartbeat heartbeat;
-  heartbeat.bytes = Envelope(builder, 1, 0, wire::ControlPayload::AgentHeartbeat, beat.Union(), 5,
-                             "agent-7");
+  heartbeat.bytes =
+      Envelope(builder, 1, 0, wire::ControlPayload::AgentHeartbeat, beat.Union(), 5, "agent-7");
   const auto* start = reinterpret_cast<const uint8_t*>(heartbeat.bytes.data());
   const uint8_t* values =
       wire::GetControlEnvelope(start)->payload_as_AgentHeartbeat()->running_task_ids()->Data();
@@ -450,8 +458,9 @@ TEST(ControlMessagesTest, RefusesVerifiedMessagesThatBreakTheRules) {
                 "StartTask: empty plugin path");
   ExpectInvalid(EncodeControlMessage(kAgentHeader, TaskCheckpointReport{}),
                 "TaskCheckpointReport: empty checkpoint id");
-  ExpectInvalid(EncodeControlMessage(kAgentHeader, TaskCheckpointReport{1, 2, "", 50, 0, 0, {}, true}),
-                "TaskCheckpointReport: empty checkpoint id");
+  ExpectInvalid(
+      EncodeControlMessage(kAgentHeader, TaskCheckpointReport{1, 2, "", 50, 0, 0, {}, true}),
+      "TaskCheckpointReport: empty checkpoint id");
   TaskExit below_whole_task;
   below_whole_task.rank = -2;
   ExpectInvalid(EncodeControlMessage(kAgentHeader, below_whole_task),

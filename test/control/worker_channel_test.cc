@@ -11,7 +11,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "gmock/gmock.h"
@@ -71,9 +70,8 @@ class WorkerChannelTest : public ::testing::TestWithParam<std::string> {
     ASSERT_FALSE(folder_.path().empty());
     const std::string endpoint =
         GetParam() == "ipc" ? "ipc://" + folder_.path() + "/hub" : "tcp://127.0.0.1:*";
-    auto hub = WorkerHub::Bind(endpoint, [this](absl::string_view why) {
-      dropped_.emplace_back(why);
-    });
+    auto hub =
+        WorkerHub::Bind(endpoint, [this](absl::string_view why) { dropped_.emplace_back(why); });
     ASSERT_TRUE(hub.ok()) << hub.status();
     hub_ = *std::move(hub);
   }
@@ -370,8 +368,7 @@ TEST(WorkerHubTest, BindsInAGivenContextPreparedBeforeItBinds) {
 }
 
 TEST(WorkerHubTest, BindFailuresAreStatuses) {
-  EXPECT_EQ(WorkerHub::Bind("nonsense://here").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(WorkerHub::Bind("nonsense://here").status().code(), absl::StatusCode::kInvalidArgument);
   auto missing_folder = WorkerHub::Bind("ipc:///nonexistent-cohort-folder/hub");
   EXPECT_EQ(missing_folder.status().code(), absl::StatusCode::kUnavailable);
 

@@ -31,9 +31,7 @@ WorkerMessage RoundTrip(const WorkerMessage& message) {
   return decoded.ok() ? *decoded : WorkerMessage{};
 }
 
-absl::Status DecodeStatus(const std::string& bytes) {
-  return DecodeWorkerMessage(bytes).status();
-}
+absl::Status DecodeStatus(const std::string& bytes) { return DecodeWorkerMessage(bytes).status(); }
 
 std::string Finish(flatbuffers::FlatBufferBuilder& builder, uint32_t version,
                    fbs::WorkerPayload type, flatbuffers::Offset<void> payload) {
@@ -44,8 +42,9 @@ std::string Finish(flatbuffers::FlatBufferBuilder& builder, uint32_t version,
 
 TEST(WorkerMessagesTest, HelloRoundTripsExtremes) {
   for (const WorkerHello& hello :
-       {WorkerHello{}, WorkerHello{kMaxU64, std::numeric_limits<int64_t>::min(),
-                                   std::numeric_limits<uint32_t>::max(), kMaxU64, kMaxU64},
+       {WorkerHello{},
+        WorkerHello{kMaxU64, std::numeric_limits<int64_t>::min(),
+                    std::numeric_limits<uint32_t>::max(), kMaxU64, kMaxU64},
         WorkerHello{3, 4242, 7, 100, 1000}}) {
     EXPECT_EQ(RoundTrip(hello), WorkerMessage(hello));
   }
@@ -150,8 +149,8 @@ TEST(WorkerMessagesTest, RendezvousSetRoundTripsAnyBytes) {
 }
 
 TEST(WorkerMessagesTest, RendezvousGetAndHeartbeatRoundTrip) {
-  for (const RendezvousGet& get : {RendezvousGet{}, RendezvousGet{kAwkwardText, kMaxU64},
-                                   RendezvousGet{"gloo/rank/3", 17}}) {
+  for (const RendezvousGet& get :
+       {RendezvousGet{}, RendezvousGet{kAwkwardText, kMaxU64}, RendezvousGet{"gloo/rank/3", 17}}) {
     EXPECT_EQ(RoundTrip(get), WorkerMessage(get));
   }
   for (const Heartbeat& beat :
@@ -280,8 +279,8 @@ TEST(WorkerMessagesTest, RejectsUnknownAndMissingPayloads) {
   {
     flatbuffers::FlatBufferBuilder builder;
     auto hello = fbs::CreateWorkerHello(builder, 1);
-    const std::string bytes = Finish(builder, kWorkerFormatVersion,
-                                     static_cast<fbs::WorkerPayload>(200), hello.Union());
+    const std::string bytes =
+        Finish(builder, kWorkerFormatVersion, static_cast<fbs::WorkerPayload>(200), hello.Union());
     EXPECT_THAT(DecodeStatus(bytes).message(), HasSubstr("unknown message type 200"));
     EXPECT_THAT(DecodeWorkerCommand(bytes).status().message(), HasSubstr("unknown command type"));
   }

@@ -17,7 +17,8 @@ namespace {
 
 using ::testing::ElementsAre;
 
-TensorDescriptor Tensor(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+TensorDescriptor Tensor(const char* name, uint64_t count,
+                        cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
   return TensorDescriptor{name, dtype, {COHORT_DEVICE_CPU, 0}, count};
 }
 
@@ -135,7 +136,8 @@ TEST_F(BucketPlanTest, LimitsFitTheGradient) {
 
   // 16 tensors of 10 KiB: a first bucket of one tensor, then buckets of at most 40 KiB.
   std::vector<TensorDescriptor> layers;
-  const char* names[] = {"l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10", "l11", "l12", "l13", "l14", "l15"};
+  const char* names[] = {"l0", "l1", "l2",  "l3",  "l4",  "l5",  "l6",  "l7",
+                         "l8", "l9", "l10", "l11", "l12", "l13", "l14", "l15"};
   for (const char* name : names) layers.push_back(Tensor(name, 10 << 8));
   Arena(layers);
   limits = FitBucketLimits(*arena_, 64 << 20);
@@ -161,7 +163,8 @@ TEST_F(BucketPlanTest, TwoDtypesGiveBucketsPerBlockInBackwardOrder) {
   EXPECT_EQ(plan[2].block, 1u);
   EXPECT_THAT(plan[3].tensors, ElementsAre(0));
   EXPECT_EQ(plan[3].block, 0u);
-  // Large limit: one bucket per block; a bucket completes with its lowest tensor, h (1) before a (0).
+  // Large limit: one bucket per block; a bucket completes with its lowest tensor, h (1) before a
+  // (0).
   plan = Plan(1 << 20, 1 << 20);
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].block, 1u);

@@ -41,25 +41,25 @@ TEST(Fp16CodecTest, EncodesHandCheckedBitPatterns) {
   EXPECT_EQ(Encode(1.0f), 0x3c00);
   EXPECT_EQ(Encode(-2.0f), 0xc000);
   EXPECT_EQ(Encode(0.5f), 0x3800);
-  EXPECT_EQ(Encode(65504.0f), 0x7bff);                                // largest half
-  EXPECT_EQ(Encode(std::nextafter(65520.0f, 0.0f)), 0x7bff);          // just below the midpoint
-  EXPECT_EQ(Encode(65520.0f), 0x7c00);                                // midpoint, ties to 2^16 = inf
+  EXPECT_EQ(Encode(65504.0f), 0x7bff);                        // largest half
+  EXPECT_EQ(Encode(std::nextafter(65520.0f, 0.0f)), 0x7bff);  // just below the midpoint
+  EXPECT_EQ(Encode(65520.0f), 0x7c00);                        // midpoint, ties to 2^16 = inf
   EXPECT_EQ(Encode(-65520.0f), 0xfc00);
   EXPECT_EQ(Encode(1e10f), 0x7c00);
   EXPECT_EQ(Encode(std::numeric_limits<float>::infinity()), 0x7c00);
   EXPECT_EQ(Encode(-std::numeric_limits<float>::infinity()), 0xfc00);
-  EXPECT_EQ(Encode(0x1p-14f), 0x0400);                                // smallest normal
-  EXPECT_EQ(Encode(0x1p-24f), 0x0001);                                // smallest subnormal
+  EXPECT_EQ(Encode(0x1p-14f), 0x0400);  // smallest normal
+  EXPECT_EQ(Encode(0x1p-24f), 0x0001);  // smallest subnormal
   EXPECT_EQ(Encode(-0x1p-24f), 0x8001);
-  EXPECT_EQ(Encode(1023 * 0x1p-24f), 0x03ff);                         // largest subnormal
-  EXPECT_EQ(Encode(0x1p-25f), 0x0000);                                // tie between 0 and 2^-24
+  EXPECT_EQ(Encode(1023 * 0x1p-24f), 0x03ff);  // largest subnormal
+  EXPECT_EQ(Encode(0x1p-25f), 0x0000);         // tie between 0 and 2^-24
   EXPECT_EQ(Encode(std::nextafter(0x1p-25f, 1.0f)), 0x0001);
-  EXPECT_EQ(Encode(3 * 0x1p-25f), 0x0002);                            // tie between 1 and 2 steps
+  EXPECT_EQ(Encode(3 * 0x1p-25f), 0x0002);  // tie between 1 and 2 steps
   EXPECT_EQ(Encode(std::numeric_limits<float>::denorm_min()), 0x0000);
-  EXPECT_EQ(Encode(1.0f + 0x1p-11f), 0x3c00);                         // tie, rounds to even 0x3c00
-  EXPECT_EQ(Encode(1.0f + 3 * 0x1p-11f), 0x3c02);                     // tie, rounds to even 0x3c02
-  EXPECT_EQ(Encode(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);              // above the tie
-  EXPECT_EQ(Encode(2047 * 0x1p-25f), 0x0400);                         // rounds up into the normals
+  EXPECT_EQ(Encode(1.0f + 0x1p-11f), 0x3c00);             // tie, rounds to even 0x3c00
+  EXPECT_EQ(Encode(1.0f + 3 * 0x1p-11f), 0x3c02);         // tie, rounds to even 0x3c02
+  EXPECT_EQ(Encode(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);  // above the tie
+  EXPECT_EQ(Encode(2047 * 0x1p-25f), 0x0400);             // rounds up into the normals
 }
 
 TEST(Fp16CodecTest, NanStaysQuietNanWithItsSign) {
@@ -116,7 +116,8 @@ TEST(Fp16CodecTest, RandomRoundTripStaysWithinHalfAnUlp) {
   for (size_t i = 0; i < values.size(); ++i) {
     const float v = values[i], magnitude = std::fabs(v);
     // Half a unit in the last place: 2^-11 relative for normals, 2^-25 absolute below 2^-14.
-    const float bound = magnitude < 0x1p-14f ? 0x1p-25f : std::exp2(std::floor(std::log2(magnitude)) - 11);
+    const float bound =
+        magnitude < 0x1p-14f ? 0x1p-25f : std::exp2(std::floor(std::log2(magnitude)) - 11);
     ASSERT_LE(std::fabs(back[i] - v), bound) << v;
     ASSERT_EQ(std::signbit(back[i]), std::signbit(v)) << v;
   }

@@ -27,7 +27,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TensorDescriptor Tensor(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+TensorDescriptor Tensor(const char* name, uint64_t count,
+                        cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
   return TensorDescriptor{name, dtype, {COHORT_DEVICE_CPU, 0}, count};
 }
 
@@ -47,12 +48,14 @@ ExchangeOptions SmallBuckets(CompressionOptions::Kind compression = CompressionO
   return options;
 }
 
-using RankBody = std::function<absl::Status(uint32_t rank, TensorArena& arena, GradientExchange& exchange)>;
+using RankBody =
+    std::function<absl::Status(uint32_t rank, TensorArena& arena, GradientExchange& exchange)>;
 
 // Forms a Gloo group of `size` ranks, gives each rank an arena of `tensors` and an exchange over
 // it, and runs `body` on every rank.
-std::vector<absl::Status> RunExchangeGroup(uint32_t size, const ExchangeOptions& options, const RankBody& body,
-                                           const std::vector<TensorDescriptor>& tensors = ModelTensors()) {
+std::vector<absl::Status> RunExchangeGroup(
+    uint32_t size, const ExchangeOptions& options, const RankBody& body,
+    const std::vector<TensorDescriptor>& tensors = ModelTensors()) {
   InMemoryRendezvousStore store;
   GlooOptions gloo;
   gloo.timeout = std::chrono::seconds(20);
@@ -61,13 +64,15 @@ std::vector<absl::Status> RunExchangeGroup(uint32_t size, const ExchangeOptions&
     CpuOnlyMemoryProvider memory;
     absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors, memory);
     if (!arena.ok()) return arena.status();
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, size, store, gloo);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateGlooBackend(rank, size, store, gloo);
     if (!backend.ok()) return backend.status();
     absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
         GradientExchange::Create(**arena, **backend, options);
     if (!exchange.ok()) return exchange.status();
     if ((*exchange)->plan().size() < 6) {
-      return absl::InternalError(absl::StrCat("only ", (*exchange)->plan().size(), " buckets planned"));
+      return absl::InternalError(
+          absl::StrCat("only ", (*exchange)->plan().size(), " buckets planned"));
     }
     return body(rank, **arena, **exchange);
   });
@@ -103,15 +108,16 @@ void FillGradients(TensorArena& arena, const std::function<float(size_t, uint64_
 
 // OK when every gradient element is within `relative_tolerance` of expected(tensor, i) (exactly
 // equal for 0) and every alignment gap is still zero; else the first element that is not.
-absl::Status CheckGradients(const TensorArena& arena, const std::function<double(size_t, uint64_t)>& expected,
+absl::Status CheckGradients(const TensorArena& arena,
+                            const std::function<double(size_t, uint64_t)>& expected,
                             double relative_tolerance = 0) {
   for (size_t t = 0; t < arena.tensor_count(); ++t) {
     const float* grad = static_cast<const float*>(arena.grad(t));
     for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
       const double want = expected(t, i);
       if (std::abs(grad[i] - want) > relative_tolerance * std::abs(want)) {
-        return absl::InternalError(
-            absl::StrCat("tensor '", arena.spec(t).name, "' element ", i, " is ", grad[i], ", expected ", want));
+        return absl::InternalError(absl::StrCat("tensor '", arena.spec(t).name, "' element ", i,
+                                                " is ", grad[i], ", expected ", want));
       }
     }
   }
@@ -121,12 +127,14 @@ absl::Status CheckGradients(const TensorArena& arena, const std::function<double
     for (size_t t = 0; t < arena.tensor_count(); ++t) {
       const TensorPlacement& placement = arena.placement(t);
       if (placement.block != b) continue;
-      std::fill_n(covered.begin() + static_cast<std::ptrdiff_t>(placement.offset), placement.element_count, true);
+      std::fill_n(covered.begin() + static_cast<std::ptrdiff_t>(placement.offset),
+                  placement.element_count, true);
     }
     const float* grad = static_cast<const float*>(block.grad);
     for (uint64_t i = 0; i < block.element_count; ++i) {
       if (!covered[i] && grad[i] != 0.0f) {
-        return absl::InternalError(absl::StrCat("gap element ", i, " of block ", b, " is ", grad[i]));
+        return absl::InternalError(
+            absl::StrCat("gap element ", i, " of block ", b, " is ", grad[i]));
       }
     }
   }
@@ -185,14 +193,15 @@ std::vector<ReadyRange> ScrambledRanges(const TensorArena& arena, uint32_t seed)
 }
 
 void Report(GradientExchange& exchange, const std::vector<ReadyRange>& ranges) {
-  for (const ReadyRange& range : ranges) exchange.OnGradientsReady(range.tensor, range.offset, range.count);
+  for (const ReadyRange& range : ranges)
+    exchange.OnGradientsReady(range.tensor, range.offset, range.count);
 }
 
 // Each rank holds size * LocalValue: scaled by 1/size (exact: 1/3 rounds to float with a relative
 // error of 2^-25, too small to move the product off the integer multiple), the sum is exactly
 // SumOfLocalValues, which is the average of what the ranks held.
-absl::Status AverageOneBatch(uint32_t rank, uint32_t size, TensorArena& arena, GradientExchange& exchange,
-                             const std::vector<ReadyRange>& ranges) {
+absl::Status AverageOneBatch(uint32_t rank, uint32_t size, TensorArena& arena,
+                             GradientExchange& exchange, const std::vector<ReadyRange>& ranges) {
   const float n = static_cast<float>(size);
   FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i); });
   exchange.Begin(1.0 / size, /*step=*/0);
@@ -207,16 +216,18 @@ class GradientExchangeGroupTest : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenReportedInReverseOrder) {
   const uint32_t size = GetParam();
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    return AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena));
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        return AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena));
+      }));
 }
 
 TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenEachRankReportsInItsOwnScrambledOrder) {
   const uint32_t size = GetParam();
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 1));
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 1));
+      }));
 }
 
 // SDK 1.2: gradients_ready may come from any thread (autograd's, the plugin's own), several at
@@ -226,34 +237,38 @@ TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenEachRankReportsInItsOwnScra
 TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenRangesComeFromManyThreadsAtOnce) {
   const uint32_t size = GetParam();
   constexpr size_t kThreads = 4;
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    std::vector<ReadyRange> elements;
-    for (size_t t = 0; t < arena.tensor_count(); ++t) {
-      for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
-        elements.push_back({static_cast<uint32_t>(t), i, 1});
-      }
-    }
-    for (uint32_t batch = 0; batch < 50; ++batch) {
-      const float n = static_cast<float>(size);
-      FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i, batch); });
-      exchange.Begin(1.0 / size, /*step=*/batch, /*batch=*/batch);
-      std::shuffle(elements.begin(), elements.end(), std::mt19937(rank * 100 + batch));
-      std::latch start(kThreads);
-      std::vector<std::thread> threads;
-      for (size_t k = 0; k < kThreads; ++k) {
-        threads.emplace_back([&, k] {
-          start.arrive_and_wait();
-          for (size_t r = k; r < elements.size(); r += kThreads) {
-            exchange.OnGradientsReady(elements[r].tensor, elements[r].offset, elements[r].count);
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        std::vector<ReadyRange> elements;
+        for (size_t t = 0; t < arena.tensor_count(); ++t) {
+          for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
+            elements.push_back({static_cast<uint32_t>(t), i, 1});
           }
-        });
-      }
-      for (std::thread& thread : threads) thread.join();
-      RETURN_IF_ERROR(exchange.Finish());
-      RETURN_IF_ERROR(CheckGradients(arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i, batch); }));
-    }
-    return absl::OkStatus();
-  }));
+        }
+        for (uint32_t batch = 0; batch < 50; ++batch) {
+          const float n = static_cast<float>(size);
+          FillGradients(arena,
+                        [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i, batch); });
+          exchange.Begin(1.0 / size, /*step=*/batch, /*batch=*/batch);
+          std::shuffle(elements.begin(), elements.end(), std::mt19937(rank * 100 + batch));
+          std::latch start(kThreads);
+          std::vector<std::thread> threads;
+          for (size_t k = 0; k < kThreads; ++k) {
+            threads.emplace_back([&, k] {
+              start.arrive_and_wait();
+              for (size_t r = k; r < elements.size(); r += kThreads) {
+                exchange.OnGradientsReady(elements[r].tensor, elements[r].offset,
+                                          elements[r].count);
+              }
+            });
+          }
+          for (std::thread& thread : threads) thread.join();
+          RETURN_IF_ERROR(exchange.Finish());
+          RETURN_IF_ERROR(CheckGradients(
+              arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i, batch); }));
+        }
+        return absl::OkStatus();
+      }));
 }
 
 // The exchange's times: the bytes every collective was handed (each bucket's floats, each step
@@ -263,122 +278,134 @@ TEST_P(GradientExchangeGroupTest, TimesCountTheCollectivesBytesAndSeconds) {
   const uint32_t size = GetParam();
   ExchangeOptions options = SmallBuckets();
   options.step_check_every = 1;
-  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena,
-                                                  GradientExchange& exchange) -> absl::Status {
-    uint64_t floats = 0;
-    for (const GradientBucket& bucket : exchange.plan()) floats += bucket.count;
-    for (int batch = 0; batch < 3; ++batch) {
-      RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
-    }
-    const GradientExchange::Times times = exchange.TakeTimes();
-    // Three batches of buckets and step checks, and once the ready order (4 bytes a tensor).
-    const uint64_t expected = 3 * (floats * sizeof(float) + 24) + 4 * arena.tensor_count();
-    if (times.bytes != expected) {
-      return absl::InternalError(absl::StrCat("bytes ", times.bytes, ", expected ", expected));
-    }
-    if (!(times.exchange_seconds > 0) || !(times.codec_seconds >= 0)) {
-      return absl::InternalError(absl::StrCat("seconds: exchange ", times.exchange_seconds,
-                                              ", codec ", times.codec_seconds));
-    }
-    const GradientExchange::Times again = exchange.TakeTimes();
-    if (again.exchange_seconds != 0 || again.codec_seconds != 0 || again.bytes != times.bytes) {
-      return absl::InternalError("a second Take did not start the time from zero");
-    }
-    return absl::OkStatus();
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, options,
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        uint64_t floats = 0;
+        for (const GradientBucket& bucket : exchange.plan()) floats += bucket.count;
+        for (int batch = 0; batch < 3; ++batch) {
+          RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
+        }
+        const GradientExchange::Times times = exchange.TakeTimes();
+        // Three batches of buckets and step checks, and once the ready order (4 bytes a tensor).
+        const uint64_t expected = 3 * (floats * sizeof(float) + 24) + 4 * arena.tensor_count();
+        if (times.bytes != expected) {
+          return absl::InternalError(absl::StrCat("bytes ", times.bytes, ", expected ", expected));
+        }
+        if (!(times.exchange_seconds > 0) || !(times.codec_seconds >= 0)) {
+          return absl::InternalError(absl::StrCat("seconds: exchange ", times.exchange_seconds,
+                                                  ", codec ", times.codec_seconds));
+        }
+        const GradientExchange::Times again = exchange.TakeTimes();
+        if (again.exchange_seconds != 0 || again.codec_seconds != 0 || again.bytes != times.bytes) {
+          return absl::InternalError("a second Take did not start the time from zero");
+        }
+        return absl::OkStatus();
+      }));
 }
 
 TEST_P(GradientExchangeGroupTest, FinishExchangesEverythingWhenNothingWasReported) {
   const uint32_t size = GetParam();
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    return AverageOneBatch(rank, size, arena, exchange, {});
-  }));
+  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(),
+                               [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+                                 return AverageOneBatch(rank, size, arena, exchange, {});
+                               }));
 }
 
 TEST_P(GradientExchangeGroupTest, ReportsOutsideAnExchangedBatchKeepGradientsLocal) {
   const uint32_t size = GetParam();
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    // Aggregation over two batches: the first is only accumulated locally.
-    const float weight = 2.0f * static_cast<float>(size);
-    FillGradients(arena, [&](size_t t, uint64_t i) { return weight * LocalValue(rank, t, i, 0); });
-    Report(exchange, ReverseRanges(arena));
-    if (exchange.active()) return absl::InternalError("active without Begin");
-    // A bucket wrongly launched would be summed by now.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    RETURN_IF_ERROR(exchange.Finish());
-    auto local = [&](size_t t, uint64_t i) { return weight * LocalValue(rank, t, i, 0); };
-    if (absl::Status status = CheckGradients(arena, local); !status.ok()) {
-      return absl::InternalError(absl::StrCat("outside an exchanged batch: ", status.message()));
-    }
-    // The second batch accumulates onto the first and is exchanged, averaged over both batches.
-    for (size_t t = 0; t < arena.tensor_count(); ++t) {
-      float* grad = static_cast<float*>(arena.grad(t));
-      for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) grad[i] += weight * LocalValue(rank, t, i, 1);
-    }
-    exchange.Begin(1.0 / (2.0 * size), /*step=*/0);
-    Report(exchange, ReverseRanges(arena));
-    RETURN_IF_ERROR(exchange.Finish());
-    return CheckGradients(arena, [&](size_t t, uint64_t i) {
-      return SumOfLocalValues(size, t, i, 0) + SumOfLocalValues(size, t, i, 1);
-    });
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        // Aggregation over two batches: the first is only accumulated locally.
+        const float weight = 2.0f * static_cast<float>(size);
+        FillGradients(arena,
+                      [&](size_t t, uint64_t i) { return weight * LocalValue(rank, t, i, 0); });
+        Report(exchange, ReverseRanges(arena));
+        if (exchange.active()) return absl::InternalError("active without Begin");
+        // A bucket wrongly launched would be summed by now.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        RETURN_IF_ERROR(exchange.Finish());
+        auto local = [&](size_t t, uint64_t i) { return weight * LocalValue(rank, t, i, 0); };
+        if (absl::Status status = CheckGradients(arena, local); !status.ok()) {
+          return absl::InternalError(
+              absl::StrCat("outside an exchanged batch: ", status.message()));
+        }
+        // The second batch accumulates onto the first and is exchanged, averaged over both batches.
+        for (size_t t = 0; t < arena.tensor_count(); ++t) {
+          float* grad = static_cast<float*>(arena.grad(t));
+          for (uint64_t i = 0; i < arena.spec(t).element_count; ++i)
+            grad[i] += weight * LocalValue(rank, t, i, 1);
+        }
+        exchange.Begin(1.0 / (2.0 * size), /*step=*/0);
+        Report(exchange, ReverseRanges(arena));
+        RETURN_IF_ERROR(exchange.Finish());
+        return CheckGradients(arena, [&](size_t t, uint64_t i) {
+          return SumOfLocalValues(size, t, i, 0) + SumOfLocalValues(size, t, i, 1);
+        });
+      }));
 }
 
 TEST_P(GradientExchangeGroupTest, ScaleOneSumsBatchAfterBatch) {
   const uint32_t size = GetParam();
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    for (uint32_t batch = 0; batch < 5; ++batch) {
-      RETURN_IF_ERROR(arena.ZeroGradients());
-      FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i, batch); });
-      exchange.Begin(1.0, /*step=*/0);
-      switch (batch % 3) {
-        case 0:
-          Report(exchange, ReverseRanges(arena));
-          break;
-        case 1:
-          Report(exchange, ScrambledRanges(arena, rank * 10 + batch));
-          break;
-        default:
-          break;  // nothing reported
-      }
-      RETURN_IF_ERROR(exchange.Finish());
-      if (absl::Status status =
-              CheckGradients(arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i, batch); });
-          !status.ok()) {
-        return absl::InternalError(absl::StrCat("batch ", batch, ": ", status.message()));
-      }
-    }
-    return absl::OkStatus();
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        for (uint32_t batch = 0; batch < 5; ++batch) {
+          RETURN_IF_ERROR(arena.ZeroGradients());
+          FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i, batch); });
+          exchange.Begin(1.0, /*step=*/0);
+          switch (batch % 3) {
+            case 0:
+              Report(exchange, ReverseRanges(arena));
+              break;
+            case 1:
+              Report(exchange, ScrambledRanges(arena, rank * 10 + batch));
+              break;
+            default:
+              break;  // nothing reported
+          }
+          RETURN_IF_ERROR(exchange.Finish());
+          if (absl::Status status = CheckGradients(
+                  arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i, batch); });
+              !status.ok()) {
+            return absl::InternalError(absl::StrCat("batch ", batch, ": ", status.message()));
+          }
+        }
+        return absl::OkStatus();
+      }));
 }
 
 TEST_P(GradientExchangeGroupTest, BadRangeFailsFinishOnThatRankWithoutHangingTheGroup) {
   const uint32_t size = GetParam();
   const auto start = std::chrono::steady_clock::now();
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    const float n = static_cast<float>(size);
-    FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i); });
-    exchange.Begin(1.0 / size, /*step=*/0);
-    std::vector<ReadyRange> ranges = ReverseRanges(arena);
-    if (rank == 0) {
-      // Halfway through, one element past the end of "b1" (5 elements); the rest is reported too.
-      ranges.insert(ranges.begin() + static_cast<std::ptrdiff_t>(ranges.size() / 2), ReadyRange{kB1, 5, 1});
-    }
-    Report(exchange, ranges);
-    absl::Status finished = exchange.Finish();
-    if (rank == 0) {
-      if (!absl::IsInvalidArgument(finished) || finished.message().find("'b1'") == absl::string_view::npos ||
-          finished.message().find("past the tensor's end") == absl::string_view::npos) {
-        return absl::InternalError(absl::StrCat("the bad range gave ", finished.ToString()));
-      }
-    } else {
-      RETURN_IF_ERROR(finished);
-    }
-    // Every bucket was still exchanged, on every rank.
-    RETURN_IF_ERROR(CheckGradients(arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i); }));
-    // The error belonged to that batch only.
-    return AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena));
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        const float n = static_cast<float>(size);
+        FillGradients(arena, [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i); });
+        exchange.Begin(1.0 / size, /*step=*/0);
+        std::vector<ReadyRange> ranges = ReverseRanges(arena);
+        if (rank == 0) {
+          // Halfway through, one element past the end of "b1" (5 elements); the rest is reported
+          // too.
+          ranges.insert(ranges.begin() + static_cast<std::ptrdiff_t>(ranges.size() / 2),
+                        ReadyRange{kB1, 5, 1});
+        }
+        Report(exchange, ranges);
+        absl::Status finished = exchange.Finish();
+        if (rank == 0) {
+          if (!absl::IsInvalidArgument(finished) ||
+              finished.message().find("'b1'") == absl::string_view::npos ||
+              finished.message().find("past the tensor's end") == absl::string_view::npos) {
+            return absl::InternalError(absl::StrCat("the bad range gave ", finished.ToString()));
+          }
+        } else {
+          RETURN_IF_ERROR(finished);
+        }
+        // Every bucket was still exchanged, on every rank.
+        RETURN_IF_ERROR(CheckGradients(
+            arena, [&](size_t t, uint64_t i) { return SumOfLocalValues(size, t, i); }));
+        // The error belonged to that batch only.
+        return AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena));
+      }));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
@@ -389,29 +416,32 @@ float NearOne(uint32_t rank, size_t tensor, uint64_t i) {
 
 // Averages NearOne over the group through `compression`; every element must be within
 // `relative_tolerance` of the exact average and bit for bit the same on every rank.
-void ExpectCompressedAverage(uint32_t size, CompressionOptions::Kind compression, double relative_tolerance) {
+void ExpectCompressedAverage(uint32_t size, CompressionOptions::Kind compression,
+                             double relative_tolerance) {
   std::vector<std::vector<float>> results(size);
-  ExpectAllOk(RunExchangeGroup(size, SmallBuckets(compression),
-                               [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
-    FillGradients(arena, [&](size_t t, uint64_t i) { return NearOne(rank, t, i); });
-    exchange.Begin(1.0 / size, /*step=*/0);
-    Report(exchange, ScrambledRanges(arena, rank + 7));
-    RETURN_IF_ERROR(exchange.Finish());
-    const ArenaBlock& block = arena.blocks()[0];
-    const float* grad = static_cast<const float*>(block.grad);
-    results[rank].assign(grad, grad + block.element_count);
-    return CheckGradients(
-        arena,
-        [&](size_t t, uint64_t i) {
-          double sum = 0;
-          for (uint32_t r = 0; r < size; ++r) sum += NearOne(r, t, i);
-          return sum / size;
-        },
-        relative_tolerance);
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(compression),
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        FillGradients(arena, [&](size_t t, uint64_t i) { return NearOne(rank, t, i); });
+        exchange.Begin(1.0 / size, /*step=*/0);
+        Report(exchange, ScrambledRanges(arena, rank + 7));
+        RETURN_IF_ERROR(exchange.Finish());
+        const ArenaBlock& block = arena.blocks()[0];
+        const float* grad = static_cast<const float*>(block.grad);
+        results[rank].assign(grad, grad + block.element_count);
+        return CheckGradients(
+            arena,
+            [&](size_t t, uint64_t i) {
+              double sum = 0;
+              for (uint32_t r = 0; r < size; ++r) sum += NearOne(r, t, i);
+              return sum / size;
+            },
+            relative_tolerance);
+      }));
   for (uint32_t rank = 1; rank < size; ++rank) {
     ASSERT_EQ(results[rank].size(), results[0].size());
-    EXPECT_EQ(std::memcmp(results[rank].data(), results[0].data(), results[0].size() * sizeof(float)), 0)
+    EXPECT_EQ(
+        std::memcmp(results[rank].data(), results[0].data(), results[0].size() * sizeof(float)), 0)
         << "rank " << rank << " differs from rank 0";
   }
 }
@@ -435,17 +465,17 @@ TEST(GradientExchangeStepCheckTest, RanksOutOfStepFailTogetherNamingEachRanksBat
   std::vector<absl::Status> finished(size);
   ExchangeOptions options = SmallBuckets();
   options.step_check_every = 1;
-  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena,
-                                                         GradientExchange& exchange) {
-    // One batch in step first: the check passes.
-    RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
-    FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i); });
-    exchange.Begin(1.0 / size, /*step=*/1, /*batch=*/rank == 2 ? 2 : 1);  // rank 2 skipped one
-    Report(exchange, ReverseRanges(arena));
-    finished[rank] = exchange.Finish();
-    // Nothing was summed: each rank still holds its own gradient.
-    return CheckGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i); });
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        // One batch in step first: the check passes.
+        RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ReverseRanges(arena)));
+        FillGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i); });
+        exchange.Begin(1.0 / size, /*step=*/1, /*batch=*/rank == 2 ? 2 : 1);  // rank 2 skipped one
+        Report(exchange, ReverseRanges(arena));
+        finished[rank] = exchange.Finish();
+        // Nothing was summed: each rank still holds its own gradient.
+        return CheckGradients(arena, [&](size_t t, uint64_t i) { return LocalValue(rank, t, i); });
+      }));
   for (uint32_t rank = 0; rank < size; ++rank) {
     EXPECT_FALSE(finished[rank].ok()) << "rank " << rank;
     const std::string message(finished[rank].message());
@@ -497,28 +527,34 @@ TEST_P(GradientExchangeGroupTest, BucketsKeepRegistrationOrderWhenNotFollowingRe
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, GradientExchangeGroupTest, ::testing::Values(1u, 2u, 3u),
-                         [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                           return absl::StrCat(info.param, "ranks");
+                         });
 
 // Create's refusals, against a group of one.
 absl::Status CreateOnOneRank(std::vector<TensorDescriptor> specs, const ExchangeOptions& options) {
   InMemoryRendezvousStore store;
   CpuOnlyMemoryProvider memory;
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(std::move(specs), memory);
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(std::move(specs), memory);
   if (!arena.ok()) return arena.status();
-  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(0, 1, store, GlooOptions{});
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateGlooBackend(0, 1, store, GlooOptions{});
   if (!backend.ok()) return backend.status();
   return GradientExchange::Create(**arena, **backend, options).status();
 }
 
 TEST(GradientExchangeTest, CreateRefusesAFloat64Block) {
-  absl::Status status = CreateOnOneRank({Tensor("w", 8), Tensor("d", 8, COHORT_DTYPE_FLOAT64)}, SmallBuckets());
+  absl::Status status =
+      CreateOnOneRank({Tensor("w", 8), Tensor("d", 8, COHORT_DTYPE_FLOAT64)}, SmallBuckets());
   EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("float64"));
 }
 
 TEST(GradientExchangeTest, CreateAcceptsFloat32WithEveryCompression) {
-  for (CompressionOptions::Kind kind : {CompressionOptions::kNone, CompressionOptions::kFp16, CompressionOptions::kBf16,
-                                        CompressionOptions::kTopK, CompressionOptions::kPowerSgd}) {
+  for (CompressionOptions::Kind kind :
+       {CompressionOptions::kNone, CompressionOptions::kFp16, CompressionOptions::kBf16,
+        CompressionOptions::kTopK, CompressionOptions::kPowerSgd}) {
     ExchangeOptions options = SmallBuckets(kind);
     options.compression.topk_ratio = 0.01;
     options.compression.powersgd_rank = 1;
@@ -530,7 +566,8 @@ TEST(GradientExchangeTest, CreateAcceptsFloat32WithEveryCompression) {
 void ExpectSameBitsOnEveryRank(const std::vector<std::vector<float>>& results) {
   for (size_t rank = 1; rank < results.size(); ++rank) {
     ASSERT_EQ(results[rank].size(), results[0].size());
-    EXPECT_EQ(std::memcmp(results[rank].data(), results[0].data(), results[0].size() * sizeof(float)), 0)
+    EXPECT_EQ(
+        std::memcmp(results[rank].data(), results[0].data(), results[0].size() * sizeof(float)), 0)
         << "rank " << rank << " differs from rank 0";
   }
 }
@@ -548,9 +585,10 @@ TEST_P(CompressedExchangeTest, TopKWithRatioOneAveragesExactly) {
   const uint32_t size = GetParam();
   ExchangeOptions options = SmallBuckets(CompressionOptions::kTopK);
   options.compression.topk_ratio = 1.0;
-  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
-    return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 3));
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 3));
+      }));
 }
 
 // Exchanges the same gradients (the average of LocalValue) for `steps` steps and checks that the
@@ -558,40 +596,46 @@ TEST_P(CompressedExchangeTest, TopKWithRatioOneAveragesExactly) {
 // the true averages (error feedback: what is not sent now is sent later), and that every rank
 // ends with the same bits.
 void ExpectErrorFeedbackDeliversTheRunningSum(uint32_t size, const ExchangeOptions& options,
-                                              const std::vector<TensorDescriptor>& tensors, int steps,
-                                              double held_back) {
+                                              const std::vector<TensorDescriptor>& tensors,
+                                              int steps, double held_back) {
   std::vector<std::vector<float>> results(size);
-  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
-    std::vector<double> delivered(arena.blocks()[0].element_count, 0.0);
-    for (int step = 0; step < steps; ++step) {
-      RETURN_IF_ERROR(arena.ZeroGradients());
-      FillGradients(arena, [&](size_t t, uint64_t i) { return static_cast<float>(size) * LocalValue(rank, t, i); });
-      exchange.Begin(1.0 / size, static_cast<uint64_t>(step));
-      Report(exchange, ReverseRanges(arena));
-      RETURN_IF_ERROR(exchange.Finish());
-      const std::vector<float> block = GradientBlock(arena);
-      for (size_t i = 0; i < block.size(); ++i) delivered[i] += block[i];
-    }
-    results[rank] = GradientBlock(arena);
-    double largest = 0;
-    for (size_t t = 0; t < arena.tensor_count(); ++t) {
-      for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
-        largest = std::max(largest, std::abs(SumOfLocalValues(size, t, i)));
-      }
-    }
-    for (size_t t = 0; t < arena.tensor_count(); ++t) {
-      const TensorPlacement& placement = arena.placement(t);
-      for (uint64_t i = 0; i < placement.element_count; ++i) {
-        const double want = steps * SumOfLocalValues(size, t, i);
-        const double got = delivered[placement.offset + i];
-        if (std::abs(got - want) > held_back * largest + 1e-3 * std::abs(want)) {
-          return absl::InternalError(absl::StrCat("tensor '", arena.spec(t).name, "' element ", i, ": delivered ", got,
-                                                  " over ", steps, " steps, expected about ", want));
+  ExpectAllOk(RunExchangeGroup(
+      size, options,
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        std::vector<double> delivered(arena.blocks()[0].element_count, 0.0);
+        for (int step = 0; step < steps; ++step) {
+          RETURN_IF_ERROR(arena.ZeroGradients());
+          FillGradients(arena, [&](size_t t, uint64_t i) {
+            return static_cast<float>(size) * LocalValue(rank, t, i);
+          });
+          exchange.Begin(1.0 / size, static_cast<uint64_t>(step));
+          Report(exchange, ReverseRanges(arena));
+          RETURN_IF_ERROR(exchange.Finish());
+          const std::vector<float> block = GradientBlock(arena);
+          for (size_t i = 0; i < block.size(); ++i) delivered[i] += block[i];
         }
-      }
-    }
-    return absl::OkStatus();
-  }, tensors));
+        results[rank] = GradientBlock(arena);
+        double largest = 0;
+        for (size_t t = 0; t < arena.tensor_count(); ++t) {
+          for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
+            largest = std::max(largest, std::abs(SumOfLocalValues(size, t, i)));
+          }
+        }
+        for (size_t t = 0; t < arena.tensor_count(); ++t) {
+          const TensorPlacement& placement = arena.placement(t);
+          for (uint64_t i = 0; i < placement.element_count; ++i) {
+            const double want = steps * SumOfLocalValues(size, t, i);
+            const double got = delivered[placement.offset + i];
+            if (std::abs(got - want) > held_back * largest + 1e-3 * std::abs(want)) {
+              return absl::InternalError(absl::StrCat("tensor '", arena.spec(t).name, "' element ",
+                                                      i, ": delivered ", got, " over ", steps,
+                                                      " steps, expected about ", want));
+            }
+          }
+        }
+        return absl::OkStatus();
+      },
+      tensors));
   ExpectSameBitsOnEveryRank(results);
 }
 
@@ -599,7 +643,8 @@ void ExpectErrorFeedbackDeliversTheRunningSum(uint32_t size, const ExchangeOptio
 TEST_P(CompressedExchangeTest, TopKErrorFeedbackDeliversTheRunningSum) {
   ExchangeOptions options = SmallBuckets(CompressionOptions::kTopK);
   options.compression.topk_ratio = 0.1;
-  ExpectErrorFeedbackDeliversTheRunningSum(GetParam(), options, ModelTensors(), /*steps=*/100, /*held_back=*/12);
+  ExpectErrorFeedbackDeliversTheRunningSum(GetParam(), options, ModelTensors(), /*steps=*/100,
+                                           /*held_back=*/12);
 }
 
 // The model with matrix shapes on "w1" (10 x 10) and "w2" (8 x 8); the others are vectors.
@@ -629,26 +674,30 @@ TEST_P(CompressedExchangeTest, PowerSgdIsExactBeforeStartIterAndReproducesARankO
   options.compression.powersgd_rank = 1;
   options.compression.powersgd_start_iter = 2;
   std::vector<std::vector<float>> results(size);
-  ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
-    auto average = [&](size_t t, uint64_t i) {
-      double sum = 0;
-      for (uint32_t r = 0; r < size; ++r) sum += RankOneValue(r, t, i);
-      return sum / size;
-    };
-    for (uint64_t step = 0; step < 4; ++step) {
-      RETURN_IF_ERROR(arena.ZeroGradients());
-      FillGradients(arena, [&](size_t t, uint64_t i) { return RankOneValue(rank, t, i); });
-      exchange.Begin(1.0 / size, step);
-      Report(exchange, ReverseRanges(arena));
-      RETURN_IF_ERROR(exchange.Finish());
-      // Before start_iter the sum is exact; after it, rounding in the factors only.
-      if (absl::Status status = CheckGradients(arena, average, step < 2 ? 1e-6 : 1e-4); !status.ok()) {
-        return absl::InternalError(absl::StrCat("step ", step, ": ", status.message()));
-      }
-    }
-    results[rank] = GradientBlock(arena);
-    return absl::OkStatus();
-  }, ShapedModelTensors()));
+  ExpectAllOk(RunExchangeGroup(
+      size, options,
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        auto average = [&](size_t t, uint64_t i) {
+          double sum = 0;
+          for (uint32_t r = 0; r < size; ++r) sum += RankOneValue(r, t, i);
+          return sum / size;
+        };
+        for (uint64_t step = 0; step < 4; ++step) {
+          RETURN_IF_ERROR(arena.ZeroGradients());
+          FillGradients(arena, [&](size_t t, uint64_t i) { return RankOneValue(rank, t, i); });
+          exchange.Begin(1.0 / size, step);
+          Report(exchange, ReverseRanges(arena));
+          RETURN_IF_ERROR(exchange.Finish());
+          // Before start_iter the sum is exact; after it, rounding in the factors only.
+          if (absl::Status status = CheckGradients(arena, average, step < 2 ? 1e-6 : 1e-4);
+              !status.ok()) {
+            return absl::InternalError(absl::StrCat("step ", step, ": ", status.message()));
+          }
+        }
+        results[rank] = GradientBlock(arena);
+        return absl::OkStatus();
+      },
+      ShapedModelTensors()));
   ExpectSameBitsOnEveryRank(results);
 }
 
@@ -689,27 +738,37 @@ TEST_P(CompressedExchangeTest, SavedCompressionStateContinuesBitForBit) {
     options.compression.powersgd_start_iter = 0;
     std::vector<std::string> saved(size);
     std::vector<std::vector<std::vector<float>>> going_on(size), restored(size), anew(size);
-    ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
-      std::vector<std::vector<float>> first;
-      RETURN_IF_ERROR(RunBatches(rank, size, arena, exchange, 0, 3, &first));
-      absl::StatusOr<std::string> state = exchange.SaveCompressionState();
-      if (!state.ok()) return state.status();
-      if (state->empty()) return absl::InternalError("no compression state to save");
-      saved[rank] = *state;
-      return RunBatches(rank, size, arena, exchange, 3, 6, &going_on[rank]);
-    }, ShapedModelTensors()));
-    ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
-      RETURN_IF_ERROR(exchange.RestoreCompressionState(saved[rank]));
-      return RunBatches(rank, size, arena, exchange, 3, 6, &restored[rank]);
-    }, ShapedModelTensors()));
-    ExpectAllOk(RunExchangeGroup(size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
-      return RunBatches(rank, size, arena, exchange, 3, 6, &anew[rank]);
-    }, ShapedModelTensors()));
+    ExpectAllOk(RunExchangeGroup(
+        size, options,
+        [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+          std::vector<std::vector<float>> first;
+          RETURN_IF_ERROR(RunBatches(rank, size, arena, exchange, 0, 3, &first));
+          absl::StatusOr<std::string> state = exchange.SaveCompressionState();
+          if (!state.ok()) return state.status();
+          if (state->empty()) return absl::InternalError("no compression state to save");
+          saved[rank] = *state;
+          return RunBatches(rank, size, arena, exchange, 3, 6, &going_on[rank]);
+        },
+        ShapedModelTensors()));
+    ExpectAllOk(RunExchangeGroup(
+        size, options,
+        [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+          RETURN_IF_ERROR(exchange.RestoreCompressionState(saved[rank]));
+          return RunBatches(rank, size, arena, exchange, 3, 6, &restored[rank]);
+        },
+        ShapedModelTensors()));
+    ExpectAllOk(RunExchangeGroup(
+        size, options,
+        [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+          return RunBatches(rank, size, arena, exchange, 3, 6, &anew[rank]);
+        },
+        ShapedModelTensors()));
     for (uint32_t rank = 0; rank < size; ++rank) {
       ASSERT_EQ(restored[rank].size(), 3u);
       for (size_t batch = 0; batch < 3; ++batch) {
         EXPECT_EQ(std::memcmp(restored[rank][batch].data(), going_on[rank][batch].data(),
-                              going_on[rank][batch].size() * sizeof(float)), 0)
+                              going_on[rank][batch].size() * sizeof(float)),
+                  0)
             << "rank " << rank << ", batch " << batch + 4;
       }
       EXPECT_NE(anew[rank][0], going_on[rank][0]) << "the saved state made no difference";
@@ -764,22 +823,27 @@ TEST_P(CompressedExchangeTest, AdoptedReadyOrderAndStateContinueBitForBit) {
 TEST(GradientExchangeTest, CompressionStateOfAnotherSizeIsRefusedNamingBoth) {
   ExchangeOptions options = SmallBuckets(CompressionOptions::kTopK);
   options.compression.topk_ratio = 0.2;
-  ExpectAllOk(RunExchangeGroup(1, options, [&](uint32_t, TensorArena&, GradientExchange& exchange) -> absl::Status {
-    const absl::Status status = exchange.RestoreCompressionState(std::string(12, '\0'));
-    EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-    EXPECT_THAT(std::string(status.message()), HasSubstr("holds 12 bytes; this exchange keeps "));
-    return exchange.RestoreCompressionState("");  // empty: start anew
-  }));
-  ExpectAllOk(RunExchangeGroup(1, SmallBuckets(), [&](uint32_t, TensorArena&, GradientExchange& exchange) -> absl::Status {
-    absl::StatusOr<std::string> state = exchange.SaveCompressionState();
-    EXPECT_TRUE(state.ok() && state->empty()) << "an uncompressed exchange keeps nothing";
-    EXPECT_TRUE(absl::IsFailedPrecondition(exchange.RestoreCompressionState("x")));
-    return absl::OkStatus();
-  }));
+  ExpectAllOk(RunExchangeGroup(
+      1, options, [&](uint32_t, TensorArena&, GradientExchange& exchange) -> absl::Status {
+        const absl::Status status = exchange.RestoreCompressionState(std::string(12, '\0'));
+        EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
+        EXPECT_THAT(std::string(status.message()),
+                    HasSubstr("holds 12 bytes; this exchange keeps "));
+        return exchange.RestoreCompressionState("");  // empty: start anew
+      }));
+  ExpectAllOk(RunExchangeGroup(
+      1, SmallBuckets(), [&](uint32_t, TensorArena&, GradientExchange& exchange) -> absl::Status {
+        absl::StatusOr<std::string> state = exchange.SaveCompressionState();
+        EXPECT_TRUE(state.ok() && state->empty()) << "an uncompressed exchange keeps nothing";
+        EXPECT_TRUE(absl::IsFailedPrecondition(exchange.RestoreCompressionState("x")));
+        return absl::OkStatus();
+      }));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CompressedExchangeTest, ::testing::Values(1u, 2u, 3u),
-                         [](const ::testing::TestParamInfo<uint32_t>& info) { return absl::StrCat(info.param, "ranks"); });
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                           return absl::StrCat(info.param, "ranks");
+                         });
 
 }  // namespace
 }  // namespace cohort

@@ -97,12 +97,12 @@ std::vector<PowerSgdCompressor> Ranks(size_t n, const std::vector<PowerSgdTensor
 
 TEST(PowerSgdCompressorTest, CountsForAMixedBucket) {
   const std::vector<PowerSgdTensor> tensors = {
-      {0, 64, 32},      // 4 * 96 < 2048: compressed, P 4 * 64, Q 4 * 32
-      {2048, 10, 1},    // a vector: uncompressed
-      {2058, 8, 8},     // 4 * 16 == 64: no saving, uncompressed
-      {2122, 16, 8},    // 4 * 24 < 128: compressed, P 4 * 16, Q 4 * 8
-      {2250, 1, 300},   // one row: uncompressed
-      {2550, 3, 100},   // 4 * 103 > 300: uncompressed
+      {0, 64, 32},     // 4 * 96 < 2048: compressed, P 4 * 64, Q 4 * 32
+      {2048, 10, 1},   // a vector: uncompressed
+      {2058, 8, 8},    // 4 * 16 == 64: no saving, uncompressed
+      {2122, 16, 8},   // 4 * 24 < 128: compressed, P 4 * 16, Q 4 * 8
+      {2250, 1, 300},  // one row: uncompressed
+      {2550, 3, 100},  // 4 * 103 > 300: uncompressed
   };
   PowerSgdCompressor powersgd(tensors, 4, 1);
   EXPECT_EQ(powersgd.compressed_tensors(), 2u);

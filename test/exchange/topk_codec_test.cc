@@ -14,8 +14,8 @@
 namespace cohort {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::Each;
+using ::testing::ElementsAre;
 
 struct Pairs {
   std::vector<uint32_t> indices;

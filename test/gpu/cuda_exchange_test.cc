@@ -263,9 +263,9 @@ TEST(CudaExchangeDeviceWorkTest, ValueReaderAndGradientOps) {
     want_doubles[i] = 0.1 * i - 1.7;
     want_floats[i] = 0.25f * static_cast<float>(i) + 3.0f;
   }
-  ASSERT_EQ(cudaMemcpy(doubles, want_doubles.data(), kValues * sizeof(double),
-                       cudaMemcpyHostToDevice),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpy(doubles, want_doubles.data(), kValues * sizeof(double), cudaMemcpyHostToDevice),
+      cudaSuccess);
   ASSERT_EQ(cudaMemcpy(floats, want_floats.data(), kValues * sizeof(float), cudaMemcpyHostToDevice),
             cudaSuccess);
   DeviceValueReader& reader = (*cuda)->value_reader();

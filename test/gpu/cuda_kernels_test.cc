@@ -30,8 +30,8 @@ float Value(uint64_t i) {
   const uint64_t h = (i * 2654435761u + 17) % 1000003u;
   const float sign = (h & 1) != 0 ? -1.0f : 1.0f;
   if (h % 101 == 0) return 0.0f;
-  return sign * std::ldexp(1.0f + static_cast<float>(h % 8192) / 8192.0f,
-                           static_cast<int>(h % 60) - 30);
+  return sign *
+         std::ldexp(1.0f + static_cast<float>(h % 8192) / 8192.0f, static_cast<int>(h % 60) - 30);
 }
 
 uint32_t Bits(float value) {
@@ -43,15 +43,13 @@ uint32_t Bits(float value) {
 template <class T>
 class Device {
  public:
-  explicit Device(uint64_t count) {
-    EXPECT_EQ(cudaMalloc(&data_, count * sizeof(T)), cudaSuccess);
-  }
+  explicit Device(uint64_t count) { EXPECT_EQ(cudaMalloc(&data_, count * sizeof(T)), cudaSuccess); }
   ~Device() { cudaFree(data_); }
   T* at(uint64_t offset) const { return static_cast<T*>(data_) + offset; }
   void Write(uint64_t offset, const std::vector<T>& values) const {
-    ASSERT_EQ(cudaMemcpy(at(offset), values.data(), values.size() * sizeof(T),
-                         cudaMemcpyHostToDevice),
-              cudaSuccess);
+    ASSERT_EQ(
+        cudaMemcpy(at(offset), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice),
+        cudaSuccess);
   }
   std::vector<T> Read(uint64_t offset, uint64_t count) const {
     std::vector<T> values(count);
@@ -94,9 +92,9 @@ TEST(CudaKernelsTest, EncodeAndDecodeMatchTheHostAtEveryAlignment) {
             ASSERT_EQ(encoded, want) << (fp16 ? "fp16" : "bf16") << " count " << count
                                      << " offsets " << in_offset << "," << out_offset;
 
-            ASSERT_EQ(EnqueueDecode(format, words.at(out_offset), count, floats.at(in_offset),
-                                    nullptr),
-                      cudaSuccess);
+            ASSERT_EQ(
+                EnqueueDecode(format, words.at(out_offset), count, floats.at(in_offset), nullptr),
+                cudaSuccess);
             const std::vector<float> decoded = floats.Read(in_offset, count);
             for (uint64_t i = 0; i < count; ++i) {
               const float back = fp16 ? HalfToFloat(want[i]) : Bfloat16ToFloat(want[i]);
@@ -171,9 +169,9 @@ TEST(CudaKernelsTest, TheFlagRisesForEveryKindOfNonFiniteValueAndOnlyForThem) {
       clean[count - 1] = -std::numeric_limits<float>::denorm_min();
       values.Write(offset, clean);
       flag.Write(0, {0});
-      ASSERT_EQ(EnqueueFlagNonFinite(values.at(offset), COHORT_DTYPE_FLOAT32, count, flag.at(0),
-                                     nullptr),
-                cudaSuccess);
+      ASSERT_EQ(
+          EnqueueFlagNonFinite(values.at(offset), COHORT_DTYPE_FLOAT32, count, flag.at(0), nullptr),
+          cudaSuccess);
       ASSERT_EQ(flag.Read(0, 1)[0], 0u) << "finite values, count " << count;
       // The first, the last and a middle element: the head, the tail and the body.
       for (uint64_t at : {uint64_t{0}, count / 2, count - 1}) {
@@ -182,8 +180,8 @@ TEST(CudaKernelsTest, TheFlagRisesForEveryKindOfNonFiniteValueAndOnlyForThem) {
           dirty[at] = bad;
           values.Write(offset, dirty);
           flag.Write(0, {0});
-          ASSERT_EQ(EnqueueFlagNonFinite(values.at(offset), COHORT_DTYPE_FLOAT32, count,
-                                         flag.at(0), nullptr),
+          ASSERT_EQ(EnqueueFlagNonFinite(values.at(offset), COHORT_DTYPE_FLOAT32, count, flag.at(0),
+                                         nullptr),
                     cudaSuccess);
           ASSERT_EQ(flag.Read(0, 1)[0], 1u) << bad << " at " << at << " of " << count;
         }

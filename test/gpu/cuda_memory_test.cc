@@ -35,11 +35,11 @@ int main() {
     std::printf("skipped: %s\n", std::string(cuda.status().message()).c_str());
     return 77;
   }
-  auto arena = cohort::TensorArena::Create(
-      {{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 1000},
-       {"b", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 10},
-       {"host_side", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0}, 4}},
-      memory);
+  auto arena =
+      cohort::TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 1000},
+                                   {"b", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 10},
+                                   {"host_side", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CPU, 0}, 4}},
+                                  memory);
   if (!arena.ok()) {
     std::fprintf(stderr, "FAILED: %s\n", std::string(arena.status().message()).c_str());
     return 1;
@@ -49,12 +49,14 @@ int main() {
   Expect(cudaPointerGetAttributes(&attributes, (*arena)->data(0)) == cudaSuccess &&
              attributes.type == cudaMemoryTypeDevice,
          "parameters of a CUDA tensor live in device memory");
-  for (float v : Download((*arena)->data(0), 1010 + 6)) Expect(v == 0.0f, "device parameters start zeroed");
+  for (float v : Download((*arena)->data(0), 1010 + 6))
+    Expect(v == 0.0f, "device parameters start zeroed");
 
   const std::vector<float> ones(1010 + 6, 1.0f);
   cudaMemcpy((*arena)->grad(0), ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice);
   Expect((*arena)->ZeroGradients().ok(), "ZeroGradients on the device");
-  for (float v : Download((*arena)->grad(0), ones.size())) Expect(v == 0.0f, "device gradients zeroed");
+  for (float v : Download((*arena)->grad(0), ones.size()))
+    Expect(v == 0.0f, "device gradients zeroed");
 
   // Zeroing on a stream: ordered after the work already enqueued there, done once it is drained.
   {

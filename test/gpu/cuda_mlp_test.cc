@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cuda_mlp_network.h"
-#include "mlp_cuda_kernels.h"
 #include "gtest/gtest.h"
+#include "mlp_cuda_kernels.h"
 #include "mlp_network.h"
 
 namespace mlp {

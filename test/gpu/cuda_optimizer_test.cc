@@ -24,7 +24,8 @@ namespace {
 constexpr int kSteps = 5;
 
 template <class T>
-constexpr cohort_dtype kDtype = std::is_same_v<T, float> ? COHORT_DTYPE_FLOAT32 : COHORT_DTYPE_FLOAT64;
+constexpr cohort_dtype kDtype =
+    std::is_same_v<T, float> ? COHORT_DTYPE_FLOAT32 : COHORT_DTYPE_FLOAT64;
 
 // Deterministic values in about [-2, 2), different for every (seed, index).
 template <class T>
@@ -36,7 +37,8 @@ std::vector<T> Values(uint64_t seed, uint64_t count) {
     state ^= state << 25;
     state ^= state >> 27;
     value = static_cast<T>(static_cast<double>((state * 0x2545F4914F6CDD1Dull) >> 11) /
-                               static_cast<double>(1ull << 53) * 4.0 - 2.0);
+                               static_cast<double>(1ull << 53) * 4.0 -
+                           2.0);
   }
   return values;
 }
@@ -92,9 +94,9 @@ void ExpectDeviceStepsMatchTheCpu(const OptimizerOptions& options, uint64_t coun
   ASSERT_CUDA(cudaMemcpy(block.params, initial.data(), count * sizeof(T), cudaMemcpyHostToDevice));
   const SgdSettings sgd{options.learning_rate, options.weight_decay, options.momentum,
                         options.nesterov};
-  const AdamSettings adam{options.learning_rate, options.weight_decay, options.beta1,
-                          options.beta2, options.eps,
-                          options.kind == OptimizerOptions::Kind::kAdamW};
+  const AdamSettings adam{options.learning_rate, options.weight_decay,
+                          options.beta1,         options.beta2,
+                          options.eps,           options.kind == OptimizerOptions::Kind::kAdamW};
   std::vector<T> device_params(count);
   for (int step = 1; step <= kSteps; ++step) {
     const std::vector<T> grads = Values<T>(100 + step, count);
@@ -103,11 +105,12 @@ void ExpectDeviceStepsMatchTheCpu(const OptimizerOptions& options, uint64_t coun
     ASSERT_CUDA(cudaMemcpy(const_cast<T*>(block.grads), grads.data(), count * sizeof(T),
                            cudaMemcpyHostToDevice));
     block.step = static_cast<uint64_t>(step);
-    ASSERT_CUDA(options.kind == OptimizerOptions::Kind::kSgd ? EnqueueSgdStep(block, sgd, nullptr)
-                                                             : EnqueueAdamStep(block, adam, nullptr));
+    ASSERT_CUDA(options.kind == OptimizerOptions::Kind::kSgd
+                    ? EnqueueSgdStep(block, sgd, nullptr)
+                    : EnqueueAdamStep(block, adam, nullptr));
     ASSERT_CUDA(cudaDeviceSynchronize());
-    ASSERT_CUDA(cudaMemcpy(device_params.data(), block.params, count * sizeof(T),
-                           cudaMemcpyDeviceToHost));
+    ASSERT_CUDA(
+        cudaMemcpy(device_params.data(), block.params, count * sizeof(T), cudaMemcpyDeviceToHost));
     for (uint64_t i = 0; i < count; ++i) {
       if (std::memcmp(&device_params[i], &cpu_params[i], sizeof(T)) != 0) {
         FAIL() << "step " << step << ", element " << i << ": device " << device_params[i]
@@ -135,9 +138,12 @@ OptimizerOptions Adam(OptimizerOptions::Kind kind, double weight_decay) {
 }
 
 std::vector<OptimizerOptions> EveryRule() {
-  return {Sgd(0, false, 0),     Sgd(0, false, 0.01),
-          Sgd(0.9, false, 0),   Sgd(0.9, true, 0.01),
-          Adam(OptimizerOptions::Kind::kAdam, 0), Adam(OptimizerOptions::Kind::kAdam, 0.01),
+  return {Sgd(0, false, 0),
+          Sgd(0, false, 0.01),
+          Sgd(0.9, false, 0),
+          Sgd(0.9, true, 0.01),
+          Adam(OptimizerOptions::Kind::kAdam, 0),
+          Adam(OptimizerOptions::Kind::kAdam, 0.01),
           Adam(OptimizerOptions::Kind::kAdamW, 0.01)};
 }
 

@@ -3,6 +3,8 @@
 // the same loss and gradients as on the host copy of that batch. An index outside the split is
 // refused, and a split over the size bound is left on the host. Exits 77 (skipped) where no CUDA
 // device is usable.
+#include "device_dataset.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "cuda_mlp_network.h"
-#include "device_dataset.h"
 #include "gtest/gtest.h"
 #include "mlp_glue.h"
 #include "synthetic_dataset.h"
@@ -117,7 +118,8 @@ TEST_F(DeviceDatasetTest, TrainsAsOnTheHostCopyOfTheBatch) {
   for (size_t l = 0; l < 2; ++l) {
     weights[l].assign(widths[l] * widths[l + 1], 0.0f);
     biases[l].assign(widths[l + 1], 0.0f);
-    for (size_t i = 0; i < weights[l].size(); ++i) weights[l][i] = 0.01f * ((i * 7 + l) % 13) - 0.06f;
+    for (size_t i = 0; i < weights[l].size(); ++i)
+      weights[l][i] = 0.01f * ((i * 7 + l) % 13) - 0.06f;
     for (size_t i = 0; i < biases[l].size(); ++i) biases[l][i] = 0.02f * (i % 3) - 0.02f;
   }
   // Two runs: on the gathered batch and on the host batch, each from zeroed gradients.
@@ -143,8 +145,8 @@ TEST_F(DeviceDatasetTest, TrainsAsOnTheHostCopyOfTheBatch) {
     network.Train(params, grads, staged, {});
     stats[run] = network.Totals();
     for (size_t l = 0; l < 2; ++l) {
-      for (const std::vector<float>& part :
-           {ReadBack(grads[l].weight, weights[l].size()), ReadBack(grads[l].bias, biases[l].size())}) {
+      for (const std::vector<float>& part : {ReadBack(grads[l].weight, weights[l].size()),
+                                             ReadBack(grads[l].bias, biases[l].size())}) {
         results[run].insert(results[run].end(), part.begin(), part.end());
       }
     }
@@ -155,7 +157,8 @@ TEST_F(DeviceDatasetTest, TrainsAsOnTheHostCopyOfTheBatch) {
   EXPECT_GT(stats[0].loss_sum, 0.0);
   EXPECT_EQ(stats[0].correct, stats[1].correct);
   ASSERT_EQ(results[0].size(), results[1].size());
-  EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(float)),
+            0);
   bool any_nonzero = false;
   for (float g : results[0]) any_nonzero |= g != 0.0f;
   EXPECT_TRUE(any_nonzero) << "the gradients are all zero, so comparing them proves nothing";

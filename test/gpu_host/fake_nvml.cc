@@ -62,8 +62,12 @@ long IndexOf(Handle h) { return reinterpret_cast<long>(h) - 1; }
 
 extern "C" {
 
-struct FakeMemory { unsigned long long total, free, used; };
-struct FakeUtilization { unsigned gpu, memory; };
+struct FakeMemory {
+  unsigned long long total, free, used;
+};
+struct FakeUtilization {
+  unsigned gpu, memory;
+};
 struct FakePci {
   char bus_id_legacy[16];
   unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
@@ -72,7 +76,9 @@ struct FakePci {
 
 __attribute__((visibility("default"))) int nvmlInit_v2() { return 0; }
 __attribute__((visibility("default"))) int nvmlShutdown() { return 0; }
-__attribute__((visibility("default"))) const char* nvmlErrorString(int) { return "fake NVML error"; }
+__attribute__((visibility("default"))) const char* nvmlErrorString(int) {
+  return "fake NVML error";
+}
 __attribute__((visibility("default"))) int nvmlSystemGetDriverVersion(char* out, unsigned len) {
   std::snprintf(out, len, "%s", "999.99-fake");
   return 0;
@@ -109,7 +115,8 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(Handle 
   *u = {Gpus()[IndexOf(h)].utilization, 0};
   return 0;
 }
-__attribute__((visibility("default"))) int nvmlDeviceGetP2PStatus(Handle, Handle, int, int* status) {
+__attribute__((visibility("default"))) int nvmlDeviceGetP2PStatus(Handle, Handle, int,
+                                                                  int* status) {
   const char* link = std::getenv("COHORT_FAKE_NVML_LINK");
   *status = link != nullptr && std::strcmp(link, "NV") == 0 ? 0 : 5;
   return 0;

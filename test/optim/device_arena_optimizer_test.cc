@@ -43,9 +43,11 @@ class HostRuleKernels final : public DeviceUpdateKernels {
  private:
   template <class T>
   static void Apply(const OptimizerOptions& options, const DeviceBlockStep& block) {
-    BlockStep<T> step{static_cast<T*>(block.params), static_cast<const T*>(block.grads),
+    BlockStep<T> step{static_cast<T*>(block.params),
+                      static_cast<const T*>(block.grads),
                       {static_cast<T*>(block.buffers[0]), static_cast<T*>(block.buffers[1])},
-                      block.count, block.step};
+                      block.count,
+                      block.step};
     if (options.kind == Kind::kSgd) {
       ApplySgdRule(step, options);
     } else {
@@ -80,8 +82,9 @@ void FillBlocks(const TensorArena& arena, BlockPart part, int seed) {
   for (const ArenaBlock& block : arena.blocks()) {
     std::vector<double> values(block.element_count);
     for (size_t i = 0; i < values.size(); ++i) {
-      values[i] = static_cast<double>((i * 7919 + static_cast<size_t>(seed) * 104729) % 2003) /
-                      1000.0 - 1.0;
+      values[i] =
+          static_cast<double>((i * 7919 + static_cast<size_t>(seed) * 104729) % 2003) / 1000.0 -
+          1.0;
     }
     std::vector<char> bytes(BlockBytes(block));
     for (size_t i = 0; i < values.size(); ++i) {
@@ -140,7 +143,8 @@ TEST(DeviceArenaOptimizerTest, EveryRuleStepsAsTheCpuOptimizerOneCallPerBlock) {
   for (cohort_dtype dtype : {COHORT_DTYPE_FLOAT32, COHORT_DTYPE_FLOAT64}) {
     for (const OptimizerOptions& options : EveryRule()) {
       SCOPED_TRACE(std::string(OptimizerKindName(options.kind)) + " momentum " +
-                   std::to_string(options.momentum) + (dtype == COHORT_DTYPE_FLOAT64 ? " f64" : " f32"));
+                   std::to_string(options.momentum) +
+                   (dtype == COHORT_DTYPE_FLOAT64 ? " f64" : " f32"));
       Twins twins(dtype);
       HostRuleKernels kernels;
       auto on_cpu = Optimizer::Create(options, *twins.cpu);
@@ -199,11 +203,13 @@ TEST(DeviceArenaOptimizerTest, RefusesAnArenaWithACpuBlockAndStateOfAnotherLayou
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("(cpu, float32)"));
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("runs on device float32"));
 
-  auto device = TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 8}}, memory);
+  auto device =
+      TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 8}}, memory);
   ASSERT_TRUE(device.ok());
   auto optimizer = Optimizer::Create(Rule(Kind::kAdam, 0, false, 0), **device, &kernels);
   ASSERT_TRUE(optimizer.ok());
-  auto other = TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 9}}, memory);
+  auto other =
+      TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 9}}, memory);
   auto other_optimizer = Optimizer::Create(Rule(Kind::kAdam, 0, false, 0), **other, &kernels);
   ASSERT_TRUE(other_optimizer.ok());
   EXPECT_EQ((*optimizer)->LoadState((*other_optimizer)->SaveState()).code(),
@@ -214,7 +220,8 @@ TEST(DeviceArenaOptimizerTest, AKernelThatCannotBeEnqueuedFailsTheStepNamingIt) 
   testing::HostMemoryAsDevice memory;
   HostRuleKernels kernels;
   kernels.fail_with = absl::InternalError("cudaErrorLaunchFailure");
-  auto arena = TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 8}}, memory);
+  auto arena =
+      TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 0}, 8}}, memory);
   ASSERT_TRUE(arena.ok());
   auto optimizer = Optimizer::Create(Rule(Kind::kSgd, 0, false, 0), **arena, &kernels);
   ASSERT_TRUE(optimizer.ok());

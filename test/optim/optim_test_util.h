@@ -16,7 +16,8 @@
 namespace cohort::optim_test {
 
 template <class T>
-inline constexpr cohort_dtype kDtypeOf = std::is_same_v<T, float> ? COHORT_DTYPE_FLOAT32 : COHORT_DTYPE_FLOAT64;
+inline constexpr cohort_dtype kDtypeOf =
+    std::is_same_v<T, float> ? COHORT_DTYPE_FLOAT32 : COHORT_DTYPE_FLOAT64;
 
 inline TensorDescriptor CpuTensor(std::string name, uint64_t count, cohort_dtype dtype) {
   return TensorDescriptor{std::move(name), dtype, {COHORT_DEVICE_CPU, 0}, count};
@@ -25,7 +26,8 @@ inline TensorDescriptor CpuTensor(std::string name, uint64_t count, cohort_dtype
 // A CPU arena of `specs`; null when TensorArena::Create refuses them (callers ASSERT on it).
 inline std::unique_ptr<TensorArena> MakeArena(std::vector<TensorDescriptor> specs) {
   static CpuOnlyMemoryProvider memory;
-  absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(std::move(specs), memory);
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(std::move(specs), memory);
   return arena.ok() ? std::move(*arena) : nullptr;
 }
 
@@ -52,7 +54,8 @@ inline constexpr double kTolerance = std::is_same_v<T, float> ? 2e-6 : 1e-12;
 // Runs one optimizer over a single tensor of T starting at `initial`, one step per entry of
 // `grads`, and returns the parameters after each step; empty when the optimizer is refused.
 template <class T>
-std::vector<std::vector<double>> RunSteps(const OptimizerOptions& options, const std::vector<double>& initial,
+std::vector<std::vector<double>> RunSteps(const OptimizerOptions& options,
+                                          const std::vector<double>& initial,
                                           const std::vector<std::vector<double>>& grads) {
   std::unique_ptr<TensorArena> arena = MakeArena({CpuTensor("w", initial.size(), kDtypeOf<T>)});
   if (arena == nullptr) return {};
@@ -76,7 +79,8 @@ void ExpectTrajectory(const std::vector<std::vector<double>>& actual,
   for (size_t step = 0; step < expected.size(); ++step) {
     ASSERT_EQ(actual[step].size(), expected[step].size());
     for (size_t i = 0; i < expected[step].size(); ++i) {
-      EXPECT_NEAR(actual[step][i], expected[step][i], kTolerance<T>) << "after step " << step + 1 << ", element " << i;
+      EXPECT_NEAR(actual[step][i], expected[step][i], kTolerance<T>)
+          << "after step " << step + 1 << ", element " << i;
     }
   }
 }

@@ -40,7 +40,9 @@ std::vector<TensorDescriptor> MixedSpecs() {
 }
 
 // A gradient or starting value for element i of a tensor at a step, never 0.
-double Value(size_t tensor, size_t i, int step) { return std::sin(1.0 + 0.7 * tensor + 0.3 * i + 1.9 * step); }
+double Value(size_t tensor, size_t i, int step) {
+  return std::sin(1.0 + 0.7 * tensor + 0.3 * i + 1.9 * step);
+}
 
 template <class T>
 void SetTensor(T* values, size_t tensor, uint64_t count, int step) {
@@ -68,15 +70,18 @@ void Set(const TensorArena& arena, int step, size_t first = 0) {
     std::vector<bool> used(block.element_count, false);
     for (size_t t = 0; t < arena.tensor_count(); ++t) {
       if (arena.placement(t).block != b) continue;
-      for (uint64_t i = 0; i < arena.placement(t).element_count; ++i) used[arena.placement(t).offset + i] = true;
+      for (uint64_t i = 0; i < arena.placement(t).element_count; ++i)
+        used[arena.placement(t).offset + i] = true;
     }
     const std::vector<char> zero(block.element_size, 0);
     for (uint64_t i = 0; i < block.element_count; ++i) {
       if (used[i]) continue;
       for (const void* base : {block.data, block.grad}) {
-        if (std::memcmp(static_cast<const char*>(base) + i * block.element_size, zero.data(), zero.size()) != 0) {
-          return ::testing::AssertionFailure() << "block " << b << " element " << i << " is not +0 in "
-                                               << (base == block.data ? "data" : "grad");
+        if (std::memcmp(static_cast<const char*>(base) + i * block.element_size, zero.data(),
+                        zero.size()) != 0) {
+          return ::testing::AssertionFailure()
+                 << "block " << b << " element " << i << " is not +0 in "
+                 << (base == block.data ? "data" : "grad");
         }
       }
     }
@@ -107,7 +112,8 @@ TEST_P(ArenaStepTest, UpdatesEveryTensorKeepsGapsZeroAndLeavesGradientsAlone) {
     EXPECT_TRUE(GapsAreZero(*arena)) << "after step " << step + 1;
     for (size_t b = 0; b < arena->blocks().size(); ++b) {
       const ArenaBlock& block = arena->blocks()[b];
-      EXPECT_EQ(std::memcmp(block.grad, grads_before[b].data(), grads_before[b].size()), 0) << "block " << b;
+      EXPECT_EQ(std::memcmp(block.grad, grads_before[b].data(), grads_before[b].size()), 0)
+          << "block " << b;
       EXPECT_NE(std::memcmp(block.data, before[b].data(), before[b].size()), 0) << "block " << b;
     }
     for (size_t t = 0; t < arena->tensor_count(); ++t) {  // every element moved
@@ -115,7 +121,8 @@ TEST_P(ArenaStepTest, UpdatesEveryTensorKeepsGapsZeroAndLeavesGradientsAlone) {
         const uint64_t at = arena->placement(t).offset + i;
         const ArenaBlock& block = arena->blocks()[arena->placement(t).block];
         EXPECT_NE(std::memcmp(static_cast<const char*>(block.data) + at * block.element_size,
-                              before[arena->placement(t).block].data() + at * block.element_size, block.element_size),
+                              before[arena->placement(t).block].data() + at * block.element_size,
+                              block.element_size),
                   0)
             << arena->spec(t).name << "[" << i << "] after step " << step + 1;
       }
@@ -149,8 +156,11 @@ TEST_P(ArenaStepTest, EachTensorEndsAsIfItWereAlone) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllKinds, ArenaStepTest, ::testing::Values(Kind::kSgd, Kind::kAdam, Kind::kAdamW),
-                         [](const auto& info) { return std::string(OptimizerKindName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(AllKinds, ArenaStepTest,
+                         ::testing::Values(Kind::kSgd, Kind::kAdam, Kind::kAdamW),
+                         [](const auto& info) {
+                           return std::string(OptimizerKindName(info.param));
+                         });
 
 TEST(OptimizerCreateTest, AnEmptyArenaStepsWithNothingToDo) {
   std::unique_ptr<TensorArena> arena = MakeArena({});
@@ -181,7 +191,8 @@ TEST(OptimizerCreateTest, RefusesHalfPrecisionBlocksNamingDeviceAndDtype) {
     ASSERT_FALSE(optimizer.ok());
     EXPECT_EQ(optimizer.status().code(), absl::StatusCode::kUnimplemented);
     EXPECT_THAT(optimizer.status().message(),
-                HasSubstr(dtype == COHORT_DTYPE_FLOAT16 ? "block 1 (cpu, float16)" : "block 1 (cpu, bfloat16)"));
+                HasSubstr(dtype == COHORT_DTYPE_FLOAT16 ? "block 1 (cpu, float16)"
+                                                        : "block 1 (cpu, bfloat16)"));
     EXPECT_THAT(optimizer.status().message(), HasSubstr("cpu float32 and float64 blocks only"));
   }
 }
@@ -197,7 +208,8 @@ class AnyDeviceIsHostMemory final : public DeviceMemoryProvider {
 
 TEST(OptimizerCreateTest, RefusesBlocksOffTheCpuNamingDeviceAndDtype) {
   AnyDeviceIsHostMemory memory;
-  auto arena = TensorArena::Create({TensorDescriptor{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 1}, 8}}, memory);
+  auto arena = TensorArena::Create(
+      {TensorDescriptor{"w", COHORT_DTYPE_FLOAT32, {COHORT_DEVICE_CUDA, 1}, 8}}, memory);
   ASSERT_TRUE(arena.ok()) << arena.status();
   auto optimizer = Optimizer::Create(Options(Kind::kSgd), **arena);
   ASSERT_FALSE(optimizer.ok());

@@ -71,7 +71,8 @@ void CopyParams(const TensorArena& from, const TensorArena& to) {
 bool SameParams(const TensorArena& a, const TensorArena& b) {
   for (size_t i = 0; i < a.blocks().size(); ++i) {
     const ArenaBlock& block = a.blocks()[i];
-    if (std::memcmp(block.data, b.blocks()[i].data, block.element_count * block.element_size) != 0) return false;
+    if (std::memcmp(block.data, b.blocks()[i].data, block.element_count * block.element_size) != 0)
+      return false;
   }
   return true;
 }
@@ -122,8 +123,10 @@ TEST_P(ContinuationTest, RestoredOptimizerContinuesBitwiseIdentically) {
 }
 
 TEST_P(ContinuationTest, WithoutTheStateTheRunDiverges) {
-  // The check above has teeth: skipping LoadState (where there is state to lose) changes the result.
-  if (GetParam().kind == Kind::kSgd && GetParam().momentum == 0) GTEST_SKIP() << "plain SGD keeps no state";
+  // The check above has teeth: skipping LoadState (where there is state to lose) changes the
+  // result.
+  if (GetParam().kind == Kind::kSgd && GetParam().momentum == 0)
+    GTEST_SKIP() << "plain SGD keeps no state";
   Trained straight = Fresh(GetParam());
   ASSERT_NE(straight.optimizer, nullptr);
   RunSteps(*straight.arena, *straight.optimizer, 0, 5);
@@ -158,7 +161,8 @@ void Reseal(std::string& bytes) {
 
 uint64_t ReadLittleEndian(const std::string& bytes, size_t at, size_t size) {
   uint64_t value = 0;
-  for (size_t i = 0; i < size; ++i) value |= uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+  for (size_t i = 0; i < size; ++i)
+    value |= uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
   return value;
 }
 
@@ -173,15 +177,16 @@ TEST(OptimizerStateFormatTest, IsTheDocumentedLittleEndianLayout) {
   // header 8 + 4 + 4 + 8 + 4 + 4, one block entry 4 + 8, 2 buffers x 2 doubles, checksum 8
   ASSERT_EQ(bytes.size(), 32u + 12u + 32u + 8u);
   EXPECT_EQ(bytes.substr(0, 8), "COHOPTST");
-  EXPECT_EQ(ReadLittleEndian(bytes, 8, 4), 1u);            // version
-  EXPECT_EQ(ReadLittleEndian(bytes, 12, 4), 1u);           // kind: adam
-  EXPECT_EQ(ReadLittleEndian(bytes, 16, 8), 1u);           // steps
-  EXPECT_EQ(ReadLittleEndian(bytes, 24, 4), 1u);           // blocks
-  EXPECT_EQ(ReadLittleEndian(bytes, 28, 4), 2u);           // buffers per block
-  EXPECT_EQ(ReadLittleEndian(bytes, 32, 4), 4u);           // COHORT_DTYPE_FLOAT64
-  EXPECT_EQ(ReadLittleEndian(bytes, 36, 8), 2u);           // elements
+  EXPECT_EQ(ReadLittleEndian(bytes, 8, 4), 1u);   // version
+  EXPECT_EQ(ReadLittleEndian(bytes, 12, 4), 1u);  // kind: adam
+  EXPECT_EQ(ReadLittleEndian(bytes, 16, 8), 1u);  // steps
+  EXPECT_EQ(ReadLittleEndian(bytes, 24, 4), 1u);  // blocks
+  EXPECT_EQ(ReadLittleEndian(bytes, 28, 4), 2u);  // buffers per block
+  EXPECT_EQ(ReadLittleEndian(bytes, 32, 4), 4u);  // COHORT_DTYPE_FLOAT64
+  EXPECT_EQ(ReadLittleEndian(bytes, 36, 8), 2u);  // elements
   // m = 0.1 * g = [0.2, -0.4]; v = 0.001 * g^2 = [0.004, 0.016]
-  const double expected[] = {(1 - 0.9) * 2.0, (1 - 0.9) * -4.0, (1 - 0.999) * 4.0, (1 - 0.999) * 16.0};
+  const double expected[] = {(1 - 0.9) * 2.0, (1 - 0.9) * -4.0, (1 - 0.999) * 4.0,
+                             (1 - 0.999) * 16.0};
   for (size_t i = 0; i < 4; ++i) {
     double value;
     const uint64_t bits = ReadLittleEndian(bytes, 44 + 8 * i, 8);
@@ -208,7 +213,8 @@ class DamagedStateTest : public ::testing::Test {
     target_state_ = target_.optimizer->SaveState();
   }
 
-  // Loads `bytes` into the target, expecting INVALID_ARGUMENT and an untouched state; returns the message.
+  // Loads `bytes` into the target, expecting INVALID_ARGUMENT and an untouched state; returns the
+  // message.
   std::string Refused(absl::string_view bytes) {
     absl::Status status = target_.optimizer->LoadState(bytes);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
@@ -226,7 +232,8 @@ TEST_F(DamagedStateTest, EveryTruncationIsRefused) {
     Refused(absl::string_view(saved_).substr(0, length));
   }
   EXPECT_THAT(Refused(""), HasSubstr("is truncated: 0 bytes"));
-  EXPECT_THAT(Refused(absl::string_view(saved_).substr(0, saved_.size() - 1)), HasSubstr("truncated or corrupt"));
+  EXPECT_THAT(Refused(absl::string_view(saved_).substr(0, saved_.size() - 1)),
+              HasSubstr("truncated or corrupt"));
 }
 
 TEST_F(DamagedStateTest, EveryFlippedBitIsRefused) {
@@ -280,7 +287,8 @@ std::string SavedBy(const OptimizerOptions& options, std::vector<TensorDescripto
   return t.optimizer->SaveState();
 }
 
-absl::Status LoadInto(const OptimizerOptions& options, std::vector<TensorDescriptor> specs, const std::string& bytes) {
+absl::Status LoadInto(const OptimizerOptions& options, std::vector<TensorDescriptor> specs,
+                      const std::string& bytes) {
   Trained t = Fresh(options, std::move(specs));
   if (t.optimizer == nullptr) return absl::InternalError("no optimizer");
   return t.optimizer->LoadState(bytes);
@@ -311,21 +319,29 @@ TEST(MismatchedStateTest, AnotherLayoutIsRefusedNamingTheDifference) {
 
   absl::Status count = LoadInto(adam, {CpuTensor("w", 5, COHORT_DTYPE_FLOAT32)}, four_floats);
   EXPECT_EQ(count.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(count.message(),
-              HasSubstr("block 0 is float32 with 4 elements; this arena's block 0 is float32 with 5 elements"));
+  EXPECT_THAT(
+      count.message(),
+      HasSubstr(
+          "block 0 is float32 with 4 elements; this arena's block 0 is float32 with 5 elements"));
 
   absl::Status dtype = LoadInto(adam, {CpuTensor("w", 4, COHORT_DTYPE_FLOAT64)}, four_floats);
-  EXPECT_THAT(dtype.message(),
-              HasSubstr("block 0 is float32 with 4 elements; this arena's block 0 is float64 with 4 elements"));
+  EXPECT_THAT(
+      dtype.message(),
+      HasSubstr(
+          "block 0 is float32 with 4 elements; this arena's block 0 is float64 with 4 elements"));
 
   absl::Status blocks = LoadInto(
-      adam, {CpuTensor("w", 4, COHORT_DTYPE_FLOAT32), CpuTensor("d", 4, COHORT_DTYPE_FLOAT64)}, four_floats);
+      adam, {CpuTensor("w", 4, COHORT_DTYPE_FLOAT32), CpuTensor("d", 4, COHORT_DTYPE_FLOAT64)},
+      four_floats);
   EXPECT_THAT(blocks.message(), HasSubstr("has 1 blocks; this arena has 2"));
 
   // The same block sizes from other tensors are the same layout: the state is per block.
-  EXPECT_TRUE(LoadInto(adam, {CpuTensor("a", 2, COHORT_DTYPE_FLOAT32), CpuTensor("b", 2, COHORT_DTYPE_FLOAT32)},
-                       SavedBy(adam, {CpuTensor("w", 2, COHORT_DTYPE_FLOAT32), CpuTensor("x", 2, COHORT_DTYPE_FLOAT32)}))
-                  .ok());
+  EXPECT_TRUE(
+      LoadInto(adam,
+               {CpuTensor("a", 2, COHORT_DTYPE_FLOAT32), CpuTensor("b", 2, COHORT_DTYPE_FLOAT32)},
+               SavedBy(adam, {CpuTensor("w", 2, COHORT_DTYPE_FLOAT32),
+                              CpuTensor("x", 2, COHORT_DTYPE_FLOAT32)}))
+          .ok());
 }
 
 }  // namespace

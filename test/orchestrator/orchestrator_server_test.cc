@@ -34,7 +34,6 @@
 #include <thread>
 #include <variant>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "absl/strings/match.h"
@@ -50,9 +49,9 @@
 namespace cohort {
 namespace {
 
+using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using std::chrono::milliseconds;
 
 constexpr milliseconds kReplyTimeout{5000};
 constexpr milliseconds kSilence{300};  // how long "no reply" is waited for
@@ -78,7 +77,8 @@ entrypoint: /plugins/never-loaded.so
 hyperparameters:
   global_batch_size: 16
 resources:
-  slots_per_trial: )", slots, R"(
+  slots_per_trial: )",
+                      slots, R"(
 searcher:
   name: single
   metric: loss
@@ -104,8 +104,7 @@ std::string EnvelopeOfMajor(uint16_t major, uint64_t message_id) {
   builder.Finish(wire::CreateClientEnvelope(builder, major, 0, message_id, 0, sender,
                                             wire::ClientMessage::ListAgents, message.Union()),
                  wire::ClientEnvelopeIdentifier());
-  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
-                     builder.GetSize());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
 class OrchestratorServerTest : public ::testing::Test {
@@ -432,8 +431,8 @@ class CurveOrchestratorServerTest : public OrchestratorServerTest {
   // Sends AgentHello as `agent_id` (the socket identity) and returns the answer, if any.
   std::optional<DecodedControl> Hello(zmq::socket_t& agent, const std::string& agent_id,
                                       std::chrono::milliseconds timeout) {
-    SendBytes(agent, EncodeControlMessage(ControlHeader{1, 0, agent_id},
-                                          HelloWithCpuSlots(agent_id, 1)));
+    SendBytes(agent,
+              EncodeControlMessage(ControlHeader{1, 0, agent_id}, HelloWithCpuSlots(agent_id, 1)));
     std::optional<std::string> bytes = Receive(agent, timeout);
     if (!bytes) return std::nullopt;
     absl::StatusOr<DecodedControl> decoded = DecodeControlMessage(*bytes);
@@ -509,8 +508,9 @@ TEST_F(CurveOrchestratorServerTest, AnAgentWithAnAuthorizedKeyNamedAsItsIdRegist
   EXPECT_TRUE(std::holds_alternative<Ack>(answer->message))
       << DescribeControlMessage(answer->message);
   EXPECT_THAT(ListedAgents(), ::testing::ElementsAre("agent-1"));
-  EXPECT_TRUE(Logged("agents' listener: CURVE; clients' listener: CURVE; rendezvous listener: "
-                     "CURVE; 3 authorized keys"));
+  EXPECT_TRUE(
+      Logged("agents' listener: CURVE; clients' listener: CURVE; rendezvous listener: "
+             "CURVE; 3 authorized keys"));
 }
 
 TEST_F(CurveOrchestratorServerTest, AnUnknownKeyIsNeverAnsweredAndItsRefusalLogged) {
@@ -619,8 +619,9 @@ TEST_F(CurveOrchestratorServerTest, TheRendezvousHoldsOnlyWhatLiveTasksNeed) {
     EXPECT_FALSE(respelled->found) << key << " was kept";
   }
   EXPECT_TRUE(Logged("dropped rendezvous sets for keys of no live task spanning agents"));
-  EXPECT_TRUE(Logged("dropped rendezvous sets for task 1: a task holds at most 65536 keys and "
-                     "16777216 bytes"));
+  EXPECT_TRUE(
+      Logged("dropped rendezvous sets for task 1: a task holds at most 65536 keys and "
+             "16777216 bytes"));
   const std::lock_guard<std::mutex> lock(log_mutex_);
   EXPECT_EQ(std::count_if(log_.begin(), log_.end(),
                           [](const std::string& line) {

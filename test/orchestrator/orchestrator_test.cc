@@ -12,10 +12,11 @@
 // agent is lost, when its StartTask goes unanswered, or when its agent re-registers without it;
 // killing an experiment; trial logs and the state directory's files; an adaptive ASHA search to
 // completion with a promoted trial resuming its checkpoint; a crash before running restarted;
-// progress and the agent's own log lines; a task its agent stopped placed again; a local submission (`cohort run`) keeping its record in
-// the caller's folder, applying retention once completed, and resuming from its latest
-// checkpoint; a new orchestrator on the same state directory continuing the active experiments
-// and showing the ended ones; experiment.json read back (ReadExperimentRecord).
+// progress and the agent's own log lines; a task its agent stopped placed again; a local submission
+// (`cohort run`) keeping its record in the caller's folder, applying retention once completed, and
+// resuming from its latest checkpoint; a new orchestrator on the same state directory continuing
+// the active experiments and showing the ended ones; experiment.json read back
+// (ReadExperimentRecord).
 #include "runtime/orchestrator/orchestrator.h"
 
 #include <algorithm>
@@ -154,8 +155,8 @@ class OrchestratorTest : public ::testing::Test {
                      uint64_t correlation_id = 0, const std::string& sender = "") {
     DecodedControl decoded;
     decoded.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
-    decoded.header = ControlHeader{++last_agent_message_id_, correlation_id,
-                                   sender.empty() ? agent_id : sender};
+    decoded.header =
+        ControlHeader{++last_agent_message_id_, correlation_id, sender.empty() ? agent_id : sender};
     decoded.message = std::move(message);
     orchestrator_.OnAgentMessage(agent_id, decoded);
     return decoded.header.message_id;
@@ -374,8 +375,8 @@ class OrchestratorTest : public ::testing::Test {
   }
 
   TrialLogs Logs(uint64_t trial_id, int32_t rank, uint64_t after_sequence, uint32_t max_lines) {
-    const ClientMessage reply = orchestrator_.OnClientRequest(
-        TrialLogsRequest{trial_id, rank, after_sequence, max_lines});
+    const ClientMessage reply =
+        orchestrator_.OnClientRequest(TrialLogsRequest{trial_id, rank, after_sequence, max_lines});
     const auto* logs = std::get_if<TrialLogs>(&reply);
     if (logs == nullptr) {
       ADD_FAILURE() << "expected TrialLogs, got " << ClientMessageName(reply);
@@ -505,8 +506,7 @@ TEST_F(OrchestratorTest, GridSearchRunsTwoTrialsAtATimeOnTwoSlots) {
       EXPECT_EQ(config->searcher.max_length.value, 10u);
       EXPECT_EQ(config->entrypoint, kEntrypoint);
       EXPECT_EQ(config->experiment_seed, 42u);
-      absl::StatusOr<const std::string*> optimizer =
-          config->hyperparameters.GetString("optimizer");
+      absl::StatusOr<const std::string*> optimizer = config->hyperparameters.GetString("optimizer");
       absl::StatusOr<int64_t> hidden = config->hyperparameters.GetInt("hidden_size");
       ASSERT_TRUE(optimizer.ok()) << optimizer.status();
       ASSERT_TRUE(hidden.ok()) << hidden.status();
@@ -883,8 +883,9 @@ TEST_F(OrchestratorTest, TaskItsAgentStoppedIsPlacedAgainWithoutUsingARestart) {
   EXPECT_EQ(TrialOf(experiment_id, start.trial_id).state, TrialState::kRunning);
   const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
   EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
-    return event.line.find("agent agent-1 stopped it (stopped: the agent is shutting down); "
-                           "placing it again from ckpt-47") != std::string::npos;
+    return event.line.find(
+               "agent agent-1 stopped it (stopped: the agent is shutting down); "
+               "placing it again from ckpt-47") != std::string::npos;
   }));
 }
 
@@ -938,8 +939,8 @@ TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   // nothing new (the trial already runs elsewhere).
   const size_t kills_before = SentTo<KillTask>("agent-1").size();
   AgentHello hello = Hello("agent-1", 2);
-  hello.tasks.push_back(TaskEntry{first.task_id, first.trial_id, experiment_id,
-                                  TaskState::kRunning, {0, 1}, {0, 1}});
+  hello.tasks.push_back(
+      TaskEntry{first.task_id, first.trial_id, experiment_id, TaskState::kRunning, {0, 1}, {0, 1}});
   FromAgent("agent-1", hello);
   const std::vector<KillTask> kills = SentTo<KillTask>("agent-1");
   ASSERT_THAT(kills, SizeIs(kills_before + 1));
@@ -1453,10 +1454,10 @@ TEST_F(OrchestratorTest, AgentLinesAreNoticesAndMarkedInTheTrialLog) {
   const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
   ASSERT_THAT(events, SizeIs(1));
   EXPECT_EQ(events[0].level, OrchestratorEvent::Level::kNotice);
-  EXPECT_EQ(events[0].line, absl::StrCat("trial ", start.trial_id,
-                                         ": warning: rank 0 has sent no heartbeat"));
-  const std::string log = Slurp(
-      absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/log.txt"));
+  EXPECT_EQ(events[0].line,
+            absl::StrCat("trial ", start.trial_id, ": warning: rank 0 has sent no heartbeat"));
+  const std::string log =
+      Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/log.txt"));
   EXPECT_THAT(log, HasSubstr("[rank 0] batch 5\n[agent] warning: rank 0 has sent no heartbeat"));
   const TrialLogs logs = Logs(start.trial_id, -1, 0, 10);
   ASSERT_THAT(logs.lines, SizeIs(2));
@@ -1532,8 +1533,8 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
     recovered_trials.push_back(trial.trial_id);
   }
   EXPECT_EQ(recovered_trials, grid_trials);
-  const std::string metrics = Slurp(absl::StrCat(ExperimentFolder(grid), "/trials/",
-                                                 first.trial_id, "/metrics.jsonl"));
+  const std::string metrics =
+      Slurp(absl::StrCat(ExperimentFolder(grid), "/trials/", first.trial_id, "/metrics.jsonl"));
   EXPECT_THAT(metrics, HasSubstr("\"batches\":40"));
   EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":50")));
   // The completed experiment is described as it ended; a new one gets the next ids.
@@ -1615,15 +1616,15 @@ TEST_F(OrchestratorTest, GpuReadingsOfEveryAgentJoinTheTrainingReport) {
   AgentHeartbeat beat{"agent-2", clock_.UnixSeconds(), 1, {start.task_id}};
   beat.task_gpus = {{start.task_id, {{1, 0, "NVIDIA H100", 40, 1 << 20, 1 << 30}}}};
   FromAgent("agent-2", beat);
-  MetricsReport report{start.trial_id, ReportKind::kTraining, 10, 320, clock_.UnixSeconds(),
-                       {{"loss", 1.0}}};
+  MetricsReport report{start.trial_id,       ReportKind::kTraining, 10, 320,
+                       clock_.UnixSeconds(), {{"loss", 1.0}}};
   report.gpus = {{0, 0, "NVIDIA H100", 98, 2 << 20, 1 << 30}};
   FromAgent("agent-1", TaskMetricsReport{start.task_id, report});
   report.batches = 20;
   FromAgent("agent-1", TaskMetricsReport{start.task_id, report});  // no heartbeat in between
 
-  const std::string metrics = Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/",
-                                                 start.trial_id, "/metrics.jsonl"));
+  const std::string metrics = Slurp(
+      absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/metrics.jsonl"));
   const std::vector<std::string> lines = absl::StrSplit(metrics, '\n', absl::SkipEmpty());
   ASSERT_THAT(lines, SizeIs(2));
   absl::StatusOr<MetricsReport> first = ParseMetricsReportJson(lines[0], start.trial_id);
@@ -1636,10 +1637,12 @@ TEST_F(OrchestratorTest, GpuReadingsOfEveryAgentJoinTheTrainingReport) {
   EXPECT_THAT(second->gpus, SizeIs(1));  // agent-2's readings went with the first report
 
   const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
-  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const OrchestratorEvent& event) {
-              return event.line.find("unbalanced GPUs: rank 0 (GPU 0, NVIDIA H100) at 98%, "
-                                     "rank 1 (GPU 0, NVIDIA H100) at 40%") != std::string::npos;
-            }),
+  EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                          [](const OrchestratorEvent& event) {
+                            return event.line.find(
+                                       "unbalanced GPUs: rank 0 (GPU 0, NVIDIA H100) at 98%, "
+                                       "rank 1 (GPU 0, NVIDIA H100) at 40%") != std::string::npos;
+                          }),
             1);
 }
 
@@ -1650,7 +1653,8 @@ TEST(MetricsReportJsonTest, GpuReadingsRoundTrip) {
   report.gpus = {{0, 2, "NVIDIA H100 80GB HBM3", 97.25, uint64_t{40} << 30, uint64_t{80} << 30},
                  {1, 0, "NVIDIA H100 80GB HBM3", 60, 0, uint64_t{80} << 30}};
   const std::string line = MetricsReportJson(report);
-  EXPECT_THAT(line, HasSubstr("\"gpus\":[{\"rank\":0,\"gpu\":2,\"name\":\"NVIDIA H100 80GB HBM3\""));
+  EXPECT_THAT(line,
+              HasSubstr("\"gpus\":[{\"rank\":0,\"gpu\":2,\"name\":\"NVIDIA H100 80GB HBM3\""));
   absl::StatusOr<MetricsReport> back = ParseMetricsReportJson(line, 4);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->gpus, report.gpus);

@@ -2,19 +2,17 @@
 // names, and the error (code and message) for each kind of bad input.
 #include "idx_dataset.h"
 
-#include <cohort/plugin.hpp>
-
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cohort/plugin.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace mlp {
 namespace {
@@ -104,10 +102,10 @@ TEST_F(IdxDatasetTest, MissingMnistFileNamesItAndTheExpectedNames) {
   const cohort::Error e =
       ErrorFrom([&] { IdxDataset::OpenMnist(dir_.string(), COHORT_SPLIT_TRAINING); });
   EXPECT_EQ(e.code(), COHORT_STATUS_NOT_FOUND);
-  EXPECT_THAT(e.what(), AllOf(HasSubstr(dir_.string()), HasSubstr("'train-images-idx3-ubyte'"),
-                              HasSubstr("train-labels-idx1-ubyte"),
-                              HasSubstr("t10k-images-idx3-ubyte"),
-                              HasSubstr("t10k-labels-idx1-ubyte")));
+  EXPECT_THAT(e.what(),
+              AllOf(HasSubstr(dir_.string()), HasSubstr("'train-images-idx3-ubyte'"),
+                    HasSubstr("train-labels-idx1-ubyte"), HasSubstr("t10k-images-idx3-ubyte"),
+                    HasSubstr("t10k-labels-idx1-ubyte")));
   EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("gunzip")));
 }
 

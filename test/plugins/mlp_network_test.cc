@@ -3,6 +3,9 @@
 // gradient buffers, the order of the layer-ready callbacks, and initialisation.
 #include "mlp_network.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -10,9 +13,6 @@
 
 #include "counter_rng.h"
 #include "synthetic_dataset.h"
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace mlp {
 namespace {

@@ -2,13 +2,13 @@
 // the labels use every class without one of them dominating.
 #include "synthetic_dataset.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace mlp {
 namespace {

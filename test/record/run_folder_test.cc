@@ -15,9 +15,12 @@ using ::testing::StartsWith;
 
 TEST(DefaultRunPathTest, ANameIsOnePathComponentInsideTheParent) {
   TempFolder parent;
-  for (const auto& [name, start] : {std::pair{"mnist", "mnist-"}, {"../evil", "_evil-"},
-                                    {"/etc/passwd", "_etc_passwd-"}, {"..", "experiment-"},
-                                    {"a b\tc\n", "a_b_c_-"}, {"", "experiment-"}}) {
+  for (const auto& [name, start] : {std::pair{"mnist", "mnist-"},
+                                    {"../evil", "_evil-"},
+                                    {"/etc/passwd", "_etc_passwd-"},
+                                    {"..", "experiment-"},
+                                    {"a b\tc\n", "a_b_c_-"},
+                                    {"", "experiment-"}}) {
     const std::string path = DefaultRunPath(parent.path(), name);
     EXPECT_EQ(std::filesystem::path(path).parent_path().string(), parent.path()) << name;
     EXPECT_THAT(std::filesystem::path(path).filename().string(), StartsWith(start)) << name;

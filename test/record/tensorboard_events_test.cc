@@ -184,10 +184,10 @@ TEST(TensorBoardEventsTest, GpuReadingsAreScalarsPerRank) {
   report.gpus = {{0, 3, "NVIDIA H100", 97.5, uint64_t{3} << 30, uint64_t{80} << 30},
                  {1, 0, "NVIDIA H100", 61, uint64_t{1} << 29, uint64_t{80} << 30}};
   const Event event = DecodeEvent(ReadRecords(TensorBoardReport(report))[0]);
-  EXPECT_THAT(event.scalars, testing::IsSupersetOf({Pair("gpu/rank0/utilization", 97.5f),
-                                                     Pair("gpu/rank0/memory_used_gib", 3.0f),
-                                                     Pair("gpu/rank1/utilization", 61.0f),
-                                                     Pair("gpu/rank1/memory_used_gib", 0.5f)}));
+  EXPECT_THAT(event.scalars,
+              testing::IsSupersetOf(
+                  {Pair("gpu/rank0/utilization", 97.5f), Pair("gpu/rank0/memory_used_gib", 3.0f),
+                   Pair("gpu/rank1/utilization", 61.0f), Pair("gpu/rank1/memory_used_gib", 0.5f)}));
 }
 
 TEST(TensorBoardEventsTest, AValidationReportHasItsMetricsOnly) {

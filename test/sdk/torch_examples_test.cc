@@ -60,8 +60,8 @@ void CompareAndStep(LoadedModel& model, torch::nn::Module& reference, int batch)
     const torch::Tensor& p = parameters[i].value();
     ASSERT_EQ(arena.spec(i).name, parameters[i].key());
     EXPECT_EQ(Bytes(arena.data(i), p), Bytes(p)) << parameters[i].key() << " after batch " << batch;
-    EXPECT_EQ(Bytes(arena.grad(i), p), Bytes(p.grad())) << "gradient of " << parameters[i].key()
-                                                        << " in batch " << batch;
+    EXPECT_EQ(Bytes(arena.grad(i), p), Bytes(p.grad()))
+        << "gradient of " << parameters[i].key() << " in batch " << batch;
     torch::Tensor arena_value = torch::from_blob(arena.data(i), p.sizes(), p.options());
     torch::Tensor arena_grad = torch::from_blob(arena.grad(i), p.sizes(), p.options());
     arena_value.sub_(arena_grad * kLearningRate);
@@ -105,7 +105,8 @@ TEST(TorchExamplesTest, TorchCnnTrainsAsPlainLibTorchBitForBit) {
   ASSERT_EQ(state->tensor_count(), buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
     EXPECT_EQ(state->spec(i).name, buffers[i].key());
-    EXPECT_EQ(Bytes(state->data(i), buffers[i].value()), Bytes(buffers[i].value())) << buffers[i].key();
+    EXPECT_EQ(Bytes(state->data(i), buffers[i].value()), Bytes(buffers[i].value()))
+        << buffers[i].key();
   }
   EXPECT_EQ(*static_cast<const int64_t*>(state->data(2)), kBatches) << state->spec(2).name;
 }
@@ -133,7 +134,8 @@ TEST(TorchExamplesTest, TorchGptTrainsAsPlainLibTorchBitForBit) {
     for (uint64_t r = 0; r < 8; ++r) records.push_back(b * 1000 + r * 97);
     absl::StatusOr<BatchMetrics> metrics = model->TrainBatch(testing::TrainingBatch(records));
     ASSERT_TRUE(metrics.ok()) << metrics.status();
-    const torch::Tensor loss = torch_gpt::Loss(reference, corpus.Windows(COHORT_SPLIT_TRAINING, records));
+    const torch::Tensor loss =
+        torch_gpt::Loss(reference, corpus.Windows(COHORT_SPLIT_TRAINING, records));
     loss.backward();
     EXPECT_EQ(metrics->Find("loss")->value, loss.item<double>()) << "batch " << b;
     CompareAndStep(*model, *reference, b);

@@ -135,7 +135,8 @@ TEST_F(TorchModuleTest, BuffersAreStateTensorsTheModuleUpdatesInPlace) {
   for (uint64_t b = 0; b < 3; ++b) {
     ASSERT_TRUE(trained->TrainBatch(testing::TrainingBatch({b, b + 7, b + 20, b + 33})).ok());
   }
-  EXPECT_EQ(*static_cast<const int64_t*>(state.data(2)), 3) << "the batch counter lives in the host's memory";
+  EXPECT_EQ(*static_cast<const int64_t*>(state.data(2)), 3)
+      << "the batch counter lives in the host's memory";
   EXPECT_NE(static_cast<const float*>(state.data(0))[0], 0.0f);
 
   // The parameters and the state tensors are the whole model: copied into a fresh one, it

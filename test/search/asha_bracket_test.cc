@@ -50,12 +50,14 @@ class AshaBracketTest : public ::testing::Test {
   }
   std::vector<std::string> Report(AshaBracket& bracket, uint64_t id, uint64_t batches,
                                   double loss) {
-    return Described(
-        bracket.OnValidation(id, batches, loss, [this] { return CreateTrial{++created_, {}}; }));
+    return Described(bracket.OnValidation(id, batches, loss, [this] {
+      return CreateTrial{++created_, {}};
+    }));
   }
   std::vector<std::string> Exit(AshaBracket& bracket, uint64_t id) {
-    return Described(
-        bracket.OnTrialExitedEarly(id, [this] { return CreateTrial{++created_, {}}; }));
+    return Described(bracket.OnTrialExitedEarly(id, [this] {
+      return CreateTrial{++created_, {}};
+    }));
   }
 
   uint64_t created_ = 0;
@@ -148,8 +150,8 @@ TEST_F(AshaBracketTest, NeverStartsMoreThanMaxTrialsAndProgressNeverFalls) {
     if (std::sscanf(ops[next].c_str(), "train %" SCNu64 " to %" SCNu64, &id, &batches) != 2) {
       continue;
     }
-    std::vector<std::string> more = id == 5 ? Exit(bracket, id)
-                                            : Report(bracket, id, batches, 1.0 / (1.0 + id % 4));
+    std::vector<std::string> more =
+        id == 5 ? Exit(bracket, id) : Report(bracket, id, batches, 1.0 / (1.0 + id % 4));
     ops.insert(ops.end(), more.begin(), more.end());
     EXPECT_GE(bracket.Progress(), progress);
     progress = bracket.Progress();

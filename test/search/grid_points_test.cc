@@ -62,7 +62,7 @@ std::vector<double> Doubles(HyperparameterSpace space) {
 
 TEST(GridPointsTest, IntPointsAreEvenlySpacedAndRoundedHalfAwayFromZero) {
   EXPECT_THAT(Ints(Range(Kind::kInt, 0, 10, 3)), ElementsAre(0, 5, 10));
-  EXPECT_THAT(Ints(Range(Kind::kInt, 1, 4, 3)), ElementsAre(1, 3, 4));     // 2.5 -> 3
+  EXPECT_THAT(Ints(Range(Kind::kInt, 1, 4, 3)), ElementsAre(1, 3, 4));       // 2.5 -> 3
   EXPECT_THAT(Ints(Range(Kind::kInt, -4, -1, 3)), ElementsAre(-4, -3, -1));  // -2.5 -> -3
   EXPECT_THAT(Ints(Range(Kind::kInt, 0, 9, 4)), ElementsAre(0, 3, 6, 9));
   EXPECT_THAT(Ints(Range(Kind::kInt, 0, 10, 4)), ElementsAre(0, 3, 7, 10));  // 3.33, 6.67
@@ -76,7 +76,7 @@ TEST(GridPointsTest, IntCountIsClampedToTheIntegersInTheRange) {
 }
 
 TEST(GridPointsTest, CountOneIsTheMidpoint) {
-  EXPECT_THAT(Ints(Range(Kind::kInt, 8, 13, 1)), ElementsAre(11));  // 10.5 -> 11
+  EXPECT_THAT(Ints(Range(Kind::kInt, 8, 13, 1)), ElementsAre(11));   // 10.5 -> 11
   EXPECT_THAT(Ints(Range(Kind::kInt, -4, -1, 1)), ElementsAre(-3));  // -2.5 -> -3
   EXPECT_THAT(Ints(Range(Kind::kInt, 2, 6, 1)), ElementsAre(4));
   EXPECT_THAT(Doubles(Range(Kind::kDouble, 0.2, 0.8, 1)), ElementsAre(DoubleNear(0.5, 1e-15)));
@@ -121,8 +121,8 @@ TEST(GridPointsTest, TheProductRunsInNameOrderWithTheFirstNameSlowest) {
   std::vector<std::string> order;
   for (const Hyperparameters& point : *grid) {
     EXPECT_EQ(point.values().size(), 4u);
-    order.push_back(absl::StrCat(**point.GetString("a"), *point.GetInt("b"),
-                                 *point.GetDouble("c")));
+    order.push_back(
+        absl::StrCat(**point.GetString("a"), *point.GetInt("b"), *point.GetDouble("c")));
   }
   EXPECT_THAT(order, ElementsAre("x10", "x11", "x20", "x21", "x30", "x31", "y10", "y11", "y20",
                                  "y21", "y30", "y31"));
@@ -148,8 +148,8 @@ TEST(GridPointsTest, ARangeWithoutCountIsAnErrorNamingIt) {
 }
 
 TEST(GridPointsTest, AGridBeyondTheLimitIsAnError) {
-  const std::map<std::string, HyperparameterSpace> spaces = {
-      {"a", Range(Kind::kInt, 0, 99, 10)}, {"b", Range(Kind::kDouble, 0, 1, 10)}};
+  const std::map<std::string, HyperparameterSpace> spaces = {{"a", Range(Kind::kInt, 0, 99, 10)},
+                                                             {"b", Range(Kind::kDouble, 0, 1, 10)}};
   EXPECT_TRUE(GridPoints(spaces, 100).ok());
   absl::StatusOr<std::vector<Hyperparameters>> grid = GridPoints(spaces, 99);
   ASSERT_FALSE(grid.ok());

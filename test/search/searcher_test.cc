@@ -117,7 +117,7 @@ TEST(SearcherTest, SingleTrainsTheSingleSearchersChoiceOnce) {
   EXPECT_EQ(*create.hparams.GetInt("global_batch_size"), 32);
   EXPECT_EQ(std::get<TrainTrial>(ops[1]).batches, 16u);
   EXPECT_EQ(searcher->Progress(), 0);
-  EXPECT_THAT(searcher->OnValidation(1, 8, 0.7), IsEmpty());  // a periodic validation
+  EXPECT_THAT(searcher->OnValidation(1, 8, 0.7), IsEmpty());   // a periodic validation
   EXPECT_THAT(searcher->OnValidation(2, 16, 0.7), IsEmpty());  // no such trial
   ops = searcher->OnValidation(1, 16, 0.3);
   ASSERT_EQ(ops.size(), 2u);
@@ -140,8 +140,8 @@ TEST(SearcherTest, GridTrainsEveryPointInOrderToTheFullLength) {
     points.push_back(absl::StrCat(id, ":", **hp.GetString("act"), "/", Lr(hp)));
     EXPECT_EQ(*hp.GetInt("global_batch_size"), 32);
   }
-  EXPECT_THAT(points, ElementsAre("1:relu/0", "2:relu/0.5", "3:relu/1", "4:tanh/0",
-                                  "5:tanh/0.5", "6:tanh/1"));
+  EXPECT_THAT(points, ElementsAre("1:relu/0", "2:relu/0.5", "3:relu/1", "4:tanh/0", "5:tanh/0.5",
+                                  "6:tanh/1"));
   for (uint64_t batches : run.train_targets) EXPECT_EQ(batches, 16u);
   EXPECT_THAT(run.closed, ElementsAre(1, 2, 3, 5, 6));
   EXPECT_EQ(run.shutdowns, 1);
@@ -171,8 +171,8 @@ TEST(SearcherTest, RandomDrawsMaxTrialsReproduciblyBySeed) {
         const double lr = Lr(create->hparams);
         EXPECT_GE(lr, 0.0);
         EXPECT_LE(lr, 1.0);
-        values.push_back(absl::StrCat(create->request_id, ":", **create->hparams.GetString("act"),
-                                      "/", lr));
+        values.push_back(
+            absl::StrCat(create->request_id, ":", **create->hparams.GetString("act"), "/", lr));
       } else {
         EXPECT_EQ(std::get<TrainTrial>(op).batches, 16u);
       }
@@ -313,11 +313,12 @@ TEST(SearcherTest, CreateSearcherRejectsWhatCannotRun) {
   EXPECT_THAT(std::string(searcher.status().message()),
               HasSubstr("searcher.max_length: 16 batches comes to 0 batches"));
 
-  searcher = CreateSearcher(
-      Config({"searcher.name=grid", "hyperparameters.a={type: int, minval: 0, maxval: 999, "
-              "count: 1000}", "hyperparameters.b={type: double, minval: 0, maxval: 1, "
-              "count: 1000}"}),
-      16);
+  searcher = CreateSearcher(Config({"searcher.name=grid",
+                                    "hyperparameters.a={type: int, minval: 0, maxval: 999, "
+                                    "count: 1000}",
+                                    "hyperparameters.b={type: double, minval: 0, maxval: 1, "
+                                    "count: 1000}"}),
+                            16);
   ASSERT_FALSE(searcher.ok());
   EXPECT_THAT(std::string(searcher.status().message()), HasSubstr("exceeds 100000 trials"));
 

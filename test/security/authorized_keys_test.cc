@@ -20,7 +20,8 @@ TEST(AuthorizedKeysTest, LoadsAFileOfNamedKeys) {
   TempFolder folder;
   const std::string a = NewPublicKey();
   const std::string b = NewPublicKey();
-  std::ofstream(folder / "authorized_keys") << "# the agents\n\n" << a << " agent-1\n  " << b << "\tagent-2  \n";
+  std::ofstream(folder / "authorized_keys") << "# the agents\n\n"
+                                            << a << " agent-1\n  " << b << "\tagent-2  \n";
   absl::StatusOr<AuthorizedKeys> keys = AuthorizedKeys::Load(folder / "authorized_keys");
   ASSERT_TRUE(keys.ok()) << keys.status();
   EXPECT_EQ(keys->size(), 2u);
@@ -39,13 +40,16 @@ TEST(AuthorizedKeysTest, ErrorsNameTheLine) {
   EXPECT_THAT(dup_key.status().message(), HasSubstr("dup_key:2: "));
 
   std::ofstream(folder / "dup_name") << a << " one\n" << NewPublicKey() << " one\n";
-  EXPECT_THAT(AuthorizedKeys::Load(folder / "dup_name").status().message(), HasSubstr("name 'one'"));
+  EXPECT_THAT(AuthorizedKeys::Load(folder / "dup_name").status().message(),
+              HasSubstr("name 'one'"));
 
   std::ofstream(folder / "no_name") << "# header\n" << a << "\n";
-  EXPECT_THAT(AuthorizedKeys::Load(folder / "no_name").status().message(), HasSubstr("no_name:2: expected"));
+  EXPECT_THAT(AuthorizedKeys::Load(folder / "no_name").status().message(),
+              HasSubstr("no_name:2: expected"));
 
   std::ofstream(folder / "bad_key") << "abc agent\n";
-  EXPECT_EQ(AuthorizedKeys::Load(folder / "bad_key").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AuthorizedKeys::Load(folder / "bad_key").status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   EXPECT_EQ(AuthorizedKeys::Load(folder / "missing").status().code(), absl::StatusCode::kNotFound);
 }
@@ -57,7 +61,9 @@ TEST(AuthorizedKeysTest, LoadsAFolderOfPublicKeyFiles) {
   ASSERT_TRUE(WritePublicKeyFile(folder / "agent-1.pub", "agent-1", a.public_key).ok());
   ASSERT_TRUE(WritePublicKeyFile(folder / "client.pub", "client", b.public_key).ok());
   // Not a .pub file: ignored, even though it holds a key.
-  ASSERT_TRUE(WriteSecretKeyFile(folder / "orchestrator.key", "orchestrator", GenerateCurveKeyPair().value()).ok());
+  ASSERT_TRUE(WriteSecretKeyFile(folder / "orchestrator.key", "orchestrator",
+                                 GenerateCurveKeyPair().value())
+                  .ok());
   absl::StatusOr<AuthorizedKeys> keys = AuthorizedKeys::Load(folder.path());
   ASSERT_TRUE(keys.ok()) << keys.status();
   EXPECT_EQ(keys->size(), 2u);

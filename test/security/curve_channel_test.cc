@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "gmock/gmock.h"
@@ -33,7 +32,8 @@ class LogCapture {
   }
 
   // The first line containing every one of `parts`, waiting up to `timeout` for it.
-  std::optional<std::string> WaitFor(const std::vector<std::string>& parts, std::chrono::milliseconds timeout) {
+  std::optional<std::string> WaitFor(const std::vector<std::string>& parts,
+                                     std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mutex_);
     std::optional<std::string> found;
     changed_.wait_for(lock, timeout, [&] {
@@ -134,7 +134,8 @@ TEST_F(CurveChannelTest, UnknownKeyIsRefusedAndLogged) {
   const CurveKeyPair stranger = GenerateCurveKeyPair().value();
   zmq::socket_t client = Connect(&stranger, server_keys_.public_key);
   (void)client.send(zmq::str_buffer("kill task 1"), zmq::send_flags::dontwait);
-  std::optional<std::string> line = log_.WaitFor({stranger.public_key, "127.0.0.1", "not authorized"}, 10s);
+  std::optional<std::string> line =
+      log_.WaitFor({stranger.public_key, "127.0.0.1", "not authorized"}, 10s);
   ASSERT_TRUE(line.has_value());
   EXPECT_FALSE(Receive(300ms).has_value());
   // However often the client retried meanwhile, the refusal was reported once.
@@ -153,7 +154,8 @@ TEST_F(CurveChannelTest, ClientWithoutTheServerKeyIsRefusedAndLogged) {
   const std::string impostor_server = GenerateCurveKeyPair().value().public_key;
   zmq::socket_t client = Connect(&agent_keys_, impostor_server);
   (void)client.send(zmq::str_buffer("read metrics"), zmq::send_flags::dontwait);
-  std::optional<std::string> line = log_.WaitFor({endpoint_, "does not hold this server's public key"}, 10s);
+  std::optional<std::string> line =
+      log_.WaitFor({endpoint_, "does not hold this server's public key"}, 10s);
   ASSERT_TRUE(line.has_value());
   EXPECT_FALSE(Receive(300ms).has_value());
 }
@@ -167,24 +169,28 @@ TEST_F(CurveChannelTest, RevokedKeyIsRefusedOnNewConnections) {
 }
 
 TEST_F(CurveChannelTest, OneAuthenticatorPerContext) {
-  absl::StatusOr<std::unique_ptr<CurveAuthenticator>> second = CurveAuthenticator::Start(context_, AuthorizedKeys());
+  absl::StatusOr<std::unique_ptr<CurveAuthenticator>> second =
+      CurveAuthenticator::Start(context_, AuthorizedKeys());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(CurveChannelTest, RejectsMismatchedServerKeys) {
   zmq::socket_t other(context_, zmq::socket_type::router);
   const CurveKeyPair mismatched{agent_keys_.public_key, server_keys_.secret_key};
-  EXPECT_EQ(authenticator_->ConfigureServer(other, mismatched).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(authenticator_->ConfigureServer(other, mismatched).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ConfigureCurveClient(other, mismatched, server_keys_.public_key).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ConfigureCurveClient(other, agent_keys_, "not a key").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ConfigureCurveClient(other, agent_keys_, "not a key").code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(CurveChannelTest, RefusesToConfigureSocketsAlreadyInUse) {
   zmq::socket_t bound(context_, zmq::socket_type::router);
   bound.set(zmq::sockopt::linger, 0);
   bound.bind("tcp://127.0.0.1:*");
-  EXPECT_EQ(authenticator_->ConfigureServer(bound, server_keys_).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(authenticator_->ConfigureServer(bound, server_keys_).code(),
+            absl::StatusCode::kFailedPrecondition);
   zmq::socket_t connected(context_, zmq::socket_type::dealer);
   connected.set(zmq::sockopt::linger, 0);
   connected.connect(endpoint_);

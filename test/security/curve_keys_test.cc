@@ -84,7 +84,8 @@ TEST(CurveKeysTest, NeverOverwritesAKeyFile) {
   TempFolder folder;
   const CurveKeyPair keys = GenerateCurveKeyPair().value();
   ASSERT_TRUE(WriteSecretKeyFile(folder / "a.key", "a", keys).ok());
-  const absl::Status again = WriteSecretKeyFile(folder / "a.key", "a", GenerateCurveKeyPair().value());
+  const absl::Status again =
+      WriteSecretKeyFile(folder / "a.key", "a", GenerateCurveKeyPair().value());
   EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
   EXPECT_EQ(ReadSecretKeyFile(folder / "a.key").value().secret_key, keys.secret_key);
 }
@@ -114,8 +115,11 @@ TEST(CurveKeysTest, ReadsZeroMqCertificatesWrittenByOtherTools) {
             "#   ****  Generated on 2024-01-01 by CZMQ  ****\n"
             "#   ZeroMQ CURVE **Secret** Certificate\n\n"
             "metadata\ncurve\n"
-            "    public-key = \"" + keys.public_key + "\"\n"
-            "    secret-key = \"" + keys.secret_key + "\"\n",
+            "    public-key = \"" +
+                keys.public_key +
+                "\"\n"
+                "    secret-key = \"" +
+                keys.secret_key + "\"\n",
             0600);
   absl::StatusOr<CurveKeyPair> loaded = ReadSecretKeyFile(folder / "zcert_secret");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -126,16 +130,21 @@ TEST(CurveKeysTest, RefusesMalformedAndMismatchedFiles) {
   TempFolder folder;
   const CurveKeyPair keys = GenerateCurveKeyPair().value();
   const CurveKeyPair other = GenerateCurveKeyPair().value();
-  WriteText(folder / "mismatch", "curve\n    public-key = \"" + other.public_key + "\"\n    secret-key = \"" +
-                                     keys.secret_key + "\"\n",
+  WriteText(folder / "mismatch",
+            "curve\n    public-key = \"" + other.public_key + "\"\n    secret-key = \"" +
+                keys.secret_key + "\"\n",
             0600);
-  EXPECT_THAT(ReadSecretKeyFile(folder / "mismatch").status().message(), HasSubstr("does not belong"));
+  EXPECT_THAT(ReadSecretKeyFile(folder / "mismatch").status().message(),
+              HasSubstr("does not belong"));
   WriteText(folder / "no_secret", "curve\n    public-key = \"" + keys.public_key + "\"\n", 0600);
-  EXPECT_THAT(ReadSecretKeyFile(folder / "no_secret").status().message(), HasSubstr("no secret-key line"));
+  EXPECT_THAT(ReadSecretKeyFile(folder / "no_secret").status().message(),
+              HasSubstr("no secret-key line"));
   WriteText(folder / "bad", "curve\n    public-key = \"not a key\"\n", 0644);
   EXPECT_EQ(ReadPublicKeyFile(folder / "bad").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ReadPublicKeyFile(folder / "missing").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_FALSE(WriteSecretKeyFile(folder / "x.key", "x", CurveKeyPair{other.public_key, keys.secret_key}).ok());
+  EXPECT_FALSE(
+      WriteSecretKeyFile(folder / "x.key", "x", CurveKeyPair{other.public_key, keys.secret_key})
+          .ok());
   EXPECT_FALSE(WriteSecretKeyFile(folder / "y.key", "bad name", keys).ok());
 }
 
@@ -156,7 +165,8 @@ TEST(CurveClientConfigTest, LoadsBothKeysOrNeither) {
   const CurveKeyPair agent = GenerateCurveKeyPair().value();
   const CurveKeyPair server = GenerateCurveKeyPair().value();
   ASSERT_TRUE(WriteSecretKeyFile(folder / "agent-1.key", "agent-1", agent).ok());
-  ASSERT_TRUE(WritePublicKeyFile(folder / "orchestrator.pub", "orchestrator", server.public_key).ok());
+  ASSERT_TRUE(
+      WritePublicKeyFile(folder / "orchestrator.pub", "orchestrator", server.public_key).ok());
 
   absl::StatusOr<std::optional<CurveClientConfig>> none = LoadCurveClientConfig("", "");
   ASSERT_TRUE(none.ok()) << none.status();

@@ -46,7 +46,8 @@ TEST(KeygenCommandTest, UsageErrors) {
   EXPECT_EQ(RunKeygenCommand({"--out"}), 2);
   EXPECT_EQ(RunKeygenCommand({"--out", folder.path(), "--bogus"}), 2);
   EXPECT_EQ(RunKeygenCommand({"--out", folder.path(), "--name", "../escape"}), 1);
-  EXPECT_THAT(::testing::internal::GetCapturedStderr(), ::testing::HasSubstr("'../escape' is not a key name"));
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              ::testing::HasSubstr("'../escape' is not a key name"));
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ TEST(ListenPolicyTest, OnlyLoopbackIpcAndInprocAreLocal) {
 }
 
 TEST(ListenPolicyTest, AlwaysForcesCurveOnLocalListenersToo) {
-  for (const Row& row : kTable) EXPECT_TRUE(CurveRequired(row.endpoint, CurvePolicy::kAlways)) << row.endpoint;
+  for (const Row& row : kTable)
+    EXPECT_TRUE(CurveRequired(row.endpoint, CurvePolicy::kAlways)) << row.endpoint;
 }
 
 }  // namespace

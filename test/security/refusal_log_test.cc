@@ -21,7 +21,8 @@ TEST(RefusalLogTest, ReportsRepeatsOncePerInterval) {
   log.Report("refused x", 30.0);
   log.Report("refused x", 60.5);
   log.Report("refused x", 200.0);
-  EXPECT_THAT(lines, ElementsAre("refused x", "refused y", "refused x (2 more since the last report)", "refused x"));
+  EXPECT_THAT(lines, ElementsAre("refused x", "refused y",
+                                 "refused x (2 more since the last report)", "refused x"));
 }
 
 }  // namespace

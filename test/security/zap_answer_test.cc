@@ -1,10 +1,10 @@
 // The ZAP decision: who is accepted under which name, and the refusal lines.
 #include "runtime/security/zap_answer.h"
 
+#include <zmq.h>
+
 #include <string>
 #include <vector>
-
-#include <zmq.h>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -45,18 +45,22 @@ TEST(ZapAnswerTest, RefusesAnUnknownKeyAndSaysWhoFromWhere) {
 }
 
 TEST(ZapAnswerTest, RefusesOtherMechanisms) {
-  const ZapAnswer answer =
-      AnswerZapRequest({"1.0", "1", "cohort", "10.0.0.5", "", "PLAIN", "user", "password"}, AuthorizedKeys());
+  const ZapAnswer answer = AnswerZapRequest(
+      {"1.0", "1", "cohort", "10.0.0.5", "", "PLAIN", "user", "password"}, AuthorizedKeys());
   EXPECT_EQ(answer.reply[2], "400");
   EXPECT_THAT(answer.refusal.value(), HasSubstr("PLAIN client from 10.0.0.5"));
-  EXPECT_EQ(AnswerZapRequest({"1.0", "2", "", "10.0.0.5", "", "NULL"}, AuthorizedKeys()).reply[2], "400");
+  EXPECT_EQ(AnswerZapRequest({"1.0", "2", "", "10.0.0.5", "", "NULL"}, AuthorizedKeys()).reply[2],
+            "400");
 }
 
 TEST(ZapAnswerTest, MalformedRequestsGetAServerError) {
   EXPECT_EQ(AnswerZapRequest({"1.0", "3"}, AuthorizedKeys()).reply[2], "500");
-  EXPECT_EQ(AnswerZapRequest({"2.0", "3", "", "a", "", "CURVE", std::string(32, 'k')}, AuthorizedKeys()).reply[2],
-            "500");
-  const ZapAnswer short_key = AnswerZapRequest({"1.0", "4", "", "a", "", "CURVE", "short"}, AuthorizedKeys());
+  EXPECT_EQ(
+      AnswerZapRequest({"2.0", "3", "", "a", "", "CURVE", std::string(32, 'k')}, AuthorizedKeys())
+          .reply[2],
+      "500");
+  const ZapAnswer short_key =
+      AnswerZapRequest({"1.0", "4", "", "a", "", "CURVE", "short"}, AuthorizedKeys());
   EXPECT_EQ(short_key.reply[1], "4");
   EXPECT_EQ(short_key.reply[2], "500");
   EXPECT_EQ(AnswerZapRequest({}, AuthorizedKeys()).reply.size(), 6u);

@@ -49,7 +49,8 @@ std::unique_ptr<LoadedModel> QuadraticOnCuda0(HostMemoryAsDevice& memory) {
   ModelHostOptions options;
   options.context.device = kCuda0;
   options.memory = &memory;
-  absl::StatusOr<std::unique_ptr<LoadedModel>> model = LoadedModel::Create(*plugin, std::move(options));
+  absl::StatusOr<std::unique_ptr<LoadedModel>> model =
+      LoadedModel::Create(*plugin, std::move(options));
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? *std::move(model) : nullptr;
 }
@@ -77,7 +78,8 @@ TEST(DeviceArenaTest, ACheckpointOfADeviceArenaGoesThroughHostCopiesAndRoundTrip
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_GT(memory.device().copies_to_host, before);
   ASSERT_EQ(files->at("parameters").size(), saved.size() * sizeof(float));
-  EXPECT_EQ(std::memcmp(files->at("parameters").data(), saved.data(), saved.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(files->at("parameters").data(), saved.data(), saved.size() * sizeof(float)),
+            0);
   EXPECT_NE(files->at("tensors").find("cuda:0"), std::string::npos);
 
   WriteParameters(model->arena(), std::vector<float>(saved.size(), 9.0f));
@@ -179,8 +181,7 @@ TEST(DeviceArenaTest, AveragingDividesDeviceBlocksOnTheDeviceAsTheHostDoes) {
     const ArenaBlock& block = (*staged)->blocks()[b];
     std::vector<char> want(BlockBytes(block)), got(BlockBytes(block));
     ASSERT_TRUE(CopyBlockToHost(block, BlockPart::kGradients, want.data()).ok());
-    ASSERT_TRUE(
-        CopyBlockToHost((*on_device)->blocks()[b], BlockPart::kGradients, got.data()).ok());
+    ASSERT_TRUE(CopyBlockToHost((*on_device)->blocks()[b], BlockPart::kGradients, got.data()).ok());
     EXPECT_EQ(got, want) << "block " << b;
   }
 }

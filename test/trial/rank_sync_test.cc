@@ -34,38 +34,57 @@ std::vector<absl::Status> RunGroup(
   gloo.timeout = std::chrono::seconds(20);
   return RunRanks(size, [&](uint32_t rank) -> absl::Status {
     CpuOnlyMemoryProvider memory;
-    absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors_of(rank), memory);
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+        TensorArena::Create(tensors_of(rank), memory);
     if (!arena.ok()) return arena.status();
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateGlooBackend(rank, size, store, gloo);
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+        CreateGlooBackend(rank, size, store, gloo);
     if (!backend.ok()) return backend.status();
     return body(rank, **backend, **arena);
   });
 }
 
 TEST(RankSyncTest, TheSameTensorsPassTheLayoutCheck) {
-  const std::vector<absl::Status> results =
-      RunGroup(3, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 4, 6), Matrix("b", 1, 6)}; },
-               [](uint32_t, CollectiveBackend& backend, TensorArena& arena) { return CheckSameLayout(backend, arena); });
+  const std::vector<absl::Status> results = RunGroup(
+      3,
+      [](uint32_t) {
+        return std::vector<TensorDescriptor>{Matrix("w", 4, 6), Matrix("b", 1, 6)};
+      },
+      [](uint32_t, CollectiveBackend& backend, TensorArena& arena) {
+        return CheckSameLayout(backend, arena);
+      });
   for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << status;
 }
 
 TEST(RankSyncTest, ATransposedMatrixFailsTheLayoutCheckNamingTheRanks) {
   // Same names and sizes everywhere; ranks 1 and 2 register "w" as 6 x 4 instead of 4 x 6.
   const std::vector<absl::Status> results = RunGroup(
-      3, [](uint32_t rank) { return std::vector<TensorDescriptor>{rank == 0 ? Matrix("w", 4, 6) : Matrix("w", 6, 4)}; },
-      [](uint32_t, CollectiveBackend& backend, TensorArena& arena) { return CheckSameLayout(backend, arena); });
+      3,
+      [](uint32_t rank) {
+        return std::vector<TensorDescriptor>{rank == 0 ? Matrix("w", 4, 6) : Matrix("w", 6, 4)};
+      },
+      [](uint32_t, CollectiveBackend& backend, TensorArena& arena) {
+        return CheckSameLayout(backend, arena);
+      });
   for (const absl::Status& status : results) {
     EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-    EXPECT_THAT(std::string(status.message()), HasSubstr("ranks 1, 2 registered other tensors than rank 0"));
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("ranks 1, 2 registered other tensors than rank 0"));
   }
 }
 
 TEST(RankSyncTest, ADifferentSizeFailsTheLayoutCheck) {
   const std::vector<absl::Status> results = RunGroup(
-      2, [](uint32_t rank) { return std::vector<TensorDescriptor>{Matrix("w", 4, rank == 0 ? 6 : 7)}; },
-      [](uint32_t, CollectiveBackend& backend, TensorArena& arena) { return CheckSameLayout(backend, arena); });
+      2,
+      [](uint32_t rank) {
+        return std::vector<TensorDescriptor>{Matrix("w", 4, rank == 0 ? 6 : 7)};
+      },
+      [](uint32_t, CollectiveBackend& backend, TensorArena& arena) {
+        return CheckSameLayout(backend, arena);
+      });
   for (const absl::Status& status : results) {
-    EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1 registered other tensors than rank 0"));
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("rank 1 registered other tensors than rank 0"));
   }
 }
 
@@ -101,13 +120,15 @@ TEST(RankSyncTest, StateTensorsJoinTheLayoutAndStartFromRankZeros) {
         RETURN_IF_ERROR(CheckSameLayout(backend, arena, state->get()));
         RETURN_IF_ERROR(BroadcastParameters(backend, **state));
         if (*static_cast<int64_t*>((*state)->data(0)) != 7) {
-          return absl::InternalError(absl::StrCat("rank ", rank, " has count ", *static_cast<int64_t*>((*state)->data(0))));
+          return absl::InternalError(absl::StrCat("rank ", rank, " has count ",
+                                                  *static_cast<int64_t*>((*state)->data(0))));
         }
         // Rank 2 without the state tensor: its layout differs.
         return CheckSameLayout(backend, arena, rank == 2 ? nullptr : state->get());
       });
   for (const absl::Status& status : results) {
-    EXPECT_THAT(std::string(status.message()), HasSubstr("rank 2 registered other tensors than rank 0"));
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("rank 2 registered other tensors than rank 0"));
   }
 }
 
@@ -118,10 +139,12 @@ TEST(RankSyncTest, AnyRankIsTrueEverywhereWhenOneRankAsks) {
         [&](uint32_t rank, CollectiveBackend& backend, TensorArena&) -> absl::Status {
           absl::StatusOr<bool> any = AnyRank(backend, rank == asking);
           if (!any.ok()) return any.status();
-          if (*any != (asking < 3)) return absl::InternalError(absl::StrCat("rank ", rank, " got ", *any));
+          if (*any != (asking < 3))
+            return absl::InternalError(absl::StrCat("rank ", rank, " got ", *any));
           return absl::OkStatus();
         });
-    for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << "asking " << asking << ": " << status;
+    for (const absl::Status& status : results)
+      EXPECT_TRUE(status.ok()) << "asking " << asking << ": " << status;
   }
 }
 

@@ -87,10 +87,11 @@ TEST_F(TrialRunnerTest, AggregationStepsEveryKBatchesAndAfterTheLastPartialWindo
   EXPECT_EQ(trial->optimizer()->steps_taken(), 4u);  // after batches 3, 6, 9 and 10
   EXPECT_THAT(trial->events().stop_asked_at, ElementsAre(3, 6, 9));
   EXPECT_THAT(trial->events().timeline,
-              ElementsAre("training@3", "training@6", "training@9", "training@10",
-                          "validation@10", "checkpoint@10"));
+              ElementsAre("training@3", "training@6", "training@9", "training@10", "validation@10",
+                          "checkpoint@10"));
   // The reference divides the last window by 1 (its length), not by 3.
-  EXPECT_THAT(LinregParameters(*trial), ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
+  EXPECT_THAT(LinregParameters(*trial),
+              ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
 }
 
 TEST_F(TrialRunnerTest, LastWindowOfTwoBatchesIsAveragedOverTwo) {
@@ -99,7 +100,8 @@ TEST_F(TrialRunnerTest, LastWindowOfTwoBatchesIsAveragedOverTwo) {
   ASSERT_NE(trial, nullptr);
   ASSERT_TRUE(trial->runner().Run().ok());
   EXPECT_EQ(trial->optimizer()->steps_taken(), 4u);  // after batches 3, 6, 9 and 11
-  EXPECT_THAT(LinregParameters(*trial), ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
+  EXPECT_THAT(LinregParameters(*trial),
+              ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
 }
 
 TEST_F(TrialRunnerTest, AggregatedGradientsAreSummedWhenNotAveraged) {
@@ -110,7 +112,8 @@ TEST_F(TrialRunnerTest, AggregatedGradientsAreSummedWhenNotAveraged) {
   ASSERT_NE(trial, nullptr);
   ASSERT_TRUE(trial->runner().Run().ok());
   EXPECT_EQ(trial->optimizer()->steps_taken(), 2u);
-  EXPECT_THAT(LinregParameters(*trial), ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
+  EXPECT_THAT(LinregParameters(*trial),
+              ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
 }
 
 TEST_F(TrialRunnerTest, EveryBatchStepsWithoutAggregation) {
@@ -119,7 +122,8 @@ TEST_F(TrialRunnerTest, EveryBatchStepsWithoutAggregation) {
   ASSERT_NE(trial, nullptr);
   ASSERT_TRUE(trial->runner().Run().ok());
   EXPECT_EQ(trial->optimizer()->steps_taken(), 7u);
-  EXPECT_THAT(LinregParameters(*trial), ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
+  EXPECT_THAT(LinregParameters(*trial),
+              ElementsAreArray(Near(ReplayLinregSgd(config, kTrialSeed))));
 }
 
 // Periods are counted in batches but checked only after optimizer steps. A period that is not a

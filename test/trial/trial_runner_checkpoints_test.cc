@@ -73,10 +73,10 @@ TEST_F(TrialRunnerTest, CheckpointPolicyAllCheckpointsAfterEveryValidation) {
   std::unique_ptr<TrialHarness> trial = Trial(DivergingConfig(CheckpointPolicy::kAll));
   ASSERT_NE(trial, nullptr);
   ASSERT_TRUE(trial->runner().Run().ok());
-  EXPECT_THAT(trial->events().timeline,
-              ElementsAre("validation@4", "checkpoint@4", "training@5", "validation@8",
-                          "checkpoint@8", "training@10", "training@12", "validation@12",
-                          "checkpoint@12"));
+  EXPECT_THAT(
+      trial->events().timeline,
+      ElementsAre("validation@4", "checkpoint@4", "training@5", "validation@8", "checkpoint@8",
+                  "training@10", "training@12", "validation@12", "checkpoint@12"));
 }
 
 TEST_F(TrialRunnerTest, CheckpointPolicyBestCheckpointsOnlyAfterAnImprovement) {
@@ -106,9 +106,8 @@ TEST_F(TrialRunnerTest, CheckpointPolicyBestRemembersTheBestAcrossARestart) {
   ASSERT_NE(resumed, nullptr);
   ASSERT_TRUE(resumed->runner().Restore("trial-1-batch-6").ok());
   ASSERT_TRUE(resumed->runner().Run().ok());
-  EXPECT_THAT(resumed->events().timeline,
-              ElementsAre("validation@8", "training@10", "training@12", "validation@12",
-                          "checkpoint@12"));
+  EXPECT_THAT(resumed->events().timeline, ElementsAre("validation@8", "training@10", "training@12",
+                                                      "validation@12", "checkpoint@12"));
 }
 
 TEST_F(TrialRunnerTest, CheckpointPolicyBestHonoursLargerIsBetter) {
@@ -120,10 +119,10 @@ TEST_F(TrialRunnerTest, CheckpointPolicyBestHonoursLargerIsBetter) {
   const std::vector<double> losses = ValidationLosses(trial->events());
   ASSERT_EQ(losses.size(), 3u);
   ASSERT_TRUE(losses[0] < losses[1] && losses[1] < losses[2]);
-  EXPECT_THAT(trial->events().timeline,
-              ElementsAre("validation@4", "checkpoint@4", "training@5", "validation@8",
-                          "checkpoint@8", "training@10", "training@12", "validation@12",
-                          "checkpoint@12"));
+  EXPECT_THAT(
+      trial->events().timeline,
+      ElementsAre("validation@4", "checkpoint@4", "training@5", "validation@8", "checkpoint@8",
+                  "training@10", "training@12", "validation@12", "checkpoint@12"));
 }
 
 TEST_F(TrialRunnerTest, InitialValidationIsNeverCheckpointed) {

@@ -41,7 +41,8 @@ std::vector<double> ReplayQuadratic(uint64_t skipped) {
     for (size_t j = 0; j < x.size(); ++j) {
       double gradient = 0;
       for (uint64_t r : batch.record_indices) {
-        gradient += (x[j] - static_cast<double>(r % 5 + j)) / static_cast<double>(batch.record_indices.size());
+        gradient += (x[j] - static_cast<double>(r % 5 + j)) /
+                    static_cast<double>(batch.record_indices.size());
       }
       x[j] -= kLearningRate * gradient;
     }

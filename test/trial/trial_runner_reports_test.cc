@@ -50,10 +50,9 @@ TEST_F(TrialRunnerTest, ReportsValidationsAndCheckpointsOnSchedule) {
   EXPECT_EQ(*exit, TrialExit::kCompleted);
   EXPECT_EQ(trial->runner().batches_trained(), 20u);
   const RecordingEvents& events = trial->events();
-  EXPECT_THAT(events.timeline,
-              ElementsAre("validation@0", "training@5", "training@10", "validation@10",
-                          "checkpoint@10", "training@15", "training@20", "validation@20",
-                          "checkpoint@20"));
+  EXPECT_THAT(events.timeline, ElementsAre("validation@0", "training@5", "training@10",
+                                           "validation@10", "checkpoint@10", "training@15",
+                                           "training@20", "validation@20", "checkpoint@20"));
 
   for (const MetricsReport& report : events.metrics) {
     EXPECT_EQ(report.trial_id, 1u);
@@ -247,8 +246,8 @@ TEST_F(TrialRunnerTest, MetricsStillOnTheDeviceAreReadOncePerReportAndMatch) {
 
   config.hyperparameters.Set("device_metrics", 1);
   testing::HostValueReader reader;
-  auto deferred = TrialHarness::Create("test/c_quadratic.so", config,
-                                       folder_.path() + "/deferred", 1, 1234, true, &reader);
+  auto deferred = TrialHarness::Create("test/c_quadratic.so", config, folder_.path() + "/deferred",
+                                       1, 1234, true, &reader);
   ASSERT_TRUE(deferred.ok()) << deferred.status();
   ASSERT_TRUE((*deferred)->runner().Run().ok());
 
@@ -275,8 +274,8 @@ TEST_F(TrialRunnerTest, MetricsStillOnTheDeviceAreReadAtLeastEvery1024Batches) {
   config.scheduling_unit = 2500;  // one training report, at the end
   config.hyperparameters.Set("device_metrics", 1);
   testing::HostValueReader reader;
-  auto trial = TrialHarness::Create("test/c_quadratic.so", config, folder_.path(), 1, 1234, true,
-                                    &reader);
+  auto trial =
+      TrialHarness::Create("test/c_quadratic.so", config, folder_.path(), 1, 1234, true, &reader);
   ASSERT_TRUE(trial.ok()) << trial.status();
   ASSERT_TRUE((*trial)->runner().Run().ok());
   EXPECT_EQ(reader.captures, 2500);
@@ -291,8 +290,7 @@ TEST_F(TrialRunnerTest, MlpTrialRunsToTheEnd) {
   ASSERT_NE(trial, nullptr);
   absl::StatusOr<TrialExit> exit = trial->runner().Run();
   ASSERT_TRUE(exit.ok()) << exit.status();
-  const std::vector<MetricsReport> validations =
-      trial->events().Reports(ReportKind::kValidation);
+  const std::vector<MetricsReport> validations = trial->events().Reports(ReportKind::kValidation);
   ASSERT_EQ(validations.size(), 1u);
   EXPECT_EQ(validations[0].batches, 24u);
   EXPECT_NE(FindNamed(validations[0], "loss"), nullptr);

@@ -222,8 +222,8 @@ TEST_F(TrialRestoreTest, ResumesIntoALongerRun) {
   EXPECT_EQ(*exit, TrialExit::kCompleted);
   EXPECT_THAT(resumed->events().timeline,
               ::testing::ElementsAre("training@10", "validation@10", "training@15", "training@20",
-                                     "validation@20", "training@25", "training@30",
-                                     "validation@30", "checkpoint@30"));
+                                     "validation@20", "training@25", "training@30", "validation@30",
+                                     "checkpoint@30"));
   // linreg counts its batches in its state: the count went on from 5.
   const MetricsReport last = resumed->events().Reports(ReportKind::kTraining).back();
   ASSERT_FALSE(last.metrics.empty());
@@ -289,8 +289,8 @@ TEST(CheckpointIdTest, ParsesOnlyWhatCheckpointIdWrites) {
   ASSERT_TRUE(parts.has_value());
   EXPECT_EQ(parts->trial_id, 12u);
   EXPECT_EQ(parts->batches, 3400u);
-  for (const char* other : {"trial-1-batch-", "trial-1-batch-07", "trial-x-batch-1", "trial-1-step-5",
-                            "trial-1-batch-5-copy", "timelines", ""}) {
+  for (const char* other : {"trial-1-batch-", "trial-1-batch-07", "trial-x-batch-1",
+                            "trial-1-step-5", "trial-1-batch-5-copy", "timelines", ""}) {
     EXPECT_FALSE(ParseCheckpointId(other).has_value()) << other;
   }
 }

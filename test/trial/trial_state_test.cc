@@ -66,8 +66,7 @@ class TrialStateTest : public ::testing::Test {
     std::unique_ptr<TrialHarness> trial = Linreg(1);
     if (trial == nullptr) return {};
     Train(*trial, 0, 3);
-    absl::StatusOr<Files> files =
-        CaptureTrialState(trial->model(), trial->optimizer(), progress);
+    absl::StatusOr<Files> files = CaptureTrialState(trial->model(), trial->optimizer(), progress);
     EXPECT_TRUE(files.ok()) << files.status();
     return files.ok() ? *files : Files{};
   }
@@ -133,10 +132,11 @@ TEST_F(TrialStateTest, StateTensorsTravelInTheirOwnFile) {
   const TensorArena* state = original->model().state_arena();
   ASSERT_NE(state, nullptr);
   EXPECT_EQ(*static_cast<const int64_t*>(state->data(0)), 24) << "3 batches of 8 records";
-  absl::StatusOr<Files> files =
-      CaptureTrialState(original->model(), original->optimizer(), TrialProgress{3, 24, 1, 3, std::nullopt});
+  absl::StatusOr<Files> files = CaptureTrialState(original->model(), original->optimizer(),
+                                                  TrialProgress{3, 24, 1, 3, std::nullopt});
   ASSERT_TRUE(files.ok()) << files.status();
-  EXPECT_THAT(files->at("tensors"), HasSubstr("targets_seen int64 1 cpu state\ntarget_mean float64 1 cpu state\n"));
+  EXPECT_THAT(files->at("tensors"),
+              HasSubstr("targets_seen int64 1 cpu state\ntarget_mean float64 1 cpu state\n"));
   ASSERT_EQ(files->at("state").size(), 16u) << "two blocks of one 8-byte element, one per dtype";
 
   std::unique_ptr<TrialHarness> restored = Linreg(2, config);
@@ -144,7 +144,8 @@ TEST_F(TrialStateTest, StateTensorsTravelInTheirOwnFile) {
   ASSERT_TRUE(RestoreTrialState(*files, restored->model(), restored->optimizer()).ok());
   const TensorArena* back = restored->model().state_arena();
   EXPECT_EQ(*static_cast<const int64_t*>(back->data(0)), 24);
-  EXPECT_EQ(*static_cast<const double*>(back->data(1)), *static_cast<const double*>(state->data(1)));
+  EXPECT_EQ(*static_cast<const double*>(back->data(1)),
+            *static_cast<const double*>(state->data(1)));
 
   // A checkpoint of the same tensors without its state, or with a short one, is refused whole.
   Files missing = *files;
@@ -152,7 +153,8 @@ TEST_F(TrialStateTest, StateTensorsTravelInTheirOwnFile) {
   std::unique_ptr<TrialHarness> untouched = Linreg(2, config);
   ASSERT_NE(untouched, nullptr);
   const std::string before = untouched->ParameterBytes();
-  absl::StatusOr<TrialProgress> refused = RestoreTrialState(missing, untouched->model(), untouched->optimizer());
+  absl::StatusOr<TrialProgress> refused =
+      RestoreTrialState(missing, untouched->model(), untouched->optimizer());
   EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
   EXPECT_THAT(Message(refused.status()), HasSubstr("no 'state' file"));
   Files short_state = *files;
@@ -265,7 +267,8 @@ TEST_F(TrialStateTest, GarbledProgressIsDataLossAndChangesNothing) {
   const Files files = TrainedFiles();
   const std::string good = files.at("progress");
   for (const std::string& progress :
-       {std::string("batches_trained=twelve\nrecords_trained=24\ntrial_seed=1\noptimizer_steps=3\n"),
+       {std::string(
+            "batches_trained=twelve\nrecords_trained=24\ntrial_seed=1\noptimizer_steps=3\n"),
         std::string("batches_trained=3\nrecords_trained=24\ntrial_seed=1\n"),  // a line short
         std::string("batches_trained=3\nrecords_trained=24\ntrial_seed=1\noptimizer_steps=3\n"
                     "learning_rate=7\n"),

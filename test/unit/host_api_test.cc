@@ -45,7 +45,8 @@ class HostApiTest : public ::testing::Test {
     return std::string(s.message());
   }
 
-  cohort_tensor_spec Spec(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+  cohort_tensor_spec Spec(const char* name, uint64_t count,
+                          cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
     cohort_tensor_spec s{};
     s.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
     s.name = name;
@@ -124,8 +125,10 @@ TEST_F(HostApiTest, HyperparameterErrorsNameTheKeyAndTheType) {
   cohort_error* missing = api_->hparam_int(&host_, "momentum", 8, &i);
   EXPECT_EQ(api_->error_code(missing), COHORT_STATUS_NOT_FOUND);
   EXPECT_EQ(Message(missing),
-            "hyperparameter 'momentum' is not set; the trial has: layers, lr, nesterov, optimizer, sizes");
-  EXPECT_EQ(Message(api_->hparam_int(&host_, "lr", 2, &i)), "hyperparameter 'lr' is a double (0.25), not an int");
+            "hyperparameter 'momentum' is not set; the trial has: layers, lr, nesterov, optimizer, "
+            "sizes");
+  EXPECT_EQ(Message(api_->hparam_int(&host_, "lr", 2, &i)),
+            "hyperparameter 'lr' is a double (0.25), not an int");
   uint8_t b = 0;
   EXPECT_EQ(Message(api_->hparam_bool(&host_, "optimizer", 9, &b)),
             "hyperparameter 'optimizer' is a string (\"adam\"), not a bool");
@@ -136,7 +139,8 @@ TEST_F(HostApiTest, HyperparameterErrorsNameTheKeyAndTheType) {
 }
 
 TEST_F(HostApiTest, RegisterTensorsLaysOutOneArenaPerDtype) {
-  const cohort_tensor_spec specs[] = {Spec("w", 5), Spec("b", 1), Spec("h", 3, COHORT_DTYPE_FLOAT64)};
+  const cohort_tensor_spec specs[] = {Spec("w", 5), Spec("b", 1),
+                                      Spec("h", 3, COHORT_DTYPE_FLOAT64)};
   cohort_tensor_view views[] = {View(), View(), View()};
   ASSERT_EQ(api_->register_tensors(&host_, specs, views, 3), nullptr);
   EXPECT_EQ(views[0].arena_offset, 0u);
@@ -145,7 +149,8 @@ TEST_F(HostApiTest, RegisterTensorsLaysOutOneArenaPerDtype) {
   EXPECT_EQ(static_cast<float*>(views[1].data), static_cast<float*>(views[0].data) + 16);
   EXPECT_EQ(host_.arena->blocks().size(), 2u);
 
-  EXPECT_THAT(Message(api_->register_tensors(&host_, specs, views, 3)), HasSubstr("already called"));
+  EXPECT_THAT(Message(api_->register_tensors(&host_, specs, views, 3)),
+              HasSubstr("already called"));
 }
 
 TEST_F(HostApiTest, RegisterTensorsRefusesBadSpecs) {
@@ -157,19 +162,24 @@ TEST_F(HostApiTest, RegisterTensorsRefusesBadSpecs) {
   EXPECT_EQ(Message(api_->register_tensors(&host_, empty, views, 1)),
             "register_tensors: tensor 0 'w': element_count must be > 0");
   const cohort_tensor_spec dtype[] = {Spec("w", 2, 42)};
-  EXPECT_THAT(Message(api_->register_tensors(&host_, dtype, views, 1)), HasSubstr("unknown dtype 42"));
+  EXPECT_THAT(Message(api_->register_tensors(&host_, dtype, views, 1)),
+              HasSubstr("unknown dtype 42"));
   cohort_tensor_spec gpu = Spec("w", 2);
   gpu.device = {COHORT_DEVICE_CUDA, 1};
-  EXPECT_THAT(Message(api_->register_tensors(&host_, &gpu, views, 1)),
-              HasSubstr("tensor 'w' on cuda:1: CUDA device 1 requested, but this host serves CPU memory only"));
+  EXPECT_THAT(
+      Message(api_->register_tensors(&host_, &gpu, views, 1)),
+      HasSubstr(
+          "tensor 'w' on cuda:1: CUDA device 1 requested, but this host serves CPU memory only"));
   cohort_tensor_spec old = Spec("w", 2);
   old.struct_size = 0;
-  EXPECT_THAT(Message(api_->register_tensors(&host_, &old, views, 1)), HasSubstr("specs[0].struct_size is 0"));
+  EXPECT_THAT(Message(api_->register_tensors(&host_, &old, views, 1)),
+              HasSubstr("specs[0].struct_size is 0"));
   EXPECT_EQ(host_.arena, nullptr);  // nothing half-registered
 
   host_.phase = ModelPhase::kTraining;
   const cohort_tensor_spec fine[] = {Spec("w", 2)};
-  EXPECT_THAT(Message(api_->register_tensors(&host_, fine, views, 1)), HasSubstr("only be called from model_create"));
+  EXPECT_THAT(Message(api_->register_tensors(&host_, fine, views, 1)),
+              HasSubstr("only be called from model_create"));
 }
 
 TEST_F(HostApiTest, RegisterTensorsReadsAShapeOnlyFromSpecsLargeEnoughToHoldIt) {
@@ -182,7 +192,7 @@ TEST_F(HostApiTest, RegisterTensorsReadsAShapeOnlyFromSpecsLargeEnoughToHoldIt) 
   specs[1].shape = wrong;  // beyond its 1.0 struct_size: never read
   specs[1].shape_len = 2;
   specs[2].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len);  // 1.1, no shape
-  specs[3].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape);      // shape_len not covered
+  specs[3].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, shape);  // shape_len not covered
   specs[3].shape = wrong;
   specs[3].shape_len = 2;
   cohort_tensor_view views[] = {View(), View(), View(), View()};
@@ -203,8 +213,9 @@ TEST_F(HostApiTest, RegisterTensorsRefusesBadShapes) {
   specs[1].shape_len = 2;
   cohort_error* mismatch = api_->register_tensors(&host_, specs, views, 2);
   EXPECT_EQ(api_->error_code(mismatch), COHORT_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Message(mismatch),
-            "register_tensors: tensor 1 'w': shape [2, 3] holds 6 elements, but element_count is 5");
+  EXPECT_EQ(
+      Message(mismatch),
+      "register_tensors: tensor 1 'w': shape [2, 3] holds 6 elements, but element_count is 5");
 
   specs[1].shape = nullptr;
   cohort_error* null_shape = api_->register_tensors(&host_, specs, views, 2);
@@ -217,7 +228,8 @@ TEST_F(HostApiTest, GradientsReadyChecksPhaseAndRange) {
   const cohort_tensor_spec specs[] = {Spec("w", 10)};
   cohort_tensor_view views[] = {View()};
   ASSERT_EQ(api_->register_tensors(&host_, specs, views, 1), nullptr);
-  EXPECT_THAT(Message(api_->gradients_ready(&host_, 0, 0, 10)), HasSubstr("only be called from train_batch"));
+  EXPECT_THAT(Message(api_->gradients_ready(&host_, 0, 0, 10)),
+              HasSubstr("only be called from train_batch"));
   host_.phase = ModelPhase::kTraining;
   EXPECT_EQ(api_->gradients_ready(&host_, 0, 4, 6), nullptr);
   EXPECT_EQ(Message(api_->gradients_ready(&host_, 0, 4, 7)),
@@ -227,8 +239,10 @@ TEST_F(HostApiTest, GradientsReadyChecksPhaseAndRange) {
 }
 
 TEST_F(HostApiTest, StateTensorsLiveInAnArenaOfTheirOwnWithoutGradients) {
-  cohort_tensor_spec specs[] = {Spec("w", 5), Spec("mean", 3), Spec("count", 1, COHORT_DTYPE_INT64), Spec("b", 2)};
-  for (cohort_tensor_spec& spec : specs) spec.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
+  cohort_tensor_spec specs[] = {Spec("w", 5), Spec("mean", 3), Spec("count", 1, COHORT_DTYPE_INT64),
+                                Spec("b", 2)};
+  for (cohort_tensor_spec& spec : specs)
+    spec.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
   specs[1].kind = COHORT_TENSOR_STATE;
   specs[2].kind = COHORT_TENSOR_STATE;
   cohort_tensor_view views[] = {View(), View(), View(), View()};
@@ -236,7 +250,7 @@ TEST_F(HostApiTest, StateTensorsLiveInAnArenaOfTheirOwnWithoutGradients) {
   ASSERT_EQ(host_.arena->tensor_count(), 2u);  // w, b
   EXPECT_EQ(host_.arena->spec(1).name, "b");
   ASSERT_NE(host_.state, nullptr);
-  ASSERT_EQ(host_.state->tensor_count(), 2u);  // mean, count
+  ASSERT_EQ(host_.state->tensor_count(), 2u);   // mean, count
   EXPECT_EQ(host_.state->blocks().size(), 2u);  // float32 and int64
   EXPECT_EQ(views[1].data, host_.state->data(0));
   EXPECT_EQ(views[1].grad, nullptr);
@@ -246,28 +260,34 @@ TEST_F(HostApiTest, StateTensorsLiveInAnArenaOfTheirOwnWithoutGradients) {
 
   // The plugin's indices map onto the parameter arena's; a state tensor has no gradient to report.
   std::vector<uint32_t> reported;
-  host_.options.on_gradients_ready = [&](uint32_t tensor, uint64_t, uint64_t) { reported.push_back(tensor); };
+  host_.options.on_gradients_ready = [&](uint32_t tensor, uint64_t, uint64_t) {
+    reported.push_back(tensor);
+  };
   host_.phase = ModelPhase::kTraining;
   EXPECT_EQ(api_->gradients_ready(&host_, 3, 0, 2), nullptr);
   EXPECT_EQ(api_->gradients_ready(&host_, 0, 0, 5), nullptr);
   EXPECT_THAT(reported, ::testing::ElementsAre(1u, 0u));
   cohort_error* state = api_->gradients_ready(&host_, 1, 0, 3);
   EXPECT_EQ(api_->error_code(state), COHORT_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Message(state), "gradients_ready: tensor 'mean' is state (COHORT_TENSOR_STATE) and has no gradient");
+  EXPECT_EQ(Message(state),
+            "gradients_ready: tensor 'mean' is state (COHORT_TENSOR_STATE) and has no gradient");
 }
 
 TEST_F(HostApiTest, StateTensorsAreCheckedByName) {
   cohort_tensor_view views[] = {View(), View()};
   cohort_tensor_spec specs[] = {Spec("w", 5), Spec("n", 1, COHORT_DTYPE_INT64)};
-  for (cohort_tensor_spec& spec : specs) spec.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
+  for (cohort_tensor_spec& spec : specs)
+    spec.struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
   EXPECT_EQ(Message(api_->register_tensors(&host_, specs, views, 2)),
             "register_tensors: tensor 1 'n': an int64 tensor has no gradient; register it as state "
             "(COHORT_TENSOR_STATE)");
   specs[1].kind = 7;
   EXPECT_EQ(Message(api_->register_tensors(&host_, specs, views, 2)),
-            "register_tensors: specs[1] 'n' has kind 7; allowed: 0 (COHORT_TENSOR_PARAMETER), 1 (COHORT_TENSOR_STATE)");
+            "register_tensors: specs[1] 'n' has kind 7; allowed: 0 (COHORT_TENSOR_PARAMETER), 1 "
+            "(COHORT_TENSOR_STATE)");
   specs[0].kind = specs[1].kind = COHORT_TENSOR_STATE;
-  EXPECT_THAT(Message(api_->register_tensors(&host_, specs, views, 2)), HasSubstr("every tensor is state"));
+  EXPECT_THAT(Message(api_->register_tensors(&host_, specs, views, 2)),
+              HasSubstr("every tensor is state"));
   specs[0] = Spec("n", 2);
   specs[0].struct_size = COHORT_STRUCT_SIZE(cohort_tensor_spec, kind);
   EXPECT_EQ(Message(api_->register_tensors(&host_, specs, views, 2)),
@@ -291,10 +311,12 @@ TEST_F(HostApiTest, SpecArraysOfOlderPluginsAreReadAtTheirOwnStride) {
     for (size_t i = 0; i < 3; ++i) {
       cohort_tensor_spec spec = Spec(names[i], i + 1);
       spec.struct_size = release.stride;
-      std::memcpy(reinterpret_cast<char*>(storage.data()) + i * release.stride, &spec, release.stride);
+      std::memcpy(reinterpret_cast<char*>(storage.data()) + i * release.stride, &spec,
+                  release.stride);
     }
     cohort_tensor_view views[] = {View(), View(), View()};
-    ASSERT_EQ(api_->register_tensors(&host, reinterpret_cast<const cohort_tensor_spec*>(storage.data()), views, 3),
+    ASSERT_EQ(api_->register_tensors(
+                  &host, reinterpret_cast<const cohort_tensor_spec*>(storage.data()), views, 3),
               nullptr)
         << "ABI 1." << release.minor;
     ASSERT_EQ(host.arena->tensor_count(), 3u);
@@ -310,8 +332,10 @@ TEST_F(HostApiTest, MetricsRefuseRepeatsUnknownReductionsAndNamesNotUtf8) {
   EXPECT_EQ(api_->metric_add(&sink, "loss", 4, 0.5, 8, COHORT_REDUCE_MEAN), nullptr);
   EXPECT_EQ(Message(api_->metric_add(&sink, "loss", 4, 0.5, 8, COHORT_REDUCE_MEAN)),
             "metric 'loss' was added twice in one batch");
-  EXPECT_THAT(Message(api_->metric_add(&sink, "acc", 3, 0.5, 8, 9)), HasSubstr("unknown reduction 9"));
-  EXPECT_EQ(Message(api_->metric_add(&sink, "", 0, 0.5, 8, COHORT_REDUCE_SUM)), "metric_add: empty metric name");
+  EXPECT_THAT(Message(api_->metric_add(&sink, "acc", 3, 0.5, 8, 9)),
+              HasSubstr("unknown reduction 9"));
+  EXPECT_EQ(Message(api_->metric_add(&sink, "", 0, 0.5, 8, COHORT_REDUCE_SUM)),
+            "metric_add: empty metric name");
   EXPECT_EQ(Message(api_->metric_add(&sink, "acc\xff", 4, 0.5, 8, COHORT_REDUCE_SUM)),
             "metric 'acc\\xff': the name is not UTF-8 text");
   ASSERT_EQ(sink.batch.metrics.size(), 1u);
@@ -325,9 +349,9 @@ TEST_F(HostApiTest, DeviceMetricsAreCheckedAndNeverCapturedWhenRefused) {
   sink.host = &host_;
   const double loss = 0.25;
   const float accuracy = 0.5f;
-  EXPECT_EQ(api_->metric_add_device(&sink, "loss", 4, &loss, COHORT_DTYPE_FLOAT64, 8,
-                                    COHORT_REDUCE_MEAN),
-            nullptr);
+  EXPECT_EQ(
+      api_->metric_add_device(&sink, "loss", 4, &loss, COHORT_DTYPE_FLOAT64, 8, COHORT_REDUCE_MEAN),
+      nullptr);
   EXPECT_EQ(api_->metric_add_device(&sink, "accuracy", 8, &accuracy, COHORT_DTYPE_FLOAT32, 8,
                                     COHORT_REDUCE_MEAN),
             nullptr);
@@ -367,7 +391,8 @@ TEST_F(HostApiTest, WriterAndReader) {
   ASSERT_EQ(api_->reader_read(&reader, &back, sizeof back), nullptr);
   EXPECT_EQ(back, value);
   char tail[4];
-  EXPECT_EQ(Message(api_->reader_read(&reader, tail, 4)), "reader_read: asked for 4 bytes but only 2 are left of 6");
+  EXPECT_EQ(Message(api_->reader_read(&reader, tail, 4)),
+            "reader_read: asked for 4 bytes but only 2 are left of 6");
   EXPECT_EQ(api_->reader_remaining(&reader), 2u);
 }
 

@@ -29,14 +29,16 @@ TEST(HyperparametersTest, OnlyIntWidensToDouble) {
   hp.Set("flag", false);
   EXPECT_EQ(*hp.GetDouble("n"), 2.0);
   EXPECT_EQ(hp.GetInt("x").status().message(), "hyperparameter 'x' is a double (2.5), not an int");
-  EXPECT_EQ(hp.GetDouble("flag").status().message(), "hyperparameter 'flag' is a bool (false), not a double");
+  EXPECT_EQ(hp.GetDouble("flag").status().message(),
+            "hyperparameter 'flag' is a bool (false), not a double");
   EXPECT_EQ(hp.GetBool("n").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(hp.GetBool("missing").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(HyperparametersTest, MissingKeyListsWhatExists) {
   Hyperparameters empty;
-  EXPECT_EQ(empty.GetInt("a").status().message(), "hyperparameter 'a' is not set; the trial has: none");
+  EXPECT_EQ(empty.GetInt("a").status().message(),
+            "hyperparameter 'a' is not set; the trial has: none");
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 // state, and the host's checks of the plugin's side of the contract.
 #include "runtime/plugin/loaded_model.h"
 
-#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,8 +15,8 @@
 namespace cohort {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::DefectivePlugin;
+using ::testing::HasSubstr;
 using testing::PluginPath;
 
 class LoadedModelTest : public ::testing::Test {
@@ -38,7 +39,8 @@ class LoadedModelTest : public ::testing::Test {
     return LoadedModel::Create(*plugin, std::move(options));
   }
 
-  static BatchSpec Batch(std::vector<uint64_t> records, cohort_split split = COHORT_SPLIT_TRAINING) {
+  static BatchSpec Batch(std::vector<uint64_t> records,
+                         cohort_split split = COHORT_SPLIT_TRAINING) {
     BatchSpec batch = testing::TrainingBatch(std::move(records));
     batch.split = split;
     return batch;
@@ -67,7 +69,8 @@ TEST_F(LoadedModelTest, TrainsWithExactGradientsInTheArena) {
   EXPECT_FLOAT_EQ(g[0], 1.0f - 2.5f);
   EXPECT_FLOAT_EQ(g[1], 1.0f - 3.5f);
   EXPECT_FLOAT_EQ(g[2], 1.0f - 4.5f);
-  // loss = mean over records of 0.5 * |x - t|^2: record 2: (1+4+9)/2 = 7, record 3: (4+9+16)/2 = 14.5.
+  // loss = mean over records of 0.5 * |x - t|^2: record 2: (1+4+9)/2 = 7, record 3: (4+9+16)/2
+  // = 14.5.
   ASSERT_NE(metrics->Find("loss"), nullptr);
   EXPECT_DOUBLE_EQ(metrics->Find("loss")->value, 10.75);
   EXPECT_EQ(metrics->Find("loss")->record_count, 2u);
@@ -150,7 +153,8 @@ TEST_F(LoadedModelTest, StateRoundTripsAndMustBeConsumedWhole) {
 
   absl::Status shorter = (*model)->LoadState("abc");
   EXPECT_EQ(shorter.code(), absl::StatusCode::kOutOfRange);
-  EXPECT_THAT(shorter.message(), HasSubstr("plugin c_quadratic: load_state: reader_read: asked for 8 bytes"));
+  EXPECT_THAT(shorter.message(),
+              HasSubstr("plugin c_quadratic: load_state: reader_read: asked for 8 bytes"));
 }
 
 TEST_F(LoadedModelTest, PluginErrorsNameThePluginAndTheCall) {
@@ -162,13 +166,15 @@ TEST_F(LoadedModelTest, PluginErrorsNameThePluginAndTheCall) {
   auto model = LoadedModel::Create(*plugin, std::move(options));
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().message(),
-            "plugin c_quadratic: model_create: hyperparameter 'init' is a string (\"not a number\"), not a double");
+            "plugin c_quadratic: model_create: hyperparameter 'init' is a string (\"not a "
+            "number\"), not a double");
 }
 
 TEST_F(LoadedModelTest, RefusesAModelThatRegisteredNoTensors) {
   auto model = Create(DefectivePlugin("no_tensors"));
   ASSERT_FALSE(model.ok());
-  EXPECT_THAT(model.status().message(), HasSubstr("model_create returned without registering its tensors"));
+  EXPECT_THAT(model.status().message(),
+              HasSubstr("model_create returned without registering its tensors"));
 }
 
 TEST_F(LoadedModelTest, RefusesATrainBatchWithoutLoss) {
@@ -176,7 +182,8 @@ TEST_F(LoadedModelTest, RefusesATrainBatchWithoutLoss) {
   ASSERT_TRUE(model.ok()) << model.status();
   auto metrics = (*model)->TrainBatch(Batch({0}));
   ASSERT_FALSE(metrics.ok());
-  EXPECT_THAT(metrics.status().message(), HasSubstr("train_batch (batch 0) did not report the metric \"loss\""));
+  EXPECT_THAT(metrics.status().message(),
+              HasSubstr("train_batch (batch 0) did not report the metric \"loss\""));
 }
 
 TEST_F(LoadedModelTest, ACrashInTrainBatchKillsOnlyTheProcessRunningIt) {

@@ -19,12 +19,15 @@ class PluginGradientsTest : public ::testing::Test {
   absl::StatusOr<std::unique_ptr<LoadedModel>> Create(const std::string& file, Hyperparameters hp) {
     return testing::CreateModel(file, std::move(hp), memory_, /*trial_seed=*/7);
   }
-  static BatchSpec Batch(std::vector<uint64_t> records) { return testing::TrainingBatch(std::move(records)); }
+  static BatchSpec Batch(std::vector<uint64_t> records) {
+    return testing::TrainingBatch(std::move(records));
+  }
   static void ExpectPasses(const GradientCheckReport& report) {
     EXPECT_TRUE(report.passed()) << report.failures << " of " << report.coordinates.size()
                                  << " coordinates off; max abs error " << report.max_abs_error;
     for (const CoordinateCheck& c : report.coordinates) {
-      EXPECT_TRUE(c.passed) << c.tensor << "[" << c.index << "]: analytic " << c.analytic << ", numeric " << c.numeric;
+      EXPECT_TRUE(c.passed) << c.tensor << "[" << c.index << "]: analytic " << c.analytic
+                            << ", numeric " << c.numeric;
     }
   }
   CpuOnlyMemoryProvider memory_;
@@ -43,12 +46,14 @@ TEST_F(PluginGradientsTest, LinregGradientsMatchTheHandDerivedFormula) {
   const float* gw = static_cast<const float*>(arena.grad(0));
   const float* gb = static_cast<const float*>(arena.grad(1));
   double expected_b = 0;
-  for (uint64_t i : records) expected_b -= linreg::Target(COHORT_SPLIT_TRAINING, i, 3) / records.size();
+  for (uint64_t i : records)
+    expected_b -= linreg::Target(COHORT_SPLIT_TRAINING, i, 3) / records.size();
   EXPECT_NEAR(gb[0], expected_b, 1e-6);
   for (uint64_t j = 0; j < 3; ++j) {
     double expected = 0;
     for (uint64_t i : records) {
-      expected -= linreg::Target(COHORT_SPLIT_TRAINING, i, 3) * linreg::Feature(COHORT_SPLIT_TRAINING, i, j) / records.size();
+      expected -= linreg::Target(COHORT_SPLIT_TRAINING, i, 3) *
+                  linreg::Feature(COHORT_SPLIT_TRAINING, i, j) / records.size();
     }
     EXPECT_NEAR(gw[j], expected, 1e-6) << "w[" << j << "]";
   }
@@ -71,7 +76,7 @@ TEST_F(PluginGradientsTest, MlpMatchesFiniteDifferences) {
   hp.Set("hidden_layers", 2);
   auto model = Create("mlp/mlp.so", hp);
   ASSERT_TRUE(model.ok()) << model.status();
-  EXPECT_EQ((*model)->arena().tensor_count(), 6u);  // weight and bias of 3 layers
+  EXPECT_EQ((*model)->arena().tensor_count(), 6u);   // weight and bias of 3 layers
   EXPECT_EQ((*model)->arena().blocks().size(), 1u);  // all float32 on the CPU: one arena
   GradientCheckOptions options;
   options.coordinates_per_tensor = 10;

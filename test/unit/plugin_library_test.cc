@@ -14,8 +14,8 @@ namespace cohort {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
 using testing::DefectivePlugin;
+using ::testing::HasSubstr;
 using testing::PluginPath;
 
 std::string RefusalOf(const std::string& path) {
@@ -71,7 +71,8 @@ TEST(PluginLibraryTest, RefusesAMissingEntrySymbol) {
 }
 
 TEST(PluginLibraryTest, RefusesANullTable) {
-  EXPECT_THAT(RefusalOf(DefectivePlugin("null_table")), HasSubstr("cohort_plugin_entry returned NULL"));
+  EXPECT_THAT(RefusalOf(DefectivePlugin("null_table")),
+              HasSubstr("cohort_plugin_entry returned NULL"));
 }
 
 TEST(PluginLibraryTest, RefusesATableTooSmallForItsVersion) {
@@ -105,7 +106,8 @@ TEST(PluginLibraryTest, NamesEveryMissingRequiredFunction) {
 }
 
 TEST(PluginLibraryTest, RefusesSaveStateWithoutLoadState) {
-  EXPECT_THAT(RefusalOf(DefectivePlugin("half_state")), HasSubstr("save_state is set without load_state"));
+  EXPECT_THAT(RefusalOf(DefectivePlugin("half_state")),
+              HasSubstr("save_state is set without load_state"));
 }
 
 TEST(PluginLibraryTest, RefusesANamelessPlugin) {
@@ -113,7 +115,8 @@ TEST(PluginLibraryTest, RefusesANamelessPlugin) {
 }
 
 TEST(PluginLibraryTest, StatusCodesSayWhatKindOfProblem) {
-  EXPECT_EQ(PluginLibrary::Open(PluginPath("test/none.so")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(PluginLibrary::Open(PluginPath("test/none.so")).status().code(),
+            absl::StatusCode::kNotFound);
   EXPECT_EQ(PluginLibrary::Open(DefectivePlugin("other_major")).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }

@@ -13,15 +13,16 @@
 namespace cohort {
 namespace {
 
-TensorDescriptor Tensor(const char* name, uint64_t count, cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
+TensorDescriptor Tensor(const char* name, uint64_t count,
+                        cohort_dtype dtype = COHORT_DTYPE_FLOAT32) {
   return TensorDescriptor{name, dtype, {COHORT_DEVICE_CPU, 0}, count};
 }
 
 TEST(TensorArenaTest, GroupsByDtypeInRegistrationOrderWithAlignedStarts) {
   CpuOnlyMemoryProvider memory;
-  auto arena = TensorArena::Create({Tensor("a", 17), Tensor("h", 3, COHORT_DTYPE_FLOAT16), Tensor("b", 16),
-                                    Tensor("c", 1)},
-                                   memory);
+  auto arena = TensorArena::Create(
+      {Tensor("a", 17), Tensor("h", 3, COHORT_DTYPE_FLOAT16), Tensor("b", 16), Tensor("c", 1)},
+      memory);
   ASSERT_TRUE(arena.ok()) << arena.status();
   const TensorArena& a = **arena;
   ASSERT_EQ(a.blocks().size(), 2u);
@@ -58,10 +59,12 @@ TEST(TensorArenaTest, StartsZeroedAndZeroesGradients) {
 
 TEST(TensorArenaTest, ErrorsNameTheTensor) {
   CpuOnlyMemoryProvider memory;
-  EXPECT_EQ(TensorArena::Create({Tensor("", 1)}, memory).status().message(), "tensor 0 has an empty name");
+  EXPECT_EQ(TensorArena::Create({Tensor("", 1)}, memory).status().message(),
+            "tensor 0 has an empty name");
   TensorDescriptor negative = Tensor("w", 1);
   negative.device.ordinal = -1;
-  EXPECT_EQ(TensorArena::Create({negative}, memory).status().message(), "tensor 0 'w': negative device ordinal -1");
+  EXPECT_EQ(TensorArena::Create({negative}, memory).status().message(),
+            "tensor 0 'w': negative device ordinal -1");
   TensorDescriptor unknown = Tensor("w", 1);
   unknown.device.kind = 7;
   EXPECT_THAT(TensorArena::Create({unknown}, memory).status().message(),
@@ -89,15 +92,18 @@ TEST(TensorArenaTest, KeepsAMatchingShapeOrNone) {
 
 TEST(TensorArenaTest, RefusesAShapeThatDoesNotMatchTheCount) {
   CpuOnlyMemoryProvider memory;
-  EXPECT_EQ(TensorArena::Create({Tensor("b", 4), Shaped("w", 12, {3, 5})}, memory).status().message(),
-            "tensor 1 'w': shape [3, 5] holds 15 elements, but element_count is 12");
+  EXPECT_EQ(
+      TensorArena::Create({Tensor("b", 4), Shaped("w", 12, {3, 5})}, memory).status().message(),
+      "tensor 1 'w': shape [3, 5] holds 15 elements, but element_count is 12");
   EXPECT_EQ(TensorArena::Create({Shaped("w", 12, {2, 5})}, memory).status().message(),
             "tensor 0 'w': shape [2, 5] holds 10 elements, but element_count is 12");
   EXPECT_EQ(TensorArena::Create({Shaped("w", 12, {3, 0, 4})}, memory).status().message(),
             "tensor 0 'w': shape [3, 0, 4] has a zero dimension");
   // 3 * 6148914691236517206 = 2^64 + 2: a product that wraps around to element_count is caught.
-  EXPECT_EQ(TensorArena::Create({Shaped("w", 2, {3, 6148914691236517206u})}, memory).status().message(),
-            "tensor 0 'w': shape [3, 6148914691236517206] holds more than 2^64 elements, but element_count is 2");
+  EXPECT_EQ(
+      TensorArena::Create({Shaped("w", 2, {3, 6148914691236517206u})}, memory).status().message(),
+      "tensor 0 'w': shape [3, 6148914691236517206] holds more than 2^64 elements, but "
+      "element_count is 2");
   EXPECT_EQ(TensorArena::Create({Shaped("w", 12, {3, 5})}, memory).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -109,8 +115,8 @@ TEST(DefaultMemoryProviderTest, ServesTheCpuAndExplainsAMissingCudaDevice) {
   absl::StatusOr<DeviceMemory*> cuda = memory.For({COHORT_DEVICE_CUDA, 1000});
   ASSERT_FALSE(cuda.ok());
   EXPECT_EQ(cuda.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(cuda.status().message(),
-              ::testing::AnyOf(::testing::HasSubstr("no usable CUDA"), ::testing::HasSubstr("does not exist")));
+  EXPECT_THAT(cuda.status().message(), ::testing::AnyOf(::testing::HasSubstr("no usable CUDA"),
+                                                        ::testing::HasSubstr("does not exist")));
   EXPECT_EQ(memory.For({9, 0}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -124,18 +130,21 @@ TEST(DtypeTest, SizesAndNames) {
 }
 
 TEST(DeviceNameTest, ParsesWhatItWritesAndRefusesTheRest) {
-  for (cohort_device device : {cohort_device{COHORT_DEVICE_CPU, 0}, cohort_device{COHORT_DEVICE_CUDA, 0},
-                               cohort_device{COHORT_DEVICE_CUDA, 12}}) {
+  for (cohort_device device :
+       {cohort_device{COHORT_DEVICE_CPU, 0}, cohort_device{COHORT_DEVICE_CUDA, 0},
+        cohort_device{COHORT_DEVICE_CUDA, 12}}) {
     absl::StatusOr<cohort_device> parsed = ParseDeviceName(DeviceName(device));
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(parsed->kind, device.kind);
     EXPECT_EQ(parsed->ordinal, device.ordinal);
   }
-  for (const char* bad : {"", "gpu", "cuda", "cuda:", "cuda:-1", "cuda:1x", "cuda:99999999999", "CPU"}) {
+  for (const char* bad :
+       {"", "gpu", "cuda", "cuda:", "cuda:-1", "cuda:1x", "cuda:99999999999", "CPU"}) {
     absl::StatusOr<cohort_device> parsed = ParseDeviceName(bad);
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
-  EXPECT_EQ(ParseDeviceName("tpu:0").status().message(), "'tpu:0' is not a device; expected cpu or cuda:N");
+  EXPECT_EQ(ParseDeviceName("tpu:0").status().message(),
+            "'tpu:0' is not a device; expected cpu or cuda:N");
 }
 
 }  // namespace

@@ -134,9 +134,9 @@ int RunClientSubcommand(absl::string_view group, absl::string_view usage,
     std::fwrite(usage.data(), 1, usage.size(), stdout);
     return 0;
   }
-  const std::string problem =
-      arguments.empty() ? "missing a subcommand"
-                        : absl::StrCat("unknown subcommand '", arguments[0], "'");
+  const std::string problem = arguments.empty()
+                                  ? "missing a subcommand"
+                                  : absl::StrCat("unknown subcommand '", arguments[0], "'");
   for (const auto& [name, run] : subcommands) {
     if (!arguments.empty() && arguments[0] == name) {
       return run({arguments.begin() + 1, arguments.end()});

@@ -56,11 +56,11 @@ struct ClientCommandSpec {
 };
 
 struct ClientArgs {
-  std::string orchestrator;              // --orchestrator, else DefaultOrchestratorEndpoint()
+  std::string orchestrator;  // --orchestrator, else DefaultOrchestratorEndpoint()
   // From --key and --orchestrator-key, each defaulting to $COHORT_KEY and
   // $COHORT_ORCHESTRATOR_KEY; nullopt when neither is given (no CURVE).
   std::optional<CurveClientConfig> curve;
-  std::vector<std::string> positionals;  // as many as the spec names
+  std::vector<std::string> positionals;                    // as many as the spec names
   std::map<std::string, std::vector<std::string>> values;  // option -> every value given, in order
   std::set<std::string> flags;
 

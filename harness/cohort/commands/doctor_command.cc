@@ -53,7 +53,8 @@ uint64_t HostMemory() {
 absl::StatusOr<int> CudaDevices() {
   absl::StatusOr<void*> module = OpenRuntimeModule(RuntimeModuleId::kCudaMemory);
   if (!module.ok()) return module.status();
-  absl::StatusOr<void*> count = RuntimeModuleSymbol(*module, COHORT_CUDA_DEVICE_COUNT_SYMBOL, "CUDA memory");
+  absl::StatusOr<void*> count =
+      RuntimeModuleSymbol(*module, COHORT_CUDA_DEVICE_COUNT_SYMBOL, "CUDA memory");
   if (!count.ok()) return count.status();
   char error[512] = {};
   const int devices = reinterpret_cast<cohort_cuda_device_count_fn>(*count)(error, sizeof error);
@@ -97,7 +98,8 @@ HostFacts GatherHostFacts() {
   facts.proc_gpus = DetectGpuSlots().size();
   facts.cuda_built = !RuntimeModules().empty();
   if (facts.cuda_built) facts.cuda_devices = CudaDevices();
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) facts.cuda_visible_devices = visible;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"))
+    facts.cuda_visible_devices = visible;
   for (char** variable = environ; *variable != nullptr; ++variable) {
     absl::string_view entry = *variable;
     if (!absl::StartsWith(entry, "NCCL_")) continue;
@@ -125,11 +127,12 @@ int RunDoctorCommand(const std::vector<std::string>& args) {
   }
   const std::vector<DoctorFinding> findings = Diagnose(GatherHostFacts());
   const bool can = CanRunGpuTrials(findings);
-  const bool no_gpu = findings.front().topic == "driver" && findings.front().severity == Severity::kProblem;
+  const bool no_gpu =
+      findings.front().topic == "driver" && findings.front().severity == Severity::kProblem;
   std::printf("%s\n\n", can      ? "This host can run GPU trials."
-                         : no_gpu ? "This host has no usable NVIDIA GPU: it cannot run GPU trials "
-                                    "(CPU trials run as usual)."
-                                  : "This host cannot run GPU trials; the PROBLEM lines say why.");
+                        : no_gpu ? "This host has no usable NVIDIA GPU: it cannot run GPU trials "
+                                   "(CPU trials run as usual)."
+                                 : "This host cannot run GPU trials; the PROBLEM lines say why.");
   for (const DoctorFinding& finding : findings) std::fputs(FormatFinding(finding).c_str(), stdout);
   return can ? 0 : 1;
 }

@@ -58,16 +58,15 @@ std::optional<ExperimentArgs> ParseExperimentArgs(const ClientCommandSpec& spec,
   const std::optional<uint64_t> id = ParseUnsigned(args->positionals[0]);
   if (!id || *id == 0) {
     *exit_code = ClientUsageError(
-        spec, absl::StrCat("ID must be an experiment id (1, 2, ...), not '", args->positionals[0],
-                           "'"));
+        spec,
+        absl::StrCat("ID must be an experiment id (1, 2, ...), not '", args->positionals[0], "'"));
     return std::nullopt;
   }
   return ExperimentArgs{*std::move(args), *id};
 }
 
 double NowUnixTime() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 int List(const std::vector<std::string>& arguments) {
@@ -81,7 +80,9 @@ int List(const std::vector<std::string>& arguments) {
 
 int Describe(const std::vector<std::string>& arguments) {
   const ClientCommandSpec spec{"cohort experiment describe",
-                               absl::StrCat(kDescribeUsage, kOrchestratorOptionUsage), {"ID"}, {},
+                               absl::StrCat(kDescribeUsage, kOrchestratorOptionUsage),
+                               {"ID"},
+                               {},
                                {"--json"}};
   int exit_code = 0;
   const std::optional<ExperimentArgs> parsed = ParseExperimentArgs(spec, arguments, &exit_code);

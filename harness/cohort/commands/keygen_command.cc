@@ -19,8 +19,10 @@ constexpr char kKeygenUsage[] =
     "usage: cohort keygen --out DIR [--name NAME]\n"
     "\n"
     "Makes a CURVE key pair for the control channels and writes DIR/NAME.key (the secret key,\n"
-    "mode 0600: it never leaves this machine) and DIR/NAME.pub (the public key, to hand to peers).\n"
-    "DIR is created (mode 0700) if missing; existing keys are never overwritten. NAME defaults to this\n"
+    "mode 0600: it never leaves this machine) and DIR/NAME.pub (the public key, to hand to "
+    "peers).\n"
+    "DIR is created (mode 0700) if missing; existing keys are never overwritten. NAME defaults to "
+    "this\n"
     "machine's host name; it is what the orchestrator calls the holder of the key.\n"
     "\n"
     "Prints `<public-key> <name>`: add that line to the orchestrator's authorized keys file (or\n"
@@ -59,7 +61,9 @@ int RunKeygenCommand(const std::vector<std::string>& args) {
   }
   if (name.empty()) name = DefaultKeyName();
   if (!IsKeyName(name)) {
-    return CommandError("'" + name + "' is not a key name: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -");
+    return CommandError(
+        "'" + name +
+        "' is not a key name: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -");
   }
   std::error_code error;
   if (std::filesystem::create_directories(out, error)) {
@@ -71,13 +75,16 @@ int RunKeygenCommand(const std::vector<std::string>& args) {
   const std::string secret_path = out + "/" + name + ".key";
   const std::string public_path = out + "/" + name + ".pub";
   // Both files or neither: check the public one is free before writing the secret one.
-  if (::access(public_path.c_str(), F_OK) == 0) return CommandError(public_path + " already exists (keys are never overwritten)");
-  if (absl::Status s = WriteSecretKeyFile(secret_path, name, *keys); !s.ok()) return CommandError(s);
+  if (::access(public_path.c_str(), F_OK) == 0)
+    return CommandError(public_path + " already exists (keys are never overwritten)");
+  if (absl::Status s = WriteSecretKeyFile(secret_path, name, *keys); !s.ok())
+    return CommandError(s);
   if (absl::Status s = WritePublicKeyFile(public_path, name, keys->public_key); !s.ok()) {
     ::unlink(secret_path.c_str());
     return CommandError(s);
   }
-  std::fprintf(stderr, "wrote %s (secret, mode 0600) and %s\n", secret_path.c_str(), public_path.c_str());
+  std::fprintf(stderr, "wrote %s (secret, mode 0600) and %s\n", secret_path.c_str(),
+               public_path.c_str());
   std::printf("%s %s\n", keys->public_key.c_str(), name.c_str());
   return 0;
 }

@@ -10,8 +10,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "harness/cohort/process/child_process.h"
 #include "harness/cohort/commands/command_exit.h"
+#include "harness/cohort/process/child_process.h"
 #include "harness/cohort/process/entrypoint.h"
 #include "runtime/arena/default_memory_provider.h"
 #include "runtime/arena/dtype.h"
@@ -53,9 +53,8 @@ absl::Status ParsePositive(const std::string& flag, const std::string& text, boo
   double value = 0;
   if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || value < 0 ||
       (value == 0 && !zero_allowed)) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, " takes a number ",
-                                                   zero_allowed ? "of 0 or more" : "above 0",
-                                                   ", not '", text, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, " takes a number ", zero_allowed ? "of 0 or more" : "above 0", ", not '", text, "'"));
   }
   out = value;
   return absl::OkStatus();
@@ -65,8 +64,8 @@ void PrintInfo(const PluginLibrary& plugin) {
   const cohort_plugin_api& api = plugin.api();
   std::printf("plugin %s from %s\n", plugin.name().c_str(), plugin.path().c_str());
   std::printf("  built for ABI %s, runs on hosts of ABI %u.%u or later (this host: %d.%d)\n",
-              VersionString(plugin.abi_version()).c_str(), api.abi_version.major, api.host_minor_required,
-              COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR);
+              VersionString(plugin.abi_version()).c_str(), api.abi_version.major,
+              api.host_minor_required, COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR);
   std::printf("  optimizer_step: %s; save_state/load_state: %s\n",
               plugin.has_optimizer() ? "provided" : "not provided (the host's optimizer runs)",
               plugin.has_state() ? "provided" : "not provided");
@@ -74,7 +73,8 @@ void PrintInfo(const PluginLibrary& plugin) {
 
 std::string FormatMetrics(const BatchMetrics& metrics) {
   std::string out;
-  for (const Metric& m : metrics.metrics) absl::StrAppend(&out, " ", m.name, "=", absl::StrFormat("%.6g", m.value));
+  for (const Metric& m : metrics.metrics)
+    absl::StrAppend(&out, " ", m.name, "=", absl::StrFormat("%.6g", m.value));
   return out;
 }
 
@@ -84,7 +84,8 @@ uint64_t ParameterChecksum(const TensorArena& arena) {
   for (const ArenaBlock& b : arena.blocks()) {
     if (b.device.kind != COHORT_DEVICE_CPU) continue;
     const auto* bytes = static_cast<const unsigned char*>(b.data);
-    for (uint64_t i = 0; i < b.element_count * b.element_size; ++i) sum = sum * 1099511628211ULL + bytes[i];
+    for (uint64_t i = 0; i < b.element_count * b.element_size; ++i)
+      sum = sum * 1099511628211ULL + bytes[i];
   }
   return sum;
 }
@@ -108,18 +109,21 @@ int RunChecks(const CheckOptions& options) {
   host.context.trial_seed = options.seed;
   host.hyperparameters = options.hyperparameters;
   host.memory = &memory;
-  absl::StatusOr<std::unique_ptr<LoadedModel>> created = LoadedModel::Create(*plugin, std::move(host));
+  absl::StatusOr<std::unique_ptr<LoadedModel>> created =
+      LoadedModel::Create(*plugin, std::move(host));
   if (!created.ok()) return CommandError(created.status());
   LoadedModel& model = **created;
 
   auto print_tensors = [](const char* what, const TensorArena& arena) {
-    std::printf("  %s: %zu in %zu arena block(s)\n", what, arena.tensor_count(), arena.blocks().size());
+    std::printf("  %s: %zu in %zu arena block(s)\n", what, arena.tensor_count(),
+                arena.blocks().size());
     for (size_t t = 0; t < arena.tensor_count(); ++t) {
       const TensorDescriptor& s = arena.spec(t);
-      std::printf("    %-24s %-8s %-6s %10llu elements at offset %llu of block %zu\n", s.name.c_str(),
-                  DtypeName(s.dtype).c_str(), s.device.kind == COHORT_DEVICE_CPU ? "cpu" : "cuda",
-                  static_cast<unsigned long long>(s.element_count),
-                  static_cast<unsigned long long>(arena.placement(t).offset), arena.placement(t).block);
+      std::printf(
+          "    %-24s %-8s %-6s %10llu elements at offset %llu of block %zu\n", s.name.c_str(),
+          DtypeName(s.dtype).c_str(), s.device.kind == COHORT_DEVICE_CPU ? "cpu" : "cuda",
+          static_cast<unsigned long long>(s.element_count),
+          static_cast<unsigned long long>(arena.placement(t).offset), arena.placement(t).block);
     }
   };
   const TensorArena& arena = model.arena();
@@ -131,18 +135,21 @@ int RunChecks(const CheckOptions& options) {
   absl::StatusOr<uint64_t> validation_records = model.DatasetSize(COHORT_SPLIT_VALIDATION);
   if (!validation_records.ok()) return CommandError(validation_records.status());
   std::printf("  dataset: %llu training records, %llu validation records\n",
-              static_cast<unsigned long long>(*train_records), static_cast<unsigned long long>(*validation_records));
+              static_cast<unsigned long long>(*train_records),
+              static_cast<unsigned long long>(*validation_records));
   if (*train_records == 0)
     return CommandError(absl::FailedPreconditionError("the training split is empty"));
 
   const BatchSpec train = FirstBatch(COHORT_SPLIT_TRAINING, options.batch_size, *train_records);
   absl::StatusOr<BatchMetrics> trained = model.TrainBatch(train);
   if (!trained.ok()) return CommandError(trained.status());
-  std::printf("  train_batch (%zu records):%s\n", train.record_indices.size(), FormatMetrics(*trained).c_str());
+  std::printf("  train_batch (%zu records):%s\n", train.record_indices.size(),
+              FormatMetrics(*trained).c_str());
 
   int failures = 0;
   if (*validation_records > 0) {
-    const BatchSpec validation = FirstBatch(COHORT_SPLIT_VALIDATION, options.batch_size, *validation_records);
+    const BatchSpec validation =
+        FirstBatch(COHORT_SPLIT_VALIDATION, options.batch_size, *validation_records);
     auto checksum = [&] {
       return ParameterChecksum(arena) * 31 +
              (model.state_arena() == nullptr ? 0 : ParameterChecksum(*model.state_arena()));
@@ -160,21 +167,23 @@ int RunChecks(const CheckOptions& options) {
   }
 
   const GradientCheckOptions& probe = options.gradients;
-  std::printf("  gradient check: step %g, tolerance %g x the gradient + %g + the loss's rounding, "
-              "%zu coordinates per tensor\n",
-              probe.epsilon, probe.relative_tolerance, probe.absolute_tolerance,
-              probe.coordinates_per_tensor);
+  std::printf(
+      "  gradient check: step %g, tolerance %g x the gradient + %g + the loss's rounding, "
+      "%zu coordinates per tensor\n",
+      probe.epsilon, probe.relative_tolerance, probe.absolute_tolerance,
+      probe.coordinates_per_tensor);
   absl::StatusOr<GradientCheckReport> gradients = CheckGradients(model, train, probe);
   if (!gradients.ok()) return CommandError(gradients.status());
   for (const CoordinateCheck& c : gradients->coordinates) {
     if (!c.passed) {
       std::printf("    %s[%llu]: analytic %.6g, finite difference %.6g (allowed %.3g apart)\n",
-                  c.tensor.c_str(), static_cast<unsigned long long>(c.index), c.analytic,
-                  c.numeric, c.tolerance);
+                  c.tensor.c_str(), static_cast<unsigned long long>(c.index), c.analytic, c.numeric,
+                  c.tolerance);
     }
   }
-  std::printf("  gradient check: %zu coordinates, %zu off, max abs error %.3g: %s\n", gradients->coordinates.size(),
-              gradients->failures, gradients->max_abs_error, gradients->passed() ? "passed" : "FAILED");
+  std::printf("  gradient check: %zu coordinates, %zu off, max abs error %.3g: %s\n",
+              gradients->coordinates.size(), gradients->failures, gradients->max_abs_error,
+              gradients->passed() ? "passed" : "FAILED");
   failures += gradients->passed() ? 0 : 1;
 
   if (model.has_state()) {
@@ -207,16 +216,19 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
         return CommandError(absl::InvalidArgumentError("--seed takes a non-negative integer"));
       }
     } else if (arg == "--step" && has_value) {
-      if (absl::Status s = ParsePositive(arg, args[++i], false, options.gradients.epsilon); !s.ok()) {
+      if (absl::Status s = ParsePositive(arg, args[++i], false, options.gradients.epsilon);
+          !s.ok()) {
         return CommandError(s);
       }
     } else if (arg == "--tolerance" && has_value) {
-      if (absl::Status s = ParsePositive(arg, args[++i], true, options.gradients.relative_tolerance);
+      if (absl::Status s =
+              ParsePositive(arg, args[++i], true, options.gradients.relative_tolerance);
           !s.ok()) {
         return CommandError(s);
       }
     } else if (arg == "--abs-tolerance" && has_value) {
-      if (absl::Status s = ParsePositive(arg, args[++i], true, options.gradients.absolute_tolerance);
+      if (absl::Status s =
+              ParsePositive(arg, args[++i], true, options.gradients.absolute_tolerance);
           !s.ok()) {
         return CommandError(s);
       }
@@ -268,8 +280,8 @@ int RunPluginCommand(const std::vector<std::string>& args) {
   absl::StatusOr<ChildExit> exit = RunInChild([&] { return RunChecks(options); });
   if (!exit.ok()) return CommandError(exit.status());
   if (exit->signaled) {
-    std::fprintf(stderr, "error: plugin '%s' crashed: the checking process was %s\n", options.path.c_str(),
-                 exit->Describe().c_str());
+    std::fprintf(stderr, "error: plugin '%s' crashed: the checking process was %s\n",
+                 options.path.c_str(), exit->Describe().c_str());
     return 1;
   }
   return exit->code;

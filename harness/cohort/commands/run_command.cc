@@ -7,20 +7,20 @@
 #include <random>
 #include <thread>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/entrypoint.h"
-#include "harness/cohort/run/embedded_run.h"
 #include "harness/cohort/process/this_process.h"
+#include "harness/cohort/run/embedded_run.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/agent/task_table.h"
-#include "runtime/record/run_folder.h"
-#include "runtime/orchestrator/orchestrator.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/config/yaml_quoting.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/record/run_folder.h"
 
 namespace cohort {
 namespace {
@@ -59,9 +59,7 @@ struct RunArgs {
   bool gpus = false;
 };
 
-int RunUsage(absl::string_view problem) {
-  return UsageError("cohort run", problem, kRunUsage);
-}
+int RunUsage(absl::string_view problem) { return UsageError("cohort run", problem, kRunUsage); }
 
 std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit_code) {
   RunArgs parsed;
@@ -85,8 +83,8 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
       if (arg == "--output") parsed.output = value;
       if (arg == "--resume") parsed.resume = value;
       if (arg == "--set") parsed.overrides.push_back(value);
-      if (arg == "--cpu-slots" && (!absl::SimpleAtoi(value, &parsed.cpu_slots) ||
-                                   parsed.cpu_slots == 0)) {
+      if (arg == "--cpu-slots" &&
+          (!absl::SimpleAtoi(value, &parsed.cpu_slots) || parsed.cpu_slots == 0)) {
         *exit_code = RunUsage(absl::StrCat("--cpu-slots needs a number >= 1, not '", value, "'"));
         return std::nullopt;
       }
@@ -167,10 +165,12 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   // Refused before anything is written: the run folder stays as it was.
   if (stored) {
     if (std::vector<std::string> changes = TrainingChanges(*stored, *config); !changes.empty()) {
-      return CommandError(absl::FailedPreconditionError(absl::StrCat(
-          "--resume: the run in ", folder->path(), " was trained with other settings, and its "
-          "checkpoints hold what they made (", absl::StrJoin(changes, "; "),
-          "); resume with the run's own settings, or start a new run (--output)")));
+      return CommandError(absl::FailedPreconditionError(
+          absl::StrCat("--resume: the run in ", folder->path(),
+                       " was trained with other settings, and its "
+                       "checkpoints hold what they made (",
+                       absl::StrJoin(changes, "; "),
+                       "); resume with the run's own settings, or start a new run (--output)")));
     }
   }
   if (!args->resume.empty() && config->searcher.name == "adaptive_asha") {
@@ -180,15 +180,16 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   }
   const std::vector<AgentSlot> slots = args->gpus ? DetectGpuSlots() : CpuSlots(args->cpu_slots);
   if (args->gpus && slots.empty()) {
-    return CommandError(absl::FailedPreconditionError(absl::StrCat(
-        "--gpus: this machine shows no NVIDIA GPU (", kNvidiaGpusFolder,
-        " lists none: no GPU, or no NVIDIA driver)")));
+    return CommandError(absl::FailedPreconditionError(
+        absl::StrCat("--gpus: this machine shows no NVIDIA GPU (", kNvidiaGpusFolder,
+                     " lists none: no GPU, or no NVIDIA driver)")));
   }
   if (config->slots_per_trial > slots.size()) {
-    return CommandError(absl::FailedPreconditionError(absl::StrCat(
-        "resources.slots_per_trial: ", config->slots_per_trial, " slots, but this machine offers ",
-        slots.size(),
-        args->gpus ? " GPU slots (one per GPU)" : " CPU slots (one per core; --cpu-slots N allows more)")));
+    return CommandError(absl::FailedPreconditionError(
+        absl::StrCat("resources.slots_per_trial: ", config->slots_per_trial,
+                     " slots, but this machine offers ", slots.size(),
+                     args->gpus ? " GPU slots (one per GPU)"
+                                : " CPU slots (one per core; --cpu-slots N allows more)")));
   }
   if (absl::Status checked = Orchestrator::CheckExperiment(*config); !checked.ok()) {
     return CommandError(checked);

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/client_args.h"
 #include "harness/cohort/commands/client_commands.h"
-#include "harness/cohort/process/entrypoint.h"
 #include "harness/cohort/format/experiment_changes.h"
+#include "harness/cohort/process/entrypoint.h"
 #include "runtime/client/orchestrator_client.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/config/yaml_quoting.h"
@@ -96,12 +96,10 @@ int RunSubmitCommand(const std::vector<std::string>& arguments) {
       overrides == args->values.end() ? std::vector<std::string>() : overrides->second);
   if (!config_yaml.ok()) return ClientFailure(config_yaml.status());
 
-  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
-      ConnectToOrchestrator(*args);
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client = ConnectToOrchestrator(*args);
   if (!client.ok()) return ClientFailure(client.status());
-  absl::StatusOr<ExperimentSubmitted> submitted =
-      (*client)->RequestReply<ExperimentSubmitted>(SubmitExperiment{*std::move(config_yaml)},
-                                                   kClientRequestTimeoutSeconds);
+  absl::StatusOr<ExperimentSubmitted> submitted = (*client)->RequestReply<ExperimentSubmitted>(
+      SubmitExperiment{*std::move(config_yaml)}, kClientRequestTimeoutSeconds);
   if (!submitted.ok()) return ClientFailure(submitted.status());
   for (const std::string& warning : submitted->warnings) {
     std::fprintf(stderr, "warning: %s\n", warning.c_str());

@@ -58,16 +58,16 @@ std::optional<LogsOptions> ReadOptions(const ClientCommandSpec& spec, const Clie
   const std::optional<uint64_t> trial = ParseUnsigned(args.positionals[0]);
   if (!trial || *trial == 0) {
     *exit_code = ClientUsageError(
-        spec, absl::StrCat("TRIAL_ID must be a trial id (1, 2, ...), not '", args.positionals[0],
-                           "'"));
+        spec,
+        absl::StrCat("TRIAL_ID must be a trial id (1, 2, ...), not '", args.positionals[0], "'"));
     return std::nullopt;
   }
   options.trial_id = *trial;
   if (const std::optional<std::string> rank = args.Value("--rank")) {
     const std::optional<uint64_t> parsed = ParseUnsigned(*rank);
     if (!parsed || *parsed > uint64_t{INT32_MAX}) {
-      *exit_code = ClientUsageError(spec, absl::StrCat("--rank needs a rank (0, 1, ...), not '",
-                                                       *rank, "'"));
+      *exit_code = ClientUsageError(
+          spec, absl::StrCat("--rank needs a rank (0, 1, ...), not '", *rank, "'"));
       return std::nullopt;
     }
     options.rank = static_cast<int32_t>(*parsed);
@@ -75,8 +75,8 @@ std::optional<LogsOptions> ReadOptions(const ClientCommandSpec& spec, const Clie
   if (const std::optional<std::string> tail = args.Value("--tail")) {
     options.tail = ParseUnsigned(*tail);
     if (!options.tail) {
-      *exit_code = ClientUsageError(
-          spec, absl::StrCat("--tail needs a number of lines, not '", *tail, "'"));
+      *exit_code =
+          ClientUsageError(spec, absl::StrCat("--tail needs a number of lines, not '", *tail, "'"));
       return std::nullopt;
     }
   }
@@ -121,8 +121,7 @@ int Logs(const std::vector<std::string>& arguments) {
   if (!args) return exit_code;
   const std::optional<LogsOptions> options = ReadOptions(spec, *args, &exit_code);
   if (!options) return exit_code;
-  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
-      ConnectToOrchestrator(*args);
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client = ConnectToOrchestrator(*args);
   if (!client.ok()) return ClientFailure(client.status());
   return PrintLogs(**client, *options);
 }

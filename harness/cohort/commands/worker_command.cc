@@ -42,11 +42,13 @@ struct WorkerArgs {
 
 absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
   WorkerArgs parsed;
-  std::map<std::string, std::string*> flags = {
-      {"--run-dir", &parsed.run_dir},   {"--plugin", &parsed.plugin},
-      {"--endpoint", &parsed.endpoint}, {"--checkpoint-root", &parsed.checkpoint_root},
-      {"--resume", &parsed.resume},     {"--rendezvous", &parsed.rendezvous},
-      {"--rendezvous-prefix", &parsed.rendezvous_prefix}};
+  std::map<std::string, std::string*> flags = {{"--run-dir", &parsed.run_dir},
+                                               {"--plugin", &parsed.plugin},
+                                               {"--endpoint", &parsed.endpoint},
+                                               {"--checkpoint-root", &parsed.checkpoint_root},
+                                               {"--resume", &parsed.resume},
+                                               {"--rendezvous", &parsed.rendezvous},
+                                               {"--rendezvous-prefix", &parsed.rendezvous_prefix}};
   std::string trial_id, rank = "0", size = "1", attempt = "0";
   flags["--trial-id"] = &trial_id;
   flags["--rank"] = &rank;
@@ -55,7 +57,8 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     auto flag = flags.find(args[i]);
     if (flag == flags.end() || i + 1 == args.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("worker: unexpected argument '", args[i], "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("worker: unexpected argument '", args[i], "'"));
     }
     *flag->second = args[++i];
   }
@@ -76,8 +79,8 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
 absl::StatusOr<std::optional<CurveClientConfig>> TakeRendezvousKeys() {
   absl::StatusOr<std::optional<CurveClientConfig>> keys =
       ReadRendezvousKeyVariables([](const char* name) { return std::getenv(name); });
-  for (const char* name : {kRendezvousServerKeyVariable, kRendezvousPublicKeyVariable,
-                           kRendezvousSecretKeyVariable}) {
+  for (const char* name :
+       {kRendezvousServerKeyVariable, kRendezvousPublicKeyVariable, kRendezvousSecretKeyVariable}) {
     ::unsetenv(name);
   }
   return keys;

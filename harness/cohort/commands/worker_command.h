@@ -9,9 +9,10 @@
 // restores the checkpoint when asked, trains, and reports everything to the supervisor at
 // ENDPOINT. With S > 1 it forms the trial's Gloo group through the rendezvous store: the
 // supervisor's, or, with --rendezvous, the one where the ranks of a task spanning agents meet
-// (keys under PREFIX; Gloo binds $COHORT_GLOO_HOSTNAME, default 127.0.0.1). It ends with a TrialFinished message; exit status 0 when the trial completed or
-// stopped on request, 1 on an error. SIGINT is ignored (the supervisor decides); SIGTERM asks
-// for a checkpoint and a clean stop, like a StopCommand.
+// (keys under PREFIX; Gloo binds $COHORT_GLOO_HOSTNAME, default 127.0.0.1). It ends with a
+// TrialFinished message; exit status 0 when the trial completed or stopped on request, 1 on an
+// error. SIGINT is ignored (the supervisor decides); SIGTERM asks for a checkpoint and a clean
+// stop, like a StopCommand.
 #ifndef COHORT_HARNESS_COHORT_COMMANDS_WORKER_COMMAND_H_
 #define COHORT_HARNESS_COHORT_COMMANDS_WORKER_COMMAND_H_
 

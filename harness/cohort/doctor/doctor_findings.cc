@@ -56,16 +56,17 @@ DoctorFinding CudaFinding(const HostFacts& f) {
   std::vector<std::string> stale;
   if (f.cuda_visible_devices) stale = StaleVisibleDevices(*f.cuda_visible_devices, f.gpus);
   const std::string stale_text =
-      stale.empty() ? ""
-                    : absl::StrCat("\nCUDA_VISIBLE_DEVICES=", *f.cuda_visible_devices,
-                                   " names GPUs the driver does not list: ", absl::StrJoin(stale, ", "),
-                                   " (CUDA stops reading it at the first)");
+      stale.empty()
+          ? ""
+          : absl::StrCat("\nCUDA_VISIBLE_DEVICES=", *f.cuda_visible_devices,
+                         " names GPUs the driver does not list: ", absl::StrJoin(stale, ", "),
+                         " (CUDA stops reading it at the first)");
   constexpr absl::string_view kStaleAdvice =
       "CUDA_VISIBLE_DEVICES is stale (set for another machine, or before GPUs changed): unset it. "
       "The agent needs none: it gives each worker its own GPU";
   if (!f.cuda_built) {
-    return {Severity::kProblem, "cuda", absl::StrCat("this build of Cohort has no CUDA support",
-                                                     stale_text),
+    return {Severity::kProblem, "cuda",
+            absl::StrCat("this build of Cohort has no CUDA support", stale_text),
             "build Cohort where nvcc is found (scripts/build); the build summary says "
             "\"CUDA (nvcc, cudart, NCCL): True\""};
   }
@@ -80,8 +81,8 @@ DoctorFinding CudaFinding(const HostFacts& f) {
   }
   const int seen = *f.cuda_devices;
   const size_t listed = f.gpus.size();
-  std::string what = absl::StrCat("the CUDA runtime sees ", seen, " of the driver's ", listed,
-                                  " GPU(s)");
+  std::string what =
+      absl::StrCat("the CUDA runtime sees ", seen, " of the driver's ", listed, " GPU(s)");
   if (!f.cuda_visible_devices) {
     if (static_cast<size_t>(seen) == listed && seen > 0) return {Severity::kOk, "cuda", what, ""};
     return {Severity::kProblem, "cuda", what,
@@ -112,7 +113,8 @@ DoctorFinding ModelsFinding(const HostFacts& f) {
   for (const auto& [model, indexes] : by_model) {
     parts.push_back(absl::StrCat(model, " (GPU ", absl::StrJoin(indexes, ", "), ")"));
   }
-  return {Severity::kWarning, "models", absl::StrCat("mixed GPU models: ", absl::StrJoin(parts, "; ")),
+  return {Severity::kWarning, "models",
+          absl::StrCat("mixed GPU models: ", absl::StrJoin(parts, "; ")),
           "a trial runs at the pace of its slowest GPU: give an agent identical GPUs, or run "
           "one agent per model (`cohort agent` on each, with CUDA_VISIBLE_DEVICES unset and "
           "--slots matching)"};
@@ -125,7 +127,8 @@ DoctorFinding LinksFinding(const HostFacts& f) {
   }
   std::vector<std::string> lines = {"      " + [&] {
     std::string header;
-    for (size_t b = 0; b < n; ++b) absl::StrAppend(&header, absl::StrFormat("%-6s", absl::StrCat("GPU", b)));
+    for (size_t b = 0; b < n; ++b)
+      absl::StrAppend(&header, absl::StrFormat("%-6s", absl::StrCat("GPU", b)));
     return header;
   }()};
   std::vector<std::string> slow;
@@ -144,7 +147,8 @@ DoctorFinding LinksFinding(const HostFacts& f) {
       "NV: NVLink; PIX: PCIe switch; PHB: PCIe host bridge; NODE: within a NUMA node; SYS: "
       "across NUMA nodes");
   if (slow.empty()) return {Severity::kOk, "links", absl::StrJoin(lines, "\n"), ""};
-  lines.push_back(absl::StrCat("through the CPU's PCIe root or further: ", absl::StrJoin(slow, ", ")));
+  lines.push_back(
+      absl::StrCat("through the CPU's PCIe root or further: ", absl::StrJoin(slow, ", ")));
   return {Severity::kWarning, "links", absl::StrJoin(lines, "\n"),
           "NCCL between these GPUs goes through host bridges, several times slower than NVLink: "
           "keep a multi-GPU trial's slots on GPUs joined by NVLink or one PCIe switch, or use "
@@ -175,17 +179,20 @@ std::vector<DoctorFinding> NcclFindings(const HostFacts& f) {
     if (!SocketIfnameMatches(it->second, f.interfaces)) {
       findings.push_back(
           {Severity::kProblem, "nccl",
-           absl::StrCat("NCCL_SOCKET_IFNAME=", it->second, " selects none of this host's "
-                        "interfaces (", absl::StrJoin(f.interfaces, ", "), ")"),
+           absl::StrCat("NCCL_SOCKET_IFNAME=", it->second,
+                        " selects none of this host's "
+                        "interfaces (",
+                        absl::StrJoin(f.interfaces, ", "), ")"),
            "NCCL cannot bootstrap a trial that spans machines: name an interface that exists "
            "(a prefix, or '=' for an exact name), or unset it"});
     }
   } else if (f.interfaces.size() > 2) {
-    findings.push_back({Severity::kNote, "nccl",
-                        absl::StrCat("several network interfaces (", absl::StrJoin(f.interfaces, ", "),
-                                     ") and no NCCL_SOCKET_IFNAME"),
-                        "for trials across machines, set NCCL_SOCKET_IFNAME to the interface "
-                        "the machines share, so NCCL does not pick another"});
+    findings.push_back(
+        {Severity::kNote, "nccl",
+         absl::StrCat("several network interfaces (", absl::StrJoin(f.interfaces, ", "),
+                      ") and no NCCL_SOCKET_IFNAME"),
+         "for trials across machines, set NCCL_SOCKET_IFNAME to the interface "
+         "the machines share, so NCCL does not pick another"});
   }
   auto disabled = [&](const char* name) {
     auto it = f.nccl_env.find(name);
@@ -222,8 +229,8 @@ DoctorFinding MemoryFinding(const HostFacts& f) {
     return {Severity::kOk, "memory", absl::StrCat(Gib(f.host_memory), " of host memory"), ""};
   }
   const uint64_t per_gpu = f.host_memory / f.gpus.size();
-  std::string what = absl::StrCat(Gib(f.host_memory), " of host memory, ", Gib(per_gpu),
-                                  " per GPU");
+  std::string what =
+      absl::StrCat(Gib(f.host_memory), " of host memory, ", Gib(per_gpu), " per GPU");
   if (per_gpu >= kUsualHostMemoryPerGpu) return {Severity::kOk, "memory", what, ""};
   return {Severity::kWarning, "memory", what,
           "the usual minimum is 16 GB per GPU (data loading, pinned staging, checkpoints): "
@@ -273,9 +280,8 @@ std::vector<std::string> StaleVisibleDevices(const std::string& value,
     } else if (absl::StartsWith(entry, "GPU-") || absl::StartsWith(entry, "MIG-")) {
       // CUDA takes any unique prefix of a UUID; a MIG instance lives on a GPU the driver lists.
       known = absl::StartsWith(entry, "MIG-") ||
-              std::any_of(gpus.begin(), gpus.end(), [&](const GpuDevice& gpu) {
-                return absl::StartsWith(gpu.uuid, entry);
-              });
+              std::any_of(gpus.begin(), gpus.end(),
+                          [&](const GpuDevice& gpu) { return absl::StartsWith(gpu.uuid, entry); });
     } else {
       known = false;
     }
@@ -319,9 +325,9 @@ bool CanRunGpuTrials(const std::vector<DoctorFinding>& findings) {
 
 std::string FormatFinding(const DoctorFinding& finding) {
   static constexpr const char* kLabels[] = {"ok", "note", "warning", "PROBLEM"};
-  std::string text = absl::StrCat("[", kLabels[static_cast<int>(finding.severity)], "] ",
-                                  finding.topic, ": ",
-                                  absl::StrReplaceAll(finding.what, {{"\n", "\n    "}}), "\n");
+  std::string text =
+      absl::StrCat("[", kLabels[static_cast<int>(finding.severity)], "] ", finding.topic, ": ",
+                   absl::StrReplaceAll(finding.what, {{"\n", "\n    "}}), "\n");
   if (!finding.advice.empty()) absl::StrAppend(&text, "    what to do: ", finding.advice, "\n");
   return text;
 }

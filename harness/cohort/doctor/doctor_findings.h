@@ -26,7 +26,7 @@
 namespace cohort {
 
 struct HostFacts {
-  absl::Status driver;                      // NVML opened (not OK: no driver, with the reason)
+  absl::Status driver;  // NVML opened (not OK: no driver, with the reason)
   std::string driver_version;
   std::vector<GpuDevice> gpus;              // what the driver lists, PCI bus order
   std::vector<std::vector<GpuPath>> paths;  // paths[a][b] for a != b
@@ -46,8 +46,8 @@ enum class Severity { kOk, kNote, kWarning, kProblem };
 
 struct DoctorFinding {
   Severity severity;
-  std::string topic;   // "driver", "cuda", "models", "links", "nccl", "memory", "modules", "plugins"
-  std::string what;    // what was found, one or more lines
+  std::string topic;  // "driver", "cuda", "models", "links", "nccl", "memory", "modules", "plugins"
+  std::string what;   // what was found, one or more lines
   std::string advice;  // what to do; empty when nothing
 };
 

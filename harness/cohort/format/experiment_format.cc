@@ -8,8 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "harness/cohort/format/experiment_changes.h"
-#include "harness/cohort/run/progress_display.h"
 #include "harness/cohort/format/text_table.h"
+#include "harness/cohort/run/progress_display.h"
 
 namespace cohort {
 namespace {
@@ -30,15 +30,15 @@ std::string SummaryLines(const ExperimentDescription& description, double now_un
   std::string searcher = summary.searcher;
   if (!description.searcher_metric.empty()) {
     absl::StrAppend(&searcher, ", metric ", description.searcher_metric,
-                    description.smaller_is_better ? " (smaller is better)"
-                                                  : " (larger is better)");
+                    description.smaller_is_better ? " (smaller is better)" : " (larger is better)");
   }
   AppendField("searcher", searcher, &out);
   AppendField("progress", FormatProgress(summary.progress), &out);
-  AppendField("trials", absl::StrFormat("%d: %d active, %d completed, %d errored", summary.trials,
-                                        summary.active_trials, summary.completed_trials,
-                                        summary.errored_trials),
-              &out);
+  AppendField(
+      "trials",
+      absl::StrFormat("%d: %d active, %d completed, %d errored", summary.trials,
+                      summary.active_trials, summary.completed_trials, summary.errored_trials),
+      &out);
   AppendField("slots per trial", absl::StrCat(summary.slots_per_trial), &out);
   AppendField("submitted", FormatUnixTime(summary.submitted_unix_time), &out);
   const bool ended = ExperimentEnded(summary.state) && summary.ended_unix_time > 0;
@@ -127,10 +127,10 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
       absl::StrAppend(&timing, "  trial ", trial.trial_id, ": ",
                       absl::StrFormat("%.0f records/s", trial.records_per_second));
       if (trial.scaling_efficiency > 0) {
-        absl::StrAppend(&timing, absl::StrFormat(" (scaling efficiency %.2f against experiment "
-                                                 "%d at 1 slot)",
-                                                 trial.scaling_efficiency,
-                                                 trial.baseline_experiment_id));
+        absl::StrAppend(&timing,
+                        absl::StrFormat(" (scaling efficiency %.2f against experiment "
+                                        "%d at 1 slot)",
+                                        trial.scaling_efficiency, trial.baseline_experiment_id));
       }
       for (const NamedValue& phase : trial.latest_timings) {
         absl::StrAppend(&timing, absl::StrFormat(", %s %.3g s", phase.name, phase.value));
@@ -138,11 +138,11 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
       absl::StrAppend(&timing, "\n");
     }
     for (const GpuReading& gpu : trial.latest_gpus) {
-      absl::StrAppend(&gpus, absl::StrFormat("  trial %d rank %u: GPU %u (%s) %.0f%% busy, %.1f of "
-                                             "%.1f GiB\n",
-                                             trial.trial_id, gpu.rank, gpu.gpu, gpu.name,
-                                             gpu.utilization, gpu.memory_used / 1073741824.0,
-                                             gpu.memory_total / 1073741824.0));
+      absl::StrAppend(
+          &gpus, absl::StrFormat("  trial %d rank %u: GPU %u (%s) %.0f%% busy, %.1f of "
+                                 "%.1f GiB\n",
+                                 trial.trial_id, gpu.rank, gpu.gpu, gpu.name, gpu.utilization,
+                                 gpu.memory_used / 1073741824.0, gpu.memory_total / 1073741824.0));
     }
     if (!trial.latest_validation.empty()) {
       absl::StrAppend(&validation, "  trial ", trial.trial_id, ": ",

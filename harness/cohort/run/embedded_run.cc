@@ -16,10 +16,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "harness/cohort/run/progress_display.h"
-#include "harness/cohort/run/run_summary.h"
 #include "harness/cohort/process/stop_signals.h"
 #include "harness/cohort/process/this_process.h"
+#include "harness/cohort/run/progress_display.h"
+#include "harness/cohort/run/run_summary.h"
 #include "runtime/agent/agent.h"
 #include "runtime/base/clock.h"
 #include "runtime/base/file_io.h"

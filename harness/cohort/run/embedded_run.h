@@ -4,14 +4,14 @@
 // `cohort orchestrator` and `cohort agent` do across machines, so every experiment runs the same
 // code whether it was submitted to a cluster or run here.
 //
-// The agent offers `slots` (CPU slots, or the machine's GPUs) and runs the workers; the orchestrator runs the
-// experiment's searcher and keeps its record in the run folder. Once the agent has registered,
-// the experiment is submitted (Orchestrator::SubmitLocal); the run ends when the orchestrator is
-// idle. What the user sees on stderr: each trial's progress and validations (from the agent's
-// TaskProgress and metrics reports), and the orchestrator's notices (failures and restarts,
-// resumptions, silent ranks, warnings). The cluster's bookkeeping goes to
-// <run folder>/local/orchestrator.log and agent.log; the agent keeps each task's folder in
-// <run folder>/local/tasks/<task id>/. At the end a summary goes to stdout.
+// The agent offers `slots` (CPU slots, or the machine's GPUs) and runs the workers; the
+// orchestrator runs the experiment's searcher and keeps its record in the run folder. Once the
+// agent has registered, the experiment is submitted (Orchestrator::SubmitLocal); the run ends when
+// the orchestrator is idle. What the user sees on stderr: each trial's progress and validations
+// (from the agent's TaskProgress and metrics reports), and the orchestrator's notices (failures and
+// restarts, resumptions, silent ranks, warnings). The cluster's bookkeeping goes to <run
+// folder>/local/orchestrator.log and agent.log; the agent keeps each task's folder in <run
+// folder>/local/tasks/<task id>/. At the end a summary goes to stdout.
 //
 // SIGINT or SIGTERM asks the experiment to stop: its workers checkpoint and exit, and the run
 // ends STOPPED (continue it with `cohort run --resume`); a second signal kills the workers at
@@ -35,7 +35,7 @@ namespace cohort {
 
 struct EmbeddedRunOptions {
   std::vector<AgentSlot> slots;  // what the agent offers: CpuSlots(n), or DetectGpuSlots()
-  std::string executable;  // the `cohort` binary the workers run
+  std::string executable;        // the `cohort` binary the workers run
 };
 
 // Trains `submission` to its end. Exit status: 0 when the experiment completed, 130 when a signal

@@ -19,12 +19,11 @@ std::string FormatDuration(double seconds) {
 ProgressDisplay::ProgressDisplay(std::FILE* out) : out_(out), terminal_(::isatty(fileno(out))) {}
 
 std::string ProgressDisplay::ProgressLine() const {
-  std::string line =
-      last_.total_batches == 0  // not known yet
-          ? absl::StrFormat("trial %d  %d batches  loss %.4f", last_.trial_id, last_.batches,
-                            last_.latest_loss)
-          : absl::StrFormat("trial %d  %d/%d batches  loss %.4f", last_.trial_id, last_.batches,
-                            last_.total_batches, last_.latest_loss);
+  std::string line = last_.total_batches == 0  // not known yet
+                         ? absl::StrFormat("trial %d  %d batches  loss %.4f", last_.trial_id,
+                                           last_.batches, last_.latest_loss)
+                         : absl::StrFormat("trial %d  %d/%d batches  loss %.4f", last_.trial_id,
+                                           last_.batches, last_.total_batches, last_.latest_loss);
   if (last_.records_per_second > 0 && last_.total_batches >= last_.batches) {
     const double batches_per_record =
         last_.batches > 0 ? static_cast<double>(last_.batches) / static_cast<double>(last_.records)
@@ -63,8 +62,8 @@ void ProgressDisplay::Metrics(const MetricsReport& report) {
     Message(ProgressLine());
     return;
   }
-  std::string line = absl::StrFormat("trial %d validation after %d batches:", report.trial_id,
-                                     report.batches);
+  std::string line =
+      absl::StrFormat("trial %d validation after %d batches:", report.trial_id, report.batches);
   for (const NamedValue& metric : report.metrics) {
     absl::StrAppendFormat(&line, " %s=%.6g", metric.name, metric.value);
   }

@@ -20,8 +20,7 @@
 
 namespace cohort {
 
-void PrintRunSummary(const ExperimentRecord& record, const std::string& run_folder,
-                     std::FILE* out);
+void PrintRunSummary(const ExperimentRecord& record, const std::string& run_folder, std::FILE* out);
 
 }  // namespace cohort
 

@@ -18,8 +18,9 @@ namespace cohort {
 namespace {
 
 absl::Status CudaError(cudaError_t error, absl::string_view what, int ordinal) {
-  return absl::InternalError(absl::StrCat(what, " on cuda:", ordinal, " failed: ", cudaGetErrorName(error),
-                                          " (", cudaGetErrorString(error), ")"));
+  return absl::InternalError(absl::StrCat(what, " on cuda:", ordinal,
+                                          " failed: ", cudaGetErrorName(error), " (",
+                                          cudaGetErrorString(error), ")"));
 }
 
 class CudaMemory final : public DeviceMemory {
@@ -28,11 +29,13 @@ class CudaMemory final : public DeviceMemory {
 
   absl::StatusOr<void*> Allocate(size_t bytes) override {
     if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes");
-    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess)
+      return CudaError(e, "cudaSetDevice", ordinal_);
     void* ptr = nullptr;
     if (cudaError_t e = cudaMalloc(&ptr, bytes); e != cudaSuccess) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("cudaMalloc of ", bytes, " bytes on cuda:", ordinal_, " failed: ", cudaGetErrorString(e)));
+      return absl::ResourceExhaustedError(absl::StrCat("cudaMalloc of ", bytes,
+                                                       " bytes on cuda:", ordinal_,
+                                                       " failed: ", cudaGetErrorString(e)));
     }
     // Zero-filled when it is returned, whatever the stream.
     absl::Status zeroed = Zero(ptr, bytes);
@@ -53,7 +56,8 @@ class CudaMemory final : public DeviceMemory {
   }
 
   absl::Status Zero(void* ptr, size_t bytes) override {
-    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess)
+      return CudaError(e, "cudaSetDevice", ordinal_);
     if (stream_ != nullptr) {
       return CudaStatusOf(cudaMemsetAsync(ptr, 0, bytes, stream_), "cudaMemsetAsync");
     }
@@ -62,7 +66,8 @@ class CudaMemory final : public DeviceMemory {
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
       return CudaError(e, "cudaDeviceSynchronize", ordinal_);
     }
-    if (cudaError_t e = cudaMemset(ptr, 0, bytes); e != cudaSuccess) return CudaError(e, "cudaMemset", ordinal_);
+    if (cudaError_t e = cudaMemset(ptr, 0, bytes); e != cudaSuccess)
+      return CudaError(e, "cudaMemset", ordinal_);
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
       return CudaError(e, "cudaDeviceSynchronize", ordinal_);
     }
@@ -84,12 +89,15 @@ class CudaMemory final : public DeviceMemory {
   absl::Status Copy(void* to, const void* from, size_t bytes, cudaMemcpyKind kind,
                     absl::string_view what) {
     if (bytes == 0) return absl::OkStatus();
-    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) return CudaError(e, "cudaSetDevice", ordinal_);
+    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess)
+      return CudaError(e, "cudaSetDevice", ordinal_);
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
       return CudaError(e, "cudaDeviceSynchronize", ordinal_);
     }
-    if (cudaError_t e = cudaMemcpy(to, from, bytes, kind); e != cudaSuccess) return CudaError(e, what, ordinal_);
-    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return CudaError(e, what, ordinal_);
+    if (cudaError_t e = cudaMemcpy(to, from, bytes, kind); e != cudaSuccess)
+      return CudaError(e, what, ordinal_);
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
+      return CudaError(e, what, ordinal_);
     return absl::OkStatus();
   }
 
@@ -109,9 +117,11 @@ extern "C" __attribute__((visibility("default"))) cohort::DeviceMemory* cohort_c
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || ordinal < 0 || ordinal >= count) {
-    const std::string why = e != cudaSuccess
-                                ? absl::StrCat("no usable CUDA device: ", cudaGetErrorName(e), " (", cudaGetErrorString(e), ")")
-                                : absl::StrCat("CUDA device ", ordinal, " does not exist; this process sees ", count);
+    const std::string why =
+        e != cudaSuccess
+            ? absl::StrCat("no usable CUDA device: ", cudaGetErrorName(e), " (",
+                           cudaGetErrorString(e), ")")
+            : absl::StrCat("CUDA device ", ordinal, " does not exist; this process sees ", count);
     std::snprintf(error, error_len, "%s", why.c_str());
     return nullptr;
   }
@@ -119,7 +129,8 @@ extern "C" __attribute__((visibility("default"))) cohort::DeviceMemory* cohort_c
 }
 static_assert(std::is_same_v<decltype(&cohort_cuda_memory_open), cohort_cuda_memory_open_fn>);
 
-extern "C" __attribute__((visibility("default"))) int cohort_cuda_device_count(char* error, size_t error_len) {
+extern "C" __attribute__((visibility("default"))) int cohort_cuda_device_count(char* error,
+                                                                               size_t error_len) {
   int count = 0;
   if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
     std::snprintf(error, error_len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));

@@ -54,7 +54,8 @@ absl::Status WriteFileDurably(const std::string& path, absl::string_view bytes) 
     if (written < 0) return PosixError("write", path, errno);
     bytes.remove_prefix(static_cast<size_t>(written));
   }
-  if (RetryOnInterrupt([&] { return ::fsync(fd.get()); }) != 0) return PosixError("fsync", path, errno);
+  if (RetryOnInterrupt([&] { return ::fsync(fd.get()); }) != 0)
+    return PosixError("fsync", path, errno);
   if (fd.Close() != 0) return PosixError("close", path, errno);
   return absl::OkStatus();
 }
@@ -74,10 +75,11 @@ absl::StatusOr<bool> PathExists(const std::string& path) {
 }
 
 absl::Status SyncFolder(const std::string& path) {
-  UniqueFd fd(RetryOnInterrupt(
-      [&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
+  UniqueFd fd(
+      RetryOnInterrupt([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
   if (!fd.valid()) return PosixError("open folder", path, errno);
-  if (RetryOnInterrupt([&] { return ::fsync(fd.get()); }) != 0) return PosixError("fsync", path, errno);
+  if (RetryOnInterrupt([&] { return ::fsync(fd.get()); }) != 0)
+    return PosixError("fsync", path, errno);
   return absl::OkStatus();
 }
 
@@ -91,7 +93,8 @@ absl::Status MakeFolders(const std::string& path) {
   }
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return PosixError("stat", path, errno);
-  if (!S_ISDIR(info.st_mode)) return absl::FailedPreconditionError(absl::StrCat(path, " is not a folder"));
+  if (!S_ISDIR(info.st_mode))
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a folder"));
   return absl::OkStatus();
 }
 
@@ -127,7 +130,8 @@ absl::Status RemoveTree(const std::string& path) {
   for (const std::string& name : *names) {
     if (absl::Status removed = RemoveTree(JoinPath(path, name)); !removed.ok()) return removed;
   }
-  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return PosixError("remove folder", path, errno);
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
+    return PosixError("remove folder", path, errno);
   return absl::OkStatus();
 }
 

@@ -51,7 +51,8 @@ absl::Status RemoveLockFile(const std::string& path) {
 // Removes the staging folder `folder` and its lock file unless a live owner holds the lock.
 absl::Status RemoveIfAbandoned(const std::string& folder, const std::string& lock_path) {
   UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CLOEXEC));
-  if (!lock.valid()) return errno == ENOENT ? absl::OkStatus() : PosixError("open", lock_path, errno);
+  if (!lock.valid())
+    return errno == ENOENT ? absl::OkStatus() : PosixError("open", lock_path, errno);
   absl::StatusOr<bool> held = LockIfLinked(lock.get(), lock_path);
   if (!held.ok() || !*held) return held.status();  // a live owner, or already discarded
   if (absl::Status removed = RemoveTree(folder); !removed.ok()) return removed;
@@ -81,8 +82,8 @@ absl::StatusOr<std::unique_ptr<StagingFolder>> StagingFolder::Claim(const std::s
     return std::unique_ptr<StagingFolder>(
         new StagingFolder(std::move(path), std::move(lock_path), std::move(lock)));
   }
-  return absl::UnavailableError(
-      absl::StrCat("could not claim a staging folder in ", root, " after ", kClaimAttempts, " tries"));
+  return absl::UnavailableError(absl::StrCat("could not claim a staging folder in ", root,
+                                             " after ", kClaimAttempts, " tries"));
 }
 
 StagingFolder::~StagingFolder() { Discard().IgnoreError(); }

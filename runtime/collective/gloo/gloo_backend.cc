@@ -39,15 +39,18 @@ class GlooBackend final : public CollectiveBackend {
       case COHORT_DTYPE_FLOAT16:
         return Allreduce(static_cast<gloo::float16*>(data), count);
       case COHORT_DTYPE_BFLOAT16:
-        return absl::UnimplementedError("gloo allreduce: Gloo cannot add bfloat16; convert to float32 first");
+        return absl::UnimplementedError(
+            "gloo allreduce: Gloo cannot add bfloat16; convert to float32 first");
       default:
-        return absl::InvalidArgumentError(absl::StrCat("gloo allreduce: unsupported dtype ", DtypeName(dtype)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("gloo allreduce: unsupported dtype ", DtypeName(dtype)));
     }
   }
 
   absl::Status Broadcast(void* data, uint64_t bytes, uint32_t root) override {
     if (root >= size()) {
-      return absl::InvalidArgumentError(absl::StrCat("gloo broadcast: root ", root, " is not below size ", size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("gloo broadcast: root ", root, " is not below size ", size()));
     }
     if (bytes == 0) return absl::OkStatus();
     if (data == nullptr) return absl::InvalidArgumentError("gloo broadcast: null buffer");
@@ -61,13 +64,15 @@ class GlooBackend final : public CollectiveBackend {
 
   absl::Status Allgather(const void* in, uint64_t bytes_per_rank, void* out) override {
     if (bytes_per_rank == 0) return absl::OkStatus();
-    if (in == nullptr || out == nullptr) return absl::InvalidArgumentError("gloo allgather: null buffer");
+    if (in == nullptr || out == nullptr)
+      return absl::InvalidArgumentError("gloo allgather: null buffer");
     uint8_t* gathered = static_cast<uint8_t*>(out);
     const uint8_t* own = static_cast<const uint8_t*>(in);
     return CallGloo("gloo allgather", [&] {
       gloo::AllgatherOptions options(context_);
       // Without an input Gloo takes this rank's slot of the output as the contribution.
-      if (own != gathered + rank() * bytes_per_rank) options.setInput(const_cast<uint8_t*>(own), bytes_per_rank);
+      if (own != gathered + rank() * bytes_per_rank)
+        options.setInput(const_cast<uint8_t*>(own), bytes_per_rank);
       options.setOutput(gathered, size() * bytes_per_rank);
       gloo::allgather(options);
     });
@@ -102,24 +107,28 @@ absl::StatusOr<std::unique_ptr<CollectiveBackend>> CreateGlooBackend(uint32_t ra
                                                                      RendezvousStore& store,
                                                                      const GlooOptions& options) {
   if (size == 0 || rank >= size) {
-    return absl::InvalidArgumentError(absl::StrCat("gloo: rank ", rank, " does not fit a group of size ", size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("gloo: rank ", rank, " does not fit a group of size ", size));
   }
-  if (options.timeout.count() <= 0) return absl::InvalidArgumentError("gloo: the timeout must be positive");
+  if (options.timeout.count() <= 0)
+    return absl::InvalidArgumentError("gloo: the timeout must be positive");
   std::shared_ptr<gloo::rendezvous::Context> context;
   absl::Status joined = CallGloo("gloo rendezvous", [&] {
     gloo::transport::tcp::attr attr;
     attr.hostname = options.hostname;
     std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
     GlooStore gloo_store(store, options.timeout);
-    gloo::rendezvous::PrefixStore prefixed(options.prefix.empty() ? "gloo" : options.prefix + "/gloo", gloo_store);
-    context = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank), static_cast<int>(size));
+    gloo::rendezvous::PrefixStore prefixed(
+        options.prefix.empty() ? "gloo" : options.prefix + "/gloo", gloo_store);
+    context =
+        std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank), static_cast<int>(size));
     context->setTimeout(options.timeout);
     context->connectFullMesh(prefixed, device);
   });
   if (absl::IsDeadlineExceeded(joined)) {
-    return absl::DeadlineExceededError(absl::StrCat("gloo: rank ", rank, " waited ", options.timeout.count(),
-                                                    " ms and not all ", size, " ranks joined (", joined.message(),
-                                                    ")"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("gloo: rank ", rank, " waited ", options.timeout.count(), " ms and not all ",
+                     size, " ranks joined (", joined.message(), ")"));
   }
   if (!joined.ok()) return joined;
   return std::unique_ptr<CollectiveBackend>(std::make_unique<GlooBackend>(std::move(context)));

@@ -5,7 +5,8 @@
 //   options.prefix = "trial-1/attempt-0";
 //   absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
 //       CreateGlooBackend(rank, size, store, options);   // blocks until all `size` ranks join
-//   if (backend.ok()) s = (*backend)->AllreduceSum(grads.data(), grads.size(), COHORT_DTYPE_FLOAT32);
+//   if (backend.ok()) s = (*backend)->AllreduceSum(grads.data(), grads.size(),
+//   COHORT_DTYPE_FLOAT32);
 //
 // Buffers are host memory. AllreduceSum adds float32, float64 and float16 (Gloo's half type);
 // bfloat16 is UNIMPLEMENTED. Every operation is bounded by `options.timeout`: a peer that never

@@ -27,8 +27,8 @@ absl::Status CallGloo(absl::string_view what, absl::FunctionRef<void()> call) no
     return Failure(e.status().code(), what, e.status().message());
   } catch (const gloo::IoException& e) {
     const bool timed_out = absl::StrContains(absl::AsciiStrToLower(e.what()), "timed out");
-    return Failure(timed_out ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kUnavailable, what,
-                   e.what());
+    return Failure(timed_out ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kUnavailable,
+                   what, e.what());
   } catch (const gloo::EnforceNotMet& e) {
     return Failure(absl::StatusCode::kInternal, what, e.what());
   } catch (const std::exception& e) {

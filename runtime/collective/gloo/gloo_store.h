@@ -47,7 +47,8 @@ class GlooStore final : public gloo::rendezvous::Store {
   std::vector<char> get(const std::string& key) override;
   // Returns once every key is set; throws if any is still missing after `timeout` in all.
   void wait(const std::vector<std::string>& keys) override;
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
 
  private:
   RendezvousStore& store_;

@@ -23,10 +23,11 @@ extern "C" {
 // NULL with an absl::StatusCode in `*code` and a reason in `error` (NUL-terminated, at most
 // error_len bytes).
 using cohort_nccl_backend_create_fn = cohort::CollectiveBackend* (*)(uint32_t rank, uint32_t size,
-                                                                    cohort::RendezvousStore* store,
-                                                                    const char* key_prefix, int device,
-                                                                    void* stream, int64_t timeout_ms, int* code,
-                                                                    char* error, size_t error_len);
+                                                                     cohort::RendezvousStore* store,
+                                                                     const char* key_prefix,
+                                                                     int device, void* stream,
+                                                                     int64_t timeout_ms, int* code,
+                                                                     char* error, size_t error_len);
 }
 
 #endif  // COHORT_RUNTIME_COLLECTIVE_NCCL_NCCL_MODULE_H_

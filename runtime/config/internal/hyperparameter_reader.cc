@@ -35,7 +35,8 @@ void ReadBounds(MapReader& r, bool integers, HyperparameterSpace* space) {
   if (!r.ok()) return;
   if (*bounds[1] < *bounds[0]) {
     return r.Fail(Mismatch(r.PathOf("maxval"),
-                           absl::StrCat(expected, " >= minval (", *bounds[0], ")"), r.Get("maxval")));
+                           absl::StrCat(expected, " >= minval (", *bounds[0], ")"),
+                           r.Get("maxval")));
   }
   space->minval = *bounds[0];
   space->maxval = *bounds[1];
@@ -59,8 +60,8 @@ absl::StatusOr<HyperparameterSpace> ReadSpace(const YAML::Node& node, const std:
     r.Require("val", "the constant's value");
     if (r.ok()) space.value = ToHyperparameterValue(r.Get("val"));
   } else if (type_name == "int" || type_name == "double") {
-    space.kind = type_name == "int" ? HyperparameterSpace::Kind::kInt
-                                    : HyperparameterSpace::Kind::kDouble;
+    space.kind =
+        type_name == "int" ? HyperparameterSpace::Kind::kInt : HyperparameterSpace::Kind::kDouble;
     r.AllowKeys({"type", "minval", "maxval", "count"});
     ReadBounds(r, type_name == "int", &space);
     ReadCount(r, &space);

@@ -13,10 +13,10 @@
 #ifndef COHORT_RUNTIME_CONFIG_INTERNAL_HYPERPARAMETER_READER_H_
 #define COHORT_RUNTIME_CONFIG_INTERNAL_HYPERPARAMETER_READER_H_
 
+#include <yaml-cpp/yaml.h>
+
 #include <map>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 #include "absl/status/statusor.h"
 #include "runtime/config/experiment_config.h"

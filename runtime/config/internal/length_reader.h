@@ -9,9 +9,9 @@
 #ifndef COHORT_RUNTIME_CONFIG_INTERNAL_LENGTH_READER_H_
 #define COHORT_RUNTIME_CONFIG_INTERNAL_LENGTH_READER_H_
 
-#include <cstdint>
-
 #include <yaml-cpp/yaml.h>
+
+#include <cstdint>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"

@@ -126,8 +126,8 @@ void MapReader::Choice(absl::string_view key, absl::Span<const absl::string_view
   std::optional<std::string> value = ReadString(key);
   if (!value) return;
   if (std::find(allowed.begin(), allowed.end(), *value) == allowed.end()) {
-    return Fail(Mismatch(PathOf(key), absl::StrCat("one of ", absl::StrJoin(allowed, ", ")),
-                         Get(key)));
+    return Fail(
+        Mismatch(PathOf(key), absl::StrCat("one of ", absl::StrJoin(allowed, ", ")), Get(key)));
   }
   *out = std::move(*value);
 }
@@ -146,16 +146,14 @@ void MapReader::SupportedChoice(absl::string_view key,
   std::string expected = supported.size() == 1
                              ? std::string(*supported.begin())
                              : absl::StrCat("one of ", absl::StrJoin(supported, ", "));
-  if (std::find(determined_only.begin(), determined_only.end(), *value) !=
-      determined_only.end()) {
+  if (std::find(determined_only.begin(), determined_only.end(), *value) != determined_only.end()) {
     absl::StrAppend(&expected, " (", reason, reason.empty() ? "" : "; ", "Determined's ", *value,
                     " ", kind, " is not supported)");
   }
   Fail(Mismatch(PathOf(key), expected, Get(key)));
 }
 
-void MapReader::LengthField(absl::string_view key, uint64_t min_value,
-                            std::optional<Length>* out) {
+void MapReader::LengthField(absl::string_view key, uint64_t min_value, std::optional<Length>* out) {
   if (!ok() || IsAbsentKey(key)) return;
   absl::StatusOr<Length> length = ReadLength(Get(key), PathOf(key), min_value);
   if (!length.ok()) return Fail(length.status());

@@ -17,6 +17,8 @@
 #ifndef COHORT_RUNTIME_CONFIG_INTERNAL_MAP_READER_H_
 #define COHORT_RUNTIME_CONFIG_INTERNAL_MAP_READER_H_
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -24,8 +26,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -83,8 +83,7 @@ class MapReader {
   // Accepts only the `supported` values. A value in `determined_only` is valid in Determined, so
   // its error says Cohort does not support that `kind` (e.g. "searcher") and why (`reason`, which
   // may be empty).
-  void SupportedChoice(absl::string_view key,
-                       std::initializer_list<absl::string_view> supported,
+  void SupportedChoice(absl::string_view key, std::initializer_list<absl::string_view> supported,
                        std::initializer_list<absl::string_view> determined_only,
                        absl::string_view kind, absl::string_view reason, std::string* out);
   // A length of at least `min_value` units (see length_reader.h).

@@ -13,11 +13,27 @@ namespace {
 constexpr int64_t kMaxRungs = 64;
 
 // Every key of Determined's searcher configs, in the order errors list them.
-constexpr std::array<absl::string_view, 21> kDeterminedKeys = {
-    "name", "metric", "smaller_is_better", "max_length", "max_trials", "max_concurrent_trials",
-    "mode", "divisor", "max_rungs", "bracket_rungs", "stop_once", "num_rungs", "budget",
-    "train_stragglers", "source_trial_id", "source_checkpoint_uuid", "population_size",
-    "num_rounds", "length_per_round", "replace_function", "explore_function"};
+constexpr std::array<absl::string_view, 21> kDeterminedKeys = {"name",
+                                                               "metric",
+                                                               "smaller_is_better",
+                                                               "max_length",
+                                                               "max_trials",
+                                                               "max_concurrent_trials",
+                                                               "mode",
+                                                               "divisor",
+                                                               "max_rungs",
+                                                               "bracket_rungs",
+                                                               "stop_once",
+                                                               "num_rungs",
+                                                               "budget",
+                                                               "train_stragglers",
+                                                               "source_trial_id",
+                                                               "source_checkpoint_uuid",
+                                                               "population_size",
+                                                               "num_rounds",
+                                                               "length_per_round",
+                                                               "replace_function",
+                                                               "explore_function"};
 
 // The keys `searcher` reads beyond name, metric, smaller_is_better and max_length.
 std::vector<absl::string_view> ExtraKeysOf(absl::string_view searcher) {
@@ -41,10 +57,9 @@ void ReadBracketRungs(MapReader& r, std::vector<uint32_t>* out) {
     if (valid) rungs.push_back(static_cast<uint32_t>(*value));
   }
   if (!valid) {
-    return r.Fail(Mismatch(r.PathOf("bracket_rungs"),
-                           absl::StrCat("a list of rung counts, each an integer between 1 and ",
-                                        kMaxRungs),
-                           list));
+    return r.Fail(Mismatch(
+        r.PathOf("bracket_rungs"),
+        absl::StrCat("a list of rung counts, each an integer between 1 and ", kMaxRungs), list));
   }
   *out = std::move(rungs);
 }
@@ -55,10 +70,10 @@ absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* igno
                           SearcherConfig* out) {
   MapReader r(node, "searcher", ignored_keys);
   r.Require("name", "a searcher name (single, grid, random, adaptive_asha)");
-  r.SupportedChoice("name", {"single", "grid", "random", "adaptive_asha"},
-                    {"pbt", "async_halving", "adaptive", "adaptive_simple", "sync_halving",
-                     "custom"},
-                    "searcher", "", &out->name);
+  r.SupportedChoice(
+      "name", {"single", "grid", "random", "adaptive_asha"},
+      {"pbt", "async_halving", "adaptive", "adaptive_simple", "sync_halving", "custom"}, "searcher",
+      "", &out->name);
   if (!r.ok()) return r.status();
 
   std::vector<absl::string_view> used = {"name", "metric", "smaller_is_better", "max_length"};

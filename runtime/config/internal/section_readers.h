@@ -11,10 +11,10 @@
 #ifndef COHORT_RUNTIME_CONFIG_INTERNAL_SECTION_READERS_H_
 #define COHORT_RUNTIME_CONFIG_INTERNAL_SECTION_READERS_H_
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "absl/status/status.h"
 #include "runtime/config/experiment_config.h"

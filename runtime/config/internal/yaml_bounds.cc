@@ -13,9 +13,9 @@ class BoundsWalk {
  public:
   absl::Status Visit(const YAML::Node& node, uint32_t depth) {
     if (++nodes_ > kMaxConfigNodes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the config holds more than ", kMaxConfigNodes,
-          " YAML nodes once its aliases are expanded, the most Cohort reads"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the config holds more than ", kMaxConfigNodes,
+                       " YAML nodes once its aliases are expanded, the most Cohort reads"));
     }
     if (depth > kMaxConfigDepth) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -24,9 +24,10 @@ class BoundsWalk {
     if (node.IsScalar()) {
       // A NUL ("\0" in a quoted string) would cut the value short wherever it is used as text.
       if (node.Scalar().find('\0') != std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "line ", node.Mark().line + 1, ": a value holds a NUL character, which Cohort does "
-            "not accept in a config"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("line ", node.Mark().line + 1,
+                         ": a value holds a NUL character, which Cohort does "
+                         "not accept in a config"));
       }
     } else if (node.IsSequence()) {
       for (const YAML::Node& item : node) {

@@ -12,11 +12,11 @@
 #ifndef COHORT_RUNTIME_CONFIG_INTERNAL_YAML_VALUES_H_
 #define COHORT_RUNTIME_CONFIG_INTERNAL_YAML_VALUES_H_
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 #include "runtime/plugin/hyperparameters.h"
 

@@ -82,9 +82,9 @@ absl::Status CudaBucketReducer::CopyToDevice(absl::string_view state,
   const float* in = saved->data();
   for (DeviceBuffer<float>* buffer : buffers) {
     if (buffer->count() == 0) continue;
-    if (absl::Status s = CudaStatus(cudaMemcpy(buffer->data(), in, buffer->count() * sizeof(float),
-                                               cudaMemcpyHostToDevice),
-                                    "copying compression state to the device");
+    if (absl::Status s = CudaStatus(
+            cudaMemcpy(buffer->data(), in, buffer->count() * sizeof(float), cudaMemcpyHostToDevice),
+            "copying compression state to the device");
         !s.ok()) {
       return s;
     }

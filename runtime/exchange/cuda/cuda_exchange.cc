@@ -10,12 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/exchange/cuda/cuda_exchange_module.h"
 #include "runtime/exchange/cuda/cuda_gradient_ops.h"
-#include "runtime/exchange/cuda/device_buffer.h"
 #include "runtime/exchange/cuda/cuda_powersgd_reducer.h"
 #include "runtime/exchange/cuda/cuda_topk_reducer.h"
 #include "runtime/exchange/cuda/cuda_update_kernels.h"
 #include "runtime/exchange/cuda/cuda_value_reader.h"
 #include "runtime/exchange/cuda/cuda_wire_reducer.h"
+#include "runtime/exchange/cuda/device_buffer.h"
 
 namespace cohort {
 namespace {
@@ -64,9 +64,9 @@ class CudaExchange final : public DeviceExchange {
       return s;
     }
     if (absl::Status s = backend.Allgather(own, bytes, staging_.data()); !s.ok()) return s;
-    if (absl::Status s = CudaStatus(
-            cudaMemcpyAsync(out, staging_.data(), total, cudaMemcpyDeviceToHost, stream),
-            "reading gathered bytes");
+    if (absl::Status s =
+            CudaStatus(cudaMemcpyAsync(out, staging_.data(), total, cudaMemcpyDeviceToHost, stream),
+                       "reading gathered bytes");
         !s.ok()) {
       return s;
     }
@@ -103,10 +103,10 @@ class CudaExchange final : public DeviceExchange {
 
  private:
   CudaContext context_;
-  CudaUpdateKernels update_;       // refers to context_
+  CudaUpdateKernels update_;                     // refers to context_
   std::optional<CudaGradientOps> gradient_ops_;  // refers to context_
   std::optional<CudaValueReader> value_reader_;  // refers to context_
-  DeviceBuffer<uint8_t> staging_;  // AllgatherHostBytes, grown as needed
+  DeviceBuffer<uint8_t> staging_;                // AllgatherHostBytes, grown as needed
 };
 
 absl::StatusOr<DeviceExchange*> Open(int device) {

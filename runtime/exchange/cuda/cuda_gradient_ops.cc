@@ -15,8 +15,9 @@ CudaGradientOps::~CudaGradientOps() {
 absl::Status CudaGradientOps::Divide(void* grad, cohort_dtype dtype, uint64_t count,
                                      uint64_t divisor) {
   if ((dtype != COHORT_DTYPE_FLOAT32 && dtype != COHORT_DTYPE_FLOAT64) || divisor == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot divide gradients of dtype ", static_cast<int>(dtype),
-                                                   " by ", divisor, " on the device"));
+    return absl::InvalidArgumentError(absl::StrCat("cannot divide gradients of dtype ",
+                                                   static_cast<int>(dtype), " by ", divisor,
+                                                   " on the device"));
   }
   if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
     return s;
@@ -34,9 +35,9 @@ absl::Status CudaGradientOps::CheckFinite(const void* grad, cohort_dtype dtype, 
 absl::StatusOr<bool> CudaGradientOps::TakeNonFinite() {
   if (absl::Status s = EnsureFlag(); !s.ok()) return s;
   cudaStream_t stream = context_.compute;
-  if (absl::Status s = CudaStatus(cudaMemcpyAsync(host_flag_, flag_, sizeof *flag_,
-                                                  cudaMemcpyDeviceToHost, stream),
-                                  "reading the non-finite flag");
+  if (absl::Status s = CudaStatus(
+          cudaMemcpyAsync(host_flag_, flag_, sizeof *flag_, cudaMemcpyDeviceToHost, stream),
+          "reading the non-finite flag");
       !s.ok()) {
     return s;
   }
@@ -45,8 +46,7 @@ absl::StatusOr<bool> CudaGradientOps::TakeNonFinite() {
       !s.ok()) {
     return s;
   }
-  if (absl::Status s =
-          CudaStatus(cudaStreamSynchronize(stream), "waiting for the gradient checks");
+  if (absl::Status s = CudaStatus(cudaStreamSynchronize(stream), "waiting for the gradient checks");
       !s.ok()) {
     return s;
   }

@@ -98,18 +98,18 @@ absl::Status CudaPowerSgdReducer::Reset() {
   }
   for (BucketState& state : buckets_) {
     if (state.error.count() > 0) {
-      if (absl::Status s = CudaStatus(
-              cudaMemset(state.error.data(), 0, state.error.count() * sizeof(float)),
-              "clearing PowerSGD's error");
+      if (absl::Status s =
+              CudaStatus(cudaMemset(state.error.data(), 0, state.error.count() * sizeof(float)),
+                         "clearing PowerSGD's error");
           !s.ok()) {
         return s;
       }
     }
     if (state.q.count() > 0) {
-      if (absl::Status s = CudaStatus(cudaMemcpy(state.q.data(), state.start_q.data(),
-                                                 state.q.count() * sizeof(float),
-                                                 cudaMemcpyDeviceToDevice),
-                                      "restarting PowerSGD's Q");
+      if (absl::Status s =
+              CudaStatus(cudaMemcpy(state.q.data(), state.start_q.data(),
+                                    state.q.count() * sizeof(float), cudaMemcpyDeviceToDevice),
+                         "restarting PowerSGD's Q");
           !s.ok()) {
         return s;
       }

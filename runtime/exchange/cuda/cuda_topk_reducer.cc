@@ -45,7 +45,8 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CudaTopKReducer::Create(
     largest_message = std::max(largest_message, MessageBytes(k));
   }
   size_t scratch_bytes = 0;
-  if (absl::Status s = CudaStatus(TopKScratchBytes(largest, &scratch_bytes), "sizing top-k's scratch");
+  if (absl::Status s =
+          CudaStatus(TopKScratchBytes(largest, &scratch_bytes), "sizing top-k's scratch");
       !s.ok())
     return s;
   for (absl::Status s : {reducer->scratch_memory_.Allocate(scratch_bytes),
@@ -66,8 +67,9 @@ absl::Status CudaTopKReducer::Reset() {
   }
   for (const DeviceBuffer<float>& residual : residuals_) {
     if (residual.count() == 0) continue;
-    if (absl::Status s = CudaStatus(cudaMemset(residual.data(), 0, residual.count() * sizeof(float)),
-                                    "clearing a top-k residual");
+    if (absl::Status s =
+            CudaStatus(cudaMemset(residual.data(), 0, residual.count() * sizeof(float)),
+                       "clearing a top-k residual");
         !s.ok()) {
       return s;
     }

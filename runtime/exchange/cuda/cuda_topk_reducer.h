@@ -41,9 +41,9 @@ class CudaTopKReducer final : public CudaBucketReducer {
   CollectiveBackend& backend_;
   std::vector<uint64_t> ks_;                    // per bucket
   std::vector<DeviceBuffer<float>> residuals_;  // per bucket
-  DeviceBuffer<uint8_t> scratch_memory_;  // the selection's scratch, for the largest bucket
-  DeviceBuffer<uint8_t> gathered_;        // size() messages of k indices then k values
-  TopKScratch scratch_;                   // in scratch_memory_
+  DeviceBuffer<uint8_t> scratch_memory_;        // the selection's scratch, for the largest bucket
+  DeviceBuffer<uint8_t> gathered_;              // size() messages of k indices then k values
+  TopKScratch scratch_;                         // in scratch_memory_
 };
 
 }  // namespace cohort

@@ -23,9 +23,9 @@ cudaError_t Enqueue(const OptimizerOptions& options, const DeviceBlockStep& bloc
                                options.nesterov};
     return EnqueueSgdStep(Typed<T>(block), settings, stream);
   }
-  const AdamSettings settings{options.learning_rate, options.weight_decay, options.beta1,
-                              options.beta2,         options.eps,
-                              options.kind == OptimizerOptions::Kind::kAdamW};
+  const AdamSettings settings{
+      options.learning_rate, options.weight_decay, options.beta1,
+      options.beta2,         options.eps,          options.kind == OptimizerOptions::Kind::kAdamW};
   return EnqueueAdamStep(Typed<T>(block), settings, stream);
 }
 

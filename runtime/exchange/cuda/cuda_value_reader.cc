@@ -13,9 +13,8 @@ CudaValueReader::~CudaValueReader() {
 
 absl::StatusOr<uint32_t> CudaValueReader::Capture(const void* device_value, cohort_dtype dtype) {
   if (dtype != COHORT_DTYPE_FLOAT32 && dtype != COHORT_DTYPE_FLOAT64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a device value must be float32 or float64, not dtype ",
-                     static_cast<int>(dtype)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a device value must be float32 or float64, not dtype ", static_cast<int>(dtype)));
   }
   if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
     return s;

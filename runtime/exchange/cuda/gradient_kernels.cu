@@ -1,6 +1,5 @@
-#include "runtime/exchange/cuda/gradient_kernels.h"
-
 #include "runtime/exchange/cuda/exchange_kernels.h"
+#include "runtime/exchange/cuda/gradient_kernels.h"
 #include "runtime/exchange/cuda/launch_shape.cuh"
 
 namespace cohort {
@@ -55,8 +54,8 @@ cudaError_t EnqueueFlagNonFinite(const void* values, cohort_dtype dtype, uint64_
   if (dtype == COHORT_DTYPE_FLOAT32) {
     const auto* floats = static_cast<const float*>(values);
     const VectorSplit split = SplitForVectors(count, 4, {{floats, sizeof(float)}});
-    FlagNonFiniteFloatKernel<<<ResidentBlocks<FlagNonFiniteFloatKernel>(split.items()), kThreads,
-                               0, stream>>>(floats, split, flag);
+    FlagNonFiniteFloatKernel<<<ResidentBlocks<FlagNonFiniteFloatKernel>(split.items()), kThreads, 0,
+                               stream>>>(floats, split, flag);
   } else if (dtype == COHORT_DTYPE_FLOAT64) {
     FlagNonFiniteDoubleKernel<<<ResidentBlocks<FlagNonFiniteDoubleKernel>(count), kThreads, 0,
                                 stream>>>(static_cast<const double*>(values), count, flag);

@@ -47,7 +47,8 @@ unsigned ResidentBlocks(uint64_t items) {
     int per_multiprocessor = 0;
     cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kKernel, kThreads, 0);
-    resident = static_cast<unsigned>(std::max(1, multiprocessors * std::max(1, per_multiprocessor)));
+    resident =
+        static_cast<unsigned>(std::max(1, multiprocessors * std::max(1, per_multiprocessor)));
     if (device >= 0 && device < kMaxCachedDevices) cached[device].store(resident);
   }
   const uint64_t needed = (items + kThreads - 1) / kThreads;
@@ -76,9 +77,11 @@ inline VectorSplit SplitForVectors(uint64_t count, uint64_t width,
   split.width = width;
   split.head = count;
   for (uint64_t first = 0; first < kMaxVectorBytes && first < count; ++first) {
-    const bool aligned = std::all_of(pointers.begin(), pointers.end(), [first, width](const auto& p) {
-      return (reinterpret_cast<uintptr_t>(p.first) + first * p.second) % (width * p.second) == 0;
-    });
+    const bool aligned =
+        std::all_of(pointers.begin(), pointers.end(), [first, width](const auto& p) {
+          return (reinterpret_cast<uintptr_t>(p.first) + first * p.second) % (width * p.second) ==
+                 0;
+        });
     if (!aligned) continue;
     split.head = first;
     split.vectors = (count - first) / width;

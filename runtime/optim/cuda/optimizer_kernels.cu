@@ -1,8 +1,8 @@
-#include "runtime/optim/cuda/optimizer_kernels.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+
+#include "runtime/optim/cuda/optimizer_kernels.h"
 
 namespace cohort {
 namespace {
@@ -90,7 +90,9 @@ __device__ void Store(T* base, uint64_t group, const Lanes<T>& lanes) {
   reinterpret_cast<Lanes<T>*>(base)[group] = lanes;
 }
 
-__device__ uint64_t FirstIndex() { return blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; }
+__device__ uint64_t FirstIndex() {
+  return blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+}
 __device__ uint64_t Stride() { return static_cast<uint64_t>(gridDim.x) * blockDim.x; }
 
 // SGD as a rule over one element: `first` is the velocity (when momentum is on).

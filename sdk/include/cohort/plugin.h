@@ -73,8 +73,7 @@ extern "C" {
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 
 /* True when a struct filled by the other side is large enough to contain `field`. */
-#define COHORT_HAS_FIELD(ptr, type, field) \
-  ((ptr)->struct_size >= COHORT_STRUCT_SIZE(type, field))
+#define COHORT_HAS_FIELD(ptr, type, field) ((ptr)->struct_size >= COHORT_STRUCT_SIZE(type, field))
 
 /* The one symbol a plugin exports (see cohort_plugin_entry_fn). */
 #define COHORT_PLUGIN_ENTRY_SYMBOL "cohort_plugin_entry"
@@ -139,9 +138,10 @@ typedef int32_t cohort_device_kind;
 /* What a registered tensor is (1.4). */
 typedef int32_t cohort_tensor_kind;
 #define COHORT_TENSOR_PARAMETER 0 /* trained: has a gradient, exchanged and stepped */
-#define COHORT_TENSOR_STATE 1     /* non-trainable state (BatchNorm's running statistics): no
-                                     gradient, never exchanged or stepped; rank 0's values are
-                                     broadcast when the trial starts, and checkpoints hold them */
+#define COHORT_TENSOR_STATE                                      \
+  1 /* non-trainable state (BatchNorm's running statistics): no  \
+       gradient, never exchanged or stepped; rank 0's values are \
+       broadcast when the trial starts, and checkpoints hold them */
 
 typedef int32_t cohort_split;
 #define COHORT_SPLIT_TRAINING 1
@@ -149,7 +149,8 @@ typedef int32_t cohort_split;
 
 /* How the host combines one metric across batches and ranks. */
 typedef int32_t cohort_reduction;
-#define COHORT_REDUCE_MEAN 1 /* mean weighted by record_count (the default for losses, accuracy) */
+#define COHORT_REDUCE_MEAN 1 /* mean weighted by record_count (the default for losses, accuracy) \
+                              */
 #define COHORT_REDUCE_SUM 2  /* plain sum; record_count is still summed and reported */
 #define COHORT_REDUCE_MIN 3
 #define COHORT_REDUCE_MAX 4
@@ -192,7 +193,7 @@ typedef struct cohort_trial_context {
   uint64_t per_slot_batch_size; /* global_batch_size / size, remainder dropped */
   uint64_t trial_seed;          /* seed every random choice of the model from this */
   uint64_t trial_id;
-  cohort_device device; /* where this rank's tensors should live */
+  cohort_device device;  /* where this rank's tensors should live */
   cohort_stream* stream; /* the stream to enqueue device work on; NULL on the CPU */
 } cohort_trial_context;
 
@@ -256,7 +257,7 @@ typedef struct cohort_tensor_view {
 /* Passed to optimizer_step. */
 typedef struct cohort_step_info {
   size_t struct_size;
-  uint64_t step;           /* optimizer steps taken before this one */
+  uint64_t step; /* optimizer steps taken before this one */
   uint64_t batches_trained;
 } cohort_step_info;
 
@@ -287,10 +288,8 @@ typedef struct cohort_host_api {
    * else converts. A string stays valid for the model's lifetime. hparam_type never fails. */
   cohort_hparam_type (*hparam_type)(cohort_host* host, const char* name, size_t name_len);
   cohort_error* (*hparam_int)(cohort_host* host, const char* name, size_t name_len, int64_t* out);
-  cohort_error* (*hparam_double)(cohort_host* host, const char* name, size_t name_len,
-                                 double* out);
-  cohort_error* (*hparam_bool)(cohort_host* host, const char* name, size_t name_len,
-                               uint8_t* out);
+  cohort_error* (*hparam_double)(cohort_host* host, const char* name, size_t name_len, double* out);
+  cohort_error* (*hparam_bool)(cohort_host* host, const char* name, size_t name_len, uint8_t* out);
   cohort_error* (*hparam_string)(cohort_host* host, const char* name, size_t name_len,
                                  const char** out, size_t* out_len);
 

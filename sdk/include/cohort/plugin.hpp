@@ -66,9 +66,13 @@ class TensorView {
              cohort_tensor_kind kind = COHORT_TENSOR_PARAMETER)
       : view_(v), index_(index), dtype_(dtype), device_(device), kind_(kind) {}
   template <class T>
-  T* data() const { return static_cast<T*>(view_.data); }
+  T* data() const {
+    return static_cast<T*>(view_.data);
+  }
   template <class T>
-  T* grad() const { return static_cast<T*>(view_.grad); }  // nullptr for state
+  T* grad() const {
+    return static_cast<T*>(view_.grad);
+  }  // nullptr for state
   uint64_t size() const { return view_.element_count; }
   uint64_t arena_offset() const { return view_.arena_offset; }
   uint32_t index() const { return index_; }
@@ -158,9 +162,10 @@ class Host {
   // (plugin.h, "Arrays of specs"), so it gets specs of that size, without the fields it lacks.
   std::vector<TensorView> register_tensors(const std::vector<TensorSpec>& specs) const {
     const uint32_t host_minor = api_->abi_version.minor;
-    const size_t struct_size = host_minor >= 4   ? COHORT_STRUCT_SIZE(cohort_tensor_spec, kind)
-                               : host_minor >= 1 ? COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len)
-                                                 : COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
+    const size_t struct_size = host_minor >= 4 ? COHORT_STRUCT_SIZE(cohort_tensor_spec, kind)
+                               : host_minor >= 1
+                                   ? COHORT_STRUCT_SIZE(cohort_tensor_spec, shape_len)
+                                   : COHORT_STRUCT_SIZE(cohort_tensor_spec, element_count);
     const size_t stride = (struct_size + 7) / 8 * 8;
     std::vector<uint64_t> packed((specs.size() * stride + 7) / 8);  // 8-byte aligned storage
     std::vector<cohort_tensor_view> c_views(specs.size());
@@ -168,7 +173,8 @@ class Host {
     for (size_t i = 0; i < specs.size(); ++i) {
       if (specs[i].kind != COHORT_TENSOR_PARAMETER && host_minor < 4) {
         throw Error(COHORT_STATUS_FAILED_PRECONDITION,
-                    "tensor '" + specs[i].name + "' is state, which needs a host of ABI 1.4 (this host is 1." +
+                    "tensor '" + specs[i].name +
+                        "' is state, which needs a host of ABI 1.4 (this host is 1." +
                         std::to_string(host_minor) + "); declare host_minor_required = 4");
       }
       cohort_tensor_spec s{};
@@ -190,7 +196,8 @@ class Host {
     std::vector<TensorView> views;
     views.reserve(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
-      views.emplace_back(c_views[i], static_cast<uint32_t>(i), specs[i].dtype, devices[i], specs[i].kind);
+      views.emplace_back(c_views[i], static_cast<uint32_t>(i), specs[i].dtype, devices[i],
+                         specs[i].kind);
     }
     return views;
   }
@@ -202,7 +209,9 @@ class Host {
     check(api_->gradients_ready(host_, index, offset, count));
   }
   // The whole tensor's gradient is final.
-  void gradients_ready(const TensorView& tensor) const { gradients_ready(tensor.index(), 0, tensor.size()); }
+  void gradients_ready(const TensorView& tensor) const {
+    gradients_ready(tensor.index(), 0, tensor.size());
+  }
 
   // Throws the host error (freeing the handle) when `error` is not NULL.
   void check(cohort_error* error) const {
@@ -235,8 +244,8 @@ class Metrics {
   Metrics(const Host& host, cohort_metrics* sink) : host_(host), sink_(sink) {}
   void add(std::string_view name, double value, uint64_t record_count,
            cohort_reduction reduction = COHORT_REDUCE_MEAN) {
-    host_.check(host_.api().metric_add(sink_, name.data(), name.size(), value, record_count,
-                                       reduction));
+    host_.check(
+        host_.api().metric_add(sink_, name.data(), name.size(), value, record_count, reduction));
   }
   // A value the model's device work is still computing, at `device_value` in the trial device's
   // memory (ABI 1.3, metric_add_device): the host reads it when a report needs it, so the model
@@ -259,8 +268,8 @@ class Metrics {
                   "metric_add_device needs a host of ABI 1.3 or later; declare "
                   "host_minor_required = 3 in the model class");
     }
-    host_.check(host_.api().metric_add_device(sink_, name.data(), name.size(), device_value,
-                                              dtype, record_count, reduction));
+    host_.check(host_.api().metric_add_device(sink_, name.data(), name.size(), device_value, dtype,
+                                              record_count, reduction));
   }
 
   const Host& host_;
@@ -270,7 +279,9 @@ class Metrics {
 class Writer {
  public:
   Writer(const Host& host, cohort_writer* w) : host_(host), w_(w) {}
-  void write(const void* data, size_t size) { host_.check(host_.api().writer_write(w_, data, size)); }
+  void write(const void* data, size_t size) {
+    host_.check(host_.api().writer_write(w_, data, size));
+  }
   template <class T>
   void write_value(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>, "write_value takes plain data");
@@ -357,8 +368,10 @@ cohort_error* guarded(const cohort_host_api* api, F&& body) noexcept {
 
 template <class M>
 struct Shims {
-  static_assert(std::is_base_of_v<Model, M>, "COHORT_PLUGIN takes a class derived from cohort::Model");
-  static_assert(std::is_constructible_v<M, Host&>, "the model class needs a constructor M(cohort::Host&)");
+  static_assert(std::is_base_of_v<Model, M>,
+                "COHORT_PLUGIN takes a class derived from cohort::Model");
+  static_assert(std::is_constructible_v<M, Host&>,
+                "the model class needs a constructor M(cohort::Host&)");
 
   static constexpr bool kHasOptimizer =
       !std::is_same_v<decltype(&M::optimizer_step), decltype(&Model::optimizer_step)>;
@@ -448,10 +461,10 @@ struct Shims {
 
 // Defines the plugin's single exported entry point for model class `ModelClass`, named `name`
 // (a string literal). Use it in exactly one source file of the plugin.
-#define COHORT_PLUGIN(ModelClass, name)                                               \
-  extern "C" COHORT_PLUGIN_EXPORT const cohort_plugin_api* cohort_plugin_entry(       \
-      const cohort_host_api* /*host_api*/) {                                          \
-    return ::cohort::internal::Shims<ModelClass>::table(name);                        \
+#define COHORT_PLUGIN(ModelClass, name)                                         \
+  extern "C" COHORT_PLUGIN_EXPORT const cohort_plugin_api* cohort_plugin_entry( \
+      const cohort_host_api* /*host_api*/) {                                    \
+    return ::cohort::internal::Shims<ModelClass>::table(name);                  \
   }
 
 #endif  // COHORT_PLUGIN_HPP_
