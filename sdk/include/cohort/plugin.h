@@ -149,9 +149,9 @@ typedef int32_t cohort_split;
 
 /* How the host combines one metric across batches and ranks. */
 typedef int32_t cohort_reduction;
-#define COHORT_REDUCE_MEAN 1 /* mean weighted by record_count (the default for losses, accuracy) \
-                              */
-#define COHORT_REDUCE_SUM 2  /* plain sum; record_count is still summed and reported */
+/* COHORT_REDUCE_MEAN: the mean weighted by record_count (the default for losses, accuracy). */
+#define COHORT_REDUCE_MEAN 1
+#define COHORT_REDUCE_SUM 2 /* plain sum; record_count is still summed and reported */
 #define COHORT_REDUCE_MIN 3
 #define COHORT_REDUCE_MAX 4
 
