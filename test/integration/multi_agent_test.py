@@ -13,7 +13,7 @@ import os
 from cohort_cli import *
 from cluster import Cluster
 
-BATCHES = 400
+BATCHES = 200
 AGENTS = ("agent-a", "agent-b")
 
 
