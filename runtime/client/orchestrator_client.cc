@@ -112,13 +112,10 @@ absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& r
       }
       return std::move(reply->message);
     }
-    const Clock::time_point now = Clock::now();
-    if (now >= deadline) break;
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    try {
-      zmq::poll(&item, 1, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
-    } catch (const zmq::error_t& error) {
-      if (error.num() != EINTR) return ZmqErrorStatus("waiting for the orchestrator", error);
+    if (Clock::now() >= deadline) break;
+    if (absl::Status waited = WaitReadable(socket_, deadline, "waiting for the orchestrator");
+        !waited.ok()) {
+      return waited;
     }
   }
   std::string message = absl::StrFormat(

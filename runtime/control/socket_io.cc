@@ -25,6 +25,20 @@ absl::StatusOr<std::vector<zmq::message_t>> ReceiveWaiting(zmq::socket_t& socket
   return frames;
 }
 
+absl::Status WaitReadable(zmq::socket_t& socket, std::chrono::steady_clock::time_point deadline,
+                          absl::string_view action) {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (left <= std::chrono::milliseconds::zero()) return absl::OkStatus();
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  try {
+    zmq::poll(&item, 1, left);
+  } catch (const zmq::error_t& error) {
+    if (error.num() != EINTR) return ZmqErrorStatus(action, error);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ZmqErrorStatus(absl::string_view action, const zmq::error_t& error) {
   std::string message = absl::StrCat(action, ": ", error.what());
   switch (error.num()) {

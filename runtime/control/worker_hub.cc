@@ -101,17 +101,11 @@ std::vector<WorkerHub::Received> WorkerHub::Wait(std::chrono::milliseconds timeo
   while (true) {
     std::vector<Received> received = Drain();
     if (!received.empty()) return received;
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left <= std::chrono::milliseconds::zero()) return received;
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    try {
-      zmq::poll(&item, 1, left);
-    } catch (const zmq::error_t& error) {
-      if (error.num() != EINTR) {
-        on_dropped_(ZmqErrorStatus("waiting for messages", error).ToString());
-        return received;
-      }
+    if (std::chrono::steady_clock::now() >= deadline) return received;
+    if (absl::Status waited = WaitReadable(socket_, deadline, "waiting for messages");
+        !waited.ok()) {
+      on_dropped_(waited.ToString());
+      return received;
     }
   }
 }

@@ -72,17 +72,11 @@ std::optional<WorkerCommand> WorkerLink::WaitCommand(std::chrono::milliseconds t
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     if (std::optional<WorkerCommand> command = PollCommand()) return command;
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left <= std::chrono::milliseconds::zero()) return std::nullopt;
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    try {
-      zmq::poll(&item, 1, left);
-    } catch (const zmq::error_t& error) {
-      if (error.num() != EINTR) {
-        Drop(ZmqErrorStatus("waiting for commands", error).ToString());
-        return std::nullopt;
-      }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    if (absl::Status waited = WaitReadable(socket_, deadline, "waiting for commands");
+        !waited.ok()) {
+      Drop(waited.ToString());
+      return std::nullopt;
     }
   }
 }
