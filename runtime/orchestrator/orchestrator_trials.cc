@@ -157,18 +157,18 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
     Finish(task);
     return;
   }
-  TaskStart start;
-  start.task_id = task.id;
-  start.trial_id = trial.id;
-  start.experiment_id = experiment.id;
-  start.attempt = task.attempt;
-  start.world_size = task.slots;
-  start.worker.plugin_path = experiment.config.entrypoint;
-  start.worker.config_yaml = *std::move(yaml);
-  start.worker.checkpoint_root = experiment.checkpoint_root;
-  start.worker.resume_checkpoint_id = task.resume_checkpoint_id;
-  start.rendezvous_endpoint = options_.rendezvous_endpoint;
-  std::vector<std::pair<std::string, StartTask>> messages = StartTasksFor(start, placement);
+  StartTask common;
+  common.task_id = task.id;
+  common.trial_id = trial.id;
+  common.experiment_id = experiment.id;
+  common.attempt = task.attempt;
+  common.world_size = task.slots;
+  common.worker.plugin_path = experiment.config.entrypoint;
+  common.worker.config_yaml = *std::move(yaml);
+  common.worker.checkpoint_root = experiment.checkpoint_root;
+  common.worker.resume_checkpoint_id = task.resume_checkpoint_id;
+  std::vector<std::pair<std::string, StartTask>> messages =
+      StartTasksFor(common, options_.rendezvous_endpoint, placement);
   for (size_t index = 0; index < messages.size(); ++index) {
     const auto& [agent_id, message] = messages[index];
     AgentPart& part = task.parts[agent_id];

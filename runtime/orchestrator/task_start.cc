@@ -9,28 +9,23 @@ namespace cohort {
 
 std::string RendezvousPrefix(uint64_t task_id) { return absl::StrCat("task-", task_id, "/"); }
 
-std::vector<std::pair<std::string, StartTask>> StartTasksFor(const TaskStart& start,
+std::vector<std::pair<std::string, StartTask>> StartTasksFor(const StartTask& common,
+                                                             const std::string& rendezvous_endpoint,
                                                              const Placement& placement) {
   std::vector<std::pair<std::string, StartTask>> messages;
   const std::vector<RankPlacement> ranks = placement.Ranks();
   for (size_t index = 0; index < placement.agents.size(); ++index) {
     const std::string& agent_id = placement.agents[index].agent_id;
-    StartTask message;
-    message.task_id = start.task_id;
-    message.trial_id = start.trial_id;
-    message.experiment_id = start.experiment_id;
-    message.attempt = start.attempt;
-    message.worker = start.worker;
+    StartTask message = common;
     for (const RankPlacement& rank : ranks) {
       if (rank.agent_id != agent_id) continue;
       message.ranks.push_back(RankAssignment{rank.rank, rank.local_rank, rank.slot});
     }
-    message.world_size = start.world_size;
     message.cross_rank = static_cast<uint32_t>(index);
     message.cross_size = static_cast<uint32_t>(placement.agents.size());
     if (placement.agents.size() > 1) {
-      message.rendezvous.endpoint = start.rendezvous_endpoint;
-      message.rendezvous.prefix = RendezvousPrefix(start.task_id);
+      message.rendezvous.endpoint = rendezvous_endpoint;
+      message.rendezvous.prefix = RendezvousPrefix(common.task_id);
     }
     messages.emplace_back(agent_id, std::move(message));
   }

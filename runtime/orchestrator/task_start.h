@@ -3,8 +3,8 @@
 // agents, and for a task spanning agents the rendezvous at the orchestrator), and a warning when
 // the task's GPUs are of more than one model.
 //
-//   TaskStart start{.task_id = 12, ..., .worker = spec, .rendezvous_endpoint = endpoint};
-//   for (const auto& [agent_id, message] : StartTasksFor(start, placement)) outbox.Send(...);
+//   StartTask common;  // ids, attempt, world size, worker
+//   for (const auto& [agent_id, message] : StartTasksFor(common, endpoint, placement)) { ... }
 //
 // Thread-safety: pure functions.
 #ifndef COHORT_RUNTIME_ORCHESTRATOR_TASK_START_H_
@@ -26,21 +26,12 @@ namespace cohort {
 // workers set and get their keys under it.
 std::string RendezvousPrefix(uint64_t task_id);
 
-// What every agent of one task is told alike.
-struct TaskStart {
-  uint64_t task_id = 0;
-  uint64_t trial_id = 0;
-  uint64_t experiment_id = 0;
-  uint32_t attempt = 0;
-  uint32_t world_size = 0;  // the task's slots
-  WorkerSpec worker;        // plugin, the trial's config, checkpoint root, checkpoint to resume
-  // Where the workers of a task spanning agents meet; unused for a task on one agent, whose
-  // agent serves its rendezvous.
-  std::string rendezvous_endpoint;
-};
-
-// The StartTask of each agent of `placement`, in the placement's order, with the agent's id.
-std::vector<std::pair<std::string, StartTask>> StartTasksFor(const TaskStart& start,
+// The StartTask of each agent of `placement`, in the placement's order, with the agent's id:
+// `common` (ids, attempt, world size, worker) with the ranks placed on that agent and its place
+// among the task's agents; a task spanning agents meets at `rendezvous_endpoint` (a task on one
+// agent meets at its agent, so the address stays empty).
+std::vector<std::pair<std::string, StartTask>> StartTasksFor(const StartTask& common,
+                                                             const std::string& rendezvous_endpoint,
                                                              const Placement& placement);
 
 // "NVIDIA A100 (agent-1 slot 0); NVIDIA H100 (agent-2 slot 3)" when the GPU slots of `placement`

@@ -14,6 +14,23 @@
 #include "runtime/worker/one_slot_exchange.h"
 
 namespace cohort {
+namespace {
+
+// optimizations.tensor_fusion_threshold (MB) bounds the buckets, which FitBucketLimits sizes to
+// the arena's gradient so the exchange starts early; gradient_compression as the config validated
+// it; the non-finite guard unless ignored.
+ExchangeOptions ExchangeOptionsFor(const ExperimentConfig& config, const TensorArena& arena) {
+  ExchangeOptions options;
+  const BucketLimits limits =
+      FitBucketLimits(arena, uint64_t{config.optimizations.tensor_fusion_threshold} << 20);
+  options.bucket_bytes = limits.bucket_bytes;
+  options.first_bucket_bytes = limits.first_bucket_bytes;
+  options.compression = config.optimizations.gradient_compression;
+  options.find_nonfinite = config.optimizations.nonfinite_gradients != NonfiniteGradients::kIgnore;
+  return options;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   if (options.events == nullptr || options.size == 0 || options.rank >= options.size ||
@@ -130,17 +147,6 @@ absl::Status Worker::FormGroups() {
   if (!gradients.ok()) return gradients.status();
   gradient_collective_ = *std::move(gradients);
   return absl::OkStatus();
-}
-
-ExchangeOptions ExchangeOptionsFor(const ExperimentConfig& config, const TensorArena& arena) {
-  ExchangeOptions options;
-  const BucketLimits limits =
-      FitBucketLimits(arena, uint64_t{config.optimizations.tensor_fusion_threshold} << 20);
-  options.bucket_bytes = limits.bucket_bytes;
-  options.first_bucket_bytes = limits.first_bucket_bytes;
-  options.compression = config.optimizations.gradient_compression;
-  options.find_nonfinite = config.optimizations.nonfinite_gradients != NonfiniteGradients::kIgnore;
-  return options;
 }
 
 absl::Status Worker::BuildExchange() {

@@ -84,7 +84,6 @@ class Worker {
   // Trains from where Create left the trial: to the end (kCompleted) or to a stop (kStopped).
   absl::StatusOr<TrialExit> Run() { return runner_->Run(); }
 
-  const WorkerOptions& options() const { return options_; }
   TrialRunner& runner() { return *runner_; }
   LoadedModel& model() { return *model_; }
   Optimizer* optimizer() { return optimizer_.get(); }       // nullptr: the plugin's own optimizer
@@ -126,11 +125,6 @@ class Worker {
   std::unique_ptr<GradientExchange> exchange_;
   std::unique_ptr<TrialRunner> runner_;
 };
-
-// The exchange's options for `config` over `arena`: optimizations.tensor_fusion_threshold (MB)
-// bounds the buckets, which FitBucketLimits sizes to the arena's gradient so the exchange starts
-// early; gradient_compression as the config validated it; the non-finite guard unless ignored.
-ExchangeOptions ExchangeOptionsFor(const ExperimentConfig& config, const TensorArena& arena);
 
 }  // namespace cohort
 

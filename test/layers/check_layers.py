@@ -37,20 +37,25 @@ def read_layers(path):
     return order, allowed, errors
 
 
+def sources(folder):
+    """The path of every source file below `folder`, in a stable order."""
+    for directory, subfolders, files in os.walk(folder):
+        subfolders.sort()
+        for name in sorted(files):
+            if name.endswith(SOURCES):
+                yield os.path.join(directory, name)
+
+
 def too_long(root, folders):
     """A line per source file under `folders` longer than MAX_LINES."""
     errors = []
     for folder in folders:
-        for directory, _, files in os.walk(os.path.join(root, folder)):
-            for name in sorted(files):
-                if not name.endswith(SOURCES):
-                    continue
-                path = os.path.join(directory, name)
-                with open(path, errors="replace") as f:
-                    lines = sum(1 for _ in f)
-                if lines > MAX_LINES:
-                    errors.append(f"{os.path.relpath(path, root)}: {lines} lines, more than "
-                                  f"{MAX_LINES}: split it by concern")
+        for path in sources(os.path.join(root, folder)):
+            with open(path, errors="replace") as f:
+                lines = sum(1 for _ in f)
+            if lines > MAX_LINES:
+                errors.append(f"{os.path.relpath(path, root)}: {lines} lines, more than "
+                              f"{MAX_LINES}: split it by concern")
     return errors
 
 
@@ -62,18 +67,14 @@ def main(root):
         if folder not in allowed:
             errors.append(f"runtime/{folder}/ is not listed in runtime/LAYERS")
             continue
-        for directory, _, files in os.walk(os.path.join(runtime, folder)):
-            for name in sorted(files):
-                if not name.endswith(SOURCES):
-                    continue
-                path = os.path.join(directory, name)
-                with open(path, errors="replace") as f:
-                    for number, line in enumerate(f, 1):
-                        match = INCLUDE.match(line)
-                        if not match or match.group(1) in allowed[folder] | {folder}:
-                            continue
-                        errors.append(f"{os.path.relpath(path, root)}:{number}: {folder} includes "
-                                      f"{match.group(1)}, which runtime/LAYERS does not allow")
+        for path in sources(os.path.join(runtime, folder)):
+            with open(path, errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    match = INCLUDE.match(line)
+                    if not match or match.group(1) in allowed[folder] | {folder}:
+                        continue
+                    errors.append(f"{os.path.relpath(path, root)}:{number}: {folder} includes "
+                                  f"{match.group(1)}, which runtime/LAYERS does not allow")
     errors += too_long(root, ("runtime", "harness"))
     for error in errors:
         print(error)

@@ -14,8 +14,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Field;
 
-TaskStart Start() {
-  TaskStart start;
+constexpr char kEndpoint[] = "tcp://10.0.0.5:29402";
+
+StartTask Common() {
+  StartTask start;
   start.task_id = 12;
   start.trial_id = 5;
   start.experiment_id = 2;
@@ -25,14 +27,13 @@ TaskStart Start() {
   start.worker.config_yaml = "name: x\n";
   start.worker.checkpoint_root = "/ckpt";
   start.worker.resume_checkpoint_id = "trial-5-batch-100";
-  start.rendezvous_endpoint = "tcp://10.0.0.5:29402";
   return start;
 }
 
 TEST(TaskStartTest, EachAgentGetsItsRanksAndItsPlaceAmongTheTasksAgents) {
   Placement placement;
   placement.agents = {{"a", {0, 1}}, {"b", {3}}};
-  const auto messages = StartTasksFor(Start(), placement);
+  const auto messages = StartTasksFor(Common(), kEndpoint, placement);
   ASSERT_EQ(messages.size(), 2u);
   EXPECT_EQ(messages[0].first, "a");
   EXPECT_EQ(messages[1].first, "b");
@@ -55,7 +56,7 @@ TEST(TaskStartTest, EachAgentGetsItsRanksAndItsPlaceAmongTheTasksAgents) {
 TEST(TaskStartTest, ATaskOnOneAgentMeetsAtItsAgent) {
   Placement placement;
   placement.agents = {{"a", {2, 3, 4}}};
-  const auto messages = StartTasksFor(Start(), placement);
+  const auto messages = StartTasksFor(Common(), kEndpoint, placement);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0].second.ranks.size(), 3u);
   EXPECT_TRUE(messages[0].second.rendezvous.endpoint.empty());
