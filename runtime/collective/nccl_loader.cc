@@ -10,16 +10,10 @@ namespace {
 // The module's factory, loaded once per process; the module is never unloaded because backends
 // (and NCCL's own threads) run its code.
 absl::StatusOr<cohort_nccl_backend_create_fn> LoadFactory() {
-  static const absl::StatusOr<cohort_nccl_backend_create_fn> factory =
-      []() -> absl::StatusOr<cohort_nccl_backend_create_fn> {
-    absl::StatusOr<void*> module = OpenRuntimeModule(RuntimeModuleId::kNccl);
-    if (!module.ok()) return module.status();
-    absl::StatusOr<void*> create =
-        RuntimeModuleSymbol(*module, COHORT_NCCL_BACKEND_CREATE_SYMBOL, "NCCL");
-    if (!create.ok()) return create.status();
-    return reinterpret_cast<cohort_nccl_backend_create_fn>(*create);
-  }();
-  return factory;
+  static const absl::StatusOr<void*> factory =
+      RuntimeModuleEntry(RuntimeModuleId::kNccl, COHORT_NCCL_BACKEND_CREATE_SYMBOL);
+  if (!factory.ok()) return factory.status();
+  return reinterpret_cast<cohort_nccl_backend_create_fn>(*factory);
 }
 
 }  // namespace

@@ -9,16 +9,10 @@ namespace {
 // The module's entry point, loaded once per process; the module stays loaded because the objects
 // it makes run its code.
 absl::StatusOr<cohort_cuda_exchange_open_fn> LoadEntry() {
-  static const absl::StatusOr<cohort_cuda_exchange_open_fn> entry =
-      []() -> absl::StatusOr<cohort_cuda_exchange_open_fn> {
-    absl::StatusOr<void*> module = OpenRuntimeModule(RuntimeModuleId::kCudaExchange);
-    if (!module.ok()) return module.status();
-    absl::StatusOr<void*> open =
-        RuntimeModuleSymbol(*module, COHORT_CUDA_EXCHANGE_OPEN_SYMBOL, "CUDA exchange");
-    if (!open.ok()) return open.status();
-    return reinterpret_cast<cohort_cuda_exchange_open_fn>(*open);
-  }();
-  return entry;
+  static const absl::StatusOr<void*> entry =
+      RuntimeModuleEntry(RuntimeModuleId::kCudaExchange, COHORT_CUDA_EXCHANGE_OPEN_SYMBOL);
+  if (!entry.ok()) return entry.status();
+  return reinterpret_cast<cohort_cuda_exchange_open_fn>(*entry);
 }
 
 }  // namespace

@@ -39,7 +39,6 @@
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/compression/powersgd/powersgd_layout.h"
-#include "runtime/optim/device_update_kernels.h"
 #include "runtime/plugin/device_value_reader.h"
 
 namespace cohort {
@@ -54,10 +53,6 @@ class DeviceExchange {
   virtual void* compute_stream() = 0;
   // A cudaStream_t for the exchange; the collective backend must run on it (NcclOptions::stream).
   virtual void* communication_stream() = 0;
-
-  // The built-in optimizers' rules on this device, enqueued on compute_stream() (for
-  // Optimizer::Create's device kernels). Lives as long as the DeviceExchange.
-  virtual DeviceUpdateKernels& update_kernels() = 0;
 
   // Averaging and the non-finite check of gradients on this device, enqueued on
   // compute_stream() (for the training loop). Lives as long as the DeviceExchange.

@@ -21,6 +21,8 @@ const std::vector<RuntimeModule>& RuntimeModules() {
        COHORT_NCCL_MODULE_INSTALLED},
       {RuntimeModuleId::kCudaExchange, "COHORT_CUDA_EXCHANGE_MODULE",
        COHORT_CUDA_EXCHANGE_MODULE_BUILT, COHORT_CUDA_EXCHANGE_MODULE_INSTALLED},
+      {RuntimeModuleId::kCudaOptimizer, "COHORT_CUDA_OPTIMIZER_MODULE",
+       COHORT_CUDA_OPTIMIZER_MODULE_BUILT, COHORT_CUDA_OPTIMIZER_MODULE_INSTALLED},
 #endif
   };
   return modules;
@@ -34,6 +36,8 @@ absl::string_view RuntimeModuleName(RuntimeModuleId id) {
       return "NCCL";
     case RuntimeModuleId::kCudaExchange:
       return "CUDA exchange";
+    case RuntimeModuleId::kCudaOptimizer:
+      return "CUDA optimizer";
   }
   return "unknown";
 }
@@ -95,6 +99,13 @@ absl::StatusOr<void*> RuntimeModuleSymbol(void* module, const char* symbol,
     return absl::InternalError(absl::StrCat("the ", what, " module lacks ", symbol));
   }
   return address;
+}
+
+absl::StatusOr<void*> RuntimeModuleEntry(RuntimeModuleId id, const char* symbol) {
+  // dlopen counts its opens; the handle is never closed, so the module stays loaded.
+  absl::StatusOr<void*> module = OpenRuntimeModule(id);
+  if (!module.ok()) return module.status();
+  return RuntimeModuleSymbol(*module, symbol, RuntimeModuleName(id));
 }
 
 }  // namespace cohort

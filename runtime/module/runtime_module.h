@@ -1,9 +1,8 @@
-// Cohort's own dlopen modules (the CUDA memory, NCCL and CUDA exchange modules), which exist only
-// where the build found nvcc and stay out of the core binaries so those run on machines without a
-// CUDA driver.
+// Cohort's own dlopen modules (the CUDA memory, NCCL, CUDA exchange and CUDA optimizer modules),
+// which exist only where the build found nvcc and stay out of the core binaries so those run on
+// machines without a CUDA driver.
 //
-//   absl::StatusOr<void*> handle = OpenRuntimeModule(RuntimeModuleId::kNccl);
-//   absl::StatusOr<void*> create = RuntimeModuleSymbol(*handle, "symbol", "NCCL");
+//   absl::StatusOr<void*> create = RuntimeModuleEntry(RuntimeModuleId::kNccl, "symbol");
 //
 // Every module is listed once, in RuntimeModules(); a new module is added there, and so is
 // checked by CheckRuntimeModules (runtime_module_check.h) in every binary that loads modules.
@@ -26,7 +25,7 @@
 
 namespace cohort {
 
-enum class RuntimeModuleId { kCudaMemory, kNccl, kCudaExchange };
+enum class RuntimeModuleId { kCudaMemory, kNccl, kCudaExchange, kCudaOptimizer };
 
 struct RuntimeModule {
   RuntimeModuleId id;     // RuntimeModuleName(id) names it in errors
@@ -35,7 +34,7 @@ struct RuntimeModule {
   std::string installed;  // where `meson install` puts it
 };
 
-// "CUDA memory", "NCCL", "CUDA exchange": how errors name the module.
+// "CUDA memory", "NCCL", "CUDA exchange", "CUDA optimizer": how errors name the module.
 absl::string_view RuntimeModuleName(RuntimeModuleId id);
 
 // Every module this build made, in load order (the CUDA memory module first); empty where the
@@ -53,6 +52,11 @@ absl::StatusOr<void*> OpenRuntimeModule(RuntimeModuleId id);
 
 // The address of `symbol` in `module`; INTERNAL naming the module when it lacks it.
 absl::StatusOr<void*> RuntimeModuleSymbol(void* module, const char* symbol, absl::string_view what);
+
+// The address of `symbol` in module `id`, the module opened by OpenRuntimeModule and never
+// unloaded: the entry of a module whose objects run its code for as long as the process lives.
+// OpenRuntimeModule's and RuntimeModuleSymbol's errors.
+absl::StatusOr<void*> RuntimeModuleEntry(RuntimeModuleId id, const char* symbol);
 
 }  // namespace cohort
 

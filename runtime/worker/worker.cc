@@ -111,7 +111,7 @@ absl::Status Worker::BuildOptimizer() {
         OptimizerOptionsFromHyperparameters(options_.config.hyperparameters);
     if (!options.ok()) return options.status();
     absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
-        *options, model_->arena(), on_gpu() ? &device_.cuda->update_kernels() : nullptr);
+        *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr);
     if (!created.ok()) return created.status();
     optimizer_ = *std::move(created);
   }

@@ -20,7 +20,15 @@ absl::StatusOr<WorkerDevice> OpenWorkerDevice(const char* variable) {
           absl::StrCat("this worker's slot is ", variable,
                        ", but that GPU cannot be used: ", cuda.status().message()));
     }
+    absl::StatusOr<std::unique_ptr<DeviceUpdateKernels>> kernels =
+        OpenCudaUpdateKernels(device->ordinal, (*cuda)->compute_stream());
+    if (!kernels.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("this worker's slot is ", variable,
+                       ", but the optimizer cannot run on that GPU: ", kernels.status().message()));
+    }
     opened.cuda = *std::move(cuda);
+    opened.update_kernels = *std::move(kernels);
   }
   return opened;
 }

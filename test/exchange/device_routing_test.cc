@@ -66,21 +66,12 @@ class RecordingReducer final : public BucketReducer {
   CallLog& log_;
 };
 
-// The routing tests never step an optimizer.
-class NoUpdateKernels final : public DeviceUpdateKernels {
- public:
-  absl::Status Step(const OptimizerOptions&, const DeviceBlockStep&) override {
-    return absl::UnimplementedError("no optimizer steps in the routing tests");
-  }
-};
-
 class RecordingDeviceExchange final : public DeviceExchange {
  public:
   RecordingDeviceExchange(int device, const TensorArena& arena) : device_(device), arena_(arena) {}
   int device() const override { return device_; }
   void* compute_stream() override { return nullptr; }
   void* communication_stream() override { return nullptr; }
-  DeviceUpdateKernels& update_kernels() override { return no_kernels_; }
   DeviceGradientOps& gradient_ops() override { return gradient_ops_; }
   DeviceValueReader& value_reader() override { return value_reader_; }
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
@@ -105,7 +96,6 @@ class RecordingDeviceExchange final : public DeviceExchange {
  private:
   int device_;
   const TensorArena& arena_;
-  NoUpdateKernels no_kernels_;
   testing::HostGradientOps gradient_ops_;
   testing::HostValueReader value_reader_;
 };

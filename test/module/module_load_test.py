@@ -20,7 +20,7 @@ def main():
         env = dict(os.environ, LD_PRELOAD=probe, COHORT_RUNTIME_MODULE_PROBE="1")
         # A module path set in the environment would bypass the build's own modules.
         for variable in ("COHORT_CUDA_MEMORY_MODULE", "COHORT_NCCL_MODULE",
-                         "COHORT_CUDA_EXCHANGE_MODULE"):
+                         "COHORT_CUDA_EXCHANGE_MODULE", "COHORT_CUDA_OPTIMIZER_MODULE"):
             env.pop(variable, None)
         done = subprocess.run([binary], env=env, capture_output=True, text=True, timeout=120)
         name = os.path.basename(binary)

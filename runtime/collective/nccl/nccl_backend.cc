@@ -18,16 +18,12 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/collective/nccl/nccl_module.h"
+#include "runtime/module/cuda_status.h"
 
 namespace cohort {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-absl::Status CudaFailure(absl::string_view what, cudaError_t error) {
-  return absl::InternalError(
-      absl::StrCat(what, ": ", cudaGetErrorName(error), " (", cudaGetErrorString(error), ")"));
-}
 
 // Polls `comm` until its pending NCCL work is enqueued (and, with a stream, finished on it) or the
 // deadline passes. On failure the communicator is aborted, which frees it.
@@ -49,7 +45,7 @@ absl::Status AwaitComm(ncclComm_t comm, cudaStream_t stream, Clock::time_point d
       if (done == cudaSuccess) return absl::OkStatus();
       if (done != cudaErrorNotReady) {
         ncclCommAbort(comm);
-        return CudaFailure(what, done);
+        return CudaStatus(done, what);
       }
     }
     if (Clock::now() >= deadline) {
@@ -144,7 +140,7 @@ class NcclBackend final : public CollectiveBackend {
     if (broken_)
       return absl::FailedPreconditionError(
           absl::StrCat(what, ": the communicator was aborted earlier"));
-    if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) return CudaFailure(what, e);
+    if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) return CudaStatus(e, what);
     const ncclResult_t enqueued = enqueue();
     absl::Status status;
     if (enqueued != ncclSuccess && enqueued != ncclInProgress) {
@@ -209,7 +205,7 @@ absl::StatusOr<CollectiveBackend*> Create(uint32_t rank, uint32_t size, Rendezvo
         absl::StrCat("nccl: CUDA device ", device, " does not exist; this process sees ", count));
   }
   if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
-    return CudaFailure("nccl: cudaSetDevice", e);
+    return CudaStatus(e, "nccl: cudaSetDevice");
 
   absl::StatusOr<ncclUniqueId> id =
       ShareUniqueId(rank, store, prefix.empty() ? "nccl-id" : prefix + "/nccl-id", timeout);
@@ -240,14 +236,14 @@ absl::StatusOr<CollectiveBackend*> Create(uint32_t rank, uint32_t size, Rendezvo
     if (cudaError_t e = cudaStreamCreateWithFlags(&own_stream, cudaStreamNonBlocking);
         e != cudaSuccess) {
       ncclCommAbort(comm);
-      return CudaFailure("nccl: cudaStreamCreate", e);
+      return CudaStatus(e, "nccl: cudaStreamCreate");
     }
   }
   float* scratch = nullptr;
   if (cudaError_t e = cudaMalloc(&scratch, sizeof(float)); e != cudaSuccess) {
     ncclCommAbort(comm);
     if (own_stream != nullptr) cudaStreamDestroy(own_stream);
-    return CudaFailure("nccl: cudaMalloc", e);
+    return CudaStatus(e, "nccl: cudaMalloc");
   }
   cudaStream_t used = stream != nullptr ? static_cast<cudaStream_t>(stream) : own_stream;
   return new NcclBackend(comm, device, used, own_stream != nullptr, scratch, rank, size, timeout);

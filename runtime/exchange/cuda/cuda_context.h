@@ -1,7 +1,7 @@
 // CudaContext: what every reducer of the CUDA exchange module shares on one device: the device
 // ordinal, the plugin's compute stream, the communication stream, and a cuBLAS handle bound to
 // the communication stream (made on first use: only PowerSGD multiplies). CudaStatus turns a CUDA
-// runtime error into an absl::Status naming what failed.
+// runtime error into an absl::Status naming what failed (runtime/module/cuda_status.h).
 //
 // Thread-safety: the fields are set once, before any reducer exists; Blas() is called by the
 // thread that reduces (one at a time).
@@ -14,15 +14,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "runtime/module/cuda_status.h"
 
 namespace cohort {
-
-// OK for cudaSuccess; otherwise INTERNAL "<what>: <error name> (<error text>)".
-inline absl::Status CudaStatus(cudaError_t error, absl::string_view what) {
-  if (error == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(
-      absl::StrCat(what, ": ", cudaGetErrorName(error), " (", cudaGetErrorString(error), ")"));
-}
 
 // OK for CUBLAS_STATUS_SUCCESS; otherwise INTERNAL naming the status.
 inline absl::Status CublasStatus(cublasStatus_t status, absl::string_view what) {

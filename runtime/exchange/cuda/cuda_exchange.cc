@@ -12,7 +12,6 @@
 #include "runtime/exchange/cuda/cuda_gradient_ops.h"
 #include "runtime/exchange/cuda/cuda_powersgd_reducer.h"
 #include "runtime/exchange/cuda/cuda_topk_reducer.h"
-#include "runtime/exchange/cuda/cuda_update_kernels.h"
 #include "runtime/exchange/cuda/cuda_value_reader.h"
 #include "runtime/exchange/cuda/cuda_wire_reducer.h"
 #include "runtime/exchange/cuda/device_buffer.h"
@@ -24,7 +23,6 @@ class CudaExchange final : public DeviceExchange {
  public:
   explicit CudaExchange(const CudaContext& context)
       : context_(context),
-        update_(context_),
         gradient_ops_(std::in_place, context_),
         value_reader_(std::in_place, context_) {}
 
@@ -43,7 +41,6 @@ class CudaExchange final : public DeviceExchange {
   int device() const override { return context_.device; }
   void* compute_stream() override { return context_.compute; }
   void* communication_stream() override { return context_.communication; }
-  DeviceUpdateKernels& update_kernels() override { return update_; }
   DeviceGradientOps& gradient_ops() override { return *gradient_ops_; }
   DeviceValueReader& value_reader() override { return *value_reader_; }
 
@@ -103,7 +100,6 @@ class CudaExchange final : public DeviceExchange {
 
  private:
   CudaContext context_;
-  CudaUpdateKernels update_;                     // refers to context_
   std::optional<CudaGradientOps> gradient_ops_;  // refers to context_
   std::optional<CudaValueReader> value_reader_;  // refers to context_
   DeviceBuffer<uint8_t> staging_;                // AllgatherHostBytes, grown as needed

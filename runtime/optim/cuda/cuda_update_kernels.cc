@@ -1,6 +1,13 @@
-#include "runtime/exchange/cuda/cuda_update_kernels.h"
+// The CUDA optimizer module (cuda_optimizer_module.h): CudaUpdateKernels and the module's entry.
+#include "runtime/optim/cuda/cuda_update_kernels.h"
+
+#include <cstdio>
+#include <string>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/module/cuda_status.h"
+#include "runtime/optim/cuda/cuda_optimizer_module.h"
 #include "runtime/optim/cuda/optimizer_kernels.h"
 
 namespace cohort {
@@ -33,7 +40,7 @@ cudaError_t Enqueue(const OptimizerOptions& options, const DeviceBlockStep& bloc
 
 absl::Status CudaUpdateKernels::Step(const OptimizerOptions& options,
                                      const DeviceBlockStep& block) {
-  if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+  if (absl::Status s = CudaStatus(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) {
     return s;
   }
   if (block.dtype != COHORT_DTYPE_FLOAT32 && block.dtype != COHORT_DTYPE_FLOAT64) {
@@ -41,9 +48,26 @@ absl::Status CudaUpdateKernels::Step(const OptimizerOptions& options,
         absl::StrCat("the optimizer kernels take float32 and float64, not dtype ", block.dtype));
   }
   const cudaError_t enqueued = block.dtype == COHORT_DTYPE_FLOAT64
-                                   ? Enqueue<double>(options, block, context_.compute)
-                                   : Enqueue<float>(options, block, context_.compute);
+                                   ? Enqueue<double>(options, block, stream_)
+                                   : Enqueue<float>(options, block, stream_);
   return CudaStatus(enqueued, "enqueueing the optimizer step");
 }
 
 }  // namespace cohort
+
+extern "C" __attribute__((visibility("default"))) cohort::DeviceUpdateKernels*
+cohort_cuda_update_kernels_open(int device, void* stream, char* error, size_t error_len) {
+  int count = 0;
+  absl::Status usable = cohort::CudaStatus(cudaGetDeviceCount(&count), "no usable CUDA device");
+  if (usable.ok() && (device < 0 || device >= count)) {
+    usable = absl::UnavailableError(
+        absl::StrCat("CUDA device ", device, " does not exist; this process sees ", count));
+  }
+  if (!usable.ok()) {
+    std::snprintf(error, error_len, "%s", std::string(usable.message()).c_str());
+    return nullptr;
+  }
+  return new cohort::CudaUpdateKernels(device, static_cast<cudaStream_t>(stream));
+}
+static_assert(
+    std::is_same_v<decltype(&cohort_cuda_update_kernels_open), cohort_cuda_update_kernels_open_fn>);
