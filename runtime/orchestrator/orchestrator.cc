@@ -95,9 +95,9 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
     trial->experiment_id = id;
     trial->request_id = ++request_id;
     trial->hparams_json = recorded.hyperparameters_json;
-    trial->state = recorded.state == RunState::kCompleted ? TrialState::kCompleted
-                   : recorded.state == RunState::kError   ? TrialState::kError
-                                                          : TrialState::kStopped;
+    trial->lifecycle.End(recorded.state == RunState::kCompleted ? TrialState::kCompleted
+                         : recorded.state == RunState::kError   ? TrialState::kError
+                                                                : TrialState::kStopped);
     trial->target_batches = recorded.total_batches;
     trial->batches_trained = recorded.batches_trained;
     trial->restarts = recorded.restarts;

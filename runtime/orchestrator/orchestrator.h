@@ -204,6 +204,8 @@ class Orchestrator {
   void Apply(Experiment& experiment, const std::vector<SearcherOp>& ops);
   void StartTasksWithinLimits(Experiment& experiment);
   void PlaceQueuedTasks();
+  // Forgets the trial's task when it is still queued (the trial closed or stopped meanwhile).
+  void DropQueuedTask(Trial& trial);
   // Records why a queued task waits, and tells it as an event when the reason changed.
   void SetWaitingReason(Task& task, absl::string_view reason);
   void Launch(Task& task, const Placement& placement);

@@ -184,18 +184,11 @@ ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
   Event(absl::StrCat("experiment ", experiment.id, ": killed; stopping its trials"));
   for (const auto& [request_id, trial_id] : experiment.trials) {
     Trial& trial = *trials_.at(trial_id);
-    if (trial.ended()) continue;
-    trial.wants_training = false;
-    Task* task = trial.task_id != 0 ? FindTask(trial.task_id) : nullptr;
-    if (task != nullptr && task->state == TaskRowState::kQueued) {
-      std::erase(queue_, task->id);
-      tasks_.erase(task->id);
-      trial.task_id = 0;
-      task = nullptr;
-    }
-    if (task == nullptr) {
+    if (!trial.lifecycle.Stop()) continue;  // ended already
+    if (trial.ended()) {
+      DropQueuedTask(trial);
       EndTrial(trial, TrialState::kStopped, "");
-    } else {
+    } else if (Task* task = FindTask(trial.task_id)) {
       StopTask(*task, "the experiment was killed", options_.kill_grace_seconds);
     }
   }
@@ -219,8 +212,8 @@ ExperimentSummary Orchestrator::Summarize(const Experiment& experiment) const {
     const Trial& trial = *trials_.at(trial_id);
     ++summary.trials;
     if (!trial.ended()) ++summary.active_trials;
-    if (trial.state == TrialState::kCompleted) ++summary.completed_trials;
-    if (trial.state == TrialState::kError) ++summary.errored_trials;
+    if (trial.state() == TrialState::kCompleted) ++summary.completed_trials;
+    if (trial.state() == TrialState::kError) ++summary.errored_trials;
   }
   return summary;
 }
@@ -242,7 +235,7 @@ ClientMessage Orchestrator::Describe(const DescribeExperiment& describe) const {
     TrialSummary summary;
     summary.trial_id = trial.id;
     summary.request_id = trial.request_id;
-    summary.state = trial.state;
+    summary.state = trial.state();
     summary.hyperparameters_json = trial.hparams_json;
     summary.batches_trained = trial.batches_trained;
     summary.target_batches = trial.target_batches;

@@ -51,7 +51,7 @@ std::string Orchestrator::MetricsPage() const {
                            TrialState::kCompleted, TrialState::kStopped, TrialState::kError}) {
     trials[std::string(TrialStateName(state))] = 0;
   }
-  for (const auto& [id, trial] : trials_) ++trials[std::string(TrialStateName(trial->state))];
+  for (const auto& [id, trial] : trials_) ++trials[std::string(TrialStateName(trial->state()))];
   for (const auto& [state, count] : trials) {
     page.Gauge("cohort_orchestrator_trials", "Trials by state.", count, {{"state", state}});
   }
@@ -77,7 +77,7 @@ std::string Orchestrator::MetricsPage() const {
                static_cast<double>(trial->batches_trained), labels(*trial));
   }
   for (const auto& [id, trial] : trials_) {
-    if (trial->state != TrialState::kRunning || trial->records_per_second <= 0) continue;
+    if (trial->state() != TrialState::kRunning || trial->records_per_second <= 0) continue;
     page.Gauge("cohort_orchestrator_trial_records_per_second",
                "Records per second of a running trial, from its latest progress.",
                trial->records_per_second, labels(*trial));

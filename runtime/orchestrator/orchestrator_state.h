@@ -18,6 +18,7 @@
 
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/task_ending.h"
+#include "runtime/orchestrator/trial_lifecycle.h"
 
 namespace cohort {
 
@@ -72,10 +73,8 @@ struct Orchestrator::Trial {
   uint64_t request_id = 0;
   Hyperparameters hparams;
   std::string hparams_json;
-  TrialState state = TrialState::kPaused;
+  TrialLifecycle lifecycle;     // its stage; changed only through its events
   uint64_t target_batches = 0;  // of the latest TrainTrial
-  bool wants_training = false;  // a TrainTrial not carried out yet
-  bool closed = false;          // the searcher closed it
   uint64_t batches_trained = 0;
   double records_per_second = 0;  // from its latest progress
   uint64_t exchanged_bytes = 0;   // the sum of its training reports', over every attempt
@@ -88,10 +87,8 @@ struct Orchestrator::Trial {
   std::string error;
   TrialLog log;
 
-  bool ended() const {
-    return state == TrialState::kCompleted || state == TrialState::kStopped ||
-           state == TrialState::kError;
-  }
+  TrialState state() const { return lifecycle.state(); }
+  bool ended() const { return lifecycle.ended(); }
 };
 
 struct Orchestrator::Task {

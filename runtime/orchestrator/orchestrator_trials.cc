@@ -46,26 +46,18 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       Trial& trial = *trials_.at(found->second);
       if (trial.ended()) continue;
       trial.target_batches = train->batches;
-      trial.wants_training = true;
+      trial.lifecycle.Train();
       trial.segment_metric.reset();
     } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
       auto found = experiment.trials.find(close->request_id);
       if (found == experiment.trials.end()) continue;
       Trial& trial = *trials_.at(found->second);
-      trial.closed = true;
-      trial.wants_training = false;
-      if (trial.ended()) continue;
-      if (Task* task = trial.task_id != 0 ? FindTask(trial.task_id) : nullptr) {
-        if (task->state == TaskRowState::kQueued) {
-          std::erase(queue_, task->id);
-          tasks_.erase(task->id);
-          trial.task_id = 0;
-          EndTrial(trial, TrialState::kCompleted, "");
-        } else {
-          StopTask(*task, "closed by the searcher", options_.kill_grace_seconds);
-        }
-      } else {
+      if (!trial.lifecycle.Close()) continue;  // ended already
+      if (trial.ended()) {
+        DropQueuedTask(trial);
         EndTrial(trial, TrialState::kCompleted, "");
+      } else if (Task* task = FindTask(trial.task_id)) {
+        StopTask(*task, "closed by the searcher", options_.kill_grace_seconds);
       }
     } else if (std::holds_alternative<Shutdown>(op)) {
       experiment.searcher_done = true;
@@ -87,9 +79,7 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
   }
   for (const auto& [request_id, trial_id] : experiment.trials) {
     Trial& trial = *trials_.at(trial_id);
-    if (!trial.wants_training || trial.task_id != 0 || trial.ended()) continue;
-    trial.state = TrialState::kQueued;  // for a task, or for max_concurrent_trials
-    if (training >= limit) continue;
+    if (!trial.lifecycle.wants_task() || training >= limit) continue;
     auto task = std::make_unique<Task>();
     task->id = next_task_id_++;
     if (absl::Status saved = state_.StoreFirstFreeTaskId(next_task_id_); !saved.ok()) {
@@ -102,11 +92,19 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
     task->resume_checkpoint_id = trial.latest_checkpoint_id;
     task->queued_unix = clock_.UnixSeconds();
     trial.task_id = task->id;
-    trial.state = TrialState::kQueued;
+    trial.lifecycle.TaskCreated();
     queue_.push_back(task->id);
     tasks_.emplace(task->id, std::move(task));
     ++training;
   }
+}
+
+void Orchestrator::DropQueuedTask(Trial& trial) {
+  Task* task = FindTask(trial.task_id);
+  if (task == nullptr || task->state != TaskRowState::kQueued) return;
+  std::erase(queue_, task->id);
+  tasks_.erase(task->id);
+  trial.task_id = 0;
 }
 
 void Orchestrator::PlaceQueuedTasks() {
@@ -147,7 +145,7 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
   task.state = TaskRowState::kStarting;
   task.waiting_reason.clear();
   task.launched_at = clock_.MonotonicSeconds();
-  trial.state = TrialState::kRunning;
+  trial.lifecycle.TaskLaunched();
   absl::StatusOr<std::string> yaml =
       TrialConfigYaml(experiment.config, trial.hparams, trial.target_batches);
   if (!yaml.ok()) {
@@ -243,10 +241,12 @@ void Orchestrator::Finish(Task& task) {
   tasks_.erase(task_id);  // `task` is gone from here on
 
   const TrialDecision decision =
-      NextForTrial(ending, {.experiment_stopping = experiment.state == ExperimentState::kStopping,
-                            .closed = trial.closed,
+      NextForTrial(ending, {.experiment_stopping = trial.lifecycle.stopping() ||
+                                                   experiment.state == ExperimentState::kStopping,
+                            .closed = trial.lifecycle.closing(),
                             .restarts = trial.restarts,
                             .max_restarts = experiment.config.max_restarts});
+  trial.lifecycle.TaskEnded(decision);
   const std::string from =
       trial.latest_checkpoint_id.empty() ? std::string("the start") : trial.latest_checkpoint_id;
   switch (decision.next) {
@@ -255,7 +255,6 @@ void Orchestrator::Finish(Task& task) {
       break;
     case TrialNext::kPlaceAgain:
       // Not the trial's fault: trained again from its latest checkpoint without using a restart.
-      trial.state = TrialState::kPaused;
       RewindTrial(experiment, trial);
       Notice(absl::StrCat("trial ", trial.id, ": ", decision.reason, "; placing it again from ",
                           from));
@@ -266,7 +265,6 @@ void Orchestrator::Finish(Task& task) {
     case TrialNext::kRestart:
       ++trial.restarts;
       trial.error = decision.reason;
-      trial.state = TrialState::kPaused;
       // It trains again from its latest checkpoint: what was reported after it is forgotten.
       RewindTrial(experiment, trial);
       Notice(absl::StrCat("trial ", trial.id, " failed: ", decision.reason, "; restart ",
@@ -285,8 +283,6 @@ void Orchestrator::Finish(Task& task) {
 }
 
 void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
-  trial.state = TrialState::kPaused;
-  trial.wants_training = false;
   trial.batches_trained = std::max(trial.batches_trained, trial.target_batches);
   double metric = std::numeric_limits<double>::quiet_NaN();
   if (trial.segment_metric) {
@@ -339,15 +335,14 @@ void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume
 }
 
 void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view error) {
-  trial.state = state;
-  trial.wants_training = false;
+  trial.lifecycle.End(state);  // no change where its lifecycle already ended it
   if (!error.empty()) trial.error = std::string(error);
   Experiment& experiment = *experiments_.at(trial.experiment_id);
-  Event(
-      absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, ") ", TrialStateName(state),
-                   error.empty() ? std::string() : absl::StrCat(": ", error)),
-      state == TrialState::kError ? OrchestratorEvent::Level::kNotice
-                                  : OrchestratorEvent::Level::kDetail);
+  Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, ") ",
+                     TrialStateName(trial.state()),
+                     error.empty() ? std::string() : absl::StrCat(": ", error)),
+        trial.state() == TrialState::kError ? OrchestratorEvent::Level::kNotice
+                                            : OrchestratorEvent::Level::kDetail);
   experiment.dirty = true;
 }
 
@@ -362,8 +357,8 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
     const Trial& trial = *trials_.at(trial_id);
     if (trial.task_id != 0) return;
     if (experiment.state == ExperimentState::kActive && !trial.ended()) return;
-    completed += trial.state == TrialState::kCompleted;
-    errored += trial.state == TrialState::kError;
+    completed += trial.state() == TrialState::kCompleted;
+    errored += trial.state() == TrialState::kError;
   }
   if (experiment.state == ExperimentState::kStopping) {
     experiment.state = ExperimentState::kStopped;
@@ -396,7 +391,7 @@ void Orchestrator::Save(Experiment& experiment) {
   experiment.record.state = RunStateOf(experiment.state);
   for (TrialRecord& record : experiment.record.trials) {
     if (const Trial* trial = FindTrial(record.id)) {
-      record.state = RunStateOf(trial->state);
+      record.state = RunStateOf(trial->state());
       record.restarts = trial->restarts;
       record.total_batches = trial->target_batches;
       record.error = trial->error;

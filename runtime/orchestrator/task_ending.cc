@@ -33,7 +33,9 @@ TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFla
 
 TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial) {
   TrialDecision decision;
-  if (trial.experiment_stopping || (trial.closed && ending.stopped_by_orchestrator)) {
+  if (trial.closed || trial.experiment_stopping) {
+    // The searcher is done with it, or its experiment was killed: however its task ended, it is
+    // not trained again.
     decision.next = TrialNext::kEnd;
     decision.end_state = trial.closed ? TrialState::kCompleted : TrialState::kStopped;
     return decision;

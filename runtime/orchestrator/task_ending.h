@@ -75,7 +75,8 @@ struct TrialStanding {
 };
 
 enum class TrialNext {
-  kEnd,          // ends in `end_state`: closed by the searcher, or its experiment is stopping
+  kEnd,          // ends in `end_state`: closed by the searcher (kCompleted) or its experiment
+                 // stopping (kStopped), however the task ended
   kPlaceAgain,   // not its fault (an agent lost or stopping): again from its latest checkpoint,
                  // using no restart; `reason` says what happened
   kSegmentDone,  // trained to its target: the validation goes to the searcher

@@ -119,5 +119,17 @@ TEST(TaskEndingTest, AStoppingExperimentOrAClosedTrialEndsIt) {
   EXPECT_EQ(decision.end_state, TrialState::kStopped);
 }
 
+// A closed trial whose task failed before the stop reached it is not restarted: the searcher is
+// done with it (it would otherwise wait for training nobody asks for, and its experiment with it).
+TEST(TaskEndingTest, AClosedTrialWhoseTaskFailedCompletes) {
+  const TaskEnding failed =
+      EndingOf(Parts({{"a", Exit(0, 1)}}), Flags(/*reached_running=*/true, false, false, "x"));
+  TrialStanding closed = Standing();
+  closed.closed = true;
+  const TrialDecision decision = NextForTrial(failed, closed);
+  EXPECT_EQ(decision.next, TrialNext::kEnd);
+  EXPECT_EQ(decision.end_state, TrialState::kCompleted);
+}
+
 }  // namespace
 }  // namespace cohort
