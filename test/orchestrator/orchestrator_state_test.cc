@@ -1,0 +1,229 @@
+// The Orchestrator's state across runs: a local submission (`cohort run`) keeping its record in
+// the caller's folder, applying retention once completed, and resuming from its latest
+// checkpoint; a new orchestrator on the same state directory continuing the active experiments
+// and showing the ended ones; experiment.json read back (ReadExperimentRecord).
+#include "test/orchestrator/orchestrator_fixture.h"
+
+namespace cohort::orchestrator_test {
+namespace {
+
+TEST_F(OrchestratorTest, LocalSubmissionKeepsItsRecordInTheCallersFolder) {
+  Register("agent-1", 1);
+  const std::string run = absl::StrCat(folder_.path(), "/my-run");
+  absl::StatusOr<RunFolder> created = RunFolder::Create(run);
+  ASSERT_TRUE(created.ok()) << created.status();
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(SingleYaml(1, 40, 0) + R"(
+checkpoint_storage:
+  save_trial_latest: 0
+  save_trial_best: 0
+  save_experiment_best: 0
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::string root = absl::StrCat(run, "/checkpoints");
+  const ClientMessage reply =
+      orchestrator_.SubmitLocal(LocalSubmission{*config, *created, root, /*resume=*/false});
+  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(reply));
+  const uint64_t experiment_id = std::get<ExperimentSubmitted>(reply).experiment_id;
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  EXPECT_EQ(start.trial_id, 1u);
+  EXPECT_EQ(start.worker.checkpoint_root, root);
+
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(root);
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  WriteCheckpoint(**storage, 20);
+  WriteCheckpoint(**storage, 40);
+  Accept(start.task_id);
+  Running(start.task_id);
+  Checkpoint(start.task_id, "trial-1-batch-20", 20);
+  Checkpoint(start.task_id, "trial-1-batch-40", 40);
+  // While the trial may resume, its latest checkpoint stays whatever the policy says.
+  EXPECT_THAT(*(*storage)->List(), SizeIs(1));
+  Validate(start.task_id, 40, 0.25);
+  ExitAll(start.task_id, 0);
+
+  EXPECT_EQ(Describe(experiment_id).summary.state, ExperimentState::kCompleted);
+  EXPECT_THAT(*(*storage)->List(), IsEmpty()) << "save_trial_latest 0 holds once it completed";
+  EXPECT_THAT(Slurp(absl::StrCat(run, "/experiment.json")), HasSubstr("\"state\":\"COMPLETED\""));
+  EXPECT_THAT(Slurp(absl::StrCat(run, "/trials/1/metrics.jsonl")), HasSubstr("\"batches\":40"));
+  EXPECT_FALSE(std::filesystem::exists(ExperimentFolder(experiment_id)));
+  const ExperimentRecord* record = orchestrator_.RecordOf(experiment_id);
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->state, RunState::kCompleted);
+  EXPECT_EQ(orchestrator_.RecordOf(experiment_id + 1), nullptr);
+}
+
+TEST_F(OrchestratorTest, ResumedLocalSubmissionContinuesFromTheLatestCheckpoint) {
+  Register("agent-1", 1);
+  const std::string run = absl::StrCat(folder_.path(), "/stopped-run");
+  absl::StatusOr<RunFolder> created = RunFolder::Create(run);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_TRUE(created->PrepareTrial(1).ok());
+  // What the stopped run left: reports up to batch 30, checkpoints at 10 and 20.
+  for (const auto& [kind, batches, metric] :
+       std::vector<std::tuple<ReportKind, uint64_t, double>>{{ReportKind::kValidation, 10, 0.5},
+                                                             {ReportKind::kValidation, 20, 0.3},
+                                                             {ReportKind::kTraining, 30, 0.2}}) {
+    MetricsReport report{1, kind, batches, batches * 32, 1.7e9, {{"validation_loss", metric}}};
+    ASSERT_TRUE(AppendLine(created->metrics_path(1), MetricsReportJson(report)).ok());
+  }
+  const std::string root = absl::StrCat(run, "/checkpoints");
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(root);
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  WriteCheckpoint(**storage, 10);
+  WriteCheckpoint(**storage, 20);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(SingleYaml(1, 100, 0));
+  ASSERT_TRUE(config.ok()) << config.status();
+
+  const ClientMessage reply =
+      orchestrator_.SubmitLocal(LocalSubmission{*config, *created, root, /*resume=*/true});
+  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(reply));
+  const uint64_t experiment_id = std::get<ExperimentSubmitted>(reply).experiment_id;
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  EXPECT_EQ(start.worker.resume_checkpoint_id, "trial-1-batch-20");
+  const std::string metrics = Slurp(created->metrics_path(1));
+  EXPECT_THAT(metrics, HasSubstr("\"batches\":20"));
+  EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":30"))) << "trained again after the resume";
+  const TrialSummary trial = TrialOf(experiment_id, 1);
+  EXPECT_EQ(trial.batches_trained, 20u);
+  EXPECT_EQ(trial.latest_checkpoint_id, "trial-1-batch-20");
+  const ExperimentRecord* record = orchestrator_.RecordOf(experiment_id);
+  ASSERT_NE(record, nullptr);
+  ASSERT_THAT(record->trials, SizeIs(1));
+  ASSERT_THAT(record->trials[0].checkpoints, SizeIs(2));
+  EXPECT_EQ(record->trials[0].checkpoints[1].metric, 0.3);
+  ASSERT_TRUE(record->trials[0].best_validation.has_value());
+  EXPECT_EQ(record->trials[0].best_validation->batches, 20u);
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.level == OrchestratorEvent::Level::kNotice &&
+           event.line.find("resuming from checkpoint trial-1-batch-20") != std::string::npos;
+  }));
+}
+
+TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
+  Register("agent-1", 2);
+  const uint64_t done = Submit(SingleYaml(1, 10, 0));
+  TrainToTarget(StartTasksSentTo("agent-1").at(0).task_id, 0.5);
+  ASSERT_EQ(Describe(done).summary.state, ExperimentState::kCompleted);
+  const uint64_t grid = Submit(GridYaml(100));
+  const std::vector<StartTask> running = StartTasksSentTo("agent-1");
+  ASSERT_THAT(running, SizeIs(3));
+  const StartTask& first = running[1];
+  Accept(first.task_id);
+  Running(first.task_id);
+  Validate(first.task_id, 40, 0.7);
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(absl::StrCat(folder_.path(), "/checkpoints/experiment-", grid));
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  WriteCheckpoint(**storage, 40, first.trial_id);
+  Checkpoint(first.task_id, absl::StrCat("trial-", first.trial_id, "-batch-40"), 40);
+  Validate(first.task_id, 50, 0.6);  // after the checkpoint: trained again after the restart
+  orchestrator_.Tick();
+  std::vector<uint64_t> grid_trials;
+  for (const TrialSummary& trial : Describe(grid).trials) grid_trials.push_back(trial.trial_id);
+  ASSERT_THAT(grid_trials, SizeIs(4));
+
+  // The orchestrator stops (its memory is gone) and a new one starts on the same state dir.
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  std::vector<OrchestratorEvent> events = restarted.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
+    return event.level == OrchestratorEvent::Level::kNotice &&
+           event.line == absl::StrCat("experiment ", grid,
+                                      " was active when the orchestrator stopped: it continues, "
+                                      "each trial from its latest checkpoint");
+  }));
+  DecodedControl hello;
+  hello.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
+  hello.header = ControlHeader{1, 0, "agent-1"};
+  hello.message = Hello("agent-1", 2);
+  restarted.OnAgentMessage("agent-1", hello);
+
+  std::vector<StartTask> resumed;
+  for (const SentMessage& sent : outbox.sent()) {
+    if (const auto* start = std::get_if<StartTask>(&sent.message)) resumed.push_back(*start);
+  }
+  ASSERT_THAT(resumed, SizeIs(2));
+  EXPECT_EQ(resumed[0].experiment_id, grid);
+  EXPECT_EQ(resumed[0].trial_id, first.trial_id);
+  EXPECT_EQ(resumed[0].worker.resume_checkpoint_id,
+            absl::StrCat("trial-", first.trial_id, "-batch-40"));
+  EXPECT_GT(resumed[0].task_id, running.back().task_id) << "task ids are never reused";
+  EXPECT_EQ(resumed[1].worker.resume_checkpoint_id, "");
+  const ClientMessage described = restarted.OnClientRequest(DescribeExperiment{grid});
+  ASSERT_TRUE(std::holds_alternative<ExperimentDescription>(described));
+  std::vector<uint64_t> recovered_trials;
+  for (const TrialSummary& trial : std::get<ExperimentDescription>(described).trials) {
+    recovered_trials.push_back(trial.trial_id);
+  }
+  EXPECT_EQ(recovered_trials, grid_trials);
+  const std::string metrics =
+      Slurp(absl::StrCat(ExperimentFolder(grid), "/trials/", first.trial_id, "/metrics.jsonl"));
+  EXPECT_THAT(metrics, HasSubstr("\"batches\":40"));
+  EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":50")));
+  // The completed experiment is described as it ended; a new one gets the next ids.
+  const ClientMessage old = restarted.OnClientRequest(DescribeExperiment{done});
+  ASSERT_TRUE(std::holds_alternative<ExperimentDescription>(old));
+  const ExperimentDescription& ended = std::get<ExperimentDescription>(old);
+  EXPECT_EQ(ended.summary.state, ExperimentState::kCompleted);
+  EXPECT_EQ(ended.summary.progress, 1.0);
+  ASSERT_THAT(ended.trials, SizeIs(1));
+  EXPECT_EQ(ended.trials[0].state, TrialState::kCompleted);
+  EXPECT_EQ(ended.trials[0].batches_trained, 10u);
+  EXPECT_TRUE(ended.trials[0].has_best_metric);
+  EXPECT_EQ(ended.trials[0].best_metric, 0.5);
+  EXPECT_THAT(ended.trials[0].hyperparameters_json, HasSubstr("\"global_batch_size\":32"));
+  const ClientMessage listed = restarted.OnClientRequest(ListExperiments{});
+  ASSERT_TRUE(std::holds_alternative<ExperimentList>(listed));
+  EXPECT_THAT(std::get<ExperimentList>(listed).experiments, SizeIs(2));
+  EXPECT_TRUE(std::holds_alternative<ClientAck>(restarted.OnClientRequest(KillExperiment{done})));
+  const ClientMessage next = restarted.OnClientRequest(SubmitExperiment{SingleYaml(1)});
+  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(next));
+  EXPECT_EQ(std::get<ExperimentSubmitted>(next).experiment_id, grid + 1);
+}
+
+// ---------------------------------------------------------------- experiment.json read back
+
+TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
+  TempFolder folder;
+  ExperimentRecord record;
+  record.name = "round \"trip\"";
+  record.state = RunState::kStopped;
+  record.searcher_metric = "validation_loss";
+  record.smaller_is_better = false;
+  record.experiment_seed = 123456789;
+  record.fingerprint = "f5bda37d7ce32360";
+  TrialRecord& trial = record.trial(7);
+  trial.state = RunState::kError;
+  trial.hyperparameters_json = R"({"lr":0.05,"name":"a \"b\"","layers":2,"on":true,"none":null})";
+  trial.batches_trained = 120;
+  trial.total_batches = 300;
+  trial.records_trained = 3840;
+  trial.restarts = 2;
+  trial.latest_training =
+      MetricsReport{7, ReportKind::kTraining, 120, 3840, 1.7e9 + 0.25, {{"loss", 0.125}}};
+  trial.best_validation = MetricsReport{
+      7, ReportKind::kValidation, 100, 3200, 1.7e9, {{"validation_loss", 0.5}, {"acc", 0.75}}};
+  trial.latest_validation = trial.best_validation;
+  trial.checkpoints = {{"trial-7-batch-100", 100, 0.5}, {"trial-7-batch-120", 120, std::nullopt}};
+  trial.error = "rank 0 was killed by signal 9";
+  record.trial(8).hyperparameters_json = "{}";
+  const std::string path = folder.path() + "/experiment.json";
+  ASSERT_TRUE(WriteFileAtomically(path, record.ToJson()).ok());
+
+  absl::StatusOr<ExperimentRecord> read = ReadExperimentRecord(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->ToJson(), record.ToJson());
+  ASSERT_THAT(read->trials, SizeIs(2));
+  EXPECT_EQ(read->trials[0].checkpoints[0].metric, 0.5);
+  EXPECT_FALSE(read->trials[0].checkpoints[1].metric.has_value());
+
+  EXPECT_TRUE(absl::IsNotFound(ReadExperimentRecord(folder.path() + "/none.json").status()));
+  ASSERT_TRUE(WriteFileAtomically(path, R"({"name":"x","state":"PAUSED"})").ok());
+  EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr("state"));
+  ASSERT_TRUE(WriteFileAtomically(path, "[1, 2").ok());
+  EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr(path));
+}
+
+}  // namespace
+}  // namespace cohort::orchestrator_test
