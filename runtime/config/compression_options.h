@@ -17,8 +17,8 @@
 //   absl::StatusOr<CompressionOptions> options = ParseCompressionOptions(setting);
 //
 // Thread-safety: plain values and pure functions; safe to use from any thread.
-#ifndef COHORT_RUNTIME_EXCHANGE_CODEC_OPTIONS_H_
-#define COHORT_RUNTIME_EXCHANGE_CODEC_OPTIONS_H_
+#ifndef COHORT_RUNTIME_CONFIG_COMPRESSION_OPTIONS_H_
+#define COHORT_RUNTIME_CONFIG_COMPRESSION_OPTIONS_H_
 
 #include <cstdint>
 #include <optional>
@@ -64,4 +64,4 @@ absl::StatusOr<CompressionOptions> ParseCompressionOptions(
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_CODEC_OPTIONS_H_
+#endif  // COHORT_RUNTIME_CONFIG_COMPRESSION_OPTIONS_H_

@@ -84,12 +84,14 @@ void ScaleInPlace(float* data, uint64_t count, float scale);
 void AppendFloats(const std::vector<float>& values, std::string* state);
 absl::StatusOr<std::vector<float>> StateFloats(absl::string_view state, uint64_t floats);
 
-// INVALID_ARGUMENT when `plan` has a bucket `compression` cannot index (top-k: over 2^32 elements).
+// INVALID_ARGUMENT when `compression` cannot exchange `plan` (top-k: a bucket over 2^32 elements);
+// the form's CheckPlan (compression/compression_form.h).
 absl::Status CheckCompressionFits(const CompressionOptions& compression,
                                   const std::vector<GradientBucket>& plan);
 
-// The host-memory reducer for `compression` over `plan` (a plan of `arena`). The arena and the
-// backend must outlive it.
+// The host-memory reducer for `compression` over `plan` (a plan of `arena`), made by the form's
+// entry (compression/compression_form.h) once CheckCompressionFits accepts the plan. The arena and
+// the backend must outlive it.
 absl::StatusOr<std::unique_ptr<BucketReducer>> CreateBucketReducer(
     const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
     const TensorArena& arena, CollectiveBackend& backend);

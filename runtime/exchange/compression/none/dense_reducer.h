@@ -4,8 +4,8 @@
 //   reducer.Reduce(bucket, grad, count, scale, step);
 //
 // Thread-safety: one thread at a time (the backend's rule).
-#ifndef COHORT_RUNTIME_EXCHANGE_DENSE_REDUCER_H_
-#define COHORT_RUNTIME_EXCHANGE_DENSE_REDUCER_H_
+#ifndef COHORT_RUNTIME_EXCHANGE_COMPRESSION_NONE_DENSE_REDUCER_H_
+#define COHORT_RUNTIME_EXCHANGE_COMPRESSION_NONE_DENSE_REDUCER_H_
 
 #include "runtime/exchange/bucket_reducer.h"
 
@@ -26,4 +26,4 @@ class DenseReducer final : public BucketReducer {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_EXCHANGE_DENSE_REDUCER_H_
+#endif  // COHORT_RUNTIME_EXCHANGE_COMPRESSION_NONE_DENSE_REDUCER_H_
