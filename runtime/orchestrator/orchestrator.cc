@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 
 namespace cohort {
@@ -17,7 +18,11 @@ constexpr double kSaveInterval = 1.0;
 }  // namespace
 
 Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clock& clock)
-    : options_(std::move(options)), outbox_(outbox), clock_(clock), state_(options_.state_dir) {
+    : options_(std::move(options)),
+      outbox_(outbox),
+      clock_(clock),
+      state_(options_.state_dir),
+      cluster_(std::make_unique<orchestration::Cluster>()) {
   if (options_.checkpoint_root.empty())
     options_.checkpoint_root = options_.state_dir + "/checkpoints";
   // Ids continue after the experiments, trials and tasks an earlier orchestrator left, so
@@ -107,13 +112,17 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
       trial->latest_checkpoint_batches = recorded.checkpoints.back().batches;
     }
     experiment->trials[trial->request_id] = trial->id;
-    trials_.emplace(trial->id, std::move(trial));
+    cluster_->trials.emplace(trial->id, std::move(trial));
   }
   experiment->record = std::move(stored.record);
-  experiments_.emplace(id, std::move(experiment));
+  cluster_->experiments.emplace(id, std::move(experiment));
 }
 
 Orchestrator::~Orchestrator() = default;
+
+std::string Orchestrator::MetricsPage() const {
+  return orchestration::ClusterMetricsPage(*cluster_, clock_.MonotonicSeconds());
+}
 
 void Orchestrator::Event(std::string line, OrchestratorEvent::Level level) {
   events_.push_back(OrchestratorEvent{level, std::move(line)});
@@ -122,8 +131,8 @@ void Orchestrator::Event(std::string line, OrchestratorEvent::Level level) {
 std::vector<OrchestratorEvent> Orchestrator::TakeEvents() { return std::exchange(events_, {}); }
 
 bool Orchestrator::TaskSpansAgents(uint64_t task_id) const {
-  auto task = tasks_.find(task_id);
-  return task != tasks_.end() && task->second->parts.size() > 1;
+  auto task = cluster_->tasks.find(task_id);
+  return task != cluster_->tasks.end() && task->second->parts.size() > 1;
 }
 
 std::vector<std::string> Orchestrator::TakeEndedRendezvousPrefixes() {
@@ -131,13 +140,13 @@ std::vector<std::string> Orchestrator::TakeEndedRendezvousPrefixes() {
 }
 
 const ExperimentRecord* Orchestrator::RecordOf(uint64_t experiment_id) const {
-  auto found = experiments_.find(experiment_id);
-  return found == experiments_.end() ? nullptr : &found->second->record;
+  auto found = cluster_->experiments.find(experiment_id);
+  return found == cluster_->experiments.end() ? nullptr : &found->second->record;
 }
 
 bool Orchestrator::Idle() const {
-  if (!tasks_.empty() || timelines_.busy()) return false;
-  for (const auto& [id, experiment] : experiments_) {
+  if (!cluster_->tasks.empty() || timelines_.busy()) return false;
+  for (const auto& [id, experiment] : cluster_->experiments) {
     if (experiment->state == ExperimentState::kActive ||
         experiment->state == ExperimentState::kStopping) {
       return false;
@@ -147,18 +156,18 @@ bool Orchestrator::Idle() const {
 }
 
 Orchestrator::Trial* Orchestrator::FindTrial(uint64_t trial_id) {
-  auto found = trials_.find(trial_id);
-  return found == trials_.end() ? nullptr : found->second.get();
+  auto found = cluster_->trials.find(trial_id);
+  return found == cluster_->trials.end() ? nullptr : found->second.get();
 }
 
 Orchestrator::Task* Orchestrator::FindTask(uint64_t task_id) {
-  auto found = tasks_.find(task_id);
-  return found == tasks_.end() ? nullptr : found->second.get();
+  auto found = cluster_->tasks.find(task_id);
+  return found == cluster_->tasks.end() ? nullptr : found->second.get();
 }
 
 std::vector<AgentView> Orchestrator::AgentViews() const {
   std::vector<AgentView> views;
-  for (const auto& [id, agent] : agents_) {
+  for (const auto& [id, agent] : cluster_->agents) {
     if (!agent->connected || agent->draining) continue;
     views.push_back(AgentView{id, static_cast<uint32_t>(agent->slots.size()), agent->busy});
   }
@@ -169,14 +178,14 @@ std::vector<AgentView> Orchestrator::AgentViews() const {
 
 void Orchestrator::Tick() {
   const double now = clock_.MonotonicSeconds();
-  for (auto& [id, agent] : agents_) {
+  for (auto& [id, agent] : cluster_->agents) {
     if (agent->connected && now - agent->last_seen > options_.agent_timeout_seconds) {
       LoseAgent(*agent,
                 absl::StrCat("silent for ", static_cast<int>(now - agent->last_seen), " s"));
     }
   }
   std::vector<uint64_t> unanswered;
-  for (const auto& [task_id, task] : tasks_) {
+  for (const auto& [task_id, task] : cluster_->tasks) {
     if (task->state == TaskRowState::kQueued) continue;
     for (const auto& [agent_id, part] : task->parts) {
       if (!part.done && !part.acknowledged &&
@@ -187,7 +196,7 @@ void Orchestrator::Tick() {
     }
   }
   for (const uint64_t task_id : unanswered) {
-    Task& task = *tasks_.at(task_id);
+    Task& task = *cluster_->tasks.at(task_id);
     task.flags.agent_lost = true;
     if (task.flags.failure.empty()) task.flags.failure = "an agent did not answer its StartTask";
     StopTask(task, task.flags.failure, 0);
@@ -200,7 +209,7 @@ void Orchestrator::Tick() {
     }
   }
   PlaceQueuedTasks();
-  for (auto& [id, experiment] : experiments_) {
+  for (auto& [id, experiment] : cluster_->experiments) {
     if (experiment->dirty && now - experiment->last_save >= kSaveInterval) Save(*experiment);
   }
   ReportMergedTimelines();

@@ -57,6 +57,14 @@
 
 namespace cohort {
 
+namespace orchestration {  // orchestrator_state.h
+struct Agent;
+struct Experiment;
+struct Trial;
+struct Task;
+struct Cluster;
+}  // namespace orchestration
+
 // Where the orchestrator's messages to agents go (a ROUTER socket, or a test's list).
 class AgentOutbox {
  public:
@@ -159,10 +167,10 @@ class Orchestrator {
   bool TaskSpansAgents(uint64_t task_id) const;
 
  private:
-  struct Agent;
-  struct Experiment;
-  struct Trial;
-  struct Task;
+  using Agent = orchestration::Agent;
+  using Experiment = orchestration::Experiment;
+  using Trial = orchestration::Trial;
+  using Task = orchestration::Task;
 
   // ---- clients
   ClientMessage Submit(const SubmitExperiment& submit);
@@ -178,12 +186,6 @@ class Orchestrator {
   // Validates and adds an experiment.
   ClientMessage Admit(Admission admission);
   ClientMessage Kill(const KillExperiment& kill);
-  ClientMessage Describe(const DescribeExperiment& describe) const;
-  ClientMessage Experiments() const;
-  ClientMessage Tasks() const;
-  ClientMessage Agents() const;
-  ClientMessage Logs(const TrialLogsRequest& request) const;
-  ExperimentSummary Summarize(const Experiment& experiment) const;
 
   // ---- agents
   void OnHello(const std::string& agent_id, uint64_t message_id, const AgentHello& hello);
@@ -222,19 +224,6 @@ class Orchestrator {
   // A trial of a resumed experiment starts from its latest checkpoint in the experiment's
   // storage, its record from what was reported up to it; it fails when storage cannot be read.
   void ResumeTrial(Experiment& experiment, Trial& trial);
-  // A 1-slot experiment of the same training config as `experiment` (TrainingFingerprint with
-  // slots_per_trial set to 1; so the same hyperparameters, global batch, seed and maths), the
-  // newest with a training throughput: its id and the median of its trials' latest records/s.
-  // nullopt for a 1-slot experiment, or when this orchestrator knows no such experiment.
-  struct Baseline {
-    uint64_t experiment_id = 0;
-    double records_per_second = 0;
-  };
-  std::optional<Baseline> ScalingBaseline(const Experiment& experiment) const;
-  // records_per_second / (slots_per_trial x the baseline's records/s), naming the baseline in
-  // *baseline_id when given; nullopt without a baseline or a throughput.
-  std::optional<double> ScalingEfficiency(const Experiment& experiment, double records_per_second,
-                                          uint64_t* baseline_id = nullptr) const;
   void EndTrial(Trial& trial, TrialState state, absl::string_view error);
   // Deletes the checkpoints checkpoint_storage's save_* settings do not keep (warnings as
   // notices); with `trials_may_resume`, each trial's latest is kept whatever they say.
@@ -270,10 +259,7 @@ class Orchestrator {
   AgentOutbox& outbox_;
   Clock& clock_;
   StateDirectory state_;
-  std::map<std::string, std::unique_ptr<Agent>> agents_;
-  std::map<uint64_t, std::unique_ptr<Experiment>> experiments_;
-  std::map<uint64_t, std::unique_ptr<Trial>> trials_;
-  std::map<uint64_t, std::unique_ptr<Task>> tasks_;
+  std::unique_ptr<orchestration::Cluster> cluster_;  // agents, experiments, trials, tasks
   std::deque<uint64_t> queue_;  // task ids waiting for slots, oldest first
   uint64_t next_experiment_id_ = 1;
   uint64_t next_trial_id_ = 1;

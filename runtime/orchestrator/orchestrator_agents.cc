@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/record/tensorboard_events.h"
@@ -44,8 +45,8 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
     PlaceQueuedTasks();
     return;
   }
-  auto found = agents_.find(agent_id);
-  if (found == agents_.end() || !found->second->connected) {
+  auto found = cluster_->agents.find(agent_id);
+  if (found == cluster_->agents.end() || !found->second->connected) {
     // Answers are not requests: an unknown agent's Ack needs no answer either.
     if (!std::holds_alternative<Ack>(message.message) &&
         !std::holds_alternative<ErrorReply>(message.message)) {
@@ -97,7 +98,7 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
 
 void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
                            const AgentHello& hello) {
-  std::unique_ptr<Agent>& slot = agents_[agent_id];
+  std::unique_ptr<Agent>& slot = cluster_->agents[agent_id];
   const bool known = slot != nullptr;
   if (!known) slot = std::make_unique<Agent>();
   Agent& agent = *slot;
@@ -126,7 +127,7 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
     }
   }
   std::vector<uint64_t> lost;
-  for (const auto& [task_id, task] : tasks_) {
+  for (const auto& [task_id, task] : cluster_->tasks) {
     auto part = task->parts.find(agent_id);
     if (part != task->parts.end() && !part->second.done && part->second.acknowledged &&
         held.count(task_id) == 0) {
@@ -134,7 +135,7 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
     }
   }
   for (const uint64_t task_id : lost) {
-    Task& task = *tasks_.at(task_id);
+    Task& task = *cluster_->tasks.at(task_id);
     task.flags.agent_lost = true;
     if (task.flags.failure.empty())
       task.flags.failure = absl::StrCat("agent ", agent_id, " no longer holds it");
@@ -224,13 +225,14 @@ void Orchestrator::AddOtherAgentsGpus(Task& task, MetricsReport& metrics) {
 void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   Task* task = FindTask(report.task_id);
   if (task == nullptr) return;
-  Trial& trial = *trials_.at(task->trial_id);
-  Experiment& experiment = *experiments_.at(trial.experiment_id);
+  Trial& trial = *cluster_->trials.at(task->trial_id);
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
   MetricsReport metrics = report.report;
   metrics.trial_id = trial.id;
   metrics.scaling_efficiency.reset();  // the orchestrator's to say, below
   if (metrics.kind == ReportKind::kTraining) {
-    metrics.scaling_efficiency = ScalingEfficiency(experiment, metrics.records_per_second);
+    metrics.scaling_efficiency =
+        orchestration::ScalingEfficiency(*cluster_, experiment, metrics.records_per_second);
     AddOtherAgentsGpus(*task, metrics);
   }
   if (absl::Status appended =
@@ -270,8 +272,8 @@ void Orchestrator::OnRestoredOlderCheckpoint(Experiment& experiment, Trial& tria
 void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
   Task* task = FindTask(report.task_id);
   if (task == nullptr) return;
-  Trial& trial = *trials_.at(task->trial_id);
-  Experiment& experiment = *experiments_.at(trial.experiment_id);
+  Trial& trial = *cluster_->trials.at(task->trial_id);
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
   if (report.restored) {
     OnRestoredOlderCheckpoint(experiment, trial, report);
     return;
@@ -289,17 +291,17 @@ void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
 void Orchestrator::OnProgress(const TaskProgress& progress) {
   Task* task = FindTask(progress.task_id);
   if (task == nullptr) return;
-  Trial& trial = *trials_.at(task->trial_id);
+  Trial& trial = *cluster_->trials.at(task->trial_id);
   trial.batches_trained = std::max(trial.batches_trained, progress.progress.batches);
   trial.records_per_second = progress.progress.records_per_second;
-  experiments_.at(trial.experiment_id)->dirty = true;
+  cluster_->experiments.at(trial.experiment_id)->dirty = true;
 }
 
 void Orchestrator::OnLogBatch(const LogBatch& batch) {
   Task* task = FindTask(batch.task_id);
   if (task == nullptr) return;
-  Trial& trial = *trials_.at(task->trial_id);
-  const Experiment& experiment = *experiments_.at(trial.experiment_id);
+  Trial& trial = *cluster_->trials.at(task->trial_id);
+  const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
   std::string text;
   for (const LogLine& line : batch.lines) {
     if (line.stream == LogStream::kAgent) {
@@ -324,7 +326,7 @@ void Orchestrator::OnLogBatch(const LogBatch& batch) {
 
 void Orchestrator::OnAnswer(const std::string& agent_id, uint64_t correlation_id,
                             const ErrorReply* error) {
-  for (auto& [task_id, task] : tasks_) {
+  for (auto& [task_id, task] : cluster_->tasks) {
     auto found = task->parts.find(agent_id);
     if (found == task->parts.end() || found->second.start_message_id != correlation_id) continue;
     AgentPart& part = found->second;
@@ -348,12 +350,12 @@ void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
   agent.connected = false;
   Notice(absl::StrCat("agent ", agent.id, " lost: ", why));
   std::vector<uint64_t> affected;
-  for (const auto& [task_id, task] : tasks_) {
+  for (const auto& [task_id, task] : cluster_->tasks) {
     auto part = task->parts.find(agent.id);
     if (part != task->parts.end() && !part->second.done) affected.push_back(task_id);
   }
   for (const uint64_t task_id : affected) {
-    Task& task = *tasks_.at(task_id);
+    Task& task = *cluster_->tasks.at(task_id);
     task.flags.agent_lost = true;
     if (task.flags.failure.empty())
       task.flags.failure = absl::StrCat("agent ", agent.id, " was lost");

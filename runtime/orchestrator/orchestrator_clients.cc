@@ -1,4 +1,5 @@
-// The Orchestrator's answers to clients (docs/protocol.md, client protocol).
+// The Orchestrator's answers to clients (docs/protocol.md, client protocol): submissions and kills
+// here, the read-only requests in cluster_queries.h.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -8,17 +9,12 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/orchestrator/trial_config.h"
 
 namespace cohort {
-namespace {
-
-constexpr size_t kDefaultLogLines = 1000;
-constexpr size_t kMostLogLines = 10000;
-
-}  // namespace
 
 // ---------------------------------------------------------------- clients
 
@@ -35,15 +31,15 @@ ClientMessage Orchestrator::OnClientRequest(const ClientMessage& request) {
         } else if constexpr (std::is_same_v<T, KillExperiment>) {
           return Kill(r);
         } else if constexpr (std::is_same_v<T, DescribeExperiment>) {
-          return Describe(r);
+          return orchestration::DescribeExperimentReply(*cluster_, r);
         } else if constexpr (std::is_same_v<T, ListExperiments>) {
-          return Experiments();
+          return orchestration::ListExperimentsReply(*cluster_);
         } else if constexpr (std::is_same_v<T, ListTasks>) {
-          return Tasks();
+          return orchestration::ListTasksReply(*cluster_);
         } else if constexpr (std::is_same_v<T, ListAgents>) {
-          return Agents();
+          return orchestration::ListAgentsReply(*cluster_);
         } else if constexpr (std::is_same_v<T, TrialLogsRequest>) {
-          return Logs(r);
+          return orchestration::TrialLogsReply(*cluster_, r);
         } else {
           return ClientAck{};  // unreachable: every request is listed above
         }
@@ -162,7 +158,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   experiment->checkpoint_root = std::move(checkpoint_root);
   experiment->resume = admission.resume;
   experiment->recorded_trial_ids = std::move(admission.trial_ids);
-  Experiment& added = *experiments_.emplace(id, std::move(experiment)).first->second;
+  Experiment& added = *cluster_->experiments.emplace(id, std::move(experiment)).first->second;
   Event(absl::StrCat("experiment ", id, " (", added.config.name,
                      ") submitted: ", added.config.searcher.name, " searcher, ", slots, " slot",
                      slots == 1 ? "" : "s", " per trial"));
@@ -173,8 +169,8 @@ ClientMessage Orchestrator::Admit(Admission admission) {
 }
 
 ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
-  auto found = experiments_.find(kill.experiment_id);
-  if (found == experiments_.end()) {
+  auto found = cluster_->experiments.find(kill.experiment_id);
+  if (found == cluster_->experiments.end()) {
     return ClientError{ClientErrorCode::kNotFound,
                        absl::StrCat("no experiment ", kill.experiment_id)};
   }
@@ -183,7 +179,7 @@ ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
   experiment.state = ExperimentState::kStopping;
   Event(absl::StrCat("experiment ", experiment.id, ": killed; stopping its trials"));
   for (const auto& [request_id, trial_id] : experiment.trials) {
-    Trial& trial = *trials_.at(trial_id);
+    Trial& trial = *cluster_->trials.at(trial_id);
     if (!trial.lifecycle.Stop()) continue;  // ended already
     if (trial.ended()) {
       DropQueuedTask(trial);
@@ -194,147 +190,6 @@ ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
   }
   MaybeEndExperiment(experiment);
   return ClientAck{};
-}
-
-ExperimentSummary Orchestrator::Summarize(const Experiment& experiment) const {
-  ExperimentSummary summary;
-  summary.experiment_id = experiment.id;
-  summary.name = experiment.config.name;
-  summary.state = experiment.state;
-  summary.searcher = experiment.config.searcher.name;
-  // An experiment that ended before the orchestrator started has no searcher any more.
-  summary.progress = experiment.searcher ? experiment.searcher->Progress() : 1.0;
-  summary.slots_per_trial = experiment.config.slots_per_trial;
-  summary.submitted_unix_time = experiment.submitted_unix;
-  summary.ended_unix_time = experiment.ended_unix;
-  summary.error = experiment.error;
-  for (const auto& [request_id, trial_id] : experiment.trials) {
-    const Trial& trial = *trials_.at(trial_id);
-    ++summary.trials;
-    if (!trial.ended()) ++summary.active_trials;
-    if (trial.state() == TrialState::kCompleted) ++summary.completed_trials;
-    if (trial.state() == TrialState::kError) ++summary.errored_trials;
-  }
-  return summary;
-}
-
-ClientMessage Orchestrator::Describe(const DescribeExperiment& describe) const {
-  auto found = experiments_.find(describe.experiment_id);
-  if (found == experiments_.end()) {
-    return ClientError{ClientErrorCode::kNotFound,
-                       absl::StrCat("no experiment ", describe.experiment_id)};
-  }
-  const Experiment& experiment = *found->second;
-  ExperimentDescription description;
-  description.summary = Summarize(experiment);
-  description.config_yaml = experiment.config.effective_yaml;
-  description.searcher_metric = experiment.config.searcher.metric;
-  description.smaller_is_better = experiment.config.searcher.smaller_is_better;
-  for (const auto& [request_id, trial_id] : experiment.trials) {
-    const Trial& trial = *trials_.at(trial_id);
-    TrialSummary summary;
-    summary.trial_id = trial.id;
-    summary.request_id = trial.request_id;
-    summary.state = trial.state();
-    summary.hyperparameters_json = trial.hparams_json;
-    summary.batches_trained = trial.batches_trained;
-    summary.target_batches = trial.target_batches;
-    summary.restarts = trial.restarts;
-    summary.task_id = trial.task_id;
-    for (const TrialRecord& record : experiment.record.trials) {
-      if (record.id != trial.id) continue;
-      if (record.latest_training) {
-        summary.latest_training = record.latest_training->metrics;
-        summary.latest_timings = record.latest_training->timings;
-        summary.records_per_second = record.latest_training->records_per_second;
-        summary.latest_gpus = record.latest_training->gpus;
-        summary.scaling_efficiency = ScalingEfficiency(experiment, summary.records_per_second,
-                                                       &summary.baseline_experiment_id)
-                                         .value_or(0.0);
-      }
-      if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
-      // The record keeps the best validation (forgetting what a rewind trained again).
-      const std::optional<double> best =
-          record.best_validation ? experiment.record.SearcherMetricOf(*record.best_validation)
-                                 : std::nullopt;
-      if (best && !std::isnan(*best)) {
-        summary.has_best_metric = true;
-        summary.best_metric = *best;
-      }
-    }
-    summary.latest_checkpoint_id = trial.latest_checkpoint_id;
-    summary.error = trial.error;
-    description.trials.push_back(std::move(summary));
-  }
-  std::sort(description.trials.begin(), description.trials.end(),
-            [](const TrialSummary& a, const TrialSummary& b) { return a.trial_id < b.trial_id; });
-  return description;
-}
-
-ClientMessage Orchestrator::Experiments() const {
-  ExperimentList list;
-  for (const auto& [id, experiment] : experiments_)
-    list.experiments.push_back(Summarize(*experiment));
-  return list;
-}
-
-ClientMessage Orchestrator::Tasks() const {
-  TaskListing table;
-  for (const auto& [id, task] : tasks_) {
-    TaskRow row;
-    row.task_id = id;
-    row.experiment_id = task->experiment_id;
-    row.trial_id = task->trial_id;
-    row.slots = task->slots;
-    row.state = task->state;
-    for (const auto& [agent_id, part] : task->parts) row.agents.push_back(agent_id);
-    if (task->state == TaskRowState::kQueued) row.reason = task->waiting_reason;
-    row.queued_unix_time = task->queued_unix;
-    table.tasks.push_back(std::move(row));
-  }
-  return table;
-}
-
-ClientMessage Orchestrator::Agents() const {
-  AgentTable table;
-  for (const auto& [id, agent] : agents_) {
-    AgentRow row;
-    row.agent_id = id;
-    row.hostname = agent->hostname;
-    row.slots = static_cast<uint32_t>(agent->slots.size());
-    row.busy_slots = static_cast<uint32_t>(agent->busy.size());
-    row.connected = agent->connected;
-    row.last_seen_unix_time = agent->last_seen_unix;
-    std::set<uint64_t> task_ids;
-    for (const auto& [slot, user] : agent->busy) task_ids.insert(user.task_id);
-    row.task_ids.assign(task_ids.begin(), task_ids.end());
-    table.agents.push_back(std::move(row));
-  }
-  return table;
-}
-
-ClientMessage Orchestrator::Logs(const TrialLogsRequest& request) const {
-  auto found = trials_.find(request.trial_id);
-  if (found == trials_.end()) {
-    return ClientError{ClientErrorCode::kNotFound, absl::StrCat("no trial ", request.trial_id)};
-  }
-  if (request.rank < -1) {
-    return ClientError{
-        ClientErrorCode::kInvalidRequest,
-        absl::StrCat("rank: expected -1 (every rank) or a rank >= 0; got ", request.rank)};
-  }
-  const Trial& trial = *found->second;
-  size_t max_lines = request.max_lines == 0 ? kDefaultLogLines : request.max_lines;
-  max_lines = std::min(max_lines, kMostLogLines);
-  TrialLogs logs;
-  logs.trial_id = trial.id;
-  logs.lines = trial.log.After(request.after_sequence, request.rank, max_lines);
-  // Ended with no task left: no line will come. Every line kept after the request's position
-  // was sent when the reply is not cut short by max_lines.
-  const uint64_t reached = logs.lines.empty() ? request.after_sequence : logs.lines.back().sequence;
-  const bool complete = logs.lines.size() < max_lines || reached >= trial.log.last_sequence();
-  logs.trial_ended = trial.ended() && trial.task_id == 0 && complete;
-  return logs;
 }
 
 }  // namespace cohort

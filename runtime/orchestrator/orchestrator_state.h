@@ -1,9 +1,10 @@
-// The Orchestrator's records of agents, experiments, trials and tasks, shared by its source
-// files (orchestrator.cc: its start and time; orchestrator_trials.cc: experiments, trials and
-// tasks; orchestrator_agents.cc: agents' messages; orchestrator_clients.cc: clients' requests).
-// Not for use outside the orchestrator.
+// The Orchestrator's records of agents, experiments, trials and tasks (a Cluster), shared by its
+// source files (orchestrator.cc: its start and time; orchestrator_trials.cc: experiments, trials
+// and tasks; orchestrator_agents.cc: agents' messages; orchestrator_clients.cc: clients'
+// requests) and read by the queries over them (cluster_queries.h). Not for use outside the
+// orchestrator.
 //
-// Thread-safety: as the Orchestrator's.
+// Thread-safety: plain values; as the Orchestrator's.
 #ifndef COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_
 #define COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_
 
@@ -16,9 +17,16 @@
 #include <string>
 #include <vector>
 
-#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/client/client_messages.h"
+#include "runtime/config/experiment_config.h"
+#include "runtime/control/control_messages.h"
+#include "runtime/orchestrator/placement.h"
 #include "runtime/orchestrator/task_ending.h"
 #include "runtime/orchestrator/trial_lifecycle.h"
+#include "runtime/orchestrator/trial_log.h"
+#include "runtime/record/experiment_record.h"
+#include "runtime/record/run_folder.h"
+#include "runtime/search/searcher.h"
 
 namespace cohort {
 
@@ -28,9 +36,11 @@ inline std::string OneSlotFingerprint(ExperimentConfig config) {
   return TrainingFingerprint(config);
 }
 
+namespace orchestration {
+
 // One agent as the orchestrator knows it. `busy` holds the slots of tasks the orchestrator
 // placed there and whose part on the agent has not ended.
-struct Orchestrator::Agent {
+struct Agent {
   std::string id;
   std::string hostname;
   std::vector<AgentSlot> slots;
@@ -43,7 +53,7 @@ struct Orchestrator::Agent {
   double last_seen_unix = 0;
 };
 
-struct Orchestrator::Experiment {
+struct Experiment {
   uint64_t id = 0;
   ExperimentConfig config;
   // TrainingFingerprint of `config` with slots_per_trial 1: experiments equal in it compare their
@@ -65,7 +75,7 @@ struct Orchestrator::Experiment {
   double last_save = 0;
 };
 
-struct Orchestrator::Trial {
+struct Trial {
   explicit Trial(size_t log_capacity) : log(log_capacity) {}
 
   uint64_t id = 0;
@@ -91,7 +101,7 @@ struct Orchestrator::Trial {
   bool ended() const { return lifecycle.ended(); }
 };
 
-struct Orchestrator::Task {
+struct Task {
   uint64_t id = 0;
   uint64_t trial_id = 0;
   uint64_t experiment_id = 0;
@@ -108,6 +118,15 @@ struct Orchestrator::Task {
   bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
 };
 
+// Everything the orchestrator knows, by id.
+struct Cluster {
+  std::map<std::string, std::unique_ptr<Agent>> agents;
+  std::map<uint64_t, std::unique_ptr<Experiment>> experiments;
+  std::map<uint64_t, std::unique_ptr<Trial>> trials;
+  std::map<uint64_t, std::unique_ptr<Task>> tasks;
+};
+
+}  // namespace orchestration
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_ORCHESTRATOR_ORCHESTRATOR_STATE_H_

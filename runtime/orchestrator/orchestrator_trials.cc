@@ -38,12 +38,12 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       TrialRecord& record = experiment.record.trial(trial->id);
       record.hyperparameters_json = trial->hparams_json;
       experiment.trials[create->request_id] = trial->id;
-      Trial& added = *trials_.emplace(trial->id, std::move(trial)).first->second;
+      Trial& added = *cluster_->trials.emplace(trial->id, std::move(trial)).first->second;
       if (experiment.resume) ResumeTrial(experiment, added);
     } else if (const auto* train = std::get_if<TrainTrial>(&op)) {
       auto found = experiment.trials.find(train->request_id);
       if (found == experiment.trials.end()) continue;
-      Trial& trial = *trials_.at(found->second);
+      Trial& trial = *cluster_->trials.at(found->second);
       if (trial.ended()) continue;
       trial.target_batches = train->batches;
       trial.lifecycle.Train();
@@ -51,7 +51,7 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
     } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
       auto found = experiment.trials.find(close->request_id);
       if (found == experiment.trials.end()) continue;
-      Trial& trial = *trials_.at(found->second);
+      Trial& trial = *cluster_->trials.at(found->second);
       if (!trial.lifecycle.Close()) continue;  // ended already
       if (trial.ended()) {
         DropQueuedTask(trial);
@@ -75,10 +75,10 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
                              : experiment.config.searcher.max_concurrent_trials;
   uint64_t training = 0;
   for (const auto& [request_id, trial_id] : experiment.trials) {
-    if (trials_.at(trial_id)->task_id != 0) ++training;
+    if (cluster_->trials.at(trial_id)->task_id != 0) ++training;
   }
   for (const auto& [request_id, trial_id] : experiment.trials) {
-    Trial& trial = *trials_.at(trial_id);
+    Trial& trial = *cluster_->trials.at(trial_id);
     if (!trial.lifecycle.wants_task() || training >= limit) continue;
     auto task = std::make_unique<Task>();
     task->id = next_task_id_++;
@@ -94,7 +94,7 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
     trial.task_id = task->id;
     trial.lifecycle.TaskCreated();
     queue_.push_back(task->id);
-    tasks_.emplace(task->id, std::move(task));
+    cluster_->tasks.emplace(task->id, std::move(task));
     ++training;
   }
 }
@@ -103,7 +103,7 @@ void Orchestrator::DropQueuedTask(Trial& trial) {
   Task* task = FindTask(trial.task_id);
   if (task == nullptr || task->state != TaskRowState::kQueued) return;
   std::erase(queue_, task->id);
-  tasks_.erase(task->id);
+  cluster_->tasks.erase(task->id);
   trial.task_id = 0;
 }
 
@@ -112,17 +112,17 @@ void Orchestrator::PlaceQueuedTasks() {
   std::vector<AgentView> views = AgentViews();
   if (views.empty()) {
     for (const uint64_t task_id : queue_)
-      SetWaitingReason(*tasks_.at(task_id), "no agent is connected");
+      SetWaitingReason(*cluster_->tasks.at(task_id), "no agent is connected");
     return;
   }
   std::vector<PlacementRequest> requests;
   for (const uint64_t task_id : queue_) {
-    const Task& task = *tasks_.at(task_id);
+    const Task& task = *cluster_->tasks.at(task_id);
     requests.push_back(PlacementRequest{task.id, task.trial_id, task.slots});
   }
   const std::vector<QueuedDecision> decisions = PlaceInQueueOrder(requests, &views);
   for (const QueuedDecision& decision : decisions) {
-    Task& task = *tasks_.at(decision.request.task_id);
+    Task& task = *cluster_->tasks.at(decision.request.task_id);
     if (const auto* waiting = std::get_if<Waiting>(&decision.decision)) {
       SetWaitingReason(task, waiting->reason);
       continue;
@@ -140,8 +140,8 @@ void Orchestrator::SetWaitingReason(Task& task, absl::string_view reason) {
 }
 
 void Orchestrator::Launch(Task& task, const Placement& placement) {
-  Trial& trial = *trials_.at(task.trial_id);
-  Experiment& experiment = *experiments_.at(task.experiment_id);
+  Trial& trial = *cluster_->trials.at(task.trial_id);
+  Experiment& experiment = *cluster_->experiments.at(task.experiment_id);
   task.state = TaskRowState::kStarting;
   task.waiting_reason.clear();
   task.launched_at = clock_.MonotonicSeconds();
@@ -173,7 +173,7 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
     part.slots = placement.agents[index].slots;
     for (const RankAssignment& rank : message.ranks)
       part.ranks.insert(static_cast<int32_t>(rank.rank));
-    Agent& agent = *agents_.at(agent_id);
+    Agent& agent = *cluster_->agents.at(agent_id);
     for (const uint32_t slot : part.slots) agent.busy[slot] = SlotUser{task.id, trial.id};
     part.start_message_id = outbox_.Send(agent_id, message, 0);
   }
@@ -181,7 +181,7 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
       placement.agents, ", ",
       [](std::string* out, const AgentSlots& a) { absl::StrAppend(out, a.agent_id); });
   const auto slots_of = [this](const std::string& agent_id) -> const std::vector<AgentSlot>& {
-    return agents_.at(agent_id)->slots;
+    return cluster_->agents.at(agent_id)->slots;
   };
   if (std::optional<std::string> mixed = MixedGpuModels(placement, slots_of)) {
     Notice(absl::StrCat("warning: trial ", trial.id, " (experiment ", experiment.id, ") runs on ",
@@ -202,7 +202,7 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
 bool Orchestrator::EndPart(Task& task, const std::string& agent_id) {
   AgentPart& part = task.parts.at(agent_id);
   part.done = true;
-  if (auto agent = agents_.find(agent_id); agent != agents_.end()) {
+  if (auto agent = cluster_->agents.find(agent_id); agent != cluster_->agents.end()) {
     for (const uint32_t index : part.slots) agent->second->busy.erase(index);
   }
   for (const auto& [id, other] : task.parts) {
@@ -224,11 +224,12 @@ void Orchestrator::StopTask(Task& task, absl::string_view reason, uint32_t grace
 
 void Orchestrator::Finish(Task& task) {
   const uint64_t task_id = task.id;
-  Trial& trial = *trials_.at(task.trial_id);
-  Experiment& experiment = *experiments_.at(task.experiment_id);
+  Trial& trial = *cluster_->trials.at(task.trial_id);
+  Experiment& experiment = *cluster_->experiments.at(task.experiment_id);
   const TaskEnding ending = EndingOf(task.parts, task.flags);
   for (const std::string& agent_id : ending.draining_agents) {
-    if (auto agent = agents_.find(agent_id); agent != agents_.end()) agent->second->draining = true;
+    if (auto agent = cluster_->agents.find(agent_id); agent != cluster_->agents.end())
+      agent->second->draining = true;
   }
   if (task.parts.size() > 1) ended_rendezvous_prefixes_.push_back(RendezvousPrefix(task_id));
   if (experiment.config.profiling_enabled && ending.reached_running) {
@@ -238,7 +239,7 @@ void Orchestrator::Finish(Task& task) {
   }
   std::erase(queue_, task_id);
   trial.task_id = 0;
-  tasks_.erase(task_id);  // `task` is gone from here on
+  cluster_->tasks.erase(task_id);  // `task` is gone from here on
 
   const TrialDecision decision =
       NextForTrial(ending, {.experiment_stopping = trial.lifecycle.stopping() ||
@@ -337,7 +338,7 @@ void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume
 void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view error) {
   trial.lifecycle.End(state);  // no change where its lifecycle already ended it
   if (!error.empty()) trial.error = std::string(error);
-  Experiment& experiment = *experiments_.at(trial.experiment_id);
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
   Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, ") ",
                      TrialStateName(trial.state()),
                      error.empty() ? std::string() : absl::StrCat(": ", error)),
@@ -354,7 +355,7 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
   size_t completed = 0;
   size_t errored = 0;
   for (const auto& [request_id, trial_id] : experiment.trials) {
-    const Trial& trial = *trials_.at(trial_id);
+    const Trial& trial = *cluster_->trials.at(trial_id);
     if (trial.task_id != 0) return;
     if (experiment.state == ExperimentState::kActive && !trial.ended()) return;
     completed += trial.state() == TrialState::kCompleted;
@@ -373,7 +374,7 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
     ApplyRetention(experiment, /*trials_may_resume=*/false);
   }
   for (const auto& [request_id, trial_id] : experiment.trials) {
-    Trial& trial = *trials_.at(trial_id);
+    Trial& trial = *cluster_->trials.at(trial_id);
     if (!trial.ended()) EndTrial(trial, TrialState::kStopped, "");
   }
   experiment.ended_unix = clock_.UnixSeconds();

@@ -1,32 +1,30 @@
-// Orchestrator::MetricsPage: the orchestrator's Prometheus page (see orchestrator.h).
+// ClusterMetricsPage: the orchestrator's Prometheus page (see cluster_queries.h).
 #include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/observe/prometheus_text.h"
-#include "runtime/orchestrator/orchestrator.h"
-#include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/orchestrator/cluster_queries.h"
 
-namespace cohort {
+namespace cohort::orchestration {
 
-std::string Orchestrator::MetricsPage() const {
-  const double now = clock_.MonotonicSeconds();
+std::string ClusterMetricsPage(const Cluster& cluster, double now) {
   PrometheusText page;
   uint32_t connected = 0;
-  for (const auto& [id, agent] : agents_) connected += agent->connected ? 1 : 0;
+  for (const auto& [id, agent] : cluster.agents) connected += agent->connected ? 1 : 0;
   page.Gauge("cohort_orchestrator_agents", "Agents by connection state.", connected,
              {{"state", "connected"}});
   page.Gauge("cohort_orchestrator_agents", "Agents by connection state.",
-             static_cast<double>(agents_.size() - connected), {{"state", "disconnected"}});
-  for (const auto& [id, agent] : agents_) {
+             static_cast<double>(cluster.agents.size() - connected), {{"state", "disconnected"}});
+  for (const auto& [id, agent] : cluster.agents) {
     page.Gauge("cohort_orchestrator_agent_slots", "Slots an agent offers.",
                static_cast<double>(agent->slots.size()), {{"agent", id}});
   }
-  for (const auto& [id, agent] : agents_) {
+  for (const auto& [id, agent] : cluster.agents) {
     page.Gauge("cohort_orchestrator_agent_slots_busy", "Slots of an agent held by tasks.",
                static_cast<double>(agent->busy.size()), {{"agent", id}});
   }
-  for (const auto& [id, agent] : agents_) {
+  for (const auto& [id, agent] : cluster.agents) {
     if (!agent->connected) continue;
     page.Gauge("cohort_orchestrator_agent_heartbeat_age_seconds",
                "Seconds since a connected agent's last message.", now - agent->last_seen,
@@ -39,7 +37,7 @@ std::string Orchestrator::MetricsPage() const {
         ExperimentState::kStopped, ExperimentState::kError}) {
     experiments[std::string(ExperimentStateName(state))] = 0;
   }
-  for (const auto& [id, experiment] : experiments_) {
+  for (const auto& [id, experiment] : cluster.experiments) {
     ++experiments[std::string(ExperimentStateName(experiment->state))];
   }
   for (const auto& [state, count] : experiments) {
@@ -51,32 +49,33 @@ std::string Orchestrator::MetricsPage() const {
                            TrialState::kCompleted, TrialState::kStopped, TrialState::kError}) {
     trials[std::string(TrialStateName(state))] = 0;
   }
-  for (const auto& [id, trial] : trials_) ++trials[std::string(TrialStateName(trial->state()))];
+  for (const auto& [id, trial] : cluster.trials)
+    ++trials[std::string(TrialStateName(trial->state()))];
   for (const auto& [state, count] : trials) {
     page.Gauge("cohort_orchestrator_trials", "Trials by state.", count, {{"state", state}});
   }
   page.Gauge("cohort_orchestrator_tasks", "Tasks queued or placed on agents.",
-             static_cast<double>(tasks_.size()));
+             static_cast<double>(cluster.tasks.size()));
 
   const auto labels = [](const Trial& trial) {
     return PrometheusText::Labels{{"experiment", absl::StrCat(trial.experiment_id)},
                                   {"trial", absl::StrCat(trial.id)}};
   };
-  for (const auto& [id, trial] : trials_) {
+  for (const auto& [id, trial] : cluster.trials) {
     page.Counter("cohort_orchestrator_trial_restarts_total",
                  "Restarts of a trial from its checkpoint after a failure.", trial->restarts,
                  labels(*trial));
   }
-  for (const auto& [id, trial] : trials_) {
+  for (const auto& [id, trial] : cluster.trials) {
     page.Counter("cohort_orchestrator_trial_exchanged_bytes_total",
                  "Bytes a trial's reporting rank handed to its gradient collectives.",
                  static_cast<double>(trial->exchanged_bytes), labels(*trial));
   }
-  for (const auto& [id, trial] : trials_) {
+  for (const auto& [id, trial] : cluster.trials) {
     page.Gauge("cohort_orchestrator_trial_batches_trained", "Batches a trial has trained.",
                static_cast<double>(trial->batches_trained), labels(*trial));
   }
-  for (const auto& [id, trial] : trials_) {
+  for (const auto& [id, trial] : cluster.trials) {
     if (trial->state() != TrialState::kRunning || trial->records_per_second <= 0) continue;
     page.Gauge("cohort_orchestrator_trial_records_per_second",
                "Records per second of a running trial, from its latest progress.",
@@ -85,4 +84,4 @@ std::string Orchestrator::MetricsPage() const {
   return page.Text();
 }
 
-}  // namespace cohort
+}  // namespace cohort::orchestration

@@ -1,0 +1,197 @@
+#include "runtime/orchestrator/cluster_queries.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort::orchestration {
+namespace {
+
+constexpr size_t kDefaultLogLines = 1000;
+constexpr size_t kMostLogLines = 10000;
+
+}  // namespace
+
+ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& experiment) {
+  ExperimentSummary summary;
+  summary.experiment_id = experiment.id;
+  summary.name = experiment.config.name;
+  summary.state = experiment.state;
+  summary.searcher = experiment.config.searcher.name;
+  // An experiment that ended before the orchestrator started has no searcher any more.
+  summary.progress = experiment.searcher ? experiment.searcher->Progress() : 1.0;
+  summary.slots_per_trial = experiment.config.slots_per_trial;
+  summary.submitted_unix_time = experiment.submitted_unix;
+  summary.ended_unix_time = experiment.ended_unix;
+  summary.error = experiment.error;
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    const Trial& trial = *cluster.trials.at(trial_id);
+    ++summary.trials;
+    if (!trial.ended()) ++summary.active_trials;
+    if (trial.state() == TrialState::kCompleted) ++summary.completed_trials;
+    if (trial.state() == TrialState::kError) ++summary.errored_trials;
+  }
+  return summary;
+}
+
+ClientMessage DescribeExperimentReply(const Cluster& cluster, const DescribeExperiment& describe) {
+  auto found = cluster.experiments.find(describe.experiment_id);
+  if (found == cluster.experiments.end()) {
+    return ClientError{ClientErrorCode::kNotFound,
+                       absl::StrCat("no experiment ", describe.experiment_id)};
+  }
+  const Experiment& experiment = *found->second;
+  ExperimentDescription description;
+  description.summary = SummarizeExperiment(cluster, experiment);
+  description.config_yaml = experiment.config.effective_yaml;
+  description.searcher_metric = experiment.config.searcher.metric;
+  description.smaller_is_better = experiment.config.searcher.smaller_is_better;
+  for (const auto& [request_id, trial_id] : experiment.trials) {
+    const Trial& trial = *cluster.trials.at(trial_id);
+    TrialSummary summary;
+    summary.trial_id = trial.id;
+    summary.request_id = trial.request_id;
+    summary.state = trial.state();
+    summary.hyperparameters_json = trial.hparams_json;
+    summary.batches_trained = trial.batches_trained;
+    summary.target_batches = trial.target_batches;
+    summary.restarts = trial.restarts;
+    summary.task_id = trial.task_id;
+    for (const TrialRecord& record : experiment.record.trials) {
+      if (record.id != trial.id) continue;
+      if (record.latest_training) {
+        summary.latest_training = record.latest_training->metrics;
+        summary.latest_timings = record.latest_training->timings;
+        summary.records_per_second = record.latest_training->records_per_second;
+        summary.latest_gpus = record.latest_training->gpus;
+        summary.scaling_efficiency =
+            ScalingEfficiency(cluster, experiment, summary.records_per_second,
+                              &summary.baseline_experiment_id)
+                .value_or(0.0);
+      }
+      if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
+      // The record keeps the best validation (forgetting what a rewind trained again).
+      const std::optional<double> best =
+          record.best_validation ? experiment.record.SearcherMetricOf(*record.best_validation)
+                                 : std::nullopt;
+      if (best && !std::isnan(*best)) {
+        summary.has_best_metric = true;
+        summary.best_metric = *best;
+      }
+    }
+    summary.latest_checkpoint_id = trial.latest_checkpoint_id;
+    summary.error = trial.error;
+    description.trials.push_back(std::move(summary));
+  }
+  std::sort(description.trials.begin(), description.trials.end(),
+            [](const TrialSummary& a, const TrialSummary& b) { return a.trial_id < b.trial_id; });
+  return description;
+}
+
+ExperimentList ListExperimentsReply(const Cluster& cluster) {
+  ExperimentList list;
+  for (const auto& [id, experiment] : cluster.experiments)
+    list.experiments.push_back(SummarizeExperiment(cluster, *experiment));
+  return list;
+}
+
+TaskListing ListTasksReply(const Cluster& cluster) {
+  TaskListing table;
+  for (const auto& [id, task] : cluster.tasks) {
+    TaskRow row;
+    row.task_id = id;
+    row.experiment_id = task->experiment_id;
+    row.trial_id = task->trial_id;
+    row.slots = task->slots;
+    row.state = task->state;
+    for (const auto& [agent_id, part] : task->parts) row.agents.push_back(agent_id);
+    if (task->state == TaskRowState::kQueued) row.reason = task->waiting_reason;
+    row.queued_unix_time = task->queued_unix;
+    table.tasks.push_back(std::move(row));
+  }
+  return table;
+}
+
+AgentTable ListAgentsReply(const Cluster& cluster) {
+  AgentTable table;
+  for (const auto& [id, agent] : cluster.agents) {
+    AgentRow row;
+    row.agent_id = id;
+    row.hostname = agent->hostname;
+    row.slots = static_cast<uint32_t>(agent->slots.size());
+    row.busy_slots = static_cast<uint32_t>(agent->busy.size());
+    row.connected = agent->connected;
+    row.last_seen_unix_time = agent->last_seen_unix;
+    std::set<uint64_t> task_ids;
+    for (const auto& [slot, user] : agent->busy) task_ids.insert(user.task_id);
+    row.task_ids.assign(task_ids.begin(), task_ids.end());
+    table.agents.push_back(std::move(row));
+  }
+  return table;
+}
+
+ClientMessage TrialLogsReply(const Cluster& cluster, const TrialLogsRequest& request) {
+  auto found = cluster.trials.find(request.trial_id);
+  if (found == cluster.trials.end()) {
+    return ClientError{ClientErrorCode::kNotFound, absl::StrCat("no trial ", request.trial_id)};
+  }
+  if (request.rank < -1) {
+    return ClientError{
+        ClientErrorCode::kInvalidRequest,
+        absl::StrCat("rank: expected -1 (every rank) or a rank >= 0; got ", request.rank)};
+  }
+  const Trial& trial = *found->second;
+  size_t max_lines = request.max_lines == 0 ? kDefaultLogLines : request.max_lines;
+  max_lines = std::min(max_lines, kMostLogLines);
+  TrialLogs logs;
+  logs.trial_id = trial.id;
+  logs.lines = trial.log.After(request.after_sequence, request.rank, max_lines);
+  // Ended with no task left: no line will come. Every line kept after the request's position
+  // was sent when the reply is not cut short by max_lines.
+  const uint64_t reached = logs.lines.empty() ? request.after_sequence : logs.lines.back().sequence;
+  const bool complete = logs.lines.size() < max_lines || reached >= trial.log.last_sequence();
+  logs.trial_ended = trial.ended() && trial.task_id == 0 && complete;
+  return logs;
+}
+
+std::optional<ScalingBaseline> ScalingBaselineOf(const Cluster& cluster,
+                                                 const Experiment& experiment) {
+  if (experiment.config.slots_per_trial <= 1) return std::nullopt;
+  for (auto it = cluster.experiments.rbegin(); it != cluster.experiments.rend();
+       ++it) {  // newest first
+    const Experiment& candidate = *it->second;
+    if (candidate.id == experiment.id || candidate.config.slots_per_trial != 1 ||
+        candidate.one_slot_fingerprint != experiment.one_slot_fingerprint) {
+      continue;
+    }
+    std::vector<double> rates;
+    for (const TrialRecord& trial : candidate.record.trials) {
+      if (trial.latest_training && trial.latest_training->records_per_second > 0) {
+        rates.push_back(trial.latest_training->records_per_second);
+      }
+    }
+    if (rates.empty()) continue;
+    std::sort(rates.begin(), rates.end());
+    const size_t middle = rates.size() / 2;
+    const double median =
+        rates.size() % 2 == 1 ? rates[middle] : (rates[middle - 1] + rates[middle]) / 2;
+    return ScalingBaseline{candidate.id, median};
+  }
+  return std::nullopt;
+}
+
+std::optional<double> ScalingEfficiency(const Cluster& cluster, const Experiment& experiment,
+                                        double records_per_second, uint64_t* baseline_id) {
+  if (records_per_second <= 0) return std::nullopt;
+  const std::optional<ScalingBaseline> baseline = ScalingBaselineOf(cluster, experiment);
+  if (!baseline) return std::nullopt;
+  if (baseline_id != nullptr) *baseline_id = baseline->experiment_id;
+  return records_per_second /
+         (static_cast<double>(experiment.config.slots_per_trial) * baseline->records_per_second);
+}
+
+}  // namespace cohort::orchestration

@@ -1,0 +1,214 @@
+// The orchestrator's read-only answers, on a cluster built by hand: an experiment's description
+// and summary, the task and agent tables, a trial's logs, the scaling comparison with a 1-slot
+// experiment, and the Prometheus page.
+#include "runtime/orchestrator/cluster_queries.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::orchestration {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Builds a Cluster one part at a time.
+class ClusterBuilder {
+ public:
+  Experiment& AddExperiment(uint64_t id, uint32_t slots_per_trial = 1) {
+    auto experiment = std::make_unique<Experiment>();
+    experiment->id = id;
+    experiment->config.name = "exp-" + std::to_string(id);
+    experiment->config.slots_per_trial = slots_per_trial;
+    experiment->one_slot_fingerprint = "same training";
+    return *cluster.experiments.emplace(id, std::move(experiment)).first->second;
+  }
+
+  // A trial of `experiment` for searcher request `request_id`, brought to `stage`.
+  Trial& AddTrial(Experiment& experiment, uint64_t id, uint64_t request_id, TrialStage stage) {
+    auto trial = std::make_unique<Trial>(/*log_capacity=*/100);
+    trial->id = id;
+    trial->experiment_id = experiment.id;
+    trial->request_id = request_id;
+    switch (stage) {
+      case TrialStage::kRunning:
+        trial->lifecycle.Train();
+        trial->lifecycle.TaskCreated();
+        trial->lifecycle.TaskLaunched();
+        break;
+      case TrialStage::kCompleted:
+        trial->lifecycle.End(TrialState::kCompleted);
+        break;
+      case TrialStage::kError:
+        trial->lifecycle.End(TrialState::kError);
+        break;
+      default:
+        break;
+    }
+    experiment.trials[request_id] = id;
+    experiment.record.trial(id);
+    return *cluster.trials.emplace(id, std::move(trial)).first->second;
+  }
+
+  // A training report of `records_per_second` for the trial in its experiment's record.
+  static void Trained(Experiment& experiment, uint64_t trial_id, double records_per_second) {
+    MetricsReport report;
+    report.trial_id = trial_id;
+    report.batches = 10;
+    report.records_per_second = records_per_second;
+    report.metrics = {{"loss", 0.5}};
+    experiment.record.trial(trial_id).latest_training = report;
+  }
+
+  Cluster cluster;
+};
+
+TEST(ClusterQueriesTest, DescribeListsTrialsInIdOrderAndCountsThemByOutcome) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(3);
+  b.AddTrial(experiment, /*id=*/7, /*request_id=*/1, TrialStage::kRunning).task_id = 40;
+  b.AddTrial(experiment, 5, 2, TrialStage::kCompleted);
+  b.AddTrial(experiment, 6, 3, TrialStage::kError).error = "exit code 1";
+
+  const ClientMessage reply = DescribeExperimentReply(b.cluster, DescribeExperiment{3});
+  const auto* description = std::get_if<ExperimentDescription>(&reply);
+  ASSERT_NE(description, nullptr) << ClientMessageName(reply);
+  std::vector<uint64_t> ids;
+  for (const TrialSummary& trial : description->trials) ids.push_back(trial.trial_id);
+  EXPECT_THAT(ids, ElementsAre(5, 6, 7));
+  EXPECT_EQ(description->trials[1].error, "exit code 1");
+  EXPECT_EQ(description->trials[2].state, TrialState::kRunning);
+  EXPECT_EQ(description->trials[2].task_id, 40u);
+  const ExperimentSummary& summary = description->summary;
+  EXPECT_EQ(summary.name, "exp-3");
+  EXPECT_EQ(summary.trials, 3u);
+  EXPECT_EQ(summary.active_trials, 1u);
+  EXPECT_EQ(summary.completed_trials, 1u);
+  EXPECT_EQ(summary.errored_trials, 1u);
+  // No searcher (an experiment that ended before this orchestrator): progress is whole.
+  EXPECT_EQ(summary.progress, 1.0);
+
+  const ClientMessage unknown = DescribeExperimentReply(b.cluster, DescribeExperiment{4});
+  ASSERT_TRUE(std::holds_alternative<ClientError>(unknown));
+  EXPECT_EQ(std::get<ClientError>(unknown).code, ClientErrorCode::kNotFound);
+  EXPECT_EQ(std::get<ClientError>(unknown).message, "no experiment 4");
+}
+
+TEST(ClusterQueriesTest, TasksAndAgentsSayWhereEachTaskIsOrWhyItWaits) {
+  ClusterBuilder b;
+  auto queued = std::make_unique<Task>();
+  queued->id = 2;
+  queued->slots = 4;
+  queued->waiting_reason = "needs 4 slots; 1 free";
+  b.cluster.tasks.emplace(2, std::move(queued));
+  auto placed = std::make_unique<Task>();
+  placed->id = 1;
+  placed->state = TaskRowState::kRunning;
+  placed->waiting_reason = "an old reason";
+  placed->parts["node-b"] = AgentPart{};
+  placed->parts["node-a"] = AgentPart{};
+  b.cluster.tasks.emplace(1, std::move(placed));
+  auto agent = std::make_unique<Agent>();
+  agent->id = "node-a";
+  agent->slots.resize(3);
+  agent->busy = {{0, SlotUser{1, 9}}, {1, SlotUser{1, 9}}};
+  agent->connected = true;
+  b.cluster.agents.emplace("node-a", std::move(agent));
+
+  const TaskListing tasks = ListTasksReply(b.cluster);
+  ASSERT_EQ(tasks.tasks.size(), 2u);
+  EXPECT_EQ(tasks.tasks[0].task_id, 1u);
+  EXPECT_THAT(tasks.tasks[0].agents, ElementsAre("node-a", "node-b"));
+  EXPECT_EQ(tasks.tasks[0].reason, "");  // only a queued task says why it waits
+  EXPECT_EQ(tasks.tasks[1].reason, "needs 4 slots; 1 free");
+  const AgentTable agents = ListAgentsReply(b.cluster);
+  ASSERT_EQ(agents.agents.size(), 1u);
+  EXPECT_EQ(agents.agents[0].slots, 3u);
+  EXPECT_EQ(agents.agents[0].busy_slots, 2u);
+  EXPECT_THAT(agents.agents[0].task_ids, ElementsAre(1u));  // once, though it holds two slots
+}
+
+TEST(ClusterQueriesTest, LogsEndOnlyWhenTheTrialEndedAndEveryLineWasSent) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  Trial& trial = b.AddTrial(experiment, 1, 1, TrialStage::kCompleted);
+  for (int i = 0; i < 3; ++i) {
+    trial.log.Append(0, LogLine{static_cast<uint32_t>(i % 2), LogStream::kStdout, 0, "line"});
+  }
+  auto logs = [&](uint64_t after, int32_t rank, uint32_t max_lines) {
+    return TrialLogsReply(b.cluster, TrialLogsRequest{1, rank, after, max_lines});
+  };
+  const ClientMessage all = logs(0, -1, 0);
+  ASSERT_TRUE(std::holds_alternative<TrialLogs>(all));
+  EXPECT_EQ(std::get<TrialLogs>(all).lines.size(), 3u);
+  EXPECT_TRUE(std::get<TrialLogs>(all).trial_ended);
+  const TrialLogs cut = std::get<TrialLogs>(logs(0, -1, 2));  // a line is left to send
+  EXPECT_EQ(cut.lines.size(), 2u);
+  EXPECT_FALSE(cut.trial_ended);
+  EXPECT_EQ(std::get<TrialLogs>(logs(0, 1, 0)).lines.size(), 1u);  // rank 1's only
+  trial.task_id = 8;  // a task still running can add lines
+  EXPECT_FALSE(std::get<TrialLogs>(logs(0, -1, 0)).trial_ended);
+
+  EXPECT_EQ(std::get<ClientError>(logs(0, -2, 0)).code, ClientErrorCode::kInvalidRequest);
+  EXPECT_EQ(std::get<ClientError>(TrialLogsReply(b.cluster, TrialLogsRequest{2, -1, 0, 0})).code,
+            ClientErrorCode::kNotFound);
+}
+
+TEST(ClusterQueriesTest, AWiderExperimentIsComparedWithTheNewestOneSlotExperimentsMedian) {
+  ClusterBuilder b;
+  Experiment& older = b.AddExperiment(1);
+  b.AddTrial(older, 1, 1, TrialStage::kCompleted);
+  ClusterBuilder::Trained(older, 1, 1000);
+  Experiment& one_slot = b.AddExperiment(2);
+  for (uint64_t id : {2, 3, 4}) b.AddTrial(one_slot, id, id, TrialStage::kCompleted);
+  ClusterBuilder::Trained(one_slot, 2, 100);
+  ClusterBuilder::Trained(one_slot, 3, 300);
+  ClusterBuilder::Trained(one_slot, 4, 200);
+  Experiment& other = b.AddExperiment(3);
+  other.one_slot_fingerprint = "other training";
+  b.AddTrial(other, 5, 1, TrialStage::kCompleted);
+  ClusterBuilder::Trained(other, 5, 50);
+  Experiment& wide = b.AddExperiment(4, /*slots_per_trial=*/2);
+
+  const std::optional<ScalingBaseline> baseline = ScalingBaselineOf(b.cluster, wide);
+  ASSERT_TRUE(baseline.has_value());
+  EXPECT_EQ(baseline->experiment_id, 2u);  // the newest of the same training, not experiment 3
+  EXPECT_EQ(baseline->records_per_second, 200);
+  uint64_t baseline_id = 0;
+  EXPECT_EQ(ScalingEfficiency(b.cluster, wide, 300, &baseline_id), 0.75);
+  EXPECT_EQ(baseline_id, 2u);
+  EXPECT_EQ(ScalingEfficiency(b.cluster, wide, 0), std::nullopt);   // no throughput yet
+  EXPECT_EQ(ScalingBaselineOf(b.cluster, one_slot), std::nullopt);  // 1 slot: nothing to compare
+}
+
+TEST(ClusterQueriesTest, MetricsPageCountsByStateAndAgesHeartbeats) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  b.AddTrial(experiment, 1, 1, TrialStage::kRunning).records_per_second = 250;
+  b.AddTrial(experiment, 2, 2, TrialStage::kCompleted).restarts = 2;
+  auto agent = std::make_unique<Agent>();
+  agent->connected = true;
+  agent->last_seen = 100;
+  b.cluster.agents.emplace("node-a", std::move(agent));
+
+  const std::string page = ClusterMetricsPage(b.cluster, /*now=*/104.5);
+  EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trials{state=\"running\"} 1\n"));
+  EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trials{state=\"completed\"} 1\n"));
+  EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trials{state=\"error\"} 0\n"));
+  EXPECT_THAT(page,
+              HasSubstr("cohort_orchestrator_agent_heartbeat_age_seconds{agent=\"node-a\"} 4.5\n"));
+  EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trial_restarts_total{experiment=\"1\",trial="
+                              "\"2\"} 2\n"));
+  EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trial_records_per_second{experiment=\"1\","
+                              "trial=\"1\"} 250\n"));
+  EXPECT_THAT(page, Not(HasSubstr("trial_records_per_second{experiment=\"1\",trial=\"2\"}")));
+}
+
+}  // namespace
+}  // namespace cohort::orchestration
