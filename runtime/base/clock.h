@@ -1,8 +1,8 @@
 // Clock: where the runtime reads time (the trial loop, the orchestrator, the rendezvous), behind an
 // interface so tests can drive it.
 // Thread-safety: implementations must be safe to call from any thread.
-#ifndef COHORT_RUNTIME_TRIAL_CLOCK_H_
-#define COHORT_RUNTIME_TRIAL_CLOCK_H_
+#ifndef COHORT_RUNTIME_BASE_CLOCK_H_
+#define COHORT_RUNTIME_BASE_CLOCK_H_
 
 namespace cohort {
 
@@ -20,4 +20,4 @@ Clock& SystemClock();
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_TRIAL_CLOCK_H_
+#endif  // COHORT_RUNTIME_BASE_CLOCK_H_

@@ -6,8 +6,8 @@
 //   absl::StatusOr<std::string> id = store.Get("nccl/id", std::chrono::seconds(30));
 //
 // Thread-safety: implementations say; InMemoryRendezvousStore may be shared by threads.
-#ifndef COHORT_RUNTIME_CONTROL_RENDEZVOUS_STORE_H_
-#define COHORT_RUNTIME_CONTROL_RENDEZVOUS_STORE_H_
+#ifndef COHORT_RUNTIME_COLLECTIVE_RENDEZVOUS_STORE_H_
+#define COHORT_RUNTIME_COLLECTIVE_RENDEZVOUS_STORE_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -45,4 +45,4 @@ class InMemoryRendezvousStore final : public RendezvousStore {
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_CONTROL_RENDEZVOUS_STORE_H_
+#endif  // COHORT_RUNTIME_COLLECTIVE_RENDEZVOUS_STORE_H_

@@ -1,6 +1,5 @@
 #include "runtime/orchestrator/server_security.h"
 
-#include <chrono>
 #include <utility>
 #include <variant>
 
@@ -8,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/base/clock.h"
 
 namespace cohort {
 namespace {
@@ -16,10 +16,6 @@ namespace {
 constexpr char kAgentListenFlag[] = "--listen";
 constexpr char kClientListenFlag[] = "--client-listen";
 constexpr char kRendezvousListenFlag[] = "--rendezvous-listen";
-
-double MonotonicSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct Listener {
   absl::string_view flag;
@@ -123,7 +119,7 @@ bool ServerSecurity::AcceptAgentMessage(absl::string_view identity, const zmq::m
   dropped_agent_messages_.Report(
       absl::StrCat("security: dropped a message: agent socket identity '",
                    absl::CHexEscape(identity), "' is not the authenticated key name '", name, "'"),
-      MonotonicSeconds());
+      SystemClock().MonotonicSeconds());
   return false;
 }
 
