@@ -82,4 +82,14 @@ absl::StatusOr<OptimizerOptions> OptimizerOptionsFromHyperparameters(const Hyper
   return options;
 }
 
+std::vector<std::string> OptimizerHyperparameterNames(OptimizerOptions::Kind kind) {
+  std::vector<std::string> names = {"optimizer", "learning_rate", "weight_decay"};
+  if (kind == OptimizerKind::kSgd) {
+    names.insert(names.end(), {"momentum", "nesterov"});
+  } else {
+    names.insert(names.end(), {"beta1", "beta2", "eps"});
+  }
+  return names;
+}
+
 }  // namespace cohort

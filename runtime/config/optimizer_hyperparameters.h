@@ -12,6 +12,9 @@
 #ifndef COHORT_RUNTIME_CONFIG_OPTIMIZER_HYPERPARAMETERS_H_
 #define COHORT_RUNTIME_CONFIG_OPTIMIZER_HYPERPARAMETERS_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "runtime/optim/optimizer_options.h"
 #include "runtime/plugin/hyperparameters.h"
@@ -27,6 +30,11 @@ namespace cohort {
 // ValidateOptimizerOptions), an unknown optimizer name (listing the known ones), a missing
 // learning_rate for sgd.
 absl::StatusOr<OptimizerOptions> OptimizerOptionsFromHyperparameters(const Hyperparameters& hp);
+
+// The hyperparameters OptimizerOptionsFromHyperparameters reads for an optimizer of `kind`:
+// optimizer, learning_rate, weight_decay, and momentum and nesterov (sgd) or beta1, beta2 and eps
+// (adam, adamw).
+std::vector<std::string> OptimizerHyperparameterNames(OptimizerOptions::Kind kind);
 
 }  // namespace cohort
 

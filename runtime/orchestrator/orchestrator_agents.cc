@@ -4,6 +4,7 @@
 #include <utility>
 #include <variant>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
@@ -315,6 +316,10 @@ void Orchestrator::OnLogBatch(const LogBatch& batch) {
     } else {
       trial.log.Append(task->attempt, line);
       absl::StrAppend(&text, text.empty() ? "" : "\n", "[rank ", line.rank, "] ", line.text);
+      // A worker's own warning (a hyperparameter nothing read) is told like the agent's word.
+      if (absl::StartsWith(line.text, "warning: ")) {
+        Notice(absl::StrCat("trial ", trial.id, ": rank ", line.rank, " ", line.text));
+      }
     }
   }
   if (text.empty()) return;

@@ -30,26 +30,36 @@ void Log(cohort_host* host, cohort_log_level level, const char* message, size_t 
 
 const cohort_trial_context* TrialContext(cohort_host* host) { return &host->options.context; }
 
+// Notes that the plugin asked for hyperparameter `name` (see UnreadHyperparameters).
+absl::string_view NoteRead(cohort_host* host, absl::string_view name) {
+  std::lock_guard<std::mutex> lock(host->hyperparameters_read_mutex);
+  host->hyperparameters_read.emplace(name);
+  return name;
+}
+
 cohort_hparam_type HparamType(cohort_host* host, const char* name, size_t name_len) {
-  return host->options.hyperparameters.TypeOf(View(name, name_len));
+  return host->options.hyperparameters.TypeOf(NoteRead(host, View(name, name_len)));
 }
 
 cohort_error* HparamInt(cohort_host* host, const char* name, size_t name_len, int64_t* out) {
-  absl::StatusOr<int64_t> v = host->options.hyperparameters.GetInt(View(name, name_len));
+  absl::StatusOr<int64_t> v =
+      host->options.hyperparameters.GetInt(NoteRead(host, View(name, name_len)));
   if (!v.ok()) return Fail(v.status());
   *out = *v;
   return nullptr;
 }
 
 cohort_error* HparamDouble(cohort_host* host, const char* name, size_t name_len, double* out) {
-  absl::StatusOr<double> v = host->options.hyperparameters.GetDouble(View(name, name_len));
+  absl::StatusOr<double> v =
+      host->options.hyperparameters.GetDouble(NoteRead(host, View(name, name_len)));
   if (!v.ok()) return Fail(v.status());
   *out = *v;
   return nullptr;
 }
 
 cohort_error* HparamBool(cohort_host* host, const char* name, size_t name_len, uint8_t* out) {
-  absl::StatusOr<bool> v = host->options.hyperparameters.GetBool(View(name, name_len));
+  absl::StatusOr<bool> v =
+      host->options.hyperparameters.GetBool(NoteRead(host, View(name, name_len)));
   if (!v.ok()) return Fail(v.status());
   *out = *v ? 1 : 0;
   return nullptr;
@@ -58,7 +68,7 @@ cohort_error* HparamBool(cohort_host* host, const char* name, size_t name_len, u
 cohort_error* HparamString(cohort_host* host, const char* name, size_t name_len, const char** out,
                            size_t* out_len) {
   absl::StatusOr<const std::string*> v =
-      host->options.hyperparameters.GetString(View(name, name_len));
+      host->options.hyperparameters.GetString(NoteRead(host, View(name, name_len)));
   if (!v.ok()) return Fail(v.status());
   *out = (*v)->data();
   *out_len = (*v)->size();

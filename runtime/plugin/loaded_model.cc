@@ -56,6 +56,11 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Create(
   return model;
 }
 
+std::set<std::string> LoadedModel::HyperparametersRead() const {
+  std::lock_guard<std::mutex> lock(host_->hyperparameters_read_mutex);
+  return host_->hyperparameters_read;
+}
+
 LoadedModel::~LoadedModel() {
   if (model_ != nullptr) plugin_->api().model_destroy(model_);
 }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ class LoadedModel {
   TensorArena& arena() { return *host_->arena; }
   TensorArena* state_arena() { return host_->state.get(); }
   const cohort_trial_context& context() const { return host_->options.context; }
+  // The hyperparameters the plugin has asked for so far (by name, whether set or not).
+  std::set<std::string> HyperparametersRead() const;
 
   absl::StatusOr<uint64_t> DatasetSize(cohort_split split);
   // Adds the batch's gradients into arena() (zeroing them is the caller's job). A metric the

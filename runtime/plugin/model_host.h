@@ -12,6 +12,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -68,6 +71,10 @@ struct cohort_host {
   std::unique_ptr<cohort::TensorArena> arena;  // the parameters, set once by register_tensors
   std::unique_ptr<cohort::TensorArena> state;  // the state tensors (SDK 1.4); nullptr when none
   std::vector<cohort::RegisteredTensor> registered;  // the plugin's indices
+  // The hyperparameters the plugin asked for (hparam_type and the hparam_* getters, present or
+  // not), from any thread.
+  std::mutex hyperparameters_read_mutex;
+  std::set<std::string> hyperparameters_read;
 };
 
 namespace cohort {

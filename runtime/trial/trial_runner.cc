@@ -9,10 +9,12 @@
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/trial/bucket_trace.h"
 #include "runtime/trial/permanent_failure.h"
 #include "runtime/trial/rank_sync.h"
 #include "runtime/trial/splitmix64.h"
+#include "runtime/trial/unread_hyperparameters.h"
 
 namespace cohort {
 
@@ -123,8 +125,10 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
     // and the plugin's evaluate may touch state the checkpoint holds.
     if (absl::Status status = CheckSearcherMetric(); !status.ok()) return status;
   }
+  bool first_batch = true;
   while (progress_.batches_trained < schedule_.total_batches) {
     if (absl::Status status = TrainBatch(); !status.ok()) return status;
+    if (std::exchange(first_batch, false)) WarnOfUnreadHyperparameters();
     const uint64_t batches = progress_.batches_trained;
     if (!schedule_.StepDue(batches)) continue;
     const uint64_t before = batches - batches_since_step_;
@@ -154,6 +158,19 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
   MaybeReportProgress(/*force=*/true);
   Enter(TrialPhase::kDone, progress_.batches_trained);
   return TrialExit::kCompleted;
+}
+
+void TrialRunner::WarnOfUnreadHyperparameters() {
+  if (!reporter()) return;
+  std::vector<std::string> read_by_cohort = {"global_batch_size"};
+  if (options_.optimizer != nullptr) {
+    for (std::string& name : OptimizerHyperparameterNames(options_.optimizer->options().kind)) {
+      read_by_cohort.push_back(std::move(name));
+    }
+  }
+  const std::vector<std::string> unread = UnreadHyperparameters(
+      options_.config->hyperparameters, options_.model->HyperparametersRead(), read_by_cohort);
+  if (!unread.empty()) options_.events->OnNotice(UnreadHyperparametersNotice(unread));
 }
 
 absl::StatusOr<bool> TrialRunner::StopAgreed(bool at_report) {

@@ -126,6 +126,9 @@ class TrialRunner {
   absl::Status SettleTrainingMetrics();
   // Whether any rank was asked to stop (agreed at training reports when there are several).
   absl::StatusOr<bool> StopAgreed(bool at_report);
+  // Rank 0, after the attempt's first batch: a notice naming the hyperparameters neither the
+  // plugin nor Cohort read (unread_hyperparameters.h).
+  void WarnOfUnreadHyperparameters();
   absl::Status StepOptimizer();
   // optimizations.nonfinite_gradients before a step: true to step; false when the step's
   // gradients are to be dropped ("skip"); an error naming the batch and tensor for "fail".

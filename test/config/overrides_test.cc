@@ -64,6 +64,31 @@ TEST(OverridesTest, CreateKeysAlongThePath) {
   EXPECT_EQ(c.experiment_seed, 7u);
 }
 
+// A length is counted in one unit: setting another unit replaces it, as the docs' examples do
+// (`--set searcher.max_length.batches=500` on a config counting epochs).
+TEST(OverridesTest, SettingAnotherUnitOfALengthReplacesTheLength) {
+  ExperimentConfig c = MustParseWithSets({"searcher.max_length.records=640"});
+  EXPECT_EQ(c.searcher.max_length.unit, LengthUnit::kRecords);
+  EXPECT_EQ(c.searcher.max_length.value, 640u);
+  // From a bare integer (batches) too, and for the periods.
+  c = MustParseWithSets({"searcher.max_length=250", "searcher.max_length.records=64",
+                         "min_validation_period.batches=5", "min_validation_period.records=96"});
+  EXPECT_EQ(c.searcher.max_length.unit, LengthUnit::kRecords);
+  EXPECT_EQ(c.searcher.max_length.value, 64u);
+  ASSERT_TRUE(c.min_validation_period.has_value());
+  EXPECT_EQ(c.min_validation_period->unit, LengthUnit::kRecords);
+  EXPECT_EQ(c.min_validation_period->value, 96u);
+  // The same unit again just sets it.
+  c = MustParseWithSets({"searcher.max_length.batches=500"});
+  EXPECT_EQ(c.searcher.max_length.unit, LengthUnit::kBatches);
+  EXPECT_EQ(c.searcher.max_length.value, 500u);
+  // A map that is not a length keeps its other keys.
+  c = MustParseWithSets({"hyperparameters.schedule.epochs=3", "hyperparameters.schedule.warmup=1",
+                         "hyperparameters.schedule.batches=9"});
+  EXPECT_EQ(*c.hyperparameters.GetInt("schedule.warmup"), 1);
+  EXPECT_EQ(*c.hyperparameters.GetInt("schedule.epochs"), 3);
+}
+
 TEST(OverridesTest, ReplaceOrReshapeASearchSpace) {
   ExperimentConfig c = MustParseWithSets({"hyperparameters.lr=0.05"});
   EXPECT_EQ(c.hyperparameter_spaces.at("lr").kind, HyperparameterSpace::Kind::kConst);

@@ -113,6 +113,27 @@ TEST_F(OrchestratorTest, AgentLinesAreNoticesAndMarkedInTheTrialLog) {
   EXPECT_TRUE(logs.lines[1].stderr_stream);
 }
 
+// A worker's own warning (a hyperparameter nothing read) reaches whoever follows the trial too;
+// its other lines stay in the log.
+TEST_F(OrchestratorTest, AWorkersWarningIsANotice) {
+  Register("agent-1", 1);
+  Submit(SingleYaml(1));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  Accept(start.task_id);
+  Running(start.task_id);
+  orchestrator_.TakeEvents();
+  FromAgent("agent-1", LogBatch{start.task_id,
+                                {{0, LogStream::kStderr, 1.7e9,
+                                  "warning: hyperparameter lr was "
+                                  "not read"},
+                                 {0, LogStream::kStderr, 1.7e9, "a warning: in the middle"}}});
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(events[0].level, OrchestratorEvent::Level::kNotice);
+  EXPECT_EQ(events[0].line, absl::StrCat("trial ", start.trial_id,
+                                         ": rank 0 warning: hyperparameter lr was not read"));
+}
+
 TEST_F(OrchestratorTest, ProgressCountsTheTrialsBatches) {
   Register("agent-1", 1);
   const uint64_t experiment_id = Submit(SingleYaml(1, 100));

@@ -15,6 +15,22 @@ absl::Status BadOverride(absl::string_view assignment, absl::string_view problem
   return absl::InvalidArgumentError(absl::StrCat("--set '", assignment, "': ", problem));
 }
 
+// The units a length is counted in (length_reader.h): `{batches: N}`, `{records: N}`,
+// `{epochs: N}`, or a bare integer meaning batches.
+bool IsLengthUnit(absl::string_view key) {
+  return key == "batches" || key == "records" || key == "epochs";
+}
+
+// Whether `node` holds a length: a map of length units only, or a bare integer.
+bool IsLength(const YAML::Node& node) {
+  if (node.IsScalar()) return PlainInt(node).has_value();
+  if (!node.IsMap() || node.size() == 0) return false;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar() || !IsLengthUnit(entry.first.Scalar())) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status ApplyOverride(absl::string_view assignment, YAML::Node& root) {
@@ -41,7 +57,10 @@ absl::Status ApplyOverride(absl::string_view assignment, YAML::Node& root) {
   map.reset(root);
   for (size_t i = 0; i + 1 < keys.size(); ++i) {
     YAML::Node child = map[keys[i]];
-    if (IsAbsent(child)) {
+    // Setting one unit of a length sets the whole length: `searcher.max_length.batches=500` on
+    // `max_length: {epochs: 10}` (or `max_length: 100`) leaves `max_length: {batches: 500}`.
+    const bool sets_length = i + 2 == keys.size() && IsLengthUnit(keys.back());
+    if (IsAbsent(child) || (sets_length && IsLength(child))) {
       child = YAML::Node(YAML::NodeType::Map);
     } else if (!child.IsMap()) {
       const std::string path = absl::StrJoin(keys.begin(), keys.begin() + i + 1, ".");

@@ -2,9 +2,11 @@
 //
 // The value is read as YAML (a scalar or a flow collection), so `lr=0.1` is a number, `lr='0.1'`
 // a string and `layers=[64, 32]` a list; an empty value is null (the field's default). Keys along
-// the path are created as needed:
+// the path are created as needed. Setting one unit of a length (batches, records or epochs, as in
+// searcher.max_length, min_validation_period, min_checkpoint_period) replaces the whole length,
+// whichever unit it was counted in:
 //
-//   ApplyOverride("searcher.max_length.batches=500", root);
+//   ApplyOverride("searcher.max_length.batches=500", root);  // {epochs: 10} -> {batches: 500}
 //   ApplyOverride("hyperparameters.lr=0.1", root);   // replaces a search space with a constant
 //
 // Thread-safety: mutates `root`; one caller at a time.
