@@ -28,12 +28,23 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
   summary.submitted_unix_time = experiment.submitted_unix;
   summary.ended_unix_time = experiment.ended_unix;
   summary.error = experiment.error;
+  uint64_t batches_trained = 0;
   for (const auto& [request_id, trial_id] : experiment.trials) {
     const Trial& trial = *cluster.trials.at(trial_id);
+    batches_trained += trial.batches_trained;
     ++summary.trials;
     if (!trial.ended()) ++summary.active_trials;
     if (trial.state() == TrialState::kCompleted) ++summary.completed_trials;
     if (trial.state() == TrialState::kError) ++summary.errored_trials;
+  }
+  // Where the search's batches are known, progress moves with every batch trained, not only when
+  // a trial finishes (a one-trial experiment is not at 0% half way through).
+  if (const std::optional<uint64_t> total =
+          experiment.searcher ? experiment.searcher->TotalBatches() : std::nullopt;
+      total && *total > 0) {
+    const double in_batches =
+        std::min(1.0, static_cast<double>(batches_trained) / static_cast<double>(*total));
+    summary.progress = std::max(summary.progress, in_batches);
   }
   return summary;
 }

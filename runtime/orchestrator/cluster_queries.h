@@ -18,7 +18,9 @@
 
 namespace cohort::orchestration {
 
-// The experiment's row: its state, searcher progress and trials by outcome.
+// The experiment's row: its state, progress and trials by outcome. Progress is the searcher's, or,
+// where the search's batches are known from the start (single, grid, random), the batches its
+// trials trained over them when that is further (so it moves while a trial trains).
 ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& experiment);
 
 // ExperimentDescription (its trials in id order, with their latest metrics, best searcher metric

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -73,6 +74,10 @@ class Searcher {
   virtual std::vector<SearcherOp> OnTrialExitedEarly(uint64_t request_id) = 0;
   // How far the search is, from 0 to 1 (1 once Shutdown is emitted); never decreases.
   virtual double Progress() const = 0;
+  // The batches the whole search trains, when known from the start (every trial of a single, grid
+  // or random search trains searcher.max_length); nullopt when it depends on the results (ASHA).
+  // Progress in batches (those trained over this) moves while a trial trains.
+  virtual std::optional<uint64_t> TotalBatches() const { return std::nullopt; }
 };
 
 // The searcher that `config.searcher` names. `max_batches` is searcher.max_length in batches (the

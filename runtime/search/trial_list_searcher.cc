@@ -1,5 +1,7 @@
 #include "runtime/search/trial_list_searcher.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace cohort {
@@ -32,6 +34,15 @@ std::vector<SearcherOp> TrialListSearcher::OnTrialExitedEarly(uint64_t request_i
 double TrialListSearcher::Progress() const {
   if (training_.empty()) return 0;
   return static_cast<double>(finished_) / static_cast<double>(training_.size());
+}
+
+std::optional<uint64_t> TrialListSearcher::TotalBatches() const {
+  // Before Start the trials wait in trials_; after it each has its place in training_.
+  const auto trials = static_cast<uint64_t>(std::max(trials_.size(), training_.size()));
+  if (max_batches_ > std::numeric_limits<uint64_t>::max() / trials) {
+    return std::numeric_limits<uint64_t>::max();
+  }
+  return trials * max_batches_;
 }
 
 bool TrialListSearcher::Finish(uint64_t request_id) {

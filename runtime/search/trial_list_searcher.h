@@ -31,6 +31,7 @@ class TrialListSearcher final : public Searcher {
                                        double metric) override;
   std::vector<SearcherOp> OnTrialExitedEarly(uint64_t request_id) override;
   double Progress() const override;
+  std::optional<uint64_t> TotalBatches() const override;
 
  private:
   // Marks the trial finished; true when it was still training.

@@ -100,6 +100,22 @@ TEST(ClusterQueriesTest, DescribeListsTrialsInIdOrderAndCountsThemByOutcome) {
   EXPECT_EQ(std::get<ClientError>(unknown).message, "no experiment 4");
 }
 
+// A one-trial experiment half way through its trial is not at 0%: progress counts batches where
+// the search's batches are known.
+TEST(ClusterQueriesTest, ProgressMovesWithEveryBatchOfASingleTrial) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  experiment.config.searcher.name = "single";
+  absl::StatusOr<std::unique_ptr<Searcher>> searcher =
+      CreateSearcher(experiment.config, /*max_batches=*/20000);
+  ASSERT_TRUE(searcher.ok()) << searcher.status();
+  experiment.searcher = *std::move(searcher);
+  experiment.searcher->Start();
+  Trial& trial = b.AddTrial(experiment, 1, 1, TrialStage::kRunning);
+  trial.batches_trained = 11400;
+  EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.57);
+}
+
 TEST(ClusterQueriesTest, TasksAndAgentsSayWhereEachTaskIsOrWhyItWaits) {
   ClusterBuilder b;
   auto queued = std::make_unique<Task>();

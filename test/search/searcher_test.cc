@@ -307,6 +307,18 @@ TEST(SearcherTest, AshaIgnoresUnknownTrialsAndStaleReports) {
   EXPECT_THAT(searcher->OnValidation(1, 1, 0.5), IsEmpty());  // reported already
 }
 
+// Searches whose trials all train max_length know their batches from the start (progress in
+// batches); ASHA's depend on the results.
+TEST(SearcherTest, TotalBatchesAreKnownWhereEveryTrialTrainsMaxLength) {
+  EXPECT_EQ(Make({})->TotalBatches(), 16u);
+  EXPECT_EQ(Make({"searcher.name=grid"})->TotalBatches(), 6u * 16);  // 3 lr x 2 act
+  EXPECT_EQ(Make({"searcher.name=random", "searcher.max_trials=5"})->TotalBatches(), 5u * 16);
+  EXPECT_EQ(Make({"searcher.name=adaptive_asha", "searcher.max_trials=4"})->TotalBatches(),
+            std::nullopt);
+  // A sum past 64 bits saturates.
+  EXPECT_EQ(Make({"searcher.name=grid"}, UINT64_MAX / 2)->TotalBatches(), UINT64_MAX);
+}
+
 TEST(SearcherTest, CreateSearcherRejectsWhatCannotRun) {
   absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(Config({}), 0);
   ASSERT_FALSE(searcher.ok());
