@@ -247,6 +247,12 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
     Notice(absl::StrCat("warning: ", appended.message()));
   }
   experiment.record.Apply(metrics);
+  const LogLine line{0, LogStream::kStdout, metrics.unix_time, MetricsLogText(metrics)};
+  trial.log.Append(task->attempt, line);
+  if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
+      !appended.ok()) {
+    Notice(absl::StrCat("warning: ", appended.message()));
+  }
   trial.exchanged_bytes += metrics.exchanged_bytes;
   trial.batches_trained = std::max(trial.batches_trained, metrics.batches);
   if (metrics.kind == ReportKind::kValidation && metrics.batches == trial.target_batches) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_format.h"
+
 namespace cohort {
 
 const TrialLogLine& TrialLog::Append(uint32_t attempt, const LogLine& line) {
@@ -21,6 +23,19 @@ std::vector<TrialLogLine> TrialLog::After(uint64_t sequence, int32_t rank, size_
     if (rank < 0 || lines_[i].rank == static_cast<uint32_t>(rank)) found.push_back(lines_[i]);
   }
   return found;
+}
+
+std::string MetricsLogText(const MetricsReport& report) {
+  std::string text = absl::StrFormat(
+      "[cohort] %s after %d batches:",
+      report.kind == ReportKind::kValidation ? "validation" : "training", report.batches);
+  for (const NamedValue& metric : report.metrics) {
+    absl::StrAppendFormat(&text, " %s=%.6g", metric.name, metric.value);
+  }
+  if (report.kind == ReportKind::kTraining && report.records_per_second > 0) {
+    absl::StrAppendFormat(&text, " (%.0f records/s)", report.records_per_second);
+  }
+  return text;
 }
 
 }  // namespace cohort

@@ -1,6 +1,8 @@
 // TrialLog: a trial's worker output for `cohort trial logs`: every line numbered in arrival
 // order over the trial's life, the latest `capacity` kept in memory (the run folder's log.txt
-// keeps them all).
+// keeps them all). Besides the workers' own lines, the orchestrator adds the agent's word about
+// the trial ("[agent] ...") and a line per metrics report ("[cohort] ...", MetricsLogText), so a
+// followed log shows the trial moving.
 //
 //   TrialLog log(20000);
 //   log.Append(/*attempt=*/0, line);          // sequence 1
@@ -13,10 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "runtime/client/client_messages.h"
 #include "runtime/control/control_messages.h"
+#include "runtime/control/worker_messages.h"
 
 namespace cohort {
 
@@ -39,6 +43,11 @@ class TrialLog {
   uint64_t next_sequence_ = 1;
   std::deque<TrialLogLine> lines_;
 };
+
+// The trial log's line for a metrics report, e.g. "[cohort] validation after 500 batches:
+// loss=1.85091 accuracy=0.3695" or "[cohort] training after 500 batches: loss=2.3102
+// (1234 records/s)".
+std::string MetricsLogText(const MetricsReport& report);
 
 }  // namespace cohort
 

@@ -93,6 +93,9 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     trial_id = str(record["trials"][0]["id"])
     logs = cluster.must("trial", "logs", trial_id, "--rank", "0")
     check("trial " + trial_id in logs and "[rank 0]" in logs, logs)
+    # The trial's reports are lines of its log too, so a followed log shows it moving.
+    check("[cohort] training after" in logs and "[cohort] validation after 2000 batches:" in logs,
+          logs)
 
     # Never fits: 3 slots on an agent of 2.
     code, out, err = cluster.cli("submit", grid_config(tmp, "too-big", slots=3))

@@ -51,7 +51,13 @@ TEST_F(OrchestratorTest, LogsAreNumberedFilteredAndEndWithTheTrial) {
   ASSERT_THAT(first_two.lines, SizeIs(2));
   EXPECT_EQ(first_two.lines[1].sequence, 2u);
 
+  // Each metrics report adds a line of the orchestrator's, so a followed log shows the trial move.
   Validate(start.task_id, 10, 0.25);
+  const TrialLogs validated = Logs(trial_id, -1, 4, 0);
+  ASSERT_THAT(validated.lines, SizeIs(1));
+  EXPECT_EQ(validated.lines[0].text,
+            "[cohort] validation after 10 batches: validation_loss=0.25 accuracy=0.75");
+  EXPECT_EQ(validated.lines[0].rank, 0u);
   ExitAll(start.task_id, 0);
   ASSERT_EQ(Describe(experiment_id).summary.state, ExperimentState::kCompleted);
 
@@ -59,11 +65,11 @@ TEST_F(OrchestratorTest, LogsAreNumberedFilteredAndEndWithTheTrial) {
   const TrialLogs partial = Logs(trial_id, -1, 0, 2);
   EXPECT_THAT(partial.lines, SizeIs(2));
   EXPECT_FALSE(partial.trial_ended);
-  const TrialLogs rest = Logs(trial_id, -1, partial.lines.back().sequence, 2);
-  ASSERT_THAT(rest.lines, SizeIs(2));
-  EXPECT_EQ(rest.lines.back().sequence, 4u);
+  const TrialLogs rest = Logs(trial_id, -1, partial.lines.back().sequence, 3);
+  ASSERT_THAT(rest.lines, SizeIs(3));
+  EXPECT_EQ(rest.lines.back().sequence, 5u);
   EXPECT_TRUE(rest.trial_ended);
-  EXPECT_TRUE(Logs(trial_id, -1, 4, 0).trial_ended);
+  EXPECT_TRUE(Logs(trial_id, -1, 5, 0).trial_ended);
 
   const ClientMessage unknown = orchestrator_.OnClientRequest(TrialLogsRequest{999, -1, 0, 0});
   ASSERT_TRUE(std::holds_alternative<ClientError>(unknown));
@@ -79,6 +85,7 @@ TEST_F(OrchestratorTest, LogsAreNumberedFilteredAndEndWithTheTrial) {
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(*log, HasSubstr("rank one warns"));
   EXPECT_THAT(*log, HasSubstr("rank zero ends"));
+  EXPECT_THAT(*log, HasSubstr("[cohort] validation after 10 batches"));
   absl::StatusOr<std::string> metrics = ReadWholeFile(trial_folder + "/metrics.jsonl");
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_THAT(*metrics, HasSubstr("validation_loss"));
