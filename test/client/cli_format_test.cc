@@ -317,6 +317,23 @@ TEST_F(CliFormatTest, FollowReportsStateChangesRestartsAndTheEnd) {
   EXPECT_THAT(ExperimentChanges(&ended, ended), ElementsAre());
 }
 
+// A running trial's metrics are shown as they come, each report once.
+TEST_F(CliFormatTest, FollowShowsMetricsAsTheyCome) {
+  const ExperimentDescription before = Description();
+  ExperimentDescription now = before;
+  TrialSummary& running = now.trials[2];  // trial 9
+  running.latest_training = {{"loss", 0.31}};
+  running.records_per_second = 51234.4;
+  EXPECT_THAT(ExperimentChanges(&before, now),
+              ElementsAre("trial 9 at batch 1200/5000: loss=0.31 (51234 records/s)"));
+  ExperimentDescription later = now;
+  later.trials[2].batches_trained = 2500;
+  later.trials[2].latest_validation = {{"validation_loss", 0.29}, {"accuracy", 0.91}};
+  EXPECT_THAT(ExperimentChanges(&now, later),
+              ElementsAre("trial 9 validation: validation_loss=0.29 accuracy=0.91"));
+  EXPECT_THAT(ExperimentChanges(&later, later), ElementsAre());
+}
+
 TEST_F(CliFormatTest, FollowExitStatusByHowTheExperimentEnded) {
   EXPECT_FALSE(ExperimentEnded(ExperimentState::kActive));
   EXPECT_FALSE(ExperimentEnded(ExperimentState::kStopping));

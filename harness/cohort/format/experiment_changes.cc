@@ -1,6 +1,7 @@
 #include "harness/cohort/format/experiment_changes.h"
 
 #include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -31,6 +32,35 @@ std::string TrialStateLine(const TrialSummary& trial, const std::string& metric)
   return line;
 }
 
+// " loss=0.31 accuracy=0.9": the metrics as a line shows them.
+std::string MetricsText(const std::vector<NamedValue>& metrics) {
+  std::string text;
+  for (const NamedValue& metric : metrics) {
+    absl::StrAppendFormat(&text, " %s=%.6g", metric.name, metric.value);
+  }
+  return text;
+}
+
+// The trial's new training and validation metrics since `previous` (nullptr: none seen).
+void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
+                      std::vector<std::string>& lines) {
+  if (!trial.latest_training.empty() &&
+      (previous == nullptr || trial.latest_training != previous->latest_training)) {
+    std::string line = absl::StrCat("trial ", trial.trial_id, " at batch ", trial.batches_trained);
+    if (trial.target_batches > 0) absl::StrAppend(&line, "/", trial.target_batches);
+    absl::StrAppend(&line, ":", MetricsText(trial.latest_training));
+    if (trial.records_per_second > 0) {
+      absl::StrAppendFormat(&line, " (%.0f records/s)", trial.records_per_second);
+    }
+    lines.push_back(std::move(line));
+  }
+  if (!trial.latest_validation.empty() &&
+      (previous == nullptr || trial.latest_validation != previous->latest_validation)) {
+    lines.push_back(absl::StrCat("trial ", trial.trial_id,
+                                 " validation:", MetricsText(trial.latest_validation)));
+  }
+}
+
 std::string ExperimentStateLine(const ExperimentSummary& summary) {
   std::string line =
       absl::StrCat("experiment ", summary.experiment_id, " ", ExperimentStateName(summary.state));
@@ -57,6 +87,7 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
         absl::StrAppend(&line, ", hyperparameters ", trial.hyperparameters_json);
       }
       lines.push_back(std::move(line));
+      AppendNewMetrics(trial, nullptr, lines);
       continue;
     }
     const TrialSummary& previous = *found->second;
@@ -65,6 +96,7 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
       if (!trial.error.empty()) absl::StrAppend(&line, ": ", trial.error);
       lines.push_back(std::move(line));
     }
+    AppendNewMetrics(trial, &previous, lines);
     if (trial.state != previous.state) lines.push_back(TrialStateLine(trial, now.searcher_metric));
   }
   const ExperimentState previous_state =

@@ -7,10 +7,12 @@
 //   if (ExperimentEnded(now.summary.state)) return ExitStatusForEnded(now.summary.state);
 //   last = now;
 //
-// Lines: a new trial ("trial 7 queued, hyperparameters {"lr":0.1}"), a trial's new state
-// ("trial 7 running", "trial 7 completed after 500 batches, best loss 0.0812",
-// "trial 7 error: <why>"), a restart ("trial 7 restart 1: <last failure>"), and the experiment's
-// new state ("experiment 3 completed", "experiment 3 error: <why>").
+// Lines: a new trial ("trial 7 queued, hyperparameters {"lr":0.1}"), a trial's new metrics as they
+// come ("trial 7 at batch 1200/5000: loss=0.31 (51234 records/s)", "trial 7 validation:
+// loss=0.29 accuracy=0.91"), a trial's new state ("trial 7 running", "trial 7 completed after 500
+// batches, best loss 0.0812", "trial 7 error: <why>"), a restart ("trial 7 restart 1: <last
+// failure>"), and the experiment's new state ("experiment 3 completed", "experiment 3 error:
+// <why>").
 //
 // Thread-safety: reentrant.
 #ifndef COHORT_HARNESS_COHORT_FORMAT_EXPERIMENT_CHANGES_H_
