@@ -1,8 +1,12 @@
 // cohort: the command-line entry point. Each subcommand lives in its own file.
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "cohort/plugin.h"
 #include "harness/cohort/commands/agent_command.h"
 #include "harness/cohort/commands/client_commands.h"
@@ -13,6 +17,7 @@
 #include "harness/cohort/commands/report_command.h"
 #include "harness/cohort/commands/run_command.h"
 #include "harness/cohort/commands/worker_command.h"
+#include "runtime/text/closest_name.h"
 
 namespace {
 
@@ -41,8 +46,32 @@ constexpr char kMainUsage[] =
     "  task list                 every task, where it runs and why it waits\n"
     "  agent list                the registered agents and their slots\n"
     "  trial logs TRIAL_ID       a trial's output (`--follow` for new lines)\n"
+    "As with Determined's CLI, `e` abbreviates experiment, `t` trial, and `ls` list.\n"
     "\n"
     "`cohort COMMAND --help` explains a command's options.\n";
+
+// `cohort agent list` asks the orchestrator; `cohort agent [OPTIONS]` runs an agent.
+int RunAgentOrAgentList(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "list" || args[0] == "ls")) {
+    return cohort::RunAgentListCommand({args.begin() + 1, args.end()});
+  }
+  return cohort::RunAgentCommand(args);
+}
+
+struct Command {
+  const char* name;
+  const char* abbreviation;  // as Determined's CLI abbreviates it ("" for none)
+  int (*run)(const std::vector<std::string>& args);
+};
+
+constexpr Command kCommands[] = {
+    {"run", "", cohort::RunRunCommand},       {"worker", "", cohort::RunWorkerCommand},
+    {"submit", "", cohort::RunSubmitCommand}, {"experiment", "e", cohort::RunExperimentCommand},
+    {"task", "", cohort::RunTaskCommand},     {"trial", "t", cohort::RunTrialCommand},
+    {"agent", "", RunAgentOrAgentList},       {"orchestrator", "", cohort::RunOrchestratorCommand},
+    {"plugin", "", cohort::RunPluginCommand}, {"report", "", cohort::RunReportCommand},
+    {"doctor", "", cohort::RunDoctorCommand}, {"keygen", "", cohort::RunKeygenCommand},
+};
 
 }  // namespace
 
@@ -58,22 +87,15 @@ int main(int argc, char** argv) {
                 COHORT_ABI_VERSION_MINOR);
     return 0;
   }
-  if (args[0] == "run") return cohort::RunRunCommand({args.begin() + 1, args.end()});
-  if (args[0] == "worker") return cohort::RunWorkerCommand({args.begin() + 1, args.end()});
-  if (args[0] == "submit") return cohort::RunSubmitCommand({args.begin() + 1, args.end()});
-  if (args[0] == "experiment") return cohort::RunExperimentCommand({args.begin() + 1, args.end()});
-  if (args[0] == "task") return cohort::RunTaskCommand({args.begin() + 1, args.end()});
-  if (args[0] == "trial") return cohort::RunTrialCommand({args.begin() + 1, args.end()});
-  if (args[0] == "agent" && args.size() > 1 && args[1] == "list") {
-    return cohort::RunAgentListCommand({args.begin() + 2, args.end()});
+  std::vector<absl::string_view> names = {"version", "help"};
+  for (const Command& command : kCommands) {
+    if (args[0] == command.name || args[0] == command.abbreviation) {
+      return command.run({args.begin() + 1, args.end()});
+    }
+    if (command.name != std::string_view("worker")) names.push_back(command.name);
   }
-  if (args[0] == "agent") return cohort::RunAgentCommand({args.begin() + 1, args.end()});
-  if (args[0] == "orchestrator")
-    return cohort::RunOrchestratorCommand({args.begin() + 1, args.end()});
-  if (args[0] == "plugin") return cohort::RunPluginCommand({args.begin() + 1, args.end()});
-  if (args[0] == "report") return cohort::RunReportCommand({args.begin() + 1, args.end()});
-  if (args[0] == "doctor") return cohort::RunDoctorCommand({args.begin() + 1, args.end()});
-  if (args[0] == "keygen") return cohort::RunKeygenCommand({args.begin() + 1, args.end()});
-  std::fprintf(stderr, "unknown command '%s'\n\n%s", args[0].c_str(), kMainUsage);
+  const std::optional<std::string> near = cohort::ClosestName(args[0], names);
+  std::fprintf(stderr, "unknown command '%s'%s\n\n%s", args[0].c_str(),
+               near ? absl::StrCat("; did you mean '", *near, "'?").c_str() : "", kMainUsage);
   return 2;
 }

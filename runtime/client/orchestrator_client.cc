@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/control/socket_io.h"
@@ -15,6 +16,9 @@ namespace cohort {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How often a wait for a reply looks at what became of the connection.
+constexpr std::chrono::milliseconds kWatchInterval(50);
 
 // Whether `frames` is one reply to `message_id`: sets `*reply` to it, or `*dropped_why` to why
 // it could not be read. A reply to another request leaves both alone. A ClientError with no
@@ -66,9 +70,10 @@ absl::StatusOr<std::unique_ptr<OrchestratorClient>> OrchestratorClient::Connect(
     if (curve) {
       if (absl::Status status = ConfigureCurveClient(socket, *curve); !status.ok()) return status;
     }
+    auto watch = std::make_unique<ConnectionWatch>(context, socket.handle());
     socket.connect(endpoint);
-    return std::unique_ptr<OrchestratorClient>(
-        new OrchestratorClient(endpoint, curve.has_value(), std::move(context), std::move(socket)));
+    return std::unique_ptr<OrchestratorClient>(new OrchestratorClient(
+        endpoint, curve.has_value(), std::move(context), std::move(socket), std::move(watch)));
   } catch (const zmq::error_t& error) {
     return ZmqErrorStatus(absl::StrCat("connecting to the orchestrator at '", endpoint, "'"),
                           error);
@@ -76,11 +81,23 @@ absl::StatusOr<std::unique_ptr<OrchestratorClient>> OrchestratorClient::Connect(
 }
 
 OrchestratorClient::OrchestratorClient(std::string endpoint, bool uses_curve,
-                                       zmq::context_t context, zmq::socket_t socket)
+                                       zmq::context_t context, zmq::socket_t socket,
+                                       std::unique_ptr<ConnectionWatch> watch)
     : endpoint_(std::move(endpoint)),
       uses_curve_(uses_curve),
       context_(std::move(context)),
-      socket_(std::move(socket)) {}
+      socket_(std::move(socket)),
+      watch_(std::move(watch)) {}
+
+absl::Status OrchestratorClient::ConnectionFailed(const std::string& failure) const {
+  const bool refused = absl::StartsWith(failure, "it refused");
+  std::string message = refused ? absl::StrCat("the orchestrator at ", endpoint_,
+                                               " refused the connection: ", failure)
+                                : absl::StrCat("no orchestrator at ", endpoint_, ": ", failure,
+                                               " (is `cohort orchestrator` running?)");
+  if (refused && !uses_curve_) absl::StrAppend(&message, "; ", kCurveHint);
+  return absl::UnavailableError(message);
+}
 
 absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& request,
                                                           double timeout_seconds) {
@@ -112,8 +129,11 @@ absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& r
       }
       return std::move(reply->message);
     }
+    if (std::optional<std::string> failure = watch_->Failure()) return ConnectionFailed(*failure);
     if (Clock::now() >= deadline) break;
-    if (absl::Status waited = WaitReadable(socket_, deadline, "waiting for the orchestrator");
+    // Short waits, so a refused connection is told at once rather than at the deadline.
+    const Clock::time_point slice = std::min(deadline, Clock::now() + kWatchInterval);
+    if (absl::Status waited = WaitReadable(socket_, slice, "waiting for the orchestrator");
         !waited.ok()) {
       return waited;
     }

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/client/client_messages.h"
+#include "runtime/client/connection_watch.h"
 #include "runtime/security/curve_client_config.h"
 
 namespace cohort {
@@ -57,11 +58,14 @@ class OrchestratorClient {
   OrchestratorClient& operator=(const OrchestratorClient&) = delete;
 
   // Sends `request` and returns the orchestrator's reply to it, unless that reply is a
-  // ClientError, which is returned as ClientErrorStatus. UNAVAILABLE "no answer from the
-  // orchestrator at <endpoint> within N s (is `cohort orchestrator` running?)" when none comes
-  // within `timeout_seconds`, naming the reason when a buffer that could not be decoded arrived
-  // meanwhile (e.g. another protocol major), and, on a connection without CURVE, adding
-  // kCurveHint.
+  // ClientError, which is returned as ClientErrorStatus. UNAVAILABLE, at once, "no orchestrator
+  // at <endpoint>: nothing listens there (...) (is `cohort orchestrator` running?)" when the
+  // connection is refused, or "the orchestrator at <endpoint> refused the connection: it refused
+  // the handshake (...)" (with kCurveHint on a connection without CURVE). UNAVAILABLE "no answer
+  // from the orchestrator at <endpoint> within N s (is `cohort orchestrator` running?)" when none
+  // comes within `timeout_seconds` otherwise, naming the reason when a buffer that could not be
+  // decoded arrived meanwhile (e.g. another protocol major), and, on a connection without CURVE,
+  // adding kCurveHint.
   absl::StatusOr<ClientMessage> Request(const ClientMessage& request, double timeout_seconds);
 
   // Request, expecting a `Reply`: INTERNAL "the orchestrator answered <request> with <reply>"
@@ -73,12 +77,15 @@ class OrchestratorClient {
 
  private:
   OrchestratorClient(std::string endpoint, bool uses_curve, zmq::context_t context,
-                     zmq::socket_t socket);
+                     zmq::socket_t socket, std::unique_ptr<ConnectionWatch> watch);
+  // The UNAVAILABLE status for a connection the watch says failed.
+  absl::Status ConnectionFailed(const std::string& failure) const;
 
   std::string endpoint_;
   bool uses_curve_;
-  zmq::context_t context_;  // declared before socket_: destroyed after it
+  zmq::context_t context_;  // declared before socket_ and watch_: destroyed after them
   zmq::socket_t socket_;
+  std::unique_ptr<ConnectionWatch> watch_;  // says at once when nothing listens or it is refused
   uint64_t last_message_id_ = 0;
 };
 

@@ -632,15 +632,46 @@ TEST(OrchestratorClientTest, NoAnswerInTimeIsUnavailableAndNamesTheEndpoint) {
   EXPECT_LT(waited, 5.0);
 }
 
-TEST(OrchestratorClientTest, NothingListeningTimesOutWithTheExactMessage) {
+// Nothing listens: the refused connection is told at once, not after the whole timeout.
+TEST(OrchestratorClientTest, NothingListeningIsToldAtOnce) {
   absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
       OrchestratorClient::Connect("tcp://127.0.0.1:1");
   ASSERT_TRUE(client.ok()) << client.status();
-  absl::StatusOr<ClientMessage> reply = (*client)->Request(ListTasks{}, 0.2);
-  EXPECT_EQ(reply.status(),
-            absl::UnavailableError("no answer from the orchestrator at tcp://127.0.0.1:1 within "
-                                   "0.2 s (is `cohort orchestrator` running?); the orchestrator "
-                                   "may require CURVE: give --key and --orchestrator-key"));
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ClientMessage> reply = (*client)->Request(ListTasks{}, 10);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(reply.status(), absl::UnavailableError(
+                                "no orchestrator at tcp://127.0.0.1:1: nothing listens there (the "
+                                "connection was refused) (is `cohort orchestrator` running?)"));
+  EXPECT_LT(waited, 5.0);
+}
+
+// A CURVE orchestrator and a plain client (or the reverse): the refusal says so, at once.
+TEST(OrchestratorClientTest, ARefusedHandshakeIsToldAtOnceWithTheCurveHint) {
+  const CurveKeyPair server = GenerateCurveKeyPair().value();
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.set(zmq::sockopt::curve_server, true);
+  router.set(zmq::sockopt::curve_secretkey, server.secret_key);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect(endpoint);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ClientMessage> reply = (*client)->Request(ListTasks{}, 10);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(reply.status().message(),
+              HasSubstr(absl::StrCat("the orchestrator at ", endpoint,
+                                     " refused the connection: it refused the handshake")));
+  EXPECT_THAT(reply.status().message(), HasSubstr(kCurveHint));
+  EXPECT_THAT(reply.status().message(), Not(HasSubstr("running")));
+  EXPECT_LT(waited, 5.0);
 }
 
 TEST(OrchestratorClientTest, ACurveClientGetsNoCurveHint) {

@@ -226,6 +226,18 @@ with temp_dir() as tmp:
         check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{err}")
         count += 1
 
+    # Mistyped commands get the nearest one; a client with nothing to talk to is told at once.
+    for case, arguments, text in [
+            ("a mistyped command", ["experimnt", "list"],
+             "unknown command 'experimnt'; did you mean 'experiment'?"),
+            ("a mistyped subcommand", ["e", "lst"],
+             "unknown subcommand 'lst'; did you mean 'list'?"),
+            ("no orchestrator listening", ["e", "ls", "--orchestrator", "tcp://127.0.0.1:1"],
+             "no orchestrator at tcp://127.0.0.1:1: nothing listens there")]:
+        code, out, err = run(*arguments, timeout=5)
+        check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{err}")
+        count += 1
+
     # GPU inputs on a machine without a GPU (where the build has the CUDA example).
     gpus = "/proc/driver/nvidia/gpus"
     if not (os.path.isdir(gpus) and os.listdir(gpus)):

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/command_exit.h"
 #include "runtime/client/orchestrator_client.h"
+#include "runtime/text/closest_name.h"
 
 namespace cohort {
 namespace {
@@ -134,12 +135,19 @@ int RunClientSubcommand(absl::string_view group, absl::string_view usage,
     std::fwrite(usage.data(), 1, usage.size(), stdout);
     return 0;
   }
-  const std::string problem = arguments.empty()
-                                  ? "missing a subcommand"
-                                  : absl::StrCat("unknown subcommand '", arguments[0], "'");
+  std::string problem = arguments.empty() ? "missing a subcommand"
+                                          : absl::StrCat("unknown subcommand '", arguments[0], "'");
+  std::vector<absl::string_view> names;
   for (const auto& [name, run] : subcommands) {
-    if (!arguments.empty() && arguments[0] == name) {
+    // `ls` is list, as in Determined's CLI.
+    if (!arguments.empty() && (arguments[0] == name || (arguments[0] == "ls" && name == "list"))) {
       return run({arguments.begin() + 1, arguments.end()});
+    }
+    names.push_back(name);
+  }
+  if (!arguments.empty()) {
+    if (const std::optional<std::string> near = ClosestName(arguments[0], names)) {
+      absl::StrAppend(&problem, "; did you mean '", *near, "'?");
     }
   }
   std::fprintf(stderr, "cohort %.*s: %s\n\n%.*s", static_cast<int>(group.size()), group.data(),

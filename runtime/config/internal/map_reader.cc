@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "runtime/config/internal/closest_name.h"
 #include "runtime/config/internal/length_reader.h"
 #include "runtime/config/internal/yaml_values.h"
+#include "runtime/text/closest_name.h"
 
 namespace cohort::config_internal {
 namespace {

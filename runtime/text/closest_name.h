@@ -7,8 +7,8 @@
 // third of the name's length, so short names only match short slips.
 //
 // Thread-safety: a pure function.
-#ifndef COHORT_RUNTIME_CONFIG_INTERNAL_CLOSEST_NAME_H_
-#define COHORT_RUNTIME_CONFIG_INTERNAL_CLOSEST_NAME_H_
+#ifndef COHORT_RUNTIME_TEXT_CLOSEST_NAME_H_
+#define COHORT_RUNTIME_TEXT_CLOSEST_NAME_H_
 
 #include <optional>
 #include <string>
@@ -16,11 +16,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace cohort::config_internal {
+namespace cohort {
 
 std::optional<std::string> ClosestName(absl::string_view name,
                                        absl::Span<const absl::string_view> known);
 
-}  // namespace cohort::config_internal
+}  // namespace cohort
 
-#endif  // COHORT_RUNTIME_CONFIG_INTERNAL_CLOSEST_NAME_H_
+#endif  // COHORT_RUNTIME_TEXT_CLOSEST_NAME_H_

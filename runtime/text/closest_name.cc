@@ -1,9 +1,9 @@
-#include "runtime/config/internal/closest_name.h"
+#include "runtime/text/closest_name.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace cohort::config_internal {
+namespace cohort {
 namespace {
 
 // Optimal string alignment distance: Levenshtein plus swapping two neighbouring characters.
@@ -42,4 +42,4 @@ std::optional<std::string> ClosestName(absl::string_view name,
   return best;
 }
 
-}  // namespace cohort::config_internal
+}  // namespace cohort

@@ -1,0 +1,74 @@
+#include "runtime/client/connection_watch.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort {
+namespace {
+
+constexpr int kWatchedEvents = ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+}  // namespace
+
+ConnectionWatch::ConnectionWatch(zmq::context_t& context, void* socket) : watched_(socket) {
+  static std::atomic<uint64_t> next_id{1};
+  const std::string address = absl::StrCat("inproc://cohort-connection-watch-", next_id++);
+  if (zmq_socket_monitor(watched_, address.c_str(), kWatchedEvents) != 0) return;
+  try {
+    zmq::socket_t monitor(context, zmq::socket_type::pair);
+    monitor.set(zmq::sockopt::linger, 0);
+    monitor.connect(address);
+    monitor_.emplace(std::move(monitor));
+  } catch (const zmq::error_t&) {
+    zmq_socket_monitor(watched_, nullptr, 0);
+  }
+}
+
+ConnectionWatch::~ConnectionWatch() {
+  if (monitor_) zmq_socket_monitor(watched_, nullptr, 0);
+}
+
+std::optional<std::string> ConnectionWatch::Failure() {
+  if (!monitor_ || connected_) return std::nullopt;
+  try {
+    while (true) {
+      // An event is two frames: 2 bytes of event id and 4 of value, then the endpoint.
+      zmq::message_t event;
+      if (!monitor_->recv(event, zmq::recv_flags::dontwait)) break;
+      zmq::message_t endpoint;
+      if (event.more() && !monitor_->recv(endpoint, zmq::recv_flags::dontwait)) break;
+      if (event.size() < 6) continue;
+      uint16_t id = 0;
+      std::memcpy(&id, event.data(), sizeof id);
+      switch (id) {
+        case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+          connected_ = true;
+          failure_.reset();
+          return std::nullopt;
+        case ZMQ_EVENT_CONNECT_RETRIED:
+          if (!failure_) failure_ = "nothing listens there (the connection was refused)";
+          break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+          failure_ = "it refused the handshake (authentication: the keys do not match its own)";
+          break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+        case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+          failure_ = "it refused the handshake (another security mechanism: one side uses CURVE)";
+          break;
+        default:
+          break;
+      }
+    }
+  } catch (const zmq::error_t&) {
+    return failure_;
+  }
+  return failure_;
+}
+
+}  // namespace cohort
