@@ -15,6 +15,7 @@
 #include "runtime/agent/orchestrator_minor.h"
 #include "runtime/agent/rendezvous_endpoint.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/daemon_log.h"
 #include "runtime/gpu/nvml_gpu_query.h"
 
 namespace cohort {
@@ -56,7 +57,7 @@ void Agent::Log(absl::string_view line) {
   if (options_.log) {
     options_.log(line);
   } else {
-    std::fprintf(stderr, "cohort agent: %.*s\n", static_cast<int>(line.size()), line.data());
+    LogDaemonLine("cohort agent", line);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/base/daemon_log.h"
 #include "runtime/control/socket_io.h"
 
 namespace cohort {
@@ -13,7 +14,7 @@ namespace {
 constexpr int kLingerMilliseconds = 1000;
 
 void PrintDroppedControl(absl::string_view why) {
-  std::fprintf(stderr, "agent: dropped %.*s\n", static_cast<int>(why.size()), why.data());
+  LogDaemonLine("agent", absl::StrCat("dropped ", why));
 }
 
 }  // namespace

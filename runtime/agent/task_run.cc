@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/agent/worker_invocation.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/daemon_log.h"
 #include "runtime/base/file_io.h"
 
 namespace cohort {
@@ -136,7 +137,7 @@ void TaskRun::Log(absl::string_view line) const {
   if (log_) {
     log_(line);
   } else {
-    std::fprintf(stderr, "cohort agent: %.*s\n", static_cast<int>(line.size()), line.data());
+    LogDaemonLine("cohort agent", line);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "client_generated.h"
+#include "runtime/base/daemon_log.h"
 #include "runtime/control/socket_io.h"
 
 namespace cohort {
@@ -28,7 +29,7 @@ constexpr int kLingerMilliseconds = 1000;
 
 void PrintEvent(const OrchestratorEvent& event) {
   const absl::string_view line = event.line;
-  std::fprintf(stderr, "orchestrator: %.*s\n", static_cast<int>(line.size()), line.data());
+  LogDaemonLine("orchestrator", line);
 }
 
 absl::string_view Bytes(const zmq::message_t& frame) {

@@ -8,14 +8,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/daemon_log.h"
 #include "runtime/orchestrator/orchestrator.h"
 
 namespace cohort {
 namespace {
 
 void PrintRendezvousLine(absl::string_view line) {
-  std::fprintf(stderr, "orchestrator: rendezvous: %.*s\n", static_cast<int>(line.size()),
-               line.data());
+  LogDaemonLine("orchestrator", absl::StrCat("rendezvous: ", line));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "harness/cohort/process/this_process.h"
 #include "runtime/agent/agent.h"
 #include "runtime/agent/gpu_slots.h"
+#include "runtime/base/daemon_log.h"
 #include "runtime/security/curve_client_config.h"
 
 namespace cohort {
@@ -156,7 +157,8 @@ int RunAgentCommand(const std::vector<std::string>& args) {
     }
     metrics = *std::move(started);
     options.metrics = metrics.get();
-    std::fprintf(stderr, "cohort agent: metrics at port %u, path /metrics\n", metrics->port());
+    LogDaemonLine("cohort agent",
+                  absl::StrCat("metrics at port ", metrics->port(), ", path /metrics"));
   }
   if (absl::Status status = Agent(std::move(options)).Run(); !status.ok()) {
     return CommandError(status);

@@ -10,6 +10,7 @@
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/stop_signals.h"
 #include "harness/cohort/process/this_process.h"
+#include "runtime/base/daemon_log.h"
 #include "runtime/orchestrator/orchestrator_server.h"
 #include "runtime/orchestrator/server_security.h"
 #include "runtime/security/authorized_keys.h"
@@ -193,7 +194,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
     return CommandError(status.message());
   }
-  std::fputs("orchestrator: stopped\n", stderr);
+  LogDaemonLine("orchestrator", "stopped");
   return 0;
 }
 
