@@ -166,15 +166,28 @@ TEST_F(CliFormatTest, ExperimentListHasOneRowPerExperiment) {
   second.state = ExperimentState::kError;
   second.searcher = "single";
   second.progress = 1;
+  second.trials = 1;
   second.active_trials = 0;
   second.completed_trials = 0;
   second.errored_trials = 1;
   second.submitted_unix_time = 0;
   list.experiments.push_back(second);
-  EXPECT_THAT(Lines(FormatExperimentList(list)),
-              ElementsAre("ID  NAME        STATE   SEARCHER  PROGRESS  TRIALS  SUBMITTED",
-                          "3   mnist-grid  active  grid      42%       2/3/1   2024-05-01 12:00:00",
-                          "4   cifar       error   single    100%      0/0/1   -"));
+  // A killed grid of 4: 2 completed, 2 stopped; the counts add up to its trials.
+  ExperimentSummary killed = Summary();
+  killed.experiment_id = 5;
+  killed.name = "killed";
+  killed.state = ExperimentState::kStopped;
+  killed.trials = 4;
+  killed.active_trials = 0;
+  killed.completed_trials = 2;
+  killed.errored_trials = 0;
+  list.experiments.push_back(killed);
+  EXPECT_THAT(
+      Lines(FormatExperimentList(list)),
+      ElementsAre("ID  NAME        STATE    SEARCHER  PROGRESS  TRIALS   SUBMITTED",
+                  "3   mnist-grid  active   grid      42%       2/3/0/1  2024-05-01 12:00:00",
+                  "4   cifar       error    single    100%      0/0/0/1  -",
+                  "5   killed      stopped  grid      42%       0/2/2/0  2024-05-01 12:00:00"));
 }
 
 TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {
@@ -184,7 +197,9 @@ TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {
   EXPECT_THAT(text,
               HasSubstr("  searcher         grid, metric validation_loss (smaller is better)\n"));
   EXPECT_THAT(text, HasSubstr("  progress         42%\n"));
-  EXPECT_THAT(text, HasSubstr("  trials           6: 2 active, 3 completed, 1 errored\n"));
+  EXPECT_THAT(text,
+              HasSubstr("  trials           6: 2 active, 3 completed, 0 stopped, 1 errored\n"));
+  EXPECT_THAT(text, HasSubstr("  best trial       7 (validation_loss 0.0812)\n"));
   EXPECT_THAT(text, HasSubstr("  slots per trial  2\n"));
   EXPECT_THAT(text, HasSubstr("  submitted        2024-05-01 12:00:00\n"));
   EXPECT_THAT(text, HasSubstr("  duration         1:02:03\n"));  // still running: up to now
@@ -263,6 +278,7 @@ TEST_F(CliFormatTest, DescribeJsonIsOneObjectWithEveryField) {
   EXPECT_DOUBLE_EQ(root["submitted_unix_time"].as<double>(), kMayFirstNoon);
   EXPECT_TRUE(root["ended_unix_time"].IsNull());
   EXPECT_EQ(root["trial_counts"]["errored"].as<int>(), 1);
+  EXPECT_EQ(root["trial_counts"]["stopped"].as<int>(), 0);
   EXPECT_EQ(root["config_yaml"].as<std::string>(), "name: mnist-grid\n");
   ASSERT_EQ(root["trials"].size(), 3u);
   const YAML::Node done = root["trials"][0];

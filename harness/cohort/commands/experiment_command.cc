@@ -24,7 +24,7 @@ constexpr char kListUsage[] =
     "usage: cohort experiment list\n"
     "\n"
     "Lists every experiment the orchestrator knows, oldest first. TRIALS counts\n"
-    "active/completed/errored trials.\n"
+    "active/completed/stopped/errored trials.\n"
     "\n";
 
 constexpr char kDescribeUsage[] =

@@ -16,7 +16,24 @@ namespace {
 
 std::string TrialCounts(const ExperimentSummary& summary) {
   return absl::StrCat(summary.active_trials, "/", summary.completed_trials, "/",
-                      summary.errored_trials);
+                      StoppedTrials(summary), "/", summary.errored_trials);
+}
+
+// "7 (validation_loss 0.0812)": the trial with the best searcher metric, or "-" before any.
+std::string BestTrial(const ExperimentDescription& description) {
+  const TrialSummary* best = nullptr;
+  for (const TrialSummary& trial : description.trials) {
+    if (!trial.has_best_metric) continue;
+    const bool better =
+        best == nullptr || (description.smaller_is_better ? trial.best_metric < best->best_metric
+                                                          : trial.best_metric > best->best_metric);
+    if (better) best = &trial;
+  }
+  if (best == nullptr) return "-";
+  return absl::StrFormat(
+      "%d (%s %.6g)", best->trial_id,
+      description.searcher_metric.empty() ? "metric" : description.searcher_metric,
+      best->best_metric);
 }
 
 void AppendField(absl::string_view label, absl::string_view value, std::string* out) {
@@ -34,11 +51,12 @@ std::string SummaryLines(const ExperimentDescription& description, double now_un
   }
   AppendField("searcher", searcher, &out);
   AppendField("progress", FormatProgress(summary.progress), &out);
-  AppendField(
-      "trials",
-      absl::StrFormat("%d: %d active, %d completed, %d errored", summary.trials,
-                      summary.active_trials, summary.completed_trials, summary.errored_trials),
-      &out);
+  AppendField("trials",
+              absl::StrFormat("%d: %d active, %d completed, %d stopped, %d errored", summary.trials,
+                              summary.active_trials, summary.completed_trials,
+                              StoppedTrials(summary), summary.errored_trials),
+              &out);
+  AppendField("best trial", BestTrial(description), &out);
   AppendField("slots per trial", absl::StrCat(summary.slots_per_trial), &out);
   AppendField("submitted", FormatUnixTime(summary.submitted_unix_time), &out);
   const bool ended = ExperimentEnded(summary.state) && summary.ended_unix_time > 0;
@@ -69,6 +87,12 @@ std::string TrialTable(const std::vector<TrialSummary>& trials) {
 }
 
 }  // namespace
+
+uint32_t StoppedTrials(const ExperimentSummary& summary) {
+  const uint64_t counted =
+      uint64_t{summary.active_trials} + summary.completed_trials + summary.errored_trials;
+  return summary.trials > counted ? static_cast<uint32_t>(summary.trials - counted) : 0;
+}
 
 std::string FormatUnixTime(double unix_time) {
   if (!(unix_time > 0) || !std::isfinite(unix_time)) return "-";

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "harness/cohort/format/experiment_format.h"
 #include "runtime/record/experiment_record.h"
 #include "runtime/record/json_writer.h"
 
@@ -94,6 +95,7 @@ std::string ExperimentDescriptionJson(const ExperimentDescription& description) 
   json.Field("total", uint64_t{summary.trials});
   json.Field("active", uint64_t{summary.active_trials});
   json.Field("completed", uint64_t{summary.completed_trials});
+  json.Field("stopped", uint64_t{StoppedTrials(summary)});
   json.Field("errored", uint64_t{summary.errored_trials});
   json.EndObject();
   json.Key("trials");
