@@ -26,6 +26,10 @@ using SteadyClock = std::chrono::steady_clock;
 // Messages taken from one socket before the loop turns to the other socket and the tick.
 constexpr int kMessagesPerTurn = 256;
 constexpr int kLingerMilliseconds = 1000;
+// The client ROUTER takes messages up to this size, so one over kMaxFrameBytes (a request never
+// needs that much) is answered and logged rather than dropped by ZeroMQ without a word. Beyond
+// it ZeroMQ still closes the connection, bounding what a client can make the orchestrator hold.
+constexpr int64_t kMostClientMessageBytes = 4 * kMaxFrameBytes;
 
 void PrintEvent(const OrchestratorEvent& event) {
   const absl::string_view line = event.line;
@@ -97,12 +101,12 @@ bool SendTo(zmq::socket_t& socket, absl::string_view identity, absl::string_view
 // CURVE server where its listener needs one).
 absl::StatusOr<zmq::socket_t> BindRouter(
     zmq::context_t& context, const std::string& endpoint, absl::string_view role,
-    const std::function<absl::Status(zmq::socket_t&)>& secure) {
+    int64_t max_message_bytes, const std::function<absl::Status(zmq::socket_t&)>& secure) {
   try {
     zmq::socket_t socket(context, zmq::socket_type::router);
     socket.set(zmq::sockopt::router_mandatory, 1);
     socket.set(zmq::sockopt::linger, kLingerMilliseconds);
-    socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    socket.set(zmq::sockopt::maxmsgsize, max_message_bytes);
     if (absl::Status status = secure(socket); !status.ok()) {
       return absl::Status(status.code(),
                           absl::StrCat("securing the ", role, " socket: ", status.message()));
@@ -155,11 +159,11 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
   if (!security.ok()) return security.status();
   ServerSecurity& secure = **security;
   absl::StatusOr<zmq::socket_t> agent_socket =
-      BindRouter(context, options.agent_endpoint, "agent",
+      BindRouter(context, options.agent_endpoint, "agent", kMaxFrameBytes,
                  [&secure](zmq::socket_t& socket) { return secure.ConfigureAgentSocket(socket); });
   if (!agent_socket.ok()) return agent_socket.status();
   absl::StatusOr<zmq::socket_t> client_socket =
-      BindRouter(context, options.client_endpoint, "client",
+      BindRouter(context, options.client_endpoint, "client", kMostClientMessageBytes,
                  [&secure](zmq::socket_t& socket) { return secure.ConfigureClientSocket(socket); });
   if (!client_socket.ok()) return client_socket.status();
   std::unique_ptr<RendezvousHost> rendezvous;
@@ -297,14 +301,27 @@ absl::Status OrchestratorServer::ServeClients() {
 void OrchestratorServer::ServeClient(const zmq::message_t& identity,
                                      const zmq::message_t& payload) {
   const absl::string_view bytes = Bytes(payload);
+  if (bytes.size() > static_cast<size_t>(kMaxFrameBytes)) {
+    const std::string why = absl::StrCat("the request is ", bytes.size(),
+                                         " bytes; the orchestrator reads at most ", kMaxFrameBytes);
+    malformed_.Report("clients", absl::StrCat("refused a client request: ", why),
+                      clock_->MonotonicSeconds());
+    Reply(identity, 0, ClientError{ClientErrorCode::kInvalidRequest, why});
+    return;
+  }
   absl::StatusOr<DecodedClient> request = DecodeClientMessage(bytes);
   if (!request.ok()) {
     const std::optional<RequestIdentity> header = ReadRequestIdentity(bytes);
-    malformed_.Report("clients",
-                      absl::StrCat(header ? "refused" : "dropped",
-                                   " a malformed client request: ", request.status().message()),
-                      clock_->MonotonicSeconds());
-    if (!header) return;
+    malformed_.Report(
+        "clients", absl::StrCat("refused a malformed client request: ", request.status().message()),
+        clock_->MonotonicSeconds());
+    if (!header) {
+      // Not even its id can be read: correlation id 0, which the client takes as the answer to
+      // its one outstanding request.
+      Reply(identity, 0,
+            ClientError{ClientErrorCode::kInvalidRequest, std::string(request.status().message())});
+      return;
+    }
     if (header->protocol_major != kClientProtocolMajor) {
       Reply(identity, 0,
             ClientError{ClientErrorCode::kUnsupportedVersion,

@@ -3,9 +3,10 @@
 //
 // Covered: an agent's AgentHello answered by Ack (correlated, from "orchestrator"); a client's
 // ListAgents answered by an AgentTable listing that agent and its slots, correlated with the
-// request; a message from an agent that never said hello answered with ErrorReply; garbage on
-// either socket dropped (logged, no reply) while the server keeps answering; undecodable requests
-// whose header is readable answered with ClientError (an empty sender, another protocol major);
+// request; a message from an agent that never said hello answered with ErrorReply; garbage from an
+// agent dropped (logged, no reply) and from a client answered with ClientError (correlation id 0),
+// while the server keeps answering; a request over 16 MiB answered naming its size; undecodable
+// requests whose header is readable answered with ClientError (an empty sender, another major);
 // a reply type sent as a request refused; a message for an agent whose connection is gone not
 // sent and logged; the bound endpoints resolved; a bind failure naming the endpoint; Run
 // returning OK once stopped.
@@ -302,17 +303,45 @@ TEST_F(OrchestratorServerTest, DropsGarbageFromAnAgentAndKeepsServing) {
       << "52 malformed messages of one agent made more than one log line";
 }
 
-TEST_F(OrchestratorServerTest, DropsGarbageFromAClientWithoutReplyingAndKeepsServing) {
+// As docs/protocol.md says: a request that cannot be decoded at all is answered with ClientError
+// and correlation id 0 (the client's one outstanding request takes it), and the server goes on.
+TEST_F(OrchestratorServerTest, AnswersGarbageFromAClientWithAnErrorAndKeepsServing) {
   zmq::socket_t client = Client();
-  SendBytes(client, "certainly not a client envelope");
-  SendBytes(client, std::string(3, '\0'));
-  EXPECT_FALSE(Receive(client, kSilence).has_value()) << "garbage was answered";
-  EXPECT_TRUE(Logged("dropped a malformed client request: "));
+  for (const std::string& garbage :
+       {std::string("certainly not a client envelope"), std::string(3, '\0')}) {
+    SendBytes(client, garbage);
+    std::optional<DecodedClient> reply = ReplyOn(client);
+    ASSERT_TRUE(reply.has_value()) << "garbage was not answered";
+    EXPECT_EQ(reply->header.correlation_id, 0u);
+    const auto* error = std::get_if<ClientError>(&reply->message);
+    ASSERT_NE(error, nullptr) << ClientMessageName(reply->message);
+    EXPECT_EQ(error->code, ClientErrorCode::kInvalidRequest);
+  }
+  EXPECT_TRUE(Logged("refused a malformed client request: "));
 
   std::optional<DecodedClient> reply = Ask(client, 12, ListAgents{});
   ASSERT_TRUE(reply.has_value()) << "no reply after garbage";
   EXPECT_EQ(reply->header.correlation_id, 12u);
   EXPECT_TRUE(std::holds_alternative<AgentTable>(reply->message));
+}
+
+// A request over the 16 MiB a request may take is answered, naming its size, and logged (ZeroMQ
+// used to drop it, and the connection, without a word).
+TEST_F(OrchestratorServerTest, RefusesARequestOverTheSizeBoundNamingIt) {
+  zmq::socket_t client = Client();
+  SendBytes(client, std::string((size_t{16} << 20) + 1, 'x'));
+  std::optional<DecodedClient> reply = ReplyOn(client);
+  ASSERT_TRUE(reply.has_value()) << "no reply to an oversized request";
+  EXPECT_EQ(reply->header.correlation_id, 0u);
+  const auto* error = std::get_if<ClientError>(&reply->message);
+  ASSERT_NE(error, nullptr) << ClientMessageName(reply->message);
+  EXPECT_EQ(error->message,
+            "the request is 16777217 bytes; the orchestrator reads at most 16777216");
+  EXPECT_TRUE(Logged("refused a client request: the request is 16777217 bytes"));
+  // The connection still serves.
+  std::optional<DecodedClient> next = Ask(client, 13, ListAgents{});
+  ASSERT_TRUE(next.has_value()) << "no reply after the oversized request";
+  EXPECT_EQ(next->header.correlation_id, 13u);
 }
 
 TEST_F(OrchestratorServerTest, RefusesAMalformedRequestWhoseHeaderIsReadable) {
