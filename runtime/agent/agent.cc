@@ -348,7 +348,7 @@ void Agent::PublishMetrics(double now) {
     AgentMetricsSnapshot::Task task;
     task.task_id = task_id;
     task.trial_id = run->trial_id();
-    task.records_per_second = run->records_per_second();
+    task.records = run->records_trained();
     task.heartbeat_age_seconds = run->LongestSilence(now);
     task.exchanged_bytes = run->exchanged_bytes();
     snapshot.tasks.push_back(task);

@@ -26,10 +26,11 @@ std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot) {
                                   {"trial", absl::StrCat(task.trial_id)}};
   };
   for (const AgentMetricsSnapshot::Task& task : snapshot.tasks) {
-    if (!task.records_per_second) continue;
-    page.Gauge("cohort_agent_task_records_per_second",
-               "Records per second of a task, from its latest progress.", *task.records_per_second,
-               labels(task));
+    if (!task.records) continue;
+    page.Counter("cohort_agent_task_records_total",
+                 "Records a task has trained, from its latest progress (rate() gives records per "
+                 "second).",
+                 static_cast<double>(*task.records), labels(task));
   }
   for (const AgentMetricsSnapshot::Task& task : snapshot.tasks) {
     if (!task.heartbeat_age_seconds) continue;

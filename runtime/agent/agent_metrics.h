@@ -7,7 +7,8 @@
 //   cohort_agent_orchestrator_silence_seconds  since the orchestrator's last message (absent
 //                                           before the first)
 //   cohort_agent_tasks                      tasks it runs
-//   cohort_agent_task_records_per_second    {task, trial}: from the task's latest progress
+//   cohort_agent_task_records_total         {task, trial}: records trained, from the task's latest
+//                                           progress (a counter: rate() gives records/s)
 //   cohort_agent_task_heartbeat_age_seconds {task, trial}: the longest a rank of it has been
 //                                           silent (absent until a rank said hello)
 //   cohort_agent_task_exchanged_bytes_total {task, trial}: bytes its reporting rank handed to the
@@ -31,7 +32,7 @@ struct AgentMetricsSnapshot {
   struct Task {
     uint64_t task_id = 0;
     uint64_t trial_id = 0;
-    std::optional<double> records_per_second;
+    std::optional<uint64_t> records;  // from its latest progress; absent before any
     std::optional<double> heartbeat_age_seconds;
     uint64_t exchanged_bytes = 0;
   };

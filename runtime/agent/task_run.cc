@@ -403,7 +403,7 @@ void TaskRun::WatchHeartbeats(double now) {
 
 void TaskRun::ForwardProgress(std::optional<ProgressReport> progress) {
   if (!progress) return;
-  records_per_second_ = progress->records_per_second;
+  records_trained_ = progress->records;
   listener_.OnTaskReport(TaskProgress{task_.task_id, *std::move(progress)});
 }
 

@@ -126,9 +126,9 @@ class TaskRun {
   const std::vector<RankAssignment>& ranks() const { return task_.ranks; }
   // The longest silence at `now` among its ranks whose heartbeats are watched; nullopt if none is.
   std::optional<double> LongestSilence(double now) const;
-  // Records/s of its latest progress forwarded (nullopt before the first), and the bytes its
-  // forwarded training reports say were exchanged, summed.
-  std::optional<double> records_per_second() const { return records_per_second_; }
+  // Records trained, from its latest progress forwarded (nullopt before the first), and the bytes
+  // its forwarded training reports say were exchanged, summed.
+  std::optional<uint64_t> records_trained() const { return records_trained_; }
   uint64_t exchanged_bytes() const { return exchanged_bytes_; }
   TaskState state() const { return state_; }
   // The exits were reported and every libuv handle is closed.
@@ -205,7 +205,7 @@ class TaskRun {
   std::function<std::vector<GpuReading>(const std::vector<RankAssignment>&)> gpu_readings_;
   bool gpus_unbalanced_ = false;  // the latest training report's GPUs were unbalanced
   ProgressThrottle progress_;
-  std::optional<double> records_per_second_;
+  std::optional<uint64_t> records_trained_;
   uint64_t exchanged_bytes_ = 0;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::unique_ptr<WorkerHub> hub_;

@@ -1,6 +1,7 @@
 // ClusterMetricsPage: the orchestrator's Prometheus page (see cluster_queries.h).
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/observe/prometheus_text.h"
@@ -57,29 +58,34 @@ std::string ClusterMetricsPage(const Cluster& cluster, double now) {
   page.Gauge("cohort_orchestrator_tasks", "Tasks queued or placed on agents.",
              static_cast<double>(cluster.tasks.size()));
 
+  // Per trial, while it has not ended: a finished trial's series go away with it.
+  std::vector<const Trial*> live;
+  for (const auto& [id, trial] : cluster.trials) {
+    if (!trial->ended()) live.push_back(trial.get());
+  }
   const auto labels = [](const Trial& trial) {
     return PrometheusText::Labels{{"experiment", absl::StrCat(trial.experiment_id)},
                                   {"trial", absl::StrCat(trial.id)}};
   };
-  for (const auto& [id, trial] : cluster.trials) {
+  for (const Trial* trial : live) {
     page.Counter("cohort_orchestrator_trial_restarts_total",
                  "Restarts of a trial from its checkpoint after a failure.", trial->restarts,
                  labels(*trial));
   }
-  for (const auto& [id, trial] : cluster.trials) {
+  for (const Trial* trial : live) {
     page.Counter("cohort_orchestrator_trial_exchanged_bytes_total",
                  "Bytes a trial's reporting rank handed to its gradient collectives.",
                  static_cast<double>(trial->exchanged_bytes), labels(*trial));
   }
-  for (const auto& [id, trial] : cluster.trials) {
+  for (const Trial* trial : live) {
     page.Gauge("cohort_orchestrator_trial_batches_trained", "Batches a trial has trained.",
                static_cast<double>(trial->batches_trained), labels(*trial));
   }
-  for (const auto& [id, trial] : cluster.trials) {
-    if (trial->state() != TrialState::kRunning || trial->records_per_second <= 0) continue;
-    page.Gauge("cohort_orchestrator_trial_records_per_second",
-               "Records per second of a running trial, from its latest progress.",
-               trial->records_per_second, labels(*trial));
+  for (const Trial* trial : live) {
+    page.Counter("cohort_orchestrator_trial_records_total",
+                 "Records a trial has trained, from its latest progress (rate() gives records "
+                 "per second; a rewind to a checkpoint reads as a counter reset).",
+                 static_cast<double>(trial->records_trained), labels(*trial));
   }
   return page.Text();
 }

@@ -300,7 +300,7 @@ void Orchestrator::OnProgress(const TaskProgress& progress) {
   if (task == nullptr) return;
   Trial& trial = *cluster_->trials.at(task->trial_id);
   trial.batches_trained = std::max(trial.batches_trained, progress.progress.batches);
-  trial.records_per_second = progress.progress.records_per_second;
+  trial.records_trained = progress.progress.records;
   cluster_->experiments.at(trial.experiment_id)->dirty = true;
 }
 

@@ -86,7 +86,7 @@ struct Trial {
   TrialLifecycle lifecycle;     // its stage; changed only through its events
   uint64_t target_batches = 0;  // of the latest TrainTrial
   uint64_t batches_trained = 0;
-  double records_per_second = 0;  // from its latest progress
+  uint64_t records_trained = 0;   // from its latest progress (back on a rewind)
   uint64_t exchanged_bytes = 0;   // the sum of its training reports', over every attempt
   uint32_t restarts = 0;
   uint32_t attempts = 0;  // tasks created so far; the next task's attempt number

@@ -72,6 +72,26 @@ TEST(GpuImbalance, NamesTheBusiestAndTheIdlest) {
   EXPECT_NE(warning->find("rank 2 (GPU 2, B) at 60%"), std::string::npos) << *warning;
 }
 
+TEST(AgentMetricsPage, CountsEachTasksRecordsOnceItHasProgress) {
+  AgentMetricsSnapshot snapshot;
+  snapshot.agent_id = "node-1";
+  snapshot.tasks.resize(2);
+  snapshot.tasks[0].task_id = 4;
+  snapshot.tasks[0].trial_id = 2;
+  snapshot.tasks[0].records = 6400;
+  snapshot.tasks[1].task_id = 5;  // no progress yet
+  snapshot.tasks[1].trial_id = 3;
+  const std::string page = AgentMetricsPage(snapshot);
+  EXPECT_NE(page.find("# TYPE cohort_agent_task_records_total counter\n"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("cohort_agent_task_records_total{agent=\"node-1\",task=\"4\",trial=\"2\"} "
+                      "6400\n"),
+            std::string::npos)
+      << page;
+  EXPECT_EQ(page.find("task=\"5\",trial=\"3\"} 6400"), std::string::npos);
+  EXPECT_EQ(page.find("records_per_second"), std::string::npos);
+}
+
 TEST(AgentMetricsPage, ShowsEachGpu) {
   AgentMetricsSnapshot snapshot;
   snapshot.agent_id = "node-1";

@@ -60,8 +60,9 @@ with temp_dir() as tmp:
         config = mlp_config(tmp, batches=100000, period=200, hidden_size=64, max_restarts=1)
         experiment_id = cluster.submit(config)
         trial = {"experiment": str(experiment_id), "trial": "1"}
+        # Records trained are a counter (rate() gives records/s): it grows while the trial trains.
         eventually(orchestrator_port, lambda s:
-                   (value(s, "cohort_orchestrator_trial_records_per_second", **trial) or 0) > 0 and
+                   (value(s, "cohort_orchestrator_trial_records_total", **trial) or 0) > 0 and
                    value(s, "cohort_orchestrator_agent_slots_busy", agent="agent-1") == 1 and
                    value(s, "cohort_orchestrator_trials", state="running") == 1 and
                    value(s, "cohort_orchestrator_experiments", state="active") == 1 and
@@ -69,7 +70,7 @@ with temp_dir() as tmp:
                    "the running trial on the orchestrator's page")
         eventually(agent_port, lambda s:
                    value(s, "cohort_agent_slots_busy", agent="agent-1") == 1 and
-                   any(name == "cohort_agent_task_records_per_second" and v > 0
+                   any(name == "cohort_agent_task_records_total" and v > 0
                        for (name, _), v in s.items()) and
                    any(name == "cohort_agent_task_heartbeat_age_seconds" and 0 <= v < 30
                        for (name, _), v in s.items()) and
@@ -94,7 +95,10 @@ with temp_dir() as tmp:
         eventually(orchestrator_port, lambda s:
                    value(s, "cohort_orchestrator_trials", state="stopped") == 1 and
                    value(s, "cohort_orchestrator_experiments", state="stopped") == 1 and
-                   value(s, "cohort_orchestrator_agent_slots_busy", agent="agent-1") == 0,
+                   value(s, "cohort_orchestrator_agent_slots_busy", agent="agent-1") == 0 and
+                   # an ended trial's series go away with it
+                   value(s, "cohort_orchestrator_trial_records_total", **trial) is None and
+                   value(s, "cohort_orchestrator_trial_restarts_total", **trial) is None,
                    "the stopped experiment")
         eventually(agent_port, lambda s: value(s, "cohort_agent_tasks", agent="agent-1") == 0,
                    "the agent's task to end")

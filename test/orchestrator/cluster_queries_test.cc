@@ -206,7 +206,9 @@ TEST(ClusterQueriesTest, AWiderExperimentIsComparedWithTheNewestOneSlotExperimen
 TEST(ClusterQueriesTest, MetricsPageCountsByStateAndAgesHeartbeats) {
   ClusterBuilder b;
   Experiment& experiment = b.AddExperiment(1);
-  b.AddTrial(experiment, 1, 1, TrialStage::kRunning).records_per_second = 250;
+  Trial& running = b.AddTrial(experiment, 1, 1, TrialStage::kRunning);
+  running.records_trained = 6400;
+  running.restarts = 1;
   b.AddTrial(experiment, 2, 2, TrialStage::kCompleted).restarts = 2;
   auto agent = std::make_unique<Agent>();
   agent->connected = true;
@@ -220,10 +222,14 @@ TEST(ClusterQueriesTest, MetricsPageCountsByStateAndAgesHeartbeats) {
   EXPECT_THAT(page,
               HasSubstr("cohort_orchestrator_agent_heartbeat_age_seconds{agent=\"node-a\"} 4.5\n"));
   EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trial_restarts_total{experiment=\"1\",trial="
-                              "\"2\"} 2\n"));
-  EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trial_records_per_second{experiment=\"1\","
-                              "trial=\"1\"} 250\n"));
-  EXPECT_THAT(page, Not(HasSubstr("trial_records_per_second{experiment=\"1\",trial=\"2\"}")));
+                              "\"1\"} 1\n"));
+  // Records trained are a counter, read with rate(); no per-second gauge.
+  EXPECT_THAT(page, HasSubstr("# TYPE cohort_orchestrator_trial_records_total counter\n"));
+  EXPECT_THAT(page, HasSubstr("cohort_orchestrator_trial_records_total{experiment=\"1\",trial="
+                              "\"1\"} 6400\n"));
+  EXPECT_THAT(page, Not(HasSubstr("records_per_second")));
+  // A finished trial's series go away with it.
+  EXPECT_THAT(page, Not(HasSubstr("trial=\"2\"")));
 }
 
 }  // namespace
