@@ -4,8 +4,8 @@
 //
 //   PrometheusText page;
 //   page.Gauge("cohort_agent_slots", "Slots this agent offers.", 8);
-//   page.Gauge("cohort_agent_task_records_per_second", "Records per second of a running task.",
-//              1234.5, {{"task", "17"}, {"trial", "3"}});
+//   page.Counter("cohort_agent_task_records_total", "Records a task has trained.", 6400,
+//                {{"task", "17"}, {"trial", "3"}});
 //   std::string text = page.Text();
 //
 // Thread-safety: not thread-safe; build a page on one thread.
