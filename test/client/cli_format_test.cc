@@ -388,6 +388,38 @@ TEST_F(CliFormatTest, AgentTableShowsSlotsAndTasks) {
                           "node-2  host-b  8      0     no         -"));
 }
 
+// --json on the lists: an array of one object per row, for scripts.
+TEST_F(CliFormatTest, ListsAsJsonHaveOneObjectPerRow) {
+  ExperimentList experiments;
+  experiments.experiments.push_back(Summary());
+  YAML::Node list = YAML::Load(ExperimentListJson(experiments));
+  ASSERT_TRUE(list.IsSequence());
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["id"].as<int>(), 3);
+  EXPECT_EQ(list[0]["state"].as<std::string>(), "active");
+  EXPECT_EQ(list[0]["trial_counts"]["completed"].as<int>(), 3);
+  EXPECT_EQ(ExperimentListJson(ExperimentList{}), "[]");
+
+  TaskListing tasks;
+  tasks.tasks.push_back({5, 3, 9, 8, TaskRowState::kQueued, {}, "needs 8 slots", 0});
+  tasks.tasks.push_back({4, 2, 7, 2, TaskRowState::kRunning, {"node-1", "node-2"}, "", 0});
+  YAML::Node rows = YAML::Load(TaskListingJson(tasks));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["state"].as<std::string>(), "queued");
+  EXPECT_EQ(rows[0]["reason"].as<std::string>(), "needs 8 slots");
+  EXPECT_TRUE(rows[0]["queued_unix_time"].IsNull());
+  EXPECT_EQ(rows[1]["agents"][1].as<std::string>(), "node-2");
+
+  AgentTable agents;
+  agents.agents.push_back({"node-1", "host-a", 4, 3, true, kMayFirstNoon, {4, 6}});
+  YAML::Node table = YAML::Load(AgentTableJson(agents));
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table[0]["id"].as<std::string>(), "node-1");
+  EXPECT_EQ(table[0]["busy_slots"].as<int>(), 3);
+  EXPECT_TRUE(table[0]["connected"].as<bool>());
+  EXPECT_EQ(table[0]["task_ids"][1].as<int>(), 6);
+}
+
 TEST_F(CliFormatTest, LogLinesNameTheirRankWhateverTheStream) {
   EXPECT_EQ(FormatLogLine({12, 1, 0, false, kMayFirstNoon, "epoch 1 done"}),
             "[rank 1] epoch 1 done");

@@ -11,6 +11,7 @@
   trial's latest checkpoint; a preempted agent's trial (SIGTERM to the agent) goes on from the
   checkpoint its worker wrote on the way out, on another agent, without using up a restart.
 """
+import json
 import os
 import re
 
@@ -88,6 +89,14 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(len(record["trials"]) == 4 and all(t["state"] == "COMPLETED" for t in record["trials"]),
           str(record))
     check(all(t["best_validation"] is not None for t in record["trials"]), str(record))
+
+    # The lists as JSON, for scripts (and `e ls`, as det abbreviates it).
+    listed = json.loads(cluster.must("e", "ls", "--json"))
+    check([e["state"] for e in listed if e["id"] == grid] == ["completed"] and
+          all(e["trial_counts"]["completed"] == 4 for e in listed if e["id"] == grid), str(listed))
+    agents = json.loads(cluster.must("agent", "list", "--json"))
+    check([a["id"] for a in agents] == ["agent-1"] and agents[0]["slots"] == 2, str(agents))
+    check(json.loads(cluster.must("task", "list", "--json")) == [], "tasks left after the grid")
 
     # Logs of one trial, one rank.
     trial_id = str(record["trials"][0]["id"])

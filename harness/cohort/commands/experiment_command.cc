@@ -14,14 +14,14 @@ namespace {
 constexpr char kExperimentUsage[] =
     "usage: cohort experiment SUBCOMMAND [ARGS]\n"
     "\n"
-    "  list                   every experiment the orchestrator knows\n"
+    "  list [--json]          every experiment the orchestrator knows\n"
     "  describe ID [--json]   an experiment's state, trials and latest metrics\n"
     "  kill ID                stop every trial of an experiment\n"
     "\n"
     "`cohort experiment SUBCOMMAND --help` explains its options.\n";
 
 constexpr char kListUsage[] =
-    "usage: cohort experiment list\n"
+    "usage: cohort experiment list [--json]\n"
     "\n"
     "Lists every experiment the orchestrator knows, oldest first. TRIALS counts\n"
     "active/completed/stopped/errored trials.\n"
@@ -70,12 +70,18 @@ double NowUnixTime() {
 }
 
 int List(const std::vector<std::string>& arguments) {
-  const ClientCommandSpec spec{
-      "cohort experiment list", absl::StrCat(kListUsage, kOrchestratorOptionUsage), {}, {}, {}};
+  const ClientCommandSpec spec{"cohort experiment list",
+                               absl::StrCat(kListUsage, kOrchestratorOptionUsage),
+                               {},
+                               {},
+                               {"--json"}};
   int exit_code = 0;
   std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
   if (!args) return exit_code;
-  return AskAndPrint<ExperimentList>(*args, ListExperiments{}, FormatExperimentList);
+  const bool json = args->Has("--json");
+  return AskAndPrint<ExperimentList>(*args, ListExperiments{}, [json](const ExperimentList& reply) {
+    return json ? ExperimentListJson(reply) + "\n" : FormatExperimentList(reply);
+  });
 }
 
 int Describe(const std::vector<std::string>& arguments) {

@@ -71,18 +71,18 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
   json.EndObject();
 }
 
-}  // namespace
-
-std::string ExperimentDescriptionJson(const ExperimentDescription& description) {
-  const ExperimentSummary& summary = description.summary;
-  JsonWriter json;
-  json.BeginObject();
+// The summary's fields, inside an object the caller opened; with `description`, its searcher
+// metric and direction too.
+void SummaryFields(const ExperimentSummary& summary, const ExperimentDescription* description,
+                   JsonWriter& json) {
   json.Field("id", summary.experiment_id);
   json.Field("name", summary.name);
   json.Field("state", ExperimentStateName(summary.state));
   json.Field("searcher", summary.searcher);
-  json.Field("metric", description.searcher_metric);
-  json.Field("smaller_is_better", description.smaller_is_better);
+  if (description != nullptr) {
+    json.Field("metric", description->searcher_metric);
+    json.Field("smaller_is_better", description->smaller_is_better);
+  }
   json.Field("progress", summary.progress);
   json.Field("slots_per_trial", uint64_t{summary.slots_per_trial});
   json.Key("submitted_unix_time");
@@ -98,12 +98,77 @@ std::string ExperimentDescriptionJson(const ExperimentDescription& description) 
   json.Field("stopped", uint64_t{StoppedTrials(summary)});
   json.Field("errored", uint64_t{summary.errored_trials});
   json.EndObject();
+}
+
+}  // namespace
+
+std::string ExperimentDescriptionJson(const ExperimentDescription& description) {
+  JsonWriter json;
+  json.BeginObject();
+  SummaryFields(description.summary, &description, json);
   json.Key("trials");
   json.BeginArray();
   for (const TrialSummary& trial : description.trials) TrialObject(trial, json);
   json.EndArray();
   json.Field("config_yaml", description.config_yaml);
   json.EndObject();
+  return json.text();
+}
+
+std::string ExperimentListJson(const ExperimentList& list) {
+  JsonWriter json;
+  json.BeginArray();
+  for (const ExperimentSummary& summary : list.experiments) {
+    json.BeginObject();
+    SummaryFields(summary, nullptr, json);
+    json.EndObject();
+  }
+  json.EndArray();
+  return json.text();
+}
+
+std::string TaskListingJson(const TaskListing& listing) {
+  JsonWriter json;
+  json.BeginArray();
+  for (const TaskRow& task : listing.tasks) {
+    json.BeginObject();
+    json.Field("id", task.task_id);
+    json.Field("experiment_id", task.experiment_id);
+    json.Field("trial_id", task.trial_id);
+    json.Field("slots", uint64_t{task.slots});
+    json.Field("state", TaskRowStateName(task.state));
+    json.Key("agents");
+    json.BeginArray();
+    for (const std::string& agent : task.agents) json.String(agent);
+    json.EndArray();
+    json.Field("reason", task.reason);
+    json.Key("queued_unix_time");
+    TimeOrNull(task.queued_unix_time, json);
+    json.EndObject();
+  }
+  json.EndArray();
+  return json.text();
+}
+
+std::string AgentTableJson(const AgentTable& table) {
+  JsonWriter json;
+  json.BeginArray();
+  for (const AgentRow& agent : table.agents) {
+    json.BeginObject();
+    json.Field("id", agent.agent_id);
+    json.Field("hostname", agent.hostname);
+    json.Field("slots", uint64_t{agent.slots});
+    json.Field("busy_slots", uint64_t{agent.busy_slots});
+    json.Field("connected", agent.connected);
+    json.Key("last_seen_unix_time");
+    TimeOrNull(agent.last_seen_unix_time, json);
+    json.Key("task_ids");
+    json.BeginArray();
+    for (const uint64_t task_id : agent.task_ids) json.Integer(task_id);
+    json.EndArray();
+    json.EndObject();
+  }
+  json.EndArray();
   return json.text();
 }
 

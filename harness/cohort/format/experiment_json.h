@@ -1,5 +1,6 @@
-// What `cohort experiment describe --json` prints: the orchestrator's description of an
-// experiment as one JSON object, for scripts.
+// What the client commands print with --json, for scripts: `cohort experiment describe --json`
+// the orchestrator's description of an experiment as one JSON object; `experiment list --json`,
+// `task list --json` and `agent list --json` an array of one object per row.
 //
 //   {"id":3,"name":"mnist","state":"active","searcher":"grid","metric":"loss",
 //    "smaller_is_better":true,"progress":0.5,"slots_per_trial":2,"submitted_unix_time":...,
@@ -23,6 +24,18 @@
 namespace cohort {
 
 std::string ExperimentDescriptionJson(const ExperimentDescription& description);
+
+// [{"id":3,"name":"mnist","state":"active","searcher":"grid","progress":0.5,...,
+//   "trial_counts":{...}}, ...]: each experiment's summary, as in the description.
+std::string ExperimentListJson(const ExperimentList& list);
+
+// [{"id":4,"experiment_id":3,"trial_id":7,"slots":2,"state":"queued","agents":[],
+//   "reason":"needs 2 slots ...","queued_unix_time":...}, ...]
+std::string TaskListingJson(const TaskListing& listing);
+
+// [{"id":"node-1","hostname":"node-1","slots":8,"busy_slots":2,"connected":true,
+//   "last_seen_unix_time":...,"task_ids":[4]}, ...]
+std::string AgentTableJson(const AgentTable& table);
 
 }  // namespace cohort
 
