@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "harness/cohort/format/experiment_format.h"
 
 namespace cohort {
 namespace {
@@ -32,15 +33,6 @@ std::string TrialStateLine(const TrialSummary& trial, const std::string& metric)
   return line;
 }
 
-// " loss=0.31 accuracy=0.9": the metrics as a line shows them.
-std::string MetricsText(const std::vector<NamedValue>& metrics) {
-  std::string text;
-  for (const NamedValue& metric : metrics) {
-    absl::StrAppendFormat(&text, " %s=%.6g", metric.name, metric.value);
-  }
-  return text;
-}
-
 // The trial's new training and validation metrics since `previous` (nullptr: none seen).
 void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
                       std::vector<std::string>& lines) {
@@ -48,7 +40,7 @@ void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
       (previous == nullptr || trial.latest_training != previous->latest_training)) {
     std::string line = absl::StrCat("trial ", trial.trial_id, " at batch ", trial.batches_trained);
     if (trial.target_batches > 0) absl::StrAppend(&line, "/", trial.target_batches);
-    absl::StrAppend(&line, ":", MetricsText(trial.latest_training));
+    absl::StrAppend(&line, ": ", FormatMetrics(trial.latest_training));
     if (trial.records_per_second > 0) {
       absl::StrAppendFormat(&line, " (%.0f records/s)", trial.records_per_second);
     }
@@ -57,7 +49,7 @@ void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
   if (!trial.latest_validation.empty() &&
       (previous == nullptr || trial.latest_validation != previous->latest_validation)) {
     lines.push_back(absl::StrCat("trial ", trial.trial_id,
-                                 " validation:", MetricsText(trial.latest_validation)));
+                                 " validation: ", FormatMetrics(trial.latest_validation)));
   }
 }
 
