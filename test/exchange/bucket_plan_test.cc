@@ -112,13 +112,13 @@ TEST_F(BucketPlanTest, FirstBucketIsSmaller) {
   EXPECT_EQ(plan[1].count, 64u);
 }
 
-// The limits follow the gradient's size: a small model (a 150 KB CNN) still gets several buckets,
-// the first one small; a large one is bounded by the threshold and the first by 1 MiB; a tiny one
-// is one bucket of at least kSmallestBucketBytes.
+// The limits follow the gradient's size: a 4 MiB model gets several buckets, the first one
+// smaller; a large one is bounded by the threshold and the first by 1 MiB; a small one (the mlp
+// example's 28 KB, a 150 KB CNN) is one bucket, since no bucket is below kSmallestBucketBytes.
 TEST_F(BucketPlanTest, LimitsFitTheGradient) {
-  Arena({Tensor("w", 150 << 8)});  // 150 KiB of float32
+  Arena({Tensor("w", 1 << 20)});  // 4 MiB of float32
   BucketLimits limits = FitBucketLimits(*arena_, 64 << 20);
-  EXPECT_EQ(limits.bucket_bytes, (150u << 10) / 4);
+  EXPECT_EQ(limits.bucket_bytes, 1u << 20);
   EXPECT_EQ(limits.first_bucket_bytes, kSmallestBucketBytes);
 
   Arena({Tensor("a", 2 << 20), Tensor("b", 2 << 20)});  // 16 MiB
@@ -134,7 +134,7 @@ TEST_F(BucketPlanTest, LimitsFitTheGradient) {
   EXPECT_EQ(limits.bucket_bytes, kSmallestBucketBytes);
   EXPECT_EQ(limits.first_bucket_bytes, kSmallestBucketBytes);
 
-  // 16 tensors of 10 KiB: a first bucket of one tensor, then buckets of at most 40 KiB.
+  // 16 tensors of 10 KiB (160 KiB): one bucket.
   std::vector<TensorDescriptor> layers;
   const char* names[] = {"l0", "l1", "l2",  "l3",  "l4",  "l5",  "l6",  "l7",
                          "l8", "l9", "l10", "l11", "l12", "l13", "l14", "l15"};
@@ -142,6 +142,14 @@ TEST_F(BucketPlanTest, LimitsFitTheGradient) {
   Arena(layers);
   limits = FitBucketLimits(*arena_, 64 << 20);
   std::vector<GradientBucket> plan = Plan(limits.bucket_bytes, limits.first_bucket_bytes);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].tensors.size(), 16u);
+
+  // 16 tensors of 256 KiB (4 MiB): a first bucket of one tensor, then buckets of at most 1 MiB.
+  for (TensorDescriptor& layer : layers) layer = Tensor(layer.name.c_str(), 256 << 8);
+  Arena(layers);
+  limits = FitBucketLimits(*arena_, 64 << 20);
+  plan = Plan(limits.bucket_bytes, limits.first_bucket_bytes);
   ASSERT_GE(plan.size(), 5u);
   EXPECT_THAT(plan[0].tensors, ElementsAre(15));
   for (const GradientBucket& bucket : plan) EXPECT_LE(bucket.count * 4, limits.bucket_bytes);
