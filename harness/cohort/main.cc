@@ -43,10 +43,18 @@ constexpr char kMainUsage[] =
     "  experiment list           the experiments, their progress and trial counts\n"
     "  experiment describe ID    an experiment's trials and metrics\n"
     "  experiment kill ID        stop an experiment\n"
+    "  experiment pause|activate ID     pause an experiment's trials, or let them go on\n"
+    "  experiment archive|unarchive ID  hide an ended experiment from the list, or not\n"
+    "  experiment delete ID      remove an ended experiment and its checkpoints\n"
     "  task list                 every task, where it runs and why it waits\n"
     "  agent list                the registered agents and their slots\n"
     "  trial logs TRIAL_ID       a trial's output (`--follow` for new lines)\n"
-    "As with Determined's CLI, `e` abbreviates experiment, `t` trial, and `ls` list.\n"
+    "  trial describe TRIAL_ID   a trial's validations and checkpoints\n"
+    "  trial kill TRIAL_ID       stop one trial\n"
+    "  checkpoint list EXPERIMENT_ID     the checkpoints an experiment keeps\n"
+    "  checkpoint export CHECKPOINT_ID DIR  copy a checkpoint, verified, into DIR\n"
+    "As with Determined's CLI, `e` abbreviates experiment, `t` trial, `c` checkpoint,\n"
+    "and `ls` list.\n"
     "\n"
     "`cohort COMMAND --help` explains a command's options.\n";
 
@@ -65,12 +73,19 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"run", "", cohort::RunRunCommand},       {"worker", "", cohort::RunWorkerCommand},
-    {"submit", "", cohort::RunSubmitCommand}, {"experiment", "e", cohort::RunExperimentCommand},
-    {"task", "", cohort::RunTaskCommand},     {"trial", "t", cohort::RunTrialCommand},
-    {"agent", "", RunAgentOrAgentList},       {"orchestrator", "", cohort::RunOrchestratorCommand},
-    {"plugin", "", cohort::RunPluginCommand}, {"report", "", cohort::RunReportCommand},
-    {"doctor", "", cohort::RunDoctorCommand}, {"keygen", "", cohort::RunKeygenCommand},
+    {"run", "", cohort::RunRunCommand},
+    {"worker", "", cohort::RunWorkerCommand},
+    {"submit", "", cohort::RunSubmitCommand},
+    {"experiment", "e", cohort::RunExperimentCommand},
+    {"task", "", cohort::RunTaskCommand},
+    {"trial", "t", cohort::RunTrialCommand},
+    {"agent", "", RunAgentOrAgentList},
+    {"orchestrator", "", cohort::RunOrchestratorCommand},
+    {"plugin", "", cohort::RunPluginCommand},
+    {"report", "", cohort::RunReportCommand},
+    {"doctor", "", cohort::RunDoctorCommand},
+    {"keygen", "", cohort::RunKeygenCommand},
+    {"checkpoint", "c", cohort::RunCheckpointCommand},
 };
 
 }  // namespace

@@ -1,12 +1,13 @@
-# Bash completion for `cohort`: commands, their subcommands, Determined's abbreviations (e, t, ls)
+# Bash completion for `cohort`: commands, their subcommands, Determined's abbreviations (e, t, c, ls)
 # and each command's options, read from its own --help so they never drift from it.
 # Installed to share/bash-completion/completions/cohort; by hand: `source harness/shell/cohort.bash`.
 
 _cohort_subcommands() {
   case "$1" in
-    experiment | e) echo "list ls describe kill" ;;
+    experiment | e) echo "list ls describe kill pause activate archive unarchive delete" ;;
     task) echo "list ls" ;;
-    trial | t) echo "logs" ;;
+    trial | t) echo "logs describe kill" ;;
+    checkpoint | c) echo "list ls export" ;;
     agent) echo "list ls" ;;
     plugin) echo "info check" ;;
   esac
@@ -14,7 +15,7 @@ _cohort_subcommands() {
 
 _cohort() {
   local cur=${COMP_WORDS[COMP_CWORD]}
-  local commands="run submit experiment task trial agent orchestrator plugin report doctor keygen version help"
+  local commands="run submit experiment task trial checkpoint agent orchestrator plugin report doctor keygen version help"
   if ((COMP_CWORD == 1)); then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return

@@ -10,7 +10,10 @@ import sys
 # (command words, as `cohort WORDS --help` takes them)
 COMMANDS = [
     ["run"], ["submit"], ["experiment", "list"], ["experiment", "describe"],
-    ["experiment", "kill"], ["task", "list"], ["agent", "list"], ["trial", "logs"], ["agent"],
+    ["experiment", "kill"], ["experiment", "pause"], ["experiment", "activate"],
+    ["experiment", "archive"], ["experiment", "unarchive"], ["experiment", "delete"],
+    ["task", "list"], ["agent", "list"], ["trial", "logs"], ["trial", "describe"],
+    ["trial", "kill"], ["checkpoint", "list"], ["checkpoint", "export"], ["agent"],
     ["orchestrator"], ["plugin"], ["report"], ["doctor"], ["keygen"],
 ]
 

@@ -16,8 +16,10 @@ using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
 // Each C++ enum lists the wire enum's values in order, so a value in range converts by cast.
-static_assert(static_cast<int>(ExperimentState::kError) ==
+static_assert(static_cast<int>(ExperimentState::kPaused) ==
               static_cast<int>(wire::ExperimentState::MAX));
+static_assert(static_cast<int>(ExperimentChangeKind::kDelete) ==
+              static_cast<int>(wire::ExperimentChange::MAX));
 static_assert(static_cast<int>(TrialState::kError) == static_cast<int>(wire::TrialState::MAX));
 static_assert(static_cast<int>(ClientErrorCode::kUnschedulable) ==
               static_cast<int>(wire::ClientErrorCode::MAX));
@@ -50,7 +52,13 @@ Offset<wire::ExperimentSummary> Encode(FlatBufferBuilder& builder, const Experim
       builder, s.experiment_id, CreateText(builder, s.name), ToWire<wire::ExperimentState>(s.state),
       CreateText(builder, s.searcher), s.progress, s.slots_per_trial, s.trials, s.active_trials,
       s.completed_trials, s.errored_trials, s.submitted_unix_time, s.ended_unix_time,
-      CreateText(builder, s.error));
+      CreateText(builder, s.error), s.archived);
+}
+
+Offset<wire::CheckpointRow> Encode(FlatBufferBuilder& builder, const CheckpointRow& row) {
+  return wire::CreateCheckpointRow(builder, CreateText(builder, row.checkpoint_id),
+                                   row.experiment_id, row.trial_id, row.batches, row.has_metric,
+                                   row.metric, CreateText(builder, row.path), row.bytes);
 }
 
 Offset<wire::TaskRow> Encode(FlatBufferBuilder& builder, const TaskRow& row) {
@@ -72,6 +80,7 @@ Offset<wire::TrialLogLine> Encode(FlatBufferBuilder& builder, const TrialLogLine
 }
 
 Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary& t);
+Offset<wire::ValidationRow> Encode(FlatBufferBuilder& builder, const ValidationRow& row);
 
 // A vector of the items' tables. It sees only the Encode overloads declared above it.
 template <typename Item>
@@ -91,6 +100,10 @@ Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary
       t.latest_gpus.empty() ? 0 : EncodeAll(builder, t.latest_gpus));
 }
 
+Offset<wire::ValidationRow> Encode(FlatBufferBuilder& builder, const ValidationRow& row) {
+  return wire::CreateValidationRow(builder, row.batches, EncodeAll(builder, row.metrics));
+}
+
 // Appends a message's table; returns it with its union type.
 struct MessageEncoder {
   using Message = std::pair<wire::ClientMessage, Offset<void>>;
@@ -100,8 +113,9 @@ struct MessageEncoder {
     auto table = wire::CreateSubmitExperiment(builder, CreateText(builder, m.config_yaml));
     return {wire::ClientMessage::SubmitExperiment, table.Union()};
   }
-  Message operator()(const ListExperiments&) const {
-    return {wire::ClientMessage::ListExperiments, wire::CreateListExperiments(builder).Union()};
+  Message operator()(const ListExperiments& m) const {
+    auto table = wire::CreateListExperiments(builder, m.include_archived);
+    return {wire::ClientMessage::ListExperiments, table.Union()};
   }
   Message operator()(const DescribeExperiment& m) const {
     auto table = wire::CreateDescribeExperiment(builder, m.experiment_id);
@@ -158,6 +172,33 @@ struct MessageEncoder {
                                          CreateText(builder, m.message));
     return {wire::ClientMessage::ClientError, table.Union()};
   }
+  Message operator()(const ChangeExperiment& m) const {
+    auto table = wire::CreateChangeExperiment(builder, m.experiment_id,
+                                              ToWire<wire::ExperimentChange>(m.change));
+    return {wire::ClientMessage::ChangeExperiment, table.Union()};
+  }
+  Message operator()(const KillTrial& m) const {
+    return {wire::ClientMessage::KillTrial, wire::CreateKillTrial(builder, m.trial_id).Union()};
+  }
+  Message operator()(const DescribeTrial& m) const {
+    auto table = wire::CreateDescribeTrial(builder, m.trial_id);
+    return {wire::ClientMessage::DescribeTrial, table.Union()};
+  }
+  Message operator()(const ListCheckpoints& m) const {
+    auto table = wire::CreateListCheckpoints(builder, m.experiment_id, m.trial_id);
+    return {wire::ClientMessage::ListCheckpoints, table.Union()};
+  }
+  Message operator()(const TrialDescription& m) const {
+    auto table = wire::CreateTrialDescription(
+        builder, m.experiment_id, CreateText(builder, m.experiment_name),
+        CreateText(builder, m.searcher_metric), m.smaller_is_better, Encode(builder, m.trial),
+        EncodeAll(builder, m.validations), EncodeAll(builder, m.checkpoints));
+    return {wire::ClientMessage::TrialDescription, table.Union()};
+  }
+  Message operator()(const CheckpointListing& m) const {
+    auto table = wire::CreateCheckpointListing(builder, EncodeAll(builder, m.checkpoints));
+    return {wire::ClientMessage::CheckpointListing, table.Union()};
+  }
 };
 
 // ---- decoding
@@ -200,7 +241,19 @@ ExperimentSummary Read(Reader& reader, const wire::ExperimentSummary& t) {
           t.errored_trials(),
           t.submitted_unix_time(),
           t.ended_unix_time(),
-          TextOf(t.error())};
+          TextOf(t.error()),
+          t.archived()};
+}
+
+CheckpointRow Read(Reader&, const wire::CheckpointRow& t) {
+  return {TextOf(t.checkpoint_id()),
+          t.experiment_id(),
+          t.trial_id(),
+          t.batches(),
+          t.has_metric(),
+          t.metric(),
+          TextOf(t.path()),
+          t.bytes()};
 }
 
 TaskRow Read(Reader& reader, const wire::TaskRow& t) {
@@ -229,6 +282,7 @@ TrialLogLine Read(Reader&, const wire::TrialLogLine& t) {
 }
 
 TrialSummary Read(Reader& reader, const wire::TrialSummary& t);
+ValidationRow Read(Reader& reader, const wire::ValidationRow& t);
 
 // The structs of a vector of tables. It sees only the Read overloads declared above it.
 template <typename T>
@@ -258,11 +312,15 @@ TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
           ReadAll(reader, t.latest_gpus())};
 }
 
+ValidationRow Read(Reader& reader, const wire::ValidationRow& t) {
+  return {t.batches(), ReadAll(reader, t.metrics())};
+}
+
 SubmitExperiment Read(Reader&, const wire::SubmitExperiment& t) {
   return {TextOf(t.config_yaml())};
 }
 
-ListExperiments Read(Reader&, const wire::ListExperiments&) { return {}; }
+ListExperiments Read(Reader&, const wire::ListExperiments& t) { return {t.include_archived()}; }
 
 DescribeExperiment Read(Reader&, const wire::DescribeExperiment& t) { return {t.experiment_id()}; }
 
@@ -303,6 +361,32 @@ ClientAck Read(Reader&, const wire::ClientAck&) { return {}; }
 
 ClientError Read(Reader& reader, const wire::ClientError& t) {
   return {reader.Enum<ClientErrorCode>(t.code(), "error code"), TextOf(t.message())};
+}
+
+ChangeExperiment Read(Reader& reader, const wire::ChangeExperiment& t) {
+  return {t.experiment_id(), reader.Enum<ExperimentChangeKind>(t.change(), "experiment change")};
+}
+
+KillTrial Read(Reader&, const wire::KillTrial& t) { return {t.trial_id()}; }
+
+DescribeTrial Read(Reader&, const wire::DescribeTrial& t) { return {t.trial_id()}; }
+
+ListCheckpoints Read(Reader&, const wire::ListCheckpoints& t) {
+  return {t.experiment_id(), t.trial_id()};
+}
+
+TrialDescription Read(Reader& reader, const wire::TrialDescription& t) {
+  return {t.experiment_id(),
+          TextOf(t.experiment_name()),
+          TextOf(t.searcher_metric()),
+          t.smaller_is_better(),
+          Read(reader, *t.trial()),
+          ReadAll(reader, t.validations()),
+          ReadAll(reader, t.checkpoints())};
+}
+
+CheckpointListing Read(Reader& reader, const wire::CheckpointListing& t) {
+  return {ReadAll(reader, t.checkpoints())};
 }
 
 // The message of `envelope` as a struct, if this build knows its type and its enum values.
@@ -358,6 +442,24 @@ absl::StatusOr<ClientMessage> ReadMessage(const wire::ClientEnvelope& envelope) 
       break;
     case wire::ClientMessage::ClientError:
       message = Read(reader, *envelope.message_as_ClientError());
+      break;
+    case wire::ClientMessage::ChangeExperiment:
+      message = Read(reader, *envelope.message_as_ChangeExperiment());
+      break;
+    case wire::ClientMessage::KillTrial:
+      message = Read(reader, *envelope.message_as_KillTrial());
+      break;
+    case wire::ClientMessage::DescribeTrial:
+      message = Read(reader, *envelope.message_as_DescribeTrial());
+      break;
+    case wire::ClientMessage::ListCheckpoints:
+      message = Read(reader, *envelope.message_as_ListCheckpoints());
+      break;
+    case wire::ClientMessage::TrialDescription:
+      message = Read(reader, *envelope.message_as_TrialDescription());
+      break;
+    case wire::ClientMessage::CheckpointListing:
+      message = Read(reader, *envelope.message_as_CheckpointListing());
       break;
     case wire::ClientMessage::NONE:
       return Invalid("no message");

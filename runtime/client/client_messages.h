@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 3;
+inline constexpr uint16_t kClientProtocolMinor = 4;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -42,6 +42,16 @@ enum class ExperimentState : uint8_t {
   kCompleted = 2,  // the searcher finished and every trial ended
   kStopped = 3,    // killed, and every task has exited
   kError = 4,      // could not go on (every trial failed, or the searcher could not start)
+  kPaused = 5,     // minor 4: paused by a user; no trial trains until it is activated
+};
+
+// What ChangeExperiment does (minor 4); the values are the wire's.
+enum class ExperimentChangeKind : uint8_t {
+  kPause = 0,
+  kActivate = 1,
+  kArchive = 2,
+  kUnarchive = 3,
+  kDelete = 4,
 };
 enum class TrialState : uint8_t {
   kQueued = 0,     // has training to do: waiting for slots or for max_concurrent_trials
@@ -89,6 +99,7 @@ struct SubmitExperiment {
 
 // Answered by ExperimentList.
 struct ListExperiments {
+  bool include_archived = false;  // minor 4: archived experiments are left out unless set
   friend bool operator==(const ListExperiments&, const ListExperiments&) = default;
 };
 
@@ -130,6 +141,41 @@ struct TrialLogsRequest {
   friend bool operator==(const TrialLogsRequest&, const TrialLogsRequest&) = default;
 };
 
+// Minor 4. kPause: the experiment's running trials checkpoint and stop, and no trial trains
+// until kActivate, when each goes on from its latest checkpoint. kArchive, kUnarchive: an ended
+// experiment is left out of ExperimentList unless include_archived, or put back. kDelete: an
+// ended experiment's run folder and checkpoint storage are removed and it is forgotten. Answered
+// by ClientAck (also when there is nothing to change), ClientError kNotFound, or kInvalidRequest
+// saying why the experiment's state refuses it (nothing changed).
+struct ChangeExperiment {
+  uint64_t experiment_id = 0;
+  ExperimentChangeKind change = ExperimentChangeKind::kPause;
+  friend bool operator==(const ChangeExperiment&, const ChangeExperiment&) = default;
+};
+
+// Minor 4. Stops one trial: its task checkpoints and exits, the trial ends stopped and its
+// searcher goes on without it. Answered by ClientAck (also when it has already ended), or
+// ClientError kNotFound.
+struct KillTrial {
+  uint64_t trial_id = 0;
+  friend bool operator==(const KillTrial&, const KillTrial&) = default;
+};
+
+// Minor 4. Answered by TrialDescription, or ClientError kNotFound.
+struct DescribeTrial {
+  uint64_t trial_id = 0;
+  friend bool operator==(const DescribeTrial&, const DescribeTrial&) = default;
+};
+
+// Minor 4. The checkpoints kept in storage of experiment `experiment_id`, or of trial `trial_id`
+// alone when it is not 0 (experiment_id may then be 0). Answered by CheckpointListing, or
+// ClientError kNotFound.
+struct ListCheckpoints {
+  uint64_t experiment_id = 0;
+  uint64_t trial_id = 0;
+  friend bool operator==(const ListCheckpoints&, const ListCheckpoints&) = default;
+};
+
 // ---- replies (orchestrator -> client)
 
 struct ExperimentSubmitted {
@@ -153,6 +199,7 @@ struct ExperimentSummary {
   double submitted_unix_time = 0;
   double ended_unix_time = 0;  // 0 while not ended
   std::string error;           // why it is in kError
+  bool archived = false;       // minor 4
 
   friend bool operator==(const ExperimentSummary&, const ExperimentSummary&) = default;
 };
@@ -267,6 +314,43 @@ struct TrialLogs {
   friend bool operator==(const TrialLogs&, const TrialLogs&) = default;
 };
 
+// One checkpoint kept in storage (minor 4).
+struct CheckpointRow {
+  std::string checkpoint_id;
+  uint64_t experiment_id = 0;
+  uint64_t trial_id = 0;
+  uint64_t batches = 0;  // batches trained when it was taken
+  bool has_metric = false;
+  double metric = 0;   // the searcher metric validated after the same batches, if has_metric
+  std::string path;    // its folder, as the orchestrator's host sees it
+  uint64_t bytes = 0;  // its files' size together
+  friend bool operator==(const CheckpointRow&, const CheckpointRow&) = default;
+};
+
+struct CheckpointListing {
+  std::vector<CheckpointRow> checkpoints;  // by trial, then batches, ascending
+  friend bool operator==(const CheckpointListing&, const CheckpointListing&) = default;
+};
+
+// One validation of a trial (minor 4).
+struct ValidationRow {
+  uint64_t batches = 0;
+  std::vector<NamedValue> metrics;
+  friend bool operator==(const ValidationRow&, const ValidationRow&) = default;
+};
+
+// One trial, with every validation it reported and its checkpoints (minor 4).
+struct TrialDescription {
+  uint64_t experiment_id = 0;
+  std::string experiment_name;
+  std::string searcher_metric;
+  bool smaller_is_better = true;
+  TrialSummary trial;
+  std::vector<ValidationRow> validations;  // ascending batches
+  std::vector<CheckpointRow> checkpoints;  // ascending batches
+  friend bool operator==(const TrialDescription&, const TrialDescription&) = default;
+};
+
 // The request named by the header's correlation_id was carried out.
 struct ClientAck {
   friend bool operator==(const ClientAck&, const ClientAck&) = default;
@@ -280,10 +364,13 @@ struct ClientError {
   friend bool operator==(const ClientError&, const ClientError&) = default;
 };
 
+// In the schema union's order; the members from ChangeExperiment on came with minor 4.
 using ClientMessage =
     std::variant<SubmitExperiment, ListExperiments, DescribeExperiment, KillExperiment, ListTasks,
                  ListAgents, TrialLogsRequest, ExperimentSubmitted, ExperimentList,
-                 ExperimentDescription, TaskListing, AgentTable, TrialLogs, ClientAck, ClientError>;
+                 ExperimentDescription, TaskListing, AgentTable, TrialLogs, ClientAck, ClientError,
+                 ChangeExperiment, KillTrial, DescribeTrial, ListCheckpoints, TrialDescription,
+                 CheckpointListing>;
 
 struct DecodedClient {
   ClientVersion version;  // the sender's protocol version
@@ -302,6 +389,10 @@ std::string EncodeClientMessage(const ClientHeader& header, const ClientMessage&
 // whatever the bytes.
 absl::StatusOr<DecodedClient> DecodeClientMessage(absl::string_view bytes);
 
+// `reply` as a client of protocol minor `minor` can read it: an experiment state that minor does
+// not know (kPaused before minor 4) is given as kActive. Other replies pass unchanged.
+void AdaptReplyForClientMinor(uint16_t minor, ClientMessage& reply);
+
 // Whether the message is a request (client -> orchestrator).
 bool IsClientRequest(const ClientMessage& message);
 
@@ -310,6 +401,8 @@ absl::string_view ClientMessageName(const ClientMessage& message);
 
 // Lower-case words for the CLI: "active", "completed", ... ; "queued", "running", ...
 absl::string_view ExperimentStateName(ExperimentState state);
+// "pause", "activate", "archive", "unarchive", "delete".
+absl::string_view ExperimentChangeName(ExperimentChangeKind change);
 absl::string_view TrialStateName(TrialState state);
 absl::string_view TaskRowStateName(TaskRowState state);
 

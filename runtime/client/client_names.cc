@@ -21,7 +21,10 @@ constexpr MessageKind kMessageKinds[] = {
     {"ExperimentList", false},    {"ExperimentDescription", false},
     {"TaskListing", false},       {"AgentTable", false},
     {"TrialLogs", false},         {"ClientAck", false},
-    {"ClientError", false},
+    {"ClientError", false},       {"ChangeExperiment", true},
+    {"KillTrial", true},          {"DescribeTrial", true},
+    {"ListCheckpoints", true},    {"TrialDescription", false},
+    {"CheckpointListing", false},
 };
 static_assert(std::size(kMessageKinds) == std::variant_size_v<ClientMessage>);
 
@@ -47,8 +50,38 @@ absl::string_view ExperimentStateName(ExperimentState state) {
       return "stopped";
     case ExperimentState::kError:
       return "error";
+    case ExperimentState::kPaused:
+      return "paused";
   }
   return "unknown";
+}
+
+absl::string_view ExperimentChangeName(ExperimentChangeKind change) {
+  switch (change) {
+    case ExperimentChangeKind::kPause:
+      return "pause";
+    case ExperimentChangeKind::kActivate:
+      return "activate";
+    case ExperimentChangeKind::kArchive:
+      return "archive";
+    case ExperimentChangeKind::kUnarchive:
+      return "unarchive";
+    case ExperimentChangeKind::kDelete:
+      return "delete";
+  }
+  return "unknown";
+}
+
+void AdaptReplyForClientMinor(uint16_t minor, ClientMessage& reply) {
+  if (minor >= 4) return;
+  auto adapt = [](ExperimentSummary& summary) {
+    if (summary.state == ExperimentState::kPaused) summary.state = ExperimentState::kActive;
+  };
+  if (auto* list = std::get_if<ExperimentList>(&reply)) {
+    for (ExperimentSummary& summary : list->experiments) adapt(summary);
+  } else if (auto* description = std::get_if<ExperimentDescription>(&reply)) {
+    adapt(description->summary);
+  }
 }
 
 absl::string_view TrialStateName(TrialState state) {

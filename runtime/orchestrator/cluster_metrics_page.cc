@@ -35,7 +35,7 @@ std::string ClusterMetricsPage(const Cluster& cluster, double now) {
   std::map<std::string, uint32_t> experiments;
   for (ExperimentState state :
        {ExperimentState::kActive, ExperimentState::kStopping, ExperimentState::kCompleted,
-        ExperimentState::kStopped, ExperimentState::kError}) {
+        ExperimentState::kStopped, ExperimentState::kError, ExperimentState::kPaused}) {
     experiments[std::string(ExperimentStateName(state))] = 0;
   }
   for (const auto& [id, experiment] : cluster.experiments) {

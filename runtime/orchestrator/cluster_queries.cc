@@ -28,6 +28,7 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
   summary.submitted_unix_time = experiment.submitted_unix;
   summary.ended_unix_time = experiment.ended_unix;
   summary.error = experiment.error;
+  summary.archived = experiment.record.archived;
   uint64_t batches_trained = 0;
   for (const auto& [request_id, trial_id] : experiment.trials) {
     const Trial& trial = *cluster.trials.at(trial_id);
@@ -49,6 +50,48 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
   return summary;
 }
 
+TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment,
+                            const Trial& trial) {
+  TrialSummary summary;
+  summary.trial_id = trial.id;
+  summary.request_id = trial.request_id;
+  summary.state = trial.state();
+  // A trial waiting for its paused experiment is paused, not queued.
+  if (experiment.state == ExperimentState::kPaused && summary.state == TrialState::kQueued) {
+    summary.state = TrialState::kPaused;
+  }
+  summary.hyperparameters_json = trial.hparams_json;
+  summary.batches_trained = trial.batches_trained;
+  summary.target_batches = trial.target_batches;
+  summary.restarts = trial.restarts;
+  summary.task_id = trial.task_id;
+  for (const TrialRecord& record : experiment.record.trials) {
+    if (record.id != trial.id) continue;
+    if (record.latest_training) {
+      summary.latest_training = record.latest_training->metrics;
+      summary.latest_timings = record.latest_training->timings;
+      summary.records_per_second = record.latest_training->records_per_second;
+      summary.latest_gpus = record.latest_training->gpus;
+      summary.scaling_efficiency =
+          ScalingEfficiency(cluster, experiment, summary.records_per_second,
+                            &summary.baseline_experiment_id)
+              .value_or(0.0);
+    }
+    if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
+    // The record keeps the best validation (forgetting what a rewind trained again).
+    const std::optional<double> best =
+        record.best_validation ? experiment.record.SearcherMetricOf(*record.best_validation)
+                               : std::nullopt;
+    if (best && !std::isnan(*best)) {
+      summary.has_best_metric = true;
+      summary.best_metric = *best;
+    }
+  }
+  summary.latest_checkpoint_id = trial.latest_checkpoint_id;
+  summary.error = trial.error;
+  return summary;
+}
+
 ClientMessage DescribeExperimentReply(const Cluster& cluster, const DescribeExperiment& describe) {
   auto found = cluster.experiments.find(describe.experiment_id);
   if (found == cluster.experiments.end()) {
@@ -62,51 +105,19 @@ ClientMessage DescribeExperimentReply(const Cluster& cluster, const DescribeExpe
   description.searcher_metric = experiment.config.searcher.metric;
   description.smaller_is_better = experiment.config.searcher.smaller_is_better;
   for (const auto& [request_id, trial_id] : experiment.trials) {
-    const Trial& trial = *cluster.trials.at(trial_id);
-    TrialSummary summary;
-    summary.trial_id = trial.id;
-    summary.request_id = trial.request_id;
-    summary.state = trial.state();
-    summary.hyperparameters_json = trial.hparams_json;
-    summary.batches_trained = trial.batches_trained;
-    summary.target_batches = trial.target_batches;
-    summary.restarts = trial.restarts;
-    summary.task_id = trial.task_id;
-    for (const TrialRecord& record : experiment.record.trials) {
-      if (record.id != trial.id) continue;
-      if (record.latest_training) {
-        summary.latest_training = record.latest_training->metrics;
-        summary.latest_timings = record.latest_training->timings;
-        summary.records_per_second = record.latest_training->records_per_second;
-        summary.latest_gpus = record.latest_training->gpus;
-        summary.scaling_efficiency =
-            ScalingEfficiency(cluster, experiment, summary.records_per_second,
-                              &summary.baseline_experiment_id)
-                .value_or(0.0);
-      }
-      if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
-      // The record keeps the best validation (forgetting what a rewind trained again).
-      const std::optional<double> best =
-          record.best_validation ? experiment.record.SearcherMetricOf(*record.best_validation)
-                                 : std::nullopt;
-      if (best && !std::isnan(*best)) {
-        summary.has_best_metric = true;
-        summary.best_metric = *best;
-      }
-    }
-    summary.latest_checkpoint_id = trial.latest_checkpoint_id;
-    summary.error = trial.error;
-    description.trials.push_back(std::move(summary));
+    description.trials.push_back(SummarizeTrial(cluster, experiment, *cluster.trials.at(trial_id)));
   }
   std::sort(description.trials.begin(), description.trials.end(),
             [](const TrialSummary& a, const TrialSummary& b) { return a.trial_id < b.trial_id; });
   return description;
 }
 
-ExperimentList ListExperimentsReply(const Cluster& cluster) {
+ExperimentList ListExperimentsReply(const Cluster& cluster, const ListExperiments& request) {
   ExperimentList list;
-  for (const auto& [id, experiment] : cluster.experiments)
+  for (const auto& [id, experiment] : cluster.experiments) {
+    if (experiment->record.archived && !request.include_archived) continue;
     list.experiments.push_back(SummarizeExperiment(cluster, *experiment));
+  }
   return list;
 }
 

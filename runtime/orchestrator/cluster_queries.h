@@ -1,5 +1,6 @@
 // What the orchestrator answers without changing anything: the client protocol's read-only
-// requests (describe, the experiment, task and agent lists, a trial's logs), the scaling
+// requests (describe, the experiment, task, agent and checkpoint lists, a trial's description and
+// logs), the scaling
 // comparison with a 1-slot experiment, and the Prometheus page, each a function of the Cluster
 // (orchestrator_state.h), so each is tested on a cluster built by hand.
 //
@@ -27,7 +28,22 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
 // and scaling efficiency), or ClientError kNotFound for an unknown id.
 ClientMessage DescribeExperimentReply(const Cluster& cluster, const DescribeExperiment& request);
 
-ExperimentList ListExperimentsReply(const Cluster& cluster);
+// The trial's row: state (queued trials of a paused experiment show as paused), progress, latest
+// metrics, best searcher metric and scaling efficiency.
+TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment,
+                            const Trial& trial);
+
+// Every experiment, archived ones only when the request includes them.
+ExperimentList ListExperimentsReply(const Cluster& cluster, const ListExperiments& request);
+
+// TrialDescription: the trial's summary, every validation in its metrics.jsonl and its
+// checkpoints; ClientError kNotFound for an unknown trial (trial_queries.cc).
+ClientMessage DescribeTrialReply(const Cluster& cluster, const DescribeTrial& request);
+
+// The checkpoints kept of an experiment's trials, or of one trial, each with its folder and size
+// (read from its experiment's storage); ClientError kNotFound for an unknown experiment or trial
+// (trial_queries.cc).
+ClientMessage ListCheckpointsReply(const Cluster& cluster, const ListCheckpoints& request);
 
 // Every task, queued ones with the reason they wait.
 TaskListing ListTasksReply(const Cluster& cluster);

@@ -40,7 +40,8 @@ void Orchestrator::RecoverExperiments() {
       continue;
     }
     const uint64_t id = stored->id;
-    if (stored->record.state != RunState::kActive) {
+    const bool paused = stored->record.state == RunState::kPaused;
+    if (stored->record.state != RunState::kActive && !paused) {
       AddEndedExperiment(*std::move(stored));
       continue;
     }
@@ -58,6 +59,7 @@ void Orchestrator::RecoverExperiments() {
     admission.config = std::move(stored->config);
     admission.folder = std::move(stored->folder);
     admission.resume = true;
+    admission.paused = paused;
     const std::string path = admission.folder->path();
     const ClientMessage reply = Admit(std::move(admission));
     if (const auto* refused = std::get_if<ClientError>(&reply)) {
@@ -65,9 +67,11 @@ void Orchestrator::RecoverExperiments() {
                           " is not loaded: ", refused->message));
       continue;
     }
-    Notice(absl::StrCat("experiment ", id,
-                        " was active when the orchestrator stopped: it continues, each trial from "
-                        "its latest checkpoint"));
+    Notice(paused ? absl::StrCat("experiment ", id, " is paused: `cohort experiment activate ", id,
+                                 "` continues it, each trial from its latest checkpoint")
+                  : absl::StrCat("experiment ", id,
+                                 " was active when the orchestrator stopped: it continues, each "
+                                 "trial from its latest checkpoint"));
   }
 }
 
@@ -92,6 +96,7 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
   experiment->submitted_unix = stored.submitted_unix;
   experiment->ended_unix = stored.saved_unix;
   experiment->folder = std::move(stored.folder);
+  experiment->checkpoint_root = DefaultCheckpointRoot(experiment->config, id);
   experiment->searcher_done = true;
   uint64_t request_id = 0;
   for (const TrialRecord& recorded : stored.record.trials) {
@@ -147,10 +152,7 @@ const ExperimentRecord* Orchestrator::RecordOf(uint64_t experiment_id) const {
 bool Orchestrator::Idle() const {
   if (!cluster_->tasks.empty() || timelines_.busy()) return false;
   for (const auto& [id, experiment] : cluster_->experiments) {
-    if (experiment->state == ExperimentState::kActive ||
-        experiment->state == ExperimentState::kStopping) {
-      return false;
-    }
+    if (!experiment->Ended()) return false;
   }
   return true;
 }

@@ -181,11 +181,22 @@ class Orchestrator {
     std::optional<RunFolder> folder;  // default: a new run folder under the state dir
     std::string checkpoint_root;      // default: <storage root>/experiment-<id>
     bool resume = false;              // see LocalSubmission::resume
+    bool paused = false;              // admitted paused: no trial trains until activated
     std::deque<uint64_t> trial_ids;   // ids for its first trials, in creation order (recovery)
   };
   // Validates and adds an experiment.
   ClientMessage Admit(Admission admission);
   ClientMessage Kill(const KillExperiment& kill);
+  // ChangeExperiment's changes (orchestrator_changes.cc).
+  ClientMessage Change(const ChangeExperiment& change);
+  ClientMessage Pause(Experiment& experiment);
+  ClientMessage Activate(Experiment& experiment);
+  ClientMessage Archive(Experiment& experiment, bool archived);
+  ClientMessage Delete(Experiment& experiment);
+  ClientMessage KillOneTrial(const KillTrial& kill);
+  // The storage root of experiment `id` under `config` when none was given: checkpoint_storage's
+  // host_path (and storage_path), else the orchestrator's root, then experiment-<id>.
+  std::string DefaultCheckpointRoot(const ExperimentConfig& config, uint64_t id) const;
 
   // ---- agents
   void OnHello(const std::string& agent_id, uint64_t message_id, const AgentHello& hello);

@@ -33,13 +33,21 @@ ClientMessage Orchestrator::OnClientRequest(const ClientMessage& request) {
         } else if constexpr (std::is_same_v<T, DescribeExperiment>) {
           return orchestration::DescribeExperimentReply(*cluster_, r);
         } else if constexpr (std::is_same_v<T, ListExperiments>) {
-          return orchestration::ListExperimentsReply(*cluster_);
+          return orchestration::ListExperimentsReply(*cluster_, r);
         } else if constexpr (std::is_same_v<T, ListTasks>) {
           return orchestration::ListTasksReply(*cluster_);
         } else if constexpr (std::is_same_v<T, ListAgents>) {
           return orchestration::ListAgentsReply(*cluster_);
         } else if constexpr (std::is_same_v<T, TrialLogsRequest>) {
           return orchestration::TrialLogsReply(*cluster_, r);
+        } else if constexpr (std::is_same_v<T, ChangeExperiment>) {
+          return Change(r);
+        } else if constexpr (std::is_same_v<T, KillTrial>) {
+          return KillOneTrial(r);
+        } else if constexpr (std::is_same_v<T, DescribeTrial>) {
+          return orchestration::DescribeTrialReply(*cluster_, r);
+        } else if constexpr (std::is_same_v<T, ListCheckpoints>) {
+          return orchestration::ListCheckpointsReply(*cluster_, r);
         } else {
           return ClientAck{};  // unreachable: every request is listed above
         }
@@ -136,13 +144,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     }
     folder = *std::move(created);
   }
-  if (checkpoint_root.empty()) {
-    const CheckpointStorageConfig& storage = config.checkpoint_storage;
-    std::filesystem::path root(storage.host_path.empty() ? options_.checkpoint_root
-                                                         : storage.host_path);
-    if (!storage.host_path.empty() && !storage.storage_path.empty()) root /= storage.storage_path;
-    checkpoint_root = (root / absl::StrCat("experiment-", id)).string();
-  }
+  if (checkpoint_root.empty()) checkpoint_root = DefaultCheckpointRoot(config, id);
   absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(config);
   absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(config, *max_batches);
   next_experiment_id_ = std::max(next_experiment_id_, id + 1);
@@ -157,6 +159,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   experiment->record = ExperimentRecord::For(experiment->config);
   experiment->checkpoint_root = std::move(checkpoint_root);
   experiment->resume = admission.resume;
+  if (admission.paused) experiment->state = ExperimentState::kPaused;
   experiment->recorded_trial_ids = std::move(admission.trial_ids);
   Experiment& added = *cluster_->experiments.emplace(id, std::move(experiment)).first->second;
   Event(absl::StrCat("experiment ", id, " (", added.config.name,
@@ -168,6 +171,14 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   return submitted;
 }
 
+std::string Orchestrator::DefaultCheckpointRoot(const ExperimentConfig& config, uint64_t id) const {
+  const CheckpointStorageConfig& storage = config.checkpoint_storage;
+  std::filesystem::path root(storage.host_path.empty() ? options_.checkpoint_root
+                                                       : storage.host_path);
+  if (!storage.host_path.empty() && !storage.storage_path.empty()) root /= storage.storage_path;
+  return (root / absl::StrCat("experiment-", id)).string();
+}
+
 ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
   auto found = cluster_->experiments.find(kill.experiment_id);
   if (found == cluster_->experiments.end()) {
@@ -175,7 +186,7 @@ ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
                        absl::StrCat("no experiment ", kill.experiment_id)};
   }
   Experiment& experiment = *found->second;
-  if (experiment.state != ExperimentState::kActive) return ClientAck{};
+  if (!experiment.Going()) return ClientAck{};
   experiment.state = ExperimentState::kStopping;
   Event(absl::StrCat("experiment ", experiment.id, ": killed; stopping its trials"));
   for (const auto& [request_id, trial_id] : experiment.trials) {

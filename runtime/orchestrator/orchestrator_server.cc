@@ -340,7 +340,8 @@ void OrchestratorServer::ServeClient(const zmq::message_t& identity,
               absl::StrCat(ClientMessageName(request->message), " is a reply, not a request")});
     return;
   }
-  const ClientMessage reply = orchestrator_->OnClientRequest(request->message);
+  ClientMessage reply = orchestrator_->OnClientRequest(request->message);
+  AdaptReplyForClientMinor(request->version.minor, reply);
   if (security_->clients_use_curve()) {
     const std::optional<std::string> action =
         ClientActionLine(security_->ClientName(payload), request->message, reply);

@@ -73,6 +73,15 @@ struct Experiment {
   std::deque<uint64_t> recorded_trial_ids;  // ids its next trials take (a recovered experiment)
   bool dirty = false;                       // record changed since the last Save
   double last_save = 0;
+
+  // Not ended: active, or paused (its trials wait; its searcher still hears their ends).
+  bool Going() const {
+    return state == ExperimentState::kActive || state == ExperimentState::kPaused;
+  }
+  bool Ended() const {
+    return state == ExperimentState::kCompleted || state == ExperimentState::kStopped ||
+           state == ExperimentState::kError;
+  }
 };
 
 struct Trial {

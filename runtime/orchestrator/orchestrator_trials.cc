@@ -245,6 +245,7 @@ void Orchestrator::Finish(Task& task) {
       NextForTrial(ending, {.experiment_stopping = trial.lifecycle.stopping() ||
                                                    experiment.state == ExperimentState::kStopping,
                             .closed = trial.lifecycle.closing(),
+                            .pausing = trial.lifecycle.pausing() && !trial.segment_metric,
                             .restarts = trial.restarts,
                             .max_restarts = experiment.config.max_restarts});
   trial.lifecycle.TaskEnded(decision);
@@ -253,6 +254,15 @@ void Orchestrator::Finish(Task& task) {
   switch (decision.next) {
     case TrialNext::kEnd:
       EndTrial(trial, decision.end_state, "");
+      // A trial killed on its own: its searcher goes on without it.
+      if (decision.end_state == TrialState::kStopped && experiment.Going()) {
+        Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
+      }
+      break;
+    case TrialNext::kPause:
+      RewindTrial(experiment, trial);
+      Event(absl::StrCat("trial ", trial.id, ": paused; it goes on from ", from,
+                         " when its experiment is activated"));
       break;
     case TrialNext::kPlaceAgain:
       // Not the trial's fault: trained again from its latest checkpoint without using a restart.
@@ -273,7 +283,7 @@ void Orchestrator::Finish(Task& task) {
       break;
     case TrialNext::kFail:
       EndTrial(trial, TrialState::kError, decision.reason);
-      if (experiment.state == ExperimentState::kActive) {
+      if (experiment.Going()) {
         Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
       }
       break;
@@ -293,7 +303,7 @@ void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
                         experiment.config.searcher.metric, "' at batch ", trial.target_batches,
                         "; the searcher ranks it worst"));
   }
-  if (experiment.state == ExperimentState::kActive) {
+  if (experiment.Going()) {
     Apply(experiment,
           experiment.searcher->OnValidation(trial.request_id, trial.target_batches, metric));
   }
@@ -348,16 +358,13 @@ void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view er
 }
 
 void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
-  if (experiment.state != ExperimentState::kActive &&
-      experiment.state != ExperimentState::kStopping) {
-    return;
-  }
+  if (!experiment.Going() && experiment.state != ExperimentState::kStopping) return;
   size_t completed = 0;
   size_t errored = 0;
   for (const auto& [request_id, trial_id] : experiment.trials) {
     const Trial& trial = *cluster_->trials.at(trial_id);
     if (trial.task_id != 0) return;
-    if (experiment.state == ExperimentState::kActive && !trial.ended()) return;
+    if (experiment.Going() && !trial.ended()) return;
     completed += trial.state() == TrialState::kCompleted;
     errored += trial.state() == TrialState::kError;
   }

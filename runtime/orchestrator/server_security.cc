@@ -142,7 +142,11 @@ std::optional<std::string> ClientActionLine(absl::string_view client_name,
                                             const ClientMessage& reply) {
   const auto* submit = std::get_if<SubmitExperiment>(&request);
   const auto* kill = std::get_if<KillExperiment>(&request);
-  if (submit == nullptr && kill == nullptr) return std::nullopt;
+  const auto* change = std::get_if<ChangeExperiment>(&request);
+  const auto* kill_trial = std::get_if<KillTrial>(&request);
+  if (submit == nullptr && kill == nullptr && change == nullptr && kill_trial == nullptr) {
+    return std::nullopt;
+  }
   const std::string client = absl::StrCat("client '", client_name, "'");
   if (const auto* error = std::get_if<ClientError>(&reply)) {
     return absl::StrCat(client, " was refused ", ClientMessageName(request), ": ", error->message);
@@ -151,6 +155,11 @@ std::optional<std::string> ClientActionLine(absl::string_view client_name,
     return absl::StrCat(client, " submitted experiment ", submitted->experiment_id);
   }
   if (kill != nullptr) return absl::StrCat(client, " killed experiment ", kill->experiment_id);
+  if (change != nullptr) {
+    return absl::StrCat(client, " asked to ", ExperimentChangeName(change->change), " experiment ",
+                        change->experiment_id);
+  }
+  if (kill_trial != nullptr) return absl::StrCat(client, " killed trial ", kill_trial->trial_id);
   return absl::StrCat(client, " sent ", ClientMessageName(request), ", answered ",
                       ClientMessageName(reply));
 }

@@ -38,6 +38,14 @@ double ModifiedUnix(const std::string& path) {
   return ::stat(path.c_str(), &info) == 0 ? static_cast<double>(info.st_mtime) : 0;
 }
 
+// The id stored in file `name` under `root`, 0 when there is none.
+uint64_t StoredId(const std::string& root, const char* name) {
+  uint64_t stored = 0;
+  absl::StatusOr<std::string> text = ReadWholeFile(absl::StrCat(root, "/", name));
+  if (text.ok() && absl::SimpleAtoi(*text, &stored)) return stored;
+  return 0;
+}
+
 }  // namespace
 
 std::string StateDirectory::ExperimentPath(uint64_t id) const {
@@ -45,12 +53,13 @@ std::string StateDirectory::ExperimentPath(uint64_t id) const {
 }
 
 uint64_t StateDirectory::FirstFreeExperimentId() const {
-  return LargestNumericName(std::filesystem::path(root_) / "experiments") + 1;
+  return std::max(LargestNumericName(std::filesystem::path(root_) / "experiments") + 1,
+                  StoredId(root_, "next_experiment_id"));
 }
 
 uint64_t StateDirectory::FirstFreeTrialId() const {
   const std::filesystem::path experiments = std::filesystem::path(root_) / "experiments";
-  uint64_t first_free = 1;
+  uint64_t first_free = std::max<uint64_t>(1, StoredId(root_, "next_trial_id"));
   for (const uint64_t id : NumericNames(experiments)) {
     first_free =
         std::max(first_free, LargestNumericName(experiments / absl::StrCat(id) / "trials") + 1);
@@ -59,14 +68,36 @@ uint64_t StateDirectory::FirstFreeTrialId() const {
 }
 
 uint64_t StateDirectory::FirstFreeTaskId() const {
-  uint64_t next = 0;
-  absl::StatusOr<std::string> stored = ReadWholeFile(root_ + "/next_task_id");
-  if (stored.ok() && absl::SimpleAtoi(*stored, &next)) return std::max<uint64_t>(next, 1);
-  return 1;
+  return std::max<uint64_t>(StoredId(root_, "next_task_id"), 1);
 }
 
 absl::Status StateDirectory::StoreFirstFreeTaskId(uint64_t next) const {
   return WriteFileAtomically(root_ + "/next_task_id", absl::StrCat(next));
+}
+
+absl::Status StateDirectory::RemoveExperiment(uint64_t id, uint64_t next_experiment,
+                                              uint64_t next_trial) const {
+  if (absl::Status kept =
+          WriteFileAtomically(root_ + "/next_experiment_id", absl::StrCat(next_experiment));
+      !kept.ok()) {
+    return kept;
+  }
+  if (absl::Status kept = WriteFileAtomically(root_ + "/next_trial_id", absl::StrCat(next_trial));
+      !kept.ok()) {
+    return kept;
+  }
+  const std::string path = ExperimentPath(id);
+  const std::string doomed = absl::StrCat(root_, "/experiments/.deleted-", id);
+  std::error_code error;
+  std::filesystem::remove_all(doomed, error);  // an earlier attempt's leftover
+  std::filesystem::rename(path, doomed, error);
+  if (error)
+    return absl::InternalError(absl::StrCat("cannot remove ", path, ": ", error.message()));
+  std::filesystem::remove_all(doomed, error);
+  if (error) {
+    return absl::InternalError(absl::StrCat("cannot remove ", doomed, ": ", error.message()));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<absl::StatusOr<StoredExperiment>> StateDirectory::ReadExperiments() const {
@@ -121,6 +152,8 @@ RunState RunStateOf(ExperimentState state) {
       return RunState::kStopped;
     case ExperimentState::kError:
       return RunState::kError;
+    case ExperimentState::kPaused:
+      return RunState::kPaused;
     default:
       break;
   }

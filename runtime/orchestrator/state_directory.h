@@ -4,9 +4,11 @@
 //   <root>/experiments/<experiment id>/   each experiment's run folder (config.yaml as submitted,
 //                                         experiment.json, trials/<trial id>/...)
 //   <root>/next_task_id                   the first task id not yet used
+//   <root>/next_experiment_id, next_trial_id   the first ids not yet used, kept once an
+//                                         experiment is deleted (its folder no longer counts)
 //
 // Ids are never reused: a new orchestrator continues after every experiment, trial and task an
-// earlier one left (an agent may still run a task of the earlier one).
+// earlier one left (an agent may still run a task of the earlier one), deleted ones included.
 //
 //   StateDirectory state(options.state_dir);
 //   next_experiment_id = state.FirstFreeExperimentId();
@@ -53,6 +55,12 @@ class StateDirectory {
   uint64_t FirstFreeTaskId() const;
   // Keeps `next` as the first free task id.
   absl::Status StoreFirstFreeTaskId(uint64_t next) const;
+
+  // Removes experiment `id`'s run folder: first the first free experiment and trial ids are kept
+  // (`next_experiment`, `next_trial`), then the folder is renamed out of the experiments' names
+  // (so it is gone from ReadExperiments at once, whatever happens next) and removed. Errors name
+  // the path and the system's reason; on one, what was not yet renamed is left as it was.
+  absl::Status RemoveExperiment(uint64_t id, uint64_t next_experiment, uint64_t next_trial) const;
 
   // Every experiment folder, in id order: read back, or an error naming the experiment, its
   // folder and why it cannot be loaded.

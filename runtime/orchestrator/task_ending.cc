@@ -46,7 +46,7 @@ TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial)
     return decision;
   }
   if (!ending.failed) {
-    decision.next = TrialNext::kSegmentDone;
+    decision.next = trial.pausing ? TrialNext::kPause : TrialNext::kSegmentDone;
     return decision;
   }
   decision.reason = ending.failure.empty() ? "a worker failed" : ending.failure;

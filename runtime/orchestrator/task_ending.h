@@ -70,6 +70,8 @@ TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFla
 struct TrialStanding {
   bool experiment_stopping = false;  // its experiment was killed
   bool closed = false;               // the searcher closed it
+  // Its experiment was paused and the task was asked to stop before it validated its target.
+  bool pausing = false;
   uint32_t restarts = 0;             // restarts used so far
   uint32_t max_restarts = 0;
 };
@@ -79,6 +81,8 @@ enum class TrialNext {
                  // stopping (kStopped), however the task ended
   kPlaceAgain,   // not its fault (an agent lost or stopping): again from its latest checkpoint,
                  // using no restart; `reason` says what happened
+  kPause,        // stopped for its experiment's pause, nothing failed: it goes on from its latest
+                 // checkpoint when the experiment is activated, using no restart
   kSegmentDone,  // trained to its target: the validation goes to the searcher
   kRestart,      // failed, and may restart: again from its latest checkpoint; `reason` is why
   kFail,         // failed for good; `reason` is why

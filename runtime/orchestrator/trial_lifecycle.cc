@@ -12,6 +12,8 @@ const char* TrialStageName(TrialStage stage) {
       return "queued";
     case TrialStage::kRunning:
       return "running";
+    case TrialStage::kPausing:
+      return "pausing";
     case TrialStage::kClosing:
       return "closing";
     case TrialStage::kStopping:
@@ -34,6 +36,7 @@ TrialState TrialLifecycle::state() const {
     case TrialStage::kQueued:
       return TrialState::kQueued;
     case TrialStage::kRunning:
+    case TrialStage::kPausing:
     case TrialStage::kClosing:
     case TrialStage::kStopping:
       return TrialState::kRunning;
@@ -79,6 +82,7 @@ bool TrialLifecycle::TaskEnded(const TrialDecision& decision) {
       stage_ = TrialStage::kStopped;
       return true;
     case TrialStage::kRunning:
+    case TrialStage::kPausing:
       break;
     default:
       return false;
@@ -89,6 +93,7 @@ bool TrialLifecycle::TaskEnded(const TrialDecision& decision) {
       return true;
     case TrialNext::kRestart:
     case TrialNext::kPlaceAgain:
+    case TrialNext::kPause:
       stage_ = TrialStage::kWaiting;
       return true;
     case TrialNext::kEnd:
@@ -99,6 +104,19 @@ bool TrialLifecycle::TaskEnded(const TrialDecision& decision) {
   return false;
 }
 
+bool TrialLifecycle::Pause() {
+  switch (stage_) {
+    case TrialStage::kQueued:
+      stage_ = TrialStage::kWaiting;
+      return true;
+    case TrialStage::kRunning:
+      stage_ = TrialStage::kPausing;
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool TrialLifecycle::Close() {
   switch (stage_) {
     case TrialStage::kIdle:
@@ -107,6 +125,7 @@ bool TrialLifecycle::Close() {
       stage_ = TrialStage::kCompleted;
       return true;
     case TrialStage::kRunning:
+    case TrialStage::kPausing:
     case TrialStage::kStopping:
       stage_ = TrialStage::kClosing;
       return true;
@@ -123,6 +142,7 @@ bool TrialLifecycle::Stop() {
       stage_ = TrialStage::kStopped;
       return true;
     case TrialStage::kRunning:
+    case TrialStage::kPausing:
       stage_ = TrialStage::kStopping;
       return true;
     default:

@@ -10,6 +10,9 @@
 //     +-------------------------- TaskEnded(kSegmentDone) -------------+  |
 //                                                       Close: kClosing   | Stop: kStopping
 //
+// Pause (its experiment was paused) sends a queued trial back to kWaiting (its experiment creates
+// no task while paused); one with a placed task goes to kPausing, and its task's end decides as
+// from kRunning (TrialNext::kPause: back to kWaiting, to go on from its latest checkpoint).
 // Close (the searcher is done with the trial) completes a trial without a placed task at once;
 // one with a placed task goes to kClosing and completes when that task ends, whatever its end.
 // Stop (its experiment was killed) stops a trial without a placed task at once; one with a placed
@@ -33,6 +36,7 @@ enum class TrialStage : uint8_t {
   kWaiting,    // has training to do and no task: one is created within max_concurrent_trials
   kQueued,     // its task waits for slots
   kRunning,    // its task is placed on agents
+  kPausing,    // its experiment was paused while its task is placed: waits when the task ends
   kClosing,    // closed by the searcher while its task is placed: completes when it ends
   kStopping,   // its experiment was killed while its task is placed: stops when it ends
   kCompleted,  // ended: closed by the searcher
@@ -46,8 +50,8 @@ const char* TrialStageName(TrialStage stage);
 class TrialLifecycle {
  public:
   TrialStage stage() const { return stage_; }
-  // As clients see it: QUEUED while waiting or queued, RUNNING while a task is placed (closing
-  // and stopping included), PAUSED when idle, and the end.
+  // As clients see it: QUEUED while waiting or queued, RUNNING while a task is placed (pausing,
+  // closing and stopping included), PAUSED when idle, and the end.
   TrialState state() const;
   bool ended() const;
   // It has training to do and no task (kWaiting).
@@ -55,6 +59,7 @@ class TrialLifecycle {
   // Whether its task's end ends it: the searcher closed it, or its experiment was killed.
   bool closing() const { return stage_ == TrialStage::kClosing; }
   bool stopping() const { return stage_ == TrialStage::kStopping; }
+  bool pausing() const { return stage_ == TrialStage::kPausing; }
 
   // A TrainTrial: kIdle -> kWaiting. (kWaiting stays: the newer target counts.)
   bool Train();
@@ -63,15 +68,18 @@ class TrialLifecycle {
   // Its task was placed: kQueued -> kRunning.
   bool TaskLaunched();
   // Its placed task ended on every agent and `decision` (NextForTrial) says what next. From
-  // kRunning: kSegmentDone -> kIdle; kRestart, kPlaceAgain -> kWaiting; kEnd -> its end_state;
-  // kFail -> kError. From kClosing -> kCompleted, from kStopping -> kStopped, whatever the
-  // decision.
+  // kRunning and kPausing: kSegmentDone -> kIdle; kRestart, kPlaceAgain, kPause -> kWaiting;
+  // kEnd -> its end_state; kFail -> kError. From kClosing -> kCompleted, from kStopping ->
+  // kStopped, whatever the decision.
   bool TaskEnded(const TrialDecision& decision);
+  // Its experiment was paused: kQueued -> kWaiting (the caller drops the queued task); kRunning
+  // -> kPausing (the caller stops the task).
+  bool Pause();
   // The searcher closed it: kIdle, kWaiting, kQueued -> kCompleted (the caller drops a queued
-  // task); kRunning, kStopping -> kClosing (the caller stops the task).
+  // task); kRunning, kPausing, kStopping -> kClosing (the caller stops the task).
   bool Close();
-  // Its experiment was killed: kIdle, kWaiting, kQueued -> kStopped (the caller drops a queued
-  // task); kRunning -> kStopping (the caller stops the task).
+  // Its experiment or the trial itself was killed: kIdle, kWaiting, kQueued -> kStopped (the
+  // caller drops a queued task); kRunning, kPausing -> kStopping (the caller stops the task).
   bool Stop();
   // Ends it in `end` (kCompleted, kStopped or kError) from any stage that is not an end.
   bool End(TrialState end);

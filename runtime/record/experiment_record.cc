@@ -112,6 +112,8 @@ const char* RunStateName(RunState state) {
       return "STOPPED";
     case RunState::kError:
       return "ERROR";
+    case RunState::kPaused:
+      return "PAUSED";
   }
   return "UNKNOWN";
 }
@@ -196,6 +198,7 @@ std::string ExperimentRecord::ToJson() const {
   json.Field("smaller_is_better", smaller_is_better);
   json.Field("experiment_seed", experiment_seed);
   json.Field("config_fingerprint", fingerprint);
+  json.Field("archived", archived);
   json.Key("trials");
   json.BeginArray();
   for (const TrialRecord& t : trials) {

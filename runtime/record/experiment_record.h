@@ -23,8 +23,9 @@
 
 namespace cohort {
 
-enum class RunState { kActive, kCompleted, kStopped, kError };
-// "ACTIVE", "COMPLETED", "STOPPED", "ERROR" (Determined's words).
+// kPaused: an experiment a user paused (`cohort experiment pause`); it goes on when activated.
+enum class RunState { kActive, kCompleted, kStopped, kError, kPaused };
+// "ACTIVE", "COMPLETED", "STOPPED", "ERROR", "PAUSED" (Determined's words).
 const char* RunStateName(RunState state);
 
 struct CheckpointEntry {
@@ -57,6 +58,7 @@ struct ExperimentRecord {
   std::string fingerprint;
   std::string hyperparameters_json;  // the single searcher's trial's, as a JSON object
   std::vector<TrialRecord> trials;
+  bool archived = false;  // left out of `cohort experiment list` unless --all
 
   static ExperimentRecord For(const ExperimentConfig& config);
 

@@ -24,8 +24,8 @@ const YAML::Node Required(const YAML::Node& node, const char* key) {
 
 RunState StateOf(const YAML::Node& node) {
   const std::string state = node.as<std::string>();
-  for (RunState candidate :
-       {RunState::kActive, RunState::kCompleted, RunState::kStopped, RunState::kError}) {
+  for (RunState candidate : {RunState::kActive, RunState::kCompleted, RunState::kStopped,
+                             RunState::kError, RunState::kPaused}) {
     if (state == RunStateName(candidate)) return candidate;
   }
   throw BadField{absl::StrCat("unknown state '", state, "'")};
@@ -107,6 +107,8 @@ absl::StatusOr<ExperimentRecord> ReadExperimentRecord(const std::string& path) {
     record.smaller_is_better = Required(root, "smaller_is_better").as<bool>();
     record.experiment_seed = Required(root, "experiment_seed").as<uint64_t>();
     record.fingerprint = Required(root, "config_fingerprint").as<std::string>();
+    // Optional: records written before experiments could be archived have none.
+    if (root.IsMap() && root["archived"]) record.archived = root["archived"].as<bool>();
     for (const YAML::Node& trial : Required(root, "trials")) {
       record.trials.push_back(ReadTrial(trial));
     }

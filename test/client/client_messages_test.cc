@@ -46,7 +46,12 @@ ExperimentSummary FullSummary() {
           1,
           1.7e9 + 0.25,
           1.7e9 + 3600.5,
-          kAwkwardText};
+          kAwkwardText,
+          true};
+}
+
+CheckpointRow FullCheckpoint() {
+  return {"trial-3-batch-1200", kMaxU64, 3, kMaxU64, true, -0.125, kAwkwardText, kMaxU64};
 }
 
 TrialSummary FullTrial() {
@@ -76,7 +81,7 @@ TrialSummary FullTrial() {
 std::vector<ClientMessage> EveryMessageFullySet() {
   return {
       SubmitExperiment{"name: mnist\nentrypoint: /opt/plugins/libmlp.so\n" + kAwkwardText},
-      ListExperiments{},
+      ListExperiments{true},
       DescribeExperiment{kMaxU64},
       KillExperiment{7},
       ListTasks{},
@@ -104,6 +109,18 @@ std::vector<ClientMessage> EveryMessageFullySet() {
       ClientAck{},
       ClientError{ClientErrorCode::kUnschedulable,
                   "slots_per_trial 16 exceeds the largest agent (8 slots)"},
+      ChangeExperiment{kMaxU64, ExperimentChangeKind::kDelete},
+      KillTrial{kMaxU64},
+      DescribeTrial{kMaxU64},
+      ListCheckpoints{kMaxU64, kMaxU64 - 1},
+      TrialDescription{kMaxU64,
+                       kAwkwardText,
+                       "validation_loss",
+                       false,
+                       FullTrial(),
+                       {{100, {{"validation_loss", 0.5}, {"accuracy", -0.0}}}, {kMaxU64, {}}},
+                       {FullCheckpoint(), {"trial-3-batch-5", 7, 3, 5, false, 0, "", 0}}},
+      CheckpointListing{{FullCheckpoint(), {"trial-4-batch-1", 1, 4, 1, false, 0, "/x", 12}}},
   };
 }
 
@@ -308,10 +325,16 @@ TEST(ClientMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   {
     FlatBufferBuilder builder;
     auto summary =
-        wire::CreateExperimentSummary(builder, 1, 0, static_cast<wire::ExperimentState>(5));
+        wire::CreateExperimentSummary(builder, 1, 0, static_cast<wire::ExperimentState>(6));
     auto list = wire::CreateExperimentList(builder, builder.CreateVector(&summary, 1));
     ExpectInvalid(Envelope(builder, 1, 0, wire::ClientMessage::ExperimentList, list.Union()),
-                  "ExperimentList: unknown experiment state 5");
+                  "ExperimentList: unknown experiment state 6");
+  }
+  {
+    FlatBufferBuilder builder;
+    auto change = wire::CreateChangeExperiment(builder, 1, static_cast<wire::ExperimentChange>(5));
+    ExpectInvalid(Envelope(builder, 1, 0, wire::ClientMessage::ChangeExperiment, change.Union()),
+                  "ChangeExperiment: unknown experiment change 5");
   }
   {
     FlatBufferBuilder builder;
@@ -423,8 +446,9 @@ TEST(ClientMessagesTest, RefusesAMessageIdOfZeroAndAnEmptySender) {
 }
 
 TEST(ClientMessagesTest, IsClientRequestForEveryRequestAndNoReply) {
-  const std::vector<bool> expected = {true,  true,  true,  true,  true,  true,  true, false,
-                                      false, false, false, false, false, false, false};
+  const std::vector<bool> expected = {true,  true,  true,  true,  true,  true,  true,
+                                      false, false, false, false, false, false, false,
+                                      false, true,  true,  true,  true,  false, false};
   const std::vector<ClientMessage> messages = EveryMessageFullySet();
   ASSERT_EQ(messages.size(), expected.size());
   for (size_t i = 0; i < messages.size(); ++i) {
@@ -446,6 +470,12 @@ TEST(ClientMessagesTest, NamesEveryState) {
   EXPECT_EQ(ExperimentStateName(ExperimentState::kCompleted), "completed");
   EXPECT_EQ(ExperimentStateName(ExperimentState::kStopped), "stopped");
   EXPECT_EQ(ExperimentStateName(ExperimentState::kError), "error");
+  EXPECT_EQ(ExperimentStateName(ExperimentState::kPaused), "paused");
+  EXPECT_EQ(ExperimentChangeName(ExperimentChangeKind::kPause), "pause");
+  EXPECT_EQ(ExperimentChangeName(ExperimentChangeKind::kActivate), "activate");
+  EXPECT_EQ(ExperimentChangeName(ExperimentChangeKind::kArchive), "archive");
+  EXPECT_EQ(ExperimentChangeName(ExperimentChangeKind::kUnarchive), "unarchive");
+  EXPECT_EQ(ExperimentChangeName(ExperimentChangeKind::kDelete), "delete");
   EXPECT_EQ(TrialStateName(TrialState::kQueued), "queued");
   EXPECT_EQ(TrialStateName(TrialState::kRunning), "running");
   EXPECT_EQ(TrialStateName(TrialState::kPaused), "paused");
@@ -456,6 +486,25 @@ TEST(ClientMessagesTest, NamesEveryState) {
   EXPECT_EQ(TaskRowStateName(TaskRowState::kStarting), "starting");
   EXPECT_EQ(TaskRowStateName(TaskRowState::kRunning), "running");
   EXPECT_EQ(TaskRowStateName(TaskRowState::kStopping), "stopping");
+}
+
+// A client of minor 3 does not know kPaused: it is told kActive, in lists and descriptions; a
+// client of minor 4 sees it as it is.
+TEST(ClientMessagesTest, AnOlderClientIsToldAPausedExperimentIsActive) {
+  ExperimentSummary paused = FullSummary();
+  paused.state = ExperimentState::kPaused;
+  ExperimentSummary stopped = FullSummary();
+  stopped.state = ExperimentState::kStopped;
+  ClientMessage list = ExperimentList{{paused, stopped}};
+  AdaptReplyForClientMinor(3, list);
+  EXPECT_EQ(std::get<ExperimentList>(list).experiments[0].state, ExperimentState::kActive);
+  EXPECT_EQ(std::get<ExperimentList>(list).experiments[1].state, ExperimentState::kStopped);
+  ClientMessage description = ExperimentDescription{paused, "", "", true, {}};
+  ClientMessage same = description;
+  AdaptReplyForClientMinor(4, same);
+  EXPECT_EQ(same, description);
+  AdaptReplyForClientMinor(3, description);
+  EXPECT_EQ(std::get<ExperimentDescription>(description).summary.state, ExperimentState::kActive);
 }
 
 // ---- bytes no honest peer would send

@@ -219,8 +219,24 @@ TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
   EXPECT_FALSE(read->trials[0].checkpoints[1].metric.has_value());
 
   EXPECT_TRUE(absl::IsNotFound(ReadExperimentRecord(folder.path() + "/none.json").status()));
-  ASSERT_TRUE(WriteFileAtomically(path, R"({"name":"x","state":"PAUSED"})").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, R"({"name":"x","state":"RESUMING"})").ok());
   EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr("state"));
+  // A paused, archived record reads back; one written before archiving existed is not archived.
+  record.state = RunState::kPaused;
+  record.archived = true;
+  ASSERT_TRUE(WriteFileAtomically(path, record.ToJson()).ok());
+  read = ReadExperimentRecord(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->state, RunState::kPaused);
+  EXPECT_TRUE(read->archived);
+  std::string older = record.ToJson();
+  const std::string archived_field = "\"archived\":true,";
+  ASSERT_NE(older.find(archived_field), std::string::npos) << older;
+  older.erase(older.find(archived_field), archived_field.size());
+  ASSERT_TRUE(WriteFileAtomically(path, older).ok());
+  read = ReadExperimentRecord(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->archived);
   ASSERT_TRUE(WriteFileAtomically(path, "[1, 2").ok());
   EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr(path));
 }

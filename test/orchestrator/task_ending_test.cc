@@ -119,6 +119,19 @@ TEST(TaskEndingTest, AStoppingExperimentOrAClosedTrialEndsIt) {
   EXPECT_EQ(decision.end_state, TrialState::kStopped);
 }
 
+// A task stopped for its experiment's pause waits to go on, using no restart; one that failed
+// meanwhile is a failure as any other.
+TEST(TaskEndingTest, APausedTaskThatStoppedCleanlyWaitsAndAFailedOneRestarts) {
+  TrialStanding pausing = Standing();
+  pausing.pausing = true;
+  pausing.max_restarts = 1;
+  const TaskEnding clean = EndingOf(Parts({{"a", Exit(0, 0)}}), Flags(true, /*stopping=*/true));
+  EXPECT_EQ(NextForTrial(clean, pausing).next, TrialNext::kPause);
+  const TaskEnding failed =
+      EndingOf(Parts({{"a", Exit(0, 1)}}), Flags(/*reached_running=*/true, true, false, "x"));
+  EXPECT_EQ(NextForTrial(failed, pausing).next, TrialNext::kRestart);
+}
+
 // A closed trial whose task failed before the stop reached it is not restarted: the searcher is
 // done with it (it would otherwise wait for training nobody asks for, and its experiment with it).
 TEST(TaskEndingTest, AClosedTrialWhoseTaskFailedCompletes) {

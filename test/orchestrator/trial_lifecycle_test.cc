@@ -12,9 +12,9 @@ namespace cohort {
 namespace {
 
 constexpr TrialStage kEveryStage[] = {
-    TrialStage::kIdle,      TrialStage::kWaiting, TrialStage::kQueued,
-    TrialStage::kRunning,   TrialStage::kClosing, TrialStage::kStopping,
-    TrialStage::kCompleted, TrialStage::kStopped, TrialStage::kError,
+    TrialStage::kIdle,    TrialStage::kWaiting, TrialStage::kQueued,   TrialStage::kRunning,
+    TrialStage::kPausing, TrialStage::kClosing, TrialStage::kStopping, TrialStage::kCompleted,
+    TrialStage::kStopped, TrialStage::kError,
 };
 
 // A lifecycle brought to `stage` through events alone.
@@ -37,6 +37,10 @@ TrialLifecycle At(TrialStage stage) {
       break;
     case TrialStage::kRunning:
       to_running();
+      break;
+    case TrialStage::kPausing:
+      to_running();
+      lifecycle.Pause();
       break;
     case TrialStage::kClosing:
       to_running();
@@ -76,42 +80,49 @@ struct Event {
 
 TEST(TrialLifecycleTest, EveryEventInEveryPhase) {
   const std::vector<Event> events = {
-      // from: idle, waiting, queued, running, closing, stopping, completed, stopped, error
+      // from: idle, waiting, queued, running, pausing, closing, stopping, completed, stopped,
+      // error
       {"Train",
        [](TrialLifecycle& l) { return l.Train(); },
-       {"waiting", "waiting", "", "", "", "", "", "", ""}},
+       {"waiting", "waiting", "", "", "", "", "", "", "", ""}},
       {"TaskCreated",
        [](TrialLifecycle& l) { return l.TaskCreated(); },
-       {"", "queued", "", "", "", "", "", "", ""}},
+       {"", "queued", "", "", "", "", "", "", "", ""}},
       {"TaskLaunched",
        [](TrialLifecycle& l) { return l.TaskLaunched(); },
-       {"", "", "running", "", "", "", "", "", ""}},
+       {"", "", "running", "", "", "", "", "", "", ""}},
       {"TaskEnded(segment done)",
        [](TrialLifecycle& l) { return l.TaskEnded(Decision(TrialNext::kSegmentDone)); },
-       {"", "", "", "idle", "completed", "stopped", "", "", ""}},
+       {"", "", "", "idle", "idle", "completed", "stopped", "", "", ""}},
       {"TaskEnded(restart)",
        [](TrialLifecycle& l) { return l.TaskEnded(Decision(TrialNext::kRestart)); },
-       {"", "", "", "waiting", "completed", "stopped", "", "", ""}},
+       {"", "", "", "waiting", "waiting", "completed", "stopped", "", "", ""}},
       {"TaskEnded(place again)",
        [](TrialLifecycle& l) { return l.TaskEnded(Decision(TrialNext::kPlaceAgain)); },
-       {"", "", "", "waiting", "completed", "stopped", "", "", ""}},
+       {"", "", "", "waiting", "waiting", "completed", "stopped", "", "", ""}},
+      {"TaskEnded(pause)",
+       [](TrialLifecycle& l) { return l.TaskEnded(Decision(TrialNext::kPause)); },
+       {"", "", "", "waiting", "waiting", "completed", "stopped", "", "", ""}},
       {"TaskEnded(end stopped)",
        [](TrialLifecycle& l) {
          return l.TaskEnded(Decision(TrialNext::kEnd, TrialState::kStopped));
        },
-       {"", "", "", "stopped", "completed", "stopped", "", "", ""}},
+       {"", "", "", "stopped", "stopped", "completed", "stopped", "", "", ""}},
       {"TaskEnded(fail)",
        [](TrialLifecycle& l) { return l.TaskEnded(Decision(TrialNext::kFail)); },
-       {"", "", "", "error", "completed", "stopped", "", "", ""}},
+       {"", "", "", "error", "error", "completed", "stopped", "", "", ""}},
+      {"Pause",
+       [](TrialLifecycle& l) { return l.Pause(); },
+       {"", "", "waiting", "pausing", "", "", "", "", "", ""}},
       {"Close",
        [](TrialLifecycle& l) { return l.Close(); },
-       {"completed", "completed", "completed", "closing", "", "closing", "", "", ""}},
+       {"completed", "completed", "completed", "closing", "closing", "", "closing", "", "", ""}},
       {"Stop",
        [](TrialLifecycle& l) { return l.Stop(); },
-       {"stopped", "stopped", "stopped", "stopping", "", "", "", "", ""}},
+       {"stopped", "stopped", "stopped", "stopping", "stopping", "", "", "", "", ""}},
       {"End(error)",
        [](TrialLifecycle& l) { return l.End(TrialState::kError); },
-       {"error", "error", "error", "error", "error", "error", "", "", ""}},
+       {"error", "error", "error", "error", "error", "error", "error", "", "", ""}},
   };
   for (const Event& event : events) {
     ASSERT_EQ(event.to.size(), std::size(kEveryStage)) << event.name;
@@ -131,13 +142,14 @@ TEST(TrialLifecycleTest, EveryEventInEveryPhase) {
 }
 
 TEST(TrialLifecycleTest, ClientsSeeQueuedRunningPausedOrTheEnd) {
-  const TrialState seen[] = {TrialState::kPaused,    TrialState::kQueued,  TrialState::kQueued,
-                             TrialState::kRunning,   TrialState::kRunning, TrialState::kRunning,
-                             TrialState::kCompleted, TrialState::kStopped, TrialState::kError};
+  const TrialState seen[] = {TrialState::kPaused,  TrialState::kQueued,    TrialState::kQueued,
+                             TrialState::kRunning, TrialState::kRunning,   TrialState::kRunning,
+                             TrialState::kRunning, TrialState::kCompleted, TrialState::kStopped,
+                             TrialState::kError};
   for (size_t i = 0; i < std::size(kEveryStage); ++i) {
     const TrialLifecycle lifecycle = At(kEveryStage[i]);
     EXPECT_EQ(lifecycle.state(), seen[i]) << TrialStageName(kEveryStage[i]);
-    EXPECT_EQ(lifecycle.ended(), i >= 6) << TrialStageName(kEveryStage[i]);
+    EXPECT_EQ(lifecycle.ended(), i >= 7) << TrialStageName(kEveryStage[i]);
     EXPECT_EQ(lifecycle.wants_task(), kEveryStage[i] == TrialStage::kWaiting);
   }
 }

@@ -35,10 +35,20 @@ def main():
     if not listed <= offered:
         fail(f"commands `cohort --help` lists but completion lacks: {sorted(listed - offered)}")
 
+    # Every subcommand a group's --help lists is offered after the group's name.
+    for group in ("experiment", "trial", "task", "checkpoint"):
+        text = subprocess.run([cohort, group, "--help"], capture_output=True, text=True).stdout
+        subcommands = set(re.findall(r"^  ([a-z]+) ", text, re.M))
+        got = set(complete(cohort, completion, [group, ""]))
+        if not subcommands or not subcommands <= got:
+            fail(f"`cohort {group} <TAB>`: --help lists {sorted(subcommands)}, completion offers "
+                 f"{sorted(got)}")
+
     cases = [
         (["exp"], ["experiment"]),
-        (["e", ""], ["describe", "kill", "list", "ls"]),
-        (["experiment", "d"], ["describe"]),
+        (["e", "d"], ["delete", "describe"]),
+        (["c", ""], ["export", "list", "ls"]),
+        (["experiment", "des"], ["describe"]),
         (["plugin", ""], ["check", "info"]),
     ]
     for words, expected in cases:
@@ -60,7 +70,8 @@ def main():
     with open(man_page, encoding="utf-8") as f:
         page = f.read()
     for needed in (".TH COHORT 1", ".SH COMMANDS", ".SS cohort run", ".SS cohort experiment list",
-                   ".SS cohort trial logs", "--set KEY=VALUE", "--json"):
+                   ".SS cohort trial logs", ".SS cohort experiment pause",
+                   ".SS cohort checkpoint export", "--set KEY=VALUE", "--json"):
         if needed not in page:
             fail(f"cohort.1 lacks '{needed}'")
     print(f"cohort.1: {page.count('.SS ')} command sections")

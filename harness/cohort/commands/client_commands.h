@@ -1,10 +1,12 @@
 // The client commands: what a user asks a running `cohort orchestrator` (docs/protocol.md).
 //
 //   cohort submit EXPERIMENT.yaml [--set KEY=VALUE]... [--follow]
-//   cohort experiment list | describe ID [--json] | kill ID
+//   cohort experiment list [--all] | describe ID [--json] | kill ID | pause ID | activate ID |
+//                     archive ID | unarchive ID | delete ID [--yes]
 //   cohort task list
 //   cohort agent list
-//   cohort trial logs TRIAL_ID [--follow] [--rank R] [--tail N]
+//   cohort trial logs TRIAL_ID [--follow] [--rank R] [--tail N] | describe ID [--json] | kill ID
+//   cohort checkpoint list EXPERIMENT_ID [--trial T] [--json] | export CHECKPOINT_ID DIR
 //
 // Each takes `--orchestrator ENDPOINT` (default: $COHORT_ORCHESTRATOR, else
 // tcp://127.0.0.1:29401) and `--help`. `arguments` are those after the command's words
@@ -25,6 +27,8 @@ int RunSubmitCommand(const std::vector<std::string>& arguments);
 int RunExperimentCommand(const std::vector<std::string>& arguments);
 int RunTaskCommand(const std::vector<std::string>& arguments);
 int RunTrialCommand(const std::vector<std::string>& arguments);
+int RunTrialLogsCommand(const std::vector<std::string>& arguments);  // `cohort trial logs`
+int RunCheckpointCommand(const std::vector<std::string>& arguments);
 int RunAgentListCommand(const std::vector<std::string>& arguments);
 
 }  // namespace cohort

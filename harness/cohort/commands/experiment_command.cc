@@ -1,6 +1,12 @@
-// `cohort experiment list | describe ID [--json] | kill ID`.
+// `cohort experiment list [--all] [--json] | describe ID [--json] | kill ID | pause ID |
+// activate ID | archive ID | unarchive ID | delete ID [--yes]`.
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <iostream>
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/client_args.h"
@@ -14,18 +20,25 @@ namespace {
 constexpr char kExperimentUsage[] =
     "usage: cohort experiment SUBCOMMAND [ARGS]\n"
     "\n"
-    "  list [--json]          every experiment the orchestrator knows\n"
+    "  list [--all] [--json]  the experiments the orchestrator knows (--all: archived too)\n"
     "  describe ID [--json]   an experiment's state, trials and latest metrics\n"
     "  kill ID                stop every trial of an experiment\n"
+    "  pause ID               checkpoint and stop its running trials until activated\n"
+    "  activate ID            let a paused experiment's trials go on from their checkpoints\n"
+    "  archive ID             hide an ended experiment from `experiment list`\n"
+    "  unarchive ID           show an archived experiment again\n"
+    "  delete ID [--yes]      remove an ended experiment, its run folder and checkpoints\n"
     "\n"
     "`cohort experiment SUBCOMMAND --help` explains its options.\n";
 
 constexpr char kListUsage[] =
-    "usage: cohort experiment list [--json]\n"
+    "usage: cohort experiment list [--all] [--json]\n"
     "\n"
-    "Lists every experiment the orchestrator knows, oldest first. TRIALS counts\n"
-    "active/completed/stopped/errored trials.\n"
-    "\n";
+    "Lists the experiments the orchestrator knows, oldest first, leaving out archived\n"
+    "ones. TRIALS counts active/completed/stopped/errored trials.\n"
+    "\n"
+    "  --all                    archived experiments too\n"
+    "  --json                   print an array of one JSON object per experiment\n";
 
 constexpr char kDescribeUsage[] =
     "usage: cohort experiment describe ID [--json]\n"
@@ -41,6 +54,45 @@ constexpr char kKillUsage[] =
     "Stops every trial of the experiment (its tasks get time to exit, then are\n"
     "killed). Killing an experiment that has ended does nothing.\n"
     "\n";
+
+constexpr char kPauseUsage[] =
+    "usage: cohort experiment pause ID\n"
+    "\n"
+    "Pauses an active experiment: each running trial checkpoints and stops (its task\n"
+    "gets time to exit, as with kill), queued trials stay queued, and no trial trains\n"
+    "until `cohort experiment activate ID`. Pausing a paused experiment does nothing;\n"
+    "one that has ended is refused.\n"
+    "\n";
+
+constexpr char kActivateUsage[] =
+    "usage: cohort experiment activate ID\n"
+    "\n"
+    "Activates a paused experiment: its trials go on, each from its latest checkpoint.\n"
+    "Activating an active experiment does nothing; one that has ended is refused.\n"
+    "\n";
+
+constexpr char kArchiveUsage[] =
+    "usage: cohort experiment archive ID\n"
+    "\n"
+    "Archives an ended experiment: `cohort experiment list` leaves it out unless --all.\n"
+    "Nothing is deleted. An active or paused experiment is refused (kill it first).\n"
+    "\n";
+
+constexpr char kUnarchiveUsage[] =
+    "usage: cohort experiment unarchive ID\n"
+    "\n"
+    "Puts an archived experiment back in `cohort experiment list`.\n"
+    "\n";
+
+constexpr char kDeleteUsage[] =
+    "usage: cohort experiment delete ID [--yes]\n"
+    "\n"
+    "Deletes an ended experiment: its run folder on the orchestrator (config, metrics,\n"
+    "logs, TensorBoard events) and the checkpoints the orchestrator stored for it. Its\n"
+    "ids are never used again. Asks for confirmation on a terminal; an active or\n"
+    "paused experiment is refused (kill it first).\n"
+    "\n"
+    "  --yes                    do not ask\n";
 
 // The arguments of `cohort experiment <verb> ID ...` and the experiment id they name.
 struct ExperimentArgs {
@@ -74,12 +126,14 @@ int List(const std::vector<std::string>& arguments) {
                                absl::StrCat(kListUsage, kOrchestratorOptionUsage),
                                {},
                                {},
-                               {"--json"}};
+                               {"--json", "--all"}};
   int exit_code = 0;
   std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
   if (!args) return exit_code;
   const bool json = args->Has("--json");
-  return AskAndPrint<ExperimentList>(*args, ListExperiments{}, [json](const ExperimentList& reply) {
+  ListExperiments request;
+  request.include_archived = args->Has("--all");
+  return AskAndPrint<ExperimentList>(*args, request, [json](const ExperimentList& reply) {
     return json ? ExperimentListJson(reply) + "\n" : FormatExperimentList(reply);
   });
 }
@@ -113,11 +167,57 @@ int Kill(const std::vector<std::string>& arguments) {
   });
 }
 
+// `cohort experiment <verb> ID` for a ChangeExperiment: "experiment 3: paused".
+ClientSubcommand ChangeCommand(ExperimentChangeKind change, const char* usage, const char* done) {
+  return [change, usage, done](const std::vector<std::string>& arguments) {
+    const std::string verb(ExperimentChangeName(change));
+    const bool deleting = change == ExperimentChangeKind::kDelete;
+    const ClientCommandSpec spec{
+        absl::StrCat("cohort experiment ", verb),
+        absl::StrCat(usage, kOrchestratorOptionUsage),
+        {"ID"},
+        {},
+        deleting ? std::vector<std::string>{"--yes"} : std::vector<std::string>{}};
+    int exit_code = 0;
+    const std::optional<ExperimentArgs> parsed = ParseExperimentArgs(spec, arguments, &exit_code);
+    if (!parsed) return exit_code;
+    const uint64_t id = parsed->id;
+    if (deleting && !parsed->args.Has("--yes")) {
+      if (!isatty(STDIN_FILENO)) {
+        return ClientUsageError(spec, "deleting asks for confirmation: add --yes");
+      }
+      std::printf("Delete experiment %llu, its run folder and its checkpoints? [y/N] ",
+                  static_cast<unsigned long long>(id));
+      std::fflush(stdout);
+      std::string answer;
+      std::getline(std::cin, answer);
+      if (answer != "y" && answer != "Y" && answer != "yes") {
+        std::printf("experiment %llu: not deleted\n", static_cast<unsigned long long>(id));
+        return 1;
+      }
+    }
+    return AskAndPrint<ClientAck>(
+        parsed->args, ChangeExperiment{id, change},
+        [id, done](const ClientAck&) { return absl::StrCat("experiment ", id, ": ", done, "\n"); });
+  };
+}
+
 }  // namespace
 
 int RunExperimentCommand(const std::vector<std::string>& arguments) {
-  return RunClientSubcommand("experiment", kExperimentUsage,
-                             {{"list", List}, {"describe", Describe}, {"kill", Kill}}, arguments);
+  return RunClientSubcommand(
+      "experiment", kExperimentUsage,
+      {{"list", List},
+       {"describe", Describe},
+       {"kill", Kill},
+       {"pause", ChangeCommand(ExperimentChangeKind::kPause, kPauseUsage,
+                               "paused (running trials checkpoint and stop)")},
+       {"activate", ChangeCommand(ExperimentChangeKind::kActivate, kActivateUsage, "activated")},
+       {"archive", ChangeCommand(ExperimentChangeKind::kArchive, kArchiveUsage, "archived")},
+       {"unarchive",
+        ChangeCommand(ExperimentChangeKind::kUnarchive, kUnarchiveUsage, "unarchived")},
+       {"delete", ChangeCommand(ExperimentChangeKind::kDelete, kDeleteUsage, "deleted")}},
+      arguments);
 }
 
 }  // namespace cohort

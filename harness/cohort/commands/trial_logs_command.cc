@@ -17,13 +17,6 @@ namespace {
 
 constexpr auto kLogPollInterval = std::chrono::milliseconds(500);
 
-constexpr char kTrialUsage[] =
-    "usage: cohort trial SUBCOMMAND [ARGS]\n"
-    "\n"
-    "  logs TRIAL_ID   a trial's output, every rank's stdout and stderr\n"
-    "\n"
-    "`cohort trial SUBCOMMAND --help` explains its options.\n";
-
 ClientCommandSpec LogsSpec() {
   return {
       "cohort trial logs",
@@ -114,7 +107,9 @@ int PrintLogs(OrchestratorClient& client, const LogsOptions& options) {
   }
 }
 
-int Logs(const std::vector<std::string>& arguments) {
+}  // namespace
+
+int RunTrialLogsCommand(const std::vector<std::string>& arguments) {
   const ClientCommandSpec spec = LogsSpec();
   int exit_code = 0;
   std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
@@ -124,12 +119,6 @@ int Logs(const std::vector<std::string>& arguments) {
   absl::StatusOr<std::unique_ptr<OrchestratorClient>> client = ConnectToOrchestrator(*args);
   if (!client.ok()) return ClientFailure(client.status());
   return PrintLogs(**client, *options);
-}
-
-}  // namespace
-
-int RunTrialCommand(const std::vector<std::string>& arguments) {
-  return RunClientSubcommand("trial", kTrialUsage, {{"logs", Logs}}, arguments);
 }
 
 }  // namespace cohort

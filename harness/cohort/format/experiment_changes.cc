@@ -110,6 +110,7 @@ int ExitStatusForEnded(ExperimentState state) {
       return 130;
     case ExperimentState::kActive:
     case ExperimentState::kStopping:
+    case ExperimentState::kPaused:
     case ExperimentState::kError:
       break;
   }

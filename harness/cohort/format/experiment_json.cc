@@ -90,6 +90,7 @@ void SummaryFields(const ExperimentSummary& summary, const ExperimentDescription
   json.Key("ended_unix_time");
   TimeOrNull(summary.ended_unix_time, json);
   json.Field("error", summary.error);
+  json.Field("archived", summary.archived);
   json.Key("trial_counts");
   json.BeginObject();
   json.Field("total", uint64_t{summary.trials});
@@ -100,7 +101,59 @@ void SummaryFields(const ExperimentSummary& summary, const ExperimentDescription
   json.EndObject();
 }
 
+void CheckpointObject(const CheckpointRow& row, JsonWriter& json) {
+  json.BeginObject();
+  json.Field("id", row.checkpoint_id);
+  json.Field("experiment_id", row.experiment_id);
+  json.Field("trial_id", row.trial_id);
+  json.Field("batches", row.batches);
+  json.Key("searcher_metric");
+  if (row.has_metric) {
+    json.Number(row.metric);
+  } else {
+    json.Null();
+  }
+  json.Field("path", row.path);
+  json.Field("bytes", row.bytes);
+  json.EndObject();
+}
+
 }  // namespace
+
+std::string TrialDescriptionJson(const TrialDescription& description) {
+  JsonWriter json;
+  json.BeginObject();
+  json.Field("experiment_id", description.experiment_id);
+  json.Field("experiment_name", description.experiment_name);
+  json.Field("metric", description.searcher_metric);
+  json.Field("smaller_is_better", description.smaller_is_better);
+  json.Key("trial");
+  TrialObject(description.trial, json);
+  json.Key("validations");
+  json.BeginArray();
+  for (const ValidationRow& row : description.validations) {
+    json.BeginObject();
+    json.Field("batches", row.batches);
+    json.Key("metrics");
+    MetricsObject(row.metrics, json);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("checkpoints");
+  json.BeginArray();
+  for (const CheckpointRow& row : description.checkpoints) CheckpointObject(row, json);
+  json.EndArray();
+  json.EndObject();
+  return json.text();
+}
+
+std::string CheckpointListingJson(const CheckpointListing& listing) {
+  JsonWriter json;
+  json.BeginArray();
+  for (const CheckpointRow& row : listing.checkpoints) CheckpointObject(row, json);
+  json.EndArray();
+  return json.text();
+}
 
 std::string ExperimentDescriptionJson(const ExperimentDescription& description) {
   JsonWriter json;

@@ -1,6 +1,7 @@
 // What the client commands print with --json, for scripts: `cohort experiment describe --json`
-// the orchestrator's description of an experiment as one JSON object; `experiment list --json`,
-// `task list --json` and `agent list --json` an array of one object per row.
+// the orchestrator's description of an experiment as one JSON object, `trial describe --json` one
+// of a trial; `experiment list --json`, `task list --json`, `agent list --json` and `checkpoint
+// list --json` an array of one object per row.
 //
 //   {"id":3,"name":"mnist","state":"active","searcher":"grid","metric":"loss",
 //    "smaller_is_better":true,"progress":0.5,"slots_per_trial":2,"submitted_unix_time":...,
@@ -36,6 +37,15 @@ std::string TaskListingJson(const TaskListing& listing);
 // [{"id":"node-1","hostname":"node-1","slots":8,"busy_slots":2,"connected":true,
 //   "last_seen_unix_time":...,"task_ids":[4]}, ...]
 std::string AgentTableJson(const AgentTable& table);
+
+// {"experiment_id":3,"experiment_name":"mnist","metric":"loss","smaller_is_better":true,
+//  "trial":{...as in describe's trials...},"validations":[{"batches":500,"metrics":{...}}],
+//  "checkpoints":[{"id":"trial-7-batch-500",...}]}
+std::string TrialDescriptionJson(const TrialDescription& description);
+
+// [{"id":"trial-7-batch-500","experiment_id":3,"trial_id":7,"batches":500,
+//   "searcher_metric":0.31,"path":"/...","bytes":1200000}]
+std::string CheckpointListingJson(const CheckpointListing& listing);
 
 }  // namespace cohort
 

@@ -1,0 +1,143 @@
+// `cohort checkpoint list EXPERIMENT_ID [--trial TRIAL_ID] [--json] | export CHECKPOINT_ID DIR`.
+#include <filesystem>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/commands/client_args.h"
+#include "harness/cohort/commands/client_commands.h"
+#include "harness/cohort/format/experiment_json.h"
+#include "harness/cohort/format/trial_format.h"
+#include "runtime/checkpoint/checkpoint_names.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
+
+namespace cohort {
+namespace {
+
+constexpr char kCheckpointUsage[] =
+    "usage: cohort checkpoint SUBCOMMAND [ARGS]\n"
+    "\n"
+    "  list EXPERIMENT_ID       the checkpoints an experiment keeps (--trial: one trial's)\n"
+    "  export CHECKPOINT_ID DIR copy a checkpoint, every byte verified, into DIR\n"
+    "\n"
+    "`cohort checkpoint SUBCOMMAND --help` explains its options.\n";
+
+constexpr char kListUsage[] =
+    "usage: cohort checkpoint list EXPERIMENT_ID [--trial TRIAL_ID] [--json]\n"
+    "\n"
+    "Lists the checkpoints kept in storage for an experiment's trials (those that\n"
+    "checkpoint_storage's save_* settings keep), oldest first per trial: the\n"
+    "searcher metric validated at the same batch, the size and the folder as the\n"
+    "orchestrator's host sees it.\n"
+    "\n"
+    "  --trial TRIAL_ID         only this trial's checkpoints\n"
+    "  --json                   print an array of one JSON object per checkpoint\n";
+
+constexpr char kExportUsage[] =
+    "usage: cohort checkpoint export CHECKPOINT_ID DIR\n"
+    "\n"
+    "Copies checkpoint CHECKPOINT_ID (as `cohort checkpoint list` names it, e.g.\n"
+    "trial-7-batch-1200) into DIR/CHECKPOINT_ID: every file is checked against the\n"
+    "checkpoint's manifest first, and the copy appears whole or not at all (DIR is a\n"
+    "checkpoint storage folder of its own then, with the same manifest). The\n"
+    "checkpoint's folder must be readable from this host (shared_fs storage, as\n"
+    "Determined's `det checkpoint download` reads it). An existing copy is refused.\n"
+    "\n";
+
+int List(const std::vector<std::string>& arguments) {
+  const ClientCommandSpec spec{"cohort checkpoint list",
+                               absl::StrCat(kListUsage, kOrchestratorOptionUsage),
+                               {"EXPERIMENT_ID"},
+                               {"--trial"},
+                               {"--json"}};
+  int exit_code = 0;
+  std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
+  if (!args) return exit_code;
+  ListCheckpoints request;
+  const std::optional<uint64_t> experiment = ParseUnsigned(args->positionals[0]);
+  if (!experiment || *experiment == 0) {
+    return ClientUsageError(spec, absl::StrCat("EXPERIMENT_ID must be an experiment id, not '",
+                                               args->positionals[0], "'"));
+  }
+  request.experiment_id = *experiment;
+  if (const std::optional<std::string> trial = args->Value("--trial")) {
+    const std::optional<uint64_t> id = ParseUnsigned(*trial);
+    if (!id || *id == 0) {
+      return ClientUsageError(
+          spec, absl::StrCat("--trial takes a trial id (1, 2, ...), not '", *trial, "'"));
+    }
+    request.trial_id = *id;
+  }
+  const bool json = args->Has("--json");
+  return AskAndPrint<CheckpointListing>(*args, request, [json](const CheckpointListing& reply) {
+    return json ? CheckpointListingJson(reply) + "\n" : FormatCheckpointListing(reply);
+  });
+}
+
+// Copies the checkpoint in folder `source` into the storage at `destination`, whole or not at
+// all; the copy's folder.
+absl::StatusOr<std::string> CopyCheckpoint(const std::filesystem::path& source,
+                                           const std::string& destination) {
+  const std::string id = source.filename().string();
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> from =
+      OpenSharedFsStorage(source.parent_path().string());
+  if (!from.ok()) return from.status();
+  absl::StatusOr<Checkpoint> checkpoint = (*from)->Read(id);  // verifies every byte
+  if (!checkpoint.ok()) return checkpoint.status();
+  const std::filesystem::path copy = std::filesystem::path(destination) / id;
+  std::error_code error;
+  if (std::filesystem::exists(copy, error)) {
+    return absl::AlreadyExistsError(absl::StrCat(copy.string(), " already exists; not replaced"));
+  }
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> to = OpenSharedFsStorage(destination);
+  if (!to.ok()) return to.status();
+  if (absl::Status written = (*to)->Write(checkpoint->info, checkpoint->files); !written.ok()) {
+    return written;
+  }
+  return copy.string();
+}
+
+int Export(const std::vector<std::string>& arguments) {
+  const ClientCommandSpec spec{"cohort checkpoint export",
+                               absl::StrCat(kExportUsage, kOrchestratorOptionUsage),
+                               {"CHECKPOINT_ID", "DIR"},
+                               {},
+                               {}};
+  int exit_code = 0;
+  std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
+  if (!args) return exit_code;
+  const std::string& id = args->positionals[0];
+  const std::optional<CheckpointIdParts> parts = ParseCheckpointId(id);
+  if (!parts) {
+    return ClientUsageError(
+        spec, absl::StrCat("CHECKPOINT_ID must name a checkpoint as `cohort checkpoint list` "
+                           "does (trial-7-batch-1200), not '",
+                           id, "'"));
+  }
+  const absl::StatusOr<CheckpointListing> listing =
+      AskOrchestrator<CheckpointListing>(*args, ListCheckpoints{0, parts->trial_id});
+  if (!listing.ok()) return ClientFailure(listing.status());
+  for (const CheckpointRow& row : listing->checkpoints) {
+    if (row.checkpoint_id != id) continue;
+    const absl::StatusOr<std::string> copy = CopyCheckpoint(row.path, args->positionals[1]);
+    if (!copy.ok()) {
+      return ClientFailure(absl::Status(
+          copy.status().code(),
+          absl::StrCat("checkpoint ", id, " (", row.path, "): ", copy.status().message())));
+    }
+    std::printf("checkpoint %s: exported to %s (%s)\n", id.c_str(), copy->c_str(),
+                FormatBytes(row.bytes).c_str());
+    return 0;
+  }
+  return ClientFailure(absl::NotFoundError(absl::StrCat(
+      "trial ", parts->trial_id, " keeps no checkpoint ", id, " (`cohort checkpoint list --trial ",
+      parts->trial_id, "` lists those it keeps)")));
+}
+
+}  // namespace
+
+int RunCheckpointCommand(const std::vector<std::string>& arguments) {
+  return RunClientSubcommand("checkpoint", kCheckpointUsage, {{"list", List}, {"export", Export}},
+                             arguments);
+}
+
+}  // namespace cohort

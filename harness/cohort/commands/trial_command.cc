@@ -1,0 +1,97 @@
+// `cohort trial logs TRIAL_ID ... | describe TRIAL_ID [--json] | kill TRIAL_ID`.
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/commands/client_args.h"
+#include "harness/cohort/commands/client_commands.h"
+#include "harness/cohort/format/experiment_json.h"
+#include "harness/cohort/format/trial_format.h"
+
+namespace cohort {
+namespace {
+
+constexpr char kTrialUsage[] =
+    "usage: cohort trial SUBCOMMAND [ARGS]\n"
+    "\n"
+    "  logs TRIAL_ID            a trial's output, every rank's stdout and stderr\n"
+    "  describe TRIAL_ID        its state, hyperparameters, validations and checkpoints\n"
+    "  kill TRIAL_ID            stop one trial; its experiment goes on without it\n"
+    "\n"
+    "`cohort trial SUBCOMMAND --help` explains its options.\n";
+
+constexpr char kDescribeUsage[] =
+    "usage: cohort trial describe TRIAL_ID [--json]\n"
+    "\n"
+    "Shows one trial: its experiment, state, batches trained, restarts,\n"
+    "hyperparameters, best searcher metric and latest training metrics, a table of\n"
+    "every validation it reported and its checkpoints. TRIAL_ID is the TRIAL column\n"
+    "of `cohort experiment describe`.\n"
+    "\n"
+    "  --json                   print it as one JSON object instead\n";
+
+constexpr char kKillUsage[] =
+    "usage: cohort trial kill TRIAL_ID\n"
+    "\n"
+    "Stops one trial: its task gets time to checkpoint and exit, then the trial ends\n"
+    "stopped and its searcher goes on without it (as when a trial exits early).\n"
+    "Killing a trial that has ended does nothing.\n"
+    "\n";
+
+// Parses `arguments` by `spec`, whose one positional is TRIAL_ID, into `*args` and the id;
+// nullopt after printing --help or a usage problem, the exit status in `*exit_code`.
+std::optional<uint64_t> ParseTrialArgs(const ClientCommandSpec& spec,
+                                       const std::vector<std::string>& arguments,
+                                       std::optional<ClientArgs>* args, int* exit_code) {
+  *args = ParseClientArgs(spec, arguments, exit_code);
+  if (!*args) return std::nullopt;
+  const std::optional<uint64_t> id = ParseUnsigned((*args)->positionals[0]);
+  if (!id || *id == 0) {
+    *exit_code =
+        ClientUsageError(spec, absl::StrCat("TRIAL_ID must be a trial id (1, 2, ...), not '",
+                                            (*args)->positionals[0], "'"));
+    return std::nullopt;
+  }
+  return id;
+}
+
+int Describe(const std::vector<std::string>& arguments) {
+  const ClientCommandSpec spec{"cohort trial describe",
+                               absl::StrCat(kDescribeUsage, kOrchestratorOptionUsage),
+                               {"TRIAL_ID"},
+                               {},
+                               {"--json"}};
+  int exit_code = 0;
+  std::optional<ClientArgs> args;
+  const std::optional<uint64_t> id = ParseTrialArgs(spec, arguments, &args, &exit_code);
+  if (!id) return exit_code;
+  const bool json = args->Has("--json");
+  return AskAndPrint<TrialDescription>(
+      *args, DescribeTrial{*id}, [json](const TrialDescription& reply) {
+        return json ? TrialDescriptionJson(reply) + "\n" : FormatTrialDescription(reply);
+      });
+}
+
+int Kill(const std::vector<std::string>& arguments) {
+  const ClientCommandSpec spec{"cohort trial kill",
+                               absl::StrCat(kKillUsage, kOrchestratorOptionUsage),
+                               {"TRIAL_ID"},
+                               {},
+                               {}};
+  int exit_code = 0;
+  std::optional<ClientArgs> args;
+  const std::optional<uint64_t> id = ParseTrialArgs(spec, arguments, &args, &exit_code);
+  if (!id) return exit_code;
+  return AskAndPrint<ClientAck>(*args, KillTrial{*id}, [id](const ClientAck&) {
+    return absl::StrCat("trial ", *id, ": kill requested\n");
+  });
+}
+
+}  // namespace
+
+int RunTrialCommand(const std::vector<std::string>& arguments) {
+  return RunClientSubcommand(
+      "trial", kTrialUsage, {{"logs", RunTrialLogsCommand}, {"describe", Describe}, {"kill", Kill}},
+      arguments);
+}
+
+}  // namespace cohort

@@ -1,0 +1,104 @@
+#include "harness/cohort/format/trial_format.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "harness/cohort/format/experiment_format.h"
+#include "harness/cohort/format/text_table.h"
+
+namespace cohort {
+namespace {
+
+void AppendField(absl::string_view label, absl::string_view value, std::string* out) {
+  absl::StrAppendFormat(out, "  %-16s %s\n", label, value);
+}
+
+std::string MetricOrDash(const CheckpointRow& row) {
+  return row.has_metric ? absl::StrFormat("%.6g", row.metric) : "-";
+}
+
+// The validations as a table, a column per metric in the order they first appear.
+std::string ValidationTable(const std::vector<ValidationRow>& validations) {
+  std::vector<std::string> names;
+  for (const ValidationRow& row : validations) {
+    for (const NamedValue& metric : row.metrics) {
+      if (std::find(names.begin(), names.end(), metric.name) == names.end()) {
+        names.push_back(metric.name);
+      }
+    }
+  }
+  std::vector<std::string> header = {"BATCHES"};
+  header.insert(header.end(), names.begin(), names.end());
+  TextTable table(std::move(header));
+  for (const ValidationRow& row : validations) {
+    std::vector<std::string> cells = {absl::StrCat(row.batches)};
+    for (const std::string& name : names) {
+      auto found = std::find_if(row.metrics.begin(), row.metrics.end(),
+                                [&name](const NamedValue& metric) { return metric.name == name; });
+      cells.push_back(found == row.metrics.end() ? "-" : absl::StrFormat("%.6g", found->value));
+    }
+    table.AddRow(std::move(cells));
+  }
+  return table.Render();
+}
+
+}  // namespace
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes < 1000) return absl::StrCat(bytes, " B");
+  const char* units[] = {"KB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes) / 1000;
+  size_t unit = 0;
+  while (value >= 1000 && unit + 1 < std::size(units)) {
+    value /= 1000;
+    ++unit;
+  }
+  return absl::StrFormat(value < 10    ? "%.2f %s"
+                         : value < 100 ? "%.1f %s"
+                                       : "%.0f %s",
+                         value, units[unit]);
+}
+
+std::string FormatTrialDescription(const TrialDescription& description) {
+  const TrialSummary& trial = description.trial;
+  std::string out = absl::StrFormat("trial %d (experiment %d: %s)\n", trial.trial_id,
+                                    description.experiment_id, description.experiment_name);
+  AppendField("state", TrialStateName(trial.state), &out);
+  AppendField("batches", absl::StrCat(trial.batches_trained, "/", trial.target_batches), &out);
+  AppendField("restarts", absl::StrCat(trial.restarts), &out);
+  AppendField("hyperparameters",
+              trial.hyperparameters_json.empty() ? "-" : trial.hyperparameters_json, &out);
+  if (trial.has_best_metric) {
+    AppendField(
+        absl::StrCat("best ", description.searcher_metric.empty() ? std::string("metric")
+                                                                  : description.searcher_metric),
+        absl::StrFormat("%.6g (%s is better)", trial.best_metric,
+                        description.smaller_is_better ? "smaller" : "larger"),
+        &out);
+  }
+  AppendField("latest training", FormatMetrics(trial.latest_training), &out);
+  if (trial.records_per_second > 0) {
+    AppendField("throughput", absl::StrFormat("%.0f records/s", trial.records_per_second), &out);
+  }
+  if (trial.task_id != 0) AppendField("task", absl::StrCat(trial.task_id), &out);
+  if (!trial.error.empty()) AppendField("error", trial.error, &out);
+  out += "\nvalidations:\n";
+  out += description.validations.empty() ? "none yet\n" : ValidationTable(description.validations);
+  out += "\ncheckpoints:\n";
+  out += FormatCheckpointListing(CheckpointListing{description.checkpoints});
+  return out;
+}
+
+std::string FormatCheckpointListing(const CheckpointListing& listing) {
+  if (listing.checkpoints.empty()) return "no checkpoints\n";
+  TextTable table({"CHECKPOINT", "TRIAL", "BATCHES", "METRIC", "SIZE", "PATH"});
+  for (const CheckpointRow& row : listing.checkpoints) {
+    table.AddRow({row.checkpoint_id, absl::StrCat(row.trial_id), absl::StrCat(row.batches),
+                  MetricOrDash(row), FormatBytes(row.bytes), row.path});
+  }
+  return table.Render();
+}
+
+}  // namespace cohort

@@ -1,0 +1,173 @@
+"""The verbs that act on an experiment after its submission, through the real CLI against a real
+orchestrator and agent on loopback:
+
+- `experiment pause` stops the running trials after a checkpoint and nothing trains until
+  `experiment activate`, when each trial goes on from that checkpoint without using a restart;
+- `trial kill` stops one trial while its experiment goes on; `trial describe` shows a trial's
+  validations and checkpoints (and --json);
+- `checkpoint list` names the checkpoints kept; `checkpoint export` copies one, every byte checked,
+  refuses to replace a copy and names a checkpoint that is not kept;
+- `experiment archive` hides an ended experiment from `experiment list` (not from `--all`) and
+  `unarchive` shows it again; `experiment delete` asks for --yes off a terminal, refuses an active
+  experiment, and removes an ended one's run folder and checkpoints;
+- an ended experiment cannot be paused, and says why.
+"""
+import json
+import os
+import re
+
+from cohort_cli import *
+from cluster import Cluster
+
+CONFIG = """\
+name: {name}
+entrypoint: {entrypoint}
+hyperparameters:
+  global_batch_size: 16
+  optimizer: sgd
+  learning_rate:
+    type: categorical
+    vals: [0.01, 0.05]
+  hidden_size: 16
+  hidden_layers: 1
+  synthetic_train_records: 1024
+  synthetic_validation_records: 128
+resources:
+  slots_per_trial: 1
+searcher:
+  name: grid
+  metric: accuracy
+  smaller_is_better: false
+  max_length:
+    batches: {batches}
+min_validation_period:
+  batches: 100
+min_checkpoint_period:
+  batches: 100
+scheduling_unit: 20
+max_restarts: 0
+reproducibility:
+  experiment_seed: 3
+"""
+
+
+def trial_ids(cluster, experiment_id):
+    described = json.loads(cluster.must("experiment", "describe", str(experiment_id), "--json"))
+    return [trial["id"] for trial in described["trials"]]
+
+
+def trial_json(cluster, trial_id):
+    return json.loads(cluster.must("trial", "describe", str(trial_id), "--json"))
+
+
+with temp_dir() as tmp, Cluster(tmp) as cluster:
+    cluster.add_agent("agent-1", 2)
+    config = write_config(tmp, CONFIG.format(name="verbs", entrypoint=plugin("mlp"),
+                                             batches=2_000_000))
+    experiment = cluster.submit(config)
+    wait_for(lambda: len(trial_ids(cluster, experiment)) == 2, 60, "the grid's two trials")
+    first, second = trial_ids(cluster, experiment)
+    wait_for(lambda: all(trial_json(cluster, t)["checkpoints"] for t in (first, second)), 120,
+             "a checkpoint of each trial")
+
+    # Pause: both trials checkpoint and stop; nothing is queued or running.
+    out = cluster.must("experiment", "pause", str(experiment))
+    check(f"experiment {experiment}: paused" in out, out)
+    wait_for(lambda: not cluster.task_rows(), 120, "the paused experiment's tasks to exit")
+    check(cluster.state_of(experiment) == "paused", cluster.must("experiment", "list"))
+    stopped_at = {}
+    for trial in (first, second):
+        described = trial_json(cluster, trial)
+        check(described["trial"]["state"] == "paused", described)
+        check(described["trial"]["restarts"] == 0, described)
+        latest = described["checkpoints"][-1]
+        check(described["trial"]["latest_checkpoint"] == latest["id"], described)
+        stopped_at[trial] = latest["batches"]
+    text = cluster.must("trial", "describe", str(first))
+    for needed in (f"trial {first} (experiment {experiment}: verbs)", "validations:",
+                   "checkpoints:", "BATCHES", "accuracy"):
+        check(needed in text, f"`trial describe` lacks {needed!r}:\n{text}")
+
+    # Activate: each trial goes on from the checkpoint it stopped at, with no restart used.
+    out = cluster.must("experiment", "activate", str(experiment))
+    check(f"experiment {experiment}: activated" in out, out)
+    for trial in (first, second):
+        wait_for(lambda: trial_json(cluster, trial)["trial"]["batches_trained"]
+                 > stopped_at[trial] + 100, 120, f"trial {trial} to go on")
+        check(trial_json(cluster, trial)["trial"]["restarts"] == 0, trial_json(cluster, trial))
+    log = cluster.log()
+    for trial in (first, second):
+        check(re.search(rf"trial {trial}: paused; it goes on from trial-{trial}-batch-\d+", log),
+              f"no pause line for trial {trial}:\n{log}")
+
+    # Kill one trial: it stops, the other goes on.
+    out = cluster.must("trial", "kill", str(first))
+    check(f"trial {first}: kill requested" in out, out)
+    wait_for(lambda: trial_json(cluster, first)["trial"]["state"] == "stopped", 120,
+             "the killed trial to stop")
+    check(trial_json(cluster, second)["trial"]["state"] == "running", trial_json(cluster, second))
+    check(cluster.state_of(experiment) == "active", cluster.must("experiment", "list"))
+
+    # Deleting or archiving an active experiment is refused; nothing changes.
+    code, out, err = cluster.cli("experiment", "delete", str(experiment), "--yes")
+    check(code == 1 and "only an ended experiment can be deleted (kill it first)" in err,
+          f"{code}\n{out}\n{err}")
+    code, out, err = cluster.cli("experiment", "archive", str(experiment))
+    check(code == 1 and "only an ended experiment can be archived" in err, f"{code}\n{err}")
+
+    cluster.must("experiment", "kill", str(experiment))
+    check(cluster.wait_ended(experiment) == "stopped", cluster.logs())
+    code, out, err = cluster.cli("experiment", "pause", str(experiment))
+    check(code == 1 and f"experiment {experiment} is stopped; only an active experiment can be "
+          "paused" in err, f"{code}\n{err}")
+
+    # Checkpoints: listed, and one exported whole; a second export is refused.
+    listed = json.loads(cluster.must("checkpoint", "list", str(experiment), "--json"))
+    check({row["trial_id"] for row in listed} == {first, second}, listed)
+    only_second = json.loads(cluster.must("checkpoint", "list", str(experiment), "--trial",
+                                          str(second), "--json"))
+    check(only_second and all(row["trial_id"] == second for row in only_second), only_second)
+    table = cluster.must("checkpoint", "list", str(experiment))
+    check(table.splitlines()[0].split() == ["CHECKPOINT", "TRIAL", "BATCHES", "METRIC", "SIZE",
+                                            "PATH"], table)
+    row = listed[-1]
+    export_dir = os.path.join(tmp, "exported")
+    out = cluster.must("checkpoint", "export", row["id"], export_dir)
+    copy = os.path.join(export_dir, row["id"])
+    check(f"exported to {copy}" in out, out)
+    for name in os.listdir(row["path"]):
+        check(read_bytes(os.path.join(copy, name)) == read_bytes(os.path.join(row["path"], name)),
+              f"{name} differs in the copy")
+    check(sorted(os.listdir(copy)) == sorted(os.listdir(row["path"])), os.listdir(copy))
+    code, out, err = cluster.cli("checkpoint", "export", row["id"], export_dir)
+    check(code == 1 and "already exists; not replaced" in err, f"{code}\n{err}")
+    code, out, err = cluster.cli("checkpoint", "export", f"trial-{first}-batch-7", export_dir)
+    check(code == 1 and f"trial {first} keeps no checkpoint trial-{first}-batch-7" in err,
+          f"{code}\n{err}")
+    code, out, err = cluster.cli("checkpoint", "export", "latest", export_dir)
+    check(code == 2 and "CHECKPOINT_ID must name a checkpoint" in err, f"{code}\n{err}")
+
+    # Archive hides it from the list, --all shows it, unarchive brings it back.
+    cluster.must("experiment", "archive", str(experiment))
+    check(str(experiment) not in [line.split()[0] for line in
+                                  cluster.must("experiment", "list").splitlines()[1:]],
+          cluster.must("experiment", "list"))
+    everything = json.loads(cluster.must("experiment", "list", "--all", "--json"))
+    check([e["archived"] for e in everything if e["id"] == experiment] == [True], everything)
+    cluster.must("experiment", "unarchive", str(experiment))
+    check(cluster.state_of(experiment) == "stopped", cluster.must("experiment", "list"))
+
+    # Delete: off a terminal it wants --yes; then the run folder and checkpoints are gone.
+    run_folder = os.path.join(cluster.state, "experiments", str(experiment))
+    storage = os.path.dirname(row["path"])
+    code, out, err = cluster.cli("experiment", "delete", str(experiment))
+    check(code == 2 and "add --yes" in err and os.path.isdir(run_folder), f"{code}\n{err}")
+    out = cluster.must("experiment", "delete", str(experiment), "--yes")
+    check(f"experiment {experiment}: deleted" in out, out)
+    check(not os.path.exists(run_folder) and not os.path.exists(storage),
+          f"left behind: {os.listdir(os.path.dirname(run_folder))}")
+    code, out, err = cluster.cli("experiment", "describe", str(experiment))
+    check(code == 1 and f"no experiment {experiment}" in err, f"{code}\n{err}")
+    check(os.path.isdir(copy), "the exported copy is the user's: a delete leaves it")
+    print("pause, activate, trial kill and describe, checkpoint list and export, archive and "
+          "delete: ok")
