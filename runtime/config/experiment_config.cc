@@ -45,29 +45,51 @@ void ReadEntrypoint(MapReader& r, std::string* out) {
   r.String("entrypoint", out);
 }
 
-// hyperparameters.global_batch_size: a constant integer, at least one record per slot.
+// Whether every value `space` can take is an integer from `low` to `high`.
+bool IntegersWithin(const HyperparameterSpace& space, int64_t low, int64_t high) {
+  auto within = [low, high](const Hyperparameters::Value& value) {
+    const int64_t* integer = std::get_if<int64_t>(&value);
+    return integer != nullptr && *integer >= low && *integer <= high;
+  };
+  switch (space.kind) {
+    case HyperparameterSpace::Kind::kConst:
+      return within(space.value);
+    case HyperparameterSpace::Kind::kInt:
+      return space.minval >= static_cast<double>(low) && space.maxval <= static_cast<double>(high);
+    case HyperparameterSpace::Kind::kCategorical:
+      return !space.vals.empty() && std::all_of(space.vals.begin(), space.vals.end(), within);
+    case HyperparameterSpace::Kind::kDouble:
+    case HyperparameterSpace::Kind::kLog:
+      break;
+  }
+  return false;
+}
+
+// hyperparameters.global_batch_size: an integer of at least one record per slot, or a search
+// space (int or categorical) of such integers.
 absl::Status ReadGlobalBatchSize(const YAML::Node& section, ExperimentConfig* config) {
   const int64_t min_batch = config->slots_per_trial;
   auto batch = config->hyperparameter_spaces.find("global_batch_size");
   if (batch != config->hyperparameter_spaces.end() &&
-      batch->second.kind == HyperparameterSpace::Kind::kConst) {
-    const int64_t* value = std::get_if<int64_t>(&batch->second.value);
-    if (value != nullptr && *value >= min_batch && *value <= kMaxGlobalBatchSize) {
-      config->global_batch_size = static_cast<uint64_t>(*value);
-      return absl::OkStatus();
-    }
+      IntegersWithin(batch->second, min_batch, static_cast<int64_t>(kMaxGlobalBatchSize))) {
+    config->global_batch_size =
+        static_cast<uint64_t>(std::get<int64_t>(SingleSearcherChoice(batch->second)));
+    config->global_batch_size_searched = batch->second.kind != HyperparameterSpace::Kind::kConst;
+    return absl::OkStatus();
   }
   YAML::Node written(YAML::NodeType::Undefined);
   if (section.IsMap() && section["global_batch_size"].IsDefined()) {
     written.reset(section["global_batch_size"]);
   }
-  return Mismatch("hyperparameters.global_batch_size",
-                  min_batch == 1
-                      ? absl::StrCat("an integer from 1 to ", kMaxGlobalBatchSize,
-                                     " (the batch size of one step summed over all slots)")
-                      : absl::StrCat("an integer from resources.slots_per_trial (", min_batch,
-                                     ") to ", kMaxGlobalBatchSize),
-                  written);
+  return Mismatch(
+      "hyperparameters.global_batch_size",
+      absl::StrCat(min_batch == 1 ? absl::StrCat("an integer from 1 to ", kMaxGlobalBatchSize,
+                                                 " (the batch size of one step summed over all "
+                                                 "slots)")
+                                  : absl::StrCat("an integer from resources.slots_per_trial (",
+                                                 min_batch, ") to ", kMaxGlobalBatchSize),
+                   ", or a search space of such integers (type int or categorical)"),
+      written);
 }
 
 absl::Status ReadHyperparameters(const YAML::Node& section, ExperimentConfig* config) {

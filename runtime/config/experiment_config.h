@@ -151,7 +151,11 @@ struct ExperimentConfig {
   std::string config_dir;           // absolute folder of the file it was loaded from ("" for text)
   Hyperparameters hyperparameters;  // what a trial sees: SingleSearcherChoice of every space
   std::map<std::string, HyperparameterSpace> hyperparameter_spaces;  // as written
-  uint64_t global_batch_size = 0;  // hyperparameters.global_batch_size: required, int >= 1
+  // hyperparameters.global_batch_size: required, an int >= 1, or a search space of them (an int
+  // range or a categorical of ints), each trial training with its own; then this is the single
+  // searcher's choice (SingleSearcherChoice) and global_batch_size_searched is set.
+  uint64_t global_batch_size = 0;
+  bool global_batch_size_searched = false;
   uint32_t slots_per_trial = 1;    // resources.slots_per_trial, >= 1
   SearcherConfig searcher;
   std::optional<uint64_t> records_per_epoch;    // >= 1

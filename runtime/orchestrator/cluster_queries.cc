@@ -29,10 +29,10 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
   summary.ended_unix_time = experiment.ended_unix;
   summary.error = experiment.error;
   summary.archived = experiment.record.archived;
-  uint64_t batches_trained = 0;
+  uint64_t units_trained = 0;
   for (const auto& [request_id, trial_id] : experiment.trials) {
     const Trial& trial = *cluster.trials.at(trial_id);
-    batches_trained += trial.batches_trained;
+    units_trained += trial.UnitsTrained(experiment.searcher_counts_records);
     ++summary.trials;
     if (!trial.ended()) ++summary.active_trials;
     if (trial.state() == TrialState::kCompleted) ++summary.completed_trials;
@@ -44,7 +44,7 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
           experiment.searcher ? experiment.searcher->TotalBatches() : std::nullopt;
       total && *total > 0) {
     const double in_batches =
-        std::min(1.0, static_cast<double>(batches_trained) / static_cast<double>(*total));
+        std::min(1.0, static_cast<double>(units_trained) / static_cast<double>(*total));
     summary.progress = std::max(summary.progress, in_batches);
   }
   return summary;

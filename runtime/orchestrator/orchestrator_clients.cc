@@ -9,12 +9,37 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/orchestrator/trial_config.h"
 
 namespace cohort {
+namespace {
+
+// For a searched global_batch_size, whether some of its values are not multiples of
+// slots_per_trial (those trials drop the remainder): a warning naming them, or the range.
+std::optional<std::string> SearchedBatchRemainderWarning(const ExperimentConfig& config) {
+  const uint32_t slots = config.slots_per_trial;
+  if (slots <= 1) return std::nullopt;
+  const HyperparameterSpace& space = config.hyperparameter_spaces.at("global_batch_size");
+  std::vector<std::string> uneven;
+  for (const Hyperparameters::Value& value : space.vals) {
+    if (const int64_t* batch = std::get_if<int64_t>(&value); batch && *batch % slots != 0) {
+      uneven.push_back(absl::StrCat(*batch));
+    }
+  }
+  if (space.kind == HyperparameterSpace::Kind::kCategorical && uneven.empty()) return std::nullopt;
+  return absl::StrCat("hyperparameters.global_batch_size: ",
+                      uneven.empty() ? std::string("values in the searched range that are")
+                                     : absl::StrCat(absl::StrJoin(uneven, ", "),
+                                                    uneven.size() == 1 ? " is" : " are"),
+                      " not a multiple of resources.slots_per_trial ", slots,
+                      ": such a trial trains the largest multiple below its value in each batch");
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------- clients
 
@@ -65,9 +90,9 @@ absl::Status Orchestrator::CheckExperiment(const ExperimentConfig& config) {
                      " is smaller than resources.slots_per_trial ", slots,
                      "; expected at least one record per slot"));
   }
-  absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(config);
-  if (!max_batches.ok()) return max_batches.status();
-  return CreateSearcher(config, *max_batches).status();
+  absl::StatusOr<SearcherLength> length = SearcherMaxLength(config);
+  if (!length.ok()) return length.status();
+  return CreateSearcher(config, length->value).status();
 }
 
 ClientMessage Orchestrator::Submit(const SubmitExperiment& submit) {
@@ -124,7 +149,11 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   for (const std::string& key : config.ignored_keys) {
     submitted.warnings.push_back(absl::StrCat(key, " is not used by Cohort and is ignored"));
   }
-  if (config.global_batch_size % slots != 0) {
+  if (config.global_batch_size_searched) {
+    if (std::optional<std::string> warning = SearchedBatchRemainderWarning(config)) {
+      submitted.warnings.push_back(*std::move(warning));
+    }
+  } else if (config.global_batch_size % slots != 0) {
     const uint64_t per_slot = config.global_batch_size / slots;
     submitted.warnings.push_back(absl::StrCat(
         "hyperparameters.global_batch_size ", config.global_batch_size,
@@ -145,8 +174,8 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     folder = *std::move(created);
   }
   if (checkpoint_root.empty()) checkpoint_root = DefaultCheckpointRoot(config, id);
-  absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(config);
-  absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(config, *max_batches);
+  const absl::StatusOr<SearcherLength> length = SearcherMaxLength(config);  // checked above
+  absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(config, length->value);
   next_experiment_id_ = std::max(next_experiment_id_, id + 1);
 
   auto experiment = std::make_unique<Experiment>();
@@ -158,6 +187,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   experiment->folder = *std::move(folder);
   experiment->record = ExperimentRecord::For(experiment->config);
   experiment->checkpoint_root = std::move(checkpoint_root);
+  experiment->searcher_counts_records = length->in_records;
   experiment->resume = admission.resume;
   if (admission.paused) experiment->state = ExperimentState::kPaused;
   experiment->recorded_trial_ids = std::move(admission.trial_ids);

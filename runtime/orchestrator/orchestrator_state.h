@@ -70,6 +70,9 @@ struct Experiment {
   ExperimentRecord record;
   std::string checkpoint_root;
   bool resume = false;  // its trials continue from their latest checkpoints (LocalSubmission)
+  // Its searcher counts lengths in records, not batches (SearcherMaxLength): its trials' batch
+  // sizes differ.
+  bool searcher_counts_records = false;
   std::deque<uint64_t> recorded_trial_ids;  // ids its next trials take (a recovered experiment)
   bool dirty = false;                       // record changed since the last Save
   double last_save = 0;
@@ -93,7 +96,9 @@ struct Trial {
   Hyperparameters hparams;
   std::string hparams_json;
   TrialLifecycle lifecycle;     // its stage; changed only through its events
-  uint64_t target_batches = 0;  // of the latest TrainTrial
+  uint64_t global_batch_size = 0;  // its hyperparameters'
+  uint64_t target_units = 0;       // of the latest TrainTrial, in its searcher's unit
+  uint64_t target_batches = 0;     // the same in this trial's batches
   uint64_t batches_trained = 0;
   uint64_t records_trained = 0;   // from its latest progress (back on a rewind)
   uint64_t exchanged_bytes = 0;   // the sum of its training reports', over every attempt
@@ -106,6 +111,11 @@ struct Trial {
   std::string error;
   TrialLog log;
 
+  // What it trained, in its searcher's unit (batches, or records: Experiment's
+  // searcher_counts_records).
+  uint64_t UnitsTrained(bool counts_records) const {
+    return counts_records ? batches_trained * global_batch_size : batches_trained;
+  }
   TrialState state() const { return lifecycle.state(); }
   bool ended() const { return lifecycle.ended(); }
 };

@@ -31,6 +31,9 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       trial->experiment_id = experiment.id;
       trial->request_id = create->request_id;
       trial->hparams = create->hparams;
+      const absl::StatusOr<int64_t> batch = create->hparams.GetInt("global_batch_size");
+      trial->global_batch_size =
+          batch.ok() ? static_cast<uint64_t>(*batch) : experiment.config.global_batch_size;
       trial->hparams_json = HyperparametersJson(create->hparams);
       if (absl::Status prepared = experiment.folder->PrepareTrial(trial->id); !prepared.ok()) {
         Notice(absl::StrCat("warning: ", prepared.message()));
@@ -45,7 +48,9 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       if (found == experiment.trials.end()) continue;
       Trial& trial = *cluster_->trials.at(found->second);
       if (trial.ended()) continue;
-      trial.target_batches = train->batches;
+      trial.target_units = train->batches;
+      trial.target_batches =
+          TrialBatches(train->batches, experiment.searcher_counts_records, trial.global_batch_size);
       trial.lifecycle.Train();
       trial.segment_metric.reset();
     } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
@@ -305,7 +310,7 @@ void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
   }
   if (experiment.Going()) {
     Apply(experiment,
-          experiment.searcher->OnValidation(trial.request_id, trial.target_batches, metric));
+          experiment.searcher->OnValidation(trial.request_id, trial.target_units, metric));
   }
 }
 

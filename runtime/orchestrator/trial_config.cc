@@ -56,6 +56,28 @@ absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config) {
   return batches;
 }
 
+absl::StatusOr<SearcherLength> SearcherMaxLength(const ExperimentConfig& config) {
+  absl::StatusOr<uint64_t> batches = MaxLengthInBatches(config);
+  if (!batches.ok()) return batches.status();
+  const Length& length = config.searcher.max_length;
+  if (!config.global_batch_size_searched || length.unit == LengthUnit::kBatches) {
+    return SearcherLength{*batches, false};
+  }
+  uint64_t records = length.value;
+  if (length.unit == LengthUnit::kEpochs &&
+      __builtin_mul_overflow(length.value, *config.records_per_epoch, &records)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("searcher.max_length: ", DescribeLength(length), " of records_per_epoch ",
+                     *config.records_per_epoch, " come to more records than 64 bits hold"));
+  }
+  return SearcherLength{records, true};
+}
+
+uint64_t TrialBatches(uint64_t units, bool in_records, uint64_t global_batch_size) {
+  if (!in_records || global_batch_size == 0) return units;
+  return units / global_batch_size + (units % global_batch_size != 0 ? 1 : 0);
+}
+
 absl::StatusOr<std::string> TrialConfigYaml(const ExperimentConfig& experiment,
                                             const Hyperparameters& hparams, uint64_t batches) {
   std::vector<std::string> overrides;

@@ -5,7 +5,7 @@
 // searcher with max_length in batches; everything else (seed, optimizations, periods, storage)
 // is the experiment's.
 //
-//   absl::StatusOr<uint64_t> max_batches = MaxLengthInBatches(config);   // for CreateSearcher
+//   absl::StatusOr<SearcherLength> length = SearcherMaxLength(config);   // for CreateSearcher
 //   absl::StatusOr<std::string> yaml = TrialConfigYaml(config, trial_hparams, 500);
 //
 // Thread-safety: pure functions.
@@ -25,6 +25,23 @@ namespace cohort {
 // epochs needs records_per_epoch: INVALID_ARGUMENT naming both fields otherwise, and for a
 // length of zero batches.
 absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config);
+
+// The unit the experiment's searcher counts lengths in, and its max_length in it: batches
+// (MaxLengthInBatches), unless hyperparameters.global_batch_size is searched and max_length is in
+// records or epochs; then records, so that trials of different batch sizes train the same data
+// (each the batches of its own size that hold them: TrialBatches). A max_length in batches with a
+// searched batch size is each trial's own batches, as in Determined. Errors as
+// MaxLengthInBatches.
+struct SearcherLength {
+  uint64_t value = 0;
+  bool in_records = false;
+};
+absl::StatusOr<SearcherLength> SearcherMaxLength(const ExperimentConfig& config);
+
+// A length the searcher asked for, `units`, in batches of a trial whose global batch is
+// `global_batch_size`: `units` when the searcher counts batches, else the fewest batches holding
+// that many records.
+uint64_t TrialBatches(uint64_t units, bool in_records, uint64_t global_batch_size);
 
 // The experiment's effective YAML with `hparams` as the hyperparameters, `searcher.name: single`
 // and `searcher.max_length: <batches>`. The result parses to a config whose hyperparameters are

@@ -287,7 +287,8 @@ std::vector<MalformedCase> Cases() {
        "",
        {"hyperparameters={lr: 0.1}"},
        "hyperparameters.global_batch_size: expected an integer from 1 to 16777216 (the batch size "
-       "of one step summed over all slots); got nothing"},
+       "of one step summed over all slots), or a search space of such integers (type int or "
+       "categorical); got nothing"},
       {"global batch size zero",
        "",
        {"hyperparameters.global_batch_size=0"},
@@ -296,21 +297,31 @@ std::vector<MalformedCase> Cases() {
        "",
        {"hyperparameters.global_batch_size=4611686018427387904"},
        "hyperparameters.global_batch_size: expected an integer from 1 to 16777216 (the batch size "
-       "of one step summed over all slots); got 4611686018427387904"},
+       "of one step summed over all slots), or a search space of such integers (type int or "
+       "categorical); got 4611686018427387904"},
       {"global batch size as a double",
        "",
        {"hyperparameters.global_batch_size=32.0"},
        "hyperparameters.global_batch_size: expected an integer from 1 to 16777216 (the batch size "
-       "of one step summed over all slots); got 32.0"},
-      {"global batch size searched",
+       "of one step summed over all slots), or a search space of such integers (type int or "
+       "categorical); got 32.0"},
+      {"global batch size searched over doubles",
        "",
-       {"hyperparameters.global_batch_size={type: int, minval: 16, maxval: 64}"},
-       "got {type: int, minval: 16, maxval: 64}"},
+       {"hyperparameters.global_batch_size={type: double, minval: 16, maxval: 64}"},
+       "or a search space of such integers (type int or categorical); got {type: double, "
+       "minval: 16, maxval: 64}"},
+      {"global batch size searched below the slots",
+       "",
+       {"resources.slots_per_trial=8",
+        "hyperparameters.global_batch_size={type: categorical, vals: [16, 4]}"},
+       "hyperparameters.global_batch_size: expected an integer from resources.slots_per_trial (8) "
+       "to 16777216, or a search space of such integers (type int or categorical); got {type: "
+       "categorical, vals: [16, 4]}"},
       {"global batch size below slots",
        "",
        {"resources.slots_per_trial=8", "hyperparameters.global_batch_size=4"},
        "hyperparameters.global_batch_size: expected an integer from resources.slots_per_trial (8) "
-       "to 16777216; got 4"},
+       "to 16777216, or a search space of such integers (type int or categorical); got 4"},
       {"storage Determined has",
        "",
        {"checkpoint_storage={type: s3, bucket: b}"},

@@ -246,6 +246,26 @@ TEST(ExperimentConfigTest, SingleSearcherChoiceOfEachKind) {
   EXPECT_EQ(std::get<int64_t>(SingleSearcherChoice(space)), 7);
 }
 
+// global_batch_size may be searched over integers (as Determined's adaptive examples do); the
+// experiment's own value is then the single searcher's choice.
+TEST(ExperimentConfigTest, GlobalBatchSizeMayBeASearchSpaceOfIntegers) {
+  const std::string base = R"(
+entrypoint: mlp
+searcher: {name: grid, metric: loss, max_length: {records: 6400}}
+resources: {slots_per_trial: 2}
+hyperparameters:
+  global_batch_size: )";
+  ExperimentConfig c = MustParse(base + "64\n");
+  EXPECT_EQ(c.global_batch_size, 64u);
+  EXPECT_FALSE(c.global_batch_size_searched);
+  c = MustParse(base + "{type: categorical, vals: [32, 128]}\n");
+  EXPECT_EQ(c.global_batch_size, 32u);
+  EXPECT_TRUE(c.global_batch_size_searched);
+  c = MustParse(base + "{type: int, minval: 16, maxval: 64, count: 3}\n");
+  EXPECT_EQ(c.global_batch_size, 40u);
+  EXPECT_TRUE(c.global_batch_size_searched);
+}
+
 TEST(ExperimentConfigTest, LengthsInEachUnit) {
   struct Case {
     const char* yaml;

@@ -431,5 +431,52 @@ reproducibility:
   }
 }
 
+// A search over global_batch_size with max_length in records: each trial trains the batches of
+// its own size that hold the records (Determined's adaptive examples search the batch size), the
+// searcher hears back in records, and progress counts records.
+TEST_F(OrchestratorTest, ASearchOverTheBatchSizeTrainsTheSameRecordsInEachTrial) {
+  Register("agent-1", 2);
+  const uint64_t id = Submit(R"(name: batch-search
+entrypoint: /opt/plugins/libmlp.so
+hyperparameters:
+  global_batch_size:
+    type: categorical
+    vals: [16, 64]
+  learning_rate: 0.01
+resources:
+  slots_per_trial: 1
+searcher:
+  name: grid
+  metric: validation_loss
+  max_length:
+    records: 6400
+reproducibility:
+  experiment_seed: 3
+)");
+  const std::vector<StartTask> starts = StartTasksSentTo("agent-1");
+  ASSERT_THAT(starts, SizeIs(2));
+  std::map<int64_t, uint64_t> target_by_batch;
+  for (const StartTask& start : starts) {
+    absl::StatusOr<ExperimentConfig> trial = ParseExperimentConfig(start.worker.config_yaml);
+    ASSERT_TRUE(trial.ok()) << trial.status();
+    target_by_batch[static_cast<int64_t>(trial->global_batch_size)] = TargetOf(start);
+  }
+  EXPECT_THAT(target_by_batch, ElementsAre(std::pair<const int64_t, uint64_t>{16, 400},
+                                           std::pair<const int64_t, uint64_t>{64, 100}));
+  // Half way through each trial's records, progress is half.
+  for (const StartTask& start : starts) {
+    Accept(start.task_id);
+    Running(start.task_id);
+    Train(start.task_id, TargetOf(start) / 2, 1000);
+  }
+  EXPECT_EQ(Describe(id).summary.progress, 0.5);
+  for (const StartTask& start : starts) {
+    Validate(start.task_id, TargetOf(start), 0.5);
+    ExitAll(start.task_id, 0);
+  }
+  EXPECT_EQ(Describe(id).summary.state, ExperimentState::kCompleted);
+  EXPECT_EQ(Describe(id).summary.completed_trials, 2u);
+}
+
 }  // namespace
 }  // namespace cohort::orchestrator_test

@@ -1,0 +1,84 @@
+// Trial configs and the searcher's unit: lengths in batches, or in records when the global batch
+// size is searched and max_length counts records or epochs.
+#include "runtime/orchestrator/trial_config.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+ExperimentConfig Config(const std::string& global_batch_size, const std::string& max_length) {
+  absl::StatusOr<ExperimentConfig> config =
+      ParseExperimentConfig(absl::StrCat("entrypoint: /opt/plugins/libmlp.so\n"
+                                         "records_per_epoch: 1000\n"
+                                         "searcher: {name: grid, metric: loss, max_length: ",
+                                         max_length,
+                                         "}\n"
+                                         "hyperparameters:\n"
+                                         "  global_batch_size: ",
+                                         global_batch_size, "\n"));
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *config : ExperimentConfig{};
+}
+
+TEST(TrialConfigTest, TheSearcherCountsBatchesUnlessTheBatchSizeIsSearchedOverRecords) {
+  struct Case {
+    const char* batch;
+    const char* length;
+    uint64_t value;
+    bool in_records;
+  };
+  const Case cases[] = {
+      {"32", "{records: 6400}", 200, false},  // one batch size: batches, as always
+      {"32", "{epochs: 2}", 63, false},
+      {"{type: categorical, vals: [16, 64]}", "{batches: 50}", 50, false},  // each its own
+      {"{type: categorical, vals: [16, 64]}", "{records: 6400}", 6400, true},
+      {"{type: int, minval: 16, maxval: 64, count: 2}", "{epochs: 2}", 2000, true},
+  };
+  for (const Case& c : cases) {
+    const absl::StatusOr<SearcherLength> length = SearcherMaxLength(Config(c.batch, c.length));
+    ASSERT_TRUE(length.ok()) << length.status();
+    EXPECT_EQ(length->value, c.value) << c.batch << " " << c.length;
+    EXPECT_EQ(length->in_records, c.in_records) << c.batch << " " << c.length;
+  }
+}
+
+TEST(TrialConfigTest, ATrialTrainsTheBatchesOfItsOwnSizeThatHoldTheRecords) {
+  EXPECT_EQ(TrialBatches(6400, true, 16), 400u);
+  EXPECT_EQ(TrialBatches(6400, true, 64), 100u);
+  EXPECT_EQ(TrialBatches(6401, true, 64), 101u);  // at least the records asked
+  EXPECT_EQ(TrialBatches(50, false, 64), 50u);
+}
+
+TEST(TrialConfigTest, ATrialsConfigHoldsItsOwnBatchSize) {
+  const ExperimentConfig experiment =
+      Config("{type: categorical, vals: [16, 64]}", "{records: 6400}");
+  Hyperparameters hparams;
+  hparams.Set("global_batch_size", 64);
+  const absl::StatusOr<std::string> yaml = TrialConfigYaml(experiment, hparams, 100);
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  const absl::StatusOr<ExperimentConfig> trial = ParseExperimentConfig(*yaml);
+  ASSERT_TRUE(trial.ok()) << trial.status();
+  EXPECT_EQ(trial->global_batch_size, 64u);
+  EXPECT_FALSE(trial->global_batch_size_searched);
+  EXPECT_EQ(trial->searcher.max_length.value, 100u);
+  EXPECT_EQ(trial->searcher.max_length.unit, LengthUnit::kBatches);
+}
+
+TEST(TrialConfigTest, ALengthInEpochsNeedsRecordsPerEpoch) {
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(
+      "entrypoint: /opt/plugins/libmlp.so\n"
+      "searcher: {name: grid, metric: loss, max_length: {epochs: 2}}\n"
+      "hyperparameters: {global_batch_size: {type: categorical, vals: [16, 64]}}\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(SearcherMaxLength(*config).status().message(), HasSubstr("records_per_epoch"));
+}
+
+}  // namespace
+}  // namespace cohort
