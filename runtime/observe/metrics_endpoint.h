@@ -1,8 +1,7 @@
-// MetricsEndpoint: serves GET /metrics over HTTP on a TCP port: the page a Prometheus server
+// MetricsEndpoint: serves GET /metrics over HTTP (an HttpEndpoint): the page a Prometheus server
 // scrapes. The owner publishes the page (Publish) from its own thread, as often as it likes; the
 // endpoint's thread answers each request with the latest page, so a scrape never touches the
-// owner's state. Other paths get 404 and other methods 405. Connections are served one at a time
-// and closed after each answer; a client that has not sent its request within 2 s is dropped.
+// owner's state. Other paths get 404.
 //
 //   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
 //       MetricsEndpoint::Start("0.0.0.0", 9464);
@@ -16,54 +15,37 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
+#include "runtime/observe/http_endpoint.h"
 
 namespace cohort {
 
-// Where to listen, from "[HOST:]PORT" (the --metrics-address flags): HOST an IPv4 address,
-// 0.0.0.0 (every interface) when absent; PORT from 0 to 65535. INVALID_ARGUMENT naming the form
-// otherwise.
-struct ListenAddress {
-  std::string host;
-  uint16_t port = 0;
-};
-absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& text);
-
 class MetricsEndpoint {
  public:
-  static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(const ListenAddress& address) {
-    return Start(address.host, address.port);
-  }
+  static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(const ListenAddress& address);
   // Listens on `host` (an IPv4 address; "0.0.0.0" for every interface) and `port` (0: any free
-  // one). INVALID_ARGUMENT for a host that is not an IPv4 address; UNAVAILABLE when the port
-  // cannot be bound, naming it and why.
+  // one). Errors as HttpEndpoint::Start's.
   static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(const std::string& host,
-                                                                uint16_t port);
-  // Stops the thread and closes the socket.
-  ~MetricsEndpoint();
+                                                                uint16_t port) {
+    return Start(ListenAddress{host, port});
+  }
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
 
   // The port listened on.
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return http_->port(); }
 
   // The page served from now on (empty until the first Publish).
   void Publish(std::string page);
 
  private:
-  MetricsEndpoint(int listen_fd, int stop_read, int stop_write, uint16_t port);
-  void Serve();
-  void Answer(int connection);
+  MetricsEndpoint() = default;
+  HttpReply Answer(const HttpRequest& request);
 
-  const int listen_fd_;
-  const int stop_read_;  // the thread stops when this pipe becomes readable
-  const int stop_write_;
-  const uint16_t port_;
   std::mutex mutex_;
   std::string page_;  // guarded by mutex_
-  std::thread thread_;
+  std::unique_ptr<HttpEndpoint> http_;  // last: stopped before the page goes
 };
 
 }  // namespace cohort

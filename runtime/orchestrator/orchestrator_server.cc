@@ -241,8 +241,13 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
         if (rendezvous_) rendezvous_->Forget(prefix);
       }
       next_tick = SteadyClock::now() + options_.tick_interval;
-      if (options_.metrics != nullptr && SteadyClock::now() >= next_metrics) {
-        options_.metrics->Publish(orchestrator_->MetricsPage());
+      if (SteadyClock::now() >= next_metrics) {
+        if (options_.metrics != nullptr) options_.metrics->Publish(orchestrator_->MetricsPage());
+        if (options_.each_second) {
+          options_.each_second([this](const ClientMessage& request) {
+            return orchestrator_->OnClientRequest(request);
+          });
+        }
         next_metrics = SteadyClock::now() + std::chrono::seconds(1);
       }
     }

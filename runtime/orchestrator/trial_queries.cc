@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/orchestrator/cluster_queries.h"
 
@@ -60,7 +61,8 @@ std::vector<ValidationRow> ValidationsOf(const Experiment& experiment, uint64_t 
   std::ifstream file(experiment.folder->metrics_path(trial_id));
   std::string line;
   while (std::getline(file, line)) {
-    if (line.empty()) continue;
+    // Only validation lines are parsed (a long trial has far more training reports).
+    if (line.empty() || !absl::StrContains(line, "\"kind\":\"validation\"")) continue;
     absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, trial_id);
     if (!report.ok() || report->kind != ReportKind::kValidation) continue;
     rows.push_back(ValidationRow{report->batches, std::move(report->metrics)});

@@ -28,6 +28,7 @@
 #include "harness/cohort/format/experiment_format.h"
 #include "harness/cohort/format/experiment_json.h"
 #include "harness/cohort/format/text_table.h"
+#include "harness/cohort/format/trial_format.h"
 #include "runtime/client/orchestrator_client.h"
 #include "runtime/security/curve_keys.h"
 #include "test/common/temp_folder.h"
@@ -106,6 +107,43 @@ ExperimentDescription Description() {
 }
 
 // ---- TextTable
+
+TEST(TrialFormatTest, SizesHaveThreeSignificantDigits) {
+  EXPECT_EQ(FormatBytes(0), "0 B");
+  EXPECT_EQ(FormatBytes(999), "999 B");
+  EXPECT_EQ(FormatBytes(1000), "1.00 KB");
+  EXPECT_EQ(FormatBytes(28400), "28.4 KB");
+  EXPECT_EQ(FormatBytes(1200000), "1.20 MB");
+  EXPECT_EQ(FormatBytes(512300000000), "512 GB");
+}
+
+// A trial's description: its fields, a table of its validations with a column per metric (a
+// metric one validation lacks is "-") and its checkpoints.
+TEST(TrialFormatTest, DescribesATrialWithItsValidationsAndCheckpoints) {
+  TrialDescription description;
+  description.experiment_id = 3;
+  description.experiment_name = "mnist";
+  description.searcher_metric = "loss";
+  description.trial.trial_id = 7;
+  description.trial.state = TrialState::kRunning;
+  description.trial.batches_trained = 600;
+  description.trial.target_batches = 1000;
+  description.trial.hyperparameters_json = R"({"lr":0.1})";
+  description.trial.has_best_metric = true;
+  description.trial.best_metric = 0.25;
+  description.validations = {{500, {{"loss", 0.25}, {"accuracy", 0.9}}}, {100, {{"loss", 0.5}}}};
+  description.checkpoints = {{"trial-7-batch-500", 3, 7, 500, true, 0.25, "/ckpt/x", 28400}};
+  const std::string text = FormatTrialDescription(description);
+  EXPECT_THAT(text, HasSubstr("trial 7 (experiment 3: mnist)\n"));
+  EXPECT_THAT(text, HasSubstr("  batches          600/1000\n"));
+  EXPECT_THAT(text, HasSubstr("  best loss        0.25 (smaller is better)\n"));
+  EXPECT_THAT(text, HasSubstr("BATCHES  loss  accuracy\n500      0.25  0.9\n100      0.5   -\n"));
+  EXPECT_THAT(text, HasSubstr("trial-7-batch-500  7      500      0.25    28.4 KB  /ckpt/x\n"));
+  description.validations.clear();
+  description.checkpoints.clear();
+  EXPECT_THAT(FormatTrialDescription(description),
+              HasSubstr("validations:\nnone yet\n\ncheckpoints:\nno checkpoints\n"));
+}
 
 TEST(TextTableTest, PadsColumnsToTheWidestCellWithoutTrailingSpaces) {
   TextTable table({"ID", "NAME", "STATE"});

@@ -16,7 +16,7 @@ import socket
 import subprocess
 import time
 
-from cohort_cli import COHORT, check, run, signal, wait_for
+from cohort_cli import COHORT, check, plugin, run, signal, wait_for, write_config
 
 
 def free_port():
@@ -139,6 +139,50 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+TWO_RATE_GRID = """\
+name: {name}
+entrypoint: {entrypoint}
+hyperparameters:
+  global_batch_size: 16
+  optimizer: sgd
+  learning_rate:
+    type: categorical
+    vals: [0.01, 0.05]
+  hidden_size: 16
+  hidden_layers: 1
+  synthetic_train_records: 1024
+  synthetic_validation_records: 128
+resources:
+  slots_per_trial: 1
+searcher:
+  name: grid
+  metric: accuracy
+  smaller_is_better: false
+  max_length:
+    batches: {batches}
+min_validation_period:
+  batches: {validation_period}
+{checkpoint_period}scheduling_unit: {scheduling_unit}
+max_restarts: 0
+reproducibility:
+  experiment_seed: 3
+"""
+
+
+def two_rate_grid(folder, name, batches, validation_period, scheduling_unit,
+                  checkpoint_period=None):
+    """Writes FOLDER/NAME.yaml (NAME's other characters than letters, digits, '.' and '-' as
+    '_'): a grid of two 1-slot trials of the mlp example (two learning
+    rates) training BATCHES batches, validated every VALIDATION_PERIOD batches and checkpointed
+    every CHECKPOINT_PERIOD (none: at the end only); returns its path."""
+    text = TWO_RATE_GRID.format(
+        name=name, entrypoint=plugin("mlp"), batches=batches, validation_period=validation_period,
+        scheduling_unit=scheduling_unit,
+        checkpoint_period=(f"min_checkpoint_period:\n  batches: {checkpoint_period}\n"
+                           if checkpoint_period else ""))
+    return write_config(folder, text, file_name=re.sub(r"[^\w.-]", "_", name) + ".yaml")
 
 
 def two_agent_cluster(folder):

@@ -17,38 +17,7 @@ import os
 import re
 
 from cohort_cli import *
-from cluster import Cluster
-
-CONFIG = """\
-name: {name}
-entrypoint: {entrypoint}
-hyperparameters:
-  global_batch_size: 16
-  optimizer: sgd
-  learning_rate:
-    type: categorical
-    vals: [0.01, 0.05]
-  hidden_size: 16
-  hidden_layers: 1
-  synthetic_train_records: 1024
-  synthetic_validation_records: 128
-resources:
-  slots_per_trial: 1
-searcher:
-  name: grid
-  metric: accuracy
-  smaller_is_better: false
-  max_length:
-    batches: {batches}
-min_validation_period:
-  batches: 100
-min_checkpoint_period:
-  batches: 100
-scheduling_unit: 20
-max_restarts: 0
-reproducibility:
-  experiment_seed: 3
-"""
+from cluster import Cluster, two_rate_grid
 
 
 def trial_ids(cluster, experiment_id):
@@ -62,8 +31,8 @@ def trial_json(cluster, trial_id):
 
 with temp_dir() as tmp, Cluster(tmp) as cluster:
     cluster.add_agent("agent-1", 2)
-    config = write_config(tmp, CONFIG.format(name="verbs", entrypoint=plugin("mlp"),
-                                             batches=2_000_000))
+    config = two_rate_grid(tmp, "verbs", batches=2_000_000, validation_period=100,
+                           scheduling_unit=20, checkpoint_period=100)
     experiment = cluster.submit(config)
     wait_for(lambda: len(trial_ids(cluster, experiment)) == 2, 60, "the grid's two trials")
     first, second = trial_ids(cluster, experiment)

@@ -1,15 +1,11 @@
 // The metrics endpoint answered over loopback by a plain TCP client.
 #include "runtime/observe/metrics_endpoint.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/observe/loopback_http.h"
 
 namespace cohort {
 namespace {
@@ -18,22 +14,7 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// Sends `request` to 127.0.0.1:`port` and returns everything the server sends before closing.
-std::string Exchange(uint16_t port, const std::string& request) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(request.size()));
-  std::string response;
-  char buffer[4096];
-  for (ssize_t got; (got = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, got);
-  ::close(fd);
-  return response;
-}
+using observe_test::Exchange;
 
 TEST(MetricsEndpointTest, ServesTheLatestPublishedPage) {
   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =

@@ -4,13 +4,16 @@
 #include <cstdio>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/stop_signals.h"
 #include "harness/cohort/process/this_process.h"
+#include "harness/cohort/web/dashboard.h"
 #include "runtime/base/daemon_log.h"
+#include "runtime/base/file_io.h"
 #include "runtime/orchestrator/orchestrator_server.h"
 #include "runtime/orchestrator/server_security.h"
 #include "runtime/security/authorized_keys.h"
@@ -27,6 +30,7 @@ constexpr char kOrchestratorUsage[] =
     "                           [--rendezvous-listen ENDPOINT]\n"
     "                           [--key FILE] [--authorized-keys PATH] [--curve auto|always]\n"
     "                           [--metrics-address [HOST:]PORT]\n"
+    "                           [--web-address [HOST:]PORT] [--web-token-file FILE]\n"
     "\n"
     "Runs the orchestrator: agents (`cohort agent`) register their slots with it, and it runs\n"
     "the experiments clients submit, placing each trial's tasks on the agents' slots\n"
@@ -62,6 +66,13 @@ constexpr char kOrchestratorUsage[] =
     "                            serve Prometheus metrics at http://HOST:PORT/metrics (agents,\n"
     "                            slots, experiments, trials, records/s, restarts, heartbeat\n"
     "                            ages; HOST 0.0.0.0 when absent)\n"
+    "  --web-address [HOST:]PORT serve the live web dashboard at http://HOST:PORT/: the\n"
+    "                            experiments, their trials' curves of every metric, the tasks\n"
+    "                            and why they wait, the agents, logs and checkpoints; read-only\n"
+    "                            (HOST 127.0.0.1 when absent)\n"
+    "  --web-token-file FILE     a file holding a secret every dashboard request must carry\n"
+    "                            (open http://HOST:PORT/?token=SECRET); required when HOST is\n"
+    "                            not loopback\n"
     "\n"
     "SIGINT or SIGTERM stops it (a second signal ends it at once). Exit status: 0 stopped,\n"
     "1 error, 2 bad usage.\n";
@@ -77,6 +88,8 @@ struct OrchestratorArgs {
   std::string authorized_keys;
   std::string curve = "auto";
   std::string metrics_address;
+  std::string web_address;
+  std::string web_token_file;
 };
 
 constexpr char kRendezvousPort[] = "29402";
@@ -92,6 +105,37 @@ std::string RendezvousListenFor(const std::string& listen, absl::string_view por
     return absl::StrCat("tcp://127.0.0.1:", port);
   }
   return absl::StrCat(listen.substr(0, colon + 1), port);
+}
+
+// The dashboard of --web-address: on loopback by default; elsewhere only with a token, since
+// anyone who reaches the port would see every experiment. INVALID_ARGUMENT for a bad flag.
+absl::StatusOr<std::unique_ptr<Dashboard>> StartDashboard(const OrchestratorArgs& parsed,
+                                                          const std::string& state_dir) {
+  absl::StatusOr<ListenAddress> address = ParseListenAddress(parsed.web_address, "127.0.0.1");
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--web-address: ", address.status().message()));
+  }
+  DashboardOptions options;
+  options.address = *address;
+  options.state_dir = state_dir;
+  if (!parsed.web_token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadWholeFile(parsed.web_token_file);
+    if (!token.ok()) return token.status();
+    options.token = std::string(absl::StripAsciiWhitespace(*token));
+    if (options.token.size() < 16) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--web-token-file: ", parsed.web_token_file,
+                       " holds a token of fewer than 16 characters; use a long random one (e.g. "
+                       "`head -c 24 /dev/urandom | base64 > FILE`)"));
+    }
+  } else if (!IsLoopbackHost(address->host)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--web-address ", parsed.web_address,
+        " is not on loopback: give --web-token-file too (anyone who reaches the port would "
+        "see every experiment), or serve on 127.0.0.1 and reach it through an SSH tunnel or a "
+        "TLS proxy"));
+  }
+  return Dashboard::Start(std::move(options));
 }
 
 }  // namespace
@@ -114,6 +158,8 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
                          : arg == "--authorized-keys"   ? &parsed.authorized_keys
                          : arg == "--curve"             ? &parsed.curve
                          : arg == "--metrics-address"   ? &parsed.metrics_address
+                         : arg == "--web-address"       ? &parsed.web_address
+                         : arg == "--web-token-file"    ? &parsed.web_token_file
                                                         : nullptr;
     if (value == nullptr) return OrchestratorUsage(absl::StrCat("unexpected argument '", arg, "'"));
     if (i + 1 == args.size()) return OrchestratorUsage(absl::StrCat(arg, " needs a value"));
@@ -172,6 +218,23 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     server_options.metrics = metrics.get();
   }
 
+  std::unique_ptr<Dashboard> dashboard;
+  if (!parsed.web_address.empty()) {
+    absl::StatusOr<std::unique_ptr<Dashboard>> started = StartDashboard(parsed, options.state_dir);
+    if (!started.ok()) {
+      return absl::IsInvalidArgument(started.status())
+                 ? OrchestratorUsage(started.status().message())
+                 : CommandError(started.status().message());
+    }
+    dashboard = *std::move(started);
+    server_options.each_second =
+        [&dashboard](const OrchestratorServerOptions::AskOrchestrator& ask) {
+          dashboard->Refresh(ask);
+        };
+  } else if (!parsed.web_token_file.empty()) {
+    return OrchestratorUsage("--web-token-file needs --web-address");
+  }
+
   const std::string state_dir = options.state_dir;
   // Before the start line, which tells scripts it is listening.
   const StopSignals signals(StopSignals::Second::kEndsProcess);
@@ -190,6 +253,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   std::printf("orchestrator: the workers of trials spanning agents meet at %s\n",
               (*server)->rendezvous_endpoint().c_str());
   if (metrics) std::printf("orchestrator: metrics at port %u, path /metrics\n", metrics->port());
+  if (dashboard) std::printf("orchestrator: web dashboard at port %u\n", dashboard->port());
   std::fflush(stdout);
   if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
     return CommandError(status.message());

@@ -55,10 +55,8 @@ std::string FormatBytes(uint64_t bytes) {
     value /= 1000;
     ++unit;
   }
-  return absl::StrFormat(value < 10    ? "%.2f %s"
-                         : value < 100 ? "%.1f %s"
-                                       : "%.0f %s",
-                         value, units[unit]);
+  const int decimals = value < 10 ? 2 : value < 100 ? 1 : 0;  // three significant digits
+  return absl::StrFormat("%.*f %s", decimals, value, units[unit]);
 }
 
 std::string FormatTrialDescription(const TrialDescription& description) {
