@@ -15,9 +15,10 @@ constexpr char kReportUsage[] =
     "usage: cohort report RUN_DIR... [--output FILE]\n"
     "\n"
     "Writes one HTML page about the run folders of `cohort run` (or an orchestrator's\n"
-    "experiments/<id> folders): each trial's loss and validation curves, records/s and where\n"
-    "the training time went, and a scaling table of the runs against a 1-slot run. The page\n"
-    "holds everything it shows: it opens without a network.\n"
+    "experiments/<id> folders): a chart per metric with every trial of every run overlaid\n"
+    "(hover, zoom, log scale, smoothing; drawn by Debian's libjs-dygraphs, inlined), each\n"
+    "run's trials and where the training time went, and a scaling table of the runs against a\n"
+    "1-slot run. The page holds everything it shows: it opens without a network.\n"
     "\n"
     "  --output FILE   where to write it (default: the first RUN_DIR's report.html)\n";
 
@@ -55,8 +56,11 @@ int RunReportCommand(const std::vector<std::string>& args) {
     }
     runs.push_back(*std::move(run));
   }
+  absl::StatusOr<ChartLibrary> charts = LoadChartLibrary();
+  if (!charts.ok()) return CommandError(charts.status());
   if (output.empty()) output = folders.front() + "/report.html";
-  if (absl::Status written = WriteFileAtomically(output, RenderReportPage(ReportDataJson(runs)));
+  if (absl::Status written =
+          WriteFileAtomically(output, RenderReportPage(ReportDataJson(runs), *charts));
       !written.ok()) {
     return CommandError(written);
   }

@@ -3,28 +3,18 @@
 // and draws every metric of a trial, or of an experiment's trials overlaid, with hover, zoom,
 // log scale and smoothing.
 //
-//   absl::StatusOr<ChartLibrary> charts = LoadChartLibrary();
+//   absl::StatusOr<ChartLibrary> charts = LoadChartLibrary();   // chart_script.h
 //   std::string html = DashboardPage(*charts);
 //
-// Thread-safety: pure functions (LoadChartLibrary reads two files).
+// Thread-safety: a pure function.
 #ifndef COHORT_HARNESS_COHORT_WEB_DASHBOARD_PAGE_H_
 #define COHORT_HARNESS_COHORT_WEB_DASHBOARD_PAGE_H_
 
 #include <string>
 
-#include "absl/status/statusor.h"
+#include "harness/cohort/web/chart_script.h"
 
 namespace cohort {
-
-struct ChartLibrary {
-  std::string js;
-  std::string css;
-};
-
-// dygraph.min.js and dygraph.min.css from $COHORT_DYGRAPHS_DIR, else
-// /usr/share/javascript/dygraphs. FAILED_PRECONDITION naming the package to install when either
-// cannot be read.
-absl::StatusOr<ChartLibrary> LoadChartLibrary();
 
 // The page, `charts` inlined.
 std::string DashboardPage(const ChartLibrary& charts);
