@@ -1,4 +1,5 @@
-// Configs in the shape of Determined's official mnist_pytorch examples load as they are.
+// Configs in the shape of Determined's official mnist_pytorch and cifar10_pytorch examples load
+// as they are.
 #include <string>
 
 #include "gmock/gmock.h"
@@ -76,6 +77,18 @@ TEST(ExampleConfigsTest, AdaptiveLoadsAsAnAshaSearch) {
             path +
                 ": hyperparameters.dropout1.count: expected an integer >= 1 (the grid "
                 "searcher's number of points for this range); got nothing");
+}
+
+// The batch size is searched: each trial picks its own, and the searcher counts records.
+TEST(ExampleConfigsTest, Cifar10AdaptiveSearchesTheBatchSize) {
+  absl::StatusOr<ExperimentConfig> c = LoadExperimentConfig(Example("cifar10_adaptive.yaml"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->global_batch_size_searched);
+  EXPECT_EQ(c->global_batch_size, 40u) << "the single searcher's midpoint";
+  EXPECT_EQ(c->searcher.name, "adaptive_asha");
+  EXPECT_EQ(DescribeLength(c->searcher.max_length), "32 epochs");
+  EXPECT_EQ(c->records_per_epoch, 50000u);
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data"));
 }
 
 }  // namespace
