@@ -136,7 +136,7 @@ async function trialView(id) {
   if (!document.getElementById("trial-charts") || view.dataset.trial !== String(id)) {
     view.dataset.trial = String(id);
     view.innerHTML = `<div id="summary"></div>${controls()}<div id="trial-charts"
-        class="charts"></div><h2>checkpoints</h2><div id="checkpoints"></div>
+        class="charts"></div><div id="gpus"></div><h2>checkpoints</h2><div id="checkpoints"></div>
         <h2>log (last lines)</h2><pre class="log" id="log"></pre>`;
     bindControls();
   }
@@ -145,6 +145,13 @@ async function trialView(id) {
       [[stateCell(trial.state), cell(`${trial.batches_trained}/${trial.target_batches}`),
         cell(trial.restarts), cell(fmt(trial.best_metric)),
         cell(esc(JSON.stringify(trial.hyperparameters)), "wrap"), cell(esc(trial.error), "wrap")]]);
+  const gpus = trial.latest_gpus || [];
+  document.getElementById("gpus").innerHTML = gpus.length ? "<h2>GPUs (latest report)</h2>" +
+      table(["rank", "GPU", "name", "busy", "memory"],
+            gpus.map(g => [cell(g.rank), cell(g.gpu), cell(esc(g.name)),
+                           cell(Math.round(g.utilization) + "%"),
+                           cell(`${(g.memory_used / 2 ** 30).toFixed(1)} of ` +
+                                `${(g.memory_total / 2 ** 30).toFixed(1)} GiB`)])) : "";
   document.getElementById("checkpoints").innerHTML = table(
       ["checkpoint", "batches", "metric", "bytes", "path"],
       description.checkpoints.map(c => [cell(esc(c.id)), cell(c.batches),
