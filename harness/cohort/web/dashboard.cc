@@ -69,11 +69,26 @@ void Dashboard::Refresh(const Ask& ask) {
     documents["/api/experiments"] = *json;
   }
   if (const auto* experiments = std::get_if<ExperimentList>(&list)) {
+    std::map<uint64_t, EndedExperiment> ended;
     for (const ExperimentSummary& summary : experiments->experiments) {
+      // An ended experiment changes no more (but for its archived flag, which the list shows):
+      // its documents are taken once, not every second.
+      const bool has_ended = summary.state == ExperimentState::kCompleted ||
+                             summary.state == ExperimentState::kStopped ||
+                             summary.state == ExperimentState::kError;
+      if (auto kept = ended_.find(summary.experiment_id); has_ended && kept != ended_.end()) {
+        for (const auto& [path, json] : kept->second.documents) documents[path] = json;
+        for (const uint64_t trial_id : kept->second.trial_ids) {
+          trial_experiment[trial_id] = summary.experiment_id;
+        }
+        ended.insert(*kept);
+        continue;
+      }
+      std::map<std::string, std::string> mine;  // this experiment's documents
       const ClientMessage described = ask(DescribeExperiment{summary.experiment_id});
       const auto* description = std::get_if<ExperimentDescription>(&described);
       if (description == nullptr) continue;
-      documents[absl::StrCat("/api/experiments/", summary.experiment_id)] =
+      mine[absl::StrCat("/api/experiments/", summary.experiment_id)] =
           ExperimentDescriptionJson(*description);
       // Each trial's view: its row of the description and its checkpoints (no validations:
       // the page draws them from the trial's reports, and reading them here would cost the
@@ -94,9 +109,18 @@ void Dashboard::Refresh(const Ask& ask) {
             if (row.trial_id == trial.trial_id) view.checkpoints.push_back(row);
           }
         }
-        documents[absl::StrCat("/api/trials/", trial.trial_id)] = TrialDescriptionJson(view);
+        mine[absl::StrCat("/api/trials/", trial.trial_id)] = TrialDescriptionJson(view);
+      }
+      for (const auto& [path, json] : mine) documents[path] = json;
+      if (has_ended) {
+        EndedExperiment& kept = ended[summary.experiment_id];
+        kept.documents = std::move(mine);
+        for (const TrialSummary& trial : description->trials) {
+          kept.trial_ids.push_back(trial.trial_id);
+        }
       }
     }
+    ended_ = std::move(ended);  // deleted experiments are forgotten
   }
   if (auto json = JsonOf<TaskListing>(ask(ListTasks{}), TaskListingJson)) {
     documents["/api/tasks"] = *json;

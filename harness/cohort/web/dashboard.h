@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/client/client_messages.h"
@@ -61,6 +62,13 @@ class Dashboard {
 
   const DashboardOptions options_;
   std::string page_;
+  // The documents of each ended experiment (its description and its trials'), taken once; only
+  // Refresh's thread uses them.
+  struct EndedExperiment {
+    std::map<std::string, std::string> documents;
+    std::vector<uint64_t> trial_ids;
+  };
+  std::map<uint64_t, EndedExperiment> ended_;
   std::mutex mutex_;
   std::map<std::string, std::string> documents_;   // path -> JSON; guarded by mutex_
   std::map<uint64_t, uint64_t> trial_experiment_;  // trial id -> experiment id; by mutex_
