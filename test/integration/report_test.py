@@ -1,7 +1,7 @@
 """`cohort report`: one self-contained HTML page about run folders, rendered in headless Chromium
 (Debian's chromium package; skipped, exit 77, where it is missing). Two runs of one experiment,
-at 1 and 2 slots: a chart per metric is drawn by dygraphs (inlined) with both runs' trials
-overlaid, validations included, the scaling table gives the 2-slot run an efficiency against the
+at 1 and 2 slots, and a third whose trial validated only once: a chart per metric is drawn by
+dygraphs (inlined) with every run's trial overlaid, the one validated once included, the scaling table gives the 2-slot run an efficiency against the
 1-slot one, names are shown as text (a name holding </script> breaks nothing), and the page loads
 nothing from elsewhere. A folder that is not a run is refused by name."""
 import os
@@ -23,9 +23,14 @@ with temp_dir() as tmp:
     code, out, err = run("run", config, "--output", two, "--cpu-slots", "2",
                          "--set", "resources.slots_per_trial=2")
     check(code == 0, f"2-slot run failed:\n{out}\n{err}")
+    # A run whose trial validated once, at its end (as most trials of an ASHA search): drawn too.
+    once = os.path.join(tmp, "once")
+    code, out, err = run("run", config, "--output", once,
+                         "--set", "min_validation_period={batches: 300}")
+    check(code == 0, f"run validating once failed:\n{out}\n{err}")
 
     page = os.path.join(tmp, "report.html")
-    code, out, err = run("report", one, two, "--output", page)
+    code, out, err = run("report", one, two, once, "--output", page)
     check(code == 0 and f"report: {page}" in out, f"report failed ({code}):\n{out}\n{err}")
     html = read_bytes(page).decode()
     check(not re.search(r'\b(src|href)\s*=\s*["\']?(https?:)?//', html),
@@ -50,17 +55,18 @@ with temp_dir() as tmp:
     charts = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
         r'class="chart-box" id="([^"]+)" data-rows="(\d+)" data-last="\d+" data-series="(\d+)"',
         dom)}
-    # Training loss and accuracy, validation loss and accuracy, records/s: both runs overlaid.
+    # Training loss and accuracy, validation loss and accuracy, records/s: the runs overlaid, the
+    # trial validated once among them.
     for name in ("chart-training-loss", "chart-training-accuracy", "chart-validation-loss",
                  "chart-validation-accuracy", "chart-records-s"):
-        check(name in charts and charts[name][1] == 2, f"{name}: {charts}")
+        check(name in charts and charts[name][1] == 3, f"{name}: {charts}")
         check(charts[name][0] >= 2, f"{name}: fewer than 2 rows: {charts}")
     check(f'data-rendered="{len(charts)}"' in dom, "the script did not finish")
     check(len(re.findall(r'<canvas', dom)) >= len(charts), "dygraphs drew no canvas")
     check("scaling &lt;/script&gt;&lt;b&gt;test" in dom, "the experiment name is not shown as text")
     rows = re.findall(r"<tr>(.*?)</tr>", dom[dom.index(">Scaling<"):], re.S)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows[1:]]
-    check([c[2] for c in cells] == ["1", "2"], cells)
+    check([c[2] for c in cells] == ["1", "2", "1"], cells)
     check(cells[0][5] == "1", f"the 1-slot run is its own baseline: {cells[0]}")
     efficiency = float(cells[1][5])
     check(0 < efficiency < 2, f"2-slot efficiency {efficiency}")
