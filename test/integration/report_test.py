@@ -25,8 +25,10 @@ with temp_dir() as tmp:
     check(code == 0, f"2-slot run failed:\n{out}\n{err}")
     # A run whose trial validated once, at its end (as most trials of an ASHA search): drawn too.
     once = os.path.join(tmp, "once")
+    # Its hyperparameters hold a long text, which must not push the tables past the page.
     code, out, err = run("run", config, "--output", once,
-                         "--set", "min_validation_period={batches: 300}")
+                         "--set", "min_validation_period={batches: 300}",
+                         "--set", "hyperparameters.notes=" + "wide" * 150)
     check(code == 0, f"run validating once failed:\n{out}\n{err}")
 
     page = os.path.join(tmp, "report.html")
@@ -48,7 +50,7 @@ with temp_dir() as tmp:
         print("skipped: no chromium (apt install chromium) to render the report")
         sys.exit(77)
     result = subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
-                             "--dump-dom", f"file://{page}"],
+                             "--window-size=1400,900", "--dump-dom", f"file://{page}"],
                             capture_output=True, text=True, timeout=120)
     check(result.returncode == 0, f"chromium exited {result.returncode}:\n{result.stderr[-2000:]}")
     dom = result.stdout
@@ -62,6 +64,8 @@ with temp_dir() as tmp:
         check(name in charts and charts[name][1] == 3, f"{name}: {charts}")
         check(charts[name][0] >= 2, f"{name}: fewer than 2 rows: {charts}")
     check(f'data-rendered="{len(charts)}"' in dom, "the script did not finish")
+    check('data-overflow="0"' in dom, "a table runs past the page: " +
+          str(re.search(r'data-overflow="[^"]*"', dom)))
     check(len(re.findall(r'<canvas', dom)) >= len(charts), "dygraphs drew no canvas")
     check("scaling &lt;/script&gt;&lt;b&gt;test" in dom, "the experiment name is not shown as text")
     rows = re.findall(r"<tr>(.*?)</tr>", dom[dom.index(">Scaling<"):], re.S)

@@ -129,6 +129,9 @@ renderCharts(root, data.runs);
 data.runs.forEach(run => renderRun(root, run));
 renderScaling(root, data.runs);
 document.body.setAttribute('data-rendered', String(document.querySelectorAll('.chart-box').length));
+// How far the widest table runs past the page's width (0 when none does), in pixels.
+document.body.setAttribute('data-overflow', String(Math.max(0, ...[...document.querySelectorAll(
+    'table')].map(t => Math.ceil(t.getBoundingClientRect().right - root.getBoundingClientRect().right)))));
 )js";
 
 }  // namespace
