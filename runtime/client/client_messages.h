@@ -401,6 +401,8 @@ absl::string_view ClientMessageName(const ClientMessage& message);
 
 // Lower-case words for the CLI: "active", "completed", ... ; "queued", "running", ...
 absl::string_view ExperimentStateName(ExperimentState state);
+// Completed, stopped and error are the ends; active, stopping and paused are not.
+bool ExperimentEnded(ExperimentState state);
 // "pause", "activate", "archive", "unarchive", "delete".
 absl::string_view ExperimentChangeName(ExperimentChangeKind change);
 absl::string_view TrialStateName(TrialState state);

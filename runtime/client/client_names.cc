@@ -56,6 +56,11 @@ absl::string_view ExperimentStateName(ExperimentState state) {
   return "unknown";
 }
 
+bool ExperimentEnded(ExperimentState state) {
+  return state == ExperimentState::kCompleted || state == ExperimentState::kStopped ||
+         state == ExperimentState::kError;
+}
+
 absl::string_view ExperimentChangeName(ExperimentChangeKind change) {
   switch (change) {
     case ExperimentChangeKind::kPause:

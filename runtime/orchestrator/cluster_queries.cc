@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,31 @@ constexpr size_t kDefaultLogLines = 1000;
 constexpr size_t kMostLogLines = 10000;
 
 }  // namespace
+
+std::optional<ClientMessage> QueryReply(const Cluster& cluster, const ClientMessage& request) {
+  return std::visit(
+      [&cluster](const auto& r) -> std::optional<ClientMessage> {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, DescribeExperiment>) {
+          return DescribeExperimentReply(cluster, r);
+        } else if constexpr (std::is_same_v<T, ListExperiments>) {
+          return ListExperimentsReply(cluster, r);
+        } else if constexpr (std::is_same_v<T, ListTasks>) {
+          return ListTasksReply(cluster);
+        } else if constexpr (std::is_same_v<T, ListAgents>) {
+          return ListAgentsReply(cluster);
+        } else if constexpr (std::is_same_v<T, TrialLogsRequest>) {
+          return TrialLogsReply(cluster, r);
+        } else if constexpr (std::is_same_v<T, DescribeTrial>) {
+          return DescribeTrialReply(cluster, r);
+        } else if constexpr (std::is_same_v<T, ListCheckpoints>) {
+          return ListCheckpointsReply(cluster, r);
+        } else {
+          return std::nullopt;
+        }
+      },
+      request);
+}
 
 ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& experiment) {
   ExperimentSummary summary;

@@ -19,6 +19,10 @@
 
 namespace cohort::orchestration {
 
+// The reply to a read-only request (DescribeExperiment, ListExperiments, ListTasks, ListAgents,
+// TrialLogsRequest, DescribeTrial, ListCheckpoints); nullopt for a request that changes something.
+std::optional<ClientMessage> QueryReply(const Cluster& cluster, const ClientMessage& request);
+
 // The experiment's row: its state, progress and trials by outcome. Progress is the searcher's, or,
 // where the search's batches are known from the start (single, grid, random), the batches its
 // trials trained over them when that is further (so it moves while a trial trains).

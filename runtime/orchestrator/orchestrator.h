@@ -135,6 +135,10 @@ class Orchestrator {
   // The reply to a client request (a reply type given as a request gets ClientError).
   ClientMessage OnClientRequest(const ClientMessage& request);
 
+  // The reply to a read-only client request (describe, the lists, logs: QueryReply), changing
+  // nothing; ClientError kInvalidRequest for any other.
+  ClientMessage Query(const ClientMessage& request) const;
+
   // Admits `submission` as OnClientRequest admits a SubmitExperiment (ExperimentSubmitted, or the
   // ClientError a client would get), its record in submission.folder.
   ClientMessage SubmitLocal(LocalSubmission submission);
@@ -219,6 +223,9 @@ class Orchestrator {
   void PlaceQueuedTasks();
   // Forgets the trial's task when it is still queued (the trial closed or stopped meanwhile).
   void DropQueuedTask(Trial& trial);
+  // After a Close or Stop event took: a trial it ended (it had no placed task) drops its queued
+  // task and ends in `end`; one whose task is placed has that task stopped for `reason`.
+  void SettleStop(Trial& trial, TrialState end, absl::string_view reason);
   // Records why a queued task waits, and tells it as an event when the reason changed.
   void SetWaitingReason(Task& task, absl::string_view reason);
   void Launch(Task& task, const Placement& placement);

@@ -126,15 +126,12 @@ ClientMessage Orchestrator::KillOneTrial(const KillTrial& kill) {
   if (!trial->lifecycle.Stop()) return ClientAck{};  // ended already
   Experiment& experiment = *cluster_->experiments.at(trial->experiment_id);
   Notice(absl::StrCat("trial ", trial->id, " (experiment ", experiment.id, "): killed"));
+  SettleStop(*trial, TrialState::kStopped, "the trial was killed");
   if (trial->ended()) {
-    DropQueuedTask(*trial);
-    EndTrial(*trial, TrialState::kStopped, "");
     if (experiment.Going()) {
       Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial->request_id));
     }
     MaybeEndExperiment(experiment);
-  } else if (Task* task = FindTask(trial->task_id)) {
-    StopTask(*task, "the trial was killed", options_.kill_grace_seconds);
   }
   experiment.dirty = true;
   return ClientAck{};

@@ -48,6 +48,9 @@ ClientMessage Orchestrator::OnClientRequest(const ClientMessage& request) {
     return ClientError{ClientErrorCode::kInvalidRequest,
                        absl::StrCat(ClientMessageName(request), " is a reply, not a request")};
   }
+  if (std::optional<ClientMessage> answer = orchestration::QueryReply(*cluster_, request)) {
+    return *std::move(answer);  // read-only: nothing to place
+  }
   ClientMessage reply = std::visit(
       [this](const auto& r) -> ClientMessage {
         using T = std::decay_t<decltype(r)>;
@@ -55,26 +58,12 @@ ClientMessage Orchestrator::OnClientRequest(const ClientMessage& request) {
           return Submit(r);
         } else if constexpr (std::is_same_v<T, KillExperiment>) {
           return Kill(r);
-        } else if constexpr (std::is_same_v<T, DescribeExperiment>) {
-          return orchestration::DescribeExperimentReply(*cluster_, r);
-        } else if constexpr (std::is_same_v<T, ListExperiments>) {
-          return orchestration::ListExperimentsReply(*cluster_, r);
-        } else if constexpr (std::is_same_v<T, ListTasks>) {
-          return orchestration::ListTasksReply(*cluster_);
-        } else if constexpr (std::is_same_v<T, ListAgents>) {
-          return orchestration::ListAgentsReply(*cluster_);
-        } else if constexpr (std::is_same_v<T, TrialLogsRequest>) {
-          return orchestration::TrialLogsReply(*cluster_, r);
         } else if constexpr (std::is_same_v<T, ChangeExperiment>) {
           return Change(r);
         } else if constexpr (std::is_same_v<T, KillTrial>) {
           return KillOneTrial(r);
-        } else if constexpr (std::is_same_v<T, DescribeTrial>) {
-          return orchestration::DescribeTrialReply(*cluster_, r);
-        } else if constexpr (std::is_same_v<T, ListCheckpoints>) {
-          return orchestration::ListCheckpointsReply(*cluster_, r);
         } else {
-          return ClientAck{};  // unreachable: every request is listed above
+          return ClientAck{};  // unreachable: every other request is a query
         }
       },
       request);
@@ -116,6 +105,14 @@ ClientMessage Orchestrator::Submit(const SubmitExperiment& submit) {
   Admission admission;
   admission.config = *std::move(config);
   return Admit(std::move(admission));
+}
+
+ClientMessage Orchestrator::Query(const ClientMessage& request) const {
+  if (std::optional<ClientMessage> answer = orchestration::QueryReply(*cluster_, request)) {
+    return *std::move(answer);
+  }
+  return ClientError{ClientErrorCode::kInvalidRequest,
+                     absl::StrCat(ClientMessageName(request), " is not a read-only request")};
 }
 
 ClientMessage Orchestrator::SubmitLocal(LocalSubmission submission) {
@@ -221,13 +218,8 @@ ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
   Event(absl::StrCat("experiment ", experiment.id, ": killed; stopping its trials"));
   for (const auto& [request_id, trial_id] : experiment.trials) {
     Trial& trial = *cluster_->trials.at(trial_id);
-    if (!trial.lifecycle.Stop()) continue;  // ended already
-    if (trial.ended()) {
-      DropQueuedTask(trial);
-      EndTrial(trial, TrialState::kStopped, "");
-    } else if (Task* task = FindTask(trial.task_id)) {
-      StopTask(*task, "the experiment was killed", options_.kill_grace_seconds);
-    }
+    if (trial.lifecycle.Stop())
+      SettleStop(trial, TrialState::kStopped, "the experiment was killed");
   }
   MaybeEndExperiment(experiment);
   return ClientAck{};

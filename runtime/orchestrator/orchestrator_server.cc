@@ -244,9 +244,8 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
       if (SteadyClock::now() >= next_metrics) {
         if (options_.metrics != nullptr) options_.metrics->Publish(orchestrator_->MetricsPage());
         if (options_.each_second) {
-          options_.each_second([this](const ClientMessage& request) {
-            return orchestrator_->OnClientRequest(request);
-          });
+          options_.each_second(
+              [this](const ClientMessage& request) { return orchestrator_->Query(request); });
         }
         next_metrics = SteadyClock::now() + std::chrono::seconds(1);
       }

@@ -74,8 +74,9 @@ struct OrchestratorServerOptions {
   // about once a second. Must outlive Run.
   MetricsEndpoint* metrics = nullptr;
   // When set, called about once a second on the thread running Run with `ask`, which answers a
-  // client request as the client channel does (Orchestrator::OnClientRequest): the web dashboard
-  // takes its snapshot of the cluster here, through the same requests and replies as the CLI.
+  // read-only client request as the client channel does (Orchestrator::Query: it changes
+  // nothing): the web dashboard takes its snapshot of the cluster here, through the same requests
+  // and replies as the CLI.
   using AskOrchestrator = std::function<ClientMessage(const ClientMessage& request)>;
   std::function<void(const AskOrchestrator& ask)> each_second;
 };

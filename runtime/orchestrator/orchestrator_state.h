@@ -81,10 +81,7 @@ struct Experiment {
   bool Going() const {
     return state == ExperimentState::kActive || state == ExperimentState::kPaused;
   }
-  bool Ended() const {
-    return state == ExperimentState::kCompleted || state == ExperimentState::kStopped ||
-           state == ExperimentState::kError;
-  }
+  bool Ended() const { return ExperimentEnded(state); }
 };
 
 struct Trial {

@@ -57,13 +57,8 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       auto found = experiment.trials.find(close->request_id);
       if (found == experiment.trials.end()) continue;
       Trial& trial = *cluster_->trials.at(found->second);
-      if (!trial.lifecycle.Close()) continue;  // ended already
-      if (trial.ended()) {
-        DropQueuedTask(trial);
-        EndTrial(trial, TrialState::kCompleted, "");
-      } else if (Task* task = FindTask(trial.task_id)) {
-        StopTask(*task, "closed by the searcher", options_.kill_grace_seconds);
-      }
+      if (trial.lifecycle.Close())
+        SettleStop(trial, TrialState::kCompleted, "closed by the searcher");
     } else if (std::holds_alternative<Shutdown>(op)) {
       experiment.searcher_done = true;
     }
@@ -101,6 +96,15 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
     queue_.push_back(task->id);
     cluster_->tasks.emplace(task->id, std::move(task));
     ++training;
+  }
+}
+
+void Orchestrator::SettleStop(Trial& trial, TrialState end, absl::string_view reason) {
+  if (trial.ended()) {
+    DropQueuedTask(trial);
+    EndTrial(trial, end, "");
+  } else if (Task* task = FindTask(trial.task_id)) {
+    StopTask(*task, reason, options_.kill_grace_seconds);
   }
 }
 

@@ -75,7 +75,7 @@ absl::StatusOr<SearcherLength> SearcherMaxLength(const ExperimentConfig& config)
 
 uint64_t TrialBatches(uint64_t units, bool in_records, uint64_t global_batch_size) {
   if (!in_records || global_batch_size == 0) return units;
-  return units / global_batch_size + (units % global_batch_size != 0 ? 1 : 0);
+  return LengthInBatches(Length{LengthUnit::kRecords, units}, global_batch_size, 0);
 }
 
 absl::StatusOr<std::string> TrialConfigYaml(const ExperimentConfig& experiment,

@@ -97,11 +97,6 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
   return lines;
 }
 
-bool ExperimentEnded(ExperimentState state) {
-  return state == ExperimentState::kCompleted || state == ExperimentState::kStopped ||
-         state == ExperimentState::kError;
-}
-
 int ExitStatusForEnded(ExperimentState state) {
   switch (state) {
     case ExperimentState::kCompleted:

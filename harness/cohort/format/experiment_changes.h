@@ -30,9 +30,6 @@ namespace cohort {
 std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
                                            const ExperimentDescription& now);
 
-// Completed, stopped and error are the ends; active and stopping are not.
-bool ExperimentEnded(ExperimentState state);
-
 // 0 completed, 130 stopped, 1 error (and any state that has not ended).
 int ExitStatusForEnded(ExperimentState state);
 

@@ -36,10 +36,6 @@ std::string BestTrial(const ExperimentDescription& description) {
       best->best_metric);
 }
 
-void AppendField(absl::string_view label, absl::string_view value, std::string* out) {
-  absl::StrAppendFormat(out, "  %-16s %s\n", label, value);
-}
-
 std::string SummaryLines(const ExperimentDescription& description, double now_unix_time) {
   const ExperimentSummary& summary = description.summary;
   std::string out = absl::StrFormat("experiment %d: %s\n", summary.experiment_id, summary.name);
@@ -87,6 +83,10 @@ std::string TrialTable(const std::vector<TrialSummary>& trials) {
 }
 
 }  // namespace
+
+void AppendField(absl::string_view label, absl::string_view value, std::string* out) {
+  absl::StrAppendFormat(out, "  %-16s %s\n", label, value);
+}
 
 uint32_t StoppedTrials(const ExperimentSummary& summary) {
   const uint64_t counted =

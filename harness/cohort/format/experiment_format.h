@@ -26,6 +26,9 @@ uint32_t StoppedTrials(const ExperimentSummary& summary);
 // "2024-05-01 14:03:22" in the local time zone; "-" for 0 (not happened).
 std::string FormatUnixTime(double unix_time);
 
+// Appends "  <label padded to 16> <value>\n": a field of a description (describe's header).
+void AppendField(absl::string_view label, absl::string_view value, std::string* out);
+
 // The searcher's progress as a whole percentage, "0%" to "100%".
 std::string FormatProgress(double fraction);
 

@@ -11,10 +11,6 @@
 namespace cohort {
 namespace {
 
-void AppendField(absl::string_view label, absl::string_view value, std::string* out) {
-  absl::StrAppendFormat(out, "  %-16s %s\n", label, value);
-}
-
 std::string MetricOrDash(const CheckpointRow& row) {
   return row.has_metric ? absl::StrFormat("%.6g", row.metric) : "-";
 }

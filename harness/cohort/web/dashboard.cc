@@ -73,9 +73,7 @@ void Dashboard::Refresh(const Ask& ask) {
     for (const ExperimentSummary& summary : experiments->experiments) {
       // An ended experiment changes no more (but for its archived flag, which the list shows):
       // its documents are taken once, not every second.
-      const bool has_ended = summary.state == ExperimentState::kCompleted ||
-                             summary.state == ExperimentState::kStopped ||
-                             summary.state == ExperimentState::kError;
+      const bool has_ended = ExperimentEnded(summary.state);
       if (auto kept = ended_.find(summary.experiment_id); has_ended && kept != ended_.end()) {
         for (const auto& [path, json] : kept->second.documents) documents[path] = json;
         for (const uint64_t trial_id : kept->second.trial_ids) {
