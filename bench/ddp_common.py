@@ -62,6 +62,25 @@ def parse_arguments(parser, torch_rank):
     return args
 
 
+def skip(name, reason):
+    """Ends this benchmark as skipped (exit status 77), saying why."""
+    print(f"{name}: skipped: {reason}", flush=True)
+    sys.exit(77)
+
+
+def require_gpu_torch(name):
+    """Skips (skip) unless this machine has an NVIDIA GPU that this Python's PyTorch sees."""
+    gpus = "/proc/driver/nvidia/gpus"
+    if not (os.path.isdir(gpus) and os.listdir(gpus)):
+        skip(name, "no NVIDIA GPU on this machine")
+    try:
+        import torch
+    except ImportError as error:
+        skip(name, f"needs PyTorch with CUDA ({error})")
+    if not torch.cuda.is_available():
+        skip(name, f"PyTorch {torch.__version__} sees no CUDA device")
+
+
 # --- the PyTorch side ---------------------------------------------------------------------------
 
 def run_ranks(name, script, world, arguments, env_of, timeout):

@@ -58,7 +58,6 @@ COHORT_COMPRESSION = {
     "fp16": "fp16",
     "powersgd": f"{{type: powersgd, rank: {POWERSGD_RANK}, start_iter: {POWERSGD_START}}}",
 }
-GPUS = "/proc/driver/nvidia/gpus"
 # Every rank and worker: NCCL over its socket transport on loopback.
 NCCL_ENVIRONMENT = {"NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
 
@@ -178,11 +177,6 @@ def save_timelines(args, cluster, compression, directory):
     shutil.copyfile(timeline, os.path.join(args.timelines, f"cohort-2slot-{compression}.json"))
 
 
-def skip(reason):
-    print(f"{NAME}: skipped: {reason}", flush=True)
-    sys.exit(77)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=300)
@@ -199,14 +193,7 @@ def main():
         parser.error("needs --batches >= 100 and --repeats >= 1")
     args.cohort, args.plugin_dir = os.path.abspath(args.cohort), os.path.abspath(args.plugin_dir)
 
-    if not (os.path.isdir(GPUS) and os.listdir(GPUS)):
-        skip("no NVIDIA GPU on this machine")
-    try:
-        import torch
-    except ImportError as error:
-        skip(f"needs PyTorch with CUDA ({error})")
-    if not torch.cuda.is_available():
-        skip(f"PyTorch {torch.__version__} sees no CUDA device")
+    ddp_common.require_gpu_torch(NAME)
 
     # The cluster helpers of the integration tests read the cohort executable and the plugin
     # folder from the arguments.

@@ -67,7 +67,7 @@ double Accuracy(torch_cnn::Cnn& network, const mlp::Dataset& data, uint64_t coun
     indices.resize(std::min<uint64_t>(256, count - first));
     std::iota(indices.begin(), indices.end(), first);
     auto [images, labels] = torch_cnn::Gather(data, indices.data(), indices.size());
-    correct += torch_cnn::Score(network->forward(images), labels).correct;
+    correct += torch_cnn::Score(network->forward(images), labels).correct.item<int64_t>();
   }
   network->train();
   return static_cast<double>(correct) / static_cast<double>(count);

@@ -98,7 +98,9 @@ def run_pytorch(args, model, batches):
     return one, two
 
 
-def write_config(path, entrypoint, model, slots, batches):
+def write_config(path, entrypoint, model, slots, batches, batch=None):
+    """Writes at PATH the experiment of MODEL's plugin ENTRYPOINT at SLOTS slots for BATCHES
+    batches of global batch BATCH (default: the model's); returns (PATH, its scheduling unit)."""
     spec = MODELS[model]
     unit = max(10, batches // 10)
     hyperparameters = "".join(f"  {key}: {value}\n" for key, value in spec["hyperparameters"].items())
@@ -107,7 +109,7 @@ def write_config(path, entrypoint, model, slots, batches):
 name: torch-comparison-{model}
 entrypoint: {entrypoint}
 hyperparameters:
-  global_batch_size: {spec["batch"]}
+  global_batch_size: {batch or spec["batch"]}
 {hyperparameters}resources:
   slots_per_trial: {slots}
 searcher:

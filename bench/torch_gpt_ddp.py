@@ -128,7 +128,7 @@ def gpt_model(gpt, vocabulary, seed=SEED):
 
         def forward(self, tokens):
             """tokens (batch, time) int64 -> logits (batch, time, vocabulary)."""
-            positions = torch.arange(tokens.shape[1])
+            positions = torch.arange(tokens.shape[1], device=tokens.device)
             x = self.token_embedding(tokens) + self.position_embedding(positions)
             for block in self.blocks:
                 x = block(x)

@@ -117,12 +117,11 @@ inline Cnn MakeCnn(int64_t width, uint64_t seed) {
 // The mean cross-entropy of `logits` against `labels`, and the number of records whose largest
 // logit is their label.
 struct BatchResult {
-  torch::Tensor loss;
-  int64_t correct;
+  torch::Tensor loss;     // a float32 scalar
+  torch::Tensor correct;  // an int64 scalar: how many records the network ranks right
 };
 inline BatchResult Score(const torch::Tensor& logits, const torch::Tensor& labels) {
-  return {torch::nn::functional::cross_entropy(logits, labels),
-          logits.argmax(1).eq(labels).sum().item<int64_t>()};
+  return {torch::nn::functional::cross_entropy(logits, labels), logits.argmax(1).eq(labels).sum()};
 }
 
 }  // namespace torch_cnn

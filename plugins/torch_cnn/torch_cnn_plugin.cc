@@ -12,13 +12,13 @@
 // The runtime's optimizer steps the parameters (hyperparameters `optimizer`, `learning_rate`, ...).
 //
 // Tensors: the network's parameters, in named_parameters() order (cnn_model.h), float32 on the
-// CPU. Metrics of both splits: "loss" (mean cross-entropy) and "accuracy". BatchNorm runs in
-// train mode (the batch's statistics, updating the running ones) in train_batch and in eval mode
-// (the running statistics) in evaluate_batch; at several slots each slot normalises over its own
-// share of the batch, as under PyTorch DDP without SyncBatchNorm. The model keeps no state of its
-// own (no save_state/load_state): the running statistics are the module's buffers, which
-// cohort/torch.hpp registers as the runtime's state tensors (checkpointed, and broadcast from
-// rank 0 at the start).
+// trial's device (a GPU slot needs the plugin built with CUDA: scripts/build-torch-plugins).
+// Metrics of both splits: "loss" (mean cross-entropy) and "accuracy". BatchNorm runs in train mode
+// (the batch's statistics, updating the running ones) in train_batch and in eval mode (the running
+// statistics) in evaluate_batch; at several slots each slot normalises over its own share of the
+// batch, as under PyTorch DDP without SyncBatchNorm. The model keeps no state of its own (no
+// save_state/load_state): the running statistics are the module's buffers, which cohort/torch.hpp
+// registers as the runtime's state tensors (checkpointed, and broadcast from rank 0 at the start).
 #include <cohort/plugin.hpp>
 #include <cohort/torch.hpp>
 #include <cstdint>
@@ -72,6 +72,12 @@ class TorchCnn : public cohort::Model {
         data_(OpenCnnData(ReadDataOptions(host))),
         network_(MakeCnn(IntAtLeast(host, "width", 8, 1), host.context().trial_seed)),
         module_(host, *network_) {
+    if (module_.device().is_cuda()) {
+      // The same convolution algorithms every run, none adding with atomics: a trial resumed
+      // from a checkpoint then ends with the bits of one never stopped, as on the CPU.
+      at::globalContext().setBenchmarkCuDNN(false);
+      at::globalContext().setDeterministicCuDNN(true);
+    }
     int64_t parameters = 0;
     for (const torch::Tensor& p : network_->parameters()) parameters += p.numel();
     host.info("torch_cnn: " + std::to_string(parameters) + " parameters; " +
@@ -84,6 +90,7 @@ class TorchCnn : public cohort::Model {
   uint64_t dataset_size(cohort_split split) override { return data_.split(split).size(); }
 
   void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+    const cohort::TorchModule::StreamScope scope = module_.on_stream();
     network_->train();
     auto [images, labels] = Records(batch);
     const BatchResult result = Score(network_->forward(images), labels);
@@ -92,6 +99,7 @@ class TorchCnn : public cohort::Model {
   }
 
   void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+    const cohort::TorchModule::StreamScope scope = module_.on_stream();
     torch::NoGradGuard no_grad;
     network_->eval();
     auto [images, labels] = Records(batch);
@@ -99,15 +107,20 @@ class TorchCnn : public cohort::Model {
   }
 
  private:
+  // The batch's images and labels, on the trial's device.
   std::pair<torch::Tensor, torch::Tensor> Records(const cohort::Batch& batch) const {
-    return Gather(data_.split(batch.split()), batch.raw->record_indices, batch.size());
+    auto [images, labels] =
+        Gather(data_.split(batch.split()), batch.raw->record_indices, batch.size());
+    if (module_.device().is_cpu()) return {images, labels};
+    return {images.to(module_.device()), labels.to(module_.device())};
   }
 
-  static void Report(const BatchResult& result, const cohort::Batch& batch,
-                     cohort::Metrics& metrics) {
-    metrics.add("loss", result.loss.item<double>(), batch.size());
-    metrics.add("accuracy", static_cast<double>(result.correct) / static_cast<double>(batch.size()),
-                batch.size());
+  // The batch's loss and accuracy, left on the device on a GPU (TorchModule::add_metric).
+  void Report(const BatchResult& result, const cohort::Batch& batch, cohort::Metrics& metrics) {
+    module_.add_metric(metrics, "loss", result.loss, batch.size());
+    module_.add_metric(metrics, "accuracy",
+                       result.correct.to(torch::kFloat64) / static_cast<double>(batch.size()),
+                       batch.size());
   }
 
   int64_t threads_;

@@ -1,5 +1,6 @@
 // The torch_gpt example plugin: gpt_model.h's character-level transformer as a Cohort model
-// through cohort/torch.hpp, on CPU slots.
+// through cohort/torch.hpp, on CPU slots, or on GPU slots when built against a LibTorch with CUDA
+// (scripts/build-torch-plugins).
 //
 // Hyperparameters (all optional):
 //   context, embedding, heads, layers   the model's size (GptOptions; 32, 64, 4, 2)
@@ -57,8 +58,9 @@ int64_t SetThreads(const cohort::Host& host) {
 class TorchGpt : public cohort::Model {
  public:
   // TorchModule reports gradients ready from autograd's hooks, which may run on autograd's
-  // threads (ABI 1.2). The module has no buffers, so it needs nothing later.
-  static constexpr uint32_t host_minor_required = 2;
+  // threads (ABI 1.2), and hands a GPU's metrics over on the device (ABI 1.3). The module has no
+  // buffers, so it needs nothing later.
+  static constexpr uint32_t host_minor_required = 3;
 
   explicit TorchGpt(cohort::Host& host)
       : Model(host),
@@ -81,9 +83,10 @@ class TorchGpt : public cohort::Model {
       metrics.add("loss", 0.0, 0);
       return;
     }
+    const cohort::TorchModule::StreamScope scope = module_.on_stream();
     const torch::Tensor loss = torch_gpt::Loss(network_, Windows(batch));
     module_.backward(loss);
-    metrics.add("loss", loss.item<double>(), batch.size());
+    module_.add_metric(metrics, "loss", loss, batch.size());
   }
 
   void evaluate_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
@@ -92,12 +95,13 @@ class TorchGpt : public cohort::Model {
       metrics.add("accuracy", 0.0, 0);
       return;
     }
+    const cohort::TorchModule::StreamScope scope = module_.on_stream();
     torch::NoGradGuard no_grad;
     const torch::Tensor windows = Windows(batch);
     const torch::Tensor logits = network_->forward(torch_gpt::Inputs(windows));
     const torch::Tensor targets = torch_gpt::Targets(windows);
-    metrics.add("loss", torch_gpt::CrossEntropy(logits, targets).item<double>(), batch.size());
-    metrics.add("accuracy", torch_gpt::Accuracy(logits, targets).item<double>(), batch.size());
+    module_.add_metric(metrics, "loss", torch_gpt::CrossEntropy(logits, targets), batch.size());
+    module_.add_metric(metrics, "accuracy", torch_gpt::Accuracy(logits, targets), batch.size());
   }
 
  private:

@@ -3,7 +3,8 @@
 // tensors, by name and shape; a training batch's gradients land in the arena bit for bit as plain
 // LibTorch computes them, each reported ready once; the module computes with what the arena
 // holds; a gradient that stopped being the arena's is refused by name; the buffers are state
-// tensors (ABI 1.4) the module updates in place; a GPU slot is refused.
+// tensors (ABI 1.4) the module updates in place; a GPU slot is refused by a plugin built without
+// CUDA.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -160,7 +161,7 @@ TEST_F(TorchModuleTest, BuffersAreStateTensorsTheModuleUpdatesInPlace) {
   EXPECT_FALSE(restored->has_state()) << "the buffers need no plugin state";
 }
 
-TEST_F(TorchModuleTest, AGpuSlotIsRefusedForNow) {
+TEST_F(TorchModuleTest, AGpuSlotIsRefusedWithoutCuda) {
   auto plugin = PluginLibrary::Open(testing::PluginPath("test/torch_classifier.so"));
   ASSERT_TRUE(plugin.ok()) << plugin.status();
   testing::HostMemoryAsDevice memory;
@@ -169,7 +170,7 @@ TEST_F(TorchModuleTest, AGpuSlotIsRefusedForNow) {
   options.memory = &memory;
   auto model = LoadedModel::Create(*plugin, std::move(options));
   EXPECT_TRUE(absl::IsUnimplemented(model.status())) << model.status();
-  EXPECT_THAT(std::string(model.status().message()), HasSubstr("CPU slots only"));
+  EXPECT_THAT(std::string(model.status().message()), HasSubstr("without COHORT_TORCH_CUDA"));
 }
 
 }  // namespace

@@ -9,9 +9,10 @@
 //     explicit Net(cohort::Host& host)
 //         : Model(host), net_(torch::nn::Linear(4, 1)), module_(host, *net_) {}
 //     void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+//       const auto scope = module_.on_stream(); // the trial's GPU stream (nothing on a CPU)
 //       torch::Tensor loss = ...;              // forward on module_.device()
 //       module_.backward(loss);                // gradients land in the host's arena
-//       metrics.add("loss", loss.item<double>(), batch.size());
+//       module_.add_metric(metrics, "loss", loss, batch.size());
 //     }
 //     ...
 //    private:
@@ -42,10 +43,26 @@
 //
 // The model registers no other tensor (register_tensors may be called once per model).
 //
-// CPU slots only, for now: on a GPU, LibTorch would enqueue the module's kernels on its own
-// stream rather than the trial's (cohort_trial_context.stream), which the host orders its work
-// after; a trial on a CUDA device is refused (UNIMPLEMENTED) until the binding runs the module on
-// that stream.
+// On a GPU slot the module computes on the trial's device and stream
+// (cohort_trial_context.stream), the stream the host orders its own work after. The host may call
+// a model from different threads, and LibTorch's current stream belongs to the thread, so each
+// train_batch and evaluate_batch opens a scope first:
+//
+//     void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+//       const cohort::TorchModule::StreamScope scope = module_.on_stream();
+//       ...                                    // forward, module_.backward(loss), metrics
+//     }
+//
+// Autograd runs each backward kernel on its forward kernel's stream, so the gradients are
+// accumulated on the trial's stream too, and a hook's report of one orders the host's exchange
+// after it without waiting. backward() throws when the scope is missing. add_metric() hands the
+// host a metric that is still on the device (ABI 1.3), so no batch waits for the GPU to report
+// its loss. On CPU slots on_stream() does nothing and add_metric() reads the value at once.
+//
+// The GPU path needs a LibTorch built with CUDA (PyTorch 2.x's, from pip) and a plugin compiled
+// with COHORT_TORCH_CUDA defined and linked with torch_cuda and c10_cuda
+// (scripts/build-torch-plugins does both). A plugin built without it refuses a GPU slot
+// (UNIMPLEMENTED) and says so.
 #ifndef COHORT_TORCH_HPP_
 #define COHORT_TORCH_HPP_
 
@@ -54,10 +71,17 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
+#ifdef COHORT_TORCH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 #include <cohort/plugin.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -95,16 +119,42 @@ inline torch::Device TorchDevice(const cohort_device& device) {
 
 class TorchModule {
  public:
+  // While it lives, LibTorch's current device and stream on this thread are the trial's (on a GPU
+  // slot; on the CPU it does nothing). Made by on_stream(); neither copied nor moved.
+  class StreamScope {
+   public:
+    StreamScope(const StreamScope&) = delete;
+    StreamScope& operator=(const StreamScope&) = delete;
+    ~StreamScope() {}  // user-provided, so that a scope held only for its lifetime is "used"
+
+   private:
+    friend class TorchModule;
+    StreamScope() = default;
+#ifdef COHORT_TORCH_CUDA
+    explicit StreamScope(const c10::cuda::CUDAStream& stream) { guard_.emplace(stream); }
+    std::optional<c10::cuda::CUDAStreamGuard> guard_;
+#endif
+  };
+
   // Registers `module`'s parameters and buffers with `host` and moves them into the host's memory
   // (see above). The module must outlive this object, and must not be moved to another device
   // afterwards.
   TorchModule(const Host& host, torch::nn::Module& module)
       : host_(host), module_(module), device_(TorchDevice(host.context().device)) {
+#ifdef COHORT_TORCH_CUDA
+    if (device_.is_cuda()) {
+      stream_.emplace(c10::cuda::getStreamFromExternal(
+          static_cast<cudaStream_t>(static_cast<void*>(host.context().stream)), device_.index()));
+    }
+#else
     if (!device_.is_cpu()) {
       throw Error(COHORT_STATUS_UNIMPLEMENTED,
-                  "cohort/torch.hpp runs a module on CPU slots only for now; this trial's slot is "
-                  "a GPU (train it on CPU slots, or write the plugin against plugin.hpp)");
+                  "this plugin was built against cohort/torch.hpp without COHORT_TORCH_CUDA, so "
+                  "it runs on CPU slots only and this trial's slot is a GPU: build it against a "
+                  "LibTorch with CUDA (scripts/build-torch-plugins), or train on CPU slots");
     }
+#endif
+    const StreamScope scope = on_stream();
     std::vector<TensorSpec> specs;
     auto add = [&](const std::string& name, const torch::Tensor& tensor, cohort_tensor_kind kind) {
       TensorSpec spec;
@@ -137,6 +187,10 @@ class TorchModule {
       accumulator->add_post_hook(std::make_unique<ReadyHook>(host_, views_[i]));
       accumulators_.push_back(std::move(accumulator));  // the parameter keeps only a weak one
     }
+#ifdef COHORT_TORCH_CUDA
+    // The initial values are copied from the host's memory: done before the host reads them.
+    if (stream_) stream_->synchronize();
+#endif
   }
   TorchModule(const TorchModule&) = delete;
   TorchModule& operator=(const TorchModule&) = delete;
@@ -149,11 +203,51 @@ class TorchModule {
   const std::vector<TensorView>& views() const { return views_; }
   size_t parameter_count() const { return parameter_count_; }
 
+  // Makes the trial's device and stream LibTorch's current ones on this thread while the result
+  // lives (see above); on the CPU it does nothing. Open one at the top of each train_batch and
+  // evaluate_batch. Also lets go of the metric values add_metric kept for the previous call.
+  StreamScope on_stream() {
+    kept_metrics_.clear();
+#ifdef COHORT_TORCH_CUDA
+    if (stream_) return StreamScope(*stream_);
+#endif
+    return StreamScope();
+  }
+
   // Runs backward from the scalar `loss`: each parameter's gradient is added into the arena and
-  // reported ready as autograd produces it. Checks the views first.
+  // reported ready as autograd produces it. Checks the views first, and on a GPU that the trial's
+  // stream is the current one (on_stream()).
   void backward(const torch::Tensor& loss) const {
     check_views();
+#ifdef COHORT_TORCH_CUDA
+    if (stream_ && c10::cuda::getCurrentCUDAStream(device_.index()) != *stream_) {
+      throw Error(COHORT_STATUS_FAILED_PRECONDITION,
+                  "the module computed off the trial's stream: open `const auto scope = "
+                  "module.on_stream();` at the top of train_batch and evaluate_batch");
+    }
+#endif
     loss.backward();
+  }
+
+  // Adds the metric `name` of `record_count` records whose value is the one-element tensor
+  // `value` (a mean for COHORT_REDUCE_MEAN). On the CPU it is read at once; on a GPU the host
+  // reads it when a report needs it (metric_add_device, which needs a 1.3 host: a model class
+  // that calls this declares host_minor_required = 3 or more).
+  void add_metric(Metrics& metrics, std::string_view name, const torch::Tensor& value,
+                  uint64_t record_count, cohort_reduction reduction = COHORT_REDUCE_MEAN) {
+    if (value.numel() != 1) {
+      throw Error(COHORT_STATUS_INVALID_ARGUMENT,
+                  "metric '" + std::string(name) + "' is a tensor of " +
+                      std::to_string(value.numel()) + " elements; a metric is one value");
+    }
+    if (!value.is_cuda()) {
+      metrics.add(name, value.item<double>(), record_count, reduction);
+      return;
+    }
+    // Kept until the next on_stream(): the host copies it on the stream after this call returns.
+    torch::Tensor kept = value.detach().to(torch::kFloat64).contiguous();
+    metrics.add_on_device(name, kept.data_ptr<double>(), record_count, reduction);
+    kept_metrics_.push_back(std::move(kept));
   }
 
   // Throws cohort::Error (FAILED_PRECONDITION, naming the tensor) when a parameter's data or
@@ -209,6 +303,10 @@ class TorchModule {
   size_t parameter_count_ = 0;
   std::vector<TensorView> views_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<torch::Tensor> kept_metrics_;  // add_metric's device values of the current call
+#ifdef COHORT_TORCH_CUDA
+  std::optional<c10::cuda::CUDAStream> stream_;  // the trial's, on a GPU slot
+#endif
 };
 
 }  // namespace cohort
