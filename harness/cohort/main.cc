@@ -12,6 +12,7 @@
 #include "harness/cohort/commands/client_commands.h"
 #include "harness/cohort/commands/doctor_command.h"
 #include "harness/cohort/commands/keygen_command.h"
+#include "harness/cohort/commands/launch_command.h"
 #include "harness/cohort/commands/orchestrator_command.h"
 #include "harness/cohort/commands/plugin_command.h"
 #include "harness/cohort/commands/report_command.h"
@@ -26,6 +27,8 @@ constexpr char kMainUsage[] =
     "\n"
     "commands:\n"
     "  run EXPERIMENT.yaml    train an experiment on this machine (see `cohort run --help`)\n"
+    "  launch EXPERIMENT.yaml one rank of a trial that torchrun, srun or mpirun started\n"
+    "                         (`cohort launch --help`)\n"
     "  plugin info PLUGIN     load a model plugin and describe it\n"
     "  plugin check PLUGIN    load it, create a model and run the conformance checks\n"
     "  agent                  run this machine's agent for an orchestrator (`cohort agent "
@@ -74,6 +77,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"run", "", cohort::RunRunCommand},
+    {"launch", "", cohort::RunLaunchCommand},
     {"worker", "", cohort::RunWorkerCommand},
     {"submit", "", cohort::RunSubmitCommand},
     {"experiment", "e", cohort::RunExperimentCommand},

@@ -15,7 +15,7 @@ _cohort_subcommands() {
 
 _cohort() {
   local cur=${COMP_WORDS[COMP_CWORD]}
-  local commands="run submit experiment task trial checkpoint agent orchestrator plugin report doctor keygen version help"
+  local commands="run launch submit experiment task trial checkpoint agent orchestrator plugin report doctor keygen version help"
   if ((COMP_CWORD == 1)); then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return

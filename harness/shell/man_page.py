@@ -9,7 +9,7 @@ import sys
 
 # (command words, as `cohort WORDS --help` takes them)
 COMMANDS = [
-    ["run"], ["submit"], ["experiment", "list"], ["experiment", "describe"],
+    ["run"], ["launch"], ["submit"], ["experiment", "list"], ["experiment", "describe"],
     ["experiment", "kill"], ["experiment", "pause"], ["experiment", "activate"],
     ["experiment", "archive"], ["experiment", "unarchive"], ["experiment", "delete"],
     ["task", "list"], ["agent", "list"], ["trial", "logs"], ["trial", "describe"],

@@ -250,6 +250,7 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
   task.rendezvous.endpoint =
       ReachableRendezvousEndpoint(start.rendezvous.endpoint, options_.orchestrator);
   runs_[start.task_id] = TaskRun::Start(&loop_, task, task_setup_, *this);
+  if (options_.on_task_started) options_.on_task_started(start.task_id);
 }
 
 void Agent::HandleKillTask(uint64_t message_id, const KillTask& kill) {
@@ -386,6 +387,7 @@ void Agent::OnTaskExited(uint64_t task_id, const std::vector<TaskExit>& exits) {
   }
   table_.SetState(task_id, TaskState::kExited).IgnoreError();
   Send(TaskStatus{task_id, TaskState::kExited, {}});
+  if (options_.on_task_exited) options_.on_task_exited(task_id, exits);
 }
 
 }  // namespace cohort

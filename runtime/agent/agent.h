@@ -101,6 +101,11 @@ struct AgentOptions {
   // When set, the agent publishes its Prometheus page (agent_metrics.h) there about once a
   // second. Must outlive Run.
   MetricsEndpoint* metrics = nullptr;
+  // When set, told on Run's thread of each task the agent starts (after its Ack), and of each
+  // task's end with the exits it reported: a process that embeds the agent for one job (`cohort
+  // launch`) ends with it.
+  std::function<void(uint64_t task_id)> on_task_started;
+  std::function<void(uint64_t task_id, const std::vector<TaskExit>& exits)> on_task_exited;
 };
 
 class Agent final : private TaskRun::Listener {

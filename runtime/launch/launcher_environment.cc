@@ -100,6 +100,20 @@ absl::StatusOr<LaunchPlacement> Read(const Environment& environment,
   } else {
     placement.master_port = static_cast<uint16_t>(default_port);
   }
+  if (environment("COHORT_LAUNCH_PORT")) {
+    absl::StatusOr<uint64_t> port = Number(environment, "COHORT_LAUNCH_PORT", 1, 65535);
+    if (!port.ok()) return port.status();
+    placement.master_port = static_cast<uint16_t>(*port);
+  } else if (placement.launcher == std::string("torchrun") &&
+             environment("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True") {
+    // torchrun's own agent holds MASTER_PORT on rank 0's host (its store).
+    if (placement.master_port == 65535) {
+      return absl::InvalidArgumentError(
+          "MASTER_PORT=65535 is torchrun's store, and no port follows it for rank 0 to serve at: "
+          "set COHORT_LAUNCH_PORT");
+    }
+    ++placement.master_port;
+  }
   return placement;
 }
 

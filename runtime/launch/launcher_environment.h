@@ -10,6 +10,10 @@
 //   Open MPI's mpirun: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK,
 //       and MASTER_ADDR (mpirun has no such variable), MASTER_PORT
 //
+// The port: COHORT_LAUNCH_PORT when set; else under torchrun, whose own agent serves its store at
+// MASTER_PORT on rank 0's host (its workers see TORCHELASTIC_USE_AGENT_STORE=True), the port after
+// MASTER_PORT; else MASTER_PORT, or the launcher's default.
+//
 // torchrun's variables come first (torchrun may itself run under srun or mpirun), then Slurm's,
 // then Open MPI's. A launcher some of whose variables are set and others missing, a value that is
 // not a number, or values that contradict each other (a rank not below the world size) are an
@@ -37,7 +41,7 @@ struct LaunchPlacement {
   uint32_t world_size = 1;
   uint32_t local_rank = 0;
   std::string master_addr;  // rank 0's host
-  uint16_t master_port = 0;
+  uint16_t master_port = 0;  // where rank 0 serves the ranks (see above)
 
   friend bool operator==(const LaunchPlacement&, const LaunchPlacement&) = default;
 };

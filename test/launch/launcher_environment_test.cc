@@ -38,6 +38,27 @@ TEST(LauncherEnvironmentTest, TorchrunsVariables) {
   EXPECT_EQ(*placement, (LaunchPlacement{"torchrun", 3, 4, 1, "trainer-0", 29400}));
 }
 
+// torchrun's agent holds MASTER_PORT for its own store: rank 0 serves at the next port, unless
+// COHORT_LAUNCH_PORT names one.
+TEST(LauncherEnvironmentTest, UnderTorchrunsAgentRankZeroServesAtTheNextPort) {
+  std::map<std::string, std::string> variables = {{"RANK", "0"},
+                                                  {"WORLD_SIZE", "2"},
+                                                  {"LOCAL_RANK", "0"},
+                                                  {"MASTER_ADDR", "127.0.0.1"},
+                                                  {"MASTER_PORT", "29500"},
+                                                  {"TORCHELASTIC_USE_AGENT_STORE", "True"}};
+  EXPECT_EQ(ReadLauncherEnvironment(Of(variables))->master_port, 29501);
+  variables["COHORT_LAUNCH_PORT"] = "31000";
+  EXPECT_EQ(ReadLauncherEnvironment(Of(variables))->master_port, 31000);
+  variables["COHORT_LAUNCH_PORT"] = "0";
+  EXPECT_THAT(ErrorOf(variables), HasSubstr("COHORT_LAUNCH_PORT=0"));
+  variables.erase("COHORT_LAUNCH_PORT");
+  variables["MASTER_PORT"] = "65535";
+  EXPECT_THAT(ErrorOf(variables), HasSubstr("COHORT_LAUNCH_PORT"));
+  variables["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+  EXPECT_EQ(ReadLauncherEnvironment(Of(variables))->master_port, 65535);
+}
+
 // torchrun under srun: the inner launcher's variables win.
 TEST(LauncherEnvironmentTest, TorchrunComesBeforeSlurm) {
   absl::StatusOr<LaunchPlacement> placement = ReadLauncherEnvironment(Of({{"RANK", "0"},

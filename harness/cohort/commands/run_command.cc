@@ -1,24 +1,19 @@
 #include "harness/cohort/commands/run_command.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <optional>
-#include <random>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "harness/cohort/commands/command_exit.h"
-#include "harness/cohort/process/entrypoint.h"
 #include "harness/cohort/process/this_process.h"
 #include "harness/cohort/run/embedded_run.h"
+#include "harness/cohort/run/run_setup.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/agent/task_table.h"
 #include "runtime/config/experiment_config.h"
-#include "runtime/config/yaml_quoting.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/record/run_folder.h"
 
@@ -114,32 +109,6 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
   return parsed;
 }
 
-// Loads the config; a run without reproducibility.experiment_seed gets one drawn now (or the one
-// the resumed run already used), recorded in config.yaml so every restart trains the same way.
-absl::StatusOr<ExperimentConfig> LoadConfig(const std::string& path,
-                                            std::vector<std::string> overrides,
-                                            std::optional<uint64_t> seed_in_use) {
-  absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
-  if (!config.ok()) return config;
-  // The name (which may come from the file name) and the seed go into config.yaml explicitly.
-  overrides.push_back(absl::StrCat("name=", QuotedYamlScalar(config->name)));
-  if (!config->experiment_seed) {
-    const uint64_t seed = seed_in_use ? *seed_in_use : std::random_device{}() % 1000000000;
-    overrides.push_back(absl::StrCat("reproducibility.experiment_seed=", seed));
-  }
-  return LoadExperimentConfig(path, overrides);
-}
-
-// The run folder's checkpoints/, or <host_path>[/<storage_path>]/<run folder name> when the config
-// names shared storage (so experiments sharing it never mix their checkpoints).
-std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder) {
-  const CheckpointStorageConfig& storage = config.checkpoint_storage;
-  if (storage.host_path.empty()) return folder.default_checkpoint_root();
-  std::filesystem::path root(storage.host_path);
-  if (!storage.storage_path.empty()) root /= storage.storage_path;
-  return (root / std::filesystem::path(folder.path()).filename()).string();
-}
-
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& arguments) {
@@ -160,17 +129,12 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
     if (config_path.empty()) config_path = folder->config_path();
   }
   absl::StatusOr<ExperimentConfig> config =
-      LoadConfig(config_path, args->overrides, stored ? stored->experiment_seed : std::nullopt);
+      LoadRunConfig(config_path, args->overrides, stored ? stored->experiment_seed : std::nullopt);
   if (!config.ok()) return CommandError(config.status());
   // Refused before anything is written: the run folder stays as it was.
   if (stored) {
-    if (std::vector<std::string> changes = TrainingChanges(*stored, *config); !changes.empty()) {
-      return CommandError(absl::FailedPreconditionError(
-          absl::StrCat("--resume: the run in ", folder->path(),
-                       " was trained with other settings, and its "
-                       "checkpoints hold what they made (",
-                       absl::StrJoin(changes, "; "),
-                       "); resume with the run's own settings, or start a new run (--output)")));
+    if (absl::Status same = CheckSameTraining(*stored, *config, *folder, "--resume"); !same.ok()) {
+      return CommandError(same);
     }
   }
   if (!args->resume.empty() && config->searcher.name == "adaptive_asha") {
@@ -191,33 +155,18 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
                      args->gpus ? " GPU slots (one per GPU)"
                                 : " CPU slots (one per core; --cpu-slots N allows more)")));
   }
-  if (absl::Status checked = Orchestrator::CheckExperiment(*config); !checked.ok()) {
-    return CommandError(checked);
-  }
-  absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
-  if (!plugin.ok()) return CommandError(plugin.status());
-  if (!folder) {
-    absl::StatusOr<RunFolder> created = RunFolder::Create(
-        args->output.empty() ? DefaultRunPath("runs", config->name) : args->output);
-    if (!created.ok()) return CommandError(created.status());
-    folder = *created;
-  }
-  if (absl::Status status = WriteFileAtomically(folder->config_path(), config->effective_yaml);
-      !status.ok()) {
-    return CommandError(status);
-  }
-  // The workers run in their task folders: paths they get are absolute.
-  const std::string checkpoint_root = AbsolutePath(CheckpointRoot(*config, *folder));
-
   absl::StatusOr<std::string> executable = SelfExecutable();
   if (!executable.ok()) return CommandError(executable.status());
-
-  std::fprintf(stderr, "experiment %s: run folder %s\n", config->name.c_str(),
-               folder->path().c_str());
-  config->entrypoint = AbsolutePath(*plugin);
-  LocalSubmission submission{*std::move(config), *folder, checkpoint_root,
-                             /*resume=*/!args->resume.empty()};
-  return RunEmbedded(std::move(submission), EmbeddedRunOptions{slots, *executable});
+  const std::string path =
+      args->output.empty() ? DefaultRunPath("runs", config->name) : args->output;
+  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(*std::move(config), folder, path);
+  if (!submission.ok()) return CommandError(submission.status());
+  std::fprintf(stderr, "experiment %s: run folder %s\n", submission->config.name.c_str(),
+               submission->folder.path().c_str());
+  EmbeddedRunOptions options;
+  options.slots = slots;
+  options.executable = *executable;
+  return RunEmbedded(*std::move(submission), options);
 }
 
 }  // namespace cohort

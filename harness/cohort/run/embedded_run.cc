@@ -29,10 +29,6 @@
 namespace cohort {
 namespace {
 
-// The agent's id in the run's one-agent cluster.
-constexpr char kLocalAgentId[] = "local";
-// How long the agent may take to register before the run gives up.
-constexpr double kRegistrationSeconds = 30;
 // How long the orchestrator may wait for the exits of tasks the agent killed on a second signal.
 constexpr double kExitsAfterKillSeconds = 5;
 // Lines of the trial log shown when a trial fails.
@@ -65,10 +61,12 @@ void ShowLogTail(const std::string& path) {
 // ends the loop once the experiment has ended, and shows what happens.
 class EmbeddedSession {
  public:
-  EmbeddedSession(LocalSubmission submission, std::string local_dir)
+  EmbeddedSession(LocalSubmission submission, std::string local_dir,
+                  const EmbeddedRunOptions& options)
       : submission_(std::move(submission)),
         folder_(submission_.folder),
         local_dir_(std::move(local_dir)),
+        options_(options),
         display_(stderr),
         started_(SystemClock().MonotonicSeconds()) {}
 
@@ -76,6 +74,8 @@ class EmbeddedSession {
     if (event.level == OrchestratorEvent::Level::kNotice) display_.Message(event.line);
     AppendLine(absl::StrCat(local_dir_, "/orchestrator.log"), event.line).IgnoreError();
   }
+
+  void SetAgentEndpoint(std::string endpoint) { endpoint_ = std::move(endpoint); }
 
   void OnAgentMessage(const DecodedControl& message) {
     if (const auto* progress = std::get_if<TaskProgress>(&message.message)) {
@@ -93,13 +93,18 @@ class EmbeddedSession {
       if (signals > 0) {
         stopped_before_start_ = true;
         stop.store(true);
-      } else if (agent_ended || now - started_ > kRegistrationSeconds) {
-        Fail(absl::StrCat("the local agent did not register",
-                          agent_ended ? "" : absl::StrCat(" within ", kRegistrationSeconds, " s"),
-                          " (see ", local_dir_, "/agent.log)"));
-        stop.store(true);
-      } else if (LocalAgentRegistered(orchestrator)) {
+      } else if (const uint32_t joined = RegisteredAgents(orchestrator);
+                 joined >= options_.expected_agents) {
         Submit(orchestrator, stop);
+      } else if (agent_ended || now - started_ > options_.registration_seconds) {
+        const std::string within =
+            agent_ended ? "" : absl::StrCat(" within ", options_.registration_seconds, " s");
+        Fail(options_.expected_agents == 1
+                 ? absl::StrCat("the local agent did not register", within, " (see ", local_dir_,
+                                "/agent.log)")
+                 : absl::StrCat("only ", joined, " of the ", options_.expected_agents,
+                                " ranks joined at ", endpoint_, within));
+        stop.store(true);
       }
       return;
     }
@@ -152,8 +157,8 @@ class EmbeddedSession {
     }
     if (!record_) {
       std::fprintf(stderr, "stopped: the workers were killed\n");
-      std::printf("  run folder: %s\n  continue with: cohort run --resume %s\n",
-                  folder_.path().c_str(), folder_.path().c_str());
+      std::printf("  run folder: %s\n  continue with: %s %s\n", folder_.path().c_str(),
+                  options_.continue_command.c_str(), folder_.path().c_str());
       return 130;
     }
     for (const TrialRecord& trial : record_->trials) {
@@ -168,7 +173,8 @@ class EmbeddedSession {
       case RunState::kCompleted:
         return 0;
       case RunState::kStopped:
-        std::printf("  continue with: cohort run --resume %s\n", folder_.path().c_str());
+        std::printf("  continue with: %s %s\n", options_.continue_command.c_str(),
+                    folder_.path().c_str());
         return 130;
       default:
         return 1;
@@ -190,13 +196,19 @@ class EmbeddedSession {
     }
   }
 
-  static bool LocalAgentRegistered(Orchestrator& orchestrator) {
+  // How many agents are connected; 0 until this process's own agent is among them.
+  uint32_t RegisteredAgents(Orchestrator& orchestrator) const {
     const ClientMessage reply = orchestrator.OnClientRequest(ListAgents{});
     const auto* table = std::get_if<AgentTable>(&reply);
-    return table != nullptr &&
-           std::any_of(table->agents.begin(), table->agents.end(), [](const AgentRow& agent) {
-             return agent.agent_id == kLocalAgentId && agent.connected;
-           });
+    if (table == nullptr) return 0;
+    uint32_t connected = 0;
+    bool own = false;
+    for (const AgentRow& agent : table->agents) {
+      if (!agent.connected) continue;
+      ++connected;
+      own = own || agent.agent_id == options_.agent_id;
+    }
+    return own ? connected : 0;
   }
 
   void Fail(std::string message) {
@@ -206,6 +218,8 @@ class EmbeddedSession {
   LocalSubmission submission_;
   const RunFolder folder_;
   const std::string local_dir_;
+  const EmbeddedRunOptions& options_;
+  std::string endpoint_;  // where the agents join (resolved), for messages
   ProgressDisplay display_;
   const double started_;
   uint64_t experiment_id_ = 0;
@@ -229,7 +243,7 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
     return 1;
   }
   const std::string checkpoint_root = submission.checkpoint_root;
-  EmbeddedSession session(std::move(submission), local_dir);
+  EmbeddedSession session(std::move(submission), local_dir, options);
 
   std::atomic<bool> stop{false};
   std::atomic<int> agent_stop_requests{0};
@@ -237,8 +251,9 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   OrchestratorOptions orchestrator_options;
   orchestrator_options.state_dir = local_dir;
   orchestrator_options.checkpoint_root = checkpoint_root;
+  orchestrator_options.rendezvous_endpoint = options.rendezvous_endpoint;
   OrchestratorServerOptions server_options;
-  server_options.agent_endpoint = "tcp://127.0.0.1:*";
+  server_options.agent_endpoint = options.agent_endpoint;
   server_options.client_endpoint = "tcp://127.0.0.1:*";
   server_options.tick_interval = std::chrono::milliseconds(50);
   server_options.log = [&session](const OrchestratorEvent& event) { session.OnEvent(event); };
@@ -255,9 +270,12 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
     return 1;
   }
 
+  session.SetAgentEndpoint((*server)->agent_endpoint());
+
   AgentOptions agent;
   agent.orchestrator = (*server)->agent_endpoint();
-  agent.agent_id = kLocalAgentId;
+  agent.agent_id = options.agent_id;
+  agent.advertise_address = options.advertise_address;
   agent.hostname = HostName();
   agent.cohort_version = COHORT_VERSION;
   agent.slots = options.slots;

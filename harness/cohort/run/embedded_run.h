@@ -36,6 +36,20 @@ namespace cohort {
 struct EmbeddedRunOptions {
   std::vector<AgentSlot> slots;  // what the agent offers: CpuSlots(n), or DetectGpuSlots()
   std::string executable;        // the `cohort` binary the workers run
+
+  // Under `cohort launch` (launched_run.h) rank 0's process is this run, joined by the agents of
+  // the other ranks: the orchestrator listens for them at `agent_endpoint` (default loopback, a
+  // free port), its workers meet theirs at `rendezvous_endpoint` ("": none, one agent), and the
+  // experiment is submitted once `expected_agents` agents (this one, `agent_id`, among them) have
+  // registered, or the run fails after `registration_seconds`.
+  std::string agent_endpoint = "tcp://127.0.0.1:*";
+  std::string rendezvous_endpoint;
+  std::string agent_id = "local";
+  std::string advertise_address = "127.0.0.1";  // AgentOptions::advertise_address
+  uint32_t expected_agents = 1;
+  double registration_seconds = 30;
+  // How the user continues a stopped run, after "continue with: ".
+  std::string continue_command = "cohort run --resume";
 };
 
 // Trains `submission` to its end. Exit status: 0 when the experiment completed, 130 when a signal

@@ -1,0 +1,218 @@
+#include "harness/cohort/commands/launch_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/commands/command_exit.h"
+#include "harness/cohort/process/this_process.h"
+#include "harness/cohort/run/embedded_run.h"
+#include "harness/cohort/run/launched_rank.h"
+#include "harness/cohort/run/run_setup.h"
+#include "runtime/agent/gpu_slots.h"
+#include "runtime/agent/task_table.h"
+#include "runtime/config/experiment_config.h"
+#include "runtime/launch/launcher_environment.h"
+#include "runtime/launch/rank_network.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/record/run_folder.h"
+
+namespace cohort {
+namespace {
+
+constexpr char kLaunchUsage[] =
+    "usage: cohort launch EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--gpus]\n"
+    "                     [--join-timeout SECONDS]\n"
+    "\n"
+    "Runs one rank of the experiment's trial where a cluster's launcher started this process,\n"
+    "reading the rank, the world size, the local rank and rank 0's address from its variables:\n"
+    "  torchrun, Kubernetes: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT\n"
+    "  Slurm's srun:         SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_JOB_NODELIST\n"
+    "                        (its first host is rank 0's; MASTER_ADDR and MASTER_PORT override)\n"
+    "  Open MPI's mpirun:    OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE,\n"
+    "                        OMPI_COMM_WORLD_LOCAL_RANK, MASTER_ADDR, MASTER_PORT\n"
+    "Rank 0 serves the ranks at MASTER_ADDR:MASTER_PORT (default port 29500; under torchrun,\n"
+    "whose own agent holds MASTER_PORT, the port after it; COHORT_LAUNCH_PORT overrides both)\n"
+    "and writes the run folder; the trial has one slot per rank (resources.slots_per_trial is\n"
+    "the world size) and trains as under Cohort's agents. max_restarts is the launcher's: a\n"
+    "failed rank fails the job, and when the launcher starts it again on the same run folder\n"
+    "each trial continues from its latest checkpoint. For now MASTER_ADDR must be this\n"
+    "machine's loopback (127.0.0.1 or localhost: every rank on one machine).\n"
+    "\n"
+    "  --output DIR            rank 0's run folder (default runs/<name>); an existing one that\n"
+    "                          holds this experiment is continued\n"
+    "  --set KEY=VALUE         override a config value by its dotted path\n"
+    "  --gpus                  each rank trains on the GPU of its local rank (else a CPU slot)\n"
+    "  --join-timeout SECONDS  how long rank 0 waits for every rank, and a rank for its task\n"
+    "                          (default 300)\n"
+    "\n"
+    "Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped by SIGINT or SIGTERM.\n";
+
+struct LaunchArgs {
+  std::string experiment;
+  std::string output;
+  std::vector<std::string> overrides;
+  bool gpus = false;
+  double join_seconds = 300;
+};
+
+int LaunchUsage(absl::string_view problem) {
+  return UsageError("cohort launch", problem, kLaunchUsage);
+}
+
+std::optional<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args, int* exit_code) {
+  LaunchArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kLaunchUsage, stdout);
+      *exit_code = 0;
+      return std::nullopt;
+    }
+    if (arg == "--gpus") {
+      parsed.gpus = true;
+    } else if (arg == "--output" || arg == "--set" || arg == "--join-timeout") {
+      if (i + 1 == args.size()) {
+        *exit_code = LaunchUsage(absl::StrCat(arg, " needs a value"));
+        return std::nullopt;
+      }
+      const std::string& value = args[++i];
+      if (arg == "--output") parsed.output = value;
+      if (arg == "--set") parsed.overrides.push_back(value);
+      if (arg == "--join-timeout" &&
+          (!absl::SimpleAtod(value, &parsed.join_seconds) || !(parsed.join_seconds > 0))) {
+        *exit_code = LaunchUsage(
+            absl::StrCat("--join-timeout needs a number of seconds > 0, not '", value, "'"));
+        return std::nullopt;
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      *exit_code = LaunchUsage(absl::StrCat("unknown option '", arg, "'"));
+      return std::nullopt;
+    } else if (parsed.experiment.empty()) {
+      parsed.experiment = arg;
+    } else {
+      *exit_code = LaunchUsage(absl::StrCat("unexpected argument '", arg, "'"));
+      return std::nullopt;
+    }
+  }
+  if (parsed.experiment.empty()) {
+    *exit_code = LaunchUsage("missing EXPERIMENT.yaml");
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+// The rank's one slot: a CPU, or the GPU of its local rank.
+absl::StatusOr<AgentSlot> RankSlot(const LaunchPlacement& placement, bool gpus) {
+  if (!gpus) return CpuSlots(1).front();
+  const std::vector<AgentSlot> found = DetectGpuSlots();
+  if (placement.local_rank >= found.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--gpus: this rank's local rank is ", placement.local_rank, " but this machine shows ",
+        found.size(), " NVIDIA GPU(s) (", kNvidiaGpusFolder, "): start at most one rank per GPU"));
+  }
+  AgentSlot slot = found[placement.local_rank];
+  slot.index = 0;  // the agent's only slot; device_id stays the GPU's
+  return slot;
+}
+
+// Rank 0: the orchestrator, its own agent, and the run folder.
+int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const AgentSlot& slot,
+                const std::string& executable) {
+  absl::StatusOr<ExperimentConfig> asked = LoadRunConfig(args.experiment, args.overrides, {});
+  if (!asked.ok()) return CommandError(asked.status());
+  const std::string path = args.output.empty() ? "runs/" + asked->name : args.output;
+
+  // An existing run folder of this experiment is continued.
+  std::optional<RunFolder> folder;
+  std::optional<ExperimentConfig> stored;
+  if (absl::StatusOr<RunFolder> opened = RunFolder::Open(path); opened.ok()) {
+    absl::StatusOr<ExperimentConfig> stored_config = LoadExperimentConfig(opened->config_path());
+    if (!stored_config.ok()) return CommandError(stored_config.status());
+    folder = *opened;
+    stored = *std::move(stored_config);
+  }
+  std::vector<std::string> overrides = args.overrides;
+  overrides.push_back(absl::StrCat("resources.slots_per_trial=", placement.world_size));
+  overrides.push_back("max_restarts=0");
+  absl::StatusOr<ExperimentConfig> config =
+      LoadRunConfig(args.experiment, overrides, stored ? stored->experiment_seed : std::nullopt);
+  if (!config.ok()) return CommandError(config.status());
+  if (stored) {
+    absl::Status same = CheckSameTraining(*stored, *config, *folder, "cohort launch");
+    if (!same.ok()) return CommandError(same);
+    if (config->searcher.name == "adaptive_asha") {
+      return CommandError(absl::UnimplementedError(
+          absl::StrCat(path,
+                       " holds this experiment, but adaptive_asha's promotions are not kept "
+                       "in the run folder, so it cannot continue; give another --output")));
+    }
+  }
+  if (asked->slots_per_trial != placement.world_size) {
+    std::fprintf(stderr,
+                 "resources.slots_per_trial is %u in the config; the launcher's world size, %u, "
+                 "decides\n",
+                 asked->slots_per_trial, placement.world_size);
+  }
+  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(*std::move(config), folder, path);
+  if (!submission.ok()) return CommandError(submission.status());
+  std::fprintf(stderr, "experiment %s: %srun folder %s; rank 0 of %u (%s) at %s:%u\n",
+               submission->config.name.c_str(), stored ? "continuing the " : "",
+               submission->folder.path().c_str(), placement.world_size, placement.launcher.c_str(),
+               placement.master_addr.c_str(), placement.master_port);
+
+  EmbeddedRunOptions options;
+  options.slots = {slot};
+  options.executable = executable;
+  options.agent_endpoint = absl::StrCat("tcp://127.0.0.1:", placement.master_port);
+  options.rendezvous_endpoint = "tcp://127.0.0.1:*";
+  options.agent_id = LaunchedAgentId(0, placement.world_size);
+  options.advertise_address = "127.0.0.1";
+  options.expected_agents = placement.world_size;
+  options.registration_seconds = args.join_seconds;
+  options.continue_command =
+      absl::StrCat("the same launch (cohort launch ", args.experiment, " --output)");
+  return RunEmbedded(*std::move(submission), options);
+}
+
+}  // namespace
+
+int RunLaunchCommand(const std::vector<std::string>& arguments) {
+  int exit_code = 0;
+  std::optional<LaunchArgs> args = ParseLaunchArgs(arguments, &exit_code);
+  if (!args) return exit_code;
+  absl::StatusOr<LaunchPlacement> placement = ReadLauncherEnvironment(SystemEnvironment());
+  if (!placement.ok()) return CommandError(placement.status());
+  if (!IsLoopbackName(placement->master_addr)) {
+    return CommandError(absl::UnimplementedError(absl::StrCat(
+        "rank 0's address is ", placement->master_addr,
+        " (MASTER_ADDR, or the first host of SLURM_JOB_NODELIST): cohort launch serves its "
+        "ranks on loopback only for now, so every rank runs on one machine with MASTER_ADDR="
+        "127.0.0.1; across machines, run `cohort orchestrator` and `cohort agent`s "
+        "(docs/cluster.md)")));
+  }
+  absl::StatusOr<AgentSlot> slot = RankSlot(*placement, args->gpus);
+  if (!slot.ok()) return CommandError(slot.status());
+  absl::StatusOr<std::string> executable = SelfExecutable();
+  if (!executable.ok()) return CommandError(executable.status());
+  if (placement->rank == 0) return RunRankZero(*args, *placement, *slot, *executable);
+
+  LaunchedRankOptions options;
+  options.orchestrator =
+      absl::StrCat("tcp://", placement->master_addr, ":", placement->master_port);
+  options.agent_id = LaunchedAgentId(placement->rank, placement->world_size);
+  options.slot = *slot;
+  options.advertise_address = "127.0.0.1";
+  std::error_code error;
+  options.work_dir = (std::filesystem::temp_directory_path(error) /
+                      absl::StrCat("cohort-launch-", placement->master_port, "-", options.agent_id))
+                         .string();
+  options.executable = *executable;
+  options.join_seconds = args->join_seconds;
+  return RunLaunchedRank(options);
+}
+
+}  // namespace cohort

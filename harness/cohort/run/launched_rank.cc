@@ -1,0 +1,151 @@
+#include "harness/cohort/run/launched_rank.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "harness/cohort/process/stop_signals.h"
+#include "harness/cohort/process/this_process.h"
+#include "runtime/agent/agent.h"
+#include "runtime/base/clock.h"
+#include "runtime/record/run_folder.h"
+
+namespace cohort {
+namespace {
+
+// How often the main thread looks at the agent's progress.
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+// What the agent's hooks tell the main thread.
+class RankProgress {
+ public:
+  void Started(uint64_t task_id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_.insert(task_id);
+    ever_started_ = true;
+  }
+
+  void Exited(uint64_t task_id, const std::vector<TaskExit>& exits, double now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_.erase(task_id);
+    last_exit_at_ = now;
+    for (const TaskExit& exit : exits) {
+      if (exit.exit_code != 0 || exit.signal != 0) {
+        failure_ = absl::StrCat("task ", task_id, ": ", exit.reason);
+      }
+    }
+  }
+
+  // True once a task has run, none runs now, and the last ended `linger` seconds ago.
+  bool Done(double now, double linger) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ever_started_ && running_.empty() && now - last_exit_at_ >= linger;
+  }
+
+  bool EverStarted() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ever_started_;
+  }
+
+  std::optional<std::string> failure() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<uint64_t> running_;
+  bool ever_started_ = false;
+  double last_exit_at_ = 0;
+  std::optional<std::string> failure_;
+};
+
+}  // namespace
+
+int RunLaunchedRank(const LaunchedRankOptions& options) {
+  std::error_code made;
+  std::filesystem::create_directories(options.work_dir, made);
+  if (made) {
+    std::fprintf(stderr, "error: cannot create %s: %s\n", options.work_dir.c_str(),
+                 made.message().c_str());
+    return 1;
+  }
+  const std::string log_path = absl::StrCat(options.work_dir, "/agent.log");
+  RankProgress progress;
+  std::atomic<int> stop_requests{0};
+
+  AgentOptions agent;
+  agent.orchestrator = options.orchestrator;
+  agent.agent_id = options.agent_id;
+  agent.hostname = HostName();
+  agent.cohort_version = COHORT_VERSION;
+  agent.slots = {options.slot};
+  agent.work_dir = options.work_dir;
+  agent.executable = options.executable;
+  agent.base_environment = InheritedEnvironment();
+  agent.advertise_address = options.advertise_address;
+  agent.log = [log_path](absl::string_view line) { AppendLine(log_path, line).IgnoreError(); };
+  agent.stop_requests = &stop_requests;
+  agent.on_task_started = [&progress](uint64_t task_id) { progress.Started(task_id); };
+  agent.on_task_exited = [&progress](uint64_t task_id, const std::vector<TaskExit>& exits) {
+    progress.Exited(task_id, exits, SystemClock().MonotonicSeconds());
+  };
+
+  // The agent's thread never takes SIGINT or SIGTERM: they go to this one, which counts them.
+  const StopSignals signals(StopSignals::Second::kCounted);
+  sigset_t blocked, previous;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
+  absl::Status agent_status;
+  std::atomic<bool> agent_ended{false};
+  std::thread agent_thread([&] {
+    agent_status = Agent(std::move(agent)).Run();
+    agent_ended.store(true);
+  });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+
+  const double started = SystemClock().MonotonicSeconds();
+  std::optional<std::string> error;
+  while (!agent_ended.load()) {
+    std::this_thread::sleep_for(kPollInterval);
+    const double now = SystemClock().MonotonicSeconds();
+    if (StopSignals::count() > stop_requests.load()) stop_requests.store(StopSignals::count());
+    if (stop_requests.load() > 0) continue;  // the agent stops its task and returns
+    if (progress.Done(now, options.linger_seconds)) break;
+    if (!progress.EverStarted() && now - started > options.join_seconds) {
+      error = absl::StrCat("rank 0 at ", options.orchestrator, " placed no task on this rank (",
+                           options.agent_id, ") within ", options.join_seconds,
+                           " s: is rank 0 running, and MASTER_ADDR and MASTER_PORT right? (see ",
+                           log_path, ")");
+      break;
+    }
+  }
+  if (stop_requests.load() == 0) stop_requests.store(1);
+  agent_thread.join();
+  if (!agent_status.ok()) AppendLine(log_path, agent_status.message()).IgnoreError();
+  if (StopSignals::count() > 0) {
+    std::fprintf(stderr, "%s: stopped by a signal\n", options.agent_id.c_str());
+    return 130;
+  }
+  if (!error) error = progress.failure();
+  if (error) {
+    std::fprintf(stderr, "error: %s\n", error->c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace cohort

@@ -1,0 +1,40 @@
+// RunLaunchedRank: a rank other than 0 of a trial that a cluster's launcher started (`cohort
+// launch`, launch_command.h). It is an agent of one slot for the job's length: it joins rank 0's
+// orchestrator, runs the worker of each task placed on it, and ends when its work is done:
+// LaunchedRankOptions::linger_seconds after a task ended with no next one (a grid's next trial
+// follows within that), or when no task came within join_seconds (rank 0 unreachable, or it
+// failed before placing the trial). The agent's log goes to <work_dir>/agent.log.
+//
+// SIGINT or SIGTERM (the launcher stopping the job) stops the task: the worker checkpoints and
+// exits (a second signal kills it at once).
+//
+//   int exit_code = RunLaunchedRank(options);  // 0, 1 or 130
+//
+// Thread-safety: call from the main thread; installs SIGINT/SIGTERM handlers while it runs.
+#ifndef COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_
+#define COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_
+
+#include <string>
+
+#include "runtime/control/control_messages.h"
+
+namespace cohort {
+
+struct LaunchedRankOptions {
+  std::string orchestrator;       // rank 0's agent endpoint, "tcp://MASTER_ADDR:MASTER_PORT"
+  std::string agent_id;           // LaunchedAgentId(rank, world size)
+  AgentSlot slot;                 // the one slot: a CPU, or the GPU of the rank's local rank
+  std::string advertise_address;  // this machine's address as the other ranks reach it
+  std::string work_dir;           // the task folders and agent.log
+  std::string executable;         // the `cohort` binary the workers run
+  double join_seconds = 300;
+  double linger_seconds = 2;
+};
+
+// Exit status: 0 when every task this rank ran exited 0, 130 when a signal stopped it, 1 otherwise
+// (a task that failed, or none placed in time: the reason on stderr).
+int RunLaunchedRank(const LaunchedRankOptions& options);
+
+}  // namespace cohort
+
+#endif  // COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_

@@ -1,0 +1,69 @@
+#include "harness/cohort/run/run_setup.h"
+
+#include <filesystem>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "harness/cohort/process/entrypoint.h"
+#include "harness/cohort/process/this_process.h"
+#include "runtime/config/yaml_quoting.h"
+
+namespace cohort {
+
+absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
+                                               std::vector<std::string> overrides,
+                                               std::optional<uint64_t> seed_in_use) {
+  absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
+  if (!config.ok()) return config;
+  // The name (which may come from the file name) and the seed go into config.yaml explicitly.
+  overrides.push_back(absl::StrCat("name=", QuotedYamlScalar(config->name)));
+  if (!config->experiment_seed) {
+    const uint64_t seed = seed_in_use ? *seed_in_use : std::random_device{}() % 1000000000;
+    overrides.push_back(absl::StrCat("reproducibility.experiment_seed=", seed));
+  }
+  return LoadExperimentConfig(path, overrides);
+}
+
+absl::Status CheckSameTraining(const ExperimentConfig& stored, const ExperimentConfig& config,
+                               const RunFolder& folder, absl::string_view how) {
+  const std::vector<std::string> changes = TrainingChanges(stored, config);
+  if (changes.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(how, ": the run in ", folder.path(),
+                   " was trained with other settings, and its checkpoints hold what they made (",
+                   absl::StrJoin(changes, "; "),
+                   "); resume with the run's own settings, or start a new run (--output)"));
+}
+
+std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder) {
+  const CheckpointStorageConfig& storage = config.checkpoint_storage;
+  if (storage.host_path.empty()) return folder.default_checkpoint_root();
+  std::filesystem::path root(storage.host_path);
+  if (!storage.storage_path.empty()) root /= storage.storage_path;
+  return (root / std::filesystem::path(folder.path()).filename()).string();
+}
+
+absl::StatusOr<LocalSubmission> PrepareSubmission(ExperimentConfig config,
+                                                  std::optional<RunFolder> folder,
+                                                  const std::string& path) {
+  if (absl::Status checked = Orchestrator::CheckExperiment(config); !checked.ok()) return checked;
+  absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
+  if (!plugin.ok()) return plugin.status();
+  const bool resume = folder.has_value();
+  if (!folder) {
+    absl::StatusOr<RunFolder> created = RunFolder::Create(path);
+    if (!created.ok()) return created.status();
+    folder = *created;
+  }
+  if (absl::Status status = WriteFileAtomically(folder->config_path(), config.effective_yaml);
+      !status.ok()) {
+    return status;
+  }
+  const std::string checkpoint_root = AbsolutePath(CheckpointRoot(config, *folder));
+  config.entrypoint = AbsolutePath(*plugin);
+  return LocalSubmission{std::move(config), *folder, checkpoint_root, resume};
+}
+
+}  // namespace cohort

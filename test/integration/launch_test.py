@@ -1,0 +1,154 @@
+"""`cohort launch` under a cluster's launcher, played here by this script: two plain processes
+started with the variables torchrun, Slurm's srun or Open MPI's mpirun set, on loopback (under
+torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
+
+- With each launcher's variables, the two ranks train a 2-slot trial bitwise equal to
+  `cohort run` of the same config at 2 slots (the final checkpoint's parameters), and both exit 0;
+  rank 0's run folder holds the experiment.
+- A variable missing is an error naming it, and no run folder is made.
+- A rank's worker killed mid-way fails the job (max_restarts is the launcher's: both ranks exit
+  1); launched again on the same run folder, as torchrun restarts a job, the trial continues from
+  its latest checkpoint and ends bitwise equal to the uninterrupted run.
+- Launched again with another learning rate, rank 0 refuses, naming the setting, and the run
+  folder is left byte for byte as it was.
+"""
+import os
+import signal
+import socket
+import subprocess
+
+from cohort_cli import *
+from cluster import free_port
+
+BATCHES = interruptible(600)
+PERIOD = BATCHES // 3
+
+
+def launcher_variables(launcher, rank, port):
+    """The variables `launcher` would set for `rank` of 2 on this machine, rank 0 at `port`."""
+    if launcher == "torchrun":
+        return {"RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank),
+                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                "TORCHELASTIC_USE_AGENT_STORE": "True"}
+    if launcher == "slurm":
+        return {"SLURM_PROCID": str(rank), "SLURM_NTASKS": "2", "SLURM_LOCALID": str(rank),
+                "SLURM_JOB_NODELIST": "localhost", "SLURM_JOB_ID": "4242",
+                "MASTER_PORT": str(port)}
+    return {"OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "2",
+            "OMPI_COMM_WORLD_LOCAL_RANK": str(rank), "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port)}
+
+
+LAUNCHER_NAMES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
+                  "TORCHELASTIC_USE_AGENT_STORE", "COHORT_LAUNCH_PORT",
+                  "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_NODELIST",
+                  "SLURM_JOB_ID", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                  "OMPI_COMM_WORLD_LOCAL_RANK")
+
+
+def environment(variables):
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_NAMES}
+    env.update(variables)
+    return env
+
+
+# What torchrun's agent holds on rank 0's host: its store's listening socket at MASTER_PORT.
+torchrun_store = None
+
+
+def launch(launcher, config, output, *extra):
+    """Starts both ranks as `launcher` would; returns the two processes, rank 0 first. Under
+    torchrun, MASTER_PORT is taken, as torchrun's agent takes it for its store."""
+    global torchrun_store
+    port = free_port()
+    if launcher == "torchrun":
+        if torchrun_store is not None:
+            torchrun_store.close()
+        torchrun_store = socket.socket()
+        torchrun_store.bind(("127.0.0.1", port))
+        torchrun_store.listen()
+    return [subprocess.Popen([COHORT, "launch", config, "--output", output, *extra],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env=environment(launcher_variables(launcher, rank, port)))
+            for rank in (0, 1)]
+
+
+def finish(ranks, timeout=300):
+    """Waits for the ranks: [(exit status, stdout, stderr)], rank 0 first."""
+    results = []
+    for process in ranks:
+        out, err = process.communicate(timeout=timeout)
+        results.append((process.returncode, out, err))
+    return results
+
+
+def folder_bytes(folder):
+    """Every file under `folder` and its bytes."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            found[os.path.relpath(path, folder)] = read_bytes(path)
+    return found
+
+
+with temp_dir() as tmp:
+    config = mlp_config(tmp, name="launched", batches=BATCHES, period=PERIOD)
+    reference = os.path.join(tmp, "reference")
+    code, out, err = run("run", config, "--output", reference, "--cpu-slots", "2",
+                         "--set", "resources.slots_per_trial=2")
+    check(code == 0, f"the reference run failed:\n{out}\n{err}")
+    expected = final_parameters(reference, BATCHES)
+
+    for launcher in ("torchrun", "slurm", "mpirun"):
+        output = os.path.join(tmp, launcher)
+        results = finish(launch(launcher, config, output))
+        for rank, (code, out, err) in enumerate(results):
+            check(code == 0, f"{launcher}: rank {rank} exited {code}:\n{out}\n{err}")
+        check(f"rank 0 of 2 ({launcher})" in results[0][2], results[0][2])
+        check(experiment(output)["state"] == "COMPLETED", experiment(output))
+        check(final_parameters(output, BATCHES) == expected,
+              f"{launcher}: the launched trial's final parameters differ from `cohort run`'s")
+        print(f"{launcher}: 2 ranks, bitwise equal to cohort run at 2 slots")
+
+    # A launcher whose variables are half set.
+    missing = os.path.join(tmp, "missing")
+    result = subprocess.run([COHORT, "launch", config, "--output", missing],
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            env=environment({"RANK": "0", "MASTER_ADDR": "127.0.0.1"}),
+                            timeout=60)
+    check(result.returncode == 1 and "WORLD_SIZE" in result.stderr and
+          "LOCAL_RANK" in result.stderr, f"half-set variables ({result.returncode}):\n"
+          f"{result.stderr}")
+    check(not os.path.exists(missing), "a refused launch made a run folder")
+
+    # A worker killed mid-way fails the job; launched again, the trial continues.
+    restarted = os.path.join(tmp, "restarted")
+    ranks = launch("torchrun", config, restarted)
+    wait_for(lambda: experiment(restarted)["trials"][0]["checkpoints"], what="the first checkpoint")
+    wait_for(lambda: worker_pid(0, os.path.abspath(restarted)) is not None, what="rank 0's worker")
+    os.kill(worker_pid(0, os.path.abspath(restarted)), signal.SIGKILL)
+    results = finish(ranks)
+    check([code for code, _, _ in results] == [1, 1],
+          f"after the kill the ranks exited {[code for code, _, _ in results]}:\n"
+          f"{results[0][2]}\n{results[1][2]}")
+    results = finish(launch("torchrun", config, restarted))
+    for rank, (code, out, err) in enumerate(results):
+        check(code == 0, f"relaunched rank {rank} exited {code}:\n{out}\n{err}")
+    check("continuing the run folder" in results[0][2], results[0][2])
+    check(final_parameters(restarted, BATCHES) == expected,
+          "the relaunched trial's final parameters differ from the uninterrupted run's")
+    print("a killed worker failed the job; launched again, it resumed and matched")
+
+    # Launched again with other settings: refused, nothing changed.
+    before = folder_bytes(restarted)
+    results = finish(launch("torchrun", config, restarted, "--set",
+                            "hyperparameters.learning_rate=0.2", "--join-timeout", "5"),
+                     timeout=120)
+    check(results[0][0] == 1 and "learning_rate" in results[0][2],
+          f"rank 0 with another learning rate ({results[0][0]}):\n{results[0][2]}")
+    check(results[1][0] == 1 and "placed no task" in results[1][2],
+          f"rank 1 with rank 0 refusing exited {results[1][0]}:\n{results[1][2]}")
+    check(folder_bytes(restarted) == before, "a refused launch changed the run folder")
+print("ok")
