@@ -5,6 +5,9 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
 - With each launcher's variables, the two ranks train a 2-slot trial bitwise equal to
   `cohort run` of the same config at 2 slots (the final checkpoint's parameters), and both exit 0;
   rank 0's run folder holds the experiment.
+- Ranks meeting at an address of this machine other than loopback, as ranks on several machines
+  do: refused without the job's keys (naming --keys), bitwise equal with the keys of `cohort
+  keygen --launch 2`, every listener on CURVE. Skipped where this machine has only loopback.
 - A variable missing is an error naming it, and no run folder is made.
 - A rank's worker killed mid-way fails the job (max_restarts is the launcher's: both ranks exit
   1); launched again on the same run folder, as torchrun restarts a job, the trial continues from
@@ -24,18 +27,31 @@ BATCHES = interruptible(600)
 PERIOD = BATCHES // 3
 
 
-def launcher_variables(launcher, rank, port):
-    """The variables `launcher` would set for `rank` of 2 on this machine, rank 0 at `port`."""
+def this_machines_address():
+    """An IPv4 address of this machine other than loopback (the source of its default route; no
+    packet is sent), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def launcher_variables(launcher, rank, port, address):
+    """The variables `launcher` would set for `rank` of 2 on this machine, rank 0 at
+    `address`:`port`."""
     if launcher == "torchrun":
         return {"RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank),
-                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                "MASTER_ADDR": address, "MASTER_PORT": str(port),
                 "TORCHELASTIC_USE_AGENT_STORE": "True"}
     if launcher == "slurm":
         return {"SLURM_PROCID": str(rank), "SLURM_NTASKS": "2", "SLURM_LOCALID": str(rank),
                 "SLURM_JOB_NODELIST": "localhost", "SLURM_JOB_ID": "4242",
                 "MASTER_PORT": str(port)}
     return {"OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "2",
-            "OMPI_COMM_WORLD_LOCAL_RANK": str(rank), "MASTER_ADDR": "127.0.0.1",
+            "OMPI_COMM_WORLD_LOCAL_RANK": str(rank), "MASTER_ADDR": address,
             "MASTER_PORT": str(port)}
 
 
@@ -56,9 +72,10 @@ def environment(variables):
 torchrun_store = None
 
 
-def launch(launcher, config, output, *extra):
-    """Starts both ranks as `launcher` would; returns the two processes, rank 0 first. Under
-    torchrun, MASTER_PORT is taken, as torchrun's agent takes it for its store."""
+def launch(launcher, config, output, *extra, address="127.0.0.1"):
+    """Starts both ranks as `launcher` would, rank 0 at `address`; returns the two processes,
+    rank 0 first. Under torchrun, MASTER_PORT is taken, as torchrun's agent takes it for its
+    store."""
     global torchrun_store
     port = free_port()
     if launcher == "torchrun":
@@ -70,7 +87,7 @@ def launch(launcher, config, output, *extra):
     return [subprocess.Popen([COHORT, "launch", config, "--output", output, *extra],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True,
-                             env=environment(launcher_variables(launcher, rank, port)))
+                             env=environment(launcher_variables(launcher, rank, port, address)))
             for rank in (0, 1)]
 
 
@@ -111,6 +128,31 @@ with temp_dir() as tmp:
         check(final_parameters(output, BATCHES) == expected,
               f"{launcher}: the launched trial's final parameters differ from `cohort run`'s")
         print(f"{launcher}: 2 ranks, bitwise equal to cohort run at 2 slots")
+
+    # Ranks meeting at an address of this machine other than loopback, as on several machines:
+    # refused without the job's keys, bitwise equal with them (every listener on CURVE).
+    address = this_machines_address()
+    if address is None:
+        print("skipped the ranks off loopback: this machine has no address but loopback")
+    else:
+        off_loopback = os.path.join(tmp, "off-loopback")
+        results = finish(launch("mpirun", config, off_loopback, "--join-timeout", "5",
+                                address=address), timeout=120)
+        check(results[0][0] == 1 and "--keys DIR" in results[0][2] and
+              not os.path.exists(off_loopback), f"off loopback without keys:\n{results[0][2]}")
+        keys = os.path.join(tmp, "keys")
+        code, out, err = run("keygen", "--out", keys, "--launch", "2")
+        check(code == 0 and sorted(os.listdir(keys)) == [
+            "orchestrator.key", "orchestrator.pub", "rank-0.key", "rank-0.pub", "rank-1.key",
+            "rank-1.pub"], f"keygen --launch 2 ({code}): {os.listdir(keys)}\n{err}")
+        results = finish(launch("mpirun", config, off_loopback, "--keys", keys, address=address))
+        for rank, (code, out, err) in enumerate(results):
+            check(code == 0, f"off loopback: rank {rank} exited {code}:\n{out}\n{err}")
+        log = read_bytes(os.path.join(off_loopback, "local", "orchestrator.log")).decode()
+        check("agents' listener: CURVE" in log, log[-2000:])
+        check(final_parameters(off_loopback, BATCHES) == expected,
+              "off loopback: the final parameters differ from `cohort run`'s")
+        print(f"2 ranks meeting at {address} over CURVE: bitwise equal")
 
     # A launcher whose variables are half set.
     missing = os.path.join(tmp, "missing")

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "harness/cohort/commands/command_exit.h"
+#include "harness/cohort/run/launch_keys.h"
 #include "runtime/security/curve_keys.h"
 
 namespace cohort {
@@ -17,6 +19,7 @@ namespace {
 
 constexpr char kKeygenUsage[] =
     "usage: cohort keygen --out DIR [--name NAME]\n"
+    "       cohort keygen --out DIR --launch WORLD_SIZE\n"
     "\n"
     "Makes a CURVE key pair for the control channels and writes DIR/NAME.key (the secret key,\n"
     "mode 0600: it never leaves this machine) and DIR/NAME.pub (the public key, to hand to "
@@ -26,7 +29,11 @@ constexpr char kKeygenUsage[] =
     "machine's host name; it is what the orchestrator calls the holder of the key.\n"
     "\n"
     "Prints `<public-key> <name>`: add that line to the orchestrator's authorized keys file (or\n"
-    "copy NAME.pub into its authorized keys folder) to let this key in.\n";
+    "copy NAME.pub into its authorized keys folder) to let this key in.\n"
+    "\n"
+    "--launch WORLD_SIZE makes the keys of one job of `cohort launch --keys DIR` instead:\n"
+    "orchestrator.key/.pub and rank-<r>.key/.pub for each rank. Give every rank the folder\n"
+    "(whoever holds it may join the job).\n";
 
 std::string DefaultKeyName() {
   char name[256] = {};
@@ -41,6 +48,7 @@ std::string DefaultKeyName() {
 int RunKeygenCommand(const std::vector<std::string>& args) {
   std::string out;
   std::string name;
+  uint32_t launch_ranks = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool has_value = i + 1 < args.size();
     if (args[i] == "--help" || args[i] == "-h") {
@@ -50,6 +58,12 @@ int RunKeygenCommand(const std::vector<std::string>& args) {
       out = args[++i];
     } else if (args[i] == "--name" && has_value) {
       name = args[++i];
+    } else if (args[i] == "--launch" && has_value) {
+      if (!absl::SimpleAtoi(args[++i], &launch_ranks) || launch_ranks == 0) {
+        std::fprintf(stderr, "--launch needs a world size >= 1, not '%s'\n%s", args[i].c_str(),
+                     kKeygenUsage);
+        return 2;
+      }
     } else {
       std::fprintf(stderr, "unexpected argument '%s'\n%s", args[i].c_str(), kKeygenUsage);
       return 2;
@@ -58,6 +72,18 @@ int RunKeygenCommand(const std::vector<std::string>& args) {
   if (out.empty()) {
     std::fprintf(stderr, "%s", kKeygenUsage);
     return 2;
+  }
+  if (launch_ranks > 0) {
+    if (!name.empty()) {
+      std::fprintf(stderr, "--launch names its keys itself: no --name\n%s", kKeygenUsage);
+      return 2;
+    }
+    if (absl::Status made = WriteLaunchKeys(out, launch_ranks); !made.ok()) {
+      return CommandError(made);
+    }
+    std::fprintf(stderr, "wrote the keys of a job of %u ranks in %s: give every rank the folder\n",
+                 launch_ranks, out.c_str());
+    return 0;
   }
   if (name.empty()) name = DefaultKeyName();
   if (!IsKeyName(name)) {

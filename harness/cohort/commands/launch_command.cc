@@ -10,6 +10,7 @@
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/this_process.h"
 #include "harness/cohort/run/embedded_run.h"
+#include "harness/cohort/run/launch_keys.h"
 #include "harness/cohort/run/launched_rank.h"
 #include "harness/cohort/run/run_setup.h"
 #include "runtime/agent/gpu_slots.h"
@@ -25,7 +26,7 @@ namespace {
 
 constexpr char kLaunchUsage[] =
     "usage: cohort launch EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--gpus]\n"
-    "                     [--join-timeout SECONDS]\n"
+    "                     [--keys DIR] [--join-timeout SECONDS]\n"
     "\n"
     "Runs one rank of the experiment's trial where a cluster's launcher started this process,\n"
     "reading the rank, the world size, the local rank and rank 0's address from its variables:\n"
@@ -39,13 +40,16 @@ constexpr char kLaunchUsage[] =
     "and writes the run folder; the trial has one slot per rank (resources.slots_per_trial is\n"
     "the world size) and trains as under Cohort's agents. max_restarts is the launcher's: a\n"
     "failed rank fails the job, and when the launcher starts it again on the same run folder\n"
-    "each trial continues from its latest checkpoint. For now MASTER_ADDR must be this\n"
-    "machine's loopback (127.0.0.1 or localhost: every rank on one machine).\n"
+    "each trial continues from its latest checkpoint. Ranks on several machines (MASTER_ADDR\n"
+    "not a loopback address) meet over CURVE: make the job's keys once with `cohort keygen\n"
+    "--out DIR --launch WORLD_SIZE` and give every rank the folder (--keys DIR).\n"
     "\n"
     "  --output DIR            rank 0's run folder (default runs/<name>); an existing one that\n"
     "                          holds this experiment is continued\n"
     "  --set KEY=VALUE         override a config value by its dotted path\n"
     "  --gpus                  each rank trains on the GPU of its local rank (else a CPU slot)\n"
+    "  --keys DIR              the job's CURVE keys (`cohort keygen --launch`): needed when\n"
+    "                          MASTER_ADDR is not a loopback address\n"
     "  --join-timeout SECONDS  how long rank 0 waits for every rank, and a rank for its task\n"
     "                          (default 300)\n"
     "\n"
@@ -55,6 +59,7 @@ struct LaunchArgs {
   std::string experiment;
   std::string output;
   std::vector<std::string> overrides;
+  std::string keys;
   bool gpus = false;
   double join_seconds = 300;
 };
@@ -74,7 +79,7 @@ std::optional<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args, 
     }
     if (arg == "--gpus") {
       parsed.gpus = true;
-    } else if (arg == "--output" || arg == "--set" || arg == "--join-timeout") {
+    } else if (arg == "--output" || arg == "--set" || arg == "--keys" || arg == "--join-timeout") {
       if (i + 1 == args.size()) {
         *exit_code = LaunchUsage(absl::StrCat(arg, " needs a value"));
         return std::nullopt;
@@ -82,6 +87,7 @@ std::optional<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args, 
       const std::string& value = args[++i];
       if (arg == "--output") parsed.output = value;
       if (arg == "--set") parsed.overrides.push_back(value);
+      if (arg == "--keys") parsed.keys = value;
       if (arg == "--join-timeout" &&
           (!absl::SimpleAtod(value, &parsed.join_seconds) || !(parsed.join_seconds > 0))) {
         *exit_code = LaunchUsage(
@@ -119,9 +125,46 @@ absl::StatusOr<AgentSlot> RankSlot(const LaunchPlacement& placement, bool gpus) 
   return slot;
 }
 
+// How this rank meets the others: where rank 0 listens, this machine's address as they reach it,
+// and the job's CURVE keys when the ranks meet off loopback.
+struct RankNetwork {
+  bool loopback = true;
+  std::string advertise_address;
+  std::optional<CurveClientConfig> agent_keys;
+  ServerSecurityOptions server_security;  // rank 0's
+};
+
+absl::StatusOr<RankNetwork> MeetRanks(const LaunchArgs& args, const LaunchPlacement& placement) {
+  RankNetwork network;
+  network.loopback = IsLoopbackName(placement.master_addr);
+  if (!network.loopback && args.keys.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank 0's address is ", placement.master_addr,
+        " (MASTER_ADDR, or the first host of SLURM_JOB_NODELIST), not this machine's loopback: "
+        "ranks on several machines meet over CURVE; make the job's keys once with `cohort keygen "
+        "--out DIR --launch ",
+        placement.world_size, "` and give every rank the folder with --keys DIR"));
+  }
+  absl::StatusOr<std::string> address = AddressToward(placement.master_addr);
+  if (!address.ok()) return address.status();
+  network.advertise_address = *address;
+  if (args.keys.empty()) return network;
+  absl::StatusOr<CurveClientConfig> mine =
+      LaunchAgentKeys(args.keys, LaunchedAgentId(placement.rank, placement.world_size));
+  if (!mine.ok()) return mine.status();
+  network.agent_keys = *std::move(mine);
+  if (placement.rank == 0) {
+    absl::StatusOr<ServerSecurityOptions> server = LaunchServerSecurity(args.keys);
+    if (!server.ok()) return server.status();
+    network.server_security = *std::move(server);
+    network.server_security.policy = CurvePolicy::kAlways;  // the agents use their keys anyway
+  }
+  return network;
+}
+
 // Rank 0: the orchestrator, its own agent, and the run folder.
 int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const AgentSlot& slot,
-                const std::string& executable) {
+                const std::string& executable, const RankNetwork& network) {
   absl::StatusOr<ExperimentConfig> asked = LoadRunConfig(args.experiment, args.overrides, {});
   if (!asked.ok()) return CommandError(asked.status());
   const std::string path = args.output.empty() ? "runs/" + asked->name : args.output;
@@ -167,10 +210,13 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
   EmbeddedRunOptions options;
   options.slots = {slot};
   options.executable = executable;
-  options.agent_endpoint = absl::StrCat("tcp://127.0.0.1:", placement.master_port);
-  options.rendezvous_endpoint = "tcp://127.0.0.1:*";
+  const std::string host = network.loopback ? "127.0.0.1" : "0.0.0.0";
+  options.agent_endpoint = absl::StrCat("tcp://", host, ":", placement.master_port);
+  options.rendezvous_endpoint = absl::StrCat("tcp://", host, ":*");
   options.agent_id = LaunchedAgentId(0, placement.world_size);
-  options.advertise_address = "127.0.0.1";
+  options.advertise_address = network.advertise_address;
+  options.security = network.server_security;
+  options.agent_curve = network.agent_keys;
   options.expected_agents = placement.world_size;
   options.registration_seconds = args.join_seconds;
   options.continue_command =
@@ -186,26 +232,23 @@ int RunLaunchCommand(const std::vector<std::string>& arguments) {
   if (!args) return exit_code;
   absl::StatusOr<LaunchPlacement> placement = ReadLauncherEnvironment(SystemEnvironment());
   if (!placement.ok()) return CommandError(placement.status());
-  if (!IsLoopbackName(placement->master_addr)) {
-    return CommandError(absl::UnimplementedError(absl::StrCat(
-        "rank 0's address is ", placement->master_addr,
-        " (MASTER_ADDR, or the first host of SLURM_JOB_NODELIST): cohort launch serves its "
-        "ranks on loopback only for now, so every rank runs on one machine with MASTER_ADDR="
-        "127.0.0.1; across machines, run `cohort orchestrator` and `cohort agent`s "
-        "(docs/cluster.md)")));
-  }
+  absl::StatusOr<RankNetwork> network = MeetRanks(*args, *placement);
+  if (!network.ok()) return CommandError(network.status());
   absl::StatusOr<AgentSlot> slot = RankSlot(*placement, args->gpus);
   if (!slot.ok()) return CommandError(slot.status());
   absl::StatusOr<std::string> executable = SelfExecutable();
   if (!executable.ok()) return CommandError(executable.status());
-  if (placement->rank == 0) return RunRankZero(*args, *placement, *slot, *executable);
+  if (placement->rank == 0) {
+    return RunRankZero(*args, *placement, *slot, *executable, *network);
+  }
 
   LaunchedRankOptions options;
   options.orchestrator =
       absl::StrCat("tcp://", placement->master_addr, ":", placement->master_port);
   options.agent_id = LaunchedAgentId(placement->rank, placement->world_size);
   options.slot = *slot;
-  options.advertise_address = "127.0.0.1";
+  options.advertise_address = network->advertise_address;
+  options.curve = network->agent_keys;
   std::error_code error;
   options.work_dir = (std::filesystem::temp_directory_path(error) /
                       absl::StrCat("cohort-launch-", placement->master_port, "-", options.agent_id))

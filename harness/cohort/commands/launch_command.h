@@ -2,7 +2,7 @@
 // srun, Open MPI's mpirun, or Kubernetes through torchrun's variables), instead of Cohort's
 // agents.
 //
-//   cohort launch EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--gpus]
+//   cohort launch EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--gpus] [--keys DIR]
 //                 [--join-timeout SECONDS]
 //
 // Every rank reads where it stands from the launcher's variables (launcher_environment.h) and
@@ -13,7 +13,8 @@
 // launcher's rank r. The other ranks' agents (RunLaunchedRank) end when their work is done.
 // Rank 0 keeps the run folder (default runs/<name>): when the launcher starts the job again on
 // a run folder that holds the experiment, it continues each trial from its latest checkpoint,
-// unless the settings changed (refused, the folder left as it was). Exit status: 0 completed,
+// unless the settings changed (refused, the folder left as it was). Ranks on several machines
+// meet over CURVE with the job's keys (--keys, launch_keys.h). Exit status: 0 completed,
 // 1 error, 2 bad usage, 130 stopped by a signal.
 #ifndef COHORT_HARNESS_COHORT_COMMANDS_LAUNCH_COMMAND_H_
 #define COHORT_HARNESS_COHORT_COMMANDS_LAUNCH_COMMAND_H_

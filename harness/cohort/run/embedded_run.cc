@@ -254,6 +254,7 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   orchestrator_options.rendezvous_endpoint = options.rendezvous_endpoint;
   OrchestratorServerOptions server_options;
   server_options.agent_endpoint = options.agent_endpoint;
+  server_options.security = options.security;
   server_options.client_endpoint = "tcp://127.0.0.1:*";
   server_options.tick_interval = std::chrono::milliseconds(50);
   server_options.log = [&session](const OrchestratorEvent& event) { session.OnEvent(event); };
@@ -276,6 +277,7 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   agent.orchestrator = (*server)->agent_endpoint();
   agent.agent_id = options.agent_id;
   agent.advertise_address = options.advertise_address;
+  agent.curve = options.agent_curve;
   agent.hostname = HostName();
   agent.cohort_version = COHORT_VERSION;
   agent.slots = options.slots;

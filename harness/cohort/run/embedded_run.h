@@ -25,11 +25,14 @@
 #define COHORT_HARNESS_COHORT_RUN_EMBEDDED_RUN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/server_security.h"
+#include "runtime/security/curve_client_config.h"
 
 namespace cohort {
 
@@ -50,6 +53,10 @@ struct EmbeddedRunOptions {
   double registration_seconds = 30;
   // How the user continues a stopped run, after "continue with: ".
   std::string continue_command = "cohort run --resume";
+  // CURVE for an agent endpoint off loopback: the orchestrator's keys and the agents it admits,
+  // and this process's agent's own keys.
+  ServerSecurityOptions security;
+  std::optional<CurveClientConfig> agent_curve;
 };
 
 // Trains `submission` to its end. Exit status: 0 when the experiment completed, 130 when a signal

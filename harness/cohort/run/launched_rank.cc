@@ -95,6 +95,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   agent.executable = options.executable;
   agent.base_environment = InheritedEnvironment();
   agent.advertise_address = options.advertise_address;
+  agent.curve = options.curve;
   agent.log = [log_path](absl::string_view line) { AppendLine(log_path, line).IgnoreError(); };
   agent.stop_requests = &stop_requests;
   agent.on_task_started = [&progress](uint64_t task_id) { progress.Started(task_id); };

@@ -14,9 +14,11 @@
 #ifndef COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_
 #define COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_
 
+#include <optional>
 #include <string>
 
 #include "runtime/control/control_messages.h"
+#include "runtime/security/curve_client_config.h"
 
 namespace cohort {
 
@@ -27,6 +29,7 @@ struct LaunchedRankOptions {
   std::string advertise_address;  // this machine's address as the other ranks reach it
   std::string work_dir;           // the task folders and agent.log
   std::string executable;         // the `cohort` binary the workers run
+  std::optional<CurveClientConfig> curve;  // when rank 0's endpoint needs CURVE
   double join_seconds = 300;
   double linger_seconds = 2;
 };
