@@ -1,8 +1,10 @@
 #include "harness/cohort/commands/launch_command.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -15,6 +17,7 @@
 #include "harness/cohort/run/run_setup.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/agent/task_table.h"
+#include "runtime/base/clock.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/launch/launcher_environment.h"
 #include "runtime/launch/rank_network.h"
@@ -145,7 +148,14 @@ absl::StatusOr<RankNetwork> MeetRanks(const LaunchArgs& args, const LaunchPlacem
         "--out DIR --launch ",
         placement.world_size, "` and give every rank the folder with --keys DIR"));
   }
+  // Rank 0's name may resolve only once its host is up (a Kubernetes pod's, say): retried.
   absl::StatusOr<std::string> address = AddressToward(placement.master_addr);
+  for (const double start = SystemClock().MonotonicSeconds();
+       absl::IsUnavailable(address.status()) &&
+       SystemClock().MonotonicSeconds() - start < args.join_seconds;
+       address = AddressToward(placement.master_addr)) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   if (!address.ok()) return address.status();
   network.advertise_address = *address;
   if (args.keys.empty()) return network;
