@@ -1,7 +1,9 @@
 #include "runtime/launch/rank_network.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -61,6 +63,33 @@ absl::StatusOr<std::string> AddressToward(const std::string& host) {
   freeaddrinfo(found);
   return absl::UnavailableError(
       absl::StrCat("no route from this machine to rank 0's host '", host, "': ", problem));
+}
+
+bool AcceptsConnections(const std::string& host, uint16_t port, double timeout_seconds) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  bool accepted = false;
+  for (const addrinfo* candidate = found; candidate != nullptr && !accepted;
+       candidate = candidate->ai_next) {
+    const int fd = socket(candidate->ai_family, candidate->ai_socktype | SOCK_NONBLOCK,
+                          candidate->ai_protocol);
+    if (fd < 0) continue;
+    if (connect(fd, candidate->ai_addr, candidate->ai_addrlen) == 0) {
+      accepted = true;
+    } else if (errno == EINPROGRESS) {
+      pollfd waiting{fd, POLLOUT, 0};
+      int error = 0;
+      socklen_t length = sizeof(error);
+      accepted = poll(&waiting, 1, static_cast<int>(timeout_seconds * 1000)) == 1 &&
+                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return accepted;
 }
 
 }  // namespace cohort

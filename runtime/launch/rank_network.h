@@ -1,6 +1,7 @@
 // Where the ranks of a launched trial (`cohort launch`) meet on the network: each rank's agent id,
-// whether rank 0's address is this machine's loopback, and the address of this machine that
-// rank 0's host reaches it at (which its workers publish to their peers for Gloo).
+// whether rank 0's address is this machine's loopback, the address of this machine that rank 0's
+// host reaches it at (which its workers publish to their peers for Gloo), and whether rank 0
+// still serves.
 //
 //   const std::string id = LaunchedAgentId(placement.rank, placement.world_size);  // "rank-03"
 //   absl::StatusOr<std::string> mine = AddressToward(placement.master_addr);
@@ -30,6 +31,11 @@ bool IsLoopbackName(absl::string_view host);
 // it reports; nothing is sent): "127.0.0.1" for a loopback host. UNAVAILABLE naming the host when
 // it does not resolve or no route leads there.
 absl::StatusOr<std::string> AddressToward(const std::string& host);
+
+// Whether something accepts TCP connections at host:port within `timeout_seconds` (a connect,
+// closed at once): how a rank tells that rank 0 still serves the job. False when the host does
+// not resolve, refuses, or does not answer in time.
+bool AcceptsConnections(const std::string& host, uint16_t port, double timeout_seconds);
 
 }  // namespace cohort
 

@@ -8,6 +8,7 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
 - Ranks meeting at an address of this machine other than loopback, as ranks on several machines
   do: refused without the job's keys (naming --keys), bitwise equal with the keys of `cohort
   keygen --launch 2`, every listener on CURVE. Skipped where this machine has only loopback.
+- A grid of two trials runs both on the same two ranks.
 - A variable missing is an error naming it, and no run folder is made.
 - A rank's worker killed mid-way fails the job (max_restarts is the launcher's: both ranks exit
   1); launched again on the same run folder, as torchrun restarts a job, the trial continues from
@@ -23,7 +24,7 @@ import subprocess
 from cohort_cli import *
 from cluster import free_port
 
-BATCHES = interruptible(600)
+BATCHES = interruptible(300)
 PERIOD = BATCHES // 3
 
 
@@ -154,6 +155,16 @@ with temp_dir() as tmp:
               "off loopback: the final parameters differ from `cohort run`'s")
         print(f"2 ranks meeting at {address} over CURVE: bitwise equal")
 
+    # A grid of two trials: the ranks stay for the second (rank 0 still serves between them).
+    grid = os.path.join(tmp, "grid")
+    results = finish(launch("torchrun", config, grid, "--set", "searcher.name=grid", "--set",
+                            "hyperparameters.learning_rate={type: categorical, vals: [0.05, 0.1]}"))
+    for rank, (code, out, err) in enumerate(results):
+        check(code == 0, f"grid: rank {rank} exited {code}:\n{out}\n{err}")
+    trials = experiment(grid)["trials"]
+    check([t["state"] for t in trials] == ["COMPLETED", "COMPLETED"], trials)
+    print("a grid of two trials on the same two ranks")
+
     # A launcher whose variables are half set.
     missing = os.path.join(tmp, "missing")
     result = subprocess.run([COHORT, "launch", config, "--output", missing],
@@ -186,7 +197,7 @@ with temp_dir() as tmp:
     # Launched again with other settings: refused, nothing changed.
     before = folder_bytes(restarted)
     results = finish(launch("torchrun", config, restarted, "--set",
-                            "hyperparameters.learning_rate=0.2", "--join-timeout", "5"),
+                            "hyperparameters.learning_rate=0.2", "--join-timeout", "2"),
                      timeout=120)
     check(results[0][0] == 1 and "learning_rate" in results[0][2],
           f"rank 0 with another learning rate ({results[0][0]}):\n{results[0][2]}")

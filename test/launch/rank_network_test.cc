@@ -1,6 +1,11 @@
-// The launched ranks' agent ids sort as their ranks, loopback hosts, and the address toward a
-// host (loopback here: these machines may have no other route).
+// The launched ranks' agent ids sort as their ranks, loopback hosts, the address toward a host
+// (loopback here: these machines may have no other route), and the probe of a listening port.
 #include "runtime/launch/rank_network.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -44,6 +49,24 @@ TEST(RankNetworkTest, AnUnresolvableHostIsNamed) {
   EXPECT_TRUE(absl::IsUnavailable(address.status())) << address.status();
   EXPECT_THAT(std::string(address.status().message()),
               ::testing::HasSubstr("no-such-host.invalid"));
+}
+
+TEST(RankNetworkTest, AcceptsConnectionsWhileSomethingListens) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const uint16_t port = ntohs(address.sin_port);
+  EXPECT_TRUE(AcceptsConnections("127.0.0.1", port, 1.0));
+  EXPECT_TRUE(AcceptsConnections("localhost", port, 1.0));
+  close(listener);
+  EXPECT_FALSE(AcceptsConnections("127.0.0.1", port, 1.0));
+  EXPECT_FALSE(AcceptsConnections("no-such-host.invalid", port, 1.0));
 }
 
 }  // namespace

@@ -255,6 +255,8 @@ int RunLaunchCommand(const std::vector<std::string>& arguments) {
   LaunchedRankOptions options;
   options.orchestrator =
       absl::StrCat("tcp://", placement->master_addr, ":", placement->master_port);
+  options.rank_zero_host = placement->master_addr;
+  options.rank_zero_port = placement->master_port;
   options.agent_id = LaunchedAgentId(placement->rank, placement->world_size);
   options.slot = *slot;
   options.advertise_address = network->advertise_address;

@@ -10,7 +10,7 @@
 // the orchestrator at MASTER_ADDR:MASTER_PORT, waits for every rank's agent to join, and trains
 // the experiment there (RunEmbedded) with resources.slots_per_trial set to the world size and
 // max_restarts to 0 (the launcher's restarts count, as under torchrun); Cohort's rank r is the
-// launcher's rank r. The other ranks' agents (RunLaunchedRank) end when their work is done.
+// launcher's rank r. The other ranks' agents (RunLaunchedRank) end once rank 0 has.
 // Rank 0 keeps the run folder (default runs/<name>): when the launcher starts the job again on
 // a run folder that holds the experiment, it continues each trial from its latest checkpoint,
 // unless the settings changed (refused, the folder left as it was). Ranks on several machines

@@ -19,6 +19,7 @@
 #include "harness/cohort/process/this_process.h"
 #include "runtime/agent/agent.h"
 #include "runtime/base/clock.h"
+#include "runtime/launch/rank_network.h"
 #include "runtime/record/run_folder.h"
 
 namespace cohort {
@@ -36,10 +37,9 @@ class RankProgress {
     ever_started_ = true;
   }
 
-  void Exited(uint64_t task_id, const std::vector<TaskExit>& exits, double now) {
+  void Exited(uint64_t task_id, const std::vector<TaskExit>& exits) {
     std::lock_guard<std::mutex> lock(mutex_);
     running_.erase(task_id);
-    last_exit_at_ = now;
     for (const TaskExit& exit : exits) {
       if (exit.exit_code != 0 || exit.signal != 0) {
         failure_ = absl::StrCat("task ", task_id, ": ", exit.reason);
@@ -47,10 +47,10 @@ class RankProgress {
     }
   }
 
-  // True once a task has run, none runs now, and the last ended `linger` seconds ago.
-  bool Done(double now, double linger) const {
+  // True once a task has run and none runs now.
+  bool Idle() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return ever_started_ && running_.empty() && now - last_exit_at_ >= linger;
+    return ever_started_ && running_.empty();
   }
 
   bool EverStarted() const {
@@ -67,7 +67,6 @@ class RankProgress {
   mutable std::mutex mutex_;
   std::set<uint64_t> running_;
   bool ever_started_ = false;
-  double last_exit_at_ = 0;
   std::optional<std::string> failure_;
 };
 
@@ -100,7 +99,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   agent.stop_requests = &stop_requests;
   agent.on_task_started = [&progress](uint64_t task_id) { progress.Started(task_id); };
   agent.on_task_exited = [&progress](uint64_t task_id, const std::vector<TaskExit>& exits) {
-    progress.Exited(task_id, exits, SystemClock().MonotonicSeconds());
+    progress.Exited(task_id, exits);
   };
 
   // The agent's thread never takes SIGINT or SIGTERM: they go to this one, which counts them.
@@ -119,13 +118,20 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 
   const double started = SystemClock().MonotonicSeconds();
+  double probed_at = 0;
   std::optional<std::string> error;
   while (!agent_ended.load()) {
     std::this_thread::sleep_for(kPollInterval);
     const double now = SystemClock().MonotonicSeconds();
     if (StopSignals::count() > stop_requests.load()) stop_requests.store(StopSignals::count());
     if (stop_requests.load() > 0) continue;  // the agent stops its task and returns
-    if (progress.Done(now, options.linger_seconds)) break;
+    if (progress.Idle() && now - probed_at >= options.probe_interval_seconds) {
+      probed_at = now;
+      if (!AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
+                              options.probe_interval_seconds)) {
+        break;  // rank 0 has ended: so has the job
+      }
+    }
     if (!progress.EverStarted() && now - started > options.join_seconds) {
       error = absl::StrCat("rank 0 at ", options.orchestrator, " placed no task on this rank (",
                            options.agent_id, ") within ", options.join_seconds,

@@ -1,9 +1,10 @@
 // RunLaunchedRank: a rank other than 0 of a trial that a cluster's launcher started (`cohort
 // launch`, launch_command.h). It is an agent of one slot for the job's length: it joins rank 0's
-// orchestrator, runs the worker of each task placed on it, and ends when its work is done:
-// LaunchedRankOptions::linger_seconds after a task ended with no next one (a grid's next trial
-// follows within that), or when no task came within join_seconds (rank 0 unreachable, or it
-// failed before placing the trial). The agent's log goes to <work_dir>/agent.log.
+// orchestrator, runs the worker of each task placed on it, and ends when its work is done: once a
+// task has ended, no other runs, and rank 0 no longer accepts connections at its port (rank 0
+// ends with its experiment; while it serves, a grid's next trial may still come), or when no task
+// came within join_seconds (rank 0 unreachable, or it failed before placing the trial). The
+// agent's log goes to <work_dir>/agent.log.
 //
 // SIGINT or SIGTERM (the launcher stopping the job) stops the task: the worker checkpoints and
 // exits (a second signal kills it at once).
@@ -14,6 +15,7 @@
 #ifndef COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_
 #define COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -24,6 +26,8 @@ namespace cohort {
 
 struct LaunchedRankOptions {
   std::string orchestrator;       // rank 0's agent endpoint, "tcp://MASTER_ADDR:MASTER_PORT"
+  std::string rank_zero_host;     // MASTER_ADDR
+  uint16_t rank_zero_port = 0;    // the port of `orchestrator`
   std::string agent_id;           // LaunchedAgentId(rank, world size)
   AgentSlot slot;                 // the one slot: a CPU, or the GPU of the rank's local rank
   std::string advertise_address;  // this machine's address as the other ranks reach it
@@ -31,7 +35,7 @@ struct LaunchedRankOptions {
   std::string executable;         // the `cohort` binary the workers run
   std::optional<CurveClientConfig> curve;  // when rank 0's endpoint needs CURVE
   double join_seconds = 300;
-  double linger_seconds = 2;
+  double probe_interval_seconds = 0.25;  // how often an idle rank asks whether rank 0 serves
 };
 
 // Exit status: 0 when every task this rank ran exited 0, 130 when a signal stopped it, 1 otherwise
