@@ -281,6 +281,7 @@ void TaskRun::OnExit(uv_process_t* process, int64_t exit_status, int term_signal
   if (failed && run.state_ != TaskState::kStopping) {
     run.Kill(absl::StrCat("rank ", rank.assignment.rank, " failed"), kPeerFailureGraceSeconds);
   }
+  run.ReportExitsIfGone(SystemClock().MonotonicSeconds());
 }
 
 void TaskRun::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
@@ -306,6 +307,7 @@ void TaskRun::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
     run.listener_.OnLogLine(run.task_.task_id,
                             LogLine{rank.assignment.rank, out.stream, now, std::move(text)});
   }
+  if (!out.open) run.ReportExitsIfGone(SystemClock().MonotonicSeconds());
 }
 
 void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
@@ -450,7 +452,11 @@ void TaskRun::Poll(double now) {
   if (exits_reported_) return;
   ForwardProgress(progress_.Due(now));
   WatchHeartbeats(now);
-  if (!ProcessesGone()) return;
+  ReportExitsIfGone(now);
+}
+
+void TaskRun::ReportExitsIfGone(double now) {
+  if (exits_reported_ || !ProcessesGone()) return;
   if (gone_since_ < 0) gone_since_ = now;
   if (!start_error_.empty() || LastMessagesIn() || now - gone_since_ >= kLastMessagesSeconds) {
     ReportExits();

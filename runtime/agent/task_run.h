@@ -189,6 +189,10 @@ class TaskRun {
   bool ProcessesGone() const;
   // Every rank that exited by itself has sent its TrialFinished.
   bool LastMessagesIn() const;
+  // Reports the exits once the processes are gone and their last messages in (or a second
+  // passed since they went): from Poll, and at once when a process exits or its output closes,
+  // so a dead rank's restart does not wait for the agent's next tick.
+  void ReportExitsIfGone(double now);
   void ReportExits();
 
   static void OnHubReadable(uv_poll_t* poll, int status, int events);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "runtime/base/clock.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/collective/gloo/gloo_backend.h"
@@ -44,19 +45,39 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   std::unique_ptr<Worker> worker(new Worker(std::move(options)));
   worker->trial_seed_ =
       TrialSeed(*worker->options_.config.experiment_seed, worker->options_.trial_id);
-  for (absl::Status (Worker::*step)() :
-       {&Worker::BuildModel, &Worker::BuildOptimizer, &Worker::FormGroups, &Worker::BuildExchange,
-        &Worker::OpenTimeline, &Worker::BuildRunner, &Worker::Resume}) {
-    if (absl::Status status = (worker.get()->*step)(); !status.ok()) return status;
+  // Each step, timed: where a start (and a restart) spends its time goes into the start line.
+  struct Step {
+    absl::Status (Worker::*run)();
+    const char* name;  // nullptr: counted in "other"
+  };
+  const Step steps[] = {{&Worker::BuildModel, "model"},   {&Worker::BuildOptimizer, nullptr},
+                        {&Worker::FormGroups, "group"},   {&Worker::BuildExchange, nullptr},
+                        {&Worker::OpenTimeline, nullptr}, {&Worker::BuildRunner, nullptr},
+                        {&Worker::Resume, "checkpoint"}};
+  const double created = SystemClock().MonotonicSeconds();
+  std::string named;
+  double other = 0;
+  for (const Step& step : steps) {
+    const double begin = SystemClock().MonotonicSeconds();
+    if (absl::Status status = (worker.get()->*step.run)(); !status.ok()) return status;
+    const double seconds = SystemClock().MonotonicSeconds() - begin;
+    if (step.name == nullptr) {
+      other += seconds;
+    } else {
+      absl::StrAppendFormat(&named, "%s %.3f s, ", step.name, seconds);
+    }
   }
   const WorkerOptions& s = worker->options_;
-  std::printf("trial %llu rank %u of %u: plugin %s, %s, %llu of %llu batches done\n",
-              static_cast<unsigned long long>(s.trial_id), s.rank, s.size,
-              worker->plugin_->name().c_str(),
-              worker->optimizer_ ? DescribeOptimizer(worker->optimizer_->options()).c_str()
-                                 : "plugin optimizer",
-              static_cast<unsigned long long>(worker->runner_->batches_trained()),
-              static_cast<unsigned long long>(worker->runner_->schedule().total_batches));
+  std::printf(
+      "trial %llu rank %u of %u: plugin %s, %s, %llu of %llu batches done; ready in %.3f s "
+      "(%sother "
+      "%.3f s)\n",
+      static_cast<unsigned long long>(s.trial_id), s.rank, s.size, worker->plugin_->name().c_str(),
+      worker->optimizer_ ? DescribeOptimizer(worker->optimizer_->options()).c_str()
+                         : "plugin optimizer",
+      static_cast<unsigned long long>(worker->runner_->batches_trained()),
+      static_cast<unsigned long long>(worker->runner_->schedule().total_batches),
+      SystemClock().MonotonicSeconds() - created, named.c_str(), other);
   std::fflush(stdout);
   return worker;
 }
