@@ -71,12 +71,15 @@ void CompareAndStep(LoadedModel& model, torch::nn::Module& reference, int batch)
   ASSERT_TRUE(arena.ZeroGradients().ok());
 }
 
-TEST(TorchExamplesTest, TorchCnnTrainsAsPlainLibTorchBitForBit) {
+// torch_cnn against the same network in plain LibTorch; `records_on_device` reads every record
+// at the start instead of each batch's (the hyperparameter), which must change nothing.
+void ExpectTorchCnnTrainsAsPlainLibTorch(bool records_on_device) {
   CpuOnlyMemoryProvider memory;
   Hyperparameters hp;
   hp.Set("width", 8);
   hp.Set("synthetic_train_records", 256);
   hp.Set("synthetic_validation_records", 32);
+  hp.Set("records_on_device", records_on_device);
   std::unique_ptr<LoadedModel> model = Create("torch_cnn/torch_cnn.so", hp, memory);
   ASSERT_NE(model, nullptr);
 
@@ -109,6 +112,35 @@ TEST(TorchExamplesTest, TorchCnnTrainsAsPlainLibTorchBitForBit) {
         << buffers[i].key();
   }
   EXPECT_EQ(*static_cast<const int64_t*>(state->data(2)), kBatches) << state->spec(2).name;
+}
+
+TEST(TorchExamplesTest, TorchCnnTrainsAsPlainLibTorchBitForBit) {
+  ExpectTorchCnnTrainsAsPlainLibTorch(false);
+}
+
+TEST(TorchExamplesTest, TorchCnnWithItsRecordsReadOnceTrainsTheSame) {
+  ExpectTorchCnnTrainsAsPlainLibTorch(true);
+}
+
+TEST(TorchExamplesTest, ResidentRecordsGatherAsGatherDoes) {
+  torch_cnn::DataOptions options;
+  options.synthetic_train_records = 100;
+  options.synthetic_validation_records = 0;
+  const torch_cnn::CnnData data = torch_cnn::OpenCnnData(options);
+  const torch_cnn::ResidentRecords resident(*data.training, torch::Device(torch::kCPU));
+  const std::vector<uint64_t> records = {99, 0, 42, 42, 7};
+  auto [images, labels] = resident.Batch(records.data(), records.size());
+  auto [read_images, read_labels] =
+      torch_cnn::Gather(*data.training, records.data(), records.size());
+  EXPECT_TRUE(torch::equal(images, read_images));
+  EXPECT_TRUE(torch::equal(labels, read_labels));
+  const std::vector<uint64_t> past = {3, 100};
+  try {
+    resident.Batch(past.data(), past.size());
+    ADD_FAILURE() << "record 100 of 100 was gathered";
+  } catch (const cohort::Error& error) {
+    EXPECT_EQ(error.code(), COHORT_STATUS_OUT_OF_RANGE);
+  }
 }
 
 TEST(TorchExamplesTest, TorchGptTrainsAsPlainLibTorchBitForBit) {
