@@ -53,18 +53,13 @@ int List(const std::vector<std::string>& arguments) {
   std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
   if (!args) return exit_code;
   ListCheckpoints request;
-  const std::optional<uint64_t> experiment = ParseUnsigned(args->positionals[0]);
-  if (!experiment || *experiment == 0) {
-    return ClientUsageError(spec, absl::StrCat("EXPERIMENT_ID must be an experiment id, not '",
-                                               args->positionals[0], "'"));
-  }
+  const std::optional<uint64_t> experiment =
+      ParseId(spec, args->positionals[0], "EXPERIMENT_ID", "experiment", &exit_code);
+  if (!experiment) return exit_code;
   request.experiment_id = *experiment;
   if (const std::optional<std::string> trial = args->Value("--trial")) {
-    const std::optional<uint64_t> id = ParseUnsigned(*trial);
-    if (!id || *id == 0) {
-      return ClientUsageError(
-          spec, absl::StrCat("--trial takes a trial id (1, 2, ...), not '", *trial, "'"));
-    }
+    const std::optional<uint64_t> id = ParseId(spec, *trial, "--trial", "trial", &exit_code);
+    if (!id) return exit_code;
     request.trial_id = *id;
   }
   const bool json = args->Has("--json");

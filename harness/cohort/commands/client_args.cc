@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/command_exit.h"
@@ -53,6 +54,16 @@ std::optional<uint64_t> ParseUnsigned(const std::string& text) {
     return std::nullopt;
   }
   return value;
+}
+
+std::optional<uint64_t> ParseId(const ClientCommandSpec& spec, const std::string& text,
+                                absl::string_view name, absl::string_view kind, int* exit_code) {
+  const std::optional<uint64_t> id = ParseUnsigned(text);
+  if (id && *id > 0) return id;
+  const absl::string_view article = absl::StartsWith(kind, "e") ? "an" : "a";
+  *exit_code = ClientUsageError(spec, absl::StrCat(name, " must be ", article, " ", kind,
+                                                   " id (1, 2, ...), not '", text, "'"));
+  return std::nullopt;
 }
 
 std::optional<ClientArgs> ParseClientArgs(const ClientCommandSpec& spec,

@@ -89,6 +89,12 @@ int ClientFailure(const absl::Status& status);
 // A decimal id or count, or nullopt for anything else.
 std::optional<uint64_t> ParseUnsigned(const std::string& text);
 
+// The id (1, 2, ...) in `text`, which the command line gave as `name` ("TRIAL_ID", "--trial") of
+// a `kind` ("trial", "experiment"); otherwise nullopt, after the usage error naming both
+// (*exit_code 2).
+std::optional<uint64_t> ParseId(const ClientCommandSpec& spec, const std::string& text,
+                                absl::string_view name, absl::string_view kind, int* exit_code);
+
 // A connection to the orchestrator named in `args`, a CURVE client when `args` holds keys (see
 // OrchestratorClient::Connect).
 absl::StatusOr<std::unique_ptr<OrchestratorClient>> ConnectToOrchestrator(const ClientArgs& args);

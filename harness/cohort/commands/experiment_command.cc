@@ -107,13 +107,9 @@ std::optional<ExperimentArgs> ParseExperimentArgs(const ClientCommandSpec& spec,
                                                   int* exit_code) {
   std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, exit_code);
   if (!args) return std::nullopt;
-  const std::optional<uint64_t> id = ParseUnsigned(args->positionals[0]);
-  if (!id || *id == 0) {
-    *exit_code = ClientUsageError(
-        spec,
-        absl::StrCat("ID must be an experiment id (1, 2, ...), not '", args->positionals[0], "'"));
-    return std::nullopt;
-  }
+  const std::optional<uint64_t> id =
+      ParseId(spec, args->positionals[0], "ID", "experiment", exit_code);
+  if (!id) return std::nullopt;
   return ExperimentArgs{*std::move(args), *id};
 }
 

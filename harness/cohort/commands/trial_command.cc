@@ -44,14 +44,7 @@ std::optional<uint64_t> ParseTrialArgs(const ClientCommandSpec& spec,
                                        std::optional<ClientArgs>* args, int* exit_code) {
   *args = ParseClientArgs(spec, arguments, exit_code);
   if (!*args) return std::nullopt;
-  const std::optional<uint64_t> id = ParseUnsigned((*args)->positionals[0]);
-  if (!id || *id == 0) {
-    *exit_code =
-        ClientUsageError(spec, absl::StrCat("TRIAL_ID must be a trial id (1, 2, ...), not '",
-                                            (*args)->positionals[0], "'"));
-    return std::nullopt;
-  }
-  return id;
+  return ParseId(spec, (*args)->positionals[0], "TRIAL_ID", "trial", exit_code);
 }
 
 int Describe(const std::vector<std::string>& arguments) {

@@ -48,13 +48,9 @@ std::optional<LogsOptions> ReadOptions(const ClientCommandSpec& spec, const Clie
                                        int* exit_code) {
   LogsOptions options;
   options.follow = args.Has("--follow");
-  const std::optional<uint64_t> trial = ParseUnsigned(args.positionals[0]);
-  if (!trial || *trial == 0) {
-    *exit_code = ClientUsageError(
-        spec,
-        absl::StrCat("TRIAL_ID must be a trial id (1, 2, ...), not '", args.positionals[0], "'"));
-    return std::nullopt;
-  }
+  const std::optional<uint64_t> trial =
+      ParseId(spec, args.positionals[0], "TRIAL_ID", "trial", exit_code);
+  if (!trial) return std::nullopt;
   options.trial_id = *trial;
   if (const std::optional<std::string> rank = args.Value("--rank")) {
     const std::optional<uint64_t> parsed = ParseUnsigned(*rank);
