@@ -34,6 +34,14 @@ Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clo
 }
 
 void Orchestrator::RecoverExperiments() {
+  absl::StatusOr<std::vector<std::string>> finished = state_.FinishInterruptedDeletes();
+  if (!finished.ok()) {
+    Notice(absl::StrCat("warning: ", finished.status().message()));
+  } else {
+    for (const std::string& folder : *finished) {
+      Notice(absl::StrCat("finished an interrupted delete: removed ", folder));
+    }
+  }
   for (absl::StatusOr<StoredExperiment>& stored : state_.ReadExperiments()) {
     if (!stored.ok()) {
       Notice(absl::StrCat("warning: ", stored.status().message()));

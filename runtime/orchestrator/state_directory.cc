@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/base/file_io.h"
@@ -98,6 +99,27 @@ absl::Status StateDirectory::RemoveExperiment(uint64_t id, uint64_t next_experim
     return absl::InternalError(absl::StrCat("cannot remove ", doomed, ": ", error.message()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> StateDirectory::FinishInterruptedDeletes() const {
+  std::vector<std::string> removed;
+  std::error_code error;
+  const std::filesystem::path experiments = std::filesystem::path(root_) / "experiments";
+  if (!std::filesystem::is_directory(experiments, error)) return removed;
+  for (const auto& entry : std::filesystem::directory_iterator(experiments, error)) {
+    if (!absl::StartsWith(entry.path().filename().string(), ".deleted-")) continue;
+    std::filesystem::remove_all(entry.path(), error);
+    if (error) {
+      return absl::InternalError(
+          absl::StrCat("cannot remove ", entry.path().string(), ": ", error.message()));
+    }
+    removed.push_back(entry.path().string());
+  }
+  if (error) {
+    return absl::InternalError(
+        absl::StrCat("cannot list ", experiments.string(), ": ", error.message()));
+  }
+  return removed;
 }
 
 std::vector<absl::StatusOr<StoredExperiment>> StateDirectory::ReadExperiments() const {

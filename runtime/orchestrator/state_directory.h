@@ -62,6 +62,11 @@ class StateDirectory {
   // the path and the system's reason; on one, what was not yet renamed is left as it was.
   absl::Status RemoveExperiment(uint64_t id, uint64_t next_experiment, uint64_t next_trial) const;
 
+  // Removes what deletes left half done (a process stopped between RemoveExperiment's rename and
+  // the end of its removal): the renamed folders it names in the result, so an orchestrator can
+  // say so. Errors name the folder.
+  absl::StatusOr<std::vector<std::string>> FinishInterruptedDeletes() const;
+
   // Every experiment folder, in id order: read back, or an error naming the experiment, its
   // folder and why it cannot be loaded.
   std::vector<absl::StatusOr<StoredExperiment>> ReadExperiments() const;

@@ -1,6 +1,6 @@
 // StateDirectory on real folders: ids continue after what an earlier orchestrator left, the
-// first free task id survives, experiments read back whole, and a folder that cannot be read is
-// named with the reason.
+// first free task id survives, an interrupted delete is finished, experiments read back whole, and
+// a folder that cannot be read is named with the reason.
 #include "runtime/orchestrator/state_directory.h"
 
 #include <filesystem>
@@ -54,6 +54,24 @@ TEST(StateDirectoryTest, IdsContinueAfterEveryExperimentTrialAndTaskLeft) {
   EXPECT_EQ(state.FirstFreeExperimentId(), 8u);
   EXPECT_EQ(state.FirstFreeTrialId(), 10u);
   EXPECT_EQ(StateDirectory(root.path()).FirstFreeTaskId(), 41u);
+}
+
+// A delete stopped between its rename and the end of its removal leaves .deleted-<id>: the next
+// start removes it, and nothing else.
+TEST(StateDirectoryTest, InterruptedDeletesAreFinished) {
+  TempFolder root;
+  const StateDirectory state(root.path());
+  EXPECT_TRUE(state.FinishInterruptedDeletes().value().empty());  // no experiments folder yet
+  WriteExperiment(state, 3, {5}, RunState::kCompleted);
+  const std::string leftover = root / "experiments/.deleted-2";
+  std::filesystem::create_directories(leftover + "/trials/4");
+  std::ofstream(leftover + "/trials/4/metrics.jsonl") << "{}\n";
+  absl::StatusOr<std::vector<std::string>> removed = state.FinishInterruptedDeletes();
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, std::vector<std::string>{leftover});
+  EXPECT_FALSE(std::filesystem::exists(leftover));
+  EXPECT_TRUE(std::filesystem::exists(state.ExperimentPath(3)));
+  EXPECT_EQ(state.ReadExperiments().size(), 1u);
 }
 
 TEST(StateDirectoryTest, ExperimentsReadBackInIdOrderAndABrokenOneIsNamed) {
