@@ -7,7 +7,7 @@
 //   TaskExit exit = ExitOfRank(task_id, /*rank=*/1, outcome, /*stop_reason=*/"");
 //   // exit.reason == "killed by signal 9 (SIGKILL)"
 //
-// Thread-safety: plain values and pure functions.
+// Thread-safety: plain values and pure functions (ProcessIsStopped reads /proc).
 #ifndef COHORT_RUNTIME_AGENT_RANK_OUTCOME_H_
 #define COHORT_RUNTIME_AGENT_RANK_OUTCOME_H_
 
@@ -39,6 +39,10 @@ TaskExit ExitOfRank(uint64_t task_id, uint32_t rank, const RankOutcome& outcome,
 
 // "signal 9 (SIGKILL)".
 std::string SignalName(int signal);
+
+// Whether process `pid` is stopped (SIGSTOP, a debugger), as /proc/<pid>/stat says: what decides
+// RankOutcome::was_stopped. False for a process that cannot be read (gone, or pid <= 0).
+bool ProcessIsStopped(int pid);
 
 }  // namespace cohort
 

@@ -9,8 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -228,7 +226,10 @@ void TaskRun::SetState(TaskState state) {
 void TaskRun::Signal(Rank& rank, int signal) {
   if (!rank.running) return;
   // Seen before the signal: a stopped rank is what its peers on other agents waited for.
-  rank.outcome.was_stopped = rank.outcome.was_stopped || ProcessStopped(rank);
+  // A stopped process cannot say it is the one its peers timed out waiting for, so its TaskExit
+  // says so (`stopped`).
+  rank.outcome.was_stopped =
+      rank.outcome.was_stopped || (rank.running && ProcessIsStopped(rank.pid));
   rank.outcome.signaled_by_agent = true;
   // The whole group: whatever the worker started goes too. The worker leads its group.
   if (::kill(static_cast<pid_t>(-rank.pid), signal) != 0) uv_process_kill(&rank.process, signal);
@@ -371,17 +372,6 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
       }
     }
   }
-}
-
-bool TaskRun::ProcessStopped(const Rank& rank) {
-  if (!rank.running || rank.pid <= 0) return false;
-  // /proc/<pid>/stat: "pid (comm) state ...", the command in parentheses may hold spaces.
-  std::ifstream stat(absl::StrCat("/proc/", rank.pid, "/stat"));
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t paren = text.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
-  const char state = text[paren + 2];
-  return state == 'T' || state == 't';
 }
 
 void TaskRun::StopWatching(Rank& rank) {

@@ -172,10 +172,6 @@ class TaskRun {
   void WatchHeartbeats(double now);
   // Stops watching `rank`'s heartbeats: its silence from now on is expected.
   void StopWatching(Rank& rank);
-  // Whether the running rank's process is stopped (SIGSTOP, a debugger): its /proc state. Checked
-  // as the agent signals a rank: a stopped process cannot say it is the one its peers timed out
-  // waiting for, so its TaskExit says so (`stopped`).
-  static bool ProcessStopped(const Rank& rank);
   void ForwardProgress(std::optional<ProgressReport> progress);
   void SpawnAll(const TaskRunSetup& setup);
   // Handles every message waiting on the worker channel, then tells the pending statuses.

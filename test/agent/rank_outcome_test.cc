@@ -1,5 +1,9 @@
-// ExitOfRank: the reason line of each way a rank's process can end, as the orchestrator records it.
+// ExitOfRank: the reason line of each way a rank's process can end, as the orchestrator records it;
+// ProcessIsStopped on a real stopped child.
 #include "runtime/agent/rank_outcome.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 
@@ -75,6 +79,35 @@ TEST(RankOutcomeTest, AStoppedProcessIsNamedAsTheRankTheOthersWaitedFor) {
   EXPECT_EQ(exit.reason,
             "killed by signal 9 (SIGKILL); its process was stopped (SIGSTOP or a debugger): it is "
             "the rank the others waited for");
+}
+
+// A child stopped with SIGSTOP reads as stopped, and again as running once continued; a pid that
+// names no process does not.
+TEST(RankOutcomeTest, AStoppedProcessIsSeenInProc) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  bool stopped = false;
+  for (int tries = 0; tries < 200 && !stopped; ++tries) {
+    stopped = ProcessIsStopped(child);
+    if (!stopped) usleep(5000);
+  }
+  EXPECT_TRUE(stopped);
+  ASSERT_EQ(kill(child, SIGCONT), 0);
+  bool running = false;
+  for (int tries = 0; tries < 200 && !running; ++tries) {
+    running = !ProcessIsStopped(child);
+    if (!running) usleep(5000);
+  }
+  EXPECT_TRUE(running);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_FALSE(ProcessIsStopped(child));
+  EXPECT_FALSE(ProcessIsStopped(0));
 }
 
 }  // namespace
