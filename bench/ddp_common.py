@@ -81,6 +81,14 @@ def require_gpu_torch(name):
         skip(name, f"PyTorch {torch.__version__} sees no CUDA device")
 
 
+def use_cli_helpers(cohort, plugin_dir):
+    """Makes the integration tests' helpers (test/integration: cohort_cli, cluster) importable,
+    for the `cohort` executable and plugin folder given: they read both from the command line."""
+    sys.argv[1:] = [cohort, plugin_dir]
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "test", "integration"))
+
+
 # --- the PyTorch side ---------------------------------------------------------------------------
 
 def run_ranks(name, script, world, arguments, env_of, timeout):

@@ -37,7 +37,6 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 
@@ -195,11 +194,7 @@ def main():
 
     ddp_common.require_gpu_torch(NAME)
 
-    # The cluster helpers of the integration tests read the cohort executable and the plugin
-    # folder from the arguments.
-    sys.argv[1:] = [args.cohort, args.plugin_dir]
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                    "test", "integration"))
+    ddp_common.use_cli_helpers(args.cohort, args.plugin_dir)
     os.environ.update(NCCL_ENVIRONMENT)
 
     rates = {(side, n, c): [] for side in ("ddp", "cohort") for n in (1, 2) for c in compressions}

@@ -33,6 +33,8 @@ import sys
 import tempfile
 import time
 
+import ddp_common  # beside this script: the integration tests' helpers
+
 NAME = "recovery_bench"
 CHECKPOINT_PERIOD = 200
 KILL_AFTER = 30
@@ -109,11 +111,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     args.cohort, args.plugin_dir = os.path.abspath(args.cohort), os.path.abspath(args.plugin_dir)
-    # The integration tests' helper finds a rank's worker process; it reads the CLI's arguments.
-    sys.argv[1:] = [args.cohort, args.plugin_dir]
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                    "test", "integration"))
-    from cohort_cli import worker_pid
+    ddp_common.use_cli_helpers(args.cohort, args.plugin_dir)
+    from cohort_cli import worker_pid  # the integration tests' finder of a rank's worker
     slot_counts = [int(s) for s in args.slots.split(",") if s]
     if args.repeats < 1 or any(n < 1 or GLOBAL_BATCH % n for n in slot_counts):
         parser.error(f"--repeats >= 1; slot counts dividing {GLOBAL_BATCH}")

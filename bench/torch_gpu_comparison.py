@@ -29,12 +29,11 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 
 import ddp_common  # beside this script
-import torch_comparison  # beside this script: the models' hyperparameters and their config
+import torch_comparison  # beside this script: the models and their config
 
 NAME = "torch_gpu_comparison"
 NCCL_ENVIRONMENT = {"NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
@@ -156,9 +155,7 @@ def main():
             ddp_common.skip(NAME, f"no torch_{model} plugin in {args.plugin_dir} "
                                   "(scripts/build-torch-plugins)")
 
-    sys.argv[1:] = [args.cohort, args.plugin_dir]  # for the cluster helpers
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                    "test", "integration"))
+    ddp_common.use_cli_helpers(args.cohort, args.plugin_dir)
     os.environ.update(NCCL_ENVIRONMENT)
     rates = {(side, model, n): [] for side in ("torch", "cohort") for model in models
              for n in (1, 2)}

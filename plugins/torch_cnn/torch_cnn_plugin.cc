@@ -14,7 +14,7 @@
 //                                               gathered there by index (the same values: a
 //                                               synthetic shape takes tens of microseconds to
 //                                               draw, which a GPU step would otherwise wait for;
-//                                               60,000 records take 188 MB)
+//                                               60,000 records are 188 MB of float32 pixels)
 // The runtime's optimizer steps the parameters (hyperparameters `optimizer`, `learning_rate`, ...).
 //
 // Tensors: the network's parameters, in named_parameters() order (cnn_model.h), float32 on the

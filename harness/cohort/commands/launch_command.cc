@@ -175,33 +175,27 @@ absl::StatusOr<RankNetwork> MeetRanks(const LaunchArgs& args, const LaunchPlacem
 // Rank 0: the orchestrator, its own agent, and the run folder.
 int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const AgentSlot& slot,
                 const std::string& executable, const RankNetwork& network) {
-  absl::StatusOr<ExperimentConfig> asked = LoadRunConfig(args.experiment, args.overrides, {});
+  // The config as asked, for its name and slot count; the launch then sets what it decides.
+  absl::StatusOr<ExperimentConfig> asked = LoadExperimentConfig(args.experiment, args.overrides);
   if (!asked.ok()) return CommandError(asked.status());
   const std::string path = args.output.empty() ? "runs/" + asked->name : args.output;
 
   // An existing run folder of this experiment is continued.
-  std::optional<RunFolder> folder;
-  std::optional<ExperimentConfig> stored;
-  if (absl::StatusOr<RunFolder> opened = RunFolder::Open(path); opened.ok()) {
-    absl::StatusOr<ExperimentConfig> stored_config = LoadExperimentConfig(opened->config_path());
-    if (!stored_config.ok()) return CommandError(stored_config.status());
-    folder = *opened;
-    stored = *std::move(stored_config);
+  std::optional<StoredRun> stored;
+  if (absl::StatusOr<StoredRun> opened = OpenStoredRun(path); opened.ok()) {
+    stored = *std::move(opened);
+  } else if (!absl::IsNotFound(opened.status())) {
+    return CommandError(opened.status());
   }
   std::vector<std::string> overrides = args.overrides;
   overrides.push_back(absl::StrCat("resources.slots_per_trial=", placement.world_size));
   overrides.push_back("max_restarts=0");
-  absl::StatusOr<ExperimentConfig> config =
-      LoadRunConfig(args.experiment, overrides, stored ? stored->experiment_seed : std::nullopt);
+  absl::StatusOr<ExperimentConfig> config = LoadRunConfig(
+      args.experiment, overrides, stored ? stored->config.experiment_seed : std::nullopt);
   if (!config.ok()) return CommandError(config.status());
   if (stored) {
-    absl::Status same = CheckSameTraining(*stored, *config, *folder, "cohort launch");
-    if (!same.ok()) return CommandError(same);
-    if (config->searcher.name == "adaptive_asha") {
-      return CommandError(absl::UnimplementedError(
-          absl::StrCat(path,
-                       " holds this experiment, but adaptive_asha's promotions are not kept "
-                       "in the run folder, so it cannot continue; give another --output")));
+    if (absl::Status can = CheckCanContinue(*stored, *config, "cohort launch"); !can.ok()) {
+      return CommandError(can);
     }
   }
   if (asked->slots_per_trial != placement.world_size) {
@@ -210,7 +204,8 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
                  "decides\n",
                  asked->slots_per_trial, placement.world_size);
   }
-  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(*std::move(config), folder, path);
+  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(
+      *std::move(config), stored ? std::optional<RunFolder>(stored->folder) : std::nullopt, path);
   if (!submission.ok()) return CommandError(submission.status());
   std::fprintf(stderr, "experiment %s: %srun folder %s; rank 0 of %u (%s) at %s:%u\n",
                submission->config.name.c_str(), stored ? "continuing the " : "",
@@ -253,8 +248,6 @@ int RunLaunchCommand(const std::vector<std::string>& arguments) {
   }
 
   LaunchedRankOptions options;
-  options.orchestrator =
-      absl::StrCat("tcp://", placement->master_addr, ":", placement->master_port);
   options.rank_zero_host = placement->master_addr;
   options.rank_zero_port = placement->master_port;
   options.agent_id = LaunchedAgentId(placement->rank, placement->world_size);

@@ -116,31 +116,21 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   std::optional<RunArgs> args = ParseArgs(arguments, &exit_code);
   if (!args) return exit_code;
 
-  std::optional<RunFolder> folder;
-  std::optional<ExperimentConfig> stored;
+  std::optional<StoredRun> stored;
   std::string config_path = args->experiment;
   if (!args->resume.empty()) {
-    absl::StatusOr<RunFolder> opened = RunFolder::Open(args->resume);
+    absl::StatusOr<StoredRun> opened = OpenStoredRun(args->resume);
     if (!opened.ok()) return CommandError(opened.status());
-    folder = *opened;
-    absl::StatusOr<ExperimentConfig> stored_config = LoadExperimentConfig(folder->config_path());
-    if (!stored_config.ok()) return CommandError(stored_config.status());
-    stored = *std::move(stored_config);
-    if (config_path.empty()) config_path = folder->config_path();
+    stored = *std::move(opened);
+    if (config_path.empty()) config_path = stored->folder.config_path();
   }
-  absl::StatusOr<ExperimentConfig> config =
-      LoadRunConfig(config_path, args->overrides, stored ? stored->experiment_seed : std::nullopt);
+  absl::StatusOr<ExperimentConfig> config = LoadRunConfig(
+      config_path, args->overrides, stored ? stored->config.experiment_seed : std::nullopt);
   if (!config.ok()) return CommandError(config.status());
-  // Refused before anything is written: the run folder stays as it was.
   if (stored) {
-    if (absl::Status same = CheckSameTraining(*stored, *config, *folder, "--resume"); !same.ok()) {
-      return CommandError(same);
+    if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok()) {
+      return CommandError(can);
     }
-  }
-  if (!args->resume.empty() && config->searcher.name == "adaptive_asha") {
-    return CommandError(absl::UnimplementedError(
-        "--resume continues experiments of the single, grid and random searchers; "
-        "adaptive_asha's promotions are not kept in the run folder, so this run cannot resume"));
   }
   const std::vector<AgentSlot> slots = args->gpus ? DetectGpuSlots() : CpuSlots(args->cpu_slots);
   if (args->gpus && slots.empty()) {
@@ -159,7 +149,8 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   if (!executable.ok()) return CommandError(executable.status());
   const std::string path =
       args->output.empty() ? DefaultRunPath("runs", config->name) : args->output;
-  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(*std::move(config), folder, path);
+  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(
+      *std::move(config), stored ? std::optional<RunFolder>(stored->folder) : std::nullopt, path);
   if (!submission.ok()) return CommandError(submission.status());
   std::fprintf(stderr, "experiment %s: run folder %s\n", submission->config.name.c_str(),
                submission->folder.path().c_str());

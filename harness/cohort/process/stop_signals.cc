@@ -1,5 +1,9 @@
 #include "harness/cohort/process/stop_signals.h"
 
+#include <pthread.h>
+
+#include <utility>
+
 namespace cohort {
 namespace {
 
@@ -34,5 +38,16 @@ StopSignals::~StopSignals() {
 int StopSignals::count() { return received.load(); }
 
 const std::atomic<bool>& StopSignals::requested() { return stop_requested; }
+
+std::thread StartWithoutStopSignals(std::function<void()> body) {
+  sigset_t blocked, previous;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
+  std::thread thread(std::move(body));
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return thread;
+}
 
 }  // namespace cohort

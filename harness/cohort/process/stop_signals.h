@@ -17,6 +17,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <functional>
+#include <thread>
 
 namespace cohort {
 
@@ -39,6 +41,10 @@ class StopSignals {
  private:
   struct sigaction previous_[2] = {};
 };
+
+// Starts `body` on a thread that never takes SIGINT or SIGTERM, so that they reach the calling
+// thread's StopSignals (a thread running an agent or a loop of its own, say).
+std::thread StartWithoutStopSignals(std::function<void()> body);
 
 }  // namespace cohort
 

@@ -1,8 +1,5 @@
 #include "harness/cohort/run/embedded_run.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -33,18 +30,6 @@ namespace {
 constexpr double kExitsAfterKillSeconds = 5;
 // Lines of the trial log shown when a trial fails.
 constexpr size_t kLogTailLines = 10;
-
-// Starts `body` on a thread that never takes SIGINT or SIGTERM: they go to the calling thread.
-std::thread StartWithoutStopSignals(std::function<void()> body) {
-  sigset_t blocked, previous;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGINT);
-  sigaddset(&blocked, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
-  std::thread thread(std::move(body));
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  return thread;
-}
 
 void ShowLogTail(const std::string& path) {
   absl::StatusOr<std::string> log = ReadWholeFile(path);
@@ -197,8 +182,8 @@ class EmbeddedSession {
   }
 
   // How many agents are connected; 0 until this process's own agent is among them.
-  uint32_t RegisteredAgents(Orchestrator& orchestrator) const {
-    const ClientMessage reply = orchestrator.OnClientRequest(ListAgents{});
+  uint32_t RegisteredAgents(const Orchestrator& orchestrator) const {
+    const ClientMessage reply = orchestrator.Query(ListAgents{});
     const auto* table = std::get_if<AgentTable>(&reply);
     if (table == nullptr) return 0;
     uint32_t connected = 0;

@@ -40,7 +40,7 @@ struct EmbeddedRunOptions {
   std::vector<AgentSlot> slots;  // what the agent offers: CpuSlots(n), or DetectGpuSlots()
   std::string executable;        // the `cohort` binary the workers run
 
-  // Under `cohort launch` (launched_run.h) rank 0's process is this run, joined by the agents of
+  // Under `cohort launch` (launched_rank.h) rank 0's process is this run, joined by the agents of
   // the other ranks: the orchestrator listens for them at `agent_endpoint` (default loopback, a
   // free port), its workers meet theirs at `rendezvous_endpoint` ("": none, one agent), and the
   // experiment is submitted once `expected_agents` agents (this one, `agent_id`, among them) have

@@ -1,8 +1,5 @@
 #include "harness/cohort/run/launched_rank.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -85,7 +82,9 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   std::atomic<int> stop_requests{0};
 
   AgentOptions agent;
-  agent.orchestrator = options.orchestrator;
+  const std::string orchestrator =
+      absl::StrCat("tcp://", options.rank_zero_host, ":", options.rank_zero_port);
+  agent.orchestrator = orchestrator;
   agent.agent_id = options.agent_id;
   agent.hostname = HostName();
   agent.cohort_version = COHORT_VERSION;
@@ -104,18 +103,12 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
 
   // The agent's thread never takes SIGINT or SIGTERM: they go to this one, which counts them.
   const StopSignals signals(StopSignals::Second::kCounted);
-  sigset_t blocked, previous;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGINT);
-  sigaddset(&blocked, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
   absl::Status agent_status;
   std::atomic<bool> agent_ended{false};
-  std::thread agent_thread([&] {
+  std::thread agent_thread = StartWithoutStopSignals([&] {
     agent_status = Agent(std::move(agent)).Run();
     agent_ended.store(true);
   });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 
   const double started = SystemClock().MonotonicSeconds();
   double probed_at = 0;
@@ -133,7 +126,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
       }
     }
     if (!progress.EverStarted() && now - started > options.join_seconds) {
-      error = absl::StrCat("rank 0 at ", options.orchestrator, " placed no task on this rank (",
+      error = absl::StrCat("rank 0 at ", orchestrator, " placed no task on this rank (",
                            options.agent_id, ") within ", options.join_seconds,
                            " s: is rank 0 running, and MASTER_ADDR and MASTER_PORT right? (see ",
                            log_path, ")");

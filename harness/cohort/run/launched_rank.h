@@ -25,9 +25,8 @@
 namespace cohort {
 
 struct LaunchedRankOptions {
-  std::string orchestrator;       // rank 0's agent endpoint, "tcp://MASTER_ADDR:MASTER_PORT"
   std::string rank_zero_host;     // MASTER_ADDR
-  uint16_t rank_zero_port = 0;    // the port of `orchestrator`
+  uint16_t rank_zero_port = 0;    // where rank 0's orchestrator listens for the ranks' agents
   std::string agent_id;           // LaunchedAgentId(rank, world size)
   AgentSlot slot;                 // the one slot: a CPU, or the GPU of the rank's local rank
   std::string advertise_address;  // this machine's address as the other ranks reach it

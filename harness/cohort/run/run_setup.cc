@@ -26,15 +26,31 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
   return LoadExperimentConfig(path, overrides);
 }
 
-absl::Status CheckSameTraining(const ExperimentConfig& stored, const ExperimentConfig& config,
-                               const RunFolder& folder, absl::string_view how) {
-  const std::vector<std::string> changes = TrainingChanges(stored, config);
-  if (changes.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat(how, ": the run in ", folder.path(),
-                   " was trained with other settings, and its checkpoints hold what they made (",
-                   absl::StrJoin(changes, "; "),
-                   "); resume with the run's own settings, or start a new run (--output)"));
+absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {
+  absl::StatusOr<RunFolder> folder = RunFolder::Open(path);
+  if (!folder.ok()) return folder.status();
+  absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(folder->config_path());
+  if (!config.ok()) return config.status();
+  return StoredRun{*std::move(folder), *std::move(config)};
+}
+
+absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
+                              absl::string_view how) {
+  const std::vector<std::string> changes = TrainingChanges(stored.config, config);
+  if (!changes.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(how, ": the run in ", stored.folder.path(),
+                     " was trained with other settings, and its checkpoints hold what they made (",
+                     absl::StrJoin(changes, "; "),
+                     "); resume with the run's own settings, or start a new run (--output)"));
+  }
+  if (config.searcher.name == "adaptive_asha") {
+    return absl::UnimplementedError(absl::StrCat(
+        how, ": the run in ", stored.folder.path(),
+        " cannot continue: the single, grid and random searchers' experiments can, but "
+        "adaptive_asha's promotions are not kept in the run folder; start a new run (--output)"));
+  }
+  return absl::OkStatus();
 }
 
 std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder) {

@@ -31,11 +31,23 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
                                                std::vector<std::string> overrides,
                                                std::optional<uint64_t> seed_in_use);
 
-// FAILED_PRECONDITION naming the settings that differ when `config` would train otherwise than
-// `stored`, the config of the run in `folder` (whose checkpoints hold what it made); `how` names
-// what the user asked for ("--resume").
-absl::Status CheckSameTraining(const ExperimentConfig& stored, const ExperimentConfig& config,
-                               const RunFolder& folder, absl::string_view how);
+// A run folder to continue and the config it was trained with.
+struct StoredRun {
+  RunFolder folder;
+  ExperimentConfig config;
+};
+
+// The run in `path`: NOT_FOUND when `path` holds none (no config.yaml), else the errors of reading
+// its config.
+absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path);
+
+// Whether `config` may continue `stored` (refused before anything is written, so the run folder
+// stays as it was): FAILED_PRECONDITION naming the settings that differ when it would train
+// otherwise (the checkpoints hold what the stored settings made), UNIMPLEMENTED for adaptive_asha,
+// whose promotions the run folder does not keep. `how` names what the user asked for
+// ("--resume").
+absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
+                              absl::string_view how);
 
 // The run folder's checkpoints/, or <host_path>[/<storage_path>]/<run folder name> when the config
 // names shared storage (so experiments sharing it never mix their checkpoints).

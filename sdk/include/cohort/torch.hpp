@@ -245,8 +245,14 @@ class TorchModule {
       return;
     }
     // Kept until the next on_stream(): the host copies it on the stream after this call returns.
-    torch::Tensor kept = value.detach().to(torch::kFloat64).contiguous();
-    metrics.add_on_device(name, kept.data_ptr<double>(), record_count, reduction);
+    // A float32 or float64 value goes as it is (no kernel to convert it, every batch).
+    torch::Tensor kept = value.detach();
+    if (kept.scalar_type() == torch::kFloat32) {
+      metrics.add_on_device(name, kept.data_ptr<float>(), record_count, reduction);
+    } else {
+      if (kept.scalar_type() != torch::kFloat64) kept = kept.to(torch::kFloat64);
+      metrics.add_on_device(name, kept.data_ptr<double>(), record_count, reduction);
+    }
     kept_metrics_.push_back(std::move(kept));
   }
 
