@@ -102,24 +102,28 @@ absl::Status StateDirectory::RemoveExperiment(uint64_t id, uint64_t next_experim
 }
 
 absl::StatusOr<std::vector<std::string>> StateDirectory::FinishInterruptedDeletes() const {
-  std::vector<std::string> removed;
+  std::vector<std::string> leftovers;
   std::error_code error;
   const std::filesystem::path experiments = std::filesystem::path(root_) / "experiments";
-  if (!std::filesystem::is_directory(experiments, error)) return removed;
-  for (const auto& entry : std::filesystem::directory_iterator(experiments, error)) {
-    if (!absl::StartsWith(entry.path().filename().string(), ".deleted-")) continue;
-    std::filesystem::remove_all(entry.path(), error);
-    if (error) {
-      return absl::InternalError(
-          absl::StrCat("cannot remove ", entry.path().string(), ": ", error.message()));
+  if (!std::filesystem::is_directory(experiments, error)) return leftovers;
+  // Listed first, removed after: a folder is not changed under its own listing.
+  for (std::filesystem::directory_iterator it(experiments, error), end; !error && it != end;
+       it.increment(error)) {
+    if (absl::StartsWith(it->path().filename().string(), ".deleted-")) {
+      leftovers.push_back(it->path().string());
     }
-    removed.push_back(entry.path().string());
   }
   if (error) {
     return absl::InternalError(
         absl::StrCat("cannot list ", experiments.string(), ": ", error.message()));
   }
-  return removed;
+  for (const std::string& leftover : leftovers) {
+    std::filesystem::remove_all(leftover, error);
+    if (error) {
+      return absl::InternalError(absl::StrCat("cannot remove ", leftover, ": ", error.message()));
+    }
+  }
+  return leftovers;
 }
 
 std::vector<absl::StatusOr<StoredExperiment>> StateDirectory::ReadExperiments() const {

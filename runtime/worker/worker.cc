@@ -69,9 +69,8 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   }
   const WorkerOptions& s = worker->options_;
   std::printf(
-      "trial %llu rank %u of %u: plugin %s, %s, %llu of %llu batches done; ready in %.3f s "
-      "(%sother "
-      "%.3f s)\n",
+      "trial %llu rank %u of %u: plugin %s, %s, %llu of %llu batches done; "
+      "ready in %.3f s (%sother %.3f s)\n",
       static_cast<unsigned long long>(s.trial_id), s.rank, s.size, worker->plugin_->name().c_str(),
       worker->optimizer_ ? DescribeOptimizer(worker->optimizer_->options()).c_str()
                          : "plugin optimizer",
