@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -193,11 +194,29 @@ class FakeOrchestrator {
   }
 
   void SendRaw(const std::string& bytes) {
-    router_.send(zmq::buffer(std::string(kAgentId)), zmq::send_flags::sndmore);
-    router_.send(zmq::buffer(bytes), zmq::send_flags::none);
+    if (!TrySendRaw(bytes)) ADD_FAILURE() << "the agent is not connected to the orchestrator";
   }
 
  private:
+  // False when the agent has gone (EHOSTUNREACH under ZMQ_ROUTER_MANDATORY), as when it shuts down
+  // right after its last TaskExit: the orchestrator's answer is then dropped, as a real one is.
+  bool TrySendRaw(const std::string& bytes) {
+    try {
+      router_.send(zmq::buffer(std::string(kAgentId)), zmq::send_flags::sndmore);
+      router_.send(zmq::buffer(bytes), zmq::send_flags::none);
+      return true;
+    } catch (const zmq::error_t& error) {
+      if (error.num() != EHOSTUNREACH) throw;
+      return false;
+    }
+  }
+
+  // Acknowledges the agent's message `message_id`, unless the agent has gone.
+  void AckIfConnected(uint64_t message_id) {
+    TrySendRaw(EncodeControlMessage(
+        ControlHeader{++last_id_, message_id, std::string(kOrchestratorSender)}, Ack{}));
+  }
+
   bool ReceiveOne(Clock::time_point deadline) {
     zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
@@ -210,10 +229,10 @@ class FakeOrchestrator {
     if (!decoded.ok()) return true;
     Received r{identity.to_string(), *std::move(decoded)};
     if (std::holds_alternative<AgentHello>(r.message.message) && hello_minor_) {
-      SendRaw(AckEnvelope(++last_id_, r.message.header.message_id, *hello_minor_));
+      TrySendRaw(AckEnvelope(++last_id_, r.message.header.message_id, *hello_minor_));
     } else if (std::holds_alternative<AgentHello>(r.message.message) ||
                std::holds_alternative<TaskExit>(r.message.message)) {
-      Send(Ack{}, r.message.header.message_id);
+      AckIfConnected(r.message.header.message_id);
     }
     received_.push_back(std::move(r));
     return true;
