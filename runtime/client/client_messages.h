@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 4;
+inline constexpr uint16_t kClientProtocolMinor = 5;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -267,6 +267,7 @@ struct TaskRow {
   std::vector<std::string> agents;  // where it runs, ascending; empty while queued
   std::string reason;               // why a queued task waits, in plain words; else empty
   double queued_unix_time = 0;
+  std::string job;  // the batch system's job holding its agents (a Slurm job id); else empty
 
   friend bool operator==(const TaskRow&, const TaskRow&) = default;
 };

@@ -159,6 +159,7 @@ TaskListing ListTasksReply(const Cluster& cluster) {
     for (const auto& [agent_id, part] : task->parts) row.agents.push_back(agent_id);
     if (task->state == TaskRowState::kQueued) row.reason = task->waiting_reason;
     row.queued_unix_time = task->queued_unix;
+    row.job = task->job_id;
     table.tasks.push_back(std::move(row));
   }
   return table;

@@ -131,7 +131,11 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
   cluster_->experiments.emplace(id, std::move(experiment));
 }
 
-Orchestrator::~Orchestrator() = default;
+Orchestrator::~Orchestrator() {
+  // The jobs asked for end with the orchestrator: a new one on the same state directory asks
+  // for its own.
+  for (auto& [id, task] : cluster_->tasks) ReleaseJob(*task);
+}
 
 std::string Orchestrator::MetricsPage() const {
   return orchestration::ClusterMetricsPage(*cluster_, clock_.MonotonicSeconds());

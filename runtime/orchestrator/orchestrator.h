@@ -46,6 +46,7 @@
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
+#include "runtime/orchestrator/agent_provisioner.h"
 #include "runtime/orchestrator/placement.h"
 #include "runtime/orchestrator/state_directory.h"
 #include "runtime/orchestrator/task_start.h"
@@ -98,6 +99,12 @@ struct OrchestratorOptions {
   std::string rendezvous_endpoint;
   // Lines of output kept in memory per trial for `cohort trial logs` (the file keeps them all).
   size_t log_lines_in_memory = 20000;
+  // When set, the cluster keeps no agents of its own: each task gets a job of its own from the
+  // provisioner (a Slurm job) and is placed on that job's agents alone (agent_provisioner.h).
+  // Must outlive the Orchestrator, which cancels the jobs of its remaining tasks when destroyed.
+  AgentProvisioner* provisioner = nullptr;
+  // How often the provisioner is asked for the states of the queued tasks' jobs.
+  double job_poll_seconds = 1.0;
 };
 
 // An experiment submitted by the program embedding the orchestrator (`cohort run`) rather than
@@ -228,6 +235,17 @@ class Orchestrator {
   void SettleStop(Trial& trial, TrialState end, absl::string_view reason);
   // Records why a queued task waits, and tells it as an event when the reason changed.
   void SetWaitingReason(Task& task, absl::string_view reason);
+
+  // ---- tasks on a provisioner's jobs (orchestrator_provisioned.cc)
+  // PlaceQueuedTasks with a provisioner: a job for each queued task that has none, the jobs'
+  // states while they wait, and each task placed once its job's agents have all registered.
+  void ProvisionQueuedTasks();
+  // Asks for the queued tasks' jobs' states at most every job_poll_seconds.
+  void PollJobStates(bool now);
+  // Whether agent `agent_id` may register: an agent of a job that serves a task; else why not.
+  absl::Status CheckProvisionedAgent(absl::string_view agent_id) const;
+  // The task is over or dropped: its job is cancelled and its agents forgotten.
+  void ReleaseJob(Task& task);
   void Launch(Task& task, const Placement& placement);
   // The task's part on `agent_id` has ended: frees its slots; once every part has ended, the task
   // finishes. True when it did (`task` is destroyed then).
@@ -284,6 +302,7 @@ class Orchestrator {
   uint64_t next_task_id_ = 1;
   std::vector<OrchestratorEvent> events_;
   std::vector<std::string> ended_rendezvous_prefixes_;
+  double last_job_poll_ = -1;  // monotonic seconds of the provisioner's last States
   // profiling.enabled: each trial's rank timelines, merged whenever one of its tasks ends.
   TimelineMerger timelines_;
 };

@@ -48,8 +48,10 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
   }
   auto found = cluster_->agents.find(agent_id);
   if (found == cluster_->agents.end() || !found->second->connected) {
-    // Answers are not requests: an unknown agent's Ack needs no answer either.
-    if (!std::holds_alternative<Ack>(message.message) &&
+    // Answers are not requests: an unknown agent's Ack needs no answer either. Nor does the last
+    // word of an agent whose job has ended with its task (it is being cancelled): it is not asked
+    // to register again.
+    if (!std::holds_alternative<Ack>(message.message) && CheckProvisionedAgent(agent_id).ok() &&
         !std::holds_alternative<ErrorReply>(message.message)) {
       outbox_.Send(
           agent_id,
@@ -99,6 +101,12 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
 
 void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
                            const AgentHello& hello) {
+  if (absl::Status wanted = CheckProvisionedAgent(agent_id); !wanted.ok()) {
+    outbox_.Send(agent_id,
+                 ErrorReply{ControlErrorCode::kInvalidRequest, std::string(wanted.message())},
+                 message_id);
+    return;
+  }
   std::unique_ptr<Agent>& slot = cluster_->agents[agent_id];
   const bool known = slot != nullptr;
   if (!known) slot = std::make_unique<Agent>();

@@ -136,7 +136,12 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   const uint32_t slots = config.slots_per_trial;
   ExperimentSubmitted submitted;
   const std::vector<AgentView> views = AgentViews();
-  if (views.empty()) {
+  if (options_.provisioner != nullptr) {
+    if (absl::Status fits = options_.provisioner->CheckCanEverFit(slots); !fits.ok()) {
+      return ClientError{ClientErrorCode::kUnschedulable,
+                         absl::StrCat("resources.slots_per_trial: ", fits.message())};
+    }
+  } else if (views.empty()) {
     submitted.warnings.push_back("no agent is connected yet: the trials wait for one");
   } else if (absl::Status fits = CheckCanEverFit(PlacementRequest{0, 0, slots}, views);
              !fits.ok()) {

@@ -20,6 +20,7 @@
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/control_messages.h"
+#include "runtime/orchestrator/agent_provisioner.h"
 #include "runtime/orchestrator/placement.h"
 #include "runtime/orchestrator/task_ending.h"
 #include "runtime/orchestrator/trial_lifecycle.h"
@@ -132,6 +133,11 @@ struct Task {
   TaskFlags flags;  // what the orchestrator knew of it: running, stopping, lost, its failure
   bool failure_is_rank_error = false;  // flags.failure is a rank's own error exit (OnTaskExit)
   bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
+  // Under a provisioner: the job holding its agents ("" before submission), how many agents it
+  // starts, and its latest known state.
+  std::string job_id;
+  uint32_t job_agents = 0;
+  JobState job_state;
 };
 
 // Everything the orchestrator knows, by id.

@@ -111,6 +111,7 @@ void Orchestrator::SettleStop(Trial& trial, TrialState end, absl::string_view re
 void Orchestrator::DropQueuedTask(Trial& trial) {
   Task* task = FindTask(trial.task_id);
   if (task == nullptr || task->state != TaskRowState::kQueued) return;
+  ReleaseJob(*task);
   std::erase(queue_, task->id);
   cluster_->tasks.erase(task->id);
   trial.task_id = 0;
@@ -118,6 +119,10 @@ void Orchestrator::DropQueuedTask(Trial& trial) {
 
 void Orchestrator::PlaceQueuedTasks() {
   if (queue_.empty()) return;
+  if (options_.provisioner != nullptr) {
+    ProvisionQueuedTasks();
+    return;
+  }
   std::vector<AgentView> views = AgentViews();
   if (views.empty()) {
     for (const uint64_t task_id : queue_)
@@ -247,6 +252,7 @@ void Orchestrator::Finish(Task& task) {
                       .out_path = experiment.folder->trial_dir(trial.id) + "/timeline.json"});
   }
   std::erase(queue_, task_id);
+  ReleaseJob(task);
   trial.task_id = 0;
   cluster_->tasks.erase(task_id);  // `task` is gone from here on
 

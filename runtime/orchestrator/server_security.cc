@@ -68,6 +68,7 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> ServerSecurity::Start(
   std::unique_ptr<ServerSecurity> security(
       new ServerSecurity(listeners[0].uses_curve, listeners[1].uses_curve,
                          listeners.size() > 2 && listeners[2].uses_curve));
+  security->agent_key_families_ = std::move(options.agent_key_families);
   if (first_with_curve == nullptr) {
     security->Log(ListenerStates(listeners));
     return security;
@@ -116,6 +117,9 @@ bool ServerSecurity::AcceptAgentMessage(absl::string_view identity, const zmq::m
   if (!agents_use_curve_) return true;
   const std::string name = AuthenticatedPeerName(payload);
   if (name == identity) return true;
+  for (const std::string& family : agent_key_families_) {
+    if (name == family && absl::StartsWith(identity, absl::StrCat(family, "-"))) return true;
+  }
   dropped_agent_messages_.Report(
       absl::StrCat("security: dropped a message: agent socket identity '",
                    absl::CHexEscape(identity), "' is not the authenticated key name '", name, "'"),

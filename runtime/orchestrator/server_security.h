@@ -57,6 +57,10 @@ struct ServerSecurityOptions {
   CurvePolicy policy = CurvePolicy::kUnlessLocal;  // --curve auto (kUnlessLocal) or always
   std::optional<CurveKeyPair> server_keys;         // --key: the orchestrator's key pair
   std::optional<AuthorizedKeys> authorized_keys;   // --authorized-keys: who may connect
+  // Key names that speak for a family of agents: a key named F is accepted from every agent
+  // whose id is F-<anything> (the agents of Slurm jobs share the key named "slurm", their ids
+  // made per job). Empty: each agent's key is named as its id.
+  std::vector<std::string> agent_key_families;
 };
 
 class ServerSecurity {
@@ -85,7 +89,8 @@ class ServerSecurity {
 
   // Whether a message received on the agents' socket from `identity`, with `payload` its first
   // part after the identity, may reach the Orchestrator: always without CURVE; with CURVE only
-  // when the sender's key name is `identity`. A refused message is logged.
+  // when the sender's key name is `identity`, or a family of agent_key_families whose member
+  // `identity` is. A refused message is logged.
   bool AcceptAgentMessage(absl::string_view identity, const zmq::message_t& payload);
 
   // The key name of the client that sent `payload` (a received part), or "" without CURVE.
@@ -104,6 +109,7 @@ class ServerSecurity {
   const bool clients_use_curve_;
   const bool rendezvous_uses_curve_;
   std::optional<CurveKeyPair> server_keys_;
+  std::vector<std::string> agent_key_families_;  // ServerSecurityOptions'
   std::mutex log_mutex_;
   std::vector<std::string> log_;  // guarded by log_mutex_
   RefusalLog dropped_agent_messages_;

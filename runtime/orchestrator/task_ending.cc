@@ -26,6 +26,7 @@ TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFla
   }
   ending.reached_running = flags.reached_running;
   ending.agent_lost = flags.agent_lost;
+  ending.job_lost = flags.job_lost;
   ending.stopped_by_orchestrator = flags.stopping && flags.failure.empty();
   ending.failure = flags.failure;
   return ending;
@@ -53,7 +54,8 @@ TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial)
   if (ending.permanent) {
     absl::StrAppend(&decision.reason, " (every attempt would fail the same way: not restarted)");
   }
-  const bool may_restart = !ending.permanent && (ending.reached_running || ending.crashed) &&
+  const bool may_restart = !ending.permanent &&
+                           (ending.reached_running || ending.crashed || ending.job_lost) &&
                            trial.restarts < trial.max_restarts;
   decision.next = may_restart ? TrialNext::kRestart : TrialNext::kFail;
   return decision;

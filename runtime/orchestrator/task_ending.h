@@ -45,6 +45,8 @@ struct TaskFlags {
   bool reached_running = false;  // every part said running at some point
   bool stopping = false;         // the orchestrator asked it to stop
   bool agent_lost = false;       // an agent holding part of it was lost or never answered
+  // Its batch-system job (agent_provisioner.h) ended before its agents registered.
+  bool job_lost = false;
   std::string failure;           // the first failure seen (its cause first)
 };
 
@@ -54,6 +56,7 @@ struct TaskEnding {
   bool permanent = false;  // a rank failed as every attempt would (kPermanentFailureExitCode)
   bool reached_running = false;
   bool agent_lost = false;
+  bool job_lost = false;
   bool stopped_by_orchestrator = false;  // it asked the task to stop, and nothing failed before
   std::string failure;                   // the first failure seen, cause first
   // "agent node-2 stopped it (<reason>)": an agent stopped its processes cleanly without being
@@ -95,8 +98,9 @@ struct TrialDecision {
 };
 
 // The restart policy. A failure restarts the trial, within max_restarts, when its task had
-// reached running or a process crashed; one before every worker started (a plugin that does not
-// load) or one a rank says every attempt would meet would only happen again, and ends the trial.
+// reached running, a process crashed or its job was lost before it started; one before every
+// worker started (a plugin that does not load) or one a rank says every attempt would meet would
+// only happen again, and ends the trial.
 TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial);
 
 }  // namespace cohort

@@ -403,10 +403,10 @@ TEST_F(CliFormatTest, FollowExitStatusByHowTheExperimentEnded) {
 
 TEST_F(CliFormatTest, TaskTableShowsWhyAQueuedTaskWaits) {
   TaskListing table;
-  table.tasks.push_back({4, 2, 7, 2, TaskRowState::kRunning, {"node-1", "node-2"}, "", 0});
+  table.tasks.push_back({4, 2, 7, 2, TaskRowState::kRunning, {"node-1", "node-2"}, "", 0, ""});
   table.tasks.push_back(
-      {5, 3, 9, 8, TaskRowState::kQueued, {}, "needs 8 slots; the largest agent has 4", 0});
-  table.tasks.push_back({6, 3, 10, 1, TaskRowState::kStarting, {"node-1"}, "stale", 0});
+      {5, 3, 9, 8, TaskRowState::kQueued, {}, "needs 8 slots; the largest agent has 4", 0, ""});
+  table.tasks.push_back({6, 3, 10, 1, TaskRowState::kStarting, {"node-1"}, "stale", 0, ""});
   EXPECT_THAT(
       Lines(FormatTaskListing(table)),
       ElementsAre("TASK  EXPERIMENT  TRIAL  SLOTS  STATE     AGENTS         REASON",
@@ -414,6 +414,18 @@ TEST_F(CliFormatTest, TaskTableShowsWhyAQueuedTaskWaits) {
                   "5     3           9      8      queued    -              needs 8 slots; the "
                   "largest agent has 4",
                   "6     3           10     1      starting  node-1"));
+}
+
+TEST_F(CliFormatTest, TaskTableShowsTheSlurmJobOfEachTaskOnSlurm) {
+  TaskListing table;
+  table.tasks.push_back({4, 2, 7, 1, TaskRowState::kRunning, {"slurm-12-0"}, "", 0, "12"});
+  table.tasks.push_back(
+      {5, 2, 8, 1, TaskRowState::kQueued, {}, "Slurm job 13 pending: Resources", 0, "13"});
+  EXPECT_THAT(Lines(FormatTaskListing(table)),
+              ElementsAre("TASK  EXPERIMENT  TRIAL  SLOTS  STATE    AGENTS      JOB  REASON",
+                          "4     2           7      1      running  slurm-12-0  12",
+                          "5     2           8      1      queued   -           13   Slurm job 13 "
+                          "pending: Resources"));
 }
 
 TEST_F(CliFormatTest, AgentTableShowsSlotsAndTasks) {
@@ -439,14 +451,16 @@ TEST_F(CliFormatTest, ListsAsJsonHaveOneObjectPerRow) {
   EXPECT_EQ(ExperimentListJson(ExperimentList{}), "[]");
 
   TaskListing tasks;
-  tasks.tasks.push_back({5, 3, 9, 8, TaskRowState::kQueued, {}, "needs 8 slots", 0});
-  tasks.tasks.push_back({4, 2, 7, 2, TaskRowState::kRunning, {"node-1", "node-2"}, "", 0});
+  tasks.tasks.push_back({5, 3, 9, 8, TaskRowState::kQueued, {}, "needs 8 slots", 0, "4711"});
+  tasks.tasks.push_back({4, 2, 7, 2, TaskRowState::kRunning, {"node-1", "node-2"}, "", 0, ""});
   YAML::Node rows = YAML::Load(TaskListingJson(tasks));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0]["state"].as<std::string>(), "queued");
   EXPECT_EQ(rows[0]["reason"].as<std::string>(), "needs 8 slots");
   EXPECT_TRUE(rows[0]["queued_unix_time"].IsNull());
+  EXPECT_EQ(rows[0]["job"].as<std::string>(), "4711");
   EXPECT_EQ(rows[1]["agents"][1].as<std::string>(), "node-2");
+  EXPECT_EQ(rows[1]["job"].as<std::string>(), "");
 
   AgentTable agents;
   agents.agents.push_back({"node-1", "host-a", 4, 3, true, kMayFirstNoon, {4, 6}});

@@ -97,8 +97,9 @@ std::vector<ClientMessage> EveryMessageFullySet() {
           "validation_loss",
           false,
           {FullTrial(), {4, 1, TrialState::kPaused, "{}", 0, 100, 0, 0, {}, {}, false, 0, "", ""}}},
-      TaskListing{{{9, 7, kMaxU64, 4, TaskRowState::kRunning, {"agent-1", "agent-2"}, "", 1.7e9},
-                   {10, 7, 5, kMaxU32, TaskRowState::kQueued, {}, kAwkwardText, 1.7e9 + 1}}},
+      TaskListing{
+          {{9, 7, kMaxU64, 4, TaskRowState::kRunning, {"agent-1", "agent-2"}, "", 1.7e9, ""},
+           {10, 7, 5, kMaxU32, TaskRowState::kQueued, {}, kAwkwardText, 1.7e9 + 1, "4711"}}},
       AgentTable{{{"agent-1", "gpu-node-1", 8, 4, true, 1.7e9 + 0.5, {9, kMaxU64}},
                   {kAwkwardText, "", kMaxU32, kMaxU32, false, 1.5, {}}}},
       TrialLogs{kMaxU64,

@@ -141,7 +141,7 @@ class Cluster:
                 process.wait()
 
 
-TWO_RATE_GRID = """\
+RATE_GRID = """\
 name: {name}
 entrypoint: {entrypoint}
 hyperparameters:
@@ -149,7 +149,7 @@ hyperparameters:
   optimizer: sgd
   learning_rate:
     type: categorical
-    vals: [0.01, 0.05]
+    vals: {rates}
   hidden_size: 16
   hidden_layers: 1
   synthetic_train_records: 1024
@@ -172,13 +172,14 @@ reproducibility:
 
 
 def two_rate_grid(folder, name, batches, validation_period, scheduling_unit,
-                  checkpoint_period=None):
+                  checkpoint_period=None, rates=(0.01, 0.05)):
     """Writes FOLDER/NAME.yaml (NAME's other characters than letters, digits, '.' and '-' as
-    '_'): a grid of two 1-slot trials of the mlp example (two learning
-    rates) training BATCHES batches, validated every VALIDATION_PERIOD batches and checkpointed
+    '_'): a grid of 1-slot trials of the mlp example, one per learning rate of RATES (two by
+    default), training BATCHES batches, validated every VALIDATION_PERIOD batches and checkpointed
     every CHECKPOINT_PERIOD (none: at the end only); returns its path."""
-    text = TWO_RATE_GRID.format(
-        name=name, entrypoint=plugin("mlp"), batches=batches, validation_period=validation_period,
+    text = RATE_GRID.format(
+        name=name, entrypoint=plugin("mlp"), rates=list(rates), batches=batches,
+        validation_period=validation_period,
         scheduling_unit=scheduling_unit,
         checkpoint_period=(f"min_checkpoint_period:\n  batches: {checkpoint_period}\n"
                            if checkpoint_period else ""))

@@ -122,10 +122,15 @@ reproducibility:
 
 class OrchestratorTest : public ::testing::Test {
  protected:
-  OrchestratorTest() : orchestrator_(Options(folder_.path()), outbox_, clock_) {}
+  // With a provisioner, tasks go on its jobs' agents (agent_provisioner.h); it must outlive the
+  // fixture.
+  explicit OrchestratorTest(AgentProvisioner* provisioner = nullptr)
+      : orchestrator_(Options(folder_.path(), provisioner), outbox_, clock_) {}
 
-  static OrchestratorOptions Options(const std::string& state_dir) {
+  static OrchestratorOptions Options(const std::string& state_dir,
+                                     AgentProvisioner* provisioner = nullptr) {
     OrchestratorOptions options;
+    options.provisioner = provisioner;
     options.state_dir = state_dir;
     options.agent_timeout_seconds = 15;
     options.start_timeout_seconds = 30;

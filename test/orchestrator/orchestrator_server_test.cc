@@ -440,13 +440,14 @@ class CurveOrchestratorServerTest : public OrchestratorServerTest {
   void Configure(OrchestratorServerOptions& options) override {
     server_keys_ = GenerateCurveKeyPair().value();
     AuthorizedKeys authorized;
-    for (const char* name : {"agent-1", "agent-2", "alice"}) {
+    for (const char* name : {"agent-1", "agent-2", "alice", "slurm"}) {
       keys_[name] = GenerateCurveKeyPair().value();
       ASSERT_TRUE(authorized.Add(keys_[name].public_key, name).ok());
     }
     options.security.policy = CurvePolicy::kAlways;
     options.security.server_keys = server_keys_;
     options.security.authorized_keys = std::move(authorized);
+    options.security.agent_key_families = {"slurm"};  // as under --resource-manager slurm
     rendezvous_endpoint_ = "tcp://127.0.0.1:*";
   }
 
@@ -539,7 +540,7 @@ TEST_F(CurveOrchestratorServerTest, AnAgentWithAnAuthorizedKeyNamedAsItsIdRegist
   EXPECT_THAT(ListedAgents(), ::testing::ElementsAre("agent-1"));
   EXPECT_TRUE(
       Logged("agents' listener: CURVE; clients' listener: CURVE; rendezvous listener: "
-             "CURVE; 3 authorized keys"));
+             "CURVE; 4 authorized keys"));
 }
 
 TEST_F(CurveOrchestratorServerTest, AnUnknownKeyIsNeverAnsweredAndItsRefusalLogged) {
@@ -557,6 +558,18 @@ TEST_F(CurveOrchestratorServerTest, AnAgentCannotSpeakForAnother) {
   EXPECT_TRUE(
       Logged("agent socket identity 'agent-1' is not the authenticated key name 'agent-2'"));
   EXPECT_TRUE(ListedAgents().empty());
+}
+
+TEST_F(CurveOrchestratorServerTest, AFamilyKeySpeaksForItsFamilyOfAgentsAlone) {
+  // The key named "slurm" is every Slurm job's agents': ids made per job.
+  zmq::socket_t member = Dealer(server_->agent_endpoint(), "slurm-12-0", Curve("slurm"));
+  std::optional<DecodedControl> answer = Hello(member, "slurm-12-0", kReplyTimeout);
+  ASSERT_TRUE(answer.has_value()) << "no answer to slurm-12-0's AgentHello";
+  EXPECT_TRUE(std::holds_alternative<Ack>(answer->message));
+  zmq::socket_t outsider = Dealer(server_->agent_endpoint(), "agent-9", Curve("slurm"));
+  EXPECT_FALSE(Hello(outsider, "agent-9", kSilence * 3).has_value());
+  EXPECT_TRUE(Logged("agent socket identity 'agent-9' is not the authenticated key name 'slurm'"));
+  EXPECT_THAT(ListedAgents(), ::testing::ElementsAre("slurm-12-0"));
 }
 
 TEST_F(CurveOrchestratorServerTest, OnlyAuthorizedClientsAreAnsweredAndTheirActionsNamed) {

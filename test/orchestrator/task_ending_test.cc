@@ -73,6 +73,19 @@ TEST(TaskEndingTest, AFailureBeforeRunningEndsTheTrialUnlessAProcessCrashed) {
   EXPECT_EQ(NextForTrial(crashed, Standing()).next, TrialNext::kRestart);
 }
 
+TEST(TaskEndingTest, AJobLostBeforeItsAgentsRegisteredRestartsWithinMaxRestarts) {
+  TaskFlags flags = Flags(false, false, false,
+                          "Slurm job 12 ended (NODE_FAIL) before its agents "
+                          "registered");
+  flags.job_lost = true;
+  const TaskEnding ending = EndingOf({}, flags);
+  EXPECT_TRUE(ending.job_lost);
+  const TrialDecision decision = NextForTrial(ending, Standing(0, 1));
+  EXPECT_EQ(decision.next, TrialNext::kRestart);
+  EXPECT_EQ(decision.reason, "Slurm job 12 ended (NODE_FAIL) before its agents registered");
+  EXPECT_EQ(NextForTrial(ending, Standing(1, 1)).next, TrialNext::kFail);
+}
+
 TEST(TaskEndingTest, APermanentFailureIsNeverRestarted) {
   const TaskEnding ending = EndingOf(Parts({{"a", Exit(0, kPermanentFailureExitCode)}}),
                                      Flags(true, false, false, "no metric"));

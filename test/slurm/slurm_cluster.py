@@ -5,7 +5,8 @@ machine's CPUs as one node (proctrack/linuxproc, no cgroups), run as the current
     with SlurmCluster(folder) as slurm:       # SlurmUnavailable: why it cannot start here
         slurm.run(["srun", "-n", "2", ...])   # SLURM_CONF set for the command
 
-Everything started is stopped on leaving the block.
+Everything started is stopped on leaving the block. A test script that needs Slurm starts it with
+start_or_skip(folder), which exits 77 (skipped), saying why, where Slurm cannot run.
 """
 import getpass
 import os
@@ -13,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sinfo", "scontrol")
@@ -154,3 +156,13 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=timeout)
         return done.returncode, done.stdout, done.stderr
+
+
+def start_or_skip(folder):
+    """A started SlurmCluster in FOLDER (the caller stops it with __exit__); exits 77 (skipped),
+    saying why, where Slurm is not installed or its daemons cannot start."""
+    try:
+        return SlurmCluster(folder).__enter__()
+    except SlurmUnavailable as why:
+        print(f"skipped: Slurm cannot run here: {why}")
+        sys.exit(77)

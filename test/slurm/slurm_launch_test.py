@@ -6,19 +6,14 @@ at 2 slots. Exits 77 (skipped), saying why, only where Slurm is not installed or
 cannot start here.
 """
 import os
-import sys
 
 from cohort_cli import *
-from slurm_cluster import SlurmCluster, SlurmUnavailable
+from slurm_cluster import start_or_skip
 
 BATCHES = 200
 
 with temp_dir() as tmp:
-    try:
-        slurm = SlurmCluster(os.path.join(tmp, "slurm")).__enter__()
-    except SlurmUnavailable as why:
-        print(f"skipped: Slurm cannot run here: {why}")
-        sys.exit(77)
+    slurm = start_or_skip(os.path.join(tmp, "slurm"))
     try:
         config = mlp_config(tmp, name="slurm-launched", batches=BATCHES, period=100)
         reference = os.path.join(tmp, "reference")

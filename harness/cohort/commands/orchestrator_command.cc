@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/command_exit.h"
+#include "harness/cohort/commands/resource_manager_flags.h"
 #include "harness/cohort/process/stop_signals.h"
 #include "harness/cohort/process/this_process.h"
 #include "harness/cohort/web/dashboard.h"
@@ -31,6 +32,10 @@ constexpr char kOrchestratorUsage[] =
     "                           [--key FILE] [--authorized-keys PATH] [--curve auto|always]\n"
     "                           [--metrics-address [HOST:]PORT]\n"
     "                           [--web-address [HOST:]PORT] [--web-token-file FILE]\n"
+    "                           [--resource-manager agents|slurm [--slurm-partition NAME]\n"
+    "                            [--slurm-account NAME] [--sbatch-option OPTION]...\n"
+    "                            [--slurm-slots-per-node N] [--slurm-gpus]\n"
+    "                            [--slurm-agent-key FILE]]\n"
     "\n"
     "Runs the orchestrator: agents (`cohort agent`) register their slots with it, and it runs\n"
     "the experiments clients submit, placing each trial's tasks on the agents' slots\n"
@@ -73,6 +78,22 @@ constexpr char kOrchestratorUsage[] =
     "  --web-token-file FILE     a file holding a secret every dashboard request must carry\n"
     "                            (open http://HOST:PORT/?token=SECRET); required when HOST is\n"
     "                            not loopback\n"
+    "  --resource-manager agents|slurm\n"
+    "                            agents (default): tasks go on the agents that register;\n"
+    "                            slurm: no standing agents, each task is a Slurm job of its\n"
+    "                            own (sbatch of srun'd `cohort agent`s), followed with squeue\n"
+    "                            and ended with scancel (docs/cluster.md, \"On Slurm\")\n"
+    "  --slurm-partition NAME    the partition of every job (default: Slurm's default)\n"
+    "  --slurm-account NAME      the account of every job\n"
+    "  --sbatch-option OPTION    one more sbatch option for every job, as it is (repeatable),\n"
+    "                            e.g. --sbatch-option=--time=04:00:00\n"
+    "  --slurm-slots-per-node N  slots of one node (default: sinfo's smallest node of the\n"
+    "                            partition, its GPUs with --slurm-gpus, else its CPUs)\n"
+    "  --slurm-gpus              slots are GPUs (--gpus-per-node); default: CPU slots, one\n"
+    "                            CPU each\n"
+    "  --slurm-agent-key FILE    the secret key file the jobs' agents share (`cohort keygen\n"
+    "                            --name slurm`, at this path on every node); needed with CURVE,\n"
+    "                            its public key authorized under the name slurm\n"
     "\n"
     "SIGINT or SIGTERM stops it (a second signal ends it at once). Exit status: 0 stopped,\n"
     "1 error, 2 bad usage.\n";
@@ -142,12 +163,16 @@ absl::StatusOr<std::unique_ptr<Dashboard>> StartDashboard(const OrchestratorArgs
 
 int RunOrchestratorCommand(const std::vector<std::string>& args) {
   OrchestratorArgs parsed;
+  ResourceManagerArgs resource_manager;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
       std::fputs(kOrchestratorUsage, stdout);
       return 0;
     }
+    absl::StatusOr<bool> took = TakeResourceManagerFlag(args, &i, &resource_manager);
+    if (!took.ok()) return OrchestratorUsage(took.status().message());
+    if (*took) continue;
     std::string* value = arg == "--listen"              ? &parsed.listen
                          : arg == "--client-listen"     ? &parsed.client_listen
                          : arg == "--state-dir"         ? &parsed.state_dir
@@ -171,6 +196,9 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   if (parsed.curve != "auto" && parsed.curve != "always") {
     return OrchestratorUsage(
         absl::StrCat("--curve needs auto or always, not '", parsed.curve, "'"));
+  }
+  if (absl::Status checked = CheckResourceManagerArgs(resource_manager); !checked.ok()) {
+    return OrchestratorUsage(checked.message());
   }
 
   OrchestratorOptions options;
@@ -205,6 +233,26 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     absl::StatusOr<AuthorizedKeys> keys = AuthorizedKeys::Load(parsed.authorized_keys);
     if (!keys.ok()) return CommandError(keys.status().message());
     security.authorized_keys = *std::move(keys);
+  }
+
+  std::unique_ptr<SlurmProvisioner> slurm;
+  if (resource_manager.resource_manager == "slurm") {
+    if (CurveRequired(parsed.listen, security.policy) && resource_manager.agent_key_file.empty()) {
+      return OrchestratorUsage(absl::StrCat(
+          "--listen ", parsed.listen,
+          " uses CURVE: give --slurm-agent-key, the key the Slurm jobs' agents share "
+          "(`cohort keygen --name slurm`, its public key authorized under the name slurm)"));
+    }
+    absl::StatusOr<std::unique_ptr<SlurmProvisioner>> started =
+        StartSlurm(resource_manager, options.state_dir, parsed.listen, security.server_keys);
+    if (!started.ok()) {
+      return absl::IsInvalidArgument(started.status())
+                 ? OrchestratorUsage(started.status().message())
+                 : CommandError(started.status().message());
+    }
+    slurm = *std::move(started);
+    options.provisioner = slurm.get();
+    security.agent_key_families.push_back("slurm");
   }
 
   std::unique_ptr<MetricsEndpoint> metrics;

@@ -195,6 +195,7 @@ std::string TaskListingJson(const TaskListing& listing) {
     for (const std::string& agent : task.agents) json.String(agent);
     json.EndArray();
     json.Field("reason", task.reason);
+    json.Field("job", task.job);
     json.Key("queued_unix_time");
     TimeOrNull(task.queued_unix_time, json);
     json.EndObject();

@@ -1,0 +1,145 @@
+// The Orchestrator's tasks on a provisioner's jobs (agent_provisioner.h): each queued task gets a
+// job of its own, waits with the job's state as its reason, and is placed on the job's agents
+// once they have all registered; its job is cancelled and its agents forgotten when it is over.
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/orchestrator_state.h"
+
+namespace cohort {
+
+void Orchestrator::ProvisionQueuedTasks() {
+  AgentProvisioner& provisioner = *options_.provisioner;
+  const std::vector<uint64_t> queued(queue_.begin(), queue_.end());
+  bool submitted = false;
+  std::vector<uint64_t> failed;
+  for (const uint64_t task_id : queued) {
+    Task& task = *cluster_->tasks.at(task_id);
+    if (!task.job_id.empty()) continue;
+    absl::StatusOr<ProvisionedJob> job = provisioner.Submit({.task_id = task.id,
+                                                             .trial_id = task.trial_id,
+                                                             .experiment_id = task.experiment_id,
+                                                             .slots = task.slots});
+    if (!job.ok()) {
+      task.flags.failure =
+          absl::StrCat("cannot get a ", provisioner.name(), " job: ", job.status().message());
+      failed.push_back(task_id);
+      continue;
+    }
+    task.job_id = job->id;
+    task.job_agents = job->agents;
+    task.job_state = JobState{JobState::Phase::kPending, ""};
+    submitted = true;
+    Event(absl::StrCat("task ", task.id, " (trial ", task.trial_id, "): ", provisioner.name(),
+                       " job ", job->id, " submitted for ", task.slots, " slot",
+                       task.slots == 1 ? "" : "s", " on ", job->agents, " node",
+                       job->agents == 1 ? "" : "s"));
+  }
+  PollJobStates(submitted);
+
+  for (const uint64_t task_id : queued) {
+    Task* found = FindTask(task_id);
+    if (found == nullptr) continue;
+    Task& task = *found;
+    if (task.job_id.empty()) continue;
+    const std::string job = absl::StrCat(provisioner.name(), " job ", task.job_id);
+    if (task.job_state.phase == JobState::Phase::kEnded) {
+      task.flags.failure =
+          absl::StrCat(job, " ended (", task.job_state.detail, ") before its agents registered");
+      task.flags.job_lost = true;
+      failed.push_back(task_id);
+      continue;
+    }
+    std::vector<AgentView> views;
+    for (const AgentView& view : AgentViews()) {
+      if (provisioner.JobOfAgent(view.id) == task.job_id) views.push_back(view);
+    }
+    // Its agents having registered, the job runs, whatever the latest poll said.
+    if (views.size() < task.job_agents) {
+      if (task.job_state.phase == JobState::Phase::kPending) {
+        SetWaitingReason(task, task.job_state.detail.empty()
+                                   ? absl::StrCat(job, " pending")
+                                   : absl::StrCat(job, " pending: ", task.job_state.detail));
+      } else {
+        SetWaitingReason(task, absl::StrCat(job, " running; ", views.size(), " of ",
+                                            task.job_agents, " agents registered"));
+      }
+      continue;
+    }
+    const PlacementRequest request{task.id, task.trial_id, task.slots};
+    const PlacementDecision decision = TryPlace(request, views);
+    if (const auto* waiting = std::get_if<Waiting>(&decision)) {
+      SetWaitingReason(task, absl::StrCat(job, ": ", waiting->reason));
+      continue;
+    }
+    std::erase(queue_, task.id);
+    Launch(task, std::get<Placement>(decision));
+  }
+  // A task whose job could not be had, or ended first, fails as a task that could not start
+  // (as one whose config cannot be written at launch).
+  for (const uint64_t task_id : failed) {
+    Task* task = FindTask(task_id);
+    if (task == nullptr || task->state != TaskRowState::kQueued) continue;
+    task->state = TaskRowState::kStarting;
+    cluster_->trials.at(task->trial_id)->lifecycle.TaskLaunched();
+    Finish(*task);
+  }
+}
+
+void Orchestrator::PollJobStates(bool now) {
+  const double time = clock_.MonotonicSeconds();
+  if (!now && last_job_poll_ >= 0 && time - last_job_poll_ < options_.job_poll_seconds) return;
+  std::vector<std::string> jobs;
+  for (const uint64_t task_id : queue_) {
+    const Task& task = *cluster_->tasks.at(task_id);
+    if (!task.job_id.empty()) jobs.push_back(task.job_id);
+  }
+  if (jobs.empty()) return;
+  last_job_poll_ = time;
+  absl::StatusOr<std::map<std::string, JobState>> states = options_.provisioner->States(jobs);
+  if (!states.ok()) {
+    Notice(absl::StrCat("warning: cannot read the ", options_.provisioner->name(),
+                        " jobs' states: ", states.status().message()));
+    return;
+  }
+  for (const uint64_t task_id : queue_) {
+    Task& task = *cluster_->tasks.at(task_id);
+    if (auto state = states->find(task.job_id); state != states->end()) {
+      task.job_state = state->second;
+    }
+  }
+}
+
+absl::Status Orchestrator::CheckProvisionedAgent(absl::string_view agent_id) const {
+  if (options_.provisioner == nullptr) return absl::OkStatus();
+  const std::string name = options_.provisioner->name();
+  const std::optional<std::string> job = options_.provisioner->JobOfAgent(agent_id);
+  if (!job) {
+    return absl::InvalidArgumentError(absl::StrCat("this orchestrator places tasks on its ", name,
+                                                   " jobs' agents only; agent ", agent_id,
+                                                   " is none of them"));
+  }
+  for (const auto& [id, task] : cluster_->tasks) {
+    if (task->job_id == *job) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, " job ", *job, " serves no task of this orchestrator"));
+}
+
+void Orchestrator::ReleaseJob(Task& task) {
+  if (options_.provisioner == nullptr || task.job_id.empty()) return;
+  const std::string job = std::exchange(task.job_id, "");
+  if (task.job_state.phase != JobState::Phase::kEnded) {
+    if (absl::Status cancelled = options_.provisioner->Cancel(job); !cancelled.ok()) {
+      Notice(absl::StrCat("warning: ", cancelled.message()));
+    }
+  }
+  std::erase_if(cluster_->agents, [&](const auto& entry) {
+    return options_.provisioner->JobOfAgent(entry.first) == job;
+  });
+}
+
+}  // namespace cohort
