@@ -106,13 +106,14 @@ absl::Status ReadHyperparameters(const YAML::Node& section, ExperimentConfig* co
 absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   std::vector<std::string>* ignored = &config->ignored_keys;
   MapReader r(root, "", ignored);
-  r.AllowKeys({"name", "description", "entrypoint", "hyperparameters", "searcher", "resources",
-               "records_per_epoch", "min_validation_period", "min_checkpoint_period",
-               "scheduling_unit", "optimizations", "checkpoint_storage", "checkpoint_policy",
-               "max_restarts", "reproducibility", "perform_initial_validation", "profiling"},
-              {"bind_mounts", "data", "data_layer", "debug", "environment", "integrations",
-               "internal", "labels", "log_policies", "preemption_timeout", "project", "security",
-               "tensorboard_storage", "workspace"});
+  r.AllowKeys(
+      {"name", "description", "entrypoint", "hyperparameters", "searcher", "resources",
+       "records_per_epoch", "min_validation_period", "min_checkpoint_period", "scheduling_unit",
+       "optimizations", "checkpoint_storage", "checkpoint_policy", "max_restarts",
+       "reproducibility", "perform_initial_validation", "profiling", "slurm"},
+      {"bind_mounts", "data", "data_layer", "debug", "environment", "integrations", "internal",
+       "labels", "log_policies", "preemption_timeout", "project", "security", "tensorboard_storage",
+       "workspace"});
   r.String("name", &config->name);
   r.String("description", &config->description);
   ReadEntrypoint(r, &config->entrypoint);
@@ -142,11 +143,27 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   }
 
   MapReader resources(r.Get("resources"), "resources", ignored);
-  resources.AllowKeys({"slots_per_trial"},
-                      {"max_slots", "slots", "priority", "weight", "resource_pool", "shm_size",
-                       "agent_label", "devices", "native_parallel", "is_single_node"});
+  resources.AllowKeys({"slots_per_trial", "resource_pool"},
+                      {"max_slots", "slots", "priority", "weight", "shm_size", "agent_label",
+                       "devices", "native_parallel", "is_single_node"});
   resources.Int("slots_per_trial", 1, &config->slots_per_trial);
+  resources.String("resource_pool", &config->resource_pool);
   if (!resources.ok()) return resources.status();
+
+  MapReader slurm(r.Get("slurm"), "slurm", ignored);
+  slurm.AllowKeys({"sbatch_args"}, {"slots_per_node", "gpu_type"});
+  if (const YAML::Node args = slurm.Get("sbatch_args"); args.IsDefined() && !args.IsNull()) {
+    if (!args.IsSequence()) {
+      return config_internal::Mismatch("slurm.sbatch_args", "a list of sbatch options", args);
+    }
+    for (const YAML::Node& arg : args) {
+      if (!arg.IsScalar() || arg.Scalar().empty()) {
+        return config_internal::Mismatch("slurm.sbatch_args", "a list of sbatch options", args);
+      }
+      config->slurm_sbatch_args.push_back(arg.Scalar());
+    }
+  }
+  if (!slurm.ok()) return slurm.status();
 
   MapReader reproducibility(r.Get("reproducibility"), "reproducibility", ignored);
   reproducibility.AllowKeys({"experiment_seed"});

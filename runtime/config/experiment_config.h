@@ -157,6 +157,11 @@ struct ExperimentConfig {
   uint64_t global_batch_size = 0;
   bool global_batch_size_searched = false;
   uint32_t slots_per_trial = 1;    // resources.slots_per_trial, >= 1
+  // Under `cohort orchestrator --resource-manager slurm`: resources.resource_pool, the Slurm
+  // partition of the experiment's jobs ("": the orchestrator's), and slurm.sbatch_args, options
+  // added to each of its jobs' sbatch. Unused elsewhere.
+  std::string resource_pool;
+  std::vector<std::string> slurm_sbatch_args;
   SearcherConfig searcher;
   std::optional<uint64_t> records_per_epoch;    // >= 1
   std::optional<Length> min_validation_period;  // absent (or 0): only at the end

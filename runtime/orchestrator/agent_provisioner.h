@@ -30,6 +30,10 @@ struct ProvisionRequest {
   uint64_t trial_id = 0;
   uint64_t experiment_id = 0;
   uint32_t slots = 0;  // slots_per_trial, passed CheckCanEverFit
+  // The experiment's own choices (resources.resource_pool, slurm.sbatch_args): a partition
+  // instead of the provisioner's ("" for its own), and options after the provisioner's.
+  std::string partition{};
+  std::vector<std::string> options{};
 };
 
 struct ProvisionedJob {

@@ -151,6 +151,15 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   for (const std::string& key : config.ignored_keys) {
     submitted.warnings.push_back(absl::StrCat(key, " is not used by Cohort and is ignored"));
   }
+  if (options_.provisioner == nullptr) {
+    std::vector<std::string> slurm_only;
+    if (!config.resource_pool.empty()) slurm_only.push_back("resources.resource_pool");
+    if (!config.slurm_sbatch_args.empty()) slurm_only.push_back("slurm.sbatch_args");
+    for (const std::string& key : slurm_only) {
+      submitted.warnings.push_back(absl::StrCat(
+          key, " is used under `cohort orchestrator --resource-manager slurm` only: ignored here"));
+    }
+  }
   if (config.global_batch_size_searched) {
     if (std::optional<std::string> warning = SearchedBatchRemainderWarning(config)) {
       submitted.warnings.push_back(*std::move(warning));

@@ -19,10 +19,13 @@ void Orchestrator::ProvisionQueuedTasks() {
   for (const uint64_t task_id : queued) {
     Task& task = *cluster_->tasks.at(task_id);
     if (!task.job_id.empty()) continue;
+    const ExperimentConfig& config = cluster_->experiments.at(task.experiment_id)->config;
     absl::StatusOr<ProvisionedJob> job = provisioner.Submit({.task_id = task.id,
                                                              .trial_id = task.trial_id,
                                                              .experiment_id = task.experiment_id,
-                                                             .slots = task.slots});
+                                                             .slots = task.slots,
+                                                             .partition = config.resource_pool,
+                                                             .options = config.slurm_sbatch_args});
     if (!job.ok()) {
       task.flags.failure =
           absl::StrCat("cannot get a ", provisioner.name(), " job: ", job.status().message());

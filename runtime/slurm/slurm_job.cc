@@ -70,9 +70,11 @@ std::vector<std::string> SbatchArgv(const SlurmSettings& settings, const Provisi
   } else {
     argv.push_back(absl::StrCat("--cpus-per-task=", per_node));
   }
-  if (!settings.partition.empty()) argv.push_back("--partition=" + settings.partition);
+  const std::string& partition = request.partition.empty() ? settings.partition : request.partition;
+  if (!partition.empty()) argv.push_back("--partition=" + partition);
   if (!settings.account.empty()) argv.push_back("--account=" + settings.account);
   argv.insert(argv.end(), settings.sbatch_options.begin(), settings.sbatch_options.end());
+  argv.insert(argv.end(), request.options.begin(), request.options.end());
   return argv;
 }
 

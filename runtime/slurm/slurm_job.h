@@ -47,8 +47,9 @@ absl::StatusOr<uint32_t> SlurmNodesFor(uint32_t slots, uint32_t slots_per_node);
 
 // sbatch's arguments for the task (the script comes on stdin): --parsable, the job name
 // cohort-task-<task id>, the nodes, one task per node, the output file, the CPUs of each node's
-// slots or its GPUs (whole nodes, --exclusive: an agent offers all its node's GPUs), partition,
-// account, then sbatch_options.
+// slots or its GPUs (whole nodes, --exclusive: an agent offers all its node's GPUs), the
+// partition (the request's, else the settings'), account, sbatch_options, then the request's
+// options.
 std::vector<std::string> SbatchArgv(const SlurmSettings& settings, const ProvisionRequest& request,
                                     uint32_t nodes);
 

@@ -45,8 +45,8 @@ TEST(ExampleConfigsTest, DistributedLoads) {
   EXPECT_EQ(c->checkpoint_storage.host_path, "/mnt/checkpoints");
   EXPECT_EQ(c->checkpoint_storage.storage_path, "mnist");
   EXPECT_EQ(c->checkpoint_storage.save_trial_best, 2u);
-  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "bind_mounts", "labels",
-                                           "resources.resource_pool", "resources.priority"));
+  EXPECT_THAT(c->ignored_keys, ElementsAre("data", "bind_mounts", "labels", "resources.priority"));
+  EXPECT_EQ(c->resource_pool, "gpu-pool") << "a Slurm partition under --resource-manager slurm";
 }
 
 TEST(ExampleConfigsTest, AdaptiveLoadsAsAnAshaSearch) {

@@ -333,13 +333,34 @@ optimizations:
   EXPECT_THAT(
       c.ignored_keys,
       ElementsAre("environment", "data", "bind_mounts", "labels", "workspace", "project",
-                  "profiling.sync_timings", "resources.resource_pool", "searcher.max_trials",
-                  "searcher.max_concurrent_trials", "optimizations.grad_updates_size_file",
-                  "checkpoint_storage.propagation"));
+                  "profiling.sync_timings", "searcher.max_trials", "searcher.max_concurrent_trials",
+                  "optimizations.grad_updates_size_file", "checkpoint_storage.propagation"));
   EXPECT_TRUE(c.profiling_enabled);
   EXPECT_EQ(c.profiling_begin_on_batch, 100u);
   EXPECT_EQ(c.profiling_end_after_batch, std::optional<uint64_t>(120));
   EXPECT_EQ(c.slots_per_trial, 2u);
+  EXPECT_EQ(c.resource_pool, "default");
+}
+
+TEST(ExperimentConfigTest, ReadsTheSlurmSection) {
+  const ExperimentConfig c = MustParse(R"(entrypoint: mlp
+hyperparameters: {global_batch_size: 32}
+searcher: {name: single, metric: loss, max_length: {batches: 10}}
+slurm:
+  sbatch_args: [--time=01:00:00, "--constraint=a100"]
+  gpu_type: a100
+  slots_per_node: 4
+)");
+  EXPECT_THAT(c.slurm_sbatch_args, ElementsAre("--time=01:00:00", "--constraint=a100"));
+  EXPECT_THAT(c.ignored_keys, ElementsAre("slurm.gpu_type", "slurm.slots_per_node"));
+  absl::StatusOr<ExperimentConfig> bad = ParseExperimentConfig(R"(entrypoint: mlp
+hyperparameters: {global_batch_size: 32}
+searcher: {name: single, metric: loss, max_length: {batches: 10}}
+slurm: {sbatch_args: --time=01:00:00}
+)");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("slurm.sbatch_args"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("a list of sbatch options"));
 }
 
 TEST(ExperimentConfigTest, EffectiveYamlParsesToTheSameConfig) {

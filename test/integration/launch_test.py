@@ -73,12 +73,25 @@ def environment(variables):
 torchrun_store = None
 
 
+def free_port_pair():
+    """A free port P whose next port is free too: under torchrun, rank 0 serves at P + 1, beside
+    the launcher's store at P."""
+    while True:
+        port = free_port()
+        with socket.socket() as next_port:
+            try:
+                next_port.bind(("127.0.0.1", port + 1))
+                return port
+            except OSError:
+                continue
+
+
 def launch(launcher, config, output, *extra, address="127.0.0.1"):
     """Starts both ranks as `launcher` would, rank 0 at `address`; returns the two processes,
     rank 0 first. Under torchrun, MASTER_PORT is taken, as torchrun's agent takes it for its
     store."""
     global torchrun_store
-    port = free_port()
+    port = free_port_pair() if launcher == "torchrun" else free_port()
     if launcher == "torchrun":
         if torchrun_store is not None:
             torchrun_store.close()
@@ -179,7 +192,13 @@ with temp_dir() as tmp:
     # A worker killed mid-way fails the job; launched again, the trial continues.
     restarted = os.path.join(tmp, "restarted")
     ranks = launch("torchrun", config, restarted)
-    wait_for(lambda: experiment(restarted)["trials"][0]["checkpoints"], what="the first checkpoint")
+
+    def first_checkpoint():
+        ended = [rank for rank in ranks if rank.poll() is not None]
+        check(not ended, f"a rank exited {ended[0].returncode if ended else ''} before the first "
+              f"checkpoint:\n{finish(ranks) if ended else ''}")
+        return experiment(restarted)["trials"][0]["checkpoints"]
+    wait_for(first_checkpoint, what="the first checkpoint")
     wait_for(lambda: worker_pid(0, os.path.abspath(restarted)) is not None, what="rank 0's worker")
     os.kill(worker_pid(0, os.path.abspath(restarted)), signal.SIGKILL)
     results = finish(ranks)

@@ -86,10 +86,11 @@ class ProvisionedOrchestratorTest : protected BatchSystemHolder, public Orchestr
 };
 
 TEST_F(ProvisionedOrchestratorTest, ATaskWaitsForItsJobThenRunsOnItsAgentsAlone) {
-  const uint64_t experiment = Submit(SingleYaml(2, 10));
+  const uint64_t experiment = Submit(SingleYaml(2, 10) + "slurm: {sbatch_args: [--qos=low]}\n");
   orchestrator_.Tick();
   ASSERT_EQ(batch_.submitted.size(), 1u);
   EXPECT_EQ(batch_.submitted[0].slots, 2u);
+  EXPECT_THAT(batch_.submitted[0].options, ElementsAre("--qos=low"));
   ASSERT_EQ(Tasks().size(), 1u);
   const uint64_t task = Tasks()[0].task_id;
   EXPECT_EQ(Tasks()[0].job, "100");

@@ -48,6 +48,14 @@ TEST(SlurmJobTest, SbatchAsksForTheNodesCpusAndTheUsersOptions) {
                           "--ntasks-per-node=1", "--output=/shared/state/slurm-jobs/%j.out",
                           "--cpus-per-task=4", "--partition=batch", "--account=ml",
                           "--time=04:00:00", "--qos=high"));
+  // The experiment's partition and options (resources.resource_pool, slurm.sbatch_args).
+  EXPECT_THAT(
+      SbatchArgv(settings,
+                 {.task_id = 7, .slots = 1, .partition = "a100", .options = {"--qos=low"}}, 1),
+      ElementsAre("sbatch", "--parsable", "--job-name=cohort-task-7", "--nodes=1",
+                  "--ntasks-per-node=1", "--output=/shared/state/slurm-jobs/%j.out",
+                  "--cpus-per-task=1", "--partition=a100", "--account=ml", "--time=04:00:00",
+                  "--qos=high", "--qos=low"));
   settings.gpus = true;
   const std::vector<std::string> gpus = SbatchArgv(settings, {.task_id = 7, .slots = 8}, 2);
   EXPECT_THAT(gpus, Contains("--gpus-per-node=4"));

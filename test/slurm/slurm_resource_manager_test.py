@@ -4,9 +4,9 @@
 1. `scancel` of a running trial's job: the trial is placed again (a new job) from its latest
    checkpoint, without using a restart, and ends bitwise equal to an uninterrupted `cohort run`
    (the orchestrator's first trial, as `cohort run`'s only one: its seed is the same);
-2. a grid of three 1-slot trials: each trial's task is a Slurm job of 1 CPU, so that on 2 CPUs
-   one waits, `cohort task list` showing its job id and Slurm's reason (Resources); every trial
-   completes and no job is left;
+2. a grid of three 1-slot trials: each trial's task is a Slurm job of 1 CPU (with the
+   experiment's slurm.sbatch_args), so that on 2 CPUs one waits, `cohort task list` showing its
+   job id and Slurm's reason (Resources); every trial completes and no job is left;
 3. a killed experiment cancels its job.
 
 Bad flags are refused first, with or without Slurm. Exits 77 (skipped), saying why, only where Slurm
@@ -102,6 +102,8 @@ with temp_dir() as tmp:
             grid = two_rate_grid(tmp, "slurm-grid", batches=interruptible(40000),
                                  validation_period=10000, scheduling_unit=100,
                                  rates=(0.01, 0.02, 0.05))
+            with open(grid, "a") as f:  # the experiment's own sbatch options
+                f.write("slurm:\n  sbatch_args: [--comment=cohort-grid]\n")
             grid_id = cluster.submit(grid)
             pending = []
 
@@ -112,6 +114,8 @@ with temp_dir() as tmp:
             check(re.fullmatch(r"\d+", pending[0]["JOB"]) is not None, why(pending))
             check(pending[0]["REASON"] == f"Slurm job {pending[0]['JOB']} pending: Resources",
                   why(pending))
+            code, out, err = slurm.run(["squeue", "-h", "-j", pending[0]["JOB"], "-o", "%k"])
+            check(out.strip() == "cohort-grid", why(f"the job's comment is {out!r} ({err})"))
             print(f"task list: {pending[0]['REASON']}")
             check(cluster.wait_ended(grid_id) == "completed", why("the grid did not complete"))
             wait(lambda: not jobs(slurm), 30, "the grid's jobs to end")
