@@ -7,13 +7,17 @@
 2. a grid of three 1-slot trials: each trial's task is a Slurm job of 1 CPU (with the
    experiment's slurm.sbatch_args), so that on 2 CPUs one waits, `cohort task list` showing its
    job id and Slurm's reason (Resources); every trial completes and no job is left;
-3. a killed experiment cancels its job.
+3. a killed experiment cancels its job;
+4. docs/cluster.md's example, examples/mlp_grid.yaml, completes;
+5. with CURVE (`--curve always`), the jobs' agents register with the key named slurm that they
+   share (--slurm-agent-key), and a trial completes.
 
 Bad flags are refused first, with or without Slurm. Exits 77 (skipped), saying why, only where Slurm
 is not installed or its daemons cannot start.
 """
 import os
 import re
+import shutil
 
 from cluster import Cluster, two_rate_grid
 from cohort_cli import *
@@ -132,6 +136,40 @@ with temp_dir() as tmp:
             check(cluster.wait_ended(killed_id, 60) == "stopped", why("the kill did not stop it"))
             wait(lambda: job not in jobs(slurm), 30, f"job {job} to end after the kill")
             print(f"killed experiment {killed_id}: its job {job} ended")
+
+            # 4. docs/cluster.md's example: examples/mlp_grid.yaml (4 trials, 2 at a time).
+            example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                   "examples", "mlp_grid.yaml")
+            example_id = cluster.submit(example)
+            check(cluster.wait_ended(example_id) == "completed", why("mlp_grid did not complete"))
+            wait(lambda: not jobs(slurm), 30, "mlp_grid's jobs to end")
+            print("examples/mlp_grid.yaml: 4 trials completed on Slurm jobs")
+
+        # 5. CURVE: the jobs' agents share the key named slurm (--curve always: on loopback too).
+        keys = os.path.join(tmp, "keys")
+        authorized = os.path.join(tmp, "authorized")
+        os.makedirs(authorized)
+        for name in ("orchestrator", "slurm", "alice"):
+            code, out, err = run("keygen", "--out", keys, "--name", name)
+            check(code == 0, f"cohort keygen --name {name}: {err}")
+            if name == "orchestrator":
+                os.environ["COHORT_ORCHESTRATOR_KEY"] = out.split()[0]  # for the client commands
+            else:
+                shutil.copy(os.path.join(keys, name + ".pub"), authorized)
+        os.environ["COHORT_KEY"] = os.path.join(keys, "alice.key")
+        curve_dir = os.path.join(tmp, "curve")
+        os.makedirs(curve_dir)
+        with Cluster(curve_dir, "--resource-manager", "slurm", "--curve", "always",
+                     "--key", os.path.join(keys, "orchestrator.key"),
+                     "--authorized-keys", authorized,
+                     "--slurm-agent-key", os.path.join(keys, "slurm.key")) as cluster:
+            wait_for(lambda: cluster.cli("task", "list")[0] == 0, 30, "the CURVE orchestrator")
+            single = mlp_config(curve_dir, name="slurm-curve", batches=200, period=100)
+            curve_id = cluster.submit(single)
+            check(cluster.wait_ended(curve_id, 120) == "completed",
+                  f"no completion over CURVE:\n{cluster.logs()}")
+            check("agent slurm-" in cluster.log(), cluster.log())
+            print("over CURVE: the job's agent registered with the shared slurm key; completed")
     finally:
         slurm.__exit__(None, None, None)
 print("ok")
