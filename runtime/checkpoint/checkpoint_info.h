@@ -34,6 +34,7 @@ struct CheckpointInfo {
   uint32_t abi_major = 0, abi_minor = 0;  // the plugin ABI the state was written with
   int64_t created_unix_ms = 0;            // 0 when writing: the time of the write
   std::vector<CheckpointFileInfo> files;  // filled by CheckpointStorage::Write, sorted by name
+  uint32_t slots = 0;  // the trial's slots (ranks) when written; 0: not recorded (older ones)
 
   friend bool operator==(const CheckpointInfo&, const CheckpointInfo&) = default;
 };

@@ -55,6 +55,7 @@ std::string EncodeManifest(const CheckpointInfo& info) {
   manifest.add_abi_minor(info.abi_minor);
   manifest.add_created_unix_ms(info.created_unix_ms);
   manifest.add_files(file_vector);
+  manifest.add_slots(info.slots);
   fbs::FinishCheckpointManifestBuffer(builder, manifest.Finish());
 
   std::string bytes(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
@@ -96,6 +97,7 @@ absl::StatusOr<CheckpointInfo> DecodeManifest(absl::string_view bytes) {
   info.abi_major = manifest.abi_major();
   info.abi_minor = manifest.abi_minor();
   info.created_unix_ms = manifest.created_unix_ms();
+  info.slots = manifest.slots();
   std::set<std::string> seen;
   if (manifest.files() != nullptr) {
     for (const fbs::CheckpointFile* file : *manifest.files()) {

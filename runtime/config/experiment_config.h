@@ -225,6 +225,12 @@ std::string TrainingFingerprint(const ExperimentConfig& config);
 std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
                                          const ExperimentConfig& after);
 
+// Whether a trial checkpointed under `before` may go on under `after`, which differs at most in
+// resources.slots_per_trial: OK when the slots are the same, or when the global batch stays the
+// same ((global_batch_size / slots) * slots records in both) and no gradient compression keeps
+// state of its own per slot; otherwise FAILED_PRECONDITION naming the key and what would do.
+absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentConfig& after);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_CONFIG_EXPERIMENT_CONFIG_H_

@@ -148,4 +148,37 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
   return changes;
 }
 
+namespace {
+
+// "1 slot", "2 slots".
+std::string SlotsText(uint32_t slots) {
+  return absl::StrCat(slots, slots == 1 ? " slot" : " slots");
+}
+
+}  // namespace
+
+absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentConfig& after) {
+  const uint32_t was = before.slots_per_trial;
+  const uint32_t now = after.slots_per_trial;
+  if (was == now) return absl::OkStatus();
+  const CompressionOptions::Kind compression = after.optimizations.gradient_compression.kind;
+  if (compression == CompressionOptions::kTopK || compression == CompressionOptions::kPowerSgd) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "resources.slots_per_trial: ", was, " before, ", now,
+        " now; optimizations.gradient_compression ", CompressionKindName(compression),
+        " keeps state of its own on each slot, so the trial goes on at ", SlotsText(was), " only"));
+  }
+  const uint64_t batch = after.global_batch_size;
+  const uint64_t trained = batch / was * was;
+  const uint64_t would_train = batch / now * now;
+  if (trained != would_train) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "resources.slots_per_trial: ", was, " before, ", now, " now; a global batch of ", batch,
+        " trained ", trained, " records per batch at ", SlotsText(was), " and would train ",
+        would_train, " at ", SlotsText(now),
+        " (the remainder is dropped): use a slot count that divides ", trained));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace cohort

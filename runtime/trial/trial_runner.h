@@ -102,6 +102,8 @@ class TrialRunner {
   explicit TrialRunner(TrialRunnerOptions options) : options_(options) {}
 
   bool multi_rank() const { return options_.collective != nullptr; }
+  // The trial's slots: its ranks.
+  uint32_t Slots() const { return multi_rank() ? options_.collective->size() : 1; }
   // Publishes `phase` of batch `batch` (from 1) to options_.phases.
   void Enter(TrialPhase phase, uint64_t batch);
   // A failed collective of `what`, said with the batch it belongs to; a timeout also says that a

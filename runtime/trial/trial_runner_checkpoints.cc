@@ -77,9 +77,25 @@ absl::Status TrialRunner::RestoreFrom(const cohort::Checkpoint& checkpoint) {
         absl::StrCat("it belongs to trial ", info.trial_id, ", not trial ", options_.trial_id));
   }
   if (info.config_fingerprint != fingerprint_) {
-    return refuse(absl::StrCat(
-        "it was trained with other settings (fingerprint ", info.config_fingerprint, ", now ",
-        fingerprint_, "); hyperparameters, seed, slots and optimizations must stay the same"));
+    // The same settings at another slot count go on when CheckSlotChange allows it: the data
+    // order does not depend on the slots, and every slot holds the whole state.
+    ExperimentConfig then = *options_.config;
+    then.slots_per_trial = info.slots;
+    const bool only_slots = info.slots != 0 && info.slots != Slots() &&
+                            TrainingFingerprint(then) == info.config_fingerprint;
+    if (!only_slots) {
+      return refuse(absl::StrCat(
+          "it was trained with other settings (fingerprint ", info.config_fingerprint, ", now ",
+          fingerprint_, "); hyperparameters, seed, slots and optimizations must stay the same"));
+    }
+    if (absl::Status slots = CheckSlotChange(then, *options_.config); !slots.ok()) {
+      return refuse(slots.message());
+    }
+    if (auto state = checkpoint.files.find("compression");
+        state != checkpoint.files.end() && !state->second.empty()) {
+      return refuse(absl::StrCat("it holds the gradient compression's state of each of its ",
+                                 info.slots, " slots; go on at ", info.slots, " slots"));
+    }
   }
   absl::StatusOr<TrialProgress> progress =
       RestoreTrialState(checkpoint.files, *options_.model, options_.optimizer);
@@ -121,7 +137,7 @@ absl::Status TrialRunner::RestoreExchangeState(const std::map<std::string, std::
   }
   auto file = files.find("compression");
   if (file == files.end()) return options_.exchange->RestoreCompressionState("");
-  const uint32_t ranks = multi_rank() ? options_.collective->size() : 1;
+  const uint32_t ranks = Slots();
   const std::string& all = file->second;
   if (all.size() % ranks != 0) {
     return absl::DataLossError(absl::StrCat("checkpoint file 'compression' has ", all.size(),
@@ -156,6 +172,7 @@ absl::Status TrialRunner::Checkpoint() {
   info.batches_trained = progress_.batches_trained;
   info.records_trained = progress_.records_trained;
   info.config_fingerprint = fingerprint_;
+  info.slots = Slots();
   info.abi_major = options_.model->plugin().abi_version().major;
   info.abi_minor = options_.model->plugin().abi_version().minor;
   info.created_unix_ms = static_cast<int64_t>(options_.clock->UnixSeconds() * 1000);

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/config/experiment_config.h"
 
@@ -43,6 +44,33 @@ ExperimentConfig ConfigWith(std::vector<std::string> sets) {
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kFingerprintBase, sets);
   EXPECT_TRUE(config.ok()) << config.status();
   return config.ok() ? *config : ExperimentConfig{};
+}
+
+TEST(FingerprintTest, ASlotChangeGoesOnWhenTheGlobalBatchStaysAndNoCompressionKeepsState) {
+  const ExperimentConfig one = ConfigWith({"hyperparameters.global_batch_size=16"});
+  EXPECT_TRUE(CheckSlotChange(one, one).ok());
+  EXPECT_TRUE(CheckSlotChange(one, ConfigWith({"hyperparameters.global_batch_size=16",
+                                               "resources.slots_per_trial=4"}))
+                  .ok());
+  EXPECT_TRUE(CheckSlotChange(one, ConfigWith({"hyperparameters.global_batch_size=16",
+                                               "resources.slots_per_trial=2",
+                                               "optimizations.gradient_compression=fp16"}))
+                  .ok())
+      << "fp16 keeps no state of its own";
+  const absl::Status odd = CheckSlotChange(
+      ConfigWith({"hyperparameters.global_batch_size=15"}),
+      ConfigWith({"hyperparameters.global_batch_size=15", "resources.slots_per_trial=2"}));
+  EXPECT_EQ(odd.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(
+      std::string(odd.message()),
+      ::testing::HasSubstr("a global batch of 15 trained 15 records per batch at 1 slot and "
+                           "would train 14 at 2 slots"));
+  const absl::Status topk = CheckSlotChange(
+      one, ConfigWith({"hyperparameters.global_batch_size=16", "resources.slots_per_trial=2",
+                       "optimizations.gradient_compression={type: topk, ratio: 0.1}"}));
+  EXPECT_THAT(std::string(topk.message()),
+              ::testing::HasSubstr("optimizations.gradient_compression topk keeps state of its "
+                                   "own on each slot, so the trial goes on at 1 slot only"));
 }
 
 TEST(FingerprintTest, TrainingChangesNameEachSettingWithBothValues) {

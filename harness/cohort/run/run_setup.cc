@@ -4,6 +4,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "harness/cohort/process/entrypoint.h"
@@ -36,7 +37,18 @@ absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {
 
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how) {
-  const std::vector<std::string> changes = TrainingChanges(stored.config, config);
+  std::vector<std::string> changes = TrainingChanges(stored.config, config);
+  // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
+  const bool only_slots =
+      changes.size() == 1 && absl::StartsWith(changes[0], "resources.slots_per_trial:");
+  if (only_slots) {
+    if (absl::Status slots = CheckSlotChange(stored.config, config); !slots.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(how, ": the run in ", stored.folder.path(),
+                                                        " cannot go on as asked: ", slots.message(),
+                                                        "; or start a new run (--output)"));
+    }
+    changes.clear();
+  }
   if (!changes.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(how, ": the run in ", stored.folder.path(),
