@@ -117,16 +117,6 @@ for case, path, text in REFUSED_PLUGINS:
     check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{out}\n{err}")
     count += 1
 
-def folder_bytes(folder):
-    """Every file under `folder` with its bytes."""
-    found = {}
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, "rb") as f:
-                found[os.path.relpath(path, folder)] = f.read()
-    return found
-
 
 with temp_dir() as tmp:
     os.makedirs(os.path.join(tmp, "folder.so"))  # beside the configs: a folder, not a plugin

@@ -136,6 +136,17 @@ def read_bytes(path):
         return f.read()
 
 
+def folder_bytes(folder):
+    """Every file under `folder` with its bytes: a refused command must leave them all as they
+    were."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            found[os.path.relpath(path, folder)] = read_bytes(path)
+    return found
+
+
 def final_parameters(run_dir, batches):
     return read_bytes(os.path.join(run_dir, "checkpoints", f"trial-1-batch-{batches}", "parameters"))
 
@@ -151,4 +162,4 @@ def temp_dir():
 
 __all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
            "worker_pid", "kill_the_worker", "experiment", "metrics", "wait_for", "read_bytes",
-           "final_parameters", "check", "temp_dir", "signal", "interruptible"]
+           "folder_bytes", "final_parameters", "check", "temp_dir", "signal", "interruptible"]

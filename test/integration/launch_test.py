@@ -114,15 +114,6 @@ def finish(ranks, timeout=300):
     return results
 
 
-def folder_bytes(folder):
-    """Every file under `folder` and its bytes."""
-    found = {}
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            found[os.path.relpath(path, folder)] = read_bytes(path)
-    return found
-
 
 with temp_dir() as tmp:
     config = mlp_config(tmp, name="launched", batches=BATCHES, period=PERIOD)

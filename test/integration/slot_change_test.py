@@ -25,14 +25,6 @@ def parameters(run_dir):
     return values
 
 
-def folder_bytes(folder):
-    found = {}
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            found[os.path.relpath(path, folder)] = read_bytes(path)
-    return found
-
 
 def stopped_run(config, folder, *overrides):
     """Starts `cohort run`, stops it (Ctrl-C) after its first checkpoint; returns the batch."""
