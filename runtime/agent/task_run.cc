@@ -228,8 +228,7 @@ void TaskRun::Signal(Rank& rank, int signal) {
   // Seen before the signal: a stopped rank is what its peers on other agents waited for.
   // A stopped process cannot say it is the one its peers timed out waiting for, so its TaskExit
   // says so (`stopped`).
-  rank.outcome.was_stopped =
-      rank.outcome.was_stopped || (rank.running && ProcessIsStopped(rank.pid));
+  rank.outcome.was_stopped = rank.outcome.was_stopped || ProcessIsStopped(rank.pid);
   rank.outcome.signaled_by_agent = true;
   // The whole group: whatever the worker started goes too. The worker leads its group.
   if (::kill(static_cast<pid_t>(-rank.pid), signal) != 0) uv_process_kill(&rank.process, signal);

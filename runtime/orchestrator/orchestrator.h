@@ -240,8 +240,8 @@ class Orchestrator {
   // PlaceQueuedTasks with a provisioner: a job for each queued task that has none, the jobs'
   // states while they wait, and each task placed once its job's agents have all registered.
   void ProvisionQueuedTasks();
-  // Asks for the queued tasks' jobs' states at most every job_poll_seconds.
-  void PollJobStates(bool now);
+  // Asks for the queued tasks' jobs' states at most every job_poll_seconds (`force`: now).
+  void PollJobStates(bool force);
   // Whether agent `agent_id` may register: an agent of a job that serves a task; else why not.
   absl::Status CheckProvisionedAgent(absl::string_view agent_id) const;
   // The task is over or dropped: its job is cancelled and its agents forgotten.

@@ -51,8 +51,9 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
     // Answers are not requests: an unknown agent's Ack needs no answer either. Nor does the last
     // word of an agent whose job has ended with its task (it is being cancelled): it is not asked
     // to register again.
-    if (!std::holds_alternative<Ack>(message.message) && CheckProvisionedAgent(agent_id).ok() &&
-        !std::holds_alternative<ErrorReply>(message.message)) {
+    if (!std::holds_alternative<Ack>(message.message) &&
+        !std::holds_alternative<ErrorReply>(message.message) &&
+        CheckProvisionedAgent(agent_id).ok()) {
       outbox_.Send(
           agent_id,
           ErrorReply{ControlErrorCode::kNotRegistered,

@@ -135,16 +135,15 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   }
   const uint32_t slots = config.slots_per_trial;
   ExperimentSubmitted submitted;
-  const std::vector<AgentView> views = AgentViews();
+  absl::Status fits;
   if (options_.provisioner != nullptr) {
-    if (absl::Status fits = options_.provisioner->CheckCanEverFit(slots); !fits.ok()) {
-      return ClientError{ClientErrorCode::kUnschedulable,
-                         absl::StrCat("resources.slots_per_trial: ", fits.message())};
-    }
-  } else if (views.empty()) {
+    fits = options_.provisioner->CheckCanEverFit(slots);
+  } else if (const std::vector<AgentView> views = AgentViews(); views.empty()) {
     submitted.warnings.push_back("no agent is connected yet: the trials wait for one");
-  } else if (absl::Status fits = CheckCanEverFit(PlacementRequest{0, 0, slots}, views);
-             !fits.ok()) {
+  } else {
+    fits = CheckCanEverFit(PlacementRequest{0, 0, slots}, views);
+  }
+  if (!fits.ok()) {
     return ClientError{ClientErrorCode::kUnschedulable,
                        absl::StrCat("resources.slots_per_trial: ", fits.message())};
   }
@@ -152,13 +151,12 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     submitted.warnings.push_back(absl::StrCat(key, " is not used by Cohort and is ignored"));
   }
   if (options_.provisioner == nullptr) {
-    std::vector<std::string> slurm_only;
-    if (!config.resource_pool.empty()) slurm_only.push_back("resources.resource_pool");
-    if (!config.slurm_sbatch_args.empty()) slurm_only.push_back("slurm.sbatch_args");
-    for (const std::string& key : slurm_only) {
+    const auto slurm_only = [&submitted](absl::string_view key) {
       submitted.warnings.push_back(absl::StrCat(
           key, " is used under `cohort orchestrator --resource-manager slurm` only: ignored here"));
-    }
+    };
+    if (!config.resource_pool.empty()) slurm_only("resources.resource_pool");
+    if (!config.slurm_sbatch_args.empty()) slurm_only("slurm.sbatch_args");
   }
   if (config.global_batch_size_searched) {
     if (std::optional<std::string> warning = SearchedBatchRemainderWarning(config)) {

@@ -41,8 +41,10 @@ void Orchestrator::ProvisionQueuedTasks() {
                        task.slots == 1 ? "" : "s", " on ", job->agents, " node",
                        job->agents == 1 ? "" : "s"));
   }
-  PollJobStates(submitted);
+  PollJobStates(/*force=*/submitted);
 
+  // Each job's agents serve its task alone: placing one task leaves the others' views as they were.
+  const std::vector<AgentView> all_agents = AgentViews();
   for (const uint64_t task_id : queued) {
     Task* found = FindTask(task_id);
     if (found == nullptr) continue;
@@ -57,7 +59,7 @@ void Orchestrator::ProvisionQueuedTasks() {
       continue;
     }
     std::vector<AgentView> views;
-    for (const AgentView& view : AgentViews()) {
+    for (const AgentView& view : all_agents) {
       if (provisioner.JobOfAgent(view.id) == task.job_id) views.push_back(view);
     }
     // Its agents having registered, the job runs, whatever the latest poll said.
@@ -92,16 +94,16 @@ void Orchestrator::ProvisionQueuedTasks() {
   }
 }
 
-void Orchestrator::PollJobStates(bool now) {
-  const double time = clock_.MonotonicSeconds();
-  if (!now && last_job_poll_ >= 0 && time - last_job_poll_ < options_.job_poll_seconds) return;
+void Orchestrator::PollJobStates(bool force) {
+  const double now = clock_.MonotonicSeconds();
+  if (!force && last_job_poll_ >= 0 && now - last_job_poll_ < options_.job_poll_seconds) return;
   std::vector<std::string> jobs;
   for (const uint64_t task_id : queue_) {
     const Task& task = *cluster_->tasks.at(task_id);
     if (!task.job_id.empty()) jobs.push_back(task.job_id);
   }
   if (jobs.empty()) return;
-  last_job_poll_ = time;
+  last_job_poll_ = now;
   absl::StatusOr<std::map<std::string, JobState>> states = options_.provisioner->States(jobs);
   if (!states.ok()) {
     Notice(absl::StrCat("warning: cannot read the ", options_.provisioner->name(),

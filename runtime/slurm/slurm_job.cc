@@ -14,8 +14,6 @@
 namespace cohort {
 namespace {
 
-constexpr absl::string_view kAgentPrefix = "slurm-";
-
 bool AllDigits(absl::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), absl::ascii_isdigit);
 }
@@ -98,9 +96,9 @@ std::string SlurmBatchScript(const SlurmSettings& settings, const ProvisionReque
       "#!/bin/sh\n", "# The Cohort agents of task ", request.task_id, " (trial ", request.trial_id,
       ", experiment ", request.experiment_id, "): one per node, ", per_node,
       settings.gpus ? " GPU" : " CPU", " slot", per_node == 1 ? "" : "s", " each.\n",
-      "exec srun --ntasks-per-node=1 --kill-on-bad-exit=1 sh -c 'exec \"$0\" agent --id "
-      "\"slurm-$SLURM_JOB_ID-$SLURM_NODEID\" --advertise-address \"$(hostname)\" \"$@\"' ",
-      ShellQuote(settings.cohort_executable), quoted, "\n");
+      "exec srun --ntasks-per-node=1 --kill-on-bad-exit=1 sh -c 'exec \"$0\" agent --id \"",
+      kSlurmAgentKeyName, "-$SLURM_JOB_ID-$SLURM_NODEID\" --advertise-address \"$(hostname)\" ",
+      "\"$@\"' ", ShellQuote(settings.cohort_executable), quoted, "\n");
 }
 
 absl::StatusOr<std::string> ParseSbatchJobId(absl::string_view output) {
@@ -169,7 +167,9 @@ absl::StatusOr<uint32_t> ParseSinfoSlotsPerNode(absl::string_view output, bool g
 }
 
 std::optional<std::string> SlurmJobOfAgent(absl::string_view agent_id) {
-  if (!absl::ConsumePrefix(&agent_id, kAgentPrefix)) return std::nullopt;
+  if (!absl::ConsumePrefix(&agent_id, kSlurmAgentKeyName) || !absl::ConsumePrefix(&agent_id, "-")) {
+    return std::nullopt;
+  }
   const size_t dash = agent_id.rfind('-');
   if (dash == absl::string_view::npos) return std::nullopt;
   const absl::string_view job = agent_id.substr(0, dash);

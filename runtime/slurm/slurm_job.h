@@ -23,6 +23,10 @@
 
 namespace cohort {
 
+// The name of the key the jobs' agents share under CURVE; also the prefix of their ids
+// (slurm-<job id>-<node index>), so the orchestrator admits that key from them alone.
+inline constexpr char kSlurmAgentKeyName[] = "slurm";
+
 struct SlurmSettings {
   std::string partition;                    // sbatch --partition; "" for Slurm's default
   std::string account;                      // sbatch --account; "" for none

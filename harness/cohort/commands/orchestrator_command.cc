@@ -237,14 +237,9 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
 
   std::unique_ptr<SlurmProvisioner> slurm;
   if (resource_manager.resource_manager == "slurm") {
-    if (CurveRequired(parsed.listen, security.policy) && resource_manager.agent_key_file.empty()) {
-      return OrchestratorUsage(absl::StrCat(
-          "--listen ", parsed.listen,
-          " uses CURVE: give --slurm-agent-key, the key the Slurm jobs' agents share "
-          "(`cohort keygen --name slurm`, its public key authorized under the name slurm)"));
-    }
     absl::StatusOr<std::unique_ptr<SlurmProvisioner>> started =
-        StartSlurm(resource_manager, options.state_dir, parsed.listen, security.server_keys);
+        StartSlurm(resource_manager, options.state_dir, parsed.listen,
+                   CurveRequired(parsed.listen, security.policy), security.server_keys);
     if (!started.ok()) {
       return absl::IsInvalidArgument(started.status())
                  ? OrchestratorUsage(started.status().message())
@@ -252,7 +247,7 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     }
     slurm = *std::move(started);
     options.provisioner = slurm.get();
-    security.agent_key_families.push_back("slurm");
+    security.agent_key_families.push_back(kSlurmAgentKeyName);
   }
 
   std::unique_ptr<MetricsEndpoint> metrics;

@@ -1,13 +1,12 @@
 #include "harness/cohort/commands/resource_manager_flags.h"
 
-#include <unistd.h>
-
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/process/this_process.h"
+#include "runtime/agent/rendezvous_endpoint.h"
 
 namespace cohort {
 
@@ -78,29 +77,20 @@ absl::StatusOr<std::string> AgentEndpointFor(const std::string& listen) {
     return absl::InvalidArgumentError(
         absl::StrCat("--resource-manager slurm needs a TCP --listen endpoint, not '", listen, "'"));
   }
-  const std::string port = listen.substr(colon + 1);
-  if (port == "*" || port == "0") {
+  if (const std::string port = listen.substr(colon + 1); port == "*" || port == "0") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--resource-manager slurm needs a fixed --listen port (the jobs' agents are told it), "
         "not '",
         listen, "'"));
   }
-  std::string host = listen.substr(6, colon - 6);
-  if (host == "*" || host == "0.0.0.0" || host == "[::]") {
-    char name[256] = {};
-    if (::gethostname(name, sizeof(name) - 1) != 0) {
-      return absl::InternalError("cannot read this machine's host name");
-    }
-    host = name;
-  }
-  return absl::StrCat("tcp://", host, ":", port);
+  return ReachableRendezvousEndpoint(listen, absl::StrCat("tcp://", HostName(), ":0"));
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SlurmProvisioner>> StartSlurm(
     const ResourceManagerArgs& args, const std::string& state_dir, const std::string& listen,
-    const std::optional<CurveKeyPair>& server_keys) {
+    bool agents_use_curve, const std::optional<CurveKeyPair>& server_keys) {
   if (args.resource_manager != "slurm") return nullptr;
   SlurmSettings settings;
   settings.partition = args.partition;
@@ -108,9 +98,7 @@ absl::StatusOr<std::unique_ptr<SlurmProvisioner>> StartSlurm(
   settings.sbatch_options = args.sbatch_options;
   settings.gpus = args.gpus;
   if (!args.slots_per_node.empty()) {
-    if (!absl::SimpleAtoi(args.slots_per_node, &settings.slots_per_node)) {
-      return absl::InvalidArgumentError("--slurm-slots-per-node needs a count of slots");
-    }
+    (void)absl::SimpleAtoi(args.slots_per_node, &settings.slots_per_node);  // checked before
   }
   absl::StatusOr<std::string> endpoint = AgentEndpointFor(listen);
   if (!endpoint.ok()) return endpoint.status();
@@ -119,7 +107,15 @@ absl::StatusOr<std::unique_ptr<SlurmProvisioner>> StartSlurm(
   if (!cohort.ok()) return cohort.status();
   settings.cohort_executable = *std::move(cohort);
   settings.log_dir = state_dir + "/slurm-jobs";
-  if (!args.agent_key_file.empty()) {
+  if (agents_use_curve) {
+    if (args.agent_key_file.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--listen ", listen,
+                       " uses CURVE: give --slurm-agent-key, the key the Slurm jobs' "
+                       "agents share (`cohort keygen --name ",
+                       kSlurmAgentKeyName, "`, its public key authorized under the name ",
+                       kSlurmAgentKeyName, ")"));
+    }
     if (!server_keys) {
       return absl::InvalidArgumentError(
           "--slurm-agent-key needs --key (the agents are told the orchestrator's public key)");

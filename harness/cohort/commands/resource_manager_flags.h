@@ -26,7 +26,7 @@ struct ResourceManagerArgs {
   std::string partition;
   std::string account;
   std::vector<std::string> sbatch_options;
-  std::string slots_per_node;  // "" asks sinfo
+  std::string slots_per_node;  // "" asks sinfo; CheckResourceManagerArgs checks it
   bool gpus = false;
   std::string agent_key_file;  // --slurm-agent-key
 };
@@ -39,13 +39,14 @@ absl::StatusOr<bool> TakeResourceManagerFlag(const std::vector<std::string>& arg
 // INVALID_ARGUMENT naming the flag when --slurm-* flags come without --resource-manager slurm.
 absl::Status CheckResourceManagerArgs(const ResourceManagerArgs& args);
 
-// The Slurm provisioner for --resource-manager slurm; null for agents. Its jobs' output goes to
-// <state_dir>/slurm-jobs/; its agents connect to `agent_endpoint` (the bound --listen, a wildcard
-// host replaced by this machine's host name), with CURVE when `server_keys` is set (then
-// --slurm-agent-key is required). An error names the flag or what Slurm could not answer.
+// The Slurm provisioner for --resource-manager slurm (`args` passed CheckResourceManagerArgs);
+// null for agents. Its jobs' output goes to <state_dir>/slurm-jobs/; its agents connect to
+// `listen` (a fixed TCP port; a wildcard host becomes this machine's host name), over CURVE with
+// --slurm-agent-key and the orchestrator's public key when `agents_use_curve`. INVALID_ARGUMENT
+// names the flag; other errors say what Slurm could not answer.
 absl::StatusOr<std::unique_ptr<SlurmProvisioner>> StartSlurm(
-    const ResourceManagerArgs& args, const std::string& state_dir,
-    const std::string& agent_endpoint, const std::optional<CurveKeyPair>& server_keys);
+    const ResourceManagerArgs& args, const std::string& state_dir, const std::string& listen,
+    bool agents_use_curve, const std::optional<CurveKeyPair>& server_keys);
 
 }  // namespace cohort
 
