@@ -142,6 +142,10 @@ struct CheckpointStorageConfig {
   uint32_t save_trial_latest = 1;
   uint32_t save_trial_best = 1;
   uint32_t save_experiment_best = 0;
+  // async: rank 0 copies the state into host memory at the step boundary and writes it on a thread
+  // of its own while training goes on (at most one write in flight); false: training waits for the
+  // write. Either way a checkpoint is whole or absent, and resuming is bitwise.
+  bool async = true;
 };
 
 struct ExperimentConfig {

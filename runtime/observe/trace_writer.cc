@@ -60,6 +60,8 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::string
                             ",\"args\":{\"sort_index\":", rank, "}}"));
   writer->Line(NameEvent("thread_name", pid, ThreadId(rank, kTrainingThread), "training"));
   writer->Line(NameEvent("thread_name", pid, ThreadId(rank, kExchangeThread), "gradient exchange"));
+  writer->Line(
+      NameEvent("thread_name", pid, ThreadId(rank, kCheckpointThread), "checkpoint writes"));
   return writer;
 }
 

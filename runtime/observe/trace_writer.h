@@ -40,8 +40,10 @@ struct TraceBatchWindow {
 
 class TraceWriter {
  public:
-  enum Thread { kTrainingThread, kExchangeThread };
+  // kCheckpointThread: the rank's background checkpoint writes (checkpoint_storage.async).
+  enum Thread { kTrainingThread, kExchangeThread, kCheckpointThread };
   static constexpr uint32_t kExchangeThreadIds = 1'000'000;
+  static constexpr uint32_t kCheckpointThreadIds = 2'000'000;
 
   // Creates (or replaces) the file at `path`, writing the names of the rank's process and
   // threads. `clock_offset` (seconds) turns the callers' times into Unix time.
@@ -66,7 +68,15 @@ class TraceWriter {
   // The ids in the file of the rank's process and of `thread`.
   static uint32_t ProcessId(uint32_t rank) { return rank + 1; }
   static uint32_t ThreadId(uint32_t rank, Thread thread) {
-    return thread == kTrainingThread ? ProcessId(rank) : kExchangeThreadIds + rank;
+    switch (thread) {
+      case kTrainingThread:
+        return ProcessId(rank);
+      case kExchangeThread:
+        return kExchangeThreadIds + rank;
+      case kCheckpointThread:
+        return kCheckpointThreadIds + rank;
+    }
+    return ProcessId(rank);
   }
 
  private:

@@ -42,6 +42,7 @@ class ArenaOptimizer : public Optimizer {
   uint64_t steps_taken() const final { return state_.steps(); }
   const OptimizerOptions& options() const final { return options_; }
   std::string SaveState() const final { return state_.Encode(); }
+  void SaveStateInto(std::string& out, bool sealed) const final { state_.EncodeInto(out, sealed); }
   absl::Status LoadState(absl::string_view bytes) final { return state_.Decode(bytes); }
 
  protected:

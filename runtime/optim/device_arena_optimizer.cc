@@ -69,6 +69,13 @@ absl::Status DeviceArenaOptimizer::Step() {
 }
 
 std::string DeviceArenaOptimizer::SaveState() const {
+  std::string out;
+  SaveStateInto(out, /*sealed=*/true);
+  return out;
+}
+
+void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed) const {
+  out.clear();
   OptimizerState state(options_.kind, arena_, buffers_per_block_);
   state.set_steps(steps_);
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
@@ -77,11 +84,11 @@ std::string DeviceArenaOptimizer::SaveState() const {
       if (!block.memory
                ->CopyToHost(HostBuffer(state, block, b, i), buffers_[b][i], BlockBytes(block))
                .ok()) {
-        return "";
+        return;
       }
     }
   }
-  return state.Encode();
+  state.EncodeInto(out, sealed);
 }
 
 absl::Status DeviceArenaOptimizer::LoadState(absl::string_view bytes) {

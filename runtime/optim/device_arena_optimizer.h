@@ -34,6 +34,7 @@ class DeviceArenaOptimizer final : public Optimizer {
   // Copies the buffers to the host (after the pending steps) and encodes them; "" when a copy
   // fails, which LoadState refuses.
   std::string SaveState() const override;
+  void SaveStateInto(std::string& out, bool sealed) const override;
   // As Optimizer::LoadState; a copy to the device that fails midway (a device error) leaves the
   // state unspecified.
   absl::Status LoadState(absl::string_view bytes) override;

@@ -56,6 +56,10 @@ class Optimizer {
   // LoadState on a fresh optimizer over an arena of the same layout continues bitwise identically.
   // The options (learning rate, ...) are not part of the state: they come from the trial.
   virtual std::string SaveState() const = 0;
+  // SaveState into `out`, reusing its memory (a checkpoint's buffers taken again). With `sealed`
+  // false the trailing checksum is left off, for SealOptimizerState (optimizer_state.h) to add
+  // away from the training thread; sealed, the bytes are SaveState's.
+  virtual void SaveStateInto(std::string& out, bool sealed) const = 0;
   // Replaces the state with one from SaveState. INVALID_ARGUMENT (never a crash) on truncated or
   // corrupt bytes, a different kind, or a layout that does not match this arena (block count,
   // dtype, element counts), naming what differs; on error the state is unchanged.

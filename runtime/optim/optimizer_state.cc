@@ -68,7 +68,20 @@ OptimizerState::OptimizerState(Kind kind, const TensorArena& arena, size_t buffe
 }
 
 std::string OptimizerState::Encode() const {
-  std::string out(kMagic);
+  std::string out;
+  EncodeInto(out);
+  return out;
+}
+
+void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
+  size_t bytes = kMagic.size() + 4 * sizeof(uint32_t) + sizeof(uint64_t) + kChecksumSize +
+                 block_dtypes_.size() * (sizeof(uint32_t) + sizeof(uint64_t));
+  for (const Buffer& buffer : buffers_) {
+    std::visit([&](const auto& values) { bytes += values.size() * sizeof(values[0]); }, buffer);
+  }
+  out.clear();
+  out.reserve(bytes);
+  out.append(kMagic.data(), kMagic.size());
   AppendLittleEndian(out, kVersion);
   AppendLittleEndian(out, KindCode(kind_));
   AppendLittleEndian(out, steps_);
@@ -82,9 +95,10 @@ std::string OptimizerState::Encode() const {
     std::visit([&](const auto& values) { AppendLittleEndian(out, values.data(), values.size()); },
                buffer);
   }
-  AppendLittleEndian(out, Fnv1a64(out));
-  return out;
+  if (sealed) SealOptimizerState(out);
 }
+
+void SealOptimizerState(std::string& unsealed) { AppendLittleEndian(unsealed, Fnv1a64(unsealed)); }
 
 absl::Status OptimizerState::Decode(absl::string_view bytes) {
   // Integrity first: magic, version, then the checksum over everything else.

@@ -54,6 +54,10 @@ class OptimizerState {
   }
 
   std::string Encode() const;
+  // Encode into `out`, whose memory is reused where it is large enough (a checkpoint taken again
+  // touches no new pages); without the trailing checksum when `sealed` is false (SealOptimizerState
+  // adds it: it reads every byte, the slowest part).
+  void EncodeInto(std::string& out, bool sealed = true) const;
   // Replaces steps and buffers with those in `bytes` (from Encode). INVALID_ARGUMENT, leaving
   // this state unchanged, when the bytes are truncated or corrupt, come from another kind, hold
   // another number of buffers per block, or mirror another layout; the message names what differs.
@@ -69,6 +73,10 @@ class OptimizerState {
   std::vector<uint64_t> block_sizes_;  // elements per block
   std::vector<Buffer> buffers_;        // block-major: buffers_[block * buffers_per_block_ + index]
 };
+
+// Appends the checksum that OptimizerState::EncodeInto(out, /*sealed=*/false) left off: the bytes
+// become Encode's.
+void SealOptimizerState(std::string& unsealed);
 
 }  // namespace cohort
 

@@ -19,7 +19,7 @@ const char* TrialPhaseName(TrialPhase phase) {
     case TrialPhase::kValidating:
       return "validating";
     case TrialPhase::kCheckpointing:
-      return "writing a checkpoint";
+      return "taking a checkpoint";
     case TrialPhase::kDone:
       return "done";
   }

@@ -24,7 +24,7 @@ enum class TrialPhase {
   kStepping,       // the optimizer step
   kReporting,      // merging training metrics, agreeing on a stop
   kValidating,     // inside the plugin's evaluate_batch, and merging validation metrics
-  kCheckpointing,  // writing a checkpoint
+  kCheckpointing,  // copying the state for a checkpoint (and writing it, unless in the background)
   kDone,
 };
 

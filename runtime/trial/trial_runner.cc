@@ -62,6 +62,9 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
   runner->validation_records_ = *validation_records;
   runner->fingerprint_ = TrainingFingerprint(config);
   runner->progress_.trial_seed = options.trial_seed;
+  if (runner->reporter()) {
+    runner->writer_ = std::make_unique<CheckpointWriter>(options.storage, options.clock);
+  }
   return runner;
 }
 
@@ -89,6 +92,14 @@ absl::Status TrialRunner::InCollective(absl::Status status, absl::string_view wh
 }
 
 absl::StatusOr<TrialExit> TrialRunner::Run() {
+  absl::StatusOr<TrialExit> exit = Train();
+  // A checkpoint being written is whole once written, whatever became of the training.
+  absl::Status written = CollectCheckpointWrite(/*wait=*/true);
+  if (!exit.ok() || !written.ok()) return exit.ok() ? written : exit.status();
+  return exit;
+}
+
+absl::StatusOr<TrialExit> TrialRunner::Train() {
   if (options_.trace != nullptr && options_.exchange != nullptr) {
     TraceWriter* trace = options_.trace;
     options_.exchange->set_bucket_observer(
@@ -143,6 +154,7 @@ absl::StatusOr<TrialExit> TrialRunner::Run() {
     if (schedule_.CheckpointDue(before, batches) || checkpoint_after_validation_) {
       if (absl::Status status = Checkpoint(); !status.ok()) return status;
     }
+    if (absl::Status status = CollectCheckpointWrite(/*wait=*/false); !status.ok()) return status;
     MaybeReportProgress(/*force=*/false);
     if (batches == schedule_.total_batches) break;
     absl::StatusOr<bool> stop = StopAgreed(report);
@@ -342,6 +354,10 @@ absl::Status TrialRunner::ReportTraining() {
     report.timings.push_back({"exchange", exchange.exchange_seconds});
     report.timings.push_back({"codec", exchange.codec_seconds});
     report.exchanged_bytes = throughput_.TakeExchangedBytes(exchange.bytes);
+  }
+  // The checkpoint writer's time, on its own thread with checkpoint_storage.async.
+  if (checkpoint_write_seconds_ > 0) {
+    report.timings.push_back({"checkpoint_write", std::exchange(checkpoint_write_seconds_, 0)});
   }
   report.records_per_second = throughput_.TakeReportRate(now, progress_.records_trained);
   if (reporter()) options_.events->OnMetrics(report);

@@ -22,6 +22,7 @@
 #define COHORT_RUNTIME_TRIAL_TRIAL_RUNNER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@
 #include "runtime/arena/device_gradient_ops.h"
 #include "runtime/base/clock.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/checkpoint/checkpoint_writer.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/config/trial_schedule.h"
@@ -93,6 +95,9 @@ class TrialRunner {
 
   // Trains to the end (kCompleted) or until events->StopRequested() (kStopped, after a
   // checkpoint). An error leaves the trial where it failed; its last checkpoint stays usable.
+  // With checkpoint_storage.async, rank 0 writes each checkpoint on a thread of its own while
+  // training goes on, and reports it (events->OnCheckpoint) at the first step boundary after it is
+  // whole; whatever Run returns, a write it started has ended and been reported before.
   absl::StatusOr<TrialExit> Run();
 
   const TrialSchedule& schedule() const { return schedule_; }
@@ -145,7 +150,14 @@ class TrialRunner {
   // OK when a validation's `result` holds searcher.metric; else a permanent failure naming what
   // it holds.
   absl::Status RequireSearcherMetric(const std::vector<ReducedMetric>& result) const;
+  // Run's loop; Run then waits for the checkpoint being written.
+  absl::StatusOr<TrialExit> Train();
+  // Captures the state (rank 0) and has writer_ write it; waits for the write before it first,
+  // and for this one too unless checkpoint_storage.async.
   absl::Status Checkpoint();
+  // The write in flight once it has ended (`wait`: waiting for it): its slice in the timeline, its
+  // seconds in the next training report, and its report, or its error.
+  absl::Status CollectCheckpointWrite(bool wait);
   void MaybeReportProgress(bool force);
 
   TrialRunnerOptions options_;
@@ -170,6 +182,12 @@ class TrialRunner {
   // Since the previous training report: the time per phase.
   PhaseTimer phase_timer_;
   uint64_t phase_batch_ = 0;  // the batch of the phase entered last
+  // Rank 0's; the seconds its writes took since the previous training report; and the last
+  // write's files, whose memory the next capture reuses (one copy of the state in host memory
+  // between checkpoints).
+  std::unique_ptr<CheckpointWriter> writer_;
+  double checkpoint_write_seconds_ = 0;
+  std::map<std::string, std::string> spare_files_;
 };
 
 // The seed of trial `trial_id` of an experiment seeded with `experiment_seed`.

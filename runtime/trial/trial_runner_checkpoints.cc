@@ -1,7 +1,9 @@
 // TrialRunner's checkpoints: writing one whole (rank 0 writes what every rank holds, with every
-// rank's compression state gathered), and restoring one after checking it belongs to this trial
-// and its settings, or the newest whole one before a damaged one.
+// rank's compression state gathered; in the background with checkpoint_storage.async), and
+// restoring one after checking it belongs to this trial and its settings, or the newest whole one
+// before a damaged one.
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -155,10 +157,15 @@ absl::Status TrialRunner::Checkpoint() {
     checkpoint_after_validation_ = false;
     return absl::OkStatus();
   }
+  // At most one write in flight: this checkpoint waits for the one before it.
+  if (absl::Status status = CollectCheckpointWrite(/*wait=*/true); !status.ok()) return status;
+  // The copy in host memory that the writer owns from here (training may change the arena), in
+  // the buffers of the checkpoint before.
   absl::StatusOr<std::map<std::string, std::string>> files =
-      CaptureTrialState(*options_.model, options_.optimizer, progress_);
+      CaptureTrialState(*options_.model, options_.optimizer, progress_,
+                        std::exchange(spare_files_, {}), /*unsealed=*/true);
   if (!files.ok()) return files.status();
-  if (!compression->empty()) files->emplace("compression", *std::move(compression));
+  if (!compression->empty()) (*files)["compression"] = *std::move(compression);
   if (options_.exchange != nullptr && options_.exchange->ready_order()) {
     files->emplace("ready_order", ReadyOrderText(*options_.exchange->ready_order()));
   }
@@ -172,16 +179,27 @@ absl::Status TrialRunner::Checkpoint() {
   info.abi_major = options_.model->plugin().abi_version().major;
   info.abi_minor = options_.model->plugin().abi_version().minor;
   info.created_unix_ms = static_cast<int64_t>(options_.clock->UnixSeconds() * 1000);
-  absl::Status written = options_.storage->Write(info, *files);
-  // The same trial after the same batches always writes the same checkpoint: one already whole
-  // under this id (written just before a crash, say) is as good as a new one.
-  if (!written.ok() && !absl::IsAlreadyExists(written)) return written;
-  uint64_t bytes = 0;
-  for (const auto& [name, contents] : *files) bytes += contents.size();
-  options_.events->OnCheckpoint(CheckpointReport{
-      options_.trial_id, info.id, progress_.batches_trained, progress_.records_trained, bytes});
+  writer_->Start(std::move(info), *std::move(files), SealTrialState);
   last_checkpoint_batches_ = progress_.batches_trained;
   checkpoint_after_validation_ = false;
+  if (options_.config->checkpoint_storage.async) return absl::OkStatus();
+  return CollectCheckpointWrite(/*wait=*/true);
+}
+
+absl::Status TrialRunner::CollectCheckpointWrite(bool wait) {
+  if (writer_ == nullptr) return absl::OkStatus();
+  std::optional<WrittenCheckpoint> written = wait ? writer_->Wait() : writer_->TakeIfDone();
+  if (!written) return absl::OkStatus();
+  const CheckpointInfo& info = written->info;
+  if (options_.trace != nullptr) {
+    options_.trace->Complete(TraceWriter::kCheckpointThread, absl::StrCat("writing ", info.id),
+                             written->begin, written->end, info.batches_trained);
+  }
+  checkpoint_write_seconds_ += written->end - written->begin;
+  spare_files_ = std::move(written->files);
+  if (!written->status.ok()) return written->status;
+  options_.events->OnCheckpoint(CheckpointReport{options_.trial_id, info.id, info.batches_trained,
+                                                 info.records_trained, written->bytes});
   return absl::OkStatus();
 }
 

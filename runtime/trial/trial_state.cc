@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/optim/optimizer_state.h"
 
 namespace cohort {
 
@@ -27,17 +28,20 @@ void AppendLayout(const TensorArena& arena, absl::string_view suffix, std::strin
 }
 
 // Every block's values, in block order.
-absl::StatusOr<std::string> BlockValues(const TensorArena& arena) {
-  std::string values;
+// Every block's values, one after another, into `values` (its memory reused when large enough).
+absl::Status BlockValues(const TensorArena& arena, std::string& values) {
+  size_t total = 0;
+  for (const ArenaBlock& block : arena.blocks()) total += BlockBytes(block);
+  values.resize(total);
+  size_t at = 0;
   for (const ArenaBlock& block : arena.blocks()) {
-    const size_t at = values.size();
-    values.resize(at + BlockBytes(block));
     if (absl::Status copied = CopyBlockToHost(block, BlockPart::kParameters, values.data() + at);
         !copied.ok()) {
       return copied;
     }
+    at += BlockBytes(block);
   }
-  return values;
+  return absl::OkStatus();
 }
 
 // DATA_LOSS, naming `file`, when `values` is not the size of the arena's blocks.
@@ -117,18 +121,25 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state) {
 }
 
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
-    LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress) {
+    LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
+    std::map<std::string, std::string> spare, bool unsealed) {
   std::map<std::string, std::string> files;
+  // File `name`, in spare's buffer of that name when there is one.
+  const auto file = [&](const std::string& name) -> std::string& {
+    std::string& contents = files[name];
+    if (auto old = spare.find(name); old != spare.end()) contents = std::move(old->second);
+    return contents;
+  };
   files["tensors"] = TensorLayout(model.arena(), model.state_arena());
-  absl::StatusOr<std::string> parameters = BlockValues(model.arena());
-  if (!parameters.ok()) return parameters.status();
-  files["parameters"] = *std::move(parameters);
-  if (model.state_arena() != nullptr) {
-    absl::StatusOr<std::string> state = BlockValues(*model.state_arena());
-    if (!state.ok()) return state.status();
-    files["state"] = *std::move(state);
+  if (absl::Status copied = BlockValues(model.arena(), file("parameters")); !copied.ok()) {
+    return copied;
   }
-  if (optimizer != nullptr) files["optimizer"] = optimizer->SaveState();
+  if (model.state_arena() != nullptr) {
+    if (absl::Status copied = BlockValues(*model.state_arena(), file("state")); !copied.ok()) {
+      return copied;
+    }
+  }
+  if (optimizer != nullptr) optimizer->SaveStateInto(file("optimizer"), /*sealed=*/!unsealed);
   files["progress"] = EncodeProgress(progress);
   if (model.has_state()) {
     absl::StatusOr<std::string> state = model.SaveState();
@@ -136,6 +147,12 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     files["plugin_state"] = *std::move(state);
   }
   return files;
+}
+
+void SealTrialState(std::map<std::string, std::string>& files) {
+  if (auto optimizer = files.find("optimizer"); optimizer != files.end()) {
+    SealOptimizerState(optimizer->second);
+  }
 }
 
 absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std::string>& files,

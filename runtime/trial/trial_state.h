@@ -44,10 +44,17 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state = nu
 
 // `optimizer` is nullptr when the plugin steps itself. Blocks in device memory are read (and, by
 // RestoreTrialState, written) through host copies, so a checkpoint holds the same bytes wherever
-// the tensors live.
-absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(LoadedModel& model,
-                                                                     const Optimizer* optimizer,
-                                                                     const TrialProgress& progress);
+// the tensors live. The large files are written into `spare`'s buffers of the same names (an
+// earlier capture's files) when given: a model captured again then touches no new memory, where
+// fresh buffers cost a page fault per page. With `unsealed`, the optimizer file lacks its checksum
+// until SealTrialState adds it (reading every byte of the optimizer state, the slowest part of a
+// capture, is left to the thread that writes the checkpoint).
+absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
+    LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
+    std::map<std::string, std::string> spare = {}, bool unsealed = false);
+
+// Finishes what CaptureTrialState captured with `unsealed`.
+void SealTrialState(std::map<std::string, std::string>& files);
 
 // Restores parameters, optimizer and plugin state; returns the progress. FAILED_PRECONDITION when
 // the checkpoint was written for a different tensor layout or optimizer (naming the difference),

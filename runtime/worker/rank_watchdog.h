@@ -1,7 +1,7 @@
 // RankWatchdog: a worker thread that watches the training thread's PhaseBoard and writes to
 // stderr (the rank's trial log) when this rank is the one holding the others up: it has spent
 // longer than the collective timeout in its own work (inside the plugin, the optimizer step,
-// writing a checkpoint), so the other ranks are about to give up on it; or it was told to stop
+// taking a checkpoint), so the other ranks are about to give up on it; or it was told to stop
 // (SIGTERM from its agent) while stuck there. The training thread itself cannot say so: it is
 // the one that is stuck.
 //

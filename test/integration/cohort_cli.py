@@ -162,4 +162,5 @@ def temp_dir():
 
 __all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
            "worker_pid", "kill_the_worker", "experiment", "metrics", "wait_for", "read_bytes",
-           "folder_bytes", "final_parameters", "check", "temp_dir", "signal", "interruptible"]
+           "folder_bytes", "final_parameters", "check", "temp_dir", "signal", "interruptible",
+           "SANITIZED"]

@@ -31,7 +31,7 @@ with temp_dir() as tmp:
     check(validation == [100, 200, 300], validation)
     base = {"kind", "batches", "records", "time", "metrics"}
     phases = {"data", "compute", "exchange_wait", "optimizer", "metrics", "validation",
-              "checkpoint", "exchange", "codec"}
+              "checkpoint", "checkpoint_write", "exchange", "codec"}
     for report in reports:
         training_report = report["kind"] == "training"
         check(set(report) == (base | {"timings", "records_per_second"} if training_report

@@ -1,11 +1,12 @@
 """profiling.enabled: a 2-slot trial leaves trials/<id>/timeline.json, Chrome trace JSON that
 Perfetto and chrome://tracing open, whether `cohort run` trains it or an orchestrator spreads it
 over two agents. check_timeline holds it to what those viewers need and to what it must show:
-- a process per rank named "rank r" and two named threads each, with ids no other rank uses and
+- a process per rank named "rank r" and three named threads each, with ids no other rank uses and
   never 0 (the viewers' idle process); integer times; no lists in events and no \\u escapes;
 - on every thread, each slice wholly inside the one it starts in (viewers nest slices by time);
 - the training thread: every phase of every batch, validation, and each gradient bucket's
   "ready" moment;
+- rank 0's checkpoint writes thread: a write of each checkpoint the training thread took;
 - the exchange thread: every bucket of every batch, holding its allreduce (with its bytes) and
   the codec's work around it;
 - one time axis for all ranks: rank 0's and rank 1's allreduce of the same bucket overlap.
@@ -47,7 +48,7 @@ def check_nesting(events, where):
                 open_spans.append((begin, end, name))
 
 
-def check_timeline(path, ranks, batches):
+def check_timeline(path, ranks, batches, checkpoint_period=20):
     with open(path) as f:
         text = f.read()
     events = json.loads(text)["traceEvents"]
@@ -61,7 +62,8 @@ def check_timeline(path, ranks, batches):
     check(sorted(processes.values()) == [f"rank {r}" for r in range(ranks)], processes)
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
                if e["ph"] == "M" and e["name"] == "thread_name"}
-    check(sorted(threads.values()) == sorted(["gradient exchange", "training"] * ranks), threads)
+    check(sorted(threads.values()) ==
+          sorted(["checkpoint writes", "gradient exchange", "training"] * ranks), threads)
     tids = [tid for pid, tid in threads]
     check(len(set(tids)) == len(tids) and 0 not in tids and 0 not in processes,
           f"thread ids shared or 0: {threads}")
@@ -84,6 +86,14 @@ def check_timeline(path, ranks, batches):
             seen = sorted(e["args"]["batch"] for e in training if e["name"] == phase)
             check(seen == list(range(1, batches + 1)), f"rank {rank} {phase}: {seen}")
         check(any(e["name"] == "validating" for e in training), f"rank {rank}: no validation")
+        # Rank 0 writes each checkpoint on its own thread (checkpoint_storage.async) after the
+        # training thread took it, one write at a time (check_nesting: no overlap).
+        taken = sorted(e["args"]["batch"] for e in training if e["name"] == "taking a checkpoint")
+        written = sorted(e["args"]["batch"] for e in mine
+                         if thread_of[(pid, e["tid"])] == "checkpoint writes")
+        check(taken == list(range(checkpoint_period, batches + 1, checkpoint_period)),
+              f"rank {rank} took checkpoints at {taken}")
+        check(written == (taken if rank == 0 else []), f"rank {rank} wrote {written}")
         buckets = sorted({e["name"] for e in exchange if e["name"].startswith("bucket ")})
         check(buckets, f"rank {rank}: no bucket on the exchange thread")
         for bucket in buckets:

@@ -1,5 +1,7 @@
 // SaveState/LoadState: a restored optimizer continues bitwise identically, and bytes that are
 // truncated, corrupt, from another optimizer or from another arena layout are refused by name.
+#include "runtime/optim/optimizer_state.h"
+
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -196,6 +198,25 @@ TEST(OptimizerStateFormatTest, IsTheDocumentedLittleEndianLayout) {
   std::string resealed = bytes;
   Reseal(resealed);
   EXPECT_EQ(resealed, bytes);
+}
+
+// A checkpoint's capture: the state without its checksum, sealed later (on the writer's thread),
+// is SaveState's bytes; saved again into the same string, it reuses the string's memory.
+TEST(OptimizerStateFormatTest, UnsealedThenSealedIsSaveStateInTheSameMemory) {
+  Trained t = Fresh(StateOptions(Kind::kAdam), {CpuTensor("w", 64, COHORT_DTYPE_FLOAT32)});
+  ASSERT_NE(t.optimizer, nullptr);
+  RunSteps(*t.arena, *t.optimizer, 0, 2);
+  std::string out;
+  t.optimizer->SaveStateInto(out, /*sealed=*/false);
+  const std::string sealed = t.optimizer->SaveState();
+  ASSERT_EQ(out.size() + 8, sealed.size());
+  SealOptimizerState(out);
+  EXPECT_EQ(out, sealed);
+  const char* memory = out.data();
+  RunSteps(*t.arena, *t.optimizer, 2, 3);
+  t.optimizer->SaveStateInto(out, /*sealed=*/true);
+  EXPECT_EQ(out.data(), memory);
+  EXPECT_EQ(out, t.optimizer->SaveState());
 }
 
 class DamagedStateTest : public ::testing::Test {

@@ -19,7 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 
 // What TraceBucket writes for `bucket` on rank `rank`: the event lines after the opening "[" and
-// the four naming lines.
+// the five naming lines.
 std::vector<std::string> TracedEvents(uint32_t rank, const GradientExchange::BucketTimeline& bucket,
                                       TraceBatchWindow window = {}) {
   TempFolder folder;
@@ -33,7 +33,7 @@ std::vector<std::string> TracedEvents(uint32_t rank, const GradientExchange::Buc
   std::ifstream in(path);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
-  return {lines.begin() + 5, lines.end()};
+  return {lines.begin() + 6, lines.end()};
 }
 
 TEST(BucketTraceTest, CollectivesNestInTheBucketWithTheCodecAroundThem) {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -56,6 +57,7 @@ class RecordingEvents final : public TrialEvents {
   bool StopRequested() override {
     if (clock != nullptr) clock->now += seconds_per_step;
     const uint64_t batches = runner == nullptr ? 0 : runner->batches_trained();
+    if (after_step) after_step(batches);
     stop_asked_at.push_back(batches);
     return batches >= stop_after_batches;
   }
@@ -73,6 +75,8 @@ class RecordingEvents final : public TrialEvents {
   ManualClock* clock = nullptr;
   double seconds_per_step = 0;
   uint64_t stop_after_batches = UINT64_MAX;
+  // Called with the batches trained at each StopRequested, on the runner's thread.
+  std::function<void(uint64_t batches)> after_step;
   std::vector<MetricsReport> metrics;
   std::vector<ProgressReport> progress;
   std::vector<CheckpointReport> checkpoints;
@@ -99,7 +103,8 @@ inline const NamedValue* FindNamed(const MetricsReport& report, const std::strin
 // linreg with 3 features, 40 training and 12 validation records, random initial weights, SGD with
 // momentum; batches of 8, 20 batches, training reports every 5. Checkpoints only where periods
 // and the end put them (checkpoint_policy "none"), so tests of the schedule need not predict
-// which validation is the best.
+// which validation is the best; written before training goes on (checkpoint_storage.async false),
+// so each is reported where it is taken.
 inline ExperimentConfig LinregConfig() {
   ExperimentConfig config;
   config.name = "linreg-test";
@@ -109,6 +114,7 @@ inline ExperimentConfig LinregConfig() {
   config.searcher.max_length = Batches(20);
   config.scheduling_unit = 5;
   config.checkpoint_policy = CheckpointPolicy::kNone;
+  config.checkpoint_storage.async = false;
   Hyperparameters& hp = config.hyperparameters;
   hp.Set("global_batch_size", 8);
   hp.Set("dim", 3);
@@ -132,6 +138,7 @@ inline ExperimentConfig QuadraticConfig(uint64_t batches) {
   config.searcher.max_length = Batches(batches);
   config.scheduling_unit = 2;
   config.checkpoint_policy = CheckpointPolicy::kNone;
+  config.checkpoint_storage.async = false;
   Hyperparameters& hp = config.hyperparameters;
   hp.Set("global_batch_size", 2);
   hp.Set("optimizer", "sgd");
@@ -150,6 +157,7 @@ inline ExperimentConfig MlpConfig() {
   config.searcher.max_length = Batches(24);
   config.scheduling_unit = 4;
   config.checkpoint_policy = CheckpointPolicy::kNone;
+  config.checkpoint_storage.async = false;
   Hyperparameters& hp = config.hyperparameters;
   hp.Set("global_batch_size", 16);
   hp.Set("hidden_size", 8);
@@ -165,14 +173,18 @@ inline ExperimentConfig MlpConfig() {
 
 class TrialHarness {
  public:
+  // Puts a test's storage in front of the shared_fs one (to slow or fail its writes).
+  using StorageWrapper =
+      std::function<std::unique_ptr<CheckpointStorage>(std::unique_ptr<CheckpointStorage>)>;
+
   // Loads plugins/`plugin` with the config's hyperparameters on one CPU slot, creates the
   // optimizer they name (none when `builtin_optimizer` is false), opens shared_fs storage at
-  // `storage_root` and creates the runner. `device_values` takes the plugin's metric_add_device
-  // values (nullptr: read at once).
+  // `storage_root` (behind `wrap_storage`'s, when given) and creates the runner. `device_values`
+  // takes the plugin's metric_add_device values (nullptr: read at once).
   static absl::StatusOr<std::unique_ptr<TrialHarness>> Create(
       const std::string& plugin, ExperimentConfig config, const std::string& storage_root,
       uint64_t trial_id = 1, uint64_t trial_seed = 1234, bool builtin_optimizer = true,
-      DeviceValueReader* device_values = nullptr) {
+      DeviceValueReader* device_values = nullptr, StorageWrapper wrap_storage = nullptr) {
     std::unique_ptr<TrialHarness> trial(new TrialHarness(std::move(config)));
     absl::StatusOr<std::shared_ptr<const PluginLibrary>> library =
         PluginLibrary::Open(testing::PluginPath(plugin));
@@ -200,7 +212,7 @@ class TrialHarness {
     }
     absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(storage_root);
     if (!storage.ok()) return storage.status();
-    trial->storage_ = *std::move(storage);
+    trial->storage_ = wrap_storage ? wrap_storage(*std::move(storage)) : *std::move(storage);
 
     TrialRunnerOptions options;
     options.config = &trial->config_;

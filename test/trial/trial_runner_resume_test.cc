@@ -260,6 +260,8 @@ min_validation_period:
   records: 40
 scheduling_unit: 4
 checkpoint_policy: all
+checkpoint_storage:
+  async: false  # each checkpoint reported where it is taken, as the timeline below says
 )";
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(kYaml);
   ASSERT_TRUE(config.ok()) << config.status();

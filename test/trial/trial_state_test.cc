@@ -121,6 +121,28 @@ TEST_F(TrialStateTest, RoundTripContinuesBitForBit) {
   EXPECT_EQ(restored->ParameterBytes(), original->ParameterBytes());
 }
 
+// A capture into an earlier capture's buffers (as a trial's next checkpoint does) writes the large
+// files into the same memory; captured unsealed and then sealed, it is the plain capture.
+TEST_F(TrialStateTest, ACaptureIntoSpareBuffersReusesTheirMemory) {
+  std::unique_ptr<TrialHarness> trial = Linreg(1);
+  ASSERT_NE(trial, nullptr);
+  Train(*trial, 0, 3);
+  const TrialProgress progress{3, 24, 1, 3, std::nullopt};
+  absl::StatusOr<Files> first = CaptureTrialState(trial->model(), trial->optimizer(), progress);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const Files plain = *first;
+  const char* parameters = first->at("parameters").data();
+  const char* optimizer = first->at("optimizer").data();
+  absl::StatusOr<Files> again = CaptureTrialState(trial->model(), trial->optimizer(), progress,
+                                                  *std::move(first), /*unsealed=*/true);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->at("parameters").data(), parameters);
+  EXPECT_EQ(again->at("optimizer").data(), optimizer);
+  EXPECT_NE(*again, plain);  // the optimizer's checksum is still to come
+  SealTrialState(*again);
+  EXPECT_EQ(*again, plain);
+}
+
 // linreg with track_targets keeps two state tensors (ABI 1.4): a checkpoint holds them in a
 // "state" file, names them in the layout, and brings them back exactly.
 TEST_F(TrialStateTest, StateTensorsTravelInTheirOwnFile) {

@@ -31,7 +31,7 @@ absl::Status ReadCheckpointStorage(const YAML::Node& node, std::vector<std::stri
   r.SupportedChoice("type", {"shared_fs"}, {"s3", "gcs", "azure", "hdfs", "directory"}, "storage",
                     "Cohort writes checkpoints to a shared file system", &out->type);
   r.AllowKeys({"type", "host_path", "storage_path", "save_trial_latest", "save_trial_best",
-               "save_experiment_best"},
+               "save_experiment_best", "async"},
               {"propagation", "container_path", "checkpoint_path", "tensorboard_path"});
   r.String("host_path", &out->host_path);
   r.String("storage_path", &out->storage_path);
@@ -41,6 +41,7 @@ absl::Status ReadCheckpointStorage(const YAML::Node& node, std::vector<std::stri
   r.Int("save_trial_latest", 0, &out->save_trial_latest);
   r.Int("save_trial_best", 0, &out->save_trial_best);
   r.Int("save_experiment_best", 0, &out->save_experiment_best);
+  r.Bool("async", &out->async);
   return r.status();
 }
 
