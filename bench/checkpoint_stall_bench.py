@@ -4,8 +4,10 @@ the default) against written with training waiting (async: false), for parameter
 
 Each run is `cohort run` of the mlp plugin with one hidden layer, sized to the parameter set
 (SGD with momentum, so a checkpoint holds the parameters and as much again of optimizer state),
-on a global batch of 2 so that a batch stays short beside a checkpoint; it trains BATCHES
-batches with a checkpoint every PERIOD and profiling on. From its timeline
+on a global batch of 2 so that a batch stays short beside a checkpoint; it trains CHECKPOINTS
+checkpoints' worth of batches with profiling on, a checkpoint every period_for(size) batches:
+long enough, on the machine this was written on, for a background write to end before the next
+checkpoint (otherwise the next one waits for it, and that wait is a stall too). From its timeline
 (trials/1/timeline.json) come, per checkpoint:
 
   stall   the training thread's "taking a checkpoint" slice: copying the state into host memory,
@@ -32,8 +34,7 @@ import tempfile
 import ddp_common  # beside this script: log, run_cohort
 
 NAME = "checkpoint_stall_bench"
-BATCHES = 60
-PERIOD = 10
+CHECKPOINTS = 6
 INPUTS = 4096
 CLASSES = 10
 
@@ -43,7 +44,13 @@ def hidden_for(megabytes):
     return max(1, round(megabytes * 1e6 / 4 / (INPUTS + 1 + CLASSES)))
 
 
-def write_config(path, plugin_dir, hidden):
+def period_for(megabytes):
+    """Batches between checkpoints: 10 for 100 MB, 30 for 1 GB (whose 2 GB take 5 - 9 s to write
+    on a 2-core VM, about 15 batches)."""
+    return max(10, 3 * megabytes // 100)
+
+
+def write_config(path, plugin_dir, hidden, period):
     with open(path, "w") as f:
         f.write(f"""\
 name: checkpoint-stall
@@ -64,9 +71,9 @@ searcher:
   metric: accuracy
   smaller_is_better: false
   max_length:
-    batches: {BATCHES}
+    batches: {CHECKPOINTS * period}
 min_checkpoint_period:
-  batches: {PERIOD}
+  batches: {period}
 checkpoint_policy: none
 checkpoint_storage:
   save_trial_latest: 1
@@ -78,7 +85,7 @@ reproducibility:
 """)
 
 
-def one_run(args, config, run_dir, background):
+def one_run(args, config, run_dir, background, period):
     """(stalls, writes, checkpoint bytes) of one run, in seconds, one per checkpoint."""
     ddp_common.run_cohort(NAME, [args.cohort, "run", config, "--output", run_dir, "--set",
                                  f"checkpoint_storage.async={'true' if background else 'false'}"],
@@ -88,11 +95,11 @@ def one_run(args, config, run_dir, background):
     slices = [e for e in events if e["ph"] == "X"]
     stalls = [e["dur"] / 1e6 for e in slices if e["name"] == "taking a checkpoint"]
     writes = [e["dur"] / 1e6 for e in slices if e["name"].startswith("writing trial-")]
-    folder = os.path.join(run_dir, "checkpoints", f"trial-1-batch-{BATCHES}")
+    folder = os.path.join(run_dir, "checkpoints", f"trial-1-batch-{CHECKPOINTS * period}")
     size = sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder))
-    if len(stalls) != BATCHES // PERIOD or len(writes) != len(stalls):
+    if len(stalls) != CHECKPOINTS or len(writes) != len(stalls):
         raise SystemExit(f"{NAME}: {len(stalls)} checkpoints taken and {len(writes)} written in "
-                         f"{run_dir}; expected {BATCHES // PERIOD}")
+                         f"{run_dir}; expected {CHECKPOINTS}")
     return stalls, writes, size
 
 
@@ -124,13 +131,14 @@ def main():
         for megabytes in sizes:
             hidden = hidden_for(megabytes)
             config = os.path.join(tmp, f"stall-{megabytes}.yaml")
-            write_config(config, args.plugin_dir, hidden)
+            period = period_for(megabytes)
+            write_config(config, args.plugin_dir, hidden, period)
             found = {True: ([], []), False: ([], [])}
             size = 0
             for repeat in range(args.repeats):
                 for background in (True, False):  # taking turns
                     run_dir = os.path.join(tmp, f"run-{megabytes}-{repeat}-{background}")
-                    stalls, writes, size = one_run(args, config, run_dir, background)
+                    stalls, writes, size = one_run(args, config, run_dir, background, period)
                     found[background][0].extend(stalls)
                     found[background][1].extend(writes)
                     mode = "background" if background else "synchronous"

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/arena/host_buffer.h"
 #include "runtime/optim/little_endian.h"
 
 namespace cohort {
@@ -80,7 +81,7 @@ void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
     std::visit([&](const auto& values) { bytes += values.size() * sizeof(values[0]); }, buffer);
   }
   out.clear();
-  out.reserve(bytes);
+  ReserveHostBuffer(out, bytes);
   out.append(kMagic.data(), kMagic.size());
   AppendLittleEndian(out, kVersion);
   AppendLittleEndian(out, KindCode(kind_));

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/arena/host_buffer.h"
 #include "runtime/optim/optimizer_state.h"
 
 namespace cohort {
@@ -32,6 +33,7 @@ void AppendLayout(const TensorArena& arena, absl::string_view suffix, std::strin
 absl::Status BlockValues(const TensorArena& arena, std::string& values) {
   size_t total = 0;
   for (const ArenaBlock& block : arena.blocks()) total += BlockBytes(block);
+  ReserveHostBuffer(values, total);
   values.resize(total);
   size_t at = 0;
   for (const ArenaBlock& block : arena.blocks()) {
