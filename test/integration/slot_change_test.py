@@ -1,6 +1,7 @@
 """A run stopped at 1 slot goes on at 2 (`cohort run --resume DIR --set
-resources.slots_per_trial=2`) from its checkpoint: the same global batch split over two slots, so
-the numbers differ from the uninterrupted 1-slot run by float rounding only (bound below). A slot
+resources.slots_per_trial=2`) from its checkpoint, and one stopped at 2 goes on at 1: the same
+global batch split over other slots, so the numbers differ from the uninterrupted 1-slot run by
+float rounding only (bound below). A slot
 change that would change the global batch, or whose gradient compression keeps per-slot state,
 is refused naming the key, and the run folder is left as it was."""
 import os
@@ -25,6 +26,21 @@ def parameters(run_dir):
     values = array("f")
     values.frombytes(final_parameters(run_dir, BATCHES))
     return values
+
+
+def compare(whole, moved, how):
+    """Checks that the run in `moved` ended within rounding of the 1-slot run in `whole`."""
+    a, b = parameters(whole), parameters(moved)
+    worst = max(abs(x - y) for x, y in zip(a, b)) / max(abs(v) for v in a)
+    check(worst <= PARAMETER_ROUNDING, f"{how}: the parameters moved by {worst:.2e} of their "
+          f"scale, more than rounding ({PARAMETER_ROUNDING})")
+    losses = [[(r["batches"], r["metrics"]["loss"]) for r in metrics(folder)
+               if r["kind"] == "validation"] for folder in (whole, moved)]
+    check([b for b, _ in losses[0]] == [b for b, _ in losses[1]], losses)
+    loss_gap = max(abs(x - y) / abs(x) for (_, x), (_, y) in zip(*losses))
+    check(loss_gap <= LOSS_ROUNDING, f"{how}: validation losses apart by {loss_gap:.2e}: {losses}")
+    print(f"{how}: parameters within {worst:.1e} of their scale and validation losses within "
+          f"{loss_gap:.1e} of the 1-slot run's")
 
 
 def stopped_run(config, folder, *overrides):
@@ -58,17 +74,16 @@ with temp_dir() as tmp:
     check(code == 0, f"the resume at 2 slots failed:\n{out}\n{err}")
     check("resuming from checkpoint trial-1-batch-" in err, err)
     check(experiment(moved)["state"] == "COMPLETED", experiment(moved))
-    a, b = parameters(whole), parameters(moved)
-    worst = max(abs(x - y) for x, y in zip(a, b)) / max(abs(v) for v in a)
-    check(worst <= PARAMETER_ROUNDING, f"at 2 slots after batch {stopped_at} the parameters "
-          f"moved by {worst:.2e} of their scale, more than rounding ({PARAMETER_ROUNDING})")
-    losses = [[(r["batches"], r["metrics"]["loss"]) for r in metrics(folder)
-               if r["kind"] == "validation"] for folder in (whole, moved)]
-    check([b for b, _ in losses[0]] == [b for b, _ in losses[1]], losses)
-    loss_gap = max(abs(x - y) / abs(x) for (_, x), (_, y) in zip(*losses))
-    check(loss_gap <= LOSS_ROUNDING, f"validation losses apart by {loss_gap:.2e}: {losses}")
-    print(f"1 slot to batch {stopped_at}, then 2 slots: parameters within {worst:.1e} of their "
-          f"scale and validation losses within {loss_gap:.1e} of the 1-slot run's")
+    compare(whole, moved, f"1 slot to batch {stopped_at}, then 2 slots")
+
+    # And back: 2 slots stopped, then on at 1.
+    back = os.path.join(tmp, "back")
+    stopped_at = stopped_run(config, back, "--set", "resources.slots_per_trial=2")
+    code, out, err = run("run", "--resume", back, "--cpu-slots", "2", "--set",
+                         "resources.slots_per_trial=1")
+    check(code == 0, f"the resume at 1 slot failed:\n{out}\n{err}")
+    check(experiment(back)["state"] == "COMPLETED", experiment(back))
+    compare(whole, back, f"2 slots to batch {stopped_at}, then 1 slot")
 
     # A global batch that 2 slots would train less of: refused, nothing changed.
     odd = os.path.join(tmp, "odd")
