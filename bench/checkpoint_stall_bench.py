@@ -45,8 +45,8 @@ def hidden_for(megabytes):
 
 
 def period_for(megabytes):
-    """Batches between checkpoints: 10 for 100 MB, 30 for 1 GB (whose 2 GB take 5 - 9 s to write
-    on a 2-core VM, about 15 batches)."""
+    """Batches between checkpoints: 10 for 100 MB, 30 for 1 GB (whose 2 GB took 5 - 10 s to write
+    on a 2-core VM: longer than 10 batches, which made the next checkpoint wait)."""
     return max(10, 3 * megabytes // 100)
 
 

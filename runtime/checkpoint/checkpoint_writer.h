@@ -57,13 +57,10 @@ class CheckpointWriter {
 
   // Starts writing `files` as checkpoint `info` (see CheckpointStorage::Write) and returns;
   // `prepare`, when given, first finishes the files on the writing thread. Requires that no write
-  // is in flight (busy() false: Wait first).
+  // is in flight (Wait, or a TakeIfDone that returned it, came since the last Start).
   using Prepare = std::function<void(std::map<std::string, std::string>&)>;
   void Start(CheckpointInfo info, std::map<std::string, std::string> files,
              Prepare prepare = nullptr);
-
-  // Whether a write was started and not yet taken by TakeIfDone or Wait.
-  bool busy() const { return in_flight_.valid(); }
 
   // The write in flight once it has finished, without waiting; nullopt while it runs, or when
   // there is none.

@@ -165,7 +165,7 @@ absl::Status TrialRunner::Checkpoint() {
       CaptureTrialState(*options_.model, options_.optimizer, progress_,
                         std::exchange(spare_files_, {}), /*unsealed=*/true);
   if (!files.ok()) return files.status();
-  if (!compression->empty()) (*files)["compression"] = *std::move(compression);
+  if (!compression->empty()) files->emplace("compression", *std::move(compression));
   if (options_.exchange != nullptr && options_.exchange->ready_order()) {
     files->emplace("ready_order", ReadyOrderText(*options_.exchange->ready_order()));
   }

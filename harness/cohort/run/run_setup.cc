@@ -4,7 +4,6 @@
 #include <random>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "harness/cohort/process/entrypoint.h"
@@ -37,24 +36,20 @@ absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {
 
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how) {
-  std::vector<std::string> changes = TrainingChanges(stored.config, config);
   // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
-  const bool only_slots =
-      changes.size() == 1 && absl::StartsWith(changes[0], "resources.slots_per_trial:");
-  if (only_slots) {
-    if (absl::Status slots = CheckSlotChange(stored.config, config); !slots.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(how, ": the run in ", stored.folder.path(),
-                                                        " cannot go on as asked: ", slots.message(),
-                                                        "; or start a new run (--output)"));
-    }
-    changes.clear();
-  }
-  if (!changes.empty()) {
+  ExperimentConfig at_stored_slots = config;
+  at_stored_slots.slots_per_trial = stored.config.slots_per_trial;
+  if (!TrainingChanges(stored.config, at_stored_slots).empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(how, ": the run in ", stored.folder.path(),
                      " was trained with other settings, and its checkpoints hold what they made (",
-                     absl::StrJoin(changes, "; "),
+                     absl::StrJoin(TrainingChanges(stored.config, config), "; "),
                      "); resume with the run's own settings, or start a new run (--output)"));
+  }
+  if (absl::Status slots = CheckSlotChange(stored.config, config); !slots.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(how, ": the run in ", stored.folder.path(),
+                                                      " cannot go on as asked: ", slots.message(),
+                                                      "; or start a new run (--output)"));
   }
   if (config.searcher.name == "adaptive_asha") {
     return absl::UnimplementedError(absl::StrCat(
