@@ -54,6 +54,7 @@ constexpr char kMainUsage[] =
     "  trial logs TRIAL_ID       a trial's output (`--follow` for new lines)\n"
     "  trial describe TRIAL_ID   a trial's validations and checkpoints\n"
     "  trial kill TRIAL_ID       stop one trial\n"
+    "  trial diagnose TRIAL_ID   which collective its ranks part at (flight records)\n"
     "  checkpoint list EXPERIMENT_ID     the checkpoints an experiment keeps\n"
     "  checkpoint export CHECKPOINT_ID DIR  copy a checkpoint, verified, into DIR\n"
     "As with Determined's CLI, `e` abbreviates experiment, `t` trial, `c` checkpoint,\n"

@@ -113,6 +113,18 @@ struct MessageEncoder {
   Message operator()(const KillTrial& m) const {
     return {wire::ClientMessage::KillTrial, wire::CreateKillTrial(builder, m.trial_id).Union()};
   }
+  Message operator()(const DiagnoseTrial& m) const {
+    return {wire::ClientMessage::DiagnoseTrial,
+            wire::CreateDiagnoseTrial(builder, m.trial_id).Union()};
+  }
+  Message operator()(const TrialDiagnosis& m) const {
+    auto table = wire::CreateTrialDiagnosis(
+        builder, m.trial_id, m.task_id, m.running, CreateText(builder, m.summary),
+        CreateText(builder, m.collective), builder.CreateVector(m.entered),
+        builder.CreateVector(m.missing), builder.CreateVector(m.silent), Texts(builder, m.ranks),
+        CreateText(builder, m.record_path));
+    return {wire::ClientMessage::TrialDiagnosis, table.Union()};
+  }
   Message operator()(const DescribeTrial& m) const {
     auto table = wire::CreateDescribeTrial(builder, m.trial_id);
     return {wire::ClientMessage::DescribeTrial, table.Union()};
@@ -220,6 +232,26 @@ CheckpointListing Read(Reader& reader, const wire::CheckpointListing& t) {
   return {ReadAll(reader, t.checkpoints())};
 }
 
+DiagnoseTrial Read(Reader&, const wire::DiagnoseTrial& t) { return {t.trial_id()}; }
+
+std::vector<uint32_t> Ranks(const flatbuffers::Vector<uint32_t>* list) {
+  return list == nullptr ? std::vector<uint32_t>()
+                         : std::vector<uint32_t>(list->begin(), list->end());
+}
+
+TrialDiagnosis Read(Reader&, const wire::TrialDiagnosis& t) {
+  return {t.trial_id(),
+          t.task_id(),
+          t.running(),
+          TextOf(t.summary()),
+          TextOf(t.collective()),
+          Ranks(t.entered()),
+          Ranks(t.missing()),
+          Ranks(t.silent()),
+          Texts(t.ranks()),
+          TextOf(t.record_path())};
+}
+
 // The message of `envelope` as a struct, if this build knows its type and its enum values.
 absl::StatusOr<ClientMessage> ReadMessage(const wire::ClientEnvelope& envelope) {
   const wire::ClientMessage type = envelope.message_type();
@@ -291,6 +323,12 @@ absl::StatusOr<ClientMessage> ReadMessage(const wire::ClientEnvelope& envelope) 
       break;
     case wire::ClientMessage::CheckpointListing:
       message = Read(reader, *envelope.message_as_CheckpointListing());
+      break;
+    case wire::ClientMessage::DiagnoseTrial:
+      message = Read(reader, *envelope.message_as_DiagnoseTrial());
+      break;
+    case wire::ClientMessage::TrialDiagnosis:
+      message = Read(reader, *envelope.message_as_TrialDiagnosis());
       break;
     case wire::ClientMessage::NONE:
       return Invalid("no message");

@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 5;
+inline constexpr uint16_t kClientProtocolMinor = 6;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -352,6 +352,28 @@ struct TrialDescription {
   friend bool operator==(const TrialDescription&, const TrialDescription&) = default;
 };
 
+// Minor 6. The ranks' flight records of the trial's running task, or of its last task that left
+// them; answered by TrialDiagnosis, or ClientError kNotFound.
+struct DiagnoseTrial {
+  uint64_t trial_id = 0;
+  friend bool operator==(const DiagnoseTrial&, const DiagnoseTrial&) = default;
+};
+
+// Minor 6: what the flight records say (observe/flight_diagnosis.h's FlightDiagnosis).
+struct TrialDiagnosis {
+  uint64_t trial_id = 0;
+  uint64_t task_id = 0;
+  bool running = false;
+  std::string summary;
+  std::string collective;
+  std::vector<uint32_t> entered;
+  std::vector<uint32_t> missing;
+  std::vector<uint32_t> silent;
+  std::vector<std::string> ranks;
+  std::string record_path;
+  friend bool operator==(const TrialDiagnosis&, const TrialDiagnosis&) = default;
+};
+
 // The request named by the header's correlation_id was carried out.
 struct ClientAck {
   friend bool operator==(const ClientAck&, const ClientAck&) = default;
@@ -365,13 +387,14 @@ struct ClientError {
   friend bool operator==(const ClientError&, const ClientError&) = default;
 };
 
-// In the schema union's order; the members from ChangeExperiment on came with minor 4.
+// In the schema union's order; the members from ChangeExperiment on came with minor 4,
+// DiagnoseTrial and TrialDiagnosis with minor 6.
 using ClientMessage =
     std::variant<SubmitExperiment, ListExperiments, DescribeExperiment, KillExperiment, ListTasks,
                  ListAgents, TrialLogsRequest, ExperimentSubmitted, ExperimentList,
                  ExperimentDescription, TaskListing, AgentTable, TrialLogs, ClientAck, ClientError,
                  ChangeExperiment, KillTrial, DescribeTrial, ListCheckpoints, TrialDescription,
-                 CheckpointListing>;
+                 CheckpointListing, DiagnoseTrial, TrialDiagnosis>;
 
 struct DecodedClient {
   ClientVersion version;  // the sender's protocol version

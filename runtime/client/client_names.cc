@@ -24,7 +24,8 @@ constexpr MessageKind kMessageKinds[] = {
     {"ClientError", false},       {"ChangeExperiment", true},
     {"KillTrial", true},          {"DescribeTrial", true},
     {"ListCheckpoints", true},    {"TrialDescription", false},
-    {"CheckpointListing", false},
+    {"CheckpointListing", false}, {"DiagnoseTrial", true},
+    {"TrialDiagnosis", false},
 };
 static_assert(std::size(kMessageKinds) == std::variant_size_v<ClientMessage>);
 

@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/collective/recorded_collective.h"
 #include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
+#include "runtime/observe/flight_record.h"
 
 namespace cohort {
 
@@ -155,6 +157,10 @@ void GradientExchange::OnGradientsReady(uint32_t tensor, uint64_t offset, uint64
 }
 
 void GradientExchange::NoteReady(const std::vector<size_t>& buckets) {
+  // For the flight record: when each bucket was ready to go (its collective's enqueue time).
+  if (handed_ns_.size() != plan_.size()) handed_ns_.assign(plan_.size(), 0);
+  const int64_t handed = FlightClockNs();
+  for (size_t bucket : buckets) handed_ns_[bucket] = handed;
   if (!bucket_observer_) return;
   const double now = SteadySeconds(std::chrono::steady_clock::now());
   for (size_t bucket : buckets) ready_at_[bucket] = now;
@@ -221,6 +227,8 @@ absl::Status GradientExchange::Finish() {
 }
 
 absl::Status GradientExchange::LearnReadyOrder(const std::vector<size_t>& completed) {
+  CollectiveTagScope tag(
+      {.purpose = CollectivePurpose::kReadyOrder, .batch = static_cast<int64_t>(batch_)});
   std::vector<uint32_t> all(completed.size() * backend_.size());
   std::vector<uint32_t> mine(completed.begin(), completed.end());
   if (absl::Status gathered =
@@ -274,8 +282,14 @@ void GradientExchange::ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t
   // After a failure the group is unusable; the remaining buckets are skipped.
   absl::Status status;
   if (!failed) {
-    status = bucket == kStepCheck ? CheckRanksInStep(batch, step, exchanged)
-                                  : ExchangeBucket(bucket, scale, step, batch);
+    const bool check = bucket == kStepCheck;
+    CollectiveTagScope tag(
+        {.purpose = check ? CollectivePurpose::kStepCheck : CollectivePurpose::kGradientBucket,
+         .bucket = check ? -1 : static_cast<int32_t>(bucket),
+         .batch = static_cast<int64_t>(batch)},
+        check ? 0 : handed_ns_[bucket]);
+    status = check ? CheckRanksInStep(batch, step, exchanged)
+                   : ExchangeBucket(bucket, scale, step, batch);
   }
   if (!status.ok() && bucket != kStepCheck) {
     status = absl::Status(status.code(), absl::StrCat("bucket ", bucket + 1, " of ", plan_.size(),

@@ -238,6 +238,9 @@ class GradientExchange {
   // With an observer: when each bucket's gradients were all ready, written by the train thread
   // before it queues the bucket (or exchanges it itself), read by the thread that exchanges it.
   std::vector<double> ready_at_;
+  // The same moments in Unix nanoseconds, always: each bucket collective's enqueue time in the
+  // flight record. Resized only while no bucket is in flight (a new plan).
+  std::vector<int64_t> handed_ns_;
   std::thread thread_;
 };
 

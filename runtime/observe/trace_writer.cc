@@ -11,34 +11,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "runtime/observe/json_quote.h"
 
 namespace cohort {
 namespace {
-
-// `text` as a JSON string. Tabs and line breaks get their two-character escapes, which every
-// viewer reads (some JSON trace importers refuse \uXXXX).
-std::string Quoted(absl::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\t' || c == '\n' || c == '\r') {
-      out += c == '\t' ? "\\t" : c == '\n' ? "\\n" : "\\r";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string NameEvent(absl::string_view kind, uint32_t pid, std::optional<uint32_t> tid,
                       absl::string_view name) {
   return absl::StrCat("{\"ph\":\"M\",\"name\":\"", kind, "\",\"pid\":", pid,
                       tid ? absl::StrCat(",\"tid\":", *tid) : std::string(),
-                      ",\"args\":{\"name\":", Quoted(name), "}}");
+                      ",\"args\":{\"name\":", JsonQuoted(name), "}}");
 }
 
 }  // namespace
@@ -84,7 +66,7 @@ void TraceWriter::Complete(Thread thread, absl::string_view name, double begin, 
                            uint64_t batch, std::optional<uint64_t> bytes) {
   if (!Keeps(batch)) return;
   const int64_t ts = Microseconds(begin);
-  Line(absl::StrCat("{\"ph\":\"X\",\"name\":", Quoted(name), ",\"pid\":", ProcessId(rank_),
+  Line(absl::StrCat("{\"ph\":\"X\",\"name\":", JsonQuoted(name), ",\"pid\":", ProcessId(rank_),
                     ",\"tid\":", ThreadId(rank_, thread), ",\"ts\":", ts, ",\"dur\":",
                     std::max<int64_t>(0, Microseconds(end) - ts), ",\"args\":{\"batch\":", batch,
                     bytes ? absl::StrCat(",\"bytes\":", *bytes) : std::string(), "}}"));
@@ -92,7 +74,7 @@ void TraceWriter::Complete(Thread thread, absl::string_view name, double begin, 
 
 void TraceWriter::Instant(Thread thread, absl::string_view name, double at, uint64_t batch) {
   if (!Keeps(batch)) return;
-  Line(absl::StrCat("{\"ph\":\"i\",\"s\":\"t\",\"name\":", Quoted(name),
+  Line(absl::StrCat("{\"ph\":\"i\",\"s\":\"t\",\"name\":", JsonQuoted(name),
                     ",\"pid\":", ProcessId(rank_), ",\"tid\":", ThreadId(rank_, thread),
                     ",\"ts\":", Microseconds(at), ",\"args\":{\"batch\":", batch, "}}"));
 }

@@ -58,6 +58,8 @@
 
 namespace cohort {
 
+struct TaskEnding;  // task_ending.h
+
 namespace orchestration {  // orchestrator_state.h
 struct Agent;
 struct Experiment;
@@ -205,6 +207,9 @@ class Orchestrator {
   ClientMessage Archive(Experiment& experiment, bool archived);
   ClientMessage Delete(Experiment& experiment);
   ClientMessage KillOneTrial(const KillTrial& kill);
+  // The ranks' flight records of the trial's running or last failed task, gathered into its
+  // folder and diagnosed (orchestrator_flight.cc).
+  ClientMessage Diagnose(const DiagnoseTrial& request);
   // The storage root of experiment `id` under `config` when none was given: checkpoint_storage's
   // host_path (and storage_path), else the orchestrator's root, then experiment-<id>.
   std::string DefaultCheckpointRoot(const ExperimentConfig& config, uint64_t id) const;
@@ -252,6 +257,11 @@ class Orchestrator {
   bool EndPart(Task& task, const std::string& agent_id);
   // The task is over on every agent: decide what its trial does next. Destroys `task`.
   void Finish(Task& task);
+  // A task of `ranks` ranks ended: a failed one's flight records are gathered into the trial's
+  // folder and, where they show where the ranks parted, said at the end of `ending.failure`; a
+  // task that ended well has its records removed.
+  void SettleFlightRecords(const Experiment& experiment, const Trial& trial, uint64_t task_id,
+                           uint32_t ranks, TaskEnding& ending);
   // The trial trained to its TrainTrial's target: its validation goes to the searcher.
   void FinishSegment(Experiment& experiment, Trial& trial);
   // The trial trains again from its latest checkpoint: what was reported after it is forgotten,

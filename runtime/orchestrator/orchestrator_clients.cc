@@ -62,6 +62,8 @@ ClientMessage Orchestrator::OnClientRequest(const ClientMessage& request) {
           return Change(r);
         } else if constexpr (std::is_same_v<T, KillTrial>) {
           return KillOneTrial(r);
+        } else if constexpr (std::is_same_v<T, DiagnoseTrial>) {
+          return Diagnose(r);
         } else {
           return ClientAck{};  // unreachable: every other request is a query
         }

@@ -240,7 +240,8 @@ void Orchestrator::Finish(Task& task) {
   const uint64_t task_id = task.id;
   Trial& trial = *cluster_->trials.at(task.trial_id);
   Experiment& experiment = *cluster_->experiments.at(task.experiment_id);
-  const TaskEnding ending = EndingOf(task.parts, task.flags);
+  TaskEnding ending = EndingOf(task.parts, task.flags);
+  SettleFlightRecords(experiment, trial, task_id, task.slots, ending);
   for (const std::string& agent_id : ending.draining_agents) {
     if (auto agent = cluster_->agents.find(agent_id); agent != cluster_->agents.end())
       agent->second->draining = true;

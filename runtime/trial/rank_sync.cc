@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/device_memory.h"
+#include "runtime/collective/recorded_collective.h"
 #include "runtime/trial/trial_state.h"
 
 namespace cohort {
@@ -44,6 +45,7 @@ std::string LayoutWithShapes(const TensorArena& arena, const TensorArena* state)
 
 absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& arena,
                              const TensorArena* state) {
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kLayout});
   absl::StatusOr<std::vector<uint64_t>> layouts =
       Gather(backend, Fnv1a(LayoutWithShapes(arena, state)));
   if (!layouts.ok()) return layouts.status();
@@ -60,6 +62,7 @@ absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& aren
 }
 
 absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena) {
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kParameters});
   std::vector<char> staged;
   for (const ArenaBlock& block : arena.blocks()) {
     if (OnHost(block)) {
@@ -82,6 +85,7 @@ absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena)
 }
 
 absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulator& metrics) {
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kMetrics});
   const std::vector<double> own = metrics.Packed();
   absl::StatusOr<std::vector<uint64_t>> sizes = Gather(backend, uint64_t{own.size()});
   if (!sizes.ok()) return sizes.status();
@@ -112,6 +116,7 @@ absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulat
 }
 
 absl::StatusOr<bool> AnyRank(CollectiveBackend& backend, bool flag) {
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kDecision});
   double value = flag ? 1 : 0;
   if (absl::Status status = backend.AllreduceSum(&value, 1, COHORT_DTYPE_FLOAT64); !status.ok()) {
     return status;

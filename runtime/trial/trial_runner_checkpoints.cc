@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/checkpoint/checkpoint_names.h"
+#include "runtime/collective/recorded_collective.h"
 #include "runtime/trial/trial_runner.h"
 
 namespace cohort {
@@ -116,6 +117,8 @@ absl::StatusOr<std::string> TrialRunner::GatherCompressionState() {
   if (!own.ok() || own->empty() || !multi_rank()) return own;
   // Every rank's state has the same size: the same form over the same plan.
   std::string all(own->size() * options_.collective->size(), '\0');
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
+                          .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
   if (absl::Status status = options_.collective->Allgather(own->data(), own->size(), all.data());
       !status.ok()) {
     return InCollective(status, "gathering the compression state", progress_.batches_trained);

@@ -10,7 +10,9 @@
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/collective/nccl_loader.h"
+#include "runtime/collective/recorded_collective.h"
 #include "runtime/config/optimizer_hyperparameters.h"
+#include "runtime/observe/flight_files.h"
 #include "runtime/observe/timeline_files.h"
 #include "runtime/worker/one_slot_exchange.h"
 
@@ -155,7 +157,7 @@ absl::Status Worker::FormGroups() {
   absl::StatusOr<std::unique_ptr<CollectiveBackend>> host =
       CreateGlooBackend(options_.rank, options_.size, *options_.rendezvous, gloo);
   if (!host.ok()) return host.status();
-  collective_ = *std::move(host);
+  collective_ = Recorded(*std::move(host), kHostGroup);
   if (!on_gpu()) return absl::OkStatus();
   NcclOptions nccl;
   nccl.device = device_.device.ordinal;
@@ -165,8 +167,33 @@ absl::Status Worker::FormGroups() {
   absl::StatusOr<std::unique_ptr<CollectiveBackend>> gradients =
       CreateNcclBackend(options_.rank, options_.size, *options_.rendezvous, nccl);
   if (!gradients.ok()) return gradients.status();
-  gradient_collective_ = *std::move(gradients);
+  gradient_collective_ = Recorded(*std::move(gradients), kGradientGroup);
   return absl::OkStatus();
+}
+
+// Every collective of a trial of several ranks goes to the rank's flight record, beside the
+// checkpoints, for `cohort trial diagnose` and a failed trial's error. A record that cannot be
+// made costs the diagnosis only: the rank says so and trains without it.
+std::unique_ptr<CollectiveBackend> Worker::Recorded(std::unique_ptr<CollectiveBackend> group,
+                                                    uint8_t flight_group) {
+  if (!flight_) {
+    absl::StatusOr<std::string> path = RankFlightPath(options_.checkpoint_root, options_.trial_id,
+                                                      options_.task_id, options_.rank);
+    absl::StatusOr<std::unique_ptr<FlightRecorder>> recorder =
+        path.ok() ? FlightRecorder::Create(*path, {.trial_id = options_.trial_id,
+                                                   .task_id = options_.task_id,
+                                                   .attempt = options_.attempt,
+                                                   .rank = options_.rank,
+                                                   .size = options_.size})
+                  : path.status();
+    if (!recorder.ok()) {
+      std::fprintf(stderr, "warning: no flight record of this rank's collectives: %s\n",
+                   std::string(recorder.status().message()).c_str());
+      return group;
+    }
+    flight_ = *std::move(recorder);
+  }
+  return std::make_unique<RecordedCollective>(std::move(group), *flight_, flight_group);
 }
 
 absl::Status Worker::BuildExchange() {

@@ -38,6 +38,7 @@
 #include "runtime/collective/rendezvous_store.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/exchange/gradient_exchange.h"
+#include "runtime/observe/flight_record.h"
 #include "runtime/observe/trace_writer.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/plugin/loaded_model.h"
@@ -57,6 +58,7 @@ struct WorkerOptions {
   std::string checkpoint_root;  // shared_fs checkpoints; timelines go there too
   std::string resume;           // a checkpoint id to continue from; empty: from the beginning
   uint64_t trial_id = 0;
+  uint64_t task_id = 0;  // names this attempt's flight records (observe/flight_files.h)
   uint32_t rank = 0;
   uint32_t size = 1;     // the trial's slots; rank < size
   uint32_t attempt = 0;  // restarts of the trial before this one
@@ -100,6 +102,8 @@ class Worker {
   absl::Status BuildModel();
   absl::Status BuildOptimizer();
   absl::Status FormGroups();
+  std::unique_ptr<CollectiveBackend> Recorded(std::unique_ptr<CollectiveBackend> group,
+                                              uint8_t flight_group);
   absl::Status BuildExchange();
   absl::Status OpenTimeline();
   absl::Status BuildRunner();
@@ -117,6 +121,8 @@ class Worker {
   std::unique_ptr<LoadedModel> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<CheckpointStorage> storage_;
+  // size > 1: this rank's flight record, which the groups below write every collective to.
+  std::unique_ptr<FlightRecorder> flight_;
   std::unique_ptr<CollectiveBackend> collective_;           // the host group (size > 1)
   std::unique_ptr<CollectiveBackend> gradient_collective_;  // NCCL, or a group of one rank
   PhaseBoard phases_;

@@ -122,6 +122,17 @@ std::vector<ClientMessage> EveryMessageFullySet() {
                        {{100, {{"validation_loss", 0.5}, {"accuracy", -0.0}}}, {kMaxU64, {}}},
                        {FullCheckpoint(), {"trial-3-batch-5", 7, 3, 5, false, 0, "", 0}}},
       CheckpointListing{{FullCheckpoint(), {"trial-4-batch-1", 1, 4, 1, false, 0, "/x", 12}}},
+      DiagnoseTrial{kMaxU64},
+      TrialDiagnosis{kMaxU64,
+                     kMaxU64 - 1,
+                     true,
+                     kAwkwardText,
+                     "host collective #57",
+                     {0, kMaxU32},
+                     {1},
+                     {},
+                     {"rank 0: ...", kAwkwardText},
+                     "/runs/x/trials/7/flight_record.json"},
   };
 }
 
@@ -447,9 +458,9 @@ TEST(ClientMessagesTest, RefusesAMessageIdOfZeroAndAnEmptySender) {
 }
 
 TEST(ClientMessagesTest, IsClientRequestForEveryRequestAndNoReply) {
-  const std::vector<bool> expected = {true,  true,  true,  true,  true,  true,  true,
-                                      false, false, false, false, false, false, false,
-                                      false, true,  true,  true,  true,  false, false};
+  const std::vector<bool> expected = {true,  true,  true,  true,  true,  true,  true,  false,
+                                      false, false, false, false, false, false, false, true,
+                                      true,  true,  true,  false, false, true,  false};
   const std::vector<ClientMessage> messages = EveryMessageFullySet();
   ASSERT_EQ(messages.size(), expected.size());
   for (size_t i = 0; i < messages.size(); ++i) {

@@ -131,6 +131,15 @@ def worker_pid(rank, run_dir):
     return None
 
 
+def release(pid):
+    """Lets a process stopped with SIGSTOP go (SIGCONT), then kills it; a gone one is left."""
+    for sent in (signal.SIGCONT, signal.SIGKILL):
+        try:
+            os.kill(pid, sent)
+        except ProcessLookupError:
+            break
+
+
 def read_bytes(path):
     with open(path, "rb") as f:
         return f.read()
@@ -161,6 +170,6 @@ def temp_dir():
 
 
 __all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
-           "worker_pid", "kill_the_worker", "experiment", "metrics", "wait_for", "read_bytes",
+           "worker_pid", "kill_the_worker", "release", "experiment", "metrics", "wait_for", "read_bytes",
            "folder_bytes", "final_parameters", "check", "temp_dir", "signal", "interruptible",
            "SANITIZED"]

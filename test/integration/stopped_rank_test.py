@@ -29,14 +29,6 @@ def stop_rank_1(run_dir, trained):
     return pid, time.monotonic()
 
 
-def release(pid):
-    for sent in (signal.SIGCONT, signal.SIGKILL):
-        try:
-            os.kill(pid, sent)
-        except ProcessLookupError:
-            break
-
-
 with temp_dir() as tmp:
     # One agent: `cohort run` with two CPU slots.
     run_dir = os.path.join(tmp, "run")

@@ -1,4 +1,5 @@
-// `cohort trial logs TRIAL_ID ... | describe TRIAL_ID [--json] | kill TRIAL_ID`.
+// `cohort trial logs TRIAL_ID ... | describe TRIAL_ID [--json] | kill TRIAL_ID |
+// diagnose TRIAL_ID`.
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,7 @@ constexpr char kTrialUsage[] =
     "  logs TRIAL_ID            a trial's output, every rank's stdout and stderr\n"
     "  describe TRIAL_ID        its state, hyperparameters, validations and checkpoints\n"
     "  kill TRIAL_ID            stop one trial; its experiment goes on without it\n"
+    "  diagnose TRIAL_ID        which collective its ranks part at, from their flight records\n"
     "\n"
     "`cohort trial SUBCOMMAND --help` explains its options.\n";
 
@@ -35,6 +37,17 @@ constexpr char kKillUsage[] =
     "Stops one trial: its task gets time to checkpoint and exit, then the trial ends\n"
     "stopped and its searcher goes on without it (as when a trial exits early).\n"
     "Killing a trial that has ended does nothing.\n"
+    "\n";
+
+constexpr char kDiagnoseUsage[] =
+    "usage: cohort trial diagnose TRIAL_ID\n"
+    "\n"
+    "Reads the flight records of a trial of several slots (the last collectives\n"
+    "each rank entered and left) from its running task, or from its last failed\n"
+    "one, gathers them into the trial's folder (trials/<id>/flight_record.json)\n"
+    "and names the first collective the ranks part at: the ranks that entered it,\n"
+    "those missing from it, and those whose process stopped answering. Use it on\n"
+    "a trial that seems to hang, before optimizations.collective_timeout ends it.\n"
     "\n";
 
 // Parses `arguments` by `spec`, whose one positional is TRIAL_ID, into `*args` and the id;
@@ -79,12 +92,36 @@ int Kill(const std::vector<std::string>& arguments) {
   });
 }
 
+std::string FormatDiagnosis(const TrialDiagnosis& d) {
+  std::string text = absl::StrCat("trial ", d.trial_id, ", task ", d.task_id,
+                                  d.running ? " (running)" : " (ended)", ": ", d.summary, "\n");
+  for (const std::string& line : d.ranks) absl::StrAppend(&text, "  ", line, "\n");
+  absl::StrAppend(&text, "records: ", d.record_path, "\n");
+  return text;
+}
+
+int Diagnose(const std::vector<std::string>& arguments) {
+  const ClientCommandSpec spec{"cohort trial diagnose",
+                               absl::StrCat(kDiagnoseUsage, kOrchestratorOptionUsage),
+                               {"TRIAL_ID"},
+                               {},
+                               {}};
+  int exit_code = 0;
+  std::optional<ClientArgs> args;
+  const std::optional<uint64_t> id = ParseTrialArgs(spec, arguments, &args, &exit_code);
+  if (!id) return exit_code;
+  return AskAndPrint<TrialDiagnosis>(*args, DiagnoseTrial{*id}, FormatDiagnosis);
+}
+
 }  // namespace
 
 int RunTrialCommand(const std::vector<std::string>& arguments) {
-  return RunClientSubcommand(
-      "trial", kTrialUsage, {{"logs", RunTrialLogsCommand}, {"describe", Describe}, {"kill", Kill}},
-      arguments);
+  return RunClientSubcommand("trial", kTrialUsage,
+                             {{"logs", RunTrialLogsCommand},
+                              {"describe", Describe},
+                              {"kill", Kill},
+                              {"diagnose", Diagnose}},
+                             arguments);
 }
 
 }  // namespace cohort

@@ -166,7 +166,7 @@ class LinkedEvents final : public TrialEvents {
   std::chrono::steady_clock::time_point last_beat_;
 };
 
-// One trial's worker, built from the flags and the environment (COHORT_DEVICE,
+// One trial's worker, built from the flags and the environment (COHORT_TASK_ID, COHORT_DEVICE,
 // COHORT_GLOO_HOSTNAME, COHORT_EXCHANGE_AT_ONE_SLOT), run to its end. With `rendezvous_keys`, the
 // link to --rendezvous is a CURVE client.
 absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
@@ -184,6 +184,9 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   options.rank = args.rank;
   options.size = args.size;
   options.attempt = args.attempt;
+  if (const char* task = std::getenv("COHORT_TASK_ID")) {
+    options.task_id = std::strtoull(task, nullptr, 10);
+  }
   if (const char* device = std::getenv("COHORT_DEVICE")) options.device = device;
   if (const char* hostname = std::getenv("COHORT_GLOO_HOSTNAME")) options.gloo_hostname = hostname;
   options.exchange_at_one_slot =

@@ -1,0 +1,92 @@
+// The Orchestrator and the ranks' flight records (observe/flight_report.h): gathered into the
+// trial's folder with their diagnosis when a task of several ranks fails, and on request
+// (DiagnoseTrial, `cohort trial diagnose`); removed when a task ends well.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/observe/flight_files.h"
+#include "runtime/observe/flight_report.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/orchestrator/task_ending.h"
+
+namespace cohort {
+namespace {
+
+std::string FlightReportPath(const orchestration::Experiment& experiment, uint64_t trial_id) {
+  return experiment.folder->trial_dir(trial_id) + "/flight_record.json";
+}
+
+}  // namespace
+
+void Orchestrator::SettleFlightRecords(const Experiment& experiment, const Trial& trial,
+                                       uint64_t task_id, uint32_t ranks, TaskEnding& ending) {
+  if (ranks < 2) return;
+  if (!ending.failed) {
+    RemoveTaskFlights(experiment.checkpoint_root, trial.id, task_id);
+    return;
+  }
+  const std::string path = FlightReportPath(experiment, trial.id);
+  absl::StatusOr<FlightReport> report =
+      GatherFlightReport(experiment.checkpoint_root, trial.id, task_id, ranks, path);
+  if (!report.ok()) {
+    if (!absl::IsNotFound(report.status())) {
+      Notice(absl::StrCat("warning: trial ", trial.id, ": ", report.status().message()));
+    }
+    return;
+  }
+  const FlightDiagnosis& diagnosis = report->diagnosis;
+  Event(absl::StrCat("trial ", trial.id, ": flight record of task ", task_id, " in ", path, ": ",
+                     diagnosis.summary));
+  // The failure already names how each rank ended; the record adds where the ranks parted.
+  if (!diagnosis.collective.empty()) {
+    absl::StrAppend(&ending.failure, ending.failure.empty() ? "" : ". ",
+                    "Flight record: ", diagnosis.summary);
+  }
+}
+
+ClientMessage Orchestrator::Diagnose(const DiagnoseTrial& request) {
+  const auto trial_it = cluster_->trials.find(request.trial_id);
+  if (trial_it == cluster_->trials.end()) {
+    return ClientError{ClientErrorCode::kNotFound, absl::StrCat("no trial ", request.trial_id)};
+  }
+  const Trial& trial = *trial_it->second;
+  const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  // The running task's records, else the newest left behind (a failed task's).
+  std::optional<uint64_t> task_id;
+  uint32_t ranks = experiment.config.slots_per_trial;
+  if (const auto task = cluster_->tasks.find(trial.task_id); task != cluster_->tasks.end()) {
+    task_id = task->first;
+    ranks = task->second->slots;
+  } else {
+    task_id = LatestFlightTask(experiment.checkpoint_root, trial.id);
+  }
+  if (!task_id) {
+    return ClientError{ClientErrorCode::kNotFound,
+                       absl::StrCat("trial ", trial.id, " has no flight record: ",
+                                    ranks < 2 ? "a trial of one slot keeps none"
+                                              : "no task of it is running, and none failed")};
+  }
+  const std::string path = FlightReportPath(experiment, trial.id);
+  absl::StatusOr<FlightReport> report =
+      GatherFlightReport(experiment.checkpoint_root, trial.id, *task_id, ranks, path);
+  if (!report.ok()) {
+    return ClientError{ClientErrorCode::kNotFound, std::string(report.status().message())};
+  }
+  FlightDiagnosis& found = report->diagnosis;
+  TrialDiagnosis reply;
+  reply.trial_id = trial.id;
+  reply.task_id = *task_id;
+  reply.running = trial.task_id == *task_id;
+  reply.summary = std::move(found.summary);
+  reply.collective = std::move(found.collective);
+  reply.entered = std::move(found.entered);
+  reply.missing = std::move(found.missing);
+  reply.silent = std::move(found.silent);
+  reply.ranks = std::move(found.ranks);
+  for (const std::string& why : report->unreadable) reply.ranks.push_back(why);
+  reply.record_path = path;
+  return reply;
+}
+
+}  // namespace cohort

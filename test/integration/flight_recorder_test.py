@@ -1,0 +1,94 @@
+"""The collective flight recorder, on a real trial of two ranks (two agents of one CPU slot each,
+Gloo between them):
+
+1. rank 1's worker is stopped (SIGSTOP) mid-training; while rank 0 waits for it, `cohort trial
+   diagnose` names the collective the ranks part at, rank 0 in it, and rank 1 as the rank missing
+   from it or gone silent; the gathered records are in the trial's folder;
+2. when the collective timeout ends the trial, its error ends with the same diagnosis and the
+   trial's folder holds the records of both ranks;
+3. a 2-slot trial that completes leaves no flight record behind, and `cohort trial diagnose` says
+   there is none; so does a trial of one slot.
+"""
+import json
+import os
+import signal
+import time
+
+from cohort_cli import *
+from cluster import Cluster
+
+
+def config(tmp, name, batches, slots, timeout):
+    text = read_bytes(mlp_config(tmp, name=name, batches=batches, period=10**6)).decode()
+    return write_config(tmp, text + f"resources:\n  slots_per_trial: {slots}\n"
+                        f"optimizations:\n  collective_timeout: {timeout}\n",
+                        file_name=name + ".yaml")
+
+
+def trial_id_of(cluster, experiment_id):
+    described = json.loads(cluster.must("experiment", "describe", str(experiment_id), "--json"))
+    return described["trials"][0]["id"]
+
+
+with temp_dir() as tmp:
+    cluster_dir = os.path.join(tmp, "cluster")
+    os.makedirs(cluster_dir)
+    with Cluster(cluster_dir) as cluster:
+        cluster.add_agent("agent-a", 1)
+        cluster.add_agent("agent-b", 1)
+
+        # 1. A stopped rank, diagnosed while the other waits for it.
+        experiment_id = cluster.submit(config(tmp, "stopped", 10**6, 2, 20))
+        folder = os.path.join(cluster.state, "experiments", str(experiment_id))
+        wait_for(lambda: worker_pid(1, cluster_dir) is not None
+                 and experiment(folder)["trials"][0]["batches_trained"] > 0, 120,
+                 "rank 1 to train")
+        trial_id = trial_id_of(cluster, experiment_id)
+        pid = worker_pid(1, cluster_dir)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(2.5)  # past the 1 s after which a record that is not stamped is silent
+            out = cluster.must("trial", "diagnose", str(trial_id))
+            report_path = os.path.join(folder, "trials", str(trial_id), "flight_record.json")
+            with open(report_path) as f:
+                report = json.load(f)
+            diagnosis = report["diagnosis"]
+            check(diagnosis["collective"] and diagnosis["collective"] in out, f"{out}\n{report}")
+            check(0 in diagnosis["entered"], diagnosis)
+            # Stopped between two collectives, rank 1 is missing from the one rank 0 waits in;
+            # stopped inside it, it entered it too. Either way it is silent, and named.
+            check(diagnosis["silent"] == [1], diagnosis)
+            check(diagnosis["missing"] == [1] or diagnosis["entered"] == [0, 1], diagnosis)
+            check("rank 1 " in diagnosis["summary"] and "gone silent" in diagnosis["summary"],
+                  diagnosis)
+            check(sorted(r["rank"] for r in report["records"]) == [0, 1], report["records"])
+            check(all(r["collectives"] for r in report["records"]), "an empty record")
+            check("(running)" in out and "records: " + report_path in out, out)
+            print(out)
+
+            # 2. The timeout ends the trial; its error carries the diagnosis.
+            state = cluster.wait_ended(experiment_id, 120)
+        finally:
+            release(pid)
+        check(state == "error", f"the experiment ended {state}:\n{cluster.logs()}")
+        error = experiment(folder)["trials"][0]["error"] or ""
+        check(error.startswith("rank 1 ") and "Flight record: " in error, error)
+        print("the trial's error:", error)
+        with open(report_path) as f:
+            after = json.load(f)
+        check(after["diagnosis"]["collective"] in error, f"{after['diagnosis']}\n{error}")
+        out = cluster.must("trial", "diagnose", str(trial_id))
+        check("(ended)" in out, out)
+
+        # 3. A trial that completes removes its records; one slot keeps none.
+        done_id = cluster.submit(config(tmp, "done", 40, 2, 20))
+        check(cluster.wait_ended(done_id, 120) == "completed", cluster.logs())
+        done_trial = trial_id_of(cluster, done_id)
+        code, out, err = cluster.cli("trial", "diagnose", str(done_trial))
+        check(code != 0 and "no task of it is running, and none failed" in err,
+              f"{code}\n{out}\n{err}")
+        one_id = cluster.submit(config(tmp, "one", 20, 1, 20))
+        check(cluster.wait_ended(one_id, 120) == "completed", cluster.logs())
+        code, out, err = cluster.cli("trial", "diagnose", str(trial_id_of(cluster, one_id)))
+        check(code != 0 and "a trial of one slot keeps none" in err, f"{code}\n{out}\n{err}")
+print("ok")
