@@ -35,6 +35,8 @@ MlpOptions ReadMlpOptions(const cohort::Host& host) {
       CountAtLeast(host, "synthetic_validation_records", o.synthetic_validation_records, 0);
   o.synthetic_input_dim = CountAtLeast(host, "synthetic_input_dim", o.synthetic_input_dim, 1);
   o.synthetic_classes = CountAtLeast(host, "synthetic_classes", o.synthetic_classes, 2);
+  o.slow_rank = host.hparam_int_or("slow_rank", o.slow_rank);
+  o.slow_rank_ms = CountAtLeast(host, "slow_rank_ms", o.slow_rank_ms, 0);
   return o;
 }
 

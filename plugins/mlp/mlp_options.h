@@ -7,6 +7,8 @@
 //   synthetic_validation_records (int, 10000)            built-in SyntheticDataset of this shape
 //   synthetic_input_dim (int, 32)
 //   synthetic_classes (int, 10)
+//   slow_rank (int, -1), slow_rank_ms (int, 0)        a test's straggler: rank slow_rank sleeps
+//                                                     slow_rank_ms in every train_batch
 // A value out of range (for example hidden_size 0) or of the wrong type is an INVALID_ARGUMENT
 // error naming the hyperparameter.
 #ifndef COHORT_PLUGINS_MLP_MLP_OPTIONS_H_
@@ -31,6 +33,8 @@ struct MlpOptions {
   uint64_t synthetic_validation_records = 10000;
   size_t synthetic_input_dim = 32;
   size_t synthetic_classes = 10;
+  int64_t slow_rank = -1;  // none
+  uint64_t slow_rank_ms = 0;
 };
 
 // Reads the options from the trial's hyperparameters (throws cohort::Error).

@@ -8,9 +8,11 @@
 // CPU whatever the trial's device, since the network computes on the CPU). A weight has the shape
 // [fan_in, fan_out] (row-major, row k holding input k's outgoing weights, see mlp_network.h), a
 // bias [fan_out]. Metrics of both splits: "loss" (mean cross-entropy) and "accuracy".
+#include <chrono>
 #include <cohort/plugin.hpp>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dataset.h"
@@ -39,6 +41,10 @@ class MlpModel : public cohort::Model {
   uint64_t dataset_size(cohort_split split) override { return SplitData(data_, split).size(); }
 
   void train_batch(const cohort::Batch& batch, cohort::Metrics& metrics) override {
+    if (options_.slow_rank_ms > 0 &&
+        options_.slow_rank == static_cast<int64_t>(host().context().rank)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options_.slow_rank_ms));
+    }
     input_.Gather(SplitData(data_, batch.split()), batch);
     const BatchStats stats =
         network_.Train(params_, grads_, input_.inputs(), input_.labels(), batch.size(),

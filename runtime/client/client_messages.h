@@ -236,6 +236,9 @@ struct TrialSummary {
   uint64_t baseline_experiment_id = 0;
   // The last training report's GPU readings (metrics.jsonl "gpus"); empty off GPUs.
   std::vector<GpuReading> latest_gpus = {};
+  // Minor 6: the last training report's straggler scores (metrics.jsonl "ranks"); empty at one
+  // slot.
+  std::vector<RankPace> latest_ranks = {};
 
   friend bool operator==(const TrialSummary&, const TrialSummary&) = default;
 };

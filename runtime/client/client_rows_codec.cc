@@ -16,6 +16,11 @@ Offset<wire::NamedValue> Encode(FlatBufferBuilder& builder, const NamedValue& va
   return wire::CreateNamedValue(builder, CreateText(builder, value.name), value.value);
 }
 
+Offset<wire::RankPace> Encode(FlatBufferBuilder& builder, const RankPace& pace) {
+  return wire::CreateRankPace(builder, pace.rank, pace.compute_seconds, pace.step_seconds,
+                              pace.vs_fastest, pace.vs_best);
+}
+
 Offset<wire::GpuReading> Encode(FlatBufferBuilder& builder, const GpuReading& gpu) {
   return wire::CreateGpuReading(builder, gpu.rank, gpu.gpu, CreateText(builder, gpu.name),
                                 gpu.utilization, gpu.memory_used, gpu.memory_total);
@@ -62,7 +67,8 @@ Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary
       t.has_best_metric, t.best_metric, CreateText(builder, t.latest_checkpoint_id),
       CreateText(builder, t.error), EncodeAll(builder, t.latest_timings), t.records_per_second,
       t.scaling_efficiency, t.baseline_experiment_id,
-      t.latest_gpus.empty() ? 0 : EncodeAll(builder, t.latest_gpus));
+      t.latest_gpus.empty() ? 0 : EncodeAll(builder, t.latest_gpus),
+      t.latest_ranks.empty() ? 0 : EncodeAll(builder, t.latest_ranks));
 }
 
 Offset<wire::ValidationRow> Encode(FlatBufferBuilder& builder, const ValidationRow& row) {
@@ -80,6 +86,10 @@ std::vector<std::string> Texts(const flatbuffers::Vector<Offset<flatbuffers::Str
 }
 
 NamedValue Read(Reader&, const wire::NamedValue& t) { return {t.name()->str(), t.value()}; }
+
+RankPace Read(Reader&, const wire::RankPace& t) {
+  return {t.rank(), t.compute_seconds(), t.step_seconds(), t.vs_fastest(), t.vs_best()};
+}
 
 GpuReading Read(Reader&, const wire::GpuReading& t) {
   return {t.rank(), t.gpu(), TextOf(t.name()), t.utilization(), t.memory_used(), t.memory_total()};
@@ -158,7 +168,8 @@ TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
           t.records_per_second(),
           t.scaling_efficiency(),
           t.baseline_experiment_id(),
-          ReadAll(reader, t.latest_gpus())};
+          ReadAll(reader, t.latest_gpus()),
+          ReadAll(reader, t.latest_ranks())};
 }
 
 ValidationRow Read(Reader& reader, const wire::ValidationRow& t) {

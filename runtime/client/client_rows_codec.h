@@ -29,6 +29,7 @@ std::vector<std::string> Texts(const flatbuffers::Vector<Offset<flatbuffers::Str
 
 Offset<wire::NamedValue> Encode(FlatBufferBuilder& builder, const NamedValue& value);
 Offset<wire::GpuReading> Encode(FlatBufferBuilder& builder, const GpuReading& gpu);
+Offset<wire::RankPace> Encode(FlatBufferBuilder& builder, const RankPace& pace);
 Offset<wire::ExperimentSummary> Encode(FlatBufferBuilder& builder, const ExperimentSummary& s);
 Offset<wire::CheckpointRow> Encode(FlatBufferBuilder& builder, const CheckpointRow& row);
 Offset<wire::TaskRow> Encode(FlatBufferBuilder& builder, const TaskRow& row);
@@ -39,6 +40,7 @@ Offset<wire::ValidationRow> Encode(FlatBufferBuilder& builder, const ValidationR
 
 NamedValue Read(Reader& reader, const wire::NamedValue& t);
 GpuReading Read(Reader& reader, const wire::GpuReading& t);
+RankPace Read(Reader& reader, const wire::RankPace& t);
 ExperimentSummary Read(Reader& reader, const wire::ExperimentSummary& t);
 CheckpointRow Read(Reader& reader, const wire::CheckpointRow& t);
 TaskRow Read(Reader& reader, const wire::TaskRow& t);

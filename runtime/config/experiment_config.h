@@ -132,6 +132,11 @@ struct OptimizationsConfig {
   // gradient exchange, a metrics merge, the start): a rank that stops taking part for longer
   // ends the trial with an error naming the batch and the phase, instead of a hang.
   uint32_t collective_timeout = 300;
+  // Cohort's straggler warning: a rank whose step (its own work per batch, waiting for the others
+  // left out) stays slower than the fastest rank's by more than this fraction for 3 training
+  // reports in a row is named, with its agent; 0 turns the warning off (the scores are reported
+  // either way). Not a training setting.
+  double straggler_threshold = 0.2;
 };
 
 struct CheckpointStorageConfig {

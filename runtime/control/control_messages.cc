@@ -61,6 +61,11 @@ Offset<wire::GpuReading> Encode(FlatBufferBuilder& builder, const GpuReading& gp
                                 gpu.utilization, gpu.memory_used, gpu.memory_total);
 }
 
+Offset<wire::RankPace> Encode(FlatBufferBuilder& builder, const RankPace& pace) {
+  return wire::CreateRankPace(builder, pace.rank, pace.compute_seconds, pace.step_seconds,
+                              pace.vs_fastest, pace.vs_best);
+}
+
 // Defined below EncodeAll, which it uses.
 Offset<wire::TaskGpuReadings> Encode(FlatBufferBuilder& builder, const TaskGpuReadings& task);
 
@@ -134,9 +139,11 @@ struct PayloadEncoder {
     const auto timings = r.timings.empty() ? decltype(metrics)() : EncodeAll(builder, r.timings);
     const auto gpus =
         r.gpus.empty() ? decltype(EncodeAll(builder, r.gpus))() : EncodeAll(builder, r.gpus);
+    const auto ranks =
+        r.ranks.empty() ? decltype(EncodeAll(builder, r.ranks))() : EncodeAll(builder, r.ranks);
     auto table = wire::CreateTaskMetricsReport(
         builder, m.task_id, r.trial_id, ToWire<wire::ReportKind>(r.kind), r.batches, r.records,
-        r.unix_time, metrics, timings, r.records_per_second, r.exchanged_bytes, gpus);
+        r.unix_time, metrics, timings, r.records_per_second, r.exchanged_bytes, gpus, ranks);
     return {wire::ControlPayload::TaskMetricsReport, table.Union()};
   }
   Payload operator()(const TaskCheckpointReport& m) const {
@@ -221,6 +228,10 @@ RankAssignment Read(Reader&, const wire::RankAssignment& t) {
 
 RankProcess Read(Reader&, const wire::RankProcess& t) { return {t.rank(), t.pid()}; }
 
+RankPace Read(Reader&, const wire::RankPace& t) {
+  return {t.rank(), t.compute_seconds(), t.step_seconds(), t.vs_fastest(), t.vs_best()};
+}
+
 GpuReading Read(Reader&, const wire::GpuReading& t) {
   return {t.rank(), t.gpu(), TextOf(t.name()), t.utilization(), t.memory_used(), t.memory_total()};
 }
@@ -295,6 +306,7 @@ TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {
        t.unix_time(), ReadAll(reader, t.metrics()), ReadAll(reader, t.timings()),
        t.records_per_second(), t.exchanged_bytes()}};
   report.report.gpus = ReadAll(reader, t.gpus());
+  report.report.ranks = ReadAll(reader, t.ranks());
   return report;
 }
 

@@ -41,9 +41,16 @@ struct MessageEncoder {
         m.kind == ReportKind::kValidation ? fbs::ReportKind::Validation : fbs::ReportKind::Training;
     const auto metrics = Named(m.metrics);
     const auto timings = m.timings.empty() ? decltype(metrics)() : Named(m.timings);
+    std::vector<flatbuffers::Offset<fbs::RankPace>> paces;
+    for (const RankPace& pace : m.ranks) {
+      paces.push_back(fbs::CreateRankPace(builder, pace.rank, pace.compute_seconds,
+                                          pace.step_seconds, pace.vs_fastest, pace.vs_best));
+    }
+    const auto ranks =
+        paces.empty() ? decltype(builder.CreateVector(paces))() : builder.CreateVector(paces);
     auto table =
         fbs::CreateMetricsReport(builder, m.trial_id, kind, m.batches, m.records, m.unix_time,
-                                 metrics, timings, m.records_per_second, m.exchanged_bytes);
+                                 metrics, timings, m.records_per_second, m.exchanged_bytes, ranks);
     return FinishWorkerEnvelope(builder, fbs::WorkerPayload::MetricsReport, table.Union());
   }
   std::string operator()(const ProgressReport& m) const {
@@ -110,6 +117,12 @@ absl::StatusOr<WorkerMessage> Decode(const fbs::MetricsReport& t) {
   }
   m.records_per_second = t.records_per_second();
   m.exchanged_bytes = t.exchanged_bytes();
+  if (t.ranks() != nullptr) {
+    for (const fbs::RankPace* pace : *t.ranks()) {
+      m.ranks.push_back({pace->rank(), pace->compute_seconds(), pace->step_seconds(),
+                         pace->vs_fastest(), pace->vs_best()});
+    }
+  }
   return m;
 }
 

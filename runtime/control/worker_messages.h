@@ -49,6 +49,18 @@ struct WorkerHello {
   friend bool operator==(const WorkerHello&, const WorkerHello&) = default;
 };
 
+// One rank's pace over a training report's interval, per batch trained: what the straggler scores
+// are made of (TrialRunner gathers every rank's; the orchestrator warns about a slow one).
+struct RankPace {
+  uint32_t rank = 0;
+  double compute_seconds = 0;  // inside the plugin's train_batch (forward and backward)
+  double step_seconds = 0;     // its own work: data, compute and the optimizer step (no waiting)
+  double vs_fastest = 1;       // the fastest rank's step_seconds over this rank's: 1 the fastest
+  double vs_best = 1;          // this rank's best step_seconds in the attempt over its current one
+
+  friend bool operator==(const RankPace&, const RankPace&) = default;
+};
+
 struct MetricsReport {
   uint64_t trial_id = 0;
   ReportKind kind = ReportKind::kTraining;
@@ -70,6 +82,8 @@ struct MetricsReport {
   // Training reports of a trial on GPUs: each GPU slot of the task on the agent that forwards the
   // report, added by that agent (never sent by a worker).
   std::vector<GpuReading> gpus = {};
+  // Training reports of a trial of several ranks, from rank 0: every rank's pace, by rank.
+  std::vector<RankPace> ranks = {};
 
   friend bool operator==(const MetricsReport&, const MetricsReport&) = default;
 };

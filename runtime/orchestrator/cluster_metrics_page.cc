@@ -87,6 +87,37 @@ std::string ClusterMetricsPage(const Cluster& cluster, double now) {
                  "per second; a rewind to a checkpoint reads as a counter reset).",
                  static_cast<double>(trial->records_trained), labels(*trial));
   }
+  // Straggler scores of a live trial of several ranks, from its latest training report.
+  std::vector<std::pair<const Trial*, RankPace>> paces;
+  for (const Trial* trial : live) {
+    const Experiment& experiment = *cluster.experiments.at(trial->experiment_id);
+    for (const TrialRecord& record : experiment.record.trials) {
+      if (record.id != trial->id || !record.latest_training) continue;
+      for (const RankPace& pace : record.latest_training->ranks) paces.push_back({trial, pace});
+    }
+  }
+  const auto rank_labels = [&labels](const Trial& trial, const RankPace& pace) {
+    PrometheusText::Labels with_rank = labels(trial);
+    with_rank.push_back({"rank", absl::StrCat(pace.rank)});
+    return with_rank;
+  };
+  for (const auto& [trial, pace] : paces) {
+    page.Gauge("cohort_orchestrator_trial_rank_step_seconds",
+               "A rank's own work per batch (data, compute, optimizer step; waiting for the "
+               "other ranks left out) over the latest training report.",
+               pace.step_seconds, rank_labels(*trial, pace));
+  }
+  for (const auto& [trial, pace] : paces) {
+    page.Gauge("cohort_orchestrator_trial_rank_vs_fastest",
+               "The fastest rank's step time over this rank's (1: the fastest; a straggler is "
+               "well below 1).",
+               pace.vs_fastest, rank_labels(*trial, pace));
+  }
+  for (const auto& [trial, pace] : paces) {
+    page.Gauge("cohort_orchestrator_trial_rank_vs_best",
+               "A rank's best step time in its attempt over its latest one (1: at its best).",
+               pace.vs_best, rank_labels(*trial, pace));
+  }
   return page.Text();
 }
 

@@ -98,6 +98,7 @@ TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment
       summary.latest_timings = record.latest_training->timings;
       summary.records_per_second = record.latest_training->records_per_second;
       summary.latest_gpus = record.latest_training->gpus;
+      summary.latest_ranks = record.latest_training->ranks;
       summary.scaling_efficiency =
           ScalingEfficiency(cluster, experiment, summary.records_per_second,
                             &summary.baseline_experiment_id)

@@ -219,6 +219,9 @@ class Orchestrator {
   void OnTaskStatus(const std::string& agent_id, const TaskStatus& status);
   void OnTaskExit(const std::string& agent_id, uint64_t message_id, const TaskExit& exit);
   void OnMetrics(const TaskMetricsReport& report);
+  // A training report's rank paces: a rank slow for kStragglerReports reports in a row is named,
+  // with its agent, in the orchestrator's log and the trial's.
+  void WarnOfStragglers(Task& task, const MetricsReport& report);
   void OnCheckpoint(const TaskCheckpointReport& report);
   // A worker passed over the trial's newest checkpoints as damaged and resumed from an older one
   // (or from the start): the record goes back to where it resumed, so nothing is reported twice.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
@@ -244,6 +245,7 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
     metrics.scaling_efficiency =
         orchestration::ScalingEfficiency(*cluster_, experiment, metrics.records_per_second);
     AddOtherAgentsGpus(*task, metrics);
+    WarnOfStragglers(*task, metrics);
   }
   if (absl::Status appended =
           AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));
@@ -268,6 +270,27 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
     trial.segment_metric = experiment.record.SearcherMetricOf(metrics);
   }
   experiment.dirty = true;
+}
+
+void Orchestrator::WarnOfStragglers(Task& task, const MetricsReport& report) {
+  Trial& trial = *cluster_->trials.at(task.trial_id);
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  const double threshold = experiment.config.optimizations.straggler_threshold;
+  for (const RankPace& slow : task.stragglers.Observe(report.ranks, threshold)) {
+    std::string agent = "an unknown agent";
+    for (const auto& [agent_id, part] : task.parts) {
+      if (part.ranks.count(static_cast<int32_t>(slow.rank)) != 0) agent = "agent " + agent_id;
+    }
+    const std::string line =
+        absl::StrCat("warning: ", DescribeStraggler(slow), "; it runs on ", agent,
+                     absl::StrFormat(" (optimizations.straggler_threshold %g)", threshold));
+    Notice(absl::StrCat("trial ", trial.id, ": ", line));
+    trial.log.Append(task.attempt, {0, LogStream::kAgent, report.unix_time, line});
+    if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line);
+        !appended.ok()) {
+      Notice(absl::StrCat("warning: ", appended.message()));
+    }
+  }
 }
 
 void Orchestrator::OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,

@@ -22,6 +22,7 @@
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/agent_provisioner.h"
 #include "runtime/orchestrator/placement.h"
+#include "runtime/orchestrator/straggler_watch.h"
 #include "runtime/orchestrator/task_ending.h"
 #include "runtime/orchestrator/trial_lifecycle.h"
 #include "runtime/orchestrator/trial_log.h"
@@ -133,6 +134,7 @@ struct Task {
   TaskFlags flags;  // what the orchestrator knew of it: running, stopping, lost, its failure
   bool failure_is_rank_error = false;  // flags.failure is a rank's own error exit (OnTaskExit)
   bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
+  StragglerWatch stragglers;     // its ranks' paces, report after report
   // Under a provisioner: the job holding its agents ("" before submission), how many agents it
   // starts, and its latest known state.
   std::string job_id;

@@ -30,6 +30,20 @@ void WriteGpuReadings(JsonWriter& json, const std::vector<GpuReading>& gpus) {
   json.EndArray();
 }
 
+void WriteRankPaces(JsonWriter& json, const std::vector<RankPace>& ranks) {
+  json.BeginArray();
+  for (const RankPace& pace : ranks) {
+    json.BeginObject();
+    json.Field("rank", uint64_t{pace.rank});
+    json.Field("compute_seconds", pace.compute_seconds);
+    json.Field("step_seconds", pace.step_seconds);
+    json.Field("vs_fastest", pace.vs_fastest);
+    json.Field("vs_best", pace.vs_best);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
 namespace {
 
 void WriteMetrics(JsonWriter& json, const std::vector<NamedValue>& metrics) {
@@ -62,6 +76,10 @@ void WriteReport(JsonWriter& json, const MetricsReport& report) {
   if (!report.gpus.empty()) {
     json.Key("gpus");
     WriteGpuReadings(json, report.gpus);
+  }
+  if (!report.ranks.empty()) {
+    json.Key("ranks");
+    WriteRankPaces(json, report.ranks);
   }
   json.EndObject();
 }
@@ -281,6 +299,11 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
                              gpu["name"].as<std::string>(), gpu["utilization"].as<double>(),
                              gpu["memory_used"].as<uint64_t>(),
                              gpu["memory_total"].as<uint64_t>()});
+    }
+    for (const auto& pace : node["ranks"]) {
+      report.ranks.push_back({pace["rank"].as<uint32_t>(), pace["compute_seconds"].as<double>(),
+                              pace["step_seconds"].as<double>(), pace["vs_fastest"].as<double>(),
+                              pace["vs_best"].as<double>()});
     }
     return report;
   } catch (const YAML::Exception& e) {

@@ -86,6 +86,10 @@ absl::StatusOr<std::vector<MetricsReport>> TrimMetricsFile(const std::string& pa
 // metrics.jsonl and `describe --json` hold them.
 void WriteGpuReadings(JsonWriter& json, const std::vector<GpuReading>& gpus);
 
+// Ranks' paces (straggler scores) as a JSON array of {rank, compute_seconds, step_seconds,
+// vs_fastest, vs_best}, as metrics.jsonl and `describe --json` hold them.
+void WriteRankPaces(JsonWriter& json, const std::vector<RankPace>& ranks);
+
 // A metrics report as one line of metrics.jsonl (no newline), and back.
 std::string MetricsReportJson(const MetricsReport& report);
 absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uint64_t trial_id);

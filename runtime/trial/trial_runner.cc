@@ -108,6 +108,7 @@ absl::StatusOr<TrialExit> TrialRunner::Train() {
   // The first report's window starts here, but its timings also count forming the group: the
   // phase timer counts from the first phase entered, kStarting, which has no timing key.
   throughput_.Start(options_.clock->MonotonicSeconds(), progress_.records_trained);
+  paced_batches_ = progress_.batches_trained;
   Enter(TrialPhase::kStarting, progress_.batches_trained);
   if (multi_rank()) {
     // Same model everywhere, starting from rank 0's parameters and state (its initialisation, or
@@ -360,6 +361,16 @@ absl::Status TrialRunner::ReportTraining() {
     report.timings.push_back({"checkpoint_write", std::exchange(checkpoint_write_seconds_, 0)});
   }
   report.records_per_second = throughput_.TakeReportRate(now, progress_.records_trained);
+  if (multi_rank()) {
+    const uint64_t batches = progress_.batches_trained - paced_batches_;
+    paced_batches_ = progress_.batches_trained;
+    absl::StatusOr<std::vector<RankPace>> paces =
+        paces_.Gather(*options_.collective, report.timings, batches);
+    if (!paces.ok()) {
+      return InCollective(paces.status(), "gathering the ranks' pace", progress_.batches_trained);
+    }
+    report.ranks = *std::move(paces);
+  }
   if (reporter()) options_.events->OnMetrics(report);
   return absl::OkStatus();
 }

@@ -41,6 +41,7 @@
 #include "runtime/plugin/loaded_model.h"
 #include "runtime/plugin/metric_accumulator.h"
 #include "runtime/trial/phase_timer.h"
+#include "runtime/trial/rank_pace.h"
 #include "runtime/trial/record_sampler.h"
 #include "runtime/trial/throughput_meter.h"
 #include "runtime/trial/trial_events.h"
@@ -182,6 +183,10 @@ class TrialRunner {
   // Since the previous training report: the time per phase.
   PhaseTimer phase_timer_;
   uint64_t phase_batch_ = 0;  // the batch of the phase entered last
+  // Several ranks: every rank's pace at each training report (straggler scores), and the batches
+  // trained when the previous report's interval ended.
+  RankPaceTracker paces_;
+  uint64_t paced_batches_ = 0;
   // Rank 0's; the seconds its writes took since the previous training report; and the last
   // write's files, whose memory the next capture reuses (one copy of the state in host memory
   // between checkpoints).

@@ -87,6 +87,11 @@ std::vector<MalformedCase> Cases() {
        "",
        {"optimizations.collective_timeout=0"},
        "optimizations.collective_timeout: expected an integer >= 1; got 0"},
+      {"negative straggler threshold",
+       "",
+       {"optimizations.straggler_threshold=-0.5"},
+       "optimizations.straggler_threshold: expected a fraction from 0 (no warning) to 100; got "
+       "-0.5"},
       {"non-finite gradient policy",
        "",
        {"optimizations.nonfinite_gradients=retry"},

@@ -60,6 +60,7 @@ TEST(WorkerMessagesTest, MetricsRoundTripManyAwkwardMetrics) {
   report.timings = {{"compute", 1.25}, {"exchange_wait", 0.0}, {kAwkwardText, 3e-9}};
   report.records_per_second = 12345.5;
   report.exchanged_bytes = uint64_t{1} << 40;
+  report.ranks = {{0, 0.004, 0.005, 1.0, 0.97}, {1, 0.5, 0.75, 0.0066, 1.0}};
   const auto decoded = std::get<MetricsReport>(RoundTrip(report));
   EXPECT_EQ(decoded, report);
   EXPECT_TRUE(std::signbit(decoded.metrics[1].value));

@@ -10,6 +10,7 @@ two_agent_cluster(folder) starts an orchestrator and two GPU agents that NCCL ta
 machines (each with its own NCCL_HOSTID); live_task_agents() tells which agents a running task is
 on.
 """
+import json
 import os
 import re
 import socket
@@ -96,6 +97,11 @@ class Cluster:
         wait_for(lambda: self.state_of(experiment_id) in ("completed", "error", "stopped"),
                  timeout, f"experiment {experiment_id} to end")
         return self.state_of(experiment_id)
+
+    def first_trial(self, experiment_id):
+        """The id of the experiment's first trial, as `experiment describe --json` gives it."""
+        described = json.loads(self.must("experiment", "describe", str(experiment_id), "--json"))
+        return described["trials"][0]["id"]
 
     def task_rows(self):
         """(task, experiment, trial, slots, state, agents and reason) per `cohort task list` row."""

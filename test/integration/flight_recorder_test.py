@@ -25,11 +25,6 @@ def config(tmp, name, batches, slots, timeout):
                         file_name=name + ".yaml")
 
 
-def trial_id_of(cluster, experiment_id):
-    described = json.loads(cluster.must("experiment", "describe", str(experiment_id), "--json"))
-    return described["trials"][0]["id"]
-
-
 with temp_dir() as tmp:
     cluster_dir = os.path.join(tmp, "cluster")
     os.makedirs(cluster_dir)
@@ -43,7 +38,7 @@ with temp_dir() as tmp:
         wait_for(lambda: worker_pid(1, cluster_dir) is not None
                  and experiment(folder)["trials"][0]["batches_trained"] > 0, 120,
                  "rank 1 to train")
-        trial_id = trial_id_of(cluster, experiment_id)
+        trial_id = cluster.first_trial(experiment_id)
         pid = worker_pid(1, cluster_dir)
         os.kill(pid, signal.SIGSTOP)
         try:
@@ -83,12 +78,12 @@ with temp_dir() as tmp:
         # 3. A trial that completes removes its records; one slot keeps none.
         done_id = cluster.submit(config(tmp, "done", 40, 2, 20))
         check(cluster.wait_ended(done_id, 120) == "completed", cluster.logs())
-        done_trial = trial_id_of(cluster, done_id)
+        done_trial = cluster.first_trial(done_id)
         code, out, err = cluster.cli("trial", "diagnose", str(done_trial))
         check(code != 0 and "no task of it is running, and none failed" in err,
               f"{code}\n{out}\n{err}")
         one_id = cluster.submit(config(tmp, "one", 20, 1, 20))
         check(cluster.wait_ended(one_id, 120) == "completed", cluster.logs())
-        code, out, err = cluster.cli("trial", "diagnose", str(trial_id_of(cluster, one_id)))
+        code, out, err = cluster.cli("trial", "diagnose", str(cluster.first_trial(one_id)))
         check(code != 0 and "a trial of one slot keeps none" in err, f"{code}\n{out}\n{err}")
 print("ok")

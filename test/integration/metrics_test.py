@@ -4,37 +4,11 @@ agent registered with its slots; a running trial's busy slot, records/s, heartbe
 exchanged (its one slot exchanging through a group of one); a
 killed worker's restart counted; the trial completed at the end."""
 import os
-import re
 import signal
-import urllib.request
 
 from cluster import Cluster, free_port
 from cohort_cli import *
-
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
-
-
-def scrape(port):
-    """{(name, frozenset of (label, value)): value} from http://127.0.0.1:PORT/metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        check(response.headers["Content-Type"].startswith("text/plain; version=0.0.4"),
-              response.headers["Content-Type"])
-        text = response.read().decode()
-    samples = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            check(not line or line.startswith("# HELP ") or line.startswith("# TYPE "), line)
-            continue
-        match = SAMPLE.match(line)
-        check(match is not None, f"not a sample line: {line!r}")
-        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(3) or ""))
-        samples[(match.group(1), labels)] = float(match.group(4))
-    return samples
-
-
-def value(samples, name, **labels):
-    return samples.get((name, frozenset(labels.items())))
-
+from prometheus_scrape import scrape, value
 
 def eventually(port, predicate, what):
     wait_for(lambda: predicate(scrape(port)), timeout=60, what=what)

@@ -145,6 +145,7 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
   std::string validation;
   std::string timing;
   std::string gpus;
+  std::string ranks;
   std::string errors;
   for (const TrialSummary& trial : description.trials) {
     if (trial.records_per_second > 0 || !trial.latest_timings.empty()) {
@@ -160,6 +161,13 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
         absl::StrAppend(&timing, absl::StrFormat(", %s %.3g s", phase.name, phase.value));
       }
       absl::StrAppend(&timing, "\n");
+    }
+    for (const RankPace& pace : trial.latest_ranks) {
+      absl::StrAppend(&ranks, absl::StrFormat("  trial %d rank %u: step %.3g s per batch (%.3g s "
+                                              "in the plugin), %.2f of the fastest, %.2f of its "
+                                              "best\n",
+                                              trial.trial_id, pace.rank, pace.step_seconds,
+                                              pace.compute_seconds, pace.vs_fastest, pace.vs_best));
     }
     for (const GpuReading& gpu : trial.latest_gpus) {
       absl::StrAppend(
@@ -181,6 +189,10 @@ std::string FormatExperimentDescription(const ExperimentDescription& description
     absl::StrAppend(&out,
                     "\nthroughput and where the time went, since the previous training report:\n",
                     timing);
+  }
+  if (!ranks.empty()) {
+    absl::StrAppend(&out, "\nranks' pace (straggler scores), since the previous training report:\n",
+                    ranks);
   }
   if (!gpus.empty()) {
     absl::StrAppend(&out, "\nGPUs, since the previous training report:\n", gpus);

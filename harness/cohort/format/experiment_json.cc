@@ -67,6 +67,10 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
     json.Key("latest_gpus");
     WriteGpuReadings(json, trial.latest_gpus);
   }
+  if (!trial.latest_ranks.empty()) {
+    json.Key("latest_ranks");
+    WriteRankPaces(json, trial.latest_ranks);
+  }
   json.Field("error", trial.error);
   json.EndObject();
 }

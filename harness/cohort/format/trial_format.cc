@@ -78,6 +78,17 @@ std::string FormatTrialDescription(const TrialDescription& description) {
   }
   if (trial.task_id != 0) AppendField("task", absl::StrCat(trial.task_id), &out);
   if (!trial.error.empty()) AppendField("error", trial.error, &out);
+  if (!trial.latest_ranks.empty()) {
+    out += "\nranks' pace since the previous training report (straggler scores):\n";
+    TextTable table({"RANK", "STEP/BATCH", "IN PLUGIN", "VS FASTEST", "VS OWN BEST"});
+    for (const RankPace& pace : trial.latest_ranks) {
+      table.AddRow({absl::StrCat(pace.rank), absl::StrFormat("%.3g s", pace.step_seconds),
+                    absl::StrFormat("%.3g s", pace.compute_seconds),
+                    absl::StrFormat("%.2f", pace.vs_fastest),
+                    absl::StrFormat("%.2f", pace.vs_best)});
+    }
+    out += table.Render();
+  }
   out += "\nvalidations:\n";
   out += description.validations.empty() ? "none yet\n" : ValidationTable(description.validations);
   out += "\ncheckpoints:\n";

@@ -1,3 +1,4 @@
+#include "absl/strings/str_cat.h"
 #include "runtime/config/internal/gradient_compression_reader.h"
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/section_readers.h"
@@ -10,7 +11,7 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.AllowKeys({"aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
                "gradient_compression", "mixed_precision", "tensor_fusion_threshold",
                "tensor_fusion_cycle_time", "auto_tune_tensor_fusion", "nonfinite_gradients",
-               "collective_timeout"},
+               "collective_timeout", "straggler_threshold"},
               {"grad_updates_size_file"});
   r.Int("aggregation_frequency", 1, &out->aggregation_frequency);
   r.Bool("average_aggregated_gradients", &out->average_aggregated_gradients);
@@ -30,6 +31,16 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.Bool("auto_tune_tensor_fusion", &out->auto_tune_tensor_fusion);
   r.PolicyChoice("nonfinite_gradients", &out->nonfinite_gradients);
   r.Int("collective_timeout", 1, &out->collective_timeout);
+  if (std::optional<double> threshold = r.ReadNumber("straggler_threshold")) {
+    if (*threshold >= 0 && *threshold <= 100) {
+      out->straggler_threshold = *threshold;
+    } else {
+      r.Fail(absl::InvalidArgumentError(absl::StrCat(r.PathOf("straggler_threshold"),
+                                                     ": expected a fraction from 0 (no warning) "
+                                                     "to 100; got ",
+                                                     *threshold)));
+    }
+  }
   return r.status();
 }
 
