@@ -103,6 +103,21 @@ absl::Status ReadHyperparameters(const YAML::Node& section, ExperimentConfig* co
   return ReadGlobalBatchSize(section, config);
 }
 
+// resources.min_slots_per_trial below slots_per_trial makes a trial change its slot count: a
+// compression that keeps state of its own per slot cannot go along, and is refused now.
+absl::Status CheckElastic(const ExperimentConfig& config) {
+  const CompressionOptions::Kind kind = config.optimizations.gradient_compression.kind;
+  if (config.min_slots_per_trial == 0 || config.min_slots_per_trial >= config.slots_per_trial ||
+      (kind != CompressionOptions::kTopK && kind != CompressionOptions::kPowerSgd)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "resources.min_slots_per_trial: ", config.min_slots_per_trial,
+      " makes the trial elastic, but optimizations.gradient_compression ",
+      CompressionKindName(kind),
+      " keeps state of its own on each slot; drop min_slots_per_trial or the compression"));
+}
+
 absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   std::vector<std::string>* ignored = &config->ignored_keys;
   MapReader r(root, "", ignored);
@@ -143,10 +158,14 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   }
 
   MapReader resources(r.Get("resources"), "resources", ignored);
-  resources.AllowKeys({"slots_per_trial", "resource_pool"},
+  resources.AllowKeys({"slots_per_trial", "min_slots_per_trial", "resource_pool"},
                       {"max_slots", "slots", "priority", "weight", "shm_size", "agent_label",
                        "devices", "native_parallel", "is_single_node"});
   resources.Int("slots_per_trial", 1, &config->slots_per_trial);
+  if (std::optional<int64_t> least =
+          resources.ReadInt("min_slots_per_trial", 1, config->slots_per_trial)) {
+    config->min_slots_per_trial = static_cast<uint32_t>(*least);
+  }
   resources.String("resource_pool", &config->resource_pool);
   if (!resources.ok()) return resources.status();
 
@@ -188,6 +207,7 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
     status = config_internal::ReadCheckpointStorage(r.Get("checkpoint_storage"), ignored,
                                                     &config->checkpoint_storage);
   }
+  if (status.ok()) status = CheckElastic(*config);
   return status;
 }
 

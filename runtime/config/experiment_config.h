@@ -166,6 +166,12 @@ struct ExperimentConfig {
   uint64_t global_batch_size = 0;
   bool global_batch_size_searched = false;
   uint32_t slots_per_trial = 1;    // resources.slots_per_trial, >= 1
+  // resources.min_slots_per_trial, from 1 to slots_per_trial (0 when absent: slots_per_trial).
+  // Below slots_per_trial a trial is elastic: when its slots_per_trial do not fit (an agent was
+  // lost), it trains on the largest count that fits, down to this one, from its latest
+  // checkpoint, and grows back when the slots return (see ElasticSlotCounts). Not a training
+  // setting.
+  uint32_t min_slots_per_trial = 0;
   // Under `cohort orchestrator --resource-manager slurm`: resources.resource_pool, the Slurm
   // partition of the experiment's jobs ("": the orchestrator's), and slurm.sbatch_args, options
   // added to each of its jobs' sbatch. Unused elsewhere.
@@ -239,6 +245,12 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
 // same ((global_batch_size / slots) * slots records in both) and no gradient compression keeps
 // state of its own per slot; otherwise FAILED_PRECONDITION naming the key and what would do.
 absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentConfig& after);
+
+// The slot counts a trial of `config` training global batches of `global_batch_size` records may
+// run on, largest first: slots_per_trial, then each count down to min_slots_per_trial that
+// CheckSlotChange allows from slots_per_trial (the same records per batch). Just slots_per_trial
+// for a trial that is not elastic.
+std::vector<uint32_t> ElasticSlotCounts(const ExperimentConfig& config, uint64_t global_batch_size);
 
 }  // namespace cohort
 

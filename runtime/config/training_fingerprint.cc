@@ -181,4 +181,19 @@ absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentCon
   return absl::OkStatus();
 }
 
+std::vector<uint32_t> ElasticSlotCounts(const ExperimentConfig& config,
+                                        uint64_t global_batch_size) {
+  ExperimentConfig full = config;
+  full.global_batch_size = global_batch_size;
+  std::vector<uint32_t> counts = {config.slots_per_trial};
+  const uint32_t least =
+      config.min_slots_per_trial == 0 ? config.slots_per_trial : config.min_slots_per_trial;
+  for (uint32_t slots = config.slots_per_trial; slots-- > least;) {
+    ExperimentConfig fewer = full;
+    fewer.slots_per_trial = slots;
+    if (CheckSlotChange(full, fewer).ok()) counts.push_back(slots);
+  }
+  return counts;
+}
+
 }  // namespace cohort

@@ -215,7 +215,7 @@ FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32
                                  silent_text);
     return found;
   }
-  const double waited = Seconds(newest - parting->first->started_ns);
+  const double waited = std::max(0.0, Seconds(newest - parting->first->started_ns));
   std::string summary =
       absl::StrCat(found.collective, " is where the ranks part: ", RankList(found.entered),
                    absl::StrFormat(" entered it (%.1f s before the newest record)", waited));

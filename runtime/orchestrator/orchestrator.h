@@ -236,6 +236,13 @@ class Orchestrator {
   void Apply(Experiment& experiment, const std::vector<SearcherOp>& ops);
   void StartTasksWithinLimits(Experiment& experiment);
   void PlaceQueuedTasks();
+  // An elastic trial's task that waits (`waits` says why) placed on fewer slots, the most that fit
+  // among ElasticSlotCounts, applied to *views; nullopt when none fits (orchestrator_elastic.cc).
+  std::optional<Placement> PlaceOnFewerSlots(Task& task, absl::string_view waits,
+                                             std::vector<AgentView>* views);
+  // With nothing queued: each elastic trial's task running on fewer slots than its trial's is
+  // stopped after a checkpoint when more of them fit, to be placed again on them.
+  void GrowElasticTasks();
   // Forgets the trial's task when it is still queued (the trial closed or stopped meanwhile).
   void DropQueuedTask(Trial& trial);
   // After a Close or Stop event took: a trial it ended (it had no placed task) drops its queued

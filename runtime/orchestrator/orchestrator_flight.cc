@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "runtime/observe/flight_files.h"
 #include "runtime/observe/flight_report.h"
 #include "runtime/orchestrator/orchestrator.h"
@@ -40,8 +41,10 @@ void Orchestrator::SettleFlightRecords(const Experiment& experiment, const Trial
                      diagnosis.summary));
   // The failure already names how each rank ended; the record adds where the ranks parted.
   if (!diagnosis.collective.empty()) {
+    absl::string_view summary = diagnosis.summary;
+    absl::ConsumeSuffix(&summary, ".");  // what follows the failure goes on after it
     absl::StrAppend(&ending.failure, ending.failure.empty() ? "" : ". ",
-                    "Flight record: ", diagnosis.summary);
+                    "Flight record: ", summary);
   }
 }
 

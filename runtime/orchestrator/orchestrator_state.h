@@ -135,6 +135,9 @@ struct Task {
   bool failure_is_rank_error = false;  // flags.failure is a rank's own error exit (OnTaskExit)
   bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
   StragglerWatch stragglers;     // its ranks' paces, report after report
+  // An elastic trial's task on fewer slots than its trial's, stopped to go on from its
+  // checkpoint on this many (0: not growing).
+  uint32_t grow_to = 0;
   // Under a provisioner: the job holding its agents ("" before submission), how many agents it
   // starts, and its latest known state.
   std::string job_id;

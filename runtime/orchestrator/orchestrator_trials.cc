@@ -118,6 +118,7 @@ void Orchestrator::DropQueuedTask(Trial& trial) {
 }
 
 void Orchestrator::PlaceQueuedTasks() {
+  GrowElasticTasks();
   if (queue_.empty()) return;
   if (options_.provisioner != nullptr) {
     ProvisionQueuedTasks();
@@ -137,12 +138,18 @@ void Orchestrator::PlaceQueuedTasks() {
   const std::vector<QueuedDecision> decisions = PlaceInQueueOrder(requests, &views);
   for (const QueuedDecision& decision : decisions) {
     Task& task = *cluster_->tasks.at(decision.request.task_id);
+    std::optional<Placement> placement;
     if (const auto* waiting = std::get_if<Waiting>(&decision.decision)) {
-      SetWaitingReason(task, waiting->reason);
-      continue;
+      placement = PlaceOnFewerSlots(task, waiting->reason, &views);
+      if (!placement) {
+        SetWaitingReason(task, waiting->reason);
+        continue;
+      }
+    } else {
+      placement = std::get<Placement>(decision.decision);
     }
     std::erase(queue_, task.id);
-    Launch(task, std::get<Placement>(decision.decision));
+    Launch(task, *placement);
   }
 }
 
@@ -160,8 +167,10 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
   task.waiting_reason.clear();
   task.launched_at = clock_.MonotonicSeconds();
   trial.lifecycle.TaskLaunched();
-  absl::StatusOr<std::string> yaml =
-      TrialConfigYaml(experiment.config, trial.hparams, trial.target_batches);
+  // An elastic trial on fewer slots trains as if configured for them (the same records per batch).
+  ExperimentConfig config = experiment.config;
+  config.slots_per_trial = task.slots;
+  absl::StatusOr<std::string> yaml = TrialConfigYaml(config, trial.hparams, trial.target_batches);
   if (!yaml.ok()) {
     // The experiment's config validated at submission; a trial's values that do not is an error
     // of that trial alone.
@@ -238,6 +247,7 @@ void Orchestrator::StopTask(Task& task, absl::string_view reason, uint32_t grace
 
 void Orchestrator::Finish(Task& task) {
   const uint64_t task_id = task.id;
+  const uint32_t grow_to = task.grow_to;
   Trial& trial = *cluster_->trials.at(task.trial_id);
   Experiment& experiment = *cluster_->experiments.at(task.experiment_id);
   TaskEnding ending = EndingOf(task.parts, task.flags);
@@ -262,6 +272,7 @@ void Orchestrator::Finish(Task& task) {
                                                    experiment.state == ExperimentState::kStopping,
                             .closed = trial.lifecycle.closing(),
                             .pausing = trial.lifecycle.pausing() && !trial.segment_metric,
+                            .regrowing = grow_to != 0 && !trial.segment_metric,
                             .restarts = trial.restarts,
                             .max_restarts = experiment.config.max_restarts});
   trial.lifecycle.TaskEnded(decision);

@@ -47,7 +47,12 @@ TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial)
     return decision;
   }
   if (!ending.failed) {
-    decision.next = trial.pausing ? TrialNext::kPause : TrialNext::kSegmentDone;
+    decision.next = trial.pausing     ? TrialNext::kPause
+                    : trial.regrowing ? TrialNext::kPlaceAgain
+                                      : TrialNext::kSegmentDone;
+    if (decision.next == TrialNext::kPlaceAgain) {
+      decision.reason = "stopped after a checkpoint to grow back to more slots";
+    }
     return decision;
   }
   decision.reason = ending.failure.empty() ? "a worker failed" : ending.failure;

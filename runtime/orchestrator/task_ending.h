@@ -75,6 +75,9 @@ struct TrialStanding {
   bool closed = false;               // the searcher closed it
   // Its experiment was paused and the task was asked to stop before it validated its target.
   bool pausing = false;
+  // An elastic trial's task was asked to stop to grow back to more slots, before it validated its
+  // target.
+  bool regrowing = false;
   uint32_t restarts = 0;             // restarts used so far
   uint32_t max_restarts = 0;
 };
@@ -82,8 +85,8 @@ struct TrialStanding {
 enum class TrialNext {
   kEnd,          // ends in `end_state`: closed by the searcher (kCompleted) or its experiment
                  // stopping (kStopped), however the task ended
-  kPlaceAgain,   // not its fault (an agent lost or stopping): again from its latest checkpoint,
-                 // using no restart; `reason` says what happened
+  kPlaceAgain,   // not its fault (an agent lost or stopping) or growing back to more slots: again
+                 // from its latest checkpoint, using no restart; `reason` says what happened
   kPause,        // stopped for its experiment's pause, nothing failed: it goes on from its latest
                  // checkpoint when the experiment is activated, using no restart
   kSegmentDone,  // trained to its target: the validation goes to the searcher

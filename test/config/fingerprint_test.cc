@@ -73,6 +73,21 @@ TEST(FingerprintTest, ASlotChangeGoesOnWhenTheGlobalBatchStaysAndNoCompressionKe
                                    "own on each slot, so the trial goes on at 1 slot only"));
 }
 
+TEST(FingerprintTest, ElasticSlotCountsKeepTheRecordsPerBatch) {
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(
+      kFingerprintBase, {"resources.slots_per_trial=8", "resources.min_slots_per_trial=2"});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->min_slots_per_trial, 2u);
+  // 32 records: 8, 4 and 2 slots train all 32; 7, 6, 5 and 3 would drop some.
+  EXPECT_THAT(ElasticSlotCounts(*config, 32), ::testing::ElementsAre(8, 4, 2));
+  // A trial of its own global batch (a searched one): 24 records at 8 slots, so 6, 4, 3 and 2 too.
+  EXPECT_THAT(ElasticSlotCounts(*config, 24), ::testing::ElementsAre(8, 6, 4, 3, 2));
+  config->min_slots_per_trial = 0;  // not elastic
+  EXPECT_THAT(ElasticSlotCounts(*config, 32), ::testing::ElementsAre(8));
+  // Not a training setting: an elastic trial resumes whatever its minimum.
+  EXPECT_EQ(FingerprintWith({"resources.min_slots_per_trial=1"}), FingerprintWith({}));
+}
+
 TEST(FingerprintTest, TrainingChangesNameEachSettingWithBothValues) {
   const ExperimentConfig base = ConfigWith({});
   EXPECT_TRUE(TrainingChanges(base, ConfigWith({"searcher.max_length.batches=500"})).empty());

@@ -145,6 +145,20 @@ TEST(TaskEndingTest, APausedTaskThatStoppedCleanlyWaitsAndAFailedOneRestarts) {
   EXPECT_EQ(NextForTrial(failed, pausing).next, TrialNext::kRestart);
 }
 
+TEST(TaskEndingTest, AnElasticTaskStoppedToGrowIsPlacedAgainUnlessItFailedOrPaused) {
+  TrialStanding growing = Standing();
+  growing.regrowing = true;
+  const TaskEnding clean = EndingOf(Parts({{"a", Exit(0, 0)}}), Flags(true, /*stopping=*/true));
+  const TrialDecision decision = NextForTrial(clean, growing);
+  EXPECT_EQ(decision.next, TrialNext::kPlaceAgain);
+  EXPECT_EQ(decision.reason, "stopped after a checkpoint to grow back to more slots");
+  const TaskEnding failed =
+      EndingOf(Parts({{"a", Exit(0, 1)}}), Flags(/*reached_running=*/true, true, false, "x"));
+  EXPECT_EQ(NextForTrial(failed, growing).next, TrialNext::kRestart);
+  growing.pausing = true;  // its experiment was paused meanwhile: the pause wins
+  EXPECT_EQ(NextForTrial(clean, growing).next, TrialNext::kPause);
+}
+
 // A closed trial whose task failed before the stop reached it is not restarted: the searcher is
 // done with it (it would otherwise wait for training nobody asks for, and its experiment with it).
 TEST(TaskEndingTest, AClosedTrialWhoseTaskFailedCompletes) {
