@@ -1,8 +1,9 @@
 """`cohort report`: one self-contained HTML page about run folders, rendered in headless Chromium
 (Debian's chromium package; skipped, exit 77, where it is missing). Two runs of one experiment,
 at 1 and 2 slots, and a third whose trial validated only once: a chart per metric is drawn by
-dygraphs (inlined) with every run's trial overlaid, the one validated once included, the scaling table gives the 2-slot run an efficiency against the
-1-slot one, names are shown as text (a name holding </script> breaks nothing), and the page loads
+dygraphs (inlined) with every run's trial overlaid, the one validated once included, the 2-slot
+run's ranks get their straggler scores, the scaling table gives the 2-slot run an efficiency
+against the 1-slot one, names are shown as text (a name holding </script> breaks nothing), and the page loads
 nothing from elsewhere. A folder that is not a run is refused by name."""
 import os
 import re
@@ -68,6 +69,12 @@ with temp_dir() as tmp:
           str(re.search(r'data-overflow="[^"]*"', dom)))
     check(len(re.findall(r'<canvas', dom)) >= len(charts), "dygraphs drew no canvas")
     check("scaling &lt;/script&gt;&lt;b&gt;test" in dom, "the experiment name is not shown as text")
+    # The 2-slot run's straggler scores: a row per rank, rank 0 and rank 1 of its trial.
+    paces = dom[dom.index(">Ranks' pace (straggler scores"):]
+    pace_rows = [re.findall(r"<td[^>]*>(.*?)</td>", row)
+                 for row in re.findall(r"<tr>(.*?)</tr>", paces[:paces.index("</table>")], re.S)]
+    check([row[:2] for row in pace_rows[1:]] == [["1", "0"], ["1", "1"]], pace_rows)
+    check(dom.count(">Ranks' pace (straggler scores") == 1, "scores for a 1-slot run")
     rows = re.findall(r"<tr>(.*?)</tr>", dom[dom.index(">Scaling<"):], re.S)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows[1:]]
     check([c[2] for c in cells] == ["1", "2", "1"], cells)

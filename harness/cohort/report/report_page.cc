@@ -103,6 +103,32 @@ function renderRun(root, run) {
     const largest = phases[sums.indexOf(Math.max(...sums))];
     return [t.id, ...sums, largest];
   }), [phases.length + 1]);
+  renderPaces(root, run);
+}
+
+// Straggler scores: each rank's own work per batch against the fastest rank's, over the
+// training reports of a trial of several slots.
+function renderPaces(root, run) {
+  const rows = [];
+  run.trials.forEach(t => {
+    const reports = t.training.filter(r => (r.ranks || []).length > 1);
+    if (reports.length === 0) return;
+    const mean = values => values.reduce((s, v) => s + v, 0) / values.length;
+    reports[0].ranks.forEach((_, i) => {
+      const paces = reports.map(r => r.ranks[i]).filter(p => p);
+      rows.push([t.id, paces[0].rank, mean(paces.map(p => p.step_seconds)),
+                 mean(paces.map(p => p.compute_seconds)), mean(paces.map(p => p.vs_fastest)),
+                 Math.min(...paces.map(p => p.vs_fastest)), paces[paces.length - 1].vs_best]);
+    });
+  });
+  if (rows.length === 0) return;
+  add(root, 'h3', {}, "Ranks' pace (straggler scores, over the training reports)");
+  table(root, ['trial', 'rank', 'step s/batch', 'in plugin s/batch', 'vs fastest (mean)',
+               'vs fastest (lowest)', 'vs own best (latest)'], rows, []);
+  add(root, 'div', {class: 'note'},
+      "A rank's own work per batch (data, compute, optimizer step; waiting for the other ranks " +
+      'left out). vs fastest: the fastest rank\'s step time over this one\'s, 1 for the fastest; ' +
+      'a straggler stays well below 1.');
 }
 
 function renderScaling(root, runs) {
