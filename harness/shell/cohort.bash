@@ -6,7 +6,7 @@ _cohort_subcommands() {
   case "$1" in
     experiment | e) echo "list ls describe kill pause activate archive unarchive delete" ;;
     task) echo "list ls" ;;
-    trial | t) echo "logs describe kill" ;;
+    trial | t) echo "logs describe kill diagnose" ;;
     checkpoint | c) echo "list ls export" ;;
     agent) echo "list ls" ;;
     plugin) echo "info check" ;;

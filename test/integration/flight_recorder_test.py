@@ -33,7 +33,7 @@ with temp_dir() as tmp:
         cluster.add_agent("agent-b", 1)
 
         # 1. A stopped rank, diagnosed while the other waits for it.
-        experiment_id = cluster.submit(config(tmp, "stopped", 10**6, 2, 20))
+        experiment_id = cluster.submit(config(tmp, "stopped", 10**6, 2, 8))
         folder = os.path.join(cluster.state, "experiments", str(experiment_id))
         wait_for(lambda: worker_pid(1, cluster_dir) is not None
                  and experiment(folder)["trials"][0]["batches_trained"] > 0, 120,
