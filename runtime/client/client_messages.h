@@ -239,6 +239,9 @@ struct TrialSummary {
   // Minor 6: the last training report's straggler scores (metrics.jsonl "ranks"); empty at one
   // slot.
   std::vector<RankPace> latest_ranks = {};
+  // Minor 6: with optimizations.learning_rate_scaling, the built-in optimizer's learning rate on
+  // the trial's slots; 0 otherwise.
+  double scaled_learning_rate = 0;
 
   friend bool operator==(const TrialSummary&, const TrialSummary&) = default;
 };

@@ -68,7 +68,7 @@ Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary
       CreateText(builder, t.error), EncodeAll(builder, t.latest_timings), t.records_per_second,
       t.scaling_efficiency, t.baseline_experiment_id,
       t.latest_gpus.empty() ? 0 : EncodeAll(builder, t.latest_gpus),
-      t.latest_ranks.empty() ? 0 : EncodeAll(builder, t.latest_ranks));
+      t.latest_ranks.empty() ? 0 : EncodeAll(builder, t.latest_ranks), t.scaled_learning_rate);
 }
 
 Offset<wire::ValidationRow> Encode(FlatBufferBuilder& builder, const ValidationRow& row) {
@@ -169,7 +169,8 @@ TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
           t.scaling_efficiency(),
           t.baseline_experiment_id(),
           ReadAll(reader, t.latest_gpus()),
-          ReadAll(reader, t.latest_ranks())};
+          ReadAll(reader, t.latest_ranks()),
+          t.scaled_learning_rate()};
 }
 
 ValidationRow Read(Reader& reader, const wire::ValidationRow& t) {

@@ -104,8 +104,17 @@ absl::Status ReadHyperparameters(const YAML::Node& section, ExperimentConfig* co
 }
 
 // resources.min_slots_per_trial below slots_per_trial makes a trial change its slot count: a
-// compression that keeps state of its own per slot cannot go along, and is refused now.
+// compression that keeps state of its own per slot, or a learning rate that follows the slots,
+// cannot go along, and is refused now.
 absl::Status CheckElastic(const ExperimentConfig& config) {
+  if (config.min_slots_per_trial != 0 && config.min_slots_per_trial < config.slots_per_trial &&
+      config.optimizations.learning_rate_scaling != LearningRateScaling::kNone) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resources.min_slots_per_trial: ", config.min_slots_per_trial,
+                     " makes the trial elastic, but optimizations.learning_rate_scaling ",
+                     PolicyName(config.optimizations.learning_rate_scaling),
+                     " would change the learning rate with the slots; drop one of them"));
+  }
   const CompressionOptions::Kind kind = config.optimizations.gradient_compression.kind;
   if (config.min_slots_per_trial == 0 || config.min_slots_per_trial >= config.slots_per_trial ||
       (kind != CompressionOptions::kTopK && kind != CompressionOptions::kPowerSgd)) {

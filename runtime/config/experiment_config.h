@@ -72,6 +72,9 @@ enum class AshaMode { kAggressive, kStandard, kConservative };
 // optimizer step: step anyway, as Determined does (ignore); drop the step's gradients and go on
 // (skip); end the trial with an error naming the batch and the tensor (fail).
 enum class NonfiniteGradients { kIgnore, kSkip, kFail };
+// optimizations.learning_rate_scaling: how the built-in optimizer's learning rate follows the
+// trial's slots (see ScaledLearningRate).
+enum class LearningRateScaling { kNone, kLinear, kSqrt };
 // checkpoint_policy: after a validation, checkpoint when it is the best so far (best), always
 // (all) or never (none).
 enum class CheckpointPolicy { kBest, kAll, kNone };
@@ -86,6 +89,10 @@ struct PolicyNames<AshaMode> {
 template <>
 struct PolicyNames<NonfiniteGradients> {
   static constexpr std::array<absl::string_view, 3> kNames = {"ignore", "skip", "fail"};
+};
+template <>
+struct PolicyNames<LearningRateScaling> {
+  static constexpr std::array<absl::string_view, 3> kNames = {"none", "linear", "sqrt"};
 };
 template <>
 struct PolicyNames<CheckpointPolicy> {
@@ -128,6 +135,10 @@ struct OptimizationsConfig {
   uint32_t tensor_fusion_cycle_time = 1;  // ms
   bool auto_tune_tensor_fusion = false;
   NonfiniteGradients nonfinite_gradients = NonfiniteGradients::kIgnore;
+  // The built-in optimizer's learning rate times slots / learning_rate_reference_slots (linear),
+  // or its square root (sqrt); none leaves the hyperparameter as it is. A training setting.
+  LearningRateScaling learning_rate_scaling = LearningRateScaling::kNone;
+  uint32_t learning_rate_reference_slots = 1;
   // Cohort's bound, in seconds, on any one collective of a trial's ranks (a bucket of the
   // gradient exchange, a metrics merge, the start): a rank that stops taking part for longer
   // ends the trial with an error naming the batch and the phase, instead of a hang.
@@ -245,6 +256,12 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
 // same ((global_batch_size / slots) * slots records in both) and no gradient compression keeps
 // state of its own per slot; otherwise FAILED_PRECONDITION naming the key and what would do.
 absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentConfig& after);
+
+// The learning rate the built-in optimizer uses for a hyperparameter's `learning_rate` on `slots`
+// slots: learning_rate x (slots / reference) with linear scaling, x sqrt(slots / reference) with
+// sqrt, unchanged with none.
+double ScaledLearningRate(const OptimizationsConfig& optimizations, double learning_rate,
+                          uint32_t slots);
 
 // The slot counts a trial of `config` training global batches of `global_batch_size` records may
 // run on, largest first: slots_per_trial, then each count down to min_slots_per_trial that

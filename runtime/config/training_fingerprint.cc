@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -109,6 +110,13 @@ std::vector<TrainingSetting> TrainingSettings(const ExperimentConfig& config) {
     add("nonfinite_gradients", "optimizations.nonfinite_gradients",
         std::string(PolicyName(o.nonfinite_gradients)));
   }
+  // The same for a learning rate that follows the slots.
+  if (o.learning_rate_scaling != LearningRateScaling::kNone) {
+    add("learning_rate_scaling", "optimizations.learning_rate_scaling",
+        std::string(PolicyName(o.learning_rate_scaling)));
+    add("learning_rate_reference_slots", "optimizations.learning_rate_reference_slots",
+        absl::StrCat(o.learning_rate_reference_slots));
+  }
   return settings;
 }
 
@@ -161,6 +169,14 @@ absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentCon
   const uint32_t was = before.slots_per_trial;
   const uint32_t now = after.slots_per_trial;
   if (was == now) return absl::OkStatus();
+  if (after.optimizations.learning_rate_scaling != LearningRateScaling::kNone) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("resources.slots_per_trial: ", was, " before, ", now,
+                     " now; optimizations.learning_rate_scaling ",
+                     PolicyName(after.optimizations.learning_rate_scaling),
+                     " would change the learning rate with the slots, so the trial goes on at ",
+                     SlotsText(was), " only"));
+  }
   const CompressionOptions::Kind compression = after.optimizations.gradient_compression.kind;
   if (compression == CompressionOptions::kTopK || compression == CompressionOptions::kPowerSgd) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -179,6 +195,21 @@ absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentCon
         " (the remainder is dropped): use a slot count that divides ", trained));
   }
   return absl::OkStatus();
+}
+
+double ScaledLearningRate(const OptimizationsConfig& optimizations, double learning_rate,
+                          uint32_t slots) {
+  const double ratio =
+      static_cast<double>(slots) / static_cast<double>(optimizations.learning_rate_reference_slots);
+  switch (optimizations.learning_rate_scaling) {
+    case LearningRateScaling::kNone:
+      return learning_rate;
+    case LearningRateScaling::kLinear:
+      return learning_rate * ratio;
+    case LearningRateScaling::kSqrt:
+      return learning_rate * std::sqrt(ratio);
+  }
+  return learning_rate;
 }
 
 std::vector<uint32_t> ElasticSlotCounts(const ExperimentConfig& config,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/config/optimizer_hyperparameters.h"
 
 namespace cohort::orchestration {
 namespace {
@@ -91,6 +92,15 @@ TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment
   summary.target_batches = trial.target_batches;
   summary.restarts = trial.restarts;
   summary.task_id = trial.task_id;
+  const OptimizationsConfig& optimizations = experiment.config.optimizations;
+  if (optimizations.learning_rate_scaling != LearningRateScaling::kNone) {
+    if (absl::StatusOr<OptimizerOptions> options =
+            OptimizerOptionsFromHyperparameters(trial.hparams);
+        options.ok()) {
+      summary.scaled_learning_rate = ScaledLearningRate(optimizations, options->learning_rate,
+                                                        experiment.config.slots_per_trial);
+    }
+  }
   for (const TrialRecord& record : experiment.record.trials) {
     if (record.id != trial.id) continue;
     if (record.latest_training) {

@@ -128,10 +128,30 @@ absl::Status Worker::BuildModel() {
 }
 
 absl::Status Worker::BuildOptimizer() {
+  const OptimizationsConfig& optimizations = options_.config.optimizations;
+  const bool scaled = optimizations.learning_rate_scaling != LearningRateScaling::kNone;
+  if (model_->has_optimizer() && scaled && options_.rank == 0) {
+    std::printf(
+        "warning: optimizations.learning_rate_scaling %s does nothing here: plugin %s "
+        "steps its own optimizer\n",
+        std::string(PolicyName(optimizations.learning_rate_scaling)).c_str(),
+        model_->plugin().name().c_str());
+  }
   if (!model_->has_optimizer()) {
     absl::StatusOr<OptimizerOptions> options =
         OptimizerOptionsFromHyperparameters(options_.config.hyperparameters);
     if (!options.ok()) return options.status();
+    if (scaled) {
+      const double given = options->learning_rate;
+      options->learning_rate = ScaledLearningRate(optimizations, given, options_.size);
+      if (options_.rank == 0) {
+        std::printf("learning rate %g, scaled %s from %u to %u slots: %g\n", given,
+                    std::string(PolicyName(optimizations.learning_rate_scaling)).c_str(),
+                    optimizations.learning_rate_reference_slots, options_.size,
+                    options->learning_rate);
+        std::fflush(stdout);
+      }
+    }
     absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
         *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr);
     if (!created.ok()) return created.status();

@@ -100,6 +100,22 @@ TEST(ClusterQueriesTest, DescribeListsTrialsInIdOrderAndCountsThemByOutcome) {
   EXPECT_EQ(std::get<ClientError>(unknown).message, "no experiment 4");
 }
 
+TEST(ClusterQueriesTest, DescribeGivesTheLearningRateScaledToTheSlots) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(3, /*slots_per_trial=*/4);
+  b.AddTrial(experiment, 7, 1, TrialStage::kRunning).hparams.Set("learning_rate", 0.05);
+  auto described = [&] {
+    const ClientMessage reply = DescribeExperimentReply(b.cluster, DescribeExperiment{3});
+    return std::get<ExperimentDescription>(reply).trials[0].scaled_learning_rate;
+  };
+  EXPECT_EQ(described(), 0);  // not scaled: nothing to say beside the hyperparameter
+  experiment.config.optimizations.learning_rate_scaling = LearningRateScaling::kLinear;
+  EXPECT_DOUBLE_EQ(described(), 0.2);
+  experiment.config.optimizations.learning_rate_scaling = LearningRateScaling::kSqrt;
+  experiment.config.optimizations.learning_rate_reference_slots = 1;
+  EXPECT_DOUBLE_EQ(described(), 0.1);
+}
+
 // A one-trial experiment half way through its trial is not at 0%: progress counts batches where
 // the search's batches are known.
 TEST(ClusterQueriesTest, ProgressMovesWithEveryBatchOfASingleTrial) {

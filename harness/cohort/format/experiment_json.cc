@@ -71,6 +71,8 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
     json.Key("latest_ranks");
     WriteRankPaces(json, trial.latest_ranks);
   }
+  if (trial.scaled_learning_rate > 0)
+    json.Field("scaled_learning_rate", trial.scaled_learning_rate);
   json.Field("error", trial.error);
   json.EndObject();
 }

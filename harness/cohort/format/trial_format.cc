@@ -73,6 +73,10 @@ std::string FormatTrialDescription(const TrialDescription& description) {
         &out);
   }
   AppendField("latest training", FormatMetrics(trial.latest_training), &out);
+  if (trial.scaled_learning_rate > 0) {
+    AppendField("learning rate",
+                absl::StrFormat("%g (scaled to its slots)", trial.scaled_learning_rate), &out);
+  }
   if (trial.records_per_second > 0) {
     AppendField("throughput", absl::StrFormat("%.0f records/s", trial.records_per_second), &out);
   }
