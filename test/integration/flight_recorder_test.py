@@ -4,8 +4,9 @@ Gloo between them):
 1. rank 1's worker is stopped (SIGSTOP) mid-training; while rank 0 waits for it, `cohort trial
    diagnose` names the collective the ranks part at, rank 0 in it, and rank 1 as the rank missing
    from it or gone silent; the gathered records are in the trial's folder;
-2. when the collective timeout ends the trial, its error ends with the same diagnosis and the
-   trial's folder holds the records of both ranks;
+2. when the collective timeout ends the trial, its error names rank 1 first as the stopped rank
+   its peer waited for (as stopped_rank_test.py checks on one agent), ends with the same
+   diagnosis, and the trial's folder holds the records of both ranks;
 3. a 2-slot trial that completes leaves no flight record behind, and `cohort trial diagnose` says
    there is none; so does a trial of one slot.
 """
@@ -68,6 +69,8 @@ with temp_dir() as tmp:
         check(state == "error", f"the experiment ended {state}:\n{cluster.logs()}")
         error = experiment(folder)["trials"][0]["error"] or ""
         check(error.startswith("rank 1 ") and "Flight record: " in error, error)
+        check("process was stopped (SIGSTOP or a debugger): it is the rank the others waited for"
+              in error and "then rank 0 exited" in error, error)
         print("the trial's error:", error)
         with open(report_path) as f:
             after = json.load(f)
