@@ -111,9 +111,12 @@ absl::StatusOr<std::unique_ptr<FlightRecorder>> FlightRecorder::Create(const std
     return error;
   }
   void* mapping = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const absl::Status map_error = PathError("cannot map the flight record", path);
-  ::close(fd);
-  if (mapping == MAP_FAILED) return map_error;
+  if (mapping == MAP_FAILED) {
+    const absl::Status error = PathError("cannot map the flight record", path);
+    ::close(fd);
+    return error;
+  }
+  ::close(fd);  // the mapping keeps the file
   auto* header = static_cast<FlightFileHeader*>(mapping);
   std::memcpy(header->magic, kFlightMagic, sizeof(kFlightMagic));
   header->version = kFlightVersion;
