@@ -113,9 +113,14 @@ void Agent::OnSignal(uv_signal_t* handle, int signal) {
 }
 
 void Agent::PumpConnection() {
-  // ZMQ_FD is edge-triggered and sending while handling can swallow its signal: read until empty.
+  // ZMQ_FD is edge-triggered and sending while handling can swallow its signal: read until empty,
+  // or for a bounded number of rounds, so that a peer answering every reply at once (a task
+  // refused and placed again, back and forth) cannot keep the loop from reaping workers and
+  // ticking; the next tick reads on.
+  constexpr int kMaxRounds = 8;
+  int rounds = 0;
   for (std::vector<DecodedControl> received = connection_->Drain(); !received.empty();
-       received = connection_->Drain()) {
+       received = ++rounds < kMaxRounds ? connection_->Drain() : std::vector<DecodedControl>{}) {
     for (const DecodedControl& message : received) Handle(message);
   }
 }
@@ -324,6 +329,11 @@ void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
 }
 
 void Agent::OnTaskStatus(const TaskStatus& status) {
+  // An exited task's state is final: its slots are free.
+  if (const TaskEntry* held = table_.Find(status.task_id);
+      held != nullptr && held->state == TaskState::kExited) {
+    return;
+  }
   table_.SetState(status.task_id, status.state).IgnoreError();
   Send(status);
 }

@@ -431,6 +431,10 @@ void TaskRun::ServeWorkerChannel() {
       }
     }
   }
+  TellPendingStatuses();
+}
+
+void TaskRun::TellPendingStatuses() {
   std::vector<TaskStatus> statuses;
   statuses.swap(pending_statuses_);
   for (const TaskStatus& status : statuses) listener_.OnTaskStatus(status);
@@ -471,6 +475,9 @@ void TaskRun::ReportExits() {
     }
   }
   ForwardProgress(progress_.Take());  // the last progress, held back, before the exits
+  // Statuses still held (kStopping from a kill) go before the exits: told after them, they would
+  // undo kExited and leave the task's slots held for good.
+  TellPendingStatuses();
   state_ = TaskState::kExited;
   if (hub_watched_) {  // before the hub closes the descriptor the poll watches
     hub_watched_ = false;

@@ -176,6 +176,7 @@ class TaskRun {
   void SpawnAll(const TaskRunSetup& setup);
   // Handles every message waiting on the worker channel, then tells the pending statuses.
   void ServeWorkerChannel();
+  void TellPendingStatuses();  // hands pending_statuses_ to the listener, oldest first
   absl::Status Spawn(Rank& rank, const WorkerInvocation& invocation);
   void Handle(const std::string& peer, const WorkerMessage& message);
   void SetState(TaskState state);
@@ -214,7 +215,7 @@ class TaskRun {
   RendezvousService rendezvous_;
   int log_fd_ = -1;  // <run folder>/log.txt
   TaskState state_ = TaskState::kPending;
-  std::vector<TaskStatus> pending_statuses_;  // told at the next Poll
+  std::vector<TaskStatus> pending_statuses_;  // told at the next Poll, or before the exits
   std::string start_error_;                   // why the task could not start at all
   std::string stop_reason_;
   uv_timer_t grace_timer_;

@@ -231,6 +231,9 @@ class Orchestrator {
   void OnLogBatch(const LogBatch& batch);
   void OnAnswer(const std::string& agent_id, uint64_t correlation_id, const ErrorReply* error);
   void LoseAgent(Agent& agent, absl::string_view why);
+  // Frees the agent's slots held by a leftover task (Agent::leftover_ranks) once EXIT was its last
+  // rank's; true when EXIT was a leftover's.
+  bool ReleaseLeftover(Agent& agent, const TaskExit& exit);
 
   // ---- experiments, trials and tasks
   void Apply(Experiment& experiment, const std::vector<SearcherOp>& ops);

@@ -135,6 +135,9 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
     if (entry.state == TaskState::kExited) continue;  // its TaskExits follow
     if (task == nullptr || task->parts.count(agent_id) == 0) {
       outbox_.Send(agent_id, KillTask{entry.task_id, "unknown to the orchestrator", 0}, 0);
+      std::set<int32_t>& ranks = agent.leftover_ranks[entry.task_id];
+      for (const uint32_t rank : entry.ranks) ranks.insert(static_cast<int32_t>(rank));
+      for (const uint32_t slot : entry.slots) agent.busy[slot] = SlotUser{entry.task_id, 0};
     }
   }
   std::vector<uint64_t> lost;
@@ -178,6 +181,7 @@ void Orchestrator::OnTaskStatus(const std::string& agent_id, const TaskStatus& s
 void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
                               const TaskExit& exit) {
   outbox_.Send(agent_id, Ack{}, message_id);
+  if (ReleaseLeftover(*cluster_->agents.at(agent_id), exit)) return;
   Task* task = FindTask(exit.task_id);
   if (task == nullptr) return;
   auto found = task->parts.find(agent_id);
@@ -406,6 +410,19 @@ void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
     EndPart(task, agent.id);
   }
   agent.busy.clear();
+  agent.leftover_ranks.clear();
+}
+
+bool Orchestrator::ReleaseLeftover(Agent& agent, const TaskExit& exit) {
+  auto leftover = agent.leftover_ranks.find(exit.task_id);
+  if (leftover == agent.leftover_ranks.end()) return false;
+  leftover->second.erase(exit.rank);
+  if (leftover->second.empty() || exit.rank == kWholeTask) {
+    agent.leftover_ranks.erase(leftover);
+    std::erase_if(agent.busy,
+                  [&](const auto& entry) { return entry.second.task_id == exit.task_id; });
+  }
+  return true;
 }
 
 }  // namespace cohort

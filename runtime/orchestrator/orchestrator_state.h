@@ -47,6 +47,10 @@ struct Agent {
   std::string hostname;
   std::vector<AgentSlot> slots;
   std::map<uint32_t, SlotUser> busy;
+  // Tasks it held at its AgentHello that this orchestrator does not know of (from before a restart)
+  // and told it to kill: their ranks still to exit. Their slots stay in `busy` until the last one's
+  // TaskExit, so nothing is placed where the agent would refuse it.
+  std::map<uint64_t, std::set<int32_t>> leftover_ranks;
   bool connected = false;
   // It stopped a task on its own (it is shutting down): no new task is placed there until its
   // next AgentHello.

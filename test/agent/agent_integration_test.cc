@@ -146,6 +146,14 @@ class FakeOrchestrator {
   // orchestrator of that minor.
   void AnswerHellosAsMinor(uint16_t minor) { hello_minor_ = minor; }
 
+  // While held, TaskExits are kept unanswered (a busy orchestrator); AnswerHeldExits answers them.
+  void HoldExitAnswers() { hold_exit_answers_ = true; }
+  void AnswerHeldExits() {
+    hold_exit_answers_ = false;
+    for (const uint64_t message_id : held_exit_ids_) AckIfConnected(message_id);
+    held_exit_ids_.clear();
+  }
+
   struct Received {
     std::string identity;
     DecodedControl message;
@@ -230,6 +238,8 @@ class FakeOrchestrator {
     Received r{identity.to_string(), *std::move(decoded)};
     if (std::holds_alternative<AgentHello>(r.message.message) && hello_minor_) {
       TrySendRaw(AckEnvelope(++last_id_, r.message.header.message_id, *hello_minor_));
+    } else if (std::holds_alternative<TaskExit>(r.message.message) && hold_exit_answers_) {
+      held_exit_ids_.push_back(r.message.header.message_id);
     } else if (std::holds_alternative<AgentHello>(r.message.message) ||
                std::holds_alternative<TaskExit>(r.message.message)) {
       AckIfConnected(r.message.header.message_id);
@@ -243,6 +253,8 @@ class FakeOrchestrator {
   std::string endpoint_;
   uint64_t last_id_ = 0;
   std::optional<uint16_t> hello_minor_;
+  bool hold_exit_answers_ = false;
+  std::vector<uint64_t> held_exit_ids_;
   std::vector<Received> received_;
 };
 
@@ -551,11 +563,19 @@ TEST_F(AgentTest, DropsMalformedMessagesAndKeepsWorking) {
   ErrorReply unknown = ExpectErrorReply(orchestrator_.Send(KillTask{99, "no such task", 0}));
   EXPECT_EQ(unknown.code, ControlErrorCode::kUnknownTask);
 
+  // The exit is answered late, after the agent has ticked on: the stopping status the kill made
+  // must not outlive the exit and hold the slot for good.
+  orchestrator_.HoldExitAnswers();
   ExpectAck(orchestrator_.Send(KillTask{9, "done", 0}));
   const std::vector<TaskExit> exits = WaitForExits(9, 1, seconds(10));
   ASSERT_EQ(exits.size(), 1u) << AgentLog();
   EXPECT_EQ(exits[0].signal, SIGKILL);
   EXPECT_TRUE(exits[0].killed_by_agent);
+  std::this_thread::sleep_for(milliseconds(200));
+  orchestrator_.AnswerHeldExits();
+  std::this_thread::sleep_for(milliseconds(200));
+  ExpectAck(orchestrator_.Send(MlpTask(12, {{0, 0, 0}}, 10, 10)));
+  ASSERT_EQ(WaitForExits(12, 1, seconds(20)).size(), 1u) << AgentLog();
 }
 
 TEST_F(AgentTest, ATaskThatCannotStartEndsAsAWhole) {

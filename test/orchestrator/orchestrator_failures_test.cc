@@ -254,7 +254,41 @@ TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   EXPECT_EQ(kills.back().task_id, first.task_id);
   EXPECT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
   EXPECT_TRUE(Agents().at(0).connected);
-  EXPECT_EQ(Agents().at(0).busy_slots, 0u);
+  // Its slots count as busy until both of the old task's ranks have exited.
+  EXPECT_EQ(Agents().at(0).busy_slots, 2u);
+  for (const int32_t rank : {0, 1}) {
+    TaskExit exit;
+    exit.task_id = first.task_id;
+    exit.rank = rank;
+    exit.signal = 9;
+    exit.killed_by_agent = true;
+    FromAgent("agent-1", exit);
+    EXPECT_EQ(Agents().at(0).busy_slots, rank == 0 ? 2u : 0u);
+  }
+}
+
+TEST_F(OrchestratorTest, NothingIsPlacedOnSlotsHeldByATaskItToldTheAgentToKill) {
+  // An orchestrator that started again meets an agent still running a task of the one before.
+  AgentHello hello = Hello("agent-1", 1);
+  hello.tasks.push_back(TaskEntry{41, 3, 2, TaskState::kRunning, {0}, {0}});
+  FromAgent("agent-1", hello);
+  ASSERT_THAT(SentTo<KillTask>("agent-1"), SizeIs(1));
+  EXPECT_EQ(SentTo<KillTask>("agent-1")[0].task_id, 41u);
+
+  // A trial submitted meanwhile waits for the slot instead of being refused by the agent.
+  Submit(SingleYaml(1, 100));
+  EXPECT_THAT(StartTasksSentTo("agent-1"), IsEmpty());
+  ASSERT_THAT(Tasks(), SizeIs(1));
+  EXPECT_EQ(Tasks()[0].state, TaskRowState::kQueued);
+  EXPECT_THAT(Tasks()[0].reason, HasSubstr("task 41"));
+
+  TaskExit exit;
+  exit.task_id = 41;
+  exit.rank = 0;
+  exit.signal = 9;
+  exit.killed_by_agent = true;
+  FromAgent("agent-1", exit);
+  EXPECT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
 }
 
 TEST_F(OrchestratorTest, UnansweredStartTaskIsPlacedAgainWithoutUsingARestart) {
