@@ -38,7 +38,7 @@ def get(url, headers=None):
 def render(chromium, url):
     """The page's DOM once its script has fetched and drawn (virtual time lets it finish)."""
     result = subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
-                             "--virtual-time-budget=8000", "--dump-dom", url],
+                             "--virtual-time-budget=3000", "--dump-dom", url],
                             capture_output=True, text=True, timeout=120)
     check(result.returncode == 0, f"chromium exited {result.returncode}:\n{result.stderr[-2000:]}")
     dom = result.stdout
@@ -89,14 +89,17 @@ with temp_dir() as tmp:
             for name in ("chart-training-loss", "chart-training-accuracy", "chart-records-s"):
                 check(name in first and first[name][1] == 2,
                       f"{name}: not two trials overlaid: {first}")
-            time.sleep(3)
+            # Once a validation has been reported, the page drawn again shows grown training
+            # curves and a validation chart.
+            wait_for(lambda: any(row["kind"] == "validation" for t in json.loads(
+                get(f"{base}/api/experiments/{experiment}")[1])["trials"] for row in json.loads(
+                    get(f"{base}/api/trials/{t['id']}/metrics")[1])), 60, "a validation report")
             dom = render(chromium, f"{base}/#/experiments/{experiment}")
             second = charts(dom)
             check(second["chart-training-loss"][2] > first["chart-training-loss"][2],
                   f"the running trials' curve did not grow: {first} then {second}")
+            check("chart-validation-accuracy" in second, f"no validation chart: {second}")
             check("dashboard-&lt;b&gt;grid&lt;/b&gt;" in dom, "the experiment's name is not text")
-            wait_for(lambda: "chart-validation-accuracy" in charts(
-                render(chromium, f"{base}/#/experiments/{experiment}")), 60, "a validation chart")
 
             trial = json.loads(get(f"{base}/api/experiments/{experiment}")[1])["trials"][0]["id"]
             dom = render(chromium, f"{base}/#/trials/{trial}")
