@@ -42,8 +42,9 @@ void ApplyAdamRule(const BlockStep<T>& block, const OptimizerOptions& options) {
 template void ApplyAdamRule<float>(const BlockStep<float>&, const OptimizerOptions&);
 template void ApplyAdamRule<double>(const BlockStep<double>&, const OptimizerOptions&);
 
-AdamOptimizer::AdamOptimizer(const OptimizerOptions& options, TensorArena& arena)
-    : ArenaOptimizer(options, arena, 2) {}
+AdamOptimizer::AdamOptimizer(const OptimizerOptions& options, TensorArena& arena,
+                             OptimizerShard shard)
+    : ArenaOptimizer(options, arena, 2, shard) {}
 
 void AdamOptimizer::Update(const BlockStep<float>& block) { ApplyAdamRule(block, options()); }
 void AdamOptimizer::Update(const BlockStep<double>& block) { ApplyAdamRule(block, options()); }

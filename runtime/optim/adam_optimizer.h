@@ -28,7 +28,8 @@ void ApplyAdamRule(const BlockStep<T>& block, const OptimizerOptions& options);
 class AdamOptimizer final : public ArenaOptimizer {
  public:
   // `options` must be valid, of kind kAdam or kAdamW; `arena` as for ArenaOptimizer.
-  AdamOptimizer(const OptimizerOptions& options, TensorArena& arena);
+  // A sharded one (ZeRO) keeps state for, and updates, its shard of each block only.
+  AdamOptimizer(const OptimizerOptions& options, TensorArena& arena, OptimizerShard shard = {});
 
  private:
   void Update(const BlockStep<float>& block) override;

@@ -3,19 +3,28 @@
 namespace cohort {
 
 ArenaOptimizer::ArenaOptimizer(const OptimizerOptions& options, TensorArena& arena,
-                               size_t buffers_per_block)
+                               size_t buffers_per_block, OptimizerShard shard)
     : options_(options),
       arena_(arena),
       buffers_per_block_(buffers_per_block),
-      state_(options.kind, arena, buffers_per_block) {}
+      state_(options.kind, arena, buffers_per_block, shard) {}
 
 template <class T>
 BlockStep<T> ArenaOptimizer::View(size_t block, uint64_t step) {
   const ArenaBlock& b = arena_.blocks()[block];
-  BlockStep<T> view{
-      static_cast<T*>(b.data), static_cast<const T*>(b.grad), {}, b.element_count, step};
+  const ElementRange range = state_.range(block);
+  BlockStep<T> view{static_cast<T*>(b.data) + range.begin,
+                    static_cast<const T*>(b.grad) + range.begin,
+                    {},
+                    range.count(),
+                    step};
   for (size_t i = 0; i < buffers_per_block_; ++i) view.buffers[i] = state_.buffer<T>(block, i);
   return view;
+}
+
+absl::Status ArenaOptimizer::SaveWholeStateInto(absl::string_view shares, std::string& out,
+                                                bool sealed) const {
+  return state_.EncodeWholeFromShares(shares, out, sealed);
 }
 
 absl::Status ArenaOptimizer::Step() {

@@ -60,6 +60,13 @@ class LittleEndianReader {
     return true;
   }
 
+  // Passes over `bytes` bytes; false (consuming nothing) when fewer remain.
+  bool Skip(size_t bytes) {
+    if (bytes_.size() < bytes) return false;
+    bytes_.remove_prefix(bytes);
+    return true;
+  }
+
   // False (consuming nothing) when fewer than count values remain.
   template <std::floating_point T>
   bool Read(T* values, size_t count) {

@@ -31,13 +31,23 @@ absl::Status CheckSupported(const TensorArena& arena, const OptimizerOptions& op
 
 }  // namespace
 
+absl::Status Optimizer::SaveWholeStateInto(absl::string_view, std::string&, bool) const {
+  return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto saves it whole");
+}
+
 absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOptions& options,
                                                              TensorArena& arena,
-                                                             DeviceUpdateKernels* device_kernels) {
+                                                             DeviceUpdateKernels* device_kernels,
+                                                             OptimizerShard shard) {
   if (absl::Status valid = ValidateOptimizerOptions(options); !valid.ok()) return valid;
   if (absl::Status supported = CheckSupported(arena, options, device_kernels != nullptr);
       !supported.ok()) {
     return supported;
+  }
+  if (device_kernels != nullptr && !shard.whole()) {
+    return absl::UnimplementedError(
+        "optimizations.zero_stage shards the built-in optimizer on cpu blocks only; this arena's "
+        "blocks are on a device");
   }
   if (device_kernels != nullptr) {
     absl::StatusOr<std::unique_ptr<DeviceArenaOptimizer>> device =
@@ -46,8 +56,8 @@ absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOpti
     return std::unique_ptr<Optimizer>(*std::move(device));
   }
   if (options.kind == OptimizerOptions::Kind::kSgd)
-    return std::make_unique<SgdOptimizer>(options, arena);
-  return std::make_unique<AdamOptimizer>(options, arena);
+    return std::make_unique<SgdOptimizer>(options, arena, shard);
+  return std::make_unique<AdamOptimizer>(options, arena, shard);
 }
 
 }  // namespace cohort

@@ -27,6 +27,7 @@
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/optim/device_update_kernels.h"
 #include "runtime/optim/optimizer_options.h"
+#include "runtime/optim/optimizer_shard.h"
 
 namespace cohort {
 
@@ -37,9 +38,13 @@ class Optimizer {
   // is in device memory (otherwise UNIMPLEMENTED naming the block's device and dtype), and
   // allocates the optimizer's state, zeroed, mirroring the blocks (in the blocks' memory). The
   // arena, and the kernels, must outlive the optimizer.
+  //
+  // With a `shard` of several ranks (ZeRO, optimizer_shard.h), the optimizer keeps state for, and
+  // Step updates, the shard's range of each block only; the caller brings the other ranges'
+  // parameters from their owners after each step. CPU blocks only (UNIMPLEMENTED with kernels).
   static absl::StatusOr<std::unique_ptr<Optimizer>> Create(
       const OptimizerOptions& options, TensorArena& arena,
-      DeviceUpdateKernels* device_kernels = nullptr);
+      DeviceUpdateKernels* device_kernels = nullptr, OptimizerShard shard = {});
   virtual ~Optimizer() = default;
 
   // One update of every parameter from its gradient, PyTorch's semantics:
@@ -63,7 +68,17 @@ class Optimizer {
   // Replaces the state with one from SaveState. INVALID_ARGUMENT (never a crash) on truncated or
   // corrupt bytes, a different kind, or a layout that does not match this arena (block count,
   // dtype, element counts), naming what differs; on error the state is unchanged.
+  // A sharded optimizer keeps its shard's range of the state it reads.
   virtual absl::Status LoadState(absl::string_view bytes) = 0;
+
+  // ZeRO. The part of the arena this optimizer steps (whole by default). A sharded optimizer has no
+  // whole state of its own (SaveState is empty): every rank saves its share (SaveShareInto; the
+  // same size on every rank), the shares are gathered in rank order, and SaveWholeStateInto turns
+  // them into SaveState's bytes of the whole state, which LoadState reads on any shard.
+  virtual OptimizerShard shard() const { return {}; }
+  virtual void SaveShareInto(std::string& out) const { out.clear(); }
+  virtual absl::Status SaveWholeStateInto(absl::string_view shares, std::string& out,
+                                          bool sealed) const;
 };
 
 }  // namespace cohort

@@ -53,16 +53,19 @@ std::string DescribeBlock(cohort_dtype dtype, uint64_t elements) {
 
 }  // namespace
 
-OptimizerState::OptimizerState(Kind kind, const TensorArena& arena, size_t buffers_per_block)
-    : kind_(kind), buffers_per_block_(buffers_per_block) {
+OptimizerState::OptimizerState(Kind kind, const TensorArena& arena, size_t buffers_per_block,
+                               OptimizerShard shard)
+    : kind_(kind), buffers_per_block_(buffers_per_block), shard_(shard) {
   for (const ArenaBlock& block : arena.blocks()) {
     block_dtypes_.push_back(block.dtype);
     block_sizes_.push_back(block.element_count);
+    const ElementRange range = ShardRange(block.element_count, shard);
+    ranges_.push_back(range);
     for (size_t i = 0; i < buffers_per_block; ++i) {
       if (block.dtype == COHORT_DTYPE_FLOAT64) {
-        buffers_.emplace_back(std::vector<double>(block.element_count, 0.0));
+        buffers_.emplace_back(std::vector<double>(range.count(), 0.0));
       } else {
-        buffers_.emplace_back(std::vector<float>(block.element_count, 0.0f));
+        buffers_.emplace_back(std::vector<float>(range.count(), 0.0f));
       }
     }
   }
@@ -74,14 +77,7 @@ std::string OptimizerState::Encode() const {
   return out;
 }
 
-void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
-  size_t bytes = kMagic.size() + 4 * sizeof(uint32_t) + sizeof(uint64_t) + kChecksumSize +
-                 block_dtypes_.size() * (sizeof(uint32_t) + sizeof(uint64_t));
-  for (const Buffer& buffer : buffers_) {
-    std::visit([&](const auto& values) { bytes += values.size() * sizeof(values[0]); }, buffer);
-  }
-  out.clear();
-  ReserveHostBuffer(out, bytes);
+void OptimizerState::EncodeHeaderInto(std::string& out) const {
   out.append(kMagic.data(), kMagic.size());
   AppendLittleEndian(out, kVersion);
   AppendLittleEndian(out, KindCode(kind_));
@@ -92,11 +88,88 @@ void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
     AppendLittleEndian(out, static_cast<uint32_t>(block_dtypes_[b]));
     AppendLittleEndian(out, block_sizes_[b]);
   }
+}
+
+namespace {
+
+// Bytes of the whole form of a state of this layout, checksum included.
+uint64_t WholeBytes(const std::vector<cohort_dtype>& dtypes, const std::vector<uint64_t>& sizes,
+                    size_t buffers_per_block) {
+  uint64_t bytes = kMagic.size() + 4 * sizeof(uint32_t) + sizeof(uint64_t) + kChecksumSize +
+                   dtypes.size() * (sizeof(uint32_t) + sizeof(uint64_t));
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    bytes += sizes[b] * *DtypeSize(dtypes[b]) * buffers_per_block;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
+  out.clear();
+  if (!shard_.whole()) return;
+  ReserveHostBuffer(out, WholeBytes(block_dtypes_, block_sizes_, buffers_per_block_));
+  EncodeHeaderInto(out);
   for (const Buffer& buffer : buffers_) {
     std::visit([&](const auto& values) { AppendLittleEndian(out, values.data(), values.size()); },
                buffer);
   }
   if (sealed) SealOptimizerState(out);
+}
+
+uint64_t OptimizerState::ShareBytes() const {
+  uint64_t bytes = 0;
+  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
+    bytes += ShardChunk(block_sizes_[b], shard_.size) * *DtypeSize(block_dtypes_[b]) *
+             buffers_per_block_;
+  }
+  return bytes;
+}
+
+void OptimizerState::EncodeShareInto(std::string& out) const {
+  out.clear();
+  ReserveHostBuffer(out, ShareBytes());
+  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
+    const uint64_t padding = ShardChunk(block_sizes_[b], shard_.size) - ranges_[b].count();
+    for (size_t i = 0; i < buffers_per_block_; ++i) {
+      std::visit(
+          [&](const auto& values) {
+            AppendLittleEndian(out, values.data(), values.size());
+            out.append(padding * sizeof(values[0]), '\0');
+          },
+          buffers_[b * buffers_per_block_ + i]);
+    }
+  }
+}
+
+absl::Status OptimizerState::EncodeWholeFromShares(absl::string_view shares, std::string& out,
+                                                   bool sealed) const {
+  const uint64_t share_bytes = ShareBytes();
+  if (shares.size() != share_bytes * shard_.size) {
+    return Invalid(absl::StrCat("shares hold ", shares.size(), " bytes; ", shard_.size,
+                                " shares of this layout hold ", share_bytes * shard_.size));
+  }
+  out.clear();
+  ReserveHostBuffer(out, WholeBytes(block_dtypes_, block_sizes_, buffers_per_block_));
+  EncodeHeaderInto(out);
+  // Block b's buffer i starts at the same offset within every share.
+  uint64_t offset = 0;
+  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
+    const uint64_t element = *DtypeSize(block_dtypes_[b]);
+    const uint64_t chunk = ShardChunk(block_sizes_[b], shard_.size);
+    for (size_t i = 0; i < buffers_per_block_; ++i) {
+      for (uint32_t rank = 0; rank < shard_.size; ++rank) {
+        const ElementRange range = ShardRange(block_sizes_[b], {rank, shard_.size});
+        // Little-endian already (EncodeShareInto wrote them so).
+        const absl::string_view values =
+            shares.substr(rank * share_bytes + offset, range.count() * element);
+        out.append(values.data(), values.size());
+      }
+      offset += chunk * element;
+    }
+  }
+  if (sealed) SealOptimizerState(out);
+  return absl::OkStatus();
 }
 
 void SealOptimizerState(std::string& unsealed) { AppendLittleEndian(unsealed, Fnv1a64(unsealed)); }
@@ -165,9 +238,15 @@ absl::Status OptimizerState::Decode(absl::string_view bytes) {
                                 " bytes of buffers; its layout needs ", payload));
   }
 
-  // Every check passed: the reads below cannot fail.
-  for (Buffer& buffer : buffers_) {
-    std::visit([&](auto& values) { reader.Read(values.data(), values.size()); }, buffer);
+  // Every check passed: the reads below cannot fail. A shard keeps its range of each buffer.
+  for (size_t b = 0; b < block_count; ++b) {
+    const uint64_t element = *DtypeSize(block_dtypes_[b]);
+    for (size_t i = 0; i < buffers_per_block_; ++i) {
+      reader.Skip(ranges_[b].begin * element);
+      std::visit([&](auto& values) { reader.Read(values.data(), values.size()); },
+                 buffers_[b * buffers_per_block_ + i]);
+      reader.Skip((block_sizes_[b] - ranges_[b].end) * element);
+    }
   }
   steps_ = steps;
   return absl::OkStatus();

@@ -8,7 +8,11 @@
 //   absl::Status s = other.Decode(bytes);   // same kind, buffer count and arena layout
 //
 // Each buffer has its block's dtype and element count, so it lines up element for element with
-// the block's parameters.
+// the block's parameters. A sharded state (ZeRO, optimizer_shard.h) keeps each buffer for its
+// shard's range of the block only; its saved form is still the whole state's, assembled from every
+// rank's share (EncodeShareInto, gathered by the trial, then EncodeWholeFromShares), and Decode of
+// a whole state keeps the shard's range: a checkpoint moves between sharded and whole optimizers
+// and between slot counts.
 //
 // Serialised form, every integer and value little-endian:
 //   8 bytes  magic "COHOPTST"
@@ -35,32 +39,51 @@
 #include "absl/strings/string_view.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/optim/optimizer_options.h"
+#include "runtime/optim/optimizer_shard.h"
 
 namespace cohort {
 
 class OptimizerState {
  public:
-  // Zeroed buffers mirroring the arena's blocks, which must all be float32 or float64.
-  OptimizerState(OptimizerOptions::Kind kind, const TensorArena& arena, size_t buffers_per_block);
+  // Zeroed buffers mirroring the arena's blocks (the shard's range of each), which must all be
+  // float32 or float64.
+  OptimizerState(OptimizerOptions::Kind kind, const TensorArena& arena, size_t buffers_per_block,
+                 OptimizerShard shard = {});
+
+  const OptimizerShard& shard() const { return shard_; }
+  // The elements of block `block` this state keeps (all of them when whole).
+  ElementRange range(size_t block) const { return ranges_[block]; }
 
   uint64_t steps() const { return steps_; }
   void CountStep() { ++steps_; }
   void set_steps(uint64_t steps) { steps_ = steps; }
 
-  // Buffer `index` (< buffers_per_block) of block `block`; T must be the block's element type.
+  // Buffer `index` (< buffers_per_block) of block `block`, from the first element of its range;
+  // T must be the block's element type.
   template <class T>
   T* buffer(size_t block, size_t index) {
     return std::get<std::vector<T>>(buffers_[block * buffers_per_block_ + index]).data();
   }
 
+  // The whole state's serialised form; empty for a sharded state, which holds only a part (Decode
+  // refuses empty bytes).
   std::string Encode() const;
   // Encode into `out`, whose memory is reused where it is large enough (a checkpoint taken again
   // touches no new pages); without the trailing checksum when `sealed` is false (SealOptimizerState
   // adds it: it reads every byte, the slowest part).
   void EncodeInto(std::string& out, bool sealed = true) const;
-  // Replaces steps and buffers with those in `bytes` (from Encode). INVALID_ARGUMENT, leaving
-  // this state unchanged, when the bytes are truncated or corrupt, come from another kind, hold
-  // another number of buffers per block, or mirror another layout; the message names what differs.
+  // A sharded state's values, block by block and buffer by buffer, each range padded with zeros to
+  // ShardChunk elements: every rank's share of the same arena has the same size.
+  void EncodeShareInto(std::string& out) const;
+  // The whole state's serialised form (as Encode's) from `shares`, every rank's EncodeShareInto in
+  // rank order, concatenated; this state gives the kind, steps and layout. INVALID_ARGUMENT when
+  // `shares` is not shard().size shares of this layout.
+  absl::Status EncodeWholeFromShares(absl::string_view shares, std::string& out,
+                                     bool sealed = true) const;
+  // Replaces steps and buffers with those in `bytes` (a whole state, from Encode), keeping the
+  // shard's range of each buffer. INVALID_ARGUMENT, leaving this state unchanged, when the bytes
+  // are truncated or corrupt, come from another kind, hold another number of buffers per block, or
+  // mirror another layout; the message names what differs.
   absl::Status Decode(absl::string_view bytes);
 
  private:
@@ -70,7 +93,14 @@ class OptimizerState {
   uint64_t steps_ = 0;
   size_t buffers_per_block_;
   std::vector<cohort_dtype> block_dtypes_;
+  // The serialised form up to the buffers: magic, version, kind, steps, block table.
+  void EncodeHeaderInto(std::string& out) const;
+  // Bytes of one rank's share (EncodeShareInto).
+  uint64_t ShareBytes() const;
+
+  OptimizerShard shard_;
   std::vector<uint64_t> block_sizes_;  // elements per block
+  std::vector<ElementRange> ranges_;   // per block, the elements kept
   std::vector<Buffer> buffers_;        // block-major: buffers_[block * buffers_per_block_ + index]
 };
 

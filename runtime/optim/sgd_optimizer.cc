@@ -36,8 +36,9 @@ void ApplySgdRule(const BlockStep<T>& block, const OptimizerOptions& options) {
 template void ApplySgdRule<float>(const BlockStep<float>&, const OptimizerOptions&);
 template void ApplySgdRule<double>(const BlockStep<double>&, const OptimizerOptions&);
 
-SgdOptimizer::SgdOptimizer(const OptimizerOptions& options, TensorArena& arena)
-    : ArenaOptimizer(options, arena, options.momentum > 0 ? 1 : 0) {}
+SgdOptimizer::SgdOptimizer(const OptimizerOptions& options, TensorArena& arena,
+                           OptimizerShard shard)
+    : ArenaOptimizer(options, arena, options.momentum > 0 ? 1 : 0, shard) {}
 
 void SgdOptimizer::Update(const BlockStep<float>& block) { ApplySgdRule(block, options()); }
 void SgdOptimizer::Update(const BlockStep<double>& block) { ApplySgdRule(block, options()); }

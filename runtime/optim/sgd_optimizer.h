@@ -25,7 +25,8 @@ void ApplySgdRule(const BlockStep<T>& block, const OptimizerOptions& options);
 class SgdOptimizer final : public ArenaOptimizer {
  public:
   // `options` must be valid, of kind kSgd; `arena` as for ArenaOptimizer.
-  SgdOptimizer(const OptimizerOptions& options, TensorArena& arena);
+  // A sharded one (ZeRO) keeps state for, and updates, its shard of each block only.
+  SgdOptimizer(const OptimizerOptions& options, TensorArena& arena, OptimizerShard shard = {});
 
  private:
   void Update(const BlockStep<float>& block) override;

@@ -1,0 +1,45 @@
+// OptimizerShard: the part of every arena block whose optimizer state one rank keeps and whose
+// parameters it updates under ZeRO (optimizations.zero_stage 1): each block's elements are cut
+// into `size` contiguous ranges of ShardChunk elements (the last ones shorter, or empty), and rank
+// r owns range r. The others' parameters reach it afterwards (the trial broadcasts each range from
+// its owner), so every rank ends the step with the whole arena, as without sharding.
+//
+//   OptimizerShard shard{.rank = 1, .size = 4};
+//   ElementRange mine = ShardRange(/*elements=*/1000, shard);   // [256, 512)
+//
+// The update rules are element-wise, so a sharded step computes every parameter exactly as a whole
+// one does: bitwise the same training.
+//
+// Thread-safety: plain values and pure functions.
+#ifndef COHORT_RUNTIME_OPTIM_OPTIMIZER_SHARD_H_
+#define COHORT_RUNTIME_OPTIM_OPTIMIZER_SHARD_H_
+
+#include <cstdint>
+
+namespace cohort {
+
+struct OptimizerShard {
+  uint32_t rank = 0;
+  uint32_t size = 1;  // 1: the whole arena (no sharding)
+
+  bool whole() const { return size <= 1; }
+};
+
+// Elements [begin, end) of a block.
+struct ElementRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+
+  uint64_t count() const { return end - begin; }
+};
+
+// The elements of each range: `elements` / `size` rounded up to a multiple of 16 (64 bytes of
+// float32, so every range but the last starts on a cache line of the block).
+uint64_t ShardChunk(uint64_t elements, uint32_t size);
+
+// The range of a block of `elements` that `shard` owns (the whole block when shard.whole()).
+ElementRange ShardRange(uint64_t elements, OptimizerShard shard);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_OPTIM_OPTIMIZER_SHARD_H_

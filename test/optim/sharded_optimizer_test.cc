@@ -1,0 +1,240 @@
+// Sharded optimizers (ZeRO): `size` optimizers, one per rank, each stepping its shard of the same
+// arena, then every shard's parameters copied into every rank's arena (what the trial's broadcast
+// does), train bitwise as one whole optimizer; the shares they save assemble into the whole
+// optimizer's bytes; a whole state loads into any shard, so a checkpoint re-shards onto another
+// rank count.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/optim/optimizer.h"
+#include "runtime/optim/optimizer_shard.h"
+#include "test/optim/optim_test_util.h"
+
+namespace cohort::sharded_optimizer_test {
+namespace {
+
+using optim_test::CpuTensor;
+using optim_test::MakeArena;
+
+TEST(ShardRangeTest, CutsABlockIntoAlignedRangesThatCoverIt) {
+  EXPECT_EQ(ShardChunk(1000, 4), 256u);
+  EXPECT_EQ(ShardRange(1000, {0, 4}).begin, 0u);
+  EXPECT_EQ(ShardRange(1000, {1, 4}).begin, 256u);
+  EXPECT_EQ(ShardRange(1000, {1, 4}).end, 512u);
+  EXPECT_EQ(ShardRange(1000, {3, 4}).end, 1000u);
+  EXPECT_EQ(ShardRange(1000, {3, 4}).count(), 232u);
+  // Fewer elements than ranks times the alignment: the last ranks own nothing.
+  EXPECT_EQ(ShardRange(20, {0, 4}).count(), 16u);
+  EXPECT_EQ(ShardRange(20, {1, 4}).count(), 4u);
+  EXPECT_EQ(ShardRange(20, {2, 4}).count(), 0u);
+  EXPECT_EQ(ShardRange(20, {3, 4}).count(), 0u);
+  EXPECT_EQ(ShardRange(20, {}).count(), 20u);
+  for (uint32_t size : {1u, 2u, 3u, 4u, 7u}) {
+    uint64_t next = 0;
+    for (uint32_t rank = 0; rank < size; ++rank) {
+      const ElementRange range = ShardRange(12345, {rank, size});
+      EXPECT_EQ(range.begin, next) << rank << " of " << size;
+      next = range.end;
+    }
+    EXPECT_EQ(next, 12345u) << size;
+  }
+}
+
+// One rank's arena and optimizer.
+struct Replica {
+  std::unique_ptr<TensorArena> arena;
+  std::unique_ptr<Optimizer> optimizer;
+};
+
+// Two tensors of float32 (one block, alignment gaps included) and one of float64 (another).
+std::vector<TensorDescriptor> Specs() {
+  return {CpuTensor("a", 1001, COHORT_DTYPE_FLOAT32), CpuTensor("b", 37, COHORT_DTYPE_FLOAT32),
+          CpuTensor("c", 523, COHORT_DTYPE_FLOAT64)};
+}
+
+// Deterministic values that differ per step and element.
+double Value(uint64_t step, uint64_t element, double scale) {
+  return scale * (static_cast<double>((element * 7919 + step * 104729) % 2003) / 1001.0 - 1.0);
+}
+
+void SetGradients(TensorArena& arena, uint64_t step) {
+  for (size_t t = 0; t < arena.tensor_count(); ++t) {
+    for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
+      if (arena.spec(t).dtype == COHORT_DTYPE_FLOAT64) {
+        static_cast<double*>(arena.grad(t))[i] = Value(step, i + t * 3001, 0.5);
+      } else {
+        static_cast<float*>(arena.grad(t))[i] = static_cast<float>(Value(step, i + t * 3001, 0.5));
+      }
+    }
+  }
+}
+
+void SetParameters(TensorArena& arena) {
+  for (size_t t = 0; t < arena.tensor_count(); ++t) {
+    for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) {
+      if (arena.spec(t).dtype == COHORT_DTYPE_FLOAT64) {
+        static_cast<double*>(arena.data(t))[i] = Value(0, i + t * 17, 2.0);
+      } else {
+        static_cast<float*>(arena.data(t))[i] = static_cast<float>(Value(0, i + t * 17, 2.0));
+      }
+    }
+  }
+}
+
+std::string Parameters(const TensorArena& arena) {
+  std::string bytes;
+  for (const ArenaBlock& block : arena.blocks()) {
+    bytes.append(static_cast<const char*>(block.data), block.element_count * block.element_size);
+  }
+  return bytes;
+}
+
+Replica MakeReplica(const OptimizerOptions& options, OptimizerShard shard) {
+  Replica replica;
+  replica.arena = MakeArena(Specs());
+  EXPECT_NE(replica.arena, nullptr);
+  SetParameters(*replica.arena);
+  absl::StatusOr<std::unique_ptr<Optimizer>> optimizer =
+      Optimizer::Create(options, *replica.arena, nullptr, shard);
+  EXPECT_TRUE(optimizer.ok()) << optimizer.status();
+  if (optimizer.ok()) replica.optimizer = *std::move(optimizer);
+  return replica;
+}
+
+// Every rank's shard of each block copied into every other rank's arena.
+void ShareParameters(std::vector<Replica>& ranks) {
+  const uint32_t size = static_cast<uint32_t>(ranks.size());
+  for (uint32_t owner = 0; owner < size; ++owner) {
+    for (size_t b = 0; b < ranks[owner].arena->blocks().size(); ++b) {
+      const ArenaBlock& from = ranks[owner].arena->blocks()[b];
+      const ElementRange range = ShardRange(from.element_count, {owner, size});
+      for (uint32_t to = 0; to < size; ++to) {
+        if (to == owner) continue;
+        const ArenaBlock& into = ranks[to].arena->blocks()[b];
+        std::memcpy(static_cast<char*>(into.data) + range.begin * into.element_size,
+                    static_cast<const char*>(from.data) + range.begin * from.element_size,
+                    range.count() * from.element_size);
+      }
+    }
+  }
+}
+
+void StepAll(std::vector<Replica>& ranks, uint64_t step) {
+  for (Replica& rank : ranks) {
+    SetGradients(*rank.arena, step);
+    ASSERT_TRUE(rank.optimizer->Step().ok());
+  }
+  ShareParameters(ranks);
+}
+
+std::string WholeState(const std::vector<Replica>& ranks) {
+  std::string shares;
+  for (const Replica& rank : ranks) {
+    std::string share;
+    rank.optimizer->SaveShareInto(share);
+    shares += share;
+  }
+  std::string whole;
+  const absl::Status status = ranks[0].optimizer->SaveWholeStateInto(shares, whole, true);
+  EXPECT_TRUE(status.ok()) << status;
+  return whole;
+}
+
+struct Case {
+  const char* name;
+  OptimizerOptions options;
+};
+
+class ShardedOptimizerTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ShardedOptimizerTest, TrainsBitwiseAsTheWholeOptimizerAndSavesItsBytes) {
+  const OptimizerOptions& options = GetParam().options;
+  Replica whole = MakeReplica(options, {});
+  for (uint64_t step = 1; step <= 5; ++step) {
+    SetGradients(*whole.arena, step);
+    ASSERT_TRUE(whole.optimizer->Step().ok());
+  }
+  for (uint32_t size : {2u, 3u, 4u}) {
+    std::vector<Replica> ranks;
+    for (uint32_t rank = 0; rank < size; ++rank)
+      ranks.push_back(MakeReplica(options, {rank, size}));
+    for (uint64_t step = 1; step <= 5; ++step) StepAll(ranks, step);
+    for (uint32_t rank = 0; rank < size; ++rank) {
+      EXPECT_EQ(Parameters(*ranks[rank].arena), Parameters(*whole.arena))
+          << "rank " << rank << " of " << size;
+    }
+    EXPECT_EQ(ranks[0].optimizer->SaveState(), "") << "a shard has no whole state of its own";
+    EXPECT_EQ(WholeState(ranks), whole.optimizer->SaveState()) << size << " shares";
+  }
+}
+
+TEST_P(ShardedOptimizerTest, AWholeStateReshardsOntoAnotherRankCountAndTrainsOnBitwise) {
+  const OptimizerOptions& options = GetParam().options;
+  // Three steps on 2 shards, saved whole, then two more on 3 shards (and on a whole optimizer).
+  std::vector<Replica> two;
+  for (uint32_t rank = 0; rank < 2; ++rank) two.push_back(MakeReplica(options, {rank, 2}));
+  for (uint64_t step = 1; step <= 3; ++step) StepAll(two, step);
+  const std::string saved = WholeState(two);
+  const std::string parameters = Parameters(*two[0].arena);
+
+  const auto restore = [&](Replica& replica) {
+    size_t offset = 0;
+    for (const ArenaBlock& block : replica.arena->blocks()) {
+      std::memcpy(block.data, parameters.data() + offset, block.element_count * block.element_size);
+      offset += block.element_count * block.element_size;
+    }
+    const absl::Status loaded = replica.optimizer->LoadState(saved);
+    ASSERT_TRUE(loaded.ok()) << loaded;
+  };
+  Replica whole = MakeReplica(options, {});
+  restore(whole);
+  std::vector<Replica> three;
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    three.push_back(MakeReplica(options, {rank, 3}));
+    restore(three.back());
+  }
+  for (uint64_t step = 4; step <= 5; ++step) {
+    SetGradients(*whole.arena, step);
+    ASSERT_TRUE(whole.optimizer->Step().ok());
+    StepAll(three, step);
+    StepAll(two, step);
+  }
+  for (const Replica& rank : three) EXPECT_EQ(Parameters(*rank.arena), Parameters(*whole.arena));
+  EXPECT_EQ(Parameters(*two[1].arena), Parameters(*whole.arena));
+  EXPECT_EQ(WholeState(three), whole.optimizer->SaveState());
+}
+
+OptimizerOptions Sgd(double momentum) {
+  OptimizerOptions options;
+  options.learning_rate = 0.05;
+  options.momentum = momentum;
+  options.weight_decay = 0.01;
+  return options;
+}
+
+OptimizerOptions Adam() {
+  OptimizerOptions options;
+  options.kind = OptimizerOptions::Kind::kAdam;
+  options.learning_rate = 0.01;
+  return options;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ShardedOptimizerTest,
+                         ::testing::Values(Case{"sgd", Sgd(0)}, Case{"momentum", Sgd(0.9)},
+                                           Case{"adam", Adam()}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ShardedOptimizerStateTest, RefusesSharesOfAnotherSize) {
+  Replica rank = MakeReplica(Adam(), {0, 2});
+  std::string share, whole;
+  rank.optimizer->SaveShareInto(share);
+  const absl::Status refused = rank.optimizer->SaveWholeStateInto(share, whole, true);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("2 shares"), std::string::npos) << refused;
+}
+
+}  // namespace
+}  // namespace cohort::sharded_optimizer_test
