@@ -87,6 +87,8 @@ const char* CollectivePurposeName(CollectivePurpose purpose) {
       return "decision";
     case CollectivePurpose::kCheckpoint:
       return "checkpoint";
+    case CollectivePurpose::kShard:
+      return "shard";
   }
   return "unknown";
 }

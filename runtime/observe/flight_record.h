@@ -64,6 +64,7 @@ enum class CollectivePurpose : uint8_t {
   kMetrics,         // merging the ranks' metrics
   kDecision,        // agreeing on a yes/no (a stop, a checkpoint)
   kCheckpoint,      // gathering the ranks' parts of a checkpoint
+  kShard,           // ZeRO: a rank's shard of the stepped parameters, or of the summed gradients
 };
 const char* CollectivePurposeName(CollectivePurpose purpose);
 

@@ -9,10 +9,12 @@
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/collective/recorded_collective.h"
 #include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/trial/bucket_trace.h"
 #include "runtime/trial/permanent_failure.h"
 #include "runtime/trial/rank_sync.h"
+#include "runtime/trial/shard_parameters.h"
 #include "runtime/trial/splitmix64.h"
 #include "runtime/trial/unread_hyperparameters.h"
 
@@ -315,9 +317,22 @@ absl::Status TrialRunner::StepOptimizer() {
           ? options_.optimizer->Step()
           : options_.model->OptimizerStep(progress_.optimizer_steps, progress_.batches_trained);
   if (!stepped.ok()) return stepped;
+  if (absl::Status shared = ShareShardParameters(); !shared.ok()) return shared;
   ++progress_.optimizer_steps;
   batches_since_step_ = 0;
   return arena.ZeroGradients();
+}
+
+absl::Status TrialRunner::ShareShardParameters() {
+  if (options_.optimizer == nullptr || options_.optimizer->shard().whole()) return absl::OkStatus();
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kShard,
+                          .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
+  if (absl::Status status = BroadcastShardParameters(options_.model->arena(), *options_.collective,
+                                                     options_.optimizer->shard().size);
+      !status.ok()) {
+    return InCollective(status, "sharing the shards' parameters", progress_.batches_trained);
+  }
+  return absl::OkStatus();
 }
 
 MetricsReport TrialRunner::Report(ReportKind kind, const std::vector<ReducedMetric>& metrics) {

@@ -119,6 +119,9 @@ class TrialRunner {
   // Every rank's compression state (error feedback differs from rank to rank), gathered on every
   // rank in rank order, for rank 0 to write; empty when the exchange keeps none.
   absl::StatusOr<std::string> GatherCompressionState();
+  // ZeRO: every rank's share of the sharded optimizer's state, in rank order (empty when the
+  // optimizer is whole), for rank 0 to save the whole state.
+  absl::StatusOr<std::string> GatherOptimizerShares();
   // Gives the exchange the bucket order of a checkpoint's "ready_order" file, then this rank's
   // part of its "compression" file.
   absl::Status RestoreExchangeState(const std::map<std::string, std::string>& files);
@@ -138,6 +141,8 @@ class TrialRunner {
   // plugin nor Cohort read (unread_hyperparameters.h).
   void WarnOfUnreadHyperparameters();
   absl::Status StepOptimizer();
+  // ZeRO (a sharded optimizer): every rank's stepped range of the parameters to every rank.
+  absl::Status ShareShardParameters();
   // optimizations.nonfinite_gradients before a step: true to step; false when the step's
   // gradients are to be dropped ("skip"); an error naming the batch and tensor for "fail".
   absl::StatusOr<bool> GradientsUsable();

@@ -124,7 +124,7 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state) {
 
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
-    std::map<std::string, std::string> spare, bool unsealed) {
+    std::map<std::string, std::string> spare, bool unsealed, absl::string_view optimizer_shares) {
   std::map<std::string, std::string> files;
   // File `name`, in spare's buffer of that name when there is one.
   const auto file = [&](const std::string& name) -> std::string& {
@@ -141,7 +141,15 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
       return copied;
     }
   }
-  if (optimizer != nullptr) optimizer->SaveStateInto(file("optimizer"), /*sealed=*/!unsealed);
+  if (optimizer != nullptr && !optimizer->shard().whole()) {
+    if (absl::Status whole = optimizer->SaveWholeStateInto(optimizer_shares, file("optimizer"),
+                                                           /*sealed=*/!unsealed);
+        !whole.ok()) {
+      return whole;
+    }
+  } else if (optimizer != nullptr) {
+    optimizer->SaveStateInto(file("optimizer"), /*sealed=*/!unsealed);
+  }
   files["progress"] = EncodeProgress(progress);
   if (model.has_state()) {
     absl::StatusOr<std::string> state = model.SaveState();

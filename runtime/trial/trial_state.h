@@ -48,10 +48,12 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state = nu
 // earlier capture's files) when given: a model captured again then touches no new memory, where
 // fresh buffers cost a page fault per page. With `unsealed`, the optimizer file lacks its checksum
 // until SealTrialState adds it (reading every byte of the optimizer state, the slowest part of a
-// capture, is left to the thread that writes the checkpoint).
+// capture, is left to the thread that writes the checkpoint). A sharded optimizer (ZeRO) is saved
+// whole from `optimizer_shares`, every rank's Optimizer::SaveShareInto in rank order.
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
-    std::map<std::string, std::string> spare = {}, bool unsealed = false);
+    std::map<std::string, std::string> spare = {}, bool unsealed = false,
+    absl::string_view optimizer_shares = {});
 
 // Finishes what CaptureTrialState captured with `unsealed`.
 void SealTrialState(std::map<std::string, std::string>& files);

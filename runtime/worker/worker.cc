@@ -137,6 +137,12 @@ absl::Status Worker::BuildOptimizer() {
         std::string(PolicyName(optimizations.learning_rate_scaling)).c_str(),
         model_->plugin().name().c_str());
   }
+  if (model_->has_optimizer() && optimizations.zero_stage != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "optimizations.zero_stage %u shards the built-in optimizer, but plugin %s steps its own "
+        "optimizer (optimizer_step); set zero_stage to 0, or leave the step to Cohort",
+        optimizations.zero_stage, model_->plugin().name()));
+  }
   if (!model_->has_optimizer()) {
     absl::StatusOr<OptimizerOptions> options =
         OptimizerOptionsFromHyperparameters(options_.config.hyperparameters);
@@ -152,10 +158,17 @@ absl::Status Worker::BuildOptimizer() {
         std::fflush(stdout);
       }
     }
+    OptimizerShard shard;
+    if (optimizations.zero_stage != 0) shard = {options_.rank, options_.size};
     absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
-        *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr);
+        *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr, shard);
     if (!created.ok()) return created.status();
     optimizer_ = *std::move(created);
+    if (!shard.whole() && options_.rank == 0) {
+      std::printf("optimizer state sharded over %u slots (optimizations.zero_stage %u)\n",
+                  shard.size, optimizations.zero_stage);
+      std::fflush(stdout);
+    }
   }
   return absl::OkStatus();
 }

@@ -12,7 +12,7 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
                "gradient_compression", "mixed_precision", "tensor_fusion_threshold",
                "tensor_fusion_cycle_time", "auto_tune_tensor_fusion", "nonfinite_gradients",
                "collective_timeout", "straggler_threshold", "learning_rate_scaling",
-               "learning_rate_reference_slots"},
+               "learning_rate_reference_slots", "zero_stage"},
               {"grad_updates_size_file"});
   r.Int("aggregation_frequency", 1, &out->aggregation_frequency);
   r.Bool("average_aggregated_gradients", &out->average_aggregated_gradients);
@@ -34,6 +34,9 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.Int("collective_timeout", 1, &out->collective_timeout);
   r.PolicyChoice("learning_rate_scaling", &out->learning_rate_scaling);
   r.Int("learning_rate_reference_slots", 1, &out->learning_rate_reference_slots);
+  if (std::optional<int64_t> stage = r.ReadInt("zero_stage", 0, 1)) {
+    out->zero_stage = static_cast<uint32_t>(*stage);
+  }
   if (std::optional<double> threshold = r.ReadNumber("straggler_threshold")) {
     if (*threshold >= 0 && *threshold <= 100) {
       out->straggler_threshold = *threshold;

@@ -1,0 +1,30 @@
+// ZeRO's parameter step: after a sharded optimizer (optimizer_shard.h) has updated this rank's
+// range of every arena block, each range goes from its owner to every other rank, so that every
+// rank holds the whole stepped arena again, bitwise the same on each.
+//
+//   optimizer->Step();                                           // this rank's ranges
+//   absl::Status s = BroadcastShardParameters(arena, *group, 4);  // everyone's
+//
+// One broadcast per block and owning rank, in place in the arena (no copy), in the same order on
+// every rank. Host memory and a host group (Gloo).
+//
+// Thread-safety: needs exclusive use of the arena's parameters and of the group.
+#ifndef COHORT_RUNTIME_TRIAL_SHARD_PARAMETERS_H_
+#define COHORT_RUNTIME_TRIAL_SHARD_PARAMETERS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "runtime/arena/tensor_arena.h"
+#include "runtime/collective/collective_backend.h"
+
+namespace cohort {
+
+// Broadcasts, for every block, each of the `shards` ranges (ShardRange) from the rank that owns
+// it, the group's rank of the same number. The first failed broadcast's error.
+absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& group,
+                                      uint32_t shards);
+
+}  // namespace cohort
+
+#endif  // COHORT_RUNTIME_TRIAL_SHARD_PARAMETERS_H_

@@ -1,0 +1,103 @@
+"""optimizations.zero_stage 1 on `cohort run` of the mlp example: each slot keeps the built-in
+optimizer's state for its shard of the parameters only, and the trial trains bitwise as with stage
+0 (the update rules are element-wise; the stepped shards are broadcast from their owners), for
+plain SGD, SGD with momentum and Adam at 2 slots, and Adam at 4; the checkpoint holds the whole
+optimizer state, the same bytes as stage 0's. A stage-1 run stopped (SIGINT) and resumed ends
+bitwise where the uninterrupted one does; its checkpoint resumed at 4 slots trains the same with
+stage 1 as with stage 0 (re-sharded onto 4 slots, and whole). A plugin with its own optimizer is
+refused with the key named, and so is a stage this build does not have."""
+import os
+import shutil
+import signal
+
+from cohort_cli import *
+
+BATCHES = interruptible(600)
+# The hyperparameters each variant puts in place of the mlp config's "optimizer: sgd",
+# "learning_rate: 0.05" and "momentum: 0.9".
+VARIANTS = {
+    "plain-sgd": "optimizer: sgd\n  learning_rate: 0.05\n  momentum: 0.0",
+    "momentum": "optimizer: sgd\n  learning_rate: 0.05\n  momentum: 0.9",
+    "adam": "optimizer: adam\n  learning_rate: 0.002",
+}
+
+
+def config(tmp, name, optimizer, slots, stage, batches=BATCHES):
+    text = read_bytes(mlp_config(tmp, name=name, batches=batches, period=100)).decode()
+    for line in ("  optimizer: sgd\n", "  learning_rate: 0.05\n", "  momentum: 0.9\n"):
+        check(line in text, f"the mlp config has no {line!r}")
+        text = text.replace(line, "")
+    text = text.replace("hyperparameters:\n", "hyperparameters:\n  " + optimizer + "\n")
+    text += f"resources:\n  slots_per_trial: {slots}\noptimizations:\n  zero_stage: {stage}\n"
+    return write_config(tmp, text, file_name=name + ".yaml")
+
+
+def trained(tmp, name, optimizer, slots, stage):
+    folder = os.path.join(tmp, name)
+    code, out, err = run("run", config(tmp, name, optimizer, slots, stage), "--output", folder,
+                         "--cpu-slots", str(slots))
+    check(code == 0, f"{name} failed:\n{out}\n{err}")
+    return folder
+
+
+def final_state(folder):
+    checkpoint = os.path.join(folder, "checkpoints", f"trial-1-batch-{BATCHES}")
+    return read_bytes(os.path.join(checkpoint, "parameters")), \
+        read_bytes(os.path.join(checkpoint, "optimizer"))
+
+
+def log_of(folder):
+    with open(os.path.join(folder, "trials", "1", "log.txt")) as f:
+        return f.read()
+
+
+with temp_dir() as tmp:
+    for variant, optimizer in VARIANTS.items():
+        slot_counts = (2, 4) if variant == "adam" else (2,)
+        for slots in slot_counts:
+            whole = trained(tmp, f"{variant}-{slots}-whole", optimizer, slots, 0)
+            sharded = trained(tmp, f"{variant}-{slots}-sharded", optimizer, slots, 1)
+            check(f"optimizer state sharded over {slots} slots" in log_of(sharded),
+                  log_of(sharded))
+            check(final_state(sharded) == final_state(whole),
+                  f"{variant} at {slots} slots: stage 1 did not train bitwise as stage 0")
+
+    # Stopped after its first checkpoint, then resumed: as if never stopped.
+    momentum = VARIANTS["momentum"]
+    expected = final_state(os.path.join(tmp, "momentum-2-whole"))
+    stopped = os.path.join(tmp, "stopped")
+    process = start("run", config(tmp, "stopped", momentum, 2, 1), "--output", stopped,
+                    "--cpu-slots", "2")
+    wait_for(lambda: experiment(stopped)["trials"][0]["checkpoints"], what="the first checkpoint")
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    check(process.returncode == 130, f"the stopped run exited {process.returncode}:\n{out}\n{err}")
+    stopped_at = experiment(stopped)["trials"][0]["batches_trained"]
+    check(0 < stopped_at < BATCHES, f"stopped at {stopped_at}")
+    at_four = {stage: os.path.join(tmp, f"four-{stage}") for stage in (0, 1)}
+    for folder in at_four.values():
+        shutil.copytree(stopped, folder)
+    code, out, err = run("run", "--resume", stopped, "--cpu-slots", "2")
+    check(code == 0, f"the resume failed:\n{out}\n{err}")
+    check(final_state(stopped) == expected,
+          "the resumed stage-1 run did not end where the uninterrupted one did")
+
+    # The same checkpoint at 4 slots: re-sharded, or whole, the same training.
+    for stage, folder in at_four.items():
+        code, out, err = run("run", "--resume", folder, "--cpu-slots", "4", "--set",
+                             "resources.slots_per_trial=4", "--set",
+                             f"optimizations.zero_stage={stage}")
+        check(code == 0, f"the resume at 4 slots with stage {stage} failed:\n{out}\n{err}")
+    check(final_state(at_four[1]) == final_state(at_four[0]),
+          "resumed at 4 slots, stage 1 did not train as stage 0")
+
+    # Refusals name the key.
+    code, out, err = run("run", config(tmp, "stage-3", momentum, 2, 3), "--cpu-slots", "2")
+    check(code != 0 and "optimizations.zero_stage" in err, f"{code}\n{out}\n{err}")
+    own = read_bytes(config(tmp, "own", momentum, 2, 1)).decode().replace(
+        plugin("mlp"), os.path.join(PLUGINS, "test", "cpp_layer.so"))
+    code, out, err = run("run", write_config(tmp, own, file_name="own.yaml"), "--output",
+                         os.path.join(tmp, "own"), "--cpu-slots", "2")
+    check(code != 0 and "optimizations.zero_stage 1 shards the built-in optimizer" in out + err,
+          f"{code}\n{out}\n{err}")
+print("ok")
