@@ -156,6 +156,17 @@ def folder_bytes(folder):
     return found
 
 
+def run_stopped_at_checkpoint(config, folder, *args):
+    """Starts `cohort run CONFIG --output FOLDER ARGS...`, stops it with Ctrl-C once it has written
+    its first checkpoint, checks it exited as stopped (130), and returns the batches it trained."""
+    process = start("run", config, "--output", folder, *args)
+    wait_for(lambda: experiment(folder)["trials"][0]["checkpoints"], what="a first checkpoint")
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    check(process.returncode == 130, f"the stopped run exited {process.returncode}:\n{out}\n{err}")
+    return experiment(folder)["trials"][0]["batches_trained"]
+
+
 def final_parameters(run_dir, batches):
     return read_bytes(os.path.join(run_dir, "checkpoints", f"trial-1-batch-{batches}", "parameters"))
 
@@ -171,5 +182,5 @@ def temp_dir():
 
 __all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
            "worker_pid", "kill_the_worker", "release", "experiment", "metrics", "wait_for", "read_bytes",
-           "folder_bytes", "final_parameters", "check", "temp_dir", "signal", "interruptible",
+           "folder_bytes", "run_stopped_at_checkpoint", "final_parameters", "check", "temp_dir", "signal", "interruptible",
            "SANITIZED"]

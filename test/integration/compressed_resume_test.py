@@ -3,7 +3,6 @@ rank's error-feedback residuals (top-k) and PowerSGD's warm-start factors and er
 checkpoint (its "compression" file, one share per rank) and come back on the rank that saved
 them. Two slots, stopped with Ctrl-C after the first checkpoint, continued with --resume."""
 import os
-import signal
 
 from cohort_cli import *
 
@@ -26,13 +25,7 @@ with temp_dir() as tmp:
         expected = final_parameters(a, BATCHES)
 
         b = os.path.join(tmp, f"{name}-b")
-        process = start("run", config, "--output", b, "--cpu-slots", "2")
-        wait_for(lambda: experiment(b)["trials"][0]["checkpoints"], what=f"{name}: B's checkpoint")
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=120)
-        check(process.returncode == 130, f"{name}: stopped run exited {process.returncode}:\n"
-                                         f"{out}\n{err}")
-        stopped_at = experiment(b)["trials"][0]["batches_trained"]
+        stopped_at = run_stopped_at_checkpoint(config, b, "--cpu-slots", "2")
         check(0 < stopped_at < BATCHES, f"{name}: stopped at {stopped_at}")
         share = os.path.getsize(os.path.join(b, "checkpoints", f"trial-1-batch-{stopped_at}",
                                              "compression"))

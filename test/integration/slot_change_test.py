@@ -5,7 +5,6 @@ float rounding only (bound below). A slot
 change that would change the global batch, or whose gradient compression keeps per-slot state,
 is refused naming the key, and the run folder is left as it was."""
 import os
-import signal
 from array import array
 
 from cohort_cli import *
@@ -45,12 +44,7 @@ def compare(whole, moved, how):
 
 def stopped_run(config, folder, *overrides):
     """Starts `cohort run`, stops it (Ctrl-C) after its first checkpoint; returns the batch."""
-    process = start("run", config, "--output", folder, "--cpu-slots", "2", *overrides)
-    wait_for(lambda: experiment(folder)["trials"][0]["checkpoints"], what="a first checkpoint")
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    check(process.returncode == 130, f"the stopped run exited {process.returncode}:\n{err}")
-    stopped_at = experiment(folder)["trials"][0]["batches_trained"]
+    stopped_at = run_stopped_at_checkpoint(config, folder, "--cpu-slots", "2", *overrides)
     check(0 < stopped_at < BATCHES, f"stopped at {stopped_at}")
     return stopped_at
 
