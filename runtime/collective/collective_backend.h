@@ -39,6 +39,10 @@ class CollectiveBackend {
   // UNIMPLEMENTED (an SDK dtype this engine lacks); both messages name the dtype.
   virtual absl::Status AllreduceSum(void* data, uint64_t count, cohort_dtype dtype) = 0;
 
+  // Replaces `count` elements of `data` on rank `root` with their sum over all ranks; the other
+  // ranks' `data` is left unspecified (the engine may work in it). Dtypes as for AllreduceSum.
+  virtual absl::Status ReduceSum(void* data, uint64_t count, cohort_dtype dtype, uint32_t root) = 0;
+
   // Copies `bytes` bytes of `data` on rank `root` into `data` on every other rank.
   virtual absl::Status Broadcast(void* data, uint64_t bytes, uint32_t root) = 0;
 

@@ -41,6 +41,14 @@ absl::Status RecordedCollective::AllreduceSum(void* data, uint64_t count, cohort
                   [&] { return inner_->AllreduceSum(data, count, dtype); });
 }
 
+absl::Status RecordedCollective::ReduceSum(void* data, uint64_t count, cohort_dtype dtype,
+                                           uint32_t root) {
+  const absl::StatusOr<size_t> element = DtypeSize(dtype);
+  return Recorded(CollectiveKind::kReduce, DtypeName(dtype).c_str(),
+                  element.ok() ? count * *element : 0,
+                  [&] { return inner_->ReduceSum(data, count, dtype, root); });
+}
+
 absl::Status RecordedCollective::Broadcast(void* data, uint64_t bytes, uint32_t root) {
   return Recorded(CollectiveKind::kBroadcast, "bytes", bytes,
                   [&] { return inner_->Broadcast(data, bytes, root); });

@@ -29,6 +29,13 @@ absl::Status TimedCollective::AllreduceSum(void* data, uint64_t count, cohort_dt
                [&] { return inner_.AllreduceSum(data, count, dtype); });
 }
 
+absl::Status TimedCollective::ReduceSum(void* data, uint64_t count, cohort_dtype dtype,
+                                        uint32_t root) {
+  const absl::StatusOr<size_t> element = DtypeSize(dtype);
+  return Timed("reduce", element.ok() ? count * *element : 0,
+               [&] { return inner_.ReduceSum(data, count, dtype, root); });
+}
+
 absl::Status TimedCollective::Broadcast(void* data, uint64_t bytes, uint32_t root) {
   return Timed("broadcast", bytes, [&] { return inner_.Broadcast(data, bytes, root); });
 }

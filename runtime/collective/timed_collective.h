@@ -32,6 +32,7 @@ class TimedCollective final : public CollectiveBackend {
   uint32_t size() const override { return inner_.size(); }
   std::string name() const override { return inner_.name(); }
   absl::Status AllreduceSum(void* data, uint64_t count, cohort_dtype dtype) override;
+  absl::Status ReduceSum(void* data, uint64_t count, cohort_dtype dtype, uint32_t root) override;
   absl::Status Broadcast(void* data, uint64_t bytes, uint32_t root) override;
   absl::Status Allgather(const void* in, uint64_t bytes_per_rank, void* out) override;
   absl::Status Barrier() override;

@@ -127,6 +127,21 @@ absl::Status CheckElastic(const ExperimentConfig& config) {
       " keeps state of its own on each slot; drop min_slots_per_trial or the compression"));
 }
 
+// ZeRO stage 2 sums each shard's gradient as float32 on its owner: a compressed exchange, whose
+// forms sum (or gather) whole buckets on every rank, cannot go along.
+absl::Status CheckZeroStage(const ExperimentConfig& config) {
+  const CompressionOptions::Kind kind = config.optimizations.gradient_compression.kind;
+  if (config.optimizations.zero_stage != 2 || kind == CompressionOptions::kNone) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "optimizations.zero_stage: 2 reduces each shard's float32 gradient onto its owner, which "
+      "optimizations.gradient_compression ",
+      CompressionKindName(kind),
+      " cannot shard; use zero_stage 1 (which keeps the compressed "
+      "exchange) or no compression"));
+}
+
 absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
   std::vector<std::string>* ignored = &config->ignored_keys;
   MapReader r(root, "", ignored);
@@ -217,6 +232,7 @@ absl::Status ReadConfig(const YAML::Node& root, ExperimentConfig* config) {
                                                     &config->checkpoint_storage);
   }
   if (status.ok()) status = CheckElastic(*config);
+  if (status.ok()) status = CheckZeroStage(*config);
   return status;
 }
 

@@ -140,8 +140,10 @@ struct OptimizationsConfig {
   LearningRateScaling learning_rate_scaling = LearningRateScaling::kNone;
   uint32_t learning_rate_reference_slots = 1;
   // ZeRO: 0 replicates the built-in optimizer's state on every slot; 1 shards it, each slot
-  // stepping 1/slots of the parameters and broadcasting them after the step. Not a training
-  // setting: stage 1 trains bitwise as 0, and a checkpoint holds the whole state either way.
+  // stepping 1/slots of the parameters and broadcasting them after the step; 2 also sums each
+  // shard's gradient on its owner only (a reduce instead of an allreduce). Not a training setting:
+  // stage 1 trains bitwise as 0 (stage 2 too at 2 slots; beyond, the engine's reduce may round
+  // otherwise), and a checkpoint holds the whole state either way.
   uint32_t zero_stage = 0;
   // Cohort's bound, in seconds, on any one collective of a trial's ranks (a bucket of the
   // gradient exchange, a metrics merge, the start): a rank that stops taking part for longer

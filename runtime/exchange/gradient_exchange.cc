@@ -12,6 +12,7 @@
 #include "runtime/arena/dtype.h"
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
+#include "runtime/exchange/shard_reducer.h"
 #include "runtime/observe/flight_record.h"
 
 namespace cohort {
@@ -63,10 +64,18 @@ uint32_t StepCheckEvery(const std::vector<GradientBucket>& plan) {
 }
 
 // The reducer of the trial's compression form over `plan`: the CUDA exchange's for gradients on a
-// device, else the host's.
+// device, else the host's; with `reduce_to_shards`, ZeRO stage 2's (uncompressed, host only).
 absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
     const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
-    TensorArena& arena, DeviceExchange* device, TimedCollective& backend) {
+    TensorArena& arena, DeviceExchange* device, TimedCollective& backend, bool reduce_to_shards) {
+  if (reduce_to_shards) {
+    if (device != nullptr || compression.kind != CompressionOptions::kNone) {
+      return absl::UnimplementedError(
+          "optimizations.zero_stage 2 reduces uncompressed host gradients only (no "
+          "gradient_compression, cpu slots)");
+    }
+    return std::unique_ptr<BucketReducer>(new ShardReducer(plan, arena, backend));
+  }
   if (device == nullptr) return CreateBucketReducer(compression, plan, arena, backend);
   if (absl::Status fits = CheckCompressionFits(compression, plan); !fits.ok()) return fits;
   std::vector<std::vector<PowerSgdTensor>> tensors;
@@ -88,7 +97,7 @@ absl::StatusOr<std::unique_ptr<GradientExchange>> GradientExchange::Create(
   auto timed = std::make_unique<TimedCollective>(backend);
   DeviceExchange* device = *on_device ? options.device : nullptr;
   absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
-      CreateReducer(options.compression, *plan, arena, device, *timed);
+      CreateReducer(options.compression, *plan, arena, device, *timed, options.reduce_to_shards);
   if (!reducer.ok()) return reducer.status();
   const uint32_t step_check_every =
       options.step_check_every != 0 ? options.step_check_every : StepCheckEvery(*plan);
@@ -249,8 +258,8 @@ absl::Status GradientExchange::AdoptReadyOrder(const std::vector<uint32_t>& orde
   if (*plan != plan_) {
     absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena_);
     if (!tracker.ok()) return tracker.status();
-    absl::StatusOr<std::unique_ptr<BucketReducer>> reducer =
-        CreateReducer(options_.compression, *plan, arena_, device_, *timed_backend_);
+    absl::StatusOr<std::unique_ptr<BucketReducer>> reducer = CreateReducer(
+        options_.compression, *plan, arena_, device_, *timed_backend_, options_.reduce_to_shards);
     if (!reducer.ok()) return reducer.status();
     {
       std::lock_guard<std::mutex> ready(ready_mutex_);

@@ -84,6 +84,10 @@ struct ExchangeOptions {
   // Cut the buckets again along the ready order of the first exchanged batch (above); off, they
   // keep reverse registration order.
   bool follow_ready_order = true;
+  // ZeRO stage 2: each bucket's pieces are summed onto the rank whose shard (arena_shard.h, one
+  // per rank of the backend) holds them, not on every rank (shard_reducer.h); the other gradients
+  // are left unspecified. Host gradients without compression only.
+  bool reduce_to_shards = false;
   // Told the new plan whenever the buckets are cut again (on the thread calling Finish or
   // AdoptReadyOrder); empty: nobody.
   std::function<void(const std::vector<GradientBucket>&)> plan_changed;

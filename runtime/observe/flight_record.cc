@@ -63,6 +63,8 @@ const char* CollectiveKindName(CollectiveKind kind) {
       return "allgather";
     case CollectiveKind::kBarrier:
       return "barrier";
+    case CollectiveKind::kReduce:
+      return "reduce";
   }
   return "unknown";
 }

@@ -49,7 +49,7 @@ inline constexpr uint8_t kHostGroup = 0;      // Gloo: the host's work, CPU grad
 inline constexpr uint8_t kGradientGroup = 1;  // NCCL on a GPU, or the exchange's own group
 const char* FlightGroupName(uint8_t group);
 
-enum class CollectiveKind : uint8_t { kAllreduce = 1, kBroadcast, kAllgather, kBarrier };
+enum class CollectiveKind : uint8_t { kAllreduce = 1, kBroadcast, kAllgather, kBarrier, kReduce };
 const char* CollectiveKindName(CollectiveKind kind);
 
 // What a collective was for, as its caller tagged it (CollectiveTagScope in the collective

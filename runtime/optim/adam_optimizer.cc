@@ -42,8 +42,7 @@ void ApplyAdamRule(const BlockStep<T>& block, const OptimizerOptions& options) {
 template void ApplyAdamRule<float>(const BlockStep<float>&, const OptimizerOptions&);
 template void ApplyAdamRule<double>(const BlockStep<double>&, const OptimizerOptions&);
 
-AdamOptimizer::AdamOptimizer(const OptimizerOptions& options, TensorArena& arena,
-                             OptimizerShard shard)
+AdamOptimizer::AdamOptimizer(const OptimizerOptions& options, TensorArena& arena, ArenaShard shard)
     : ArenaOptimizer(options, arena, 2, shard) {}
 
 void AdamOptimizer::Update(const BlockStep<float>& block) { ApplyAdamRule(block, options()); }

@@ -29,7 +29,7 @@ class AdamOptimizer final : public ArenaOptimizer {
  public:
   // `options` must be valid, of kind kAdam or kAdamW; `arena` as for ArenaOptimizer.
   // A sharded one (ZeRO) keeps state for, and updates, its shard of each block only.
-  AdamOptimizer(const OptimizerOptions& options, TensorArena& arena, OptimizerShard shard = {});
+  AdamOptimizer(const OptimizerOptions& options, TensorArena& arena, ArenaShard shard = {});
 
  private:
   void Update(const BlockStep<float>& block) override;

@@ -3,7 +3,7 @@
 namespace cohort {
 
 ArenaOptimizer::ArenaOptimizer(const OptimizerOptions& options, TensorArena& arena,
-                               size_t buffers_per_block, OptimizerShard shard)
+                               size_t buffers_per_block, ArenaShard shard)
     : options_(options),
       arena_(arena),
       buffers_per_block_(buffers_per_block),

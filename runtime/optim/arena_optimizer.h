@@ -44,7 +44,7 @@ class ArenaOptimizer : public Optimizer {
   std::string SaveState() const final { return state_.Encode(); }
   void SaveStateInto(std::string& out, bool sealed) const final { state_.EncodeInto(out, sealed); }
   absl::Status LoadState(absl::string_view bytes) final { return state_.Decode(bytes); }
-  OptimizerShard shard() const final { return state_.shard(); }
+  ArenaShard shard() const final { return state_.shard(); }
   void SaveShareInto(std::string& out) const final { state_.EncodeShareInto(out); }
   absl::Status SaveWholeStateInto(absl::string_view shares, std::string& out,
                                   bool sealed) const final;
@@ -52,7 +52,7 @@ class ArenaOptimizer : public Optimizer {
  protected:
   // The arena's blocks must all be float32 or float64 on the CPU (Optimizer::Create checks).
   ArenaOptimizer(const OptimizerOptions& options, TensorArena& arena, size_t buffers_per_block,
-                 OptimizerShard shard);
+                 ArenaShard shard);
 
   // Applies the update rule to one block.
   virtual void Update(const BlockStep<float>& block) = 0;

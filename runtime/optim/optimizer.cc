@@ -38,7 +38,7 @@ absl::Status Optimizer::SaveWholeStateInto(absl::string_view, std::string&, bool
 absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOptions& options,
                                                              TensorArena& arena,
                                                              DeviceUpdateKernels* device_kernels,
-                                                             OptimizerShard shard) {
+                                                             ArenaShard shard) {
   if (absl::Status valid = ValidateOptimizerOptions(options); !valid.ok()) return valid;
   if (absl::Status supported = CheckSupported(arena, options, device_kernels != nullptr);
       !supported.ok()) {

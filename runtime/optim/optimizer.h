@@ -24,10 +24,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/optim/device_update_kernels.h"
 #include "runtime/optim/optimizer_options.h"
-#include "runtime/optim/optimizer_shard.h"
 
 namespace cohort {
 
@@ -39,12 +39,12 @@ class Optimizer {
   // allocates the optimizer's state, zeroed, mirroring the blocks (in the blocks' memory). The
   // arena, and the kernels, must outlive the optimizer.
   //
-  // With a `shard` of several ranks (ZeRO, optimizer_shard.h), the optimizer keeps state for, and
+  // With a `shard` of several ranks (ZeRO, arena_shard.h), the optimizer keeps state for, and
   // Step updates, the shard's range of each block only; the caller brings the other ranges'
   // parameters from their owners after each step. CPU blocks only (UNIMPLEMENTED with kernels).
   static absl::StatusOr<std::unique_ptr<Optimizer>> Create(
       const OptimizerOptions& options, TensorArena& arena,
-      DeviceUpdateKernels* device_kernels = nullptr, OptimizerShard shard = {});
+      DeviceUpdateKernels* device_kernels = nullptr, ArenaShard shard = {});
   virtual ~Optimizer() = default;
 
   // One update of every parameter from its gradient, PyTorch's semantics:
@@ -75,7 +75,7 @@ class Optimizer {
   // whole state of its own (SaveState is empty): every rank saves its share (SaveShareInto; the
   // same size on every rank), the shares are gathered in rank order, and SaveWholeStateInto turns
   // them into SaveState's bytes of the whole state, which LoadState reads on any shard.
-  virtual OptimizerShard shard() const { return {}; }
+  virtual ArenaShard shard() const { return {}; }
   virtual void SaveShareInto(std::string& out) const { out.clear(); }
   virtual absl::Status SaveWholeStateInto(absl::string_view shares, std::string& out,
                                           bool sealed) const;

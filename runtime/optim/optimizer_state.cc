@@ -54,7 +54,7 @@ std::string DescribeBlock(cohort_dtype dtype, uint64_t elements) {
 }  // namespace
 
 OptimizerState::OptimizerState(Kind kind, const TensorArena& arena, size_t buffers_per_block,
-                               OptimizerShard shard)
+                               ArenaShard shard)
     : kind_(kind), buffers_per_block_(buffers_per_block), shard_(shard) {
   for (const ArenaBlock& block : arena.blocks()) {
     block_dtypes_.push_back(block.dtype);

@@ -8,7 +8,7 @@
 //   absl::Status s = other.Decode(bytes);   // same kind, buffer count and arena layout
 //
 // Each buffer has its block's dtype and element count, so it lines up element for element with
-// the block's parameters. A sharded state (ZeRO, optimizer_shard.h) keeps each buffer for its
+// the block's parameters. A sharded state (ZeRO, arena_shard.h) keeps each buffer for its
 // shard's range of the block only; its saved form is still the whole state's, assembled from every
 // rank's share (EncodeShareInto, gathered by the trial, then EncodeWholeFromShares), and Decode of
 // a whole state keeps the shard's range: a checkpoint moves between sharded and whole optimizers
@@ -37,9 +37,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/optim/optimizer_options.h"
-#include "runtime/optim/optimizer_shard.h"
 
 namespace cohort {
 
@@ -48,9 +48,9 @@ class OptimizerState {
   // Zeroed buffers mirroring the arena's blocks (the shard's range of each), which must all be
   // float32 or float64.
   OptimizerState(OptimizerOptions::Kind kind, const TensorArena& arena, size_t buffers_per_block,
-                 OptimizerShard shard = {});
+                 ArenaShard shard = {});
 
-  const OptimizerShard& shard() const { return shard_; }
+  const ArenaShard& shard() const { return shard_; }
   // The elements of block `block` this state keeps (all of them when whole).
   ElementRange range(size_t block) const { return ranges_[block]; }
 
@@ -98,7 +98,7 @@ class OptimizerState {
   // Bytes of one rank's share (EncodeShareInto).
   uint64_t ShareBytes() const;
 
-  OptimizerShard shard_;
+  ArenaShard shard_;
   std::vector<uint64_t> block_sizes_;  // elements per block
   std::vector<ElementRange> ranges_;   // per block, the elements kept
   std::vector<Buffer> buffers_;        // block-major: buffers_[block * buffers_per_block_ + index]

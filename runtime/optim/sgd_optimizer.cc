@@ -36,8 +36,7 @@ void ApplySgdRule(const BlockStep<T>& block, const OptimizerOptions& options) {
 template void ApplySgdRule<float>(const BlockStep<float>&, const OptimizerOptions&);
 template void ApplySgdRule<double>(const BlockStep<double>&, const OptimizerOptions&);
 
-SgdOptimizer::SgdOptimizer(const OptimizerOptions& options, TensorArena& arena,
-                           OptimizerShard shard)
+SgdOptimizer::SgdOptimizer(const OptimizerOptions& options, TensorArena& arena, ArenaShard shard)
     : ArenaOptimizer(options, arena, options.momentum > 0 ? 1 : 0, shard) {}
 
 void SgdOptimizer::Update(const BlockStep<float>& block) { ApplySgdRule(block, options()); }

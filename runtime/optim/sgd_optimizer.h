@@ -26,7 +26,7 @@ class SgdOptimizer final : public ArenaOptimizer {
  public:
   // `options` must be valid, of kind kSgd; `arena` as for ArenaOptimizer.
   // A sharded one (ZeRO) keeps state for, and updates, its shard of each block only.
-  SgdOptimizer(const OptimizerOptions& options, TensorArena& arena, OptimizerShard shard = {});
+  SgdOptimizer(const OptimizerOptions& options, TensorArena& arena, ArenaShard shard = {});
 
  private:
   void Update(const BlockStep<float>& block) override;

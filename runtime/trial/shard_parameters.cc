@@ -1,6 +1,6 @@
 #include "runtime/trial/shard_parameters.h"
 
-#include "runtime/optim/optimizer_shard.h"
+#include "runtime/arena/arena_shard.h"
 
 namespace cohort {
 

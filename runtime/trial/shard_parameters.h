@@ -1,4 +1,4 @@
-// ZeRO's parameter step: after a sharded optimizer (optimizer_shard.h) has updated this rank's
+// ZeRO's parameter step: after a sharded optimizer (arena_shard.h) has updated this rank's
 // range of every arena block, each range goes from its owner to every other rank, so that every
 // rank holds the whole stepped arena again, bitwise the same on each.
 //

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"
@@ -271,14 +272,26 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
           " computed a gradient that is not finite: ", DescribeNonFiniteGradient(arena, *own)));
     }
   }
-  // The summed gradient is the same bits on every rank, so every rank decides alike.
+  // The summed gradient is the same bits on every rank, so every rank decides alike. Under ZeRO
+  // stage 2 each rank holds the sum of its shard only: it looks there, and the ranks agree.
+  const bool shards = multi_rank() && options_.config->optimizations.zero_stage == 2;
   const absl::StatusOr<std::optional<NonFiniteGradient>> searched =
-      FindNonFiniteGradient(arena, options_.device_gradients);
+      shards ? FindNonFiniteInShard(arena)
+             : FindNonFiniteGradient(arena, options_.device_gradients);
   if (!searched.ok()) return searched.status();
   const std::optional<NonFiniteGradient>& found = *searched;
-  if (!found) return true;
-  const std::string what = absl::StrCat("batch ", batch, ": the gradient is not finite (",
-                                        DescribeNonFiniteGradient(arena, *found),
+  if (shards) {
+    absl::StatusOr<bool> anywhere = AnyRank(*options_.collective, found.has_value());
+    if (!anywhere.ok()) {
+      return InCollective(anywhere.status(), "agreeing on a non-finite gradient", batch);
+    }
+    if (!*anywhere) return true;
+  } else if (!found) {
+    return true;
+  }
+  const std::string where =
+      found ? DescribeNonFiniteGradient(arena, *found) : "in another rank's shard";
+  const std::string what = absl::StrCat("batch ", batch, ": the gradient is not finite (", where,
                                         multi_rank() ? " after the sum" : "", ")");
   if (policy == NonfiniteGradients::kFail) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -289,6 +302,18 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
         absl::StrCat(what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
   }
   return false;
+}
+
+std::optional<NonFiniteGradient> TrialRunner::FindNonFiniteInShard(const TensorArena& arena) const {
+  const ArenaShard shard{options_.model->context().rank, options_.model->context().size};
+  for (size_t block = 0; block < arena.blocks().size(); ++block) {
+    const ElementRange range = ShardRange(arena.blocks()[block].element_count, shard);
+    if (std::optional<NonFiniteGradient> found =
+            FindNonFiniteGradient(arena, block, range.begin, range.count())) {
+      return found;
+    }
+  }
+  return std::nullopt;
 }
 
 absl::Status TrialRunner::StepOptimizer() {

@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/arena/device_gradient_ops.h"
+#include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/base/clock.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/checkpoint/checkpoint_writer.h"
@@ -146,6 +147,9 @@ class TrialRunner {
   // optimizations.nonfinite_gradients before a step: true to step; false when the step's
   // gradients are to be dropped ("skip"); an error naming the batch and tensor for "fail".
   absl::StatusOr<bool> GradientsUsable();
+  // ZeRO stage 2: the first non-finite summed gradient in this rank's shard (the only part of the
+  // gradients it holds summed).
+  std::optional<NonFiniteGradient> FindNonFiniteInShard(const TensorArena& arena) const;
   // A report of `metrics` after the batches trained so far.
   MetricsReport Report(ReportKind kind, const std::vector<ReducedMetric>& metrics);
   absl::Status ReportTraining();

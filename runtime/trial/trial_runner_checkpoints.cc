@@ -130,7 +130,7 @@ absl::StatusOr<std::string> TrialRunner::GatherOptimizerShares() {
   if (options_.optimizer == nullptr || options_.optimizer->shard().whole()) return std::string();
   std::string own;
   options_.optimizer->SaveShareInto(own);
-  // Every rank's share has the same size (optimizer_shard.h).
+  // Every rank's share has the same size (arena_shard.h).
   std::string all(own.size() * options_.collective->size(), '\0');
   CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
                           .batch = static_cast<int64_t>(progress_.batches_trained) - 1});

@@ -158,7 +158,7 @@ absl::Status Worker::BuildOptimizer() {
         std::fflush(stdout);
       }
     }
-    OptimizerShard shard;
+    ArenaShard shard;
     if (optimizations.zero_stage != 0) shard = {options_.rank, options_.size};
     absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
         *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr, shard);
@@ -234,6 +234,7 @@ absl::Status Worker::BuildExchange() {
   if (moves_gradients == nullptr) return absl::OkStatus();
   ExchangeOptions options = ExchangeOptionsFor(options_.config, model_->arena());
   if (on_gpu()) options.device = device_.cuda.get();
+  options.reduce_to_shards = options_.config.optimizations.zero_stage == 2 && options_.size > 1;
   if (options_.rank == 0) {
     options.plan_changed = [](const std::vector<GradientBucket>& plan) {
       std::printf(

@@ -83,6 +83,35 @@ TEST_P(GlooGroupTest, AllreduceSumsFloat16) {
   }));
 }
 
+TEST_P(GlooGroupTest, ReduceLeavesTheSumOnEachRootInTurn) {
+  ExpectAllOk(RunGroup(GetParam(), [](CollectiveBackend& backend) -> absl::Status {
+    const uint32_t n = backend.size();
+    for (uint32_t root = 0; root < n; ++root) {
+      for (uint64_t count : {uint64_t{1}, uint64_t{1000}, uint64_t{300'007}}) {
+        std::vector<float> data(count);
+        for (uint64_t i = 0; i < count; ++i) {
+          data[i] = static_cast<float>(backend.rank() + 1) * static_cast<float>(i % 97);
+        }
+        RETURN_IF_ERROR(backend.ReduceSum(data.data(), count, COHORT_DTYPE_FLOAT32, root));
+        if (backend.rank() != root) continue;
+        const float ranks = static_cast<float>(n * (n + 1) / 2);
+        for (uint64_t i = 0; i < count; ++i) {
+          if (data[i] != ranks * static_cast<float>(i % 97)) {
+            return absl::InternalError(
+                absl::StrCat("root ", root, ", element ", i, " of ", count, ": ", data[i]));
+          }
+        }
+      }
+    }
+    std::vector<float> any(4);
+    const absl::Status outside = backend.ReduceSum(any.data(), 4, COHORT_DTYPE_FLOAT32, n);
+    if (outside.code() != absl::StatusCode::kInvalidArgument) {
+      return absl::InternalError(absl::StrCat("a root outside the group: ", outside.ToString()));
+    }
+    return absl::OkStatus();
+  }));
+}
+
 TEST_P(GlooGroupTest, BroadcastCopiesTheRootsBytes) {
   ExpectAllOk(RunGroup(GetParam(), [](CollectiveBackend& backend) -> absl::Status {
     const uint32_t root = backend.size() - 1;  // non-zero whenever there are two ranks or more

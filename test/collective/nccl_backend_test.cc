@@ -63,6 +63,9 @@ TEST(NcclBackendTest, SingleRankRunsEveryOperation) {
   double* d = Upload(doubles);
   EXPECT_TRUE((*backend)->AllreduceSum(d, doubles.size(), COHORT_DTYPE_FLOAT64).ok());
   EXPECT_EQ(Download(d, doubles.size()), doubles);
+  EXPECT_TRUE((*backend)->ReduceSum(d, doubles.size(), COHORT_DTYPE_FLOAT64, 0).ok());
+  EXPECT_EQ(Download(d, doubles.size()), doubles);
+  EXPECT_TRUE(absl::IsInvalidArgument((*backend)->ReduceSum(d, 1, COHORT_DTYPE_FLOAT64, 1)));
   EXPECT_TRUE((*backend)->Broadcast(d, sizeof(double) * doubles.size(), 0).ok());
   EXPECT_TRUE(absl::IsInvalidArgument((*backend)->Broadcast(d, 8, 1)));
   absl::Status unknown = (*backend)->AllreduceSum(d, 1, 99);

@@ -91,10 +91,16 @@ std::vector<MalformedCase> Cases() {
        "",
        {"optimizations.learning_rate_scaling=cubic"},
        "optimizations.learning_rate_scaling: expected one of none, linear, sqrt; got 'cubic'"},
-      {"ZeRO stage this build lacks",
+      {"ZeRO stage 3",
        "",
        {"optimizations.zero_stage=3"},
-       "optimizations.zero_stage: expected an integer between 0 and 1; got 3"},
+       "optimizations.zero_stage: expected an integer between 0 and 2; got 3"},
+      {"ZeRO stage 2 beside compression",
+       "",
+       {"optimizations.zero_stage=2", "optimizations.gradient_compression=fp16"},
+       "optimizations.zero_stage: 2 reduces each shard's float32 gradient onto its owner, which "
+       "optimizations.gradient_compression fp16 cannot shard; use zero_stage 1 (which keeps the "
+       "compressed exchange) or no compression"},
       {"negative straggler threshold",
        "",
        {"optimizations.straggler_threshold=-0.5"},

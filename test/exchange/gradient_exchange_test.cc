@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "test/collective/rank_threads.h"
@@ -227,6 +228,43 @@ TEST_P(GradientExchangeGroupTest, AveragesExactlyWhenEachRankReportsInItsOwnScra
   ExpectAllOk(RunExchangeGroup(
       size, SmallBuckets(), [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
         return AverageOneBatch(rank, size, arena, exchange, ScrambledRanges(arena, rank + 1));
+      }));
+}
+
+// ZeRO stage 2: each rank ends with the exact average of its own shard of the block (the
+// buckets' pieces reduced onto their owners); the rest is not its to read.
+TEST_P(GradientExchangeGroupTest, ReducesEachShardOntoItsOwnerOnly) {
+  const uint32_t size = GetParam();
+  ExchangeOptions options = SmallBuckets();
+  options.reduce_to_shards = true;
+  ExpectAllOk(RunExchangeGroup(
+      size, options, [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) {
+        const float n = static_cast<float>(size);
+        for (uint32_t batch = 0; batch < 2; ++batch) {
+          FillGradients(arena,
+                        [&](size_t t, uint64_t i) { return n * LocalValue(rank, t, i, batch); });
+          exchange.Begin(1.0 / size, /*step=*/batch, /*batch=*/batch);
+          Report(exchange, ScrambledRanges(arena, rank + 7 * batch));
+          RETURN_IF_ERROR(exchange.Finish());
+          uint64_t checked = 0;
+          for (size_t t = 0; t < arena.tensor_count(); ++t) {
+            const TensorPlacement& place = arena.placement(t);
+            const ElementRange mine =
+                ShardRange(arena.blocks()[place.block].element_count, {rank, size});
+            const float* grad = static_cast<const float*>(arena.grad(t));
+            for (uint64_t i = 0; i < place.element_count; ++i) {
+              if (place.offset + i < mine.begin || place.offset + i >= mine.end) continue;
+              ++checked;
+              if (grad[i] != SumOfLocalValues(size, t, i, batch)) {
+                return absl::InternalError(
+                    absl::StrCat("batch ", batch, ": tensor ", t, " element ", i, " is ", grad[i]));
+              }
+            }
+          }
+          if (checked == 0 && ShardRange(arena.blocks()[0].element_count, {rank, size}).count())
+            return absl::InternalError("no element of this rank's shard was checked");
+        }
+        return absl::OkStatus();
       }));
 }
 

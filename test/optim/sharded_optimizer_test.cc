@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/optim/optimizer.h"
-#include "runtime/optim/optimizer_shard.h"
 #include "test/optim/optim_test_util.h"
 
 namespace cohort::sharded_optimizer_test {
@@ -92,7 +92,7 @@ std::string Parameters(const TensorArena& arena) {
   return bytes;
 }
 
-Replica MakeReplica(const OptimizerOptions& options, OptimizerShard shard) {
+Replica MakeReplica(const OptimizerOptions& options, ArenaShard shard) {
   Replica replica;
   replica.arena = MakeArena(Specs());
   EXPECT_NE(replica.arena, nullptr);

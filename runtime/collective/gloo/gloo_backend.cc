@@ -8,6 +8,7 @@
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
 #include "gloo/math.h"
+#include "gloo/reduce.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/prefix_store.h"
 #include "gloo/transport/tcp/attr.h"
@@ -31,20 +32,17 @@ class GlooBackend final : public CollectiveBackend {
   std::string name() const override { return "gloo"; }
 
   absl::Status AllreduceSum(void* data, uint64_t count, cohort_dtype dtype) override {
-    switch (dtype) {
-      case COHORT_DTYPE_FLOAT32:
-        return Allreduce(static_cast<float*>(data), count);
-      case COHORT_DTYPE_FLOAT64:
-        return Allreduce(static_cast<double*>(data), count);
-      case COHORT_DTYPE_FLOAT16:
-        return Allreduce(static_cast<gloo::float16*>(data), count);
-      case COHORT_DTYPE_BFLOAT16:
-        return absl::UnimplementedError(
-            "gloo allreduce: Gloo cannot add bfloat16; convert to float32 first");
-      default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("gloo allreduce: unsupported dtype ", DtypeName(dtype)));
+    return WithSummable("gloo allreduce", data, dtype,
+                        [&](auto* typed) { return Allreduce(typed, count); });
+  }
+
+  absl::Status ReduceSum(void* data, uint64_t count, cohort_dtype dtype, uint32_t root) override {
+    if (root >= size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gloo reduce: root ", root, " is not below size ", size()));
     }
+    return WithSummable("gloo reduce", data, dtype,
+                        [&](auto* typed) { return Reduce(typed, count, root); });
   }
 
   absl::Status Broadcast(void* data, uint64_t bytes, uint32_t root) override {
@@ -86,6 +84,25 @@ class GlooBackend final : public CollectiveBackend {
   }
 
  private:
+  // sum(data as T*) for the dtypes Gloo can add; an error naming `what` and the dtype otherwise.
+  template <typename Sum>
+  static absl::Status WithSummable(const char* what, void* data, cohort_dtype dtype, Sum sum) {
+    switch (dtype) {
+      case COHORT_DTYPE_FLOAT32:
+        return sum(static_cast<float*>(data));
+      case COHORT_DTYPE_FLOAT64:
+        return sum(static_cast<double*>(data));
+      case COHORT_DTYPE_FLOAT16:
+        return sum(static_cast<gloo::float16*>(data));
+      case COHORT_DTYPE_BFLOAT16:
+        return absl::UnimplementedError(
+            absl::StrCat(what, ": Gloo cannot add bfloat16; convert to float32 first"));
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": unsupported dtype ", DtypeName(dtype)));
+    }
+  }
+
   template <typename T>
   absl::Status Allreduce(T* data, uint64_t count) {
     if (count == 0) return absl::OkStatus();
@@ -95,6 +112,19 @@ class GlooBackend final : public CollectiveBackend {
       options.setOutput(data, count);
       options.setReduceFunction(static_cast<ReduceFunction>(&gloo::sum<T>));
       gloo::allreduce(options);
+    });
+  }
+
+  template <typename T>
+  absl::Status Reduce(T* data, uint64_t count, uint32_t root) {
+    if (count == 0) return absl::OkStatus();
+    if (data == nullptr) return absl::InvalidArgumentError("gloo reduce: null buffer");
+    return CallGloo("gloo reduce", [&] {
+      gloo::ReduceOptions options(context_);
+      options.setOutput(data, count);  // in place: the output is the input too
+      options.setRoot(static_cast<int>(root));
+      options.setReduceFunction(static_cast<ReduceFunction>(&gloo::sum<T>));
+      gloo::reduce(options);
     });
   }
 

@@ -112,6 +112,19 @@ class NcclBackend final : public CollectiveBackend {
                [&] { return ncclAllReduce(data, data, count, *type, ncclSum, comm_, stream_); });
   }
 
+  absl::Status ReduceSum(void* data, uint64_t count, cohort_dtype dtype, uint32_t root) override {
+    if (root >= size_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("nccl reduce: root ", root, " is not below size ", size_));
+    }
+    absl::StatusOr<ncclDataType_t> type = NcclType(dtype);
+    if (!type.ok()) return type.status();
+    if (count == 0) return absl::OkStatus();
+    return Run("nccl reduce", [&] {
+      return ncclReduce(data, data, count, *type, ncclSum, static_cast<int>(root), comm_, stream_);
+    });
+  }
+
   absl::Status Broadcast(void* data, uint64_t bytes, uint32_t root) override {
     if (root >= size_) {
       return absl::InvalidArgumentError(

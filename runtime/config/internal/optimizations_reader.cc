@@ -34,7 +34,7 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
   r.Int("collective_timeout", 1, &out->collective_timeout);
   r.PolicyChoice("learning_rate_scaling", &out->learning_rate_scaling);
   r.Int("learning_rate_reference_slots", 1, &out->learning_rate_reference_slots);
-  if (std::optional<int64_t> stage = r.ReadInt("zero_stage", 0, 1)) {
+  if (std::optional<int64_t> stage = r.ReadInt("zero_stage", 0, 2)) {
     out->zero_stage = static_cast<uint32_t>(*stage);
   }
   if (std::optional<double> threshold = r.ReadNumber("straggler_threshold")) {

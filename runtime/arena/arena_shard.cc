@@ -1,4 +1,4 @@
-#include "runtime/optim/optimizer_shard.h"
+#include "runtime/arena/arena_shard.h"
 
 #include <algorithm>
 
@@ -11,7 +11,7 @@ uint64_t ShardChunk(uint64_t elements, uint32_t size) {
   return (even + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-ElementRange ShardRange(uint64_t elements, OptimizerShard shard) {
+ElementRange ShardRange(uint64_t elements, ArenaShard shard) {
   if (shard.whole()) return {0, elements};
   const uint64_t chunk = ShardChunk(elements, shard.size);
   const uint64_t begin = std::min(elements, chunk * shard.rank);

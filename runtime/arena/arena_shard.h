@@ -1,24 +1,24 @@
-// OptimizerShard: the part of every arena block whose optimizer state one rank keeps and whose
-// parameters it updates under ZeRO (optimizations.zero_stage 1): each block's elements are cut
-// into `size` contiguous ranges of ShardChunk elements (the last ones shorter, or empty), and rank
-// r owns range r. The others' parameters reach it afterwards (the trial broadcasts each range from
-// its owner), so every rank ends the step with the whole arena, as without sharding.
+// ArenaShard: one rank's part of every arena block under ZeRO (optimizations.zero_stage): each
+// block's elements are cut into `size` contiguous ranges of ShardChunk elements (the last ones
+// shorter, or empty), and rank r owns range r. Its optimizer keeps state for, and steps, that range
+// only, and the stepped range goes from it to every other rank (stage 1); under stage 2 the range's
+// gradient is also summed only on it (a reduce to its owner instead of an allreduce).
 //
-//   OptimizerShard shard{.rank = 1, .size = 4};
+//   ArenaShard shard{.rank = 1, .size = 4};
 //   ElementRange mine = ShardRange(/*elements=*/1000, shard);   // [256, 512)
 //
 // The update rules are element-wise, so a sharded step computes every parameter exactly as a whole
-// one does: bitwise the same training.
+// one does from the same gradient.
 //
 // Thread-safety: plain values and pure functions.
-#ifndef COHORT_RUNTIME_OPTIM_OPTIMIZER_SHARD_H_
-#define COHORT_RUNTIME_OPTIM_OPTIMIZER_SHARD_H_
+#ifndef COHORT_RUNTIME_ARENA_ARENA_SHARD_H_
+#define COHORT_RUNTIME_ARENA_ARENA_SHARD_H_
 
 #include <cstdint>
 
 namespace cohort {
 
-struct OptimizerShard {
+struct ArenaShard {
   uint32_t rank = 0;
   uint32_t size = 1;  // 1: the whole arena (no sharding)
 
@@ -38,8 +38,8 @@ struct ElementRange {
 uint64_t ShardChunk(uint64_t elements, uint32_t size);
 
 // The range of a block of `elements` that `shard` owns (the whole block when shard.whole()).
-ElementRange ShardRange(uint64_t elements, OptimizerShard shard);
+ElementRange ShardRange(uint64_t elements, ArenaShard shard);
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_OPTIM_OPTIMIZER_SHARD_H_
+#endif  // COHORT_RUNTIME_ARENA_ARENA_SHARD_H_
