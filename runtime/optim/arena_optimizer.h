@@ -45,6 +45,7 @@ class ArenaOptimizer : public Optimizer {
   void SaveStateInto(std::string& out, bool sealed) const final { state_.EncodeInto(out, sealed); }
   absl::Status LoadState(absl::string_view bytes) final { return state_.Decode(bytes); }
   ArenaShard shard() const final { return state_.shard(); }
+  uint64_t state_bytes() const final { return state_.held_bytes(); }
   void SaveShareInto(std::string& out) const final { state_.EncodeShareInto(out); }
   absl::Status SaveWholeStateInto(absl::string_view shares, std::string& out,
                                   bool sealed) const final;

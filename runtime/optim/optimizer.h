@@ -76,6 +76,8 @@ class Optimizer {
   // same size on every rank), the shares are gathered in rank order, and SaveWholeStateInto turns
   // them into SaveState's bytes of the whole state, which LoadState reads on any shard.
   virtual ArenaShard shard() const { return {}; }
+  // Bytes of state this optimizer keeps (its shard's, when sharded); 0 where it does not say.
+  virtual uint64_t state_bytes() const { return 0; }
   virtual void SaveShareInto(std::string& out) const { out.clear(); }
   virtual absl::Status SaveWholeStateInto(absl::string_view shares, std::string& out,
                                           bool sealed) const;

@@ -117,6 +117,14 @@ void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
   if (sealed) SealOptimizerState(out);
 }
 
+uint64_t OptimizerState::held_bytes() const {
+  uint64_t bytes = 0;
+  for (const Buffer& buffer : buffers_) {
+    std::visit([&](const auto& values) { bytes += values.size() * sizeof(values[0]); }, buffer);
+  }
+  return bytes;
+}
+
 uint64_t OptimizerState::ShareBytes() const {
   uint64_t bytes = 0;
   for (size_t b = 0; b < block_dtypes_.size(); ++b) {

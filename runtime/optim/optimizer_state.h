@@ -51,6 +51,8 @@ class OptimizerState {
                  ArenaShard shard = {});
 
   const ArenaShard& shard() const { return shard_; }
+  // Bytes of the buffers this state keeps (its shard's ranges when sharded).
+  uint64_t held_bytes() const;
   // The elements of block `block` this state keeps (all of them when whole).
   ElementRange range(size_t block) const { return ranges_[block]; }
 

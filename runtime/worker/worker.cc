@@ -165,8 +165,11 @@ absl::Status Worker::BuildOptimizer() {
     if (!created.ok()) return created.status();
     optimizer_ = *std::move(created);
     if (!shard.whole() && options_.rank == 0) {
-      std::printf("optimizer state sharded over %u slots (optimizations.zero_stage %u)\n",
-                  shard.size, optimizations.zero_stage);
+      std::printf(
+          "optimizer state sharded over %u slots (optimizations.zero_stage %u): %.1f MB on "
+          "rank 0\n",
+          shard.size, optimizations.zero_stage,
+          static_cast<double>(optimizer_->state_bytes()) / 1e6);
       std::fflush(stdout);
     }
   }

@@ -167,6 +167,15 @@ TEST_P(ShardedOptimizerTest, TrainsBitwiseAsTheWholeOptimizerAndSavesItsBytes) {
           << "rank " << rank << " of " << size;
     }
     EXPECT_EQ(ranks[0].optimizer->SaveState(), "") << "a shard has no whole state of its own";
+    // The shards' state partitions the whole optimizer's: each keeps at most its share plus the
+    // 16-element rounding of each block.
+    uint64_t kept = 0;
+    for (const Replica& rank : ranks) {
+      kept += rank.optimizer->state_bytes();
+      EXPECT_LE(rank.optimizer->state_bytes(),
+                whole.optimizer->state_bytes() / size + 2 * 2 * 16 * sizeof(double));
+    }
+    EXPECT_EQ(kept, whole.optimizer->state_bytes());
     EXPECT_EQ(WholeState(ranks), whole.optimizer->SaveState()) << size << " shares";
   }
 }
