@@ -22,9 +22,10 @@ BlockStep<T> ArenaOptimizer::View(size_t block, uint64_t step) {
   return view;
 }
 
-absl::Status ArenaOptimizer::SaveWholeStateInto(absl::string_view shares, std::string& out,
-                                                bool sealed) const {
-  return state_.EncodeWholeFromShares(shares, out, sealed);
+absl::Status ArenaOptimizer::SaveWholeStateInto(const OptimizerState::PieceMover& move,
+                                                std::string* out, bool sealed) const {
+  if (state_.shard().whole()) return Optimizer::SaveWholeStateInto(move, out, sealed);
+  return state_.GatherWholeInto(move, out, sealed);
 }
 
 absl::Status ArenaOptimizer::Step() {

@@ -46,8 +46,7 @@ class ArenaOptimizer : public Optimizer {
   absl::Status LoadState(absl::string_view bytes) final { return state_.Decode(bytes); }
   ArenaShard shard() const final { return state_.shard(); }
   uint64_t state_bytes() const final { return state_.held_bytes(); }
-  void SaveShareInto(std::string& out) const final { state_.EncodeShareInto(out); }
-  absl::Status SaveWholeStateInto(absl::string_view shares, std::string& out,
+  absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                   bool sealed) const final;
 
  protected:

@@ -31,7 +31,8 @@ absl::Status CheckSupported(const TensorArena& arena, const OptimizerOptions& op
 
 }  // namespace
 
-absl::Status Optimizer::SaveWholeStateInto(absl::string_view, std::string&, bool) const {
+absl::Status Optimizer::SaveWholeStateInto(const OptimizerState::PieceMover&, std::string*,
+                                           bool) const {
   return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto saves it whole");
 }
 

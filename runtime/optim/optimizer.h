@@ -28,6 +28,7 @@
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/optim/device_update_kernels.h"
 #include "runtime/optim/optimizer_options.h"
+#include "runtime/optim/optimizer_state.h"
 
 namespace cohort {
 
@@ -72,14 +73,14 @@ class Optimizer {
   virtual absl::Status LoadState(absl::string_view bytes) = 0;
 
   // ZeRO. The part of the arena this optimizer steps (whole by default). A sharded optimizer has no
-  // whole state of its own (SaveState is empty): every rank saves its share (SaveShareInto; the
-  // same size on every rank), the shares are gathered in rank order, and SaveWholeStateInto turns
-  // them into SaveState's bytes of the whole state, which LoadState reads on any shard.
+  // whole state of its own (SaveState is empty): every rank of the shard calls SaveWholeStateInto
+  // at the same point with a mover that broadcasts (OptimizerState::GatherWholeInto), and the
+  // rank that passes `out` gets SaveState's bytes of the whole state there, which LoadState reads
+  // on any shard. UNIMPLEMENTED for an optimizer that is not sharded.
   virtual ArenaShard shard() const { return {}; }
   // Bytes of state this optimizer keeps (its shard's, when sharded); 0 where it does not say.
   virtual uint64_t state_bytes() const { return 0; }
-  virtual void SaveShareInto(std::string& out) const { out.clear(); }
-  virtual absl::Status SaveWholeStateInto(absl::string_view shares, std::string& out,
+  virtual absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                           bool sealed) const;
 };
 

@@ -1,5 +1,8 @@
 #include "runtime/optim/optimizer_state.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/host_buffer.h"
@@ -61,11 +64,14 @@ OptimizerState::OptimizerState(Kind kind, const TensorArena& arena, size_t buffe
     block_sizes_.push_back(block.element_count);
     const ElementRange range = ShardRange(block.element_count, shard);
     ranges_.push_back(range);
+    // A shard's buffers are ShardChunk long, the tail past its range zero: the piece it moves.
+    const uint64_t length =
+        shard.whole() ? range.count() : ShardChunk(block.element_count, shard.size);
     for (size_t i = 0; i < buffers_per_block; ++i) {
       if (block.dtype == COHORT_DTYPE_FLOAT64) {
-        buffers_.emplace_back(std::vector<double>(range.count(), 0.0));
+        buffers_.emplace_back(std::vector<double>(length, 0.0));
       } else {
-        buffers_.emplace_back(std::vector<float>(range.count(), 0.0f));
+        buffers_.emplace_back(std::vector<float>(length, 0.0f));
       }
     }
   }
@@ -125,58 +131,55 @@ uint64_t OptimizerState::held_bytes() const {
   return bytes;
 }
 
-uint64_t OptimizerState::ShareBytes() const {
-  uint64_t bytes = 0;
+absl::Status OptimizerState::GatherWholeInto(const PieceMover& move, std::string* whole,
+                                             bool sealed) const {
+  const uint32_t ranks = shard_.size;
+  uint64_t padding = 0;  // the most a buffer's last pieces reach past its end
   for (size_t b = 0; b < block_dtypes_.size(); ++b) {
-    bytes += ShardChunk(block_sizes_[b], shard_.size) * *DtypeSize(block_dtypes_[b]) *
-             buffers_per_block_;
+    padding = std::max(padding, (ShardChunk(block_sizes_[b], ranks) * ranks - block_sizes_[b]) *
+                                    *DtypeSize(block_dtypes_[b]));
   }
-  return bytes;
-}
-
-void OptimizerState::EncodeShareInto(std::string& out) const {
-  out.clear();
-  ReserveHostBuffer(out, ShareBytes());
-  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
-    const uint64_t padding = ShardChunk(block_sizes_[b], shard_.size) - ranges_[b].count();
-    for (size_t i = 0; i < buffers_per_block_; ++i) {
-      std::visit(
-          [&](const auto& values) {
-            AppendLittleEndian(out, values.data(), values.size());
-            out.append(padding * sizeof(values[0]), '\0');
-          },
-          buffers_[b * buffers_per_block_ + i]);
-    }
+  if (whole != nullptr) {
+    whole->clear();
+    ReserveHostBuffer(*whole,
+                      WholeBytes(block_dtypes_, block_sizes_, buffers_per_block_) + padding);
+    EncodeHeaderInto(*whole);
   }
-}
-
-absl::Status OptimizerState::EncodeWholeFromShares(absl::string_view shares, std::string& out,
-                                                   bool sealed) const {
-  const uint64_t share_bytes = ShareBytes();
-  if (shares.size() != share_bytes * shard_.size) {
-    return Invalid(absl::StrCat("shares hold ", shares.size(), " bytes; ", shard_.size,
-                                " shares of this layout hold ", share_bytes * shard_.size));
-  }
-  out.clear();
-  ReserveHostBuffer(out, WholeBytes(block_dtypes_, block_sizes_, buffers_per_block_));
-  EncodeHeaderInto(out);
-  // Block b's buffer i starts at the same offset within every share.
-  uint64_t offset = 0;
+  std::string elsewhere;  // a piece moving between two other ranks passes through here
   for (size_t b = 0; b < block_dtypes_.size(); ++b) {
     const uint64_t element = *DtypeSize(block_dtypes_[b]);
-    const uint64_t chunk = ShardChunk(block_sizes_[b], shard_.size);
+    const uint64_t piece = ShardChunk(block_sizes_[b], ranks) * element;
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      for (uint32_t rank = 0; rank < shard_.size; ++rank) {
-        const ElementRange range = ShardRange(block_sizes_[b], {rank, shard_.size});
-        // Little-endian already (EncodeShareInto wrote them so).
-        const absl::string_view values =
-            shares.substr(rank * share_bytes + offset, range.count() * element);
-        out.append(values.data(), values.size());
+      // Rank r's piece starts at element r * chunk of the buffer: where its range begins. The
+      // pieces of ranks past the end (empty ranges, padding) land beyond the buffer and are cut
+      // off below, before the next buffer is written there.
+      const size_t start = whole != nullptr ? whole->size() : 0;
+      if (whole != nullptr) whole->resize(start + piece * ranks);
+      const Buffer& own = buffers_[b * buffers_per_block_ + i];
+      for (uint32_t owner = 0; owner < ranks; ++owner) {
+        void* data = nullptr;
+        if (owner == shard_.rank) {
+          // Only read: the owner is the broadcast's root.
+          std::visit(
+              [&](const auto& values) {
+                data = const_cast<void*>(static_cast<const void*>(values.data()));
+              },
+              own);
+        } else if (whole != nullptr) {
+          data = whole->data() + start + owner * piece;
+        } else {
+          elsewhere.resize(piece);
+          data = elsewhere.data();
+        }
+        if (absl::Status moved = move(data, piece, owner); !moved.ok()) return moved;
+        if (owner == shard_.rank && whole != nullptr) {
+          std::memcpy(whole->data() + start + owner * piece, data, piece);
+        }
       }
-      offset += chunk * element;
+      if (whole != nullptr) whole->resize(start + block_sizes_[b] * element);
     }
   }
-  if (sealed) SealOptimizerState(out);
+  if (whole != nullptr && sealed) SealOptimizerState(*whole);
   return absl::OkStatus();
 }
 
@@ -251,7 +254,7 @@ absl::Status OptimizerState::Decode(absl::string_view bytes) {
     const uint64_t element = *DtypeSize(block_dtypes_[b]);
     for (size_t i = 0; i < buffers_per_block_; ++i) {
       reader.Skip(ranges_[b].begin * element);
-      std::visit([&](auto& values) { reader.Read(values.data(), values.size()); },
+      std::visit([&](auto& values) { reader.Read(values.data(), ranges_[b].count()); },
                  buffers_[b * buffers_per_block_ + i]);
       reader.Skip((block_sizes_[b] - ranges_[b].end) * element);
     }

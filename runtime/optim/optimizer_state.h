@@ -9,10 +9,10 @@
 //
 // Each buffer has its block's dtype and element count, so it lines up element for element with
 // the block's parameters. A sharded state (ZeRO, arena_shard.h) keeps each buffer for its
-// shard's range of the block only; its saved form is still the whole state's, assembled from every
-// rank's share (EncodeShareInto, gathered by the trial, then EncodeWholeFromShares), and Decode of
-// a whole state keeps the shard's range: a checkpoint moves between sharded and whole optimizers
-// and between slot counts.
+// shard's range of the block only (padded with zeros to ShardChunk elements); its saved form is
+// still the whole state's, which GatherWholeInto assembles on one rank piece by piece as the ranks
+// move their pieces to it, and Decode of a whole state keeps the shard's range: a checkpoint moves
+// between sharded and whole optimizers and between slot counts.
 //
 // Serialised form, every integer and value little-endian:
 //   8 bytes  magic "COHOPTST"
@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -74,14 +75,16 @@ class OptimizerState {
   // touches no new pages); without the trailing checksum when `sealed` is false (SealOptimizerState
   // adds it: it reads every byte, the slowest part).
   void EncodeInto(std::string& out, bool sealed = true) const;
-  // A sharded state's values, block by block and buffer by buffer, each range padded with zeros to
-  // ShardChunk elements: every rank's share of the same arena has the same size.
-  void EncodeShareInto(std::string& out) const;
-  // The whole state's serialised form (as Encode's) from `shares`, every rank's EncodeShareInto in
-  // rank order, concatenated; this state gives the kind, steps and layout. INVALID_ARGUMENT when
-  // `shares` is not shard().size shares of this layout.
-  absl::Status EncodeWholeFromShares(absl::string_view shares, std::string& out,
-                                     bool sealed = true) const;
+  // A sharded state's part in assembling the whole one; every rank of the shard calls it at the
+  // same point. For each block and buffer, in order, and each rank r in turn, `move(data, bytes,
+  // r)` is called with r's piece of that buffer (ShardChunk elements, zero-padded) at `data` on
+  // rank r, and is to bring r's bytes to `data` on every rank (a broadcast from r). Into `whole`,
+  // on the one rank that gives it (the others pass nullptr), the whole state's serialised form, as
+  // Encode's, is assembled in place: the pieces land where they belong, so that rank holds no more
+  // than the whole state and its own piece. The first error of `move`.
+  using PieceMover = std::function<absl::Status(void* data, uint64_t bytes, uint32_t owner)>;
+  absl::Status GatherWholeInto(const PieceMover& move, std::string* whole,
+                               bool sealed = true) const;
   // Replaces steps and buffers with those in `bytes` (a whole state, from Encode), keeping the
   // shard's range of each buffer. INVALID_ARGUMENT, leaving this state unchanged, when the bytes
   // are truncated or corrupt, come from another kind, hold another number of buffers per block, or
@@ -97,8 +100,6 @@ class OptimizerState {
   std::vector<cohort_dtype> block_dtypes_;
   // The serialised form up to the buffers: magic, version, kind, steps, block table.
   void EncodeHeaderInto(std::string& out) const;
-  // Bytes of one rank's share (EncodeShareInto).
-  uint64_t ShareBytes() const;
 
   ArenaShard shard_;
   std::vector<uint64_t> block_sizes_;  // elements per block

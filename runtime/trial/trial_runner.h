@@ -120,9 +120,9 @@ class TrialRunner {
   // Every rank's compression state (error feedback differs from rank to rank), gathered on every
   // rank in rank order, for rank 0 to write; empty when the exchange keeps none.
   absl::StatusOr<std::string> GatherCompressionState();
-  // ZeRO: every rank's share of the sharded optimizer's state, in rank order (empty when the
-  // optimizer is whole), for rank 0 to save the whole state.
-  absl::StatusOr<std::string> GatherOptimizerShares();
+  // ZeRO: how a sharded optimizer's pieces reach rank 0 for a checkpoint (a broadcast from each
+  // owner over the trial's group).
+  OptimizerState::PieceMover OptimizerPieceMover();
   // Gives the exchange the bucket order of a checkpoint's "ready_order" file, then this rank's
   // part of its "compression" file.
   absl::Status RestoreExchangeState(const std::map<std::string, std::string>& files);

@@ -126,19 +126,15 @@ absl::StatusOr<std::string> TrialRunner::GatherCompressionState() {
   return all;
 }
 
-absl::StatusOr<std::string> TrialRunner::GatherOptimizerShares() {
-  if (options_.optimizer == nullptr || options_.optimizer->shard().whole()) return std::string();
-  std::string own;
-  options_.optimizer->SaveShareInto(own);
-  // Every rank's share has the same size (arena_shard.h).
-  std::string all(own.size() * options_.collective->size(), '\0');
-  CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
-                          .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
-  if (absl::Status status = options_.collective->Allgather(own.data(), own.size(), all.data());
-      !status.ok()) {
-    return InCollective(status, "gathering the optimizer's shards", progress_.batches_trained);
-  }
-  return all;
+OptimizerState::PieceMover TrialRunner::OptimizerPieceMover() {
+  return [this](void* data, uint64_t bytes, uint32_t owner) -> absl::Status {
+    CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
+                            .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
+    if (absl::Status status = options_.collective->Broadcast(data, bytes, owner); !status.ok()) {
+      return InCollective(status, "gathering the optimizer's shards", progress_.batches_trained);
+    }
+    return absl::OkStatus();
+  };
 }
 
 absl::Status TrialRunner::RestoreExchangeState(const std::map<std::string, std::string>& files) {
@@ -169,11 +165,17 @@ absl::Status TrialRunner::Checkpoint() {
   Enter(TrialPhase::kCheckpointing, progress_.batches_trained);
   absl::StatusOr<std::string> compression = GatherCompressionState();
   if (!compression.ok()) return compression.status();
-  absl::StatusOr<std::string> optimizer_shares = GatherOptimizerShares();
-  if (!optimizer_shares.ok()) return optimizer_shares.status();
+  const bool sharded = options_.optimizer != nullptr && !options_.optimizer->shard().whole();
+  const OptimizerState::PieceMover move = OptimizerPieceMover();
   if (!reporter()) {
-    // Every rank holds the same parameters and state (a sharded optimizer's shares were gathered
-    // above); rank 0 writes them.
+    // Every rank holds the same parameters and state, but for a sharded optimizer's, whose pieces
+    // go to rank 0 (its capture below gathers them); rank 0 writes them.
+    if (sharded) {
+      if (absl::Status moved = options_.optimizer->SaveWholeStateInto(move, nullptr, false);
+          !moved.ok()) {
+        return moved;
+      }
+    }
     last_checkpoint_batches_ = progress_.batches_trained;
     checkpoint_after_validation_ = false;
     return absl::OkStatus();
@@ -184,7 +186,7 @@ absl::Status TrialRunner::Checkpoint() {
   // the buffers of the checkpoint before.
   absl::StatusOr<std::map<std::string, std::string>> files =
       CaptureTrialState(*options_.model, options_.optimizer, progress_,
-                        std::exchange(spare_files_, {}), /*unsealed=*/true, *optimizer_shares);
+                        std::exchange(spare_files_, {}), /*unsealed=*/true, &move);
   if (!files.ok()) return files.status();
   if (!compression->empty()) files->emplace("compression", *std::move(compression));
   if (options_.exchange != nullptr && options_.exchange->ready_order()) {

@@ -124,7 +124,8 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state) {
 
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
-    std::map<std::string, std::string> spare, bool unsealed, absl::string_view optimizer_shares) {
+    std::map<std::string, std::string> spare, bool unsealed,
+    const OptimizerState::PieceMover* move) {
   std::map<std::string, std::string> files;
   // File `name`, in spare's buffer of that name when there is one.
   const auto file = [&](const std::string& name) -> std::string& {
@@ -142,8 +143,11 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     }
   }
   if (optimizer != nullptr && !optimizer->shard().whole()) {
-    if (absl::Status whole = optimizer->SaveWholeStateInto(optimizer_shares, file("optimizer"),
-                                                           /*sealed=*/!unsealed);
+    if (move == nullptr) {
+      return absl::InvalidArgumentError("a sharded optimizer is saved through a piece mover");
+    }
+    if (absl::Status whole =
+            optimizer->SaveWholeStateInto(*move, &file("optimizer"), /*sealed=*/!unsealed);
         !whole.ok()) {
       return whole;
     }

@@ -49,11 +49,12 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state = nu
 // fresh buffers cost a page fault per page. With `unsealed`, the optimizer file lacks its checksum
 // until SealTrialState adds it (reading every byte of the optimizer state, the slowest part of a
 // capture, is left to the thread that writes the checkpoint). A sharded optimizer (ZeRO) is saved
-// whole from `optimizer_shares`, every rank's Optimizer::SaveShareInto in rank order.
+// whole through `move`, which brings each rank's pieces here while every other rank of the shard
+// calls Optimizer::SaveWholeStateInto with no output (see OptimizerState::GatherWholeInto).
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
     std::map<std::string, std::string> spare = {}, bool unsealed = false,
-    absl::string_view optimizer_shares = {});
+    const OptimizerState::PieceMover* move = nullptr);
 
 // Finishes what CaptureTrialState captured with `unsealed`.
 void SealTrialState(std::map<std::string, std::string>& files);
