@@ -25,6 +25,8 @@ import subprocess
 import tempfile
 import time
 
+import ddp_common  # beside this script: use_cli_helpers
+
 NAME = "zero_memory_bench"
 INPUTS = 4096
 HIDDEN = 12200
@@ -65,23 +67,6 @@ reproducibility:
 """)
 
 
-def worker_pids(run_dir):
-    """{rank: pid} of the `cohort worker` processes running for RUN_DIR."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if (os.path.basename(args[0]) == "cohort" and len(args) > 1 and args[1] == "worker"
-                and "--rank" in args and any(a.startswith(run_dir + os.sep) for a in args)):
-            found[int(args[args.index("--rank") + 1])] = int(entry)
-    return found
-
-
 def peak_rss_mb(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -101,10 +86,12 @@ def one_run(args, tmp, stage):
     process = subprocess.Popen([args.cohort, "run", config, "--output", run_dir, "--cpu-slots",
                                 "2"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    from cohort_cli import worker_pid  # after use_cli_helpers
     peaks = {}
     while process.poll() is None:
-        for rank, pid in worker_pids(run_dir).items():
-            rss = peak_rss_mb(pid)
+        for rank in (0, 1):
+            pid = worker_pid(rank, run_dir)
+            rss = peak_rss_mb(pid) if pid is not None else None
             if rss is not None:
                 peaks[rank] = max(peaks.get(rank, 0), rss)
         time.sleep(0.1)
@@ -135,6 +122,7 @@ def main():
     parser.add_argument("--folder", default=None)
     args = parser.parse_args()
     args.cohort, args.plugin_dir = os.path.abspath(args.cohort), os.path.abspath(args.plugin_dir)
+    ddp_common.use_cli_helpers(args.cohort, args.plugin_dir)
     parameters = INPUTS * HIDDEN + HIDDEN + HIDDEN * CLASSES + CLASSES
     with tempfile.TemporaryDirectory(prefix="cohort-zero-memory-", dir=args.folder) as tmp:
         results = {stage: one_run(args, tmp, stage) for stage in (0, 1, 2)}
