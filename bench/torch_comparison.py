@@ -16,8 +16,12 @@ call the same LibTorch (1.13), one compute thread per process.
 The global batch is the same at 1 and 2 processes (strong scaling), so the scaling efficiency is
 records/s at 2 over twice records/s at 1.
 
+With --zero-stage S (1 or 2; torch_gpt only, whose Adam is Cohort's built-in one), Cohort's side
+runs optimizations.zero_stage S and PyTorch's wraps its Adam in ZeroRedundancyOptimizer, and the
+names below end in _zero<S>.
+
 Usage: torch_comparison.py COHORT_EXE PLUGIN_DIR CNN_LOOP GPT_LOOP [--models cnn,gpt]
-                           [--batches N] [--repeats R]
+                           [--batches N] [--repeats R] [--zero-stage S]
 
 Prints a table per model, then JSON lines, each a median over R repeats:
   cohort_<model>_records_per_s_1 against plain_<model>_records_per_s (target >= 0.98), and
@@ -91,16 +95,17 @@ def run_pytorch(args, model, batches):
     spec = MODELS[model]
     out = run(f"{model} DDP", [SYSTEM_PYTHON, os.path.join(HERE, f"torch_{model}_ddp.py"),
                                "--batch", str(spec["batch"]), "--batches", str(batches)]
-              + spec["twin"])
+              + spec["twin"] + (["--zero"] if args.zero_stage else []))
     entry = last_json(f"{model} DDP", out)
     one, two = entry["peer_value"], entry["value"]
     ddp_common.log(NAME, f"{model}: PyTorch DDP: {one:.0f} records/s at 1 process, {two:.0f} at 2")
     return one, two
 
 
-def write_config(path, entrypoint, model, slots, batches, batch=None):
+def write_config(path, entrypoint, model, slots, batches, batch=None, zero_stage=0):
     """Writes at PATH the experiment of MODEL's plugin ENTRYPOINT at SLOTS slots for BATCHES
-    batches of global batch BATCH (default: the model's); returns (PATH, its scheduling unit)."""
+    batches of global batch BATCH (default: the model's), at ZERO_STAGE; returns (PATH, its
+    scheduling unit)."""
     spec = MODELS[model]
     unit = max(10, batches // 10)
     hyperparameters = "".join(f"  {key}: {value}\n" for key, value in spec["hyperparameters"].items())
@@ -112,6 +117,8 @@ hyperparameters:
   global_batch_size: {batch or spec["batch"]}
 {hyperparameters}resources:
   slots_per_trial: {slots}
+optimizations:
+  zero_stage: {zero_stage}
 searcher:
   name: single
   metric: loss
@@ -131,7 +138,7 @@ reproducibility:
 def run_cohort(args, model, slots, batches, directory):
     plugin = os.path.join(args.plugin_dir, f"torch_{model}", f"torch_{model}.so")
     config, unit = write_config(os.path.join(directory, f"{model}-{slots}.yaml"), plugin, model,
-                                slots, batches)
+                                slots, batches, zero_stage=args.zero_stage)
     run_dir = os.path.join(directory, f"run-{model}-{slots}-{time.monotonic_ns()}")
     ddp_common.run_cohort(NAME, [args.cohort, "run", config, "--output", run_dir,
                                  "--cpu-slots", "2"], timeout=3600)
@@ -152,10 +159,13 @@ def main():
     parser.add_argument("--batches", type=int, default=0,
                         help="batches per run (default: 400 for the CNN, 100 for the GPT)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--zero-stage", type=int, default=0, choices=(0, 1, 2))
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
     if any(m not in MODELS for m in models) or args.repeats < 1:
         parser.error(f"--models takes a list of {', '.join(MODELS)}; --repeats >= 1")
+    if args.zero_stage and models != ["gpt"]:
+        parser.error("--zero-stage needs --models gpt (only torch_gpt_ddp.py takes --zero)")
     if subprocess.run([SYSTEM_PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
         print(f"{NAME}: skipped, {SYSTEM_PYTHON} has no torch (Debian: apt install python3-torch)",
               file=sys.stderr)
@@ -201,6 +211,10 @@ def main():
                             "peer_value": round(median["pytorch2"], 1),
                             "ratio": round(median["cohort2"] / median["pytorch2"], 4)})
     for entry in results:
+        if args.zero_stage:
+            entry["name"] += f"_zero{args.zero_stage}"
+            if entry["peer"].startswith("pytorch"):  # ZeroRedundancyOptimizer
+                entry["peer"] += "_zero"
         print(json.dumps(entry), flush=True)
 
 

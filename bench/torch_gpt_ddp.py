@@ -15,8 +15,10 @@ with the same records, in batches of the plugin's shapes.
   each (BATCH // WORLD, CONTEXT) int64, the plugin's shapes at WORLD slots; global batch t is
   positions [t BATCH, (t + 1) BATCH) of a stream of shuffled epochs and rank r takes its r-th
   contiguous slice, as Cohort's sampler does (the shuffle itself is torch's, not Cohort's).
-- adam_step(model, learning_rate, inputs, targets): one training step as ddp_common.adam_step
-  makes one, with the loss of gpt_model.h (the mean next-character cross-entropy).
+- adam_step(model, learning_rate, inputs, targets, zero): one training step as
+  ddp_common.adam_step makes one, with the loss of gpt_model.h (the mean next-character
+  cross-entropy); with `zero`, Adam wrapped in torch's ZeroRedundancyOptimizer (each process keeps
+  the state of its share of the parameters and broadcasts them after its step).
 
 Run alone it times the PyTorch side: DDP over Gloo at 1 and 2 processes, one compute thread each,
 each rank training on one batch drawn once (data costs nothing), with ddp_common's ranks and
@@ -24,7 +26,7 @@ timing, and prints one JSON line {"name", "value" (records/s at 2), "unit", "pee
 "peer_value", "ratio" (the scaling efficiency)}:
 
   /usr/bin/python3 bench/torch_gpt_ddp.py [--batch 32] [--batches 100] [--context 32]
-      [--embedding 64] [--heads 4] [--layers 2] [--learning-rate 0.003]
+      [--embedding 64] [--heads 4] [--layers 2] [--learning-rate 0.003] [--zero]
 
 The defaults are examples/torch_gpt.yaml's. Needs PyTorch (Debian: apt install python3-torch).
 torch is imported only inside the functions that need it.
@@ -168,11 +170,17 @@ def loss_of(model, inputs, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def adam_step(model, learning_rate, inputs, targets):
+def adam_step(model, learning_rate, inputs, targets, zero=False):
     """A function that trains MODEL on the batch once: loss, backward (where DDP exchanges the
-    gradients), an Adam step (PyTorch's defaults, as Cohort's `adam`)."""
+    gradients), an Adam step (PyTorch's defaults, as Cohort's `adam`), sharded by
+    ZeroRedundancyOptimizer with ZERO."""
     import torch
-    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
+    if zero:
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam,
+                                            lr=learning_rate)
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
@@ -201,7 +209,7 @@ def torch_rank(args):
     model = gpt_model(gpt, len(corpus.vocabulary))
     model = DistributedDataParallel(model) if args.world > 1 else model
     inputs, targets = next(batches(gpt, corpus, args.world, args.torch_rank))
-    step = adam_step(model, gpt.learning_rate, inputs, targets)
+    step = adam_step(model, gpt.learning_rate, inputs, targets, args.zero)
     ddp_common.time_training(args.torch_rank, len(inputs) * args.world, args.batches, step,
                              dist.barrier)
     dist.destroy_process_group()
@@ -216,6 +224,8 @@ def main():
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--learning-rate", type=float, default=0.003)
+    parser.add_argument("--zero", action="store_true",
+                        help="Adam in torch's ZeroRedundancyOptimizer")
     parser.add_argument("--torch-rank", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--world", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -232,8 +242,9 @@ def main():
     passed = ["--batch", str(args.batch), "--batches", str(args.batches),
               "--context", str(args.context), "--embedding", str(args.embedding),
               "--heads", str(args.heads), "--layers", str(args.layers),
-              "--learning-rate", str(args.learning_rate)]
-    shape = f"gpt{args.layers}x{args.embedding}_ctx{args.context}_batch{args.batch}"
+              "--learning-rate", str(args.learning_rate)] + (["--zero"] if args.zero else [])
+    shape = (f"gpt{args.layers}x{args.embedding}_ctx{args.context}_batch{args.batch}"
+             + ("_zero" if args.zero else ""))
     ddp_common.time_worlds(NAME, __file__, passed, shape)
 
 
