@@ -14,7 +14,7 @@ from array import array
 
 from cohort_cli import *
 
-BATCHES = interruptible(300)
+BATCHES = 300  # long enough to be stopped after the first checkpoint (100), sanitized too
 # The bound of slot_change_test.py for runs that differ in float rounding only.
 PARAMETER_ROUNDING = 1e-4
 # The hyperparameters each variant puts in place of the mlp config's "optimizer: sgd",
