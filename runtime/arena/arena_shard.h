@@ -34,7 +34,8 @@ struct ElementRange {
 };
 
 // The elements of each range: `elements` / `size` rounded up to a multiple of 16 (64 bytes of
-// float32, so every range but the last starts on a cache line of the block).
+// float32, so every range but the last starts on a cache line of the block); `elements` itself
+// when size is 1.
 uint64_t ShardChunk(uint64_t elements, uint32_t size);
 
 // The range of a block of `elements` that `shard` owns (the whole block when shard.whole()).

@@ -62,11 +62,9 @@ OptimizerState::OptimizerState(Kind kind, const TensorArena& arena, size_t buffe
   for (const ArenaBlock& block : arena.blocks()) {
     block_dtypes_.push_back(block.dtype);
     block_sizes_.push_back(block.element_count);
-    const ElementRange range = ShardRange(block.element_count, shard);
-    ranges_.push_back(range);
-    // A shard's buffers are ShardChunk long, the tail past its range zero: the piece it moves.
-    const uint64_t length =
-        shard.whole() ? range.count() : ShardChunk(block.element_count, shard.size);
+    // A shard's buffers are ShardChunk long, the tail past its range zero: the piece it moves
+    // (whole: the block's length).
+    const uint64_t length = ShardChunk(block.element_count, shard.size);
     for (size_t i = 0; i < buffers_per_block; ++i) {
       if (block.dtype == COHORT_DTYPE_FLOAT64) {
         buffers_.emplace_back(std::vector<double>(length, 0.0));
@@ -253,10 +251,10 @@ absl::Status OptimizerState::Decode(absl::string_view bytes) {
   for (size_t b = 0; b < block_count; ++b) {
     const uint64_t element = *DtypeSize(block_dtypes_[b]);
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      reader.Skip(ranges_[b].begin * element);
-      std::visit([&](auto& values) { reader.Read(values.data(), ranges_[b].count()); },
+      reader.Skip(range(b).begin * element);
+      std::visit([&](auto& values) { reader.Read(values.data(), range(b).count()); },
                  buffers_[b * buffers_per_block_ + i]);
-      reader.Skip((block_sizes_[b] - ranges_[b].end) * element);
+      reader.Skip((block_sizes_[b] - range(b).end) * element);
     }
   }
   steps_ = steps;

@@ -55,7 +55,7 @@ class OptimizerState {
   // Bytes of the buffers this state keeps (its shard's ranges when sharded).
   uint64_t held_bytes() const;
   // The elements of block `block` this state keeps (all of them when whole).
-  ElementRange range(size_t block) const { return ranges_[block]; }
+  ElementRange range(size_t block) const { return ShardRange(block_sizes_[block], shard_); }
 
   uint64_t steps() const { return steps_; }
   void CountStep() { ++steps_; }
@@ -103,7 +103,6 @@ class OptimizerState {
 
   ArenaShard shard_;
   std::vector<uint64_t> block_sizes_;  // elements per block
-  std::vector<ElementRange> ranges_;   // per block, the elements kept
   std::vector<Buffer> buffers_;        // block-major: buffers_[block * buffers_per_block_ + index]
 };
 

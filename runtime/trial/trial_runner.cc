@@ -305,7 +305,7 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
 }
 
 std::optional<NonFiniteGradient> TrialRunner::FindNonFiniteInShard(const TensorArena& arena) const {
-  const ArenaShard shard{options_.model->context().rank, options_.model->context().size};
+  const ArenaShard shard = options_.optimizer->shard();  // stage 2 shards the built-in optimizer
   for (size_t block = 0; block < arena.blocks().size(); ++block) {
     const ElementRange range = ShardRange(arena.blocks()[block].element_count, shard);
     if (std::optional<NonFiniteGradient> found =
