@@ -133,6 +133,8 @@ struct OptimizationsConfig {
   std::string mixed_precision = "O0";     // O0..O3 accepted; only O0 has a meaning now
   uint32_t tensor_fusion_threshold = 64;  // MB, >= 1
   uint32_t tensor_fusion_cycle_time = 1;  // ms
+  // `tensor_fusion_threshold: auto` sets it (the threshold stays 64): the exchange compares bucket
+  // sizes up to the threshold in the first exchanged batches and keeps the fastest.
   bool auto_tune_tensor_fusion = false;
   NonfiniteGradients nonfinite_gradients = NonfiniteGradients::kIgnore;
   // The built-in optimizer's learning rate times slots / learning_rate_reference_slots (linear),

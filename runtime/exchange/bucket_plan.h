@@ -72,6 +72,8 @@ absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena
 struct BucketLimits {
   uint64_t bucket_bytes = 0;
   uint64_t first_bucket_bytes = 0;
+
+  friend bool operator==(const BucketLimits&, const BucketLimits&) = default;
 };
 inline constexpr uint64_t kSmallestBucketBytes = 256 << 10;
 BucketLimits FitBucketLimits(const TensorArena& arena, uint64_t threshold_bytes);

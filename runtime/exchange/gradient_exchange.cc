@@ -12,6 +12,7 @@
 #include "runtime/arena/dtype.h"
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
+#include "runtime/exchange/fusion_tuner.h"
 #include "runtime/exchange/shard_reducer.h"
 #include "runtime/observe/flight_record.h"
 
@@ -117,6 +118,7 @@ GradientExchange::GradientExchange(TensorArena& arena, std::unique_ptr<TimedColl
       find_nonfinite_(options.find_nonfinite && device == nullptr),
       step_check_every_(step_check_every),
       options_(options),
+      limits_{options.bucket_bytes, options.first_bucket_bytes},
       plan_(std::move(plan)),
       tracker_(std::move(tracker)),
       reducer_(std::move(reducer)),
@@ -251,28 +253,52 @@ absl::Status GradientExchange::LearnReadyOrder(const std::vector<size_t>& comple
 }
 
 absl::Status GradientExchange::AdoptReadyOrder(const std::vector<uint32_t>& order) {
-  const std::vector<size_t> tensors(order.begin(), order.end());
-  absl::StatusOr<std::vector<GradientBucket>> plan =
-      PlanBuckets(arena_, options_.bucket_bytes, options_.first_bucket_bytes, tensors);
-  if (!plan.ok()) return plan.status();
-  if (*plan != plan_) {
-    absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena_);
-    if (!tracker.ok()) return tracker.status();
-    absl::StatusOr<std::unique_ptr<BucketReducer>> reducer = CreateReducer(
-        options_.compression, *plan, arena_, device_, *timed_backend_, options_.reduce_to_shards);
-    if (!reducer.ok()) return reducer.status();
-    {
-      std::lock_guard<std::mutex> ready(ready_mutex_);
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return !communication_busy_ && queue_.empty(); });
-      plan_ = *std::move(plan);
-      tracker_ = *std::move(tracker);
-      reducer_ = *std::move(reducer);
-      if (bucket_observer_) ready_at_.assign(plan_.size(), 0);
-    }
-    if (options_.plan_changed) options_.plan_changed(plan_);
+  if (absl::Status status = Replan(limits_, std::vector<size_t>(order.begin(), order.end()),
+                                   "along the order backward finished the gradients in");
+      !status.ok()) {
+    return status;
   }
   ready_order_ = order;
+  return absl::OkStatus();
+}
+
+absl::Status GradientExchange::SetBucketLimits(const BucketLimits& limits) {
+  if (limits.bucket_bytes == 0 || limits.first_bucket_bytes == 0) {
+    return absl::InvalidArgumentError("gradient exchange: a bucket limit of 0 bytes");
+  }
+  std::vector<size_t> order;
+  if (ready_order_) order.assign(ready_order_->begin(), ready_order_->end());
+  if (absl::Status status =
+          Replan(limits, order,
+                 absl::StrCat("to buckets of at most ", BucketBytesText(limits.bucket_bytes)));
+      !status.ok()) {
+    return status;
+  }
+  limits_ = limits;
+  return absl::OkStatus();
+}
+
+absl::Status GradientExchange::Replan(const BucketLimits& limits, const std::vector<size_t>& order,
+                                      const std::string& why) {
+  absl::StatusOr<std::vector<GradientBucket>> plan =
+      PlanBuckets(arena_, limits.bucket_bytes, limits.first_bucket_bytes, order);
+  if (!plan.ok()) return plan.status();
+  if (*plan == plan_) return absl::OkStatus();
+  absl::StatusOr<ReadyTracker> tracker = ReadyTracker::Create(*plan, arena_);
+  if (!tracker.ok()) return tracker.status();
+  absl::StatusOr<std::unique_ptr<BucketReducer>> reducer = CreateReducer(
+      options_.compression, *plan, arena_, device_, *timed_backend_, options_.reduce_to_shards);
+  if (!reducer.ok()) return reducer.status();
+  {
+    std::lock_guard<std::mutex> ready(ready_mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !communication_busy_ && queue_.empty(); });
+    plan_ = *std::move(plan);
+    tracker_ = *std::move(tracker);
+    reducer_ = *std::move(reducer);
+    if (bucket_observer_) ready_at_.assign(plan_.size(), 0);
+  }
+  if (options_.plan_changed) options_.plan_changed(plan_, why);
   return absl::OkStatus();
 }
 

@@ -88,9 +88,10 @@ struct ExchangeOptions {
   // per rank of the backend) holds them, not on every rank (shard_reducer.h); the other gradients
   // are left unspecified. Host gradients without compression only.
   bool reduce_to_shards = false;
-  // Told the new plan whenever the buckets are cut again (on the thread calling Finish or
-  // AdoptReadyOrder); empty: nobody.
-  std::function<void(const std::vector<GradientBucket>&)> plan_changed;
+  // Told the new plan whenever the buckets are cut again (on the thread calling Finish,
+  // AdoptReadyOrder or SetBucketLimits), and why ("along the order backward finished the
+  // gradients in", "to buckets of at most 1 MiB"); empty: nobody.
+  std::function<void(const std::vector<GradientBucket>&, const std::string& why)> plan_changed;
 };
 
 class GradientExchange {
@@ -146,6 +147,14 @@ class GradientExchange {
   // INVALID_ARGUMENT, changing nothing, unless `order` names every tensor once.
   absl::Status AdoptReadyOrder(const std::vector<uint32_t>& order);
 
+  // The limits the buckets are cut by (ExchangeOptions' at first).
+  BucketLimits bucket_limits() const { return limits_; }
+  // Cuts the buckets again by `limits`, along the ready order when there is one (else reverse
+  // registration order), as AdoptReadyOrder does: call outside Begin/Finish, on every rank alike;
+  // when the cut changes, the compression state starts afresh. INVALID_ARGUMENT, changing
+  // nothing, for a zero limit. (optimizations.tensor_fusion_threshold auto; fusion_tuner.h.)
+  absl::Status SetBucketLimits(const BucketLimits& limits);
+
   // Where the exchange's time went since the last call (then from zero): seconds inside the
   // collectives (`exchange`) and the rest of the buckets' work (`codec`: scaling, encoding,
   // selecting, decoding), both on whichever thread exchanged, so they overlap the plugin's
@@ -193,6 +202,10 @@ class GradientExchange {
   // Exchanges `bucket` (or runs the step check) with the lock released, then records the result
   // (called with the lock).
   void ExchangeLocked(std::unique_lock<std::mutex>& lock, size_t bucket);
+  // Cuts the buckets by `limits` along `order` (empty: reverse registration order) and, when the
+  // cut changes, swaps in the new plan, tracker and reducer once the communication thread is idle.
+  absl::Status Replan(const BucketLimits& limits, const std::vector<size_t>& order,
+                      const std::string& why);
   // After the first exchanged batch: agrees on rank 0's ready order and adopts it.
   absl::Status LearnReadyOrder(const std::vector<size_t>& completed);
   // Every rank's `bytes` bytes at `in`, rank after rank, into `out` (host memory).
@@ -210,8 +223,9 @@ class GradientExchange {
   DeviceExchange* const device_;  // nullptr for host-memory gradients
   const bool find_nonfinite_;
   const uint32_t step_check_every_;
-  // What Create was given: the limits, compression and callback a new cut of the buckets uses.
+  // What Create was given: the compression and callback a new cut of the buckets uses.
   const ExchangeOptions options_;
+  BucketLimits limits_;         // the buckets' limits now (train thread)
   uint64_t batches_begun_ = 0;  // train thread only
   // Replaced only outside Begin/Finish (AdoptReadyOrder), while the communication thread is idle.
   std::vector<GradientBucket> plan_;

@@ -91,6 +91,8 @@ const char* CollectivePurposeName(CollectivePurpose purpose) {
       return "checkpoint";
     case CollectivePurpose::kShard:
       return "shard";
+    case CollectivePurpose::kFusionTuning:
+      return "fusion tuning";
   }
   return "unknown";
 }

@@ -65,6 +65,7 @@ enum class CollectivePurpose : uint8_t {
   kDecision,        // agreeing on a yes/no (a stop, a checkpoint)
   kCheckpoint,      // gathering the ranks' parts of a checkpoint
   kShard,           // ZeRO: a rank's shard of the stepped parameters, or of the summed gradients
+  kFusionTuning,    // agreeing on the bucket size kept (tensor_fusion_threshold auto)
 };
 const char* CollectivePurposeName(CollectivePurpose purpose);
 

@@ -65,6 +65,10 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
   runner->validation_records_ = *validation_records;
   runner->fingerprint_ = TrainingFingerprint(config);
   runner->progress_.trial_seed = options.trial_seed;
+  if (config.optimizations.auto_tune_tensor_fusion && options.exchange != nullptr) {
+    runner->fusion_tuner_.emplace(FusionCandidates(
+        model.arena(), uint64_t{config.optimizations.tensor_fusion_threshold} << 20));
+  }
   if (runner->reporter()) {
     runner->writer_ = std::make_unique<CheckpointWriter>(options.storage, options.clock);
   }
@@ -213,6 +217,7 @@ absl::Status TrialRunner::TrainBatch() {
     const uint64_t window = batches_since_step_ + 1;
     double scale = 1.0 / options_.model->context().size;
     if (options_.config->optimizations.average_aggregated_gradients) scale /= window;
+    if (absl::Status tuned = BeforeExchangedBatch(); !tuned.ok()) return tuned;
     exchange->Begin(scale, progress_.optimizer_steps, progress_.batches_trained);
   }
   const uint64_t number = progress_.batches_trained + 1;
@@ -224,6 +229,9 @@ absl::Status TrialRunner::TrainBatch() {
     absl::Status exchanged = exchange->Finish();
     if (metrics.ok() && !exchanged.ok()) {
       return InCollective(exchanged, "gradient exchange", number);
+    }
+    if (absl::Status tuned = metrics.ok() ? AfterExchangedBatch() : absl::OkStatus(); !tuned.ok()) {
+      return tuned;
     }
   }
   if (!metrics.ok()) return metrics.status();
@@ -257,63 +265,6 @@ absl::Status TrialRunner::SettleTrainingMetrics() {
     if (absl::Status status = AddTrainingMetrics(batch); !status.ok()) return status;
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<bool> TrialRunner::GradientsUsable() {
-  const NonfiniteGradients policy = options_.config->optimizations.nonfinite_gradients;
-  if (policy == NonfiniteGradients::kIgnore) return true;
-  const TensorArena& arena = options_.model->arena();
-  const uint64_t batch = progress_.batches_trained;
-  // What this rank put in, read before the sum: it says which rank a NaN came from.
-  if (options_.exchange != nullptr) {
-    if (std::optional<NonFiniteGradient> own = options_.exchange->TakeLocalNonFinite()) {
-      options_.events->OnNotice(absl::StrCat(
-          "batch ", batch, ": rank ", options_.model->context().rank,
-          " computed a gradient that is not finite: ", DescribeNonFiniteGradient(arena, *own)));
-    }
-  }
-  // The summed gradient is the same bits on every rank, so every rank decides alike. Under ZeRO
-  // stage 2 each rank holds the sum of its shard only: it looks there, and the ranks agree.
-  const bool shards = multi_rank() && options_.config->optimizations.zero_stage == 2;
-  const absl::StatusOr<std::optional<NonFiniteGradient>> searched =
-      shards ? FindNonFiniteInShard(arena)
-             : FindNonFiniteGradient(arena, options_.device_gradients);
-  if (!searched.ok()) return searched.status();
-  const std::optional<NonFiniteGradient>& found = *searched;
-  if (shards) {
-    absl::StatusOr<bool> anywhere = AnyRank(*options_.collective, found.has_value());
-    if (!anywhere.ok()) {
-      return InCollective(anywhere.status(), "agreeing on a non-finite gradient", batch);
-    }
-    if (!*anywhere) return true;
-  } else if (!found) {
-    return true;
-  }
-  const std::string where =
-      found ? DescribeNonFiniteGradient(arena, *found) : "in another rank's shard";
-  const std::string what = absl::StrCat("batch ", batch, ": the gradient is not finite (", where,
-                                        multi_rank() ? " after the sum" : "", ")");
-  if (policy == NonfiniteGradients::kFail) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        what, "; optimizations.nonfinite_gradients is fail (skip would drop such steps instead)"));
-  }
-  if (reporter()) {
-    options_.events->OnNotice(
-        absl::StrCat(what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
-  }
-  return false;
-}
-
-std::optional<NonFiniteGradient> TrialRunner::FindNonFiniteInShard(const TensorArena& arena) const {
-  const ArenaShard shard = options_.optimizer->shard();  // stage 2 shards the built-in optimizer
-  for (size_t block = 0; block < arena.blocks().size(); ++block) {
-    const ElementRange range = ShardRange(arena.blocks()[block].element_count, shard);
-    if (std::optional<NonFiniteGradient> found =
-            FindNonFiniteGradient(arena, block, range.begin, range.count())) {
-      return found;
-    }
-  }
-  return std::nullopt;
 }
 
 absl::Status TrialRunner::StepOptimizer() {

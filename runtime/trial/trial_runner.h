@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/arena/device_gradient_ops.h"
@@ -36,6 +37,7 @@
 #include "runtime/collective/collective_backend.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/config/trial_schedule.h"
+#include "runtime/exchange/fusion_tuner.h"
 #include "runtime/exchange/gradient_exchange.h"
 #include "runtime/observe/trace_writer.h"
 #include "runtime/optim/optimizer.h"
@@ -132,6 +134,14 @@ class TrialRunner {
   // beginning) at the current progress, in place of a newer damaged checkpoint.
   void ReportRestored(const std::string& checkpoint_id);
   absl::Status TrainBatch();
+  // optimizations.tensor_fusion_threshold auto (fusion_tuner.h), around each exchanged batch:
+  // before Begin, cuts the buckets by the tuner's candidate and starts the batch's clock; after a
+  // successful Finish, records the batch's time and, once every candidate is measured, has the
+  // ranks agree on the fastest and reports the figures (rank 0). No-ops without a tuner.
+  absl::Status BeforeExchangedBatch();
+  absl::Status AfterExchangedBatch();
+  // The ranks' average of each candidate's median (every rank's medians gathered in rank order).
+  absl::StatusOr<std::vector<double>> AgreedFusionSeconds();
   // One batch's training metrics into training_metrics_ (and its loss into the progress).
   absl::Status AddTrainingMetrics(const BatchMetrics& metrics);
   // Reads the training metrics still on the device (one wait) and adds them in batch order.
@@ -183,6 +193,10 @@ class TrialRunner {
   static constexpr size_t kMaxUnsettledBatches = 1024;
   std::vector<BatchMetrics> unsettled_training_;
   uint64_t batches_since_step_ = 0;
+  // With tensor_fusion_threshold auto and an exchange; the exchanged batch's start on the clock.
+  std::optional<FusionTuner> fusion_tuner_;
+  double exchanged_batch_began_ = 0;
+  bool fusion_announced_ = false;
   uint64_t last_checkpoint_batches_ = UINT64_MAX;
   uint64_t last_validation_batches_ = UINT64_MAX;
   bool checkpoint_after_validation_ = false;

@@ -139,6 +139,14 @@ OptimizerState::PieceMover TrialRunner::OptimizerPieceMover() {
 
 absl::Status TrialRunner::RestoreExchangeState(const std::map<std::string, std::string>& files) {
   if (options_.exchange == nullptr) return absl::OkStatus();
+  // The bucket size tensor_fusion_threshold auto kept, before the cut along the order (the
+  // compression state below is the cut's).
+  if (auto limits = files.find("bucket_limits"); limits != files.end() && fusion_tuner_) {
+    absl::StatusOr<BucketLimits> kept = ParseBucketLimits(limits->second);
+    if (!kept.ok()) return kept.status();
+    if (absl::Status cut = options_.exchange->SetBucketLimits(*kept); !cut.ok()) return cut;
+    fusion_tuner_->Adopt(*kept);
+  }
   if (auto order = files.find("ready_order"); order != files.end()) {
     absl::StatusOr<std::vector<uint32_t>> tensors = ParseReadyOrder(order->second);
     if (!tensors.ok()) return tensors.status();
@@ -191,6 +199,9 @@ absl::Status TrialRunner::Checkpoint() {
   if (!compression->empty()) files->emplace("compression", *std::move(compression));
   if (options_.exchange != nullptr && options_.exchange->ready_order()) {
     files->emplace("ready_order", ReadyOrderText(*options_.exchange->ready_order()));
+  }
+  if (fusion_tuner_ && !fusion_tuner_->tuning()) {
+    files->emplace("bucket_limits", BucketLimitsText(fusion_tuner_->current()));
   }
   CheckpointInfo info;
   info.id = CheckpointId(options_.trial_id, progress_.batches_trained);

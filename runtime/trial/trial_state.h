@@ -8,8 +8,9 @@
 // far) and "plugin_state" (the
 // plugin's own bytes, when it keeps any). TrialRunner adds "compression" (every rank's
 // gradient-compression state, rank after rank, when the exchange keeps any) and "ready_order"
-// (the order the exchange's buckets follow, once it has one). Together they let a trial continue
-// bit for bit.
+// (the order the exchange's buckets follow, once it has one) and "bucket_limits" (the bucket size
+// optimizations.tensor_fusion_threshold auto kept, once it has chosen). Together they let a trial
+// continue bit for bit.
 //
 // Gradients are not saved: checkpoints are only taken right after an optimizer step, when every
 // gradient is zero.

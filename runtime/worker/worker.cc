@@ -239,11 +239,8 @@ absl::Status Worker::BuildExchange() {
   if (on_gpu()) options.device = device_.cuda.get();
   options.reduce_to_shards = options_.config.optimizations.zero_stage == 2 && options_.size > 1;
   if (options_.rank == 0) {
-    options.plan_changed = [](const std::vector<GradientBucket>& plan) {
-      std::printf(
-          "gradient exchange: %zu buckets, cut again along the order backward finished "
-          "the gradients in\n",
-          plan.size());
+    options.plan_changed = [](const std::vector<GradientBucket>& plan, const std::string& why) {
+      std::printf("gradient exchange: %zu buckets, cut again %s\n", plan.size(), why.c_str());
       std::fflush(stdout);
     };
   }

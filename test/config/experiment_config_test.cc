@@ -94,6 +94,16 @@ resources:
   EXPECT_EQ(c.optimizations.aggregation_frequency, 1u);
 }
 
+// `tensor_fusion_threshold: auto` is auto_tune_tensor_fusion under the default threshold.
+TEST(ExperimentConfigTest, TensorFusionThresholdAutoTunesUnderTheDefaultThreshold) {
+  const ExperimentConfig c = MustParse(absl::StrCat(kMinimal, R"(
+optimizations:
+  tensor_fusion_threshold: auto
+)"));
+  EXPECT_TRUE(c.optimizations.auto_tune_tensor_fusion);
+  EXPECT_EQ(c.optimizations.tensor_fusion_threshold, 64u);
+}
+
 TEST(ExperimentConfigTest, ReadsEveryField) {
   const ExperimentConfig c = MustParse(R"(
 name: full

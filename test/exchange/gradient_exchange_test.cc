@@ -174,13 +174,16 @@ std::vector<ReadyRange> ForwardRanges(const TensorArena& arena) {
   return ranges;
 }
 
-// The plan SmallBuckets gives ModelTensors along `order`.
-std::vector<GradientBucket> SmallBucketsAlong(std::vector<size_t> order) {
+// The plan SmallBuckets (or `limits`) gives ModelTensors along `order`.
+std::vector<GradientBucket> SmallBucketsAlong(std::vector<size_t> order,
+                                              BucketLimits limits = {
+                                                  SmallBuckets().bucket_bytes,
+                                                  SmallBuckets().first_bucket_bytes}) {
   CpuOnlyMemoryProvider memory;
   absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(ModelTensors(), memory);
   EXPECT_TRUE(arena.ok()) << arena.status();
   absl::StatusOr<std::vector<GradientBucket>> plan =
-      PlanBuckets(**arena, SmallBuckets().bucket_bytes, SmallBuckets().first_bucket_bytes, order);
+      PlanBuckets(**arena, limits.bucket_bytes, limits.first_bucket_bytes, order);
   EXPECT_TRUE(plan.ok()) << plan.status();
   return plan.ok() ? *plan : std::vector<GradientBucket>{};
 }
@@ -560,6 +563,31 @@ TEST_P(GradientExchangeGroupTest, BucketsKeepRegistrationOrderWhenNotFollowingRe
         RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ForwardRanges(arena)));
         EXPECT_EQ(exchange.plan(), SmallBucketsAlong({}));
         EXPECT_FALSE(exchange.ready_order().has_value());
+        return absl::OkStatus();
+      }));
+}
+
+// New limits (tensor_fusion_threshold auto) cut the buckets again along the order learned from
+// the first batch, and the exchange goes on averaging exactly; a zero limit changes nothing.
+TEST_P(GradientExchangeGroupTest, NewBucketLimitsCutAgainAlongTheLearnedOrder) {
+  const uint32_t size = GetParam();
+  const BucketLimits wide{1 << 10, 64};
+  const std::vector<GradientBucket> wide_plan = SmallBucketsAlong({0, 1, 2, 3, 4, 5}, wide);
+  ASSERT_NE(wide_plan, SmallBucketsAlong({0, 1, 2, 3, 4, 5}));
+  ASSERT_NE(wide_plan, SmallBucketsAlong({}, wide));
+  ExpectAllOk(RunExchangeGroup(
+      size, SmallBuckets(),
+      [&](uint32_t rank, TensorArena& arena, GradientExchange& exchange) -> absl::Status {
+        RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange, ForwardRanges(arena)));
+        RETURN_IF_ERROR(exchange.SetBucketLimits(wide));
+        EXPECT_EQ(exchange.bucket_limits(), wide);
+        EXPECT_EQ(exchange.plan(), wide_plan) << "rank " << rank;
+        EXPECT_EQ(exchange.SetBucketLimits({0, 64}).code(), absl::StatusCode::kInvalidArgument);
+        EXPECT_EQ(exchange.plan(), wide_plan) << "rank " << rank;
+        for (uint32_t batch = 1; batch < 3; ++batch) {
+          RETURN_IF_ERROR(AverageOneBatch(rank, size, arena, exchange,
+                                          ScrambledRanges(arena, 10 * batch + rank)));
+        }
         return absl::OkStatus();
       }));
 }

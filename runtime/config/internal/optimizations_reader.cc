@@ -1,7 +1,12 @@
+#include <cstdint>
+#include <limits>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/config/internal/gradient_compression_reader.h"
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/section_readers.h"
+#include "runtime/config/internal/yaml_values.h"
 
 namespace cohort::config_internal {
 
@@ -27,9 +32,29 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
     }
   }
   r.Choice("mixed_precision", {"O0", "O1", "O2", "O3"}, &out->mixed_precision);
-  r.Int("tensor_fusion_threshold", 1, &out->tensor_fusion_threshold);
+  // `auto` is Cohort's spelling of Determined's auto_tune_tensor_fusion: true (under the default
+  // threshold); a threshold in MB with auto_tune_tensor_fusion bounds the sizes tried.
+  const bool threshold_auto = r.ok() && r.Has("tensor_fusion_threshold") &&
+                              r.Get("tensor_fusion_threshold").IsScalar() &&
+                              r.Get("tensor_fusion_threshold").Scalar() == "auto";
+  if (threshold_auto) {
+    out->auto_tune_tensor_fusion = true;
+  } else if (r.ok() && r.Has("tensor_fusion_threshold")) {
+    const YAML::Node node = r.Get("tensor_fusion_threshold");
+    const std::optional<int64_t> mb = PlainInt(node);
+    if (mb && *mb >= 1 && *mb <= std::numeric_limits<uint32_t>::max()) {
+      out->tensor_fusion_threshold = static_cast<uint32_t>(*mb);
+    } else {
+      r.Fail(Mismatch(r.PathOf("tensor_fusion_threshold"), "an integer >= 1 (MB) or auto", node));
+    }
+  }
   r.Int("tensor_fusion_cycle_time", 0, &out->tensor_fusion_cycle_time);
   r.Bool("auto_tune_tensor_fusion", &out->auto_tune_tensor_fusion);
+  if (threshold_auto && !out->auto_tune_tensor_fusion) {
+    r.Fail(absl::InvalidArgumentError(
+        absl::StrCat(r.PathOf("tensor_fusion_threshold"), ": auto, but ",
+                     r.PathOf("auto_tune_tensor_fusion"), " is false; drop one of them")));
+  }
   r.PolicyChoice("nonfinite_gradients", &out->nonfinite_gradients);
   r.Int("collective_timeout", 1, &out->collective_timeout);
   r.PolicyChoice("learning_rate_scaling", &out->learning_rate_scaling);

@@ -1,0 +1,138 @@
+// TrialRunner around the gradient exchange: whether the summed gradients may be stepped
+// (optimizations.nonfinite_gradients), and the bucket sizes tried and kept under
+// optimizations.tensor_fusion_threshold auto.
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/arena/arena_shard.h"
+#include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/collective/recorded_collective.h"
+#include "runtime/trial/rank_sync.h"
+#include "runtime/trial/trial_runner.h"
+
+namespace cohort {
+
+absl::StatusOr<bool> TrialRunner::GradientsUsable() {
+  const NonfiniteGradients policy = options_.config->optimizations.nonfinite_gradients;
+  if (policy == NonfiniteGradients::kIgnore) return true;
+  const TensorArena& arena = options_.model->arena();
+  const uint64_t batch = progress_.batches_trained;
+  // What this rank put in, read before the sum: it says which rank a NaN came from.
+  if (options_.exchange != nullptr) {
+    if (std::optional<NonFiniteGradient> own = options_.exchange->TakeLocalNonFinite()) {
+      options_.events->OnNotice(absl::StrCat(
+          "batch ", batch, ": rank ", options_.model->context().rank,
+          " computed a gradient that is not finite: ", DescribeNonFiniteGradient(arena, *own)));
+    }
+  }
+  // The summed gradient is the same bits on every rank, so every rank decides alike. Under ZeRO
+  // stage 2 each rank holds the sum of its shard only: it looks there, and the ranks agree.
+  const bool shards = multi_rank() && options_.config->optimizations.zero_stage == 2;
+  const absl::StatusOr<std::optional<NonFiniteGradient>> searched =
+      shards ? FindNonFiniteInShard(arena)
+             : FindNonFiniteGradient(arena, options_.device_gradients);
+  if (!searched.ok()) return searched.status();
+  const std::optional<NonFiniteGradient>& found = *searched;
+  if (shards) {
+    absl::StatusOr<bool> anywhere = AnyRank(*options_.collective, found.has_value());
+    if (!anywhere.ok()) {
+      return InCollective(anywhere.status(), "agreeing on a non-finite gradient", batch);
+    }
+    if (!*anywhere) return true;
+  } else if (!found) {
+    return true;
+  }
+  const std::string where =
+      found ? DescribeNonFiniteGradient(arena, *found) : "in another rank's shard";
+  const std::string what = absl::StrCat("batch ", batch, ": the gradient is not finite (", where,
+                                        multi_rank() ? " after the sum" : "", ")");
+  if (policy == NonfiniteGradients::kFail) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, "; optimizations.nonfinite_gradients is fail (skip would drop such steps instead)"));
+  }
+  if (reporter()) {
+    options_.events->OnNotice(
+        absl::StrCat(what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
+  }
+  return false;
+}
+
+std::optional<NonFiniteGradient> TrialRunner::FindNonFiniteInShard(const TensorArena& arena) const {
+  const ArenaShard shard = options_.optimizer->shard();  // stage 2 shards the built-in optimizer
+  for (size_t block = 0; block < arena.blocks().size(); ++block) {
+    const ElementRange range = ShardRange(arena.blocks()[block].element_count, shard);
+    if (std::optional<NonFiniteGradient> found =
+            FindNonFiniteGradient(arena, block, range.begin, range.count())) {
+      return found;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::Status TrialRunner::BeforeExchangedBatch() {
+  if (!fusion_tuner_) return absl::OkStatus();
+  GradientExchange& exchange = *options_.exchange;
+  if (!fusion_announced_ && reporter()) {
+    const std::vector<BucketLimits>& candidates = fusion_tuner_->candidates();
+    options_.events->OnNotice(
+        candidates.size() == 1
+            ? absl::StrCat("optimizations.tensor_fusion_threshold auto: one bucket size (",
+                           BucketBytesText(candidates[0].bucket_bytes),
+                           ") cuts this model's gradient; nothing to compare")
+        : fusion_tuner_->tuning()
+            ? absl::StrCat("optimizations.tensor_fusion_threshold auto: comparing ",
+                           candidates.size(), " bucket sizes over ",
+                           FusionTuner::kWarmupBatches + FusionTuner::kMeasuredBatches,
+                           " exchanged batches each")
+            : absl::StrCat("optimizations.tensor_fusion_threshold auto: ",
+                           BucketBytesText(fusion_tuner_->current().bucket_bytes),
+                           " buckets, as the checkpoint kept"));
+  }
+  fusion_announced_ = true;
+  if (exchange.bucket_limits() != fusion_tuner_->current()) {
+    if (absl::Status cut = exchange.SetBucketLimits(fusion_tuner_->current()); !cut.ok()) {
+      return cut;
+    }
+  }
+  exchanged_batch_began_ = options_.clock->MonotonicSeconds();
+  return absl::OkStatus();
+}
+
+absl::Status TrialRunner::AfterExchangedBatch() {
+  if (!fusion_tuner_ || !fusion_tuner_->tuning()) return absl::OkStatus();
+  const double seconds = options_.clock->MonotonicSeconds() - exchanged_batch_began_;
+  if (fusion_tuner_->Record(seconds) != FusionTuner::Step::kAllMeasured) return absl::OkStatus();
+  absl::StatusOr<std::vector<double>> agreed = AgreedFusionSeconds();
+  if (!agreed.ok()) return agreed.status();
+  fusion_tuner_->Decide(*agreed);
+  // Every rank says what it keeps: the lines agree, or the ranks' buckets would not.
+  options_.events->OnNotice(
+      absl::StrCat("optimizations.tensor_fusion_threshold auto: keeps ",
+                   BucketBytesText(fusion_tuner_->current().bucket_bytes),
+                   " buckets; median time of an exchanged batch, averaged over ", Slots(),
+                   " ranks: ", fusion_tuner_->Describe(*agreed)));
+  return options_.exchange->SetBucketLimits(fusion_tuner_->current());
+}
+
+absl::StatusOr<std::vector<double>> TrialRunner::AgreedFusionSeconds() {
+  const std::vector<double>& mine = fusion_tuner_->medians();
+  if (!multi_rank()) return mine;
+  const uint32_t ranks = Slots();
+  std::vector<double> all(mine.size() * ranks);
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kFusionTuning,
+                          .batch = static_cast<int64_t>(progress_.batches_trained)});
+  if (absl::Status status =
+          options_.collective->Allgather(mine.data(), mine.size() * sizeof(double), all.data());
+      !status.ok()) {
+    return InCollective(status, "agreeing on a bucket size", progress_.batches_trained + 1);
+  }
+  std::vector<double> average(mine.size(), 0);
+  for (uint32_t rank = 0; rank < ranks; ++rank) {
+    for (size_t i = 0; i < mine.size(); ++i) average[i] += all[rank * mine.size() + i];
+  }
+  for (double& seconds : average) seconds /= ranks;
+  return average;
+}
+
+}  // namespace cohort
