@@ -2,8 +2,9 @@
 says which bucket sizes it compares; after each has been measured, every rank says the same size
 kept and the figures compared. At 2 slots a sum is the same whatever the bucket cut, so the run
 ends bitwise where a fixed threshold's does. A run stopped (SIGINT) after the choice and resumed
-keeps the checkpoint's size without comparing again, and ends bitwise too. A small model has one
-size only and says so; `auto` beside auto_tune_tensor_fusion: false is refused naming both keys."""
+keeps the checkpoint's size without comparing again, and ends bitwise as the uninterrupted run. A
+small model has one size only and says so (left out under the sanitizers, as is the
+fixed-threshold run); `auto` beside auto_tune_tensor_fusion: false is refused naming both keys."""
 import os
 import re
 
@@ -55,10 +56,12 @@ with temp_dir() as tmp:
     check(len(sizes) == int(compared.group(1)) and kept[0].count("(kept)") == 1, kept[0])
     print("kept", kept[0])
 
-    fixed = trained(tmp, "fixed", 384, 64)
-    check("tensor_fusion_threshold auto" not in log_of(fixed), log_of(fixed))
-    check(final_parameters(tuned, BATCHES) == final_parameters(fixed, BATCHES),
-          "tuning the bucket size changed the 2-slot run's parameters")
+    # Under the sanitizers the runs whose C++ the others take too are left out.
+    if not SANITIZED:
+        fixed = trained(tmp, "fixed", 384, 64)
+        check("tensor_fusion_threshold auto" not in log_of(fixed), log_of(fixed))
+        check(final_parameters(tuned, BATCHES) == final_parameters(fixed, BATCHES),
+              "tuning the bucket size changed the 2-slot run's parameters")
 
     resumed = os.path.join(tmp, "resumed")
     stopped_at = run_stopped_at_checkpoint(config(tmp, "resumed", 384, "auto"), resumed,
@@ -72,12 +75,13 @@ with temp_dir() as tmp:
     size = first[0].split(" buckets")[0]
     check(f"auto: {size} buckets, as the checkpoint kept" in log, log)
     check(len(CHOICE.findall(log)) == 2, f"the resumed run compared sizes again:\n{log}")
-    check(final_parameters(resumed, BATCHES) == final_parameters(fixed, BATCHES),
+    check(final_parameters(resumed, BATCHES) == final_parameters(tuned, BATCHES),
           f"the run stopped at batch {stopped_at} and resumed ended elsewhere")
 
-    small = trained(tmp, "small", 32, "auto")
-    check("auto: one bucket size (256 KiB) cuts this model's gradient; nothing to compare"
-          in log_of(small), log_of(small))
+    if not SANITIZED:
+        small = trained(tmp, "small", 32, "auto")
+        check("auto: one bucket size (256 KiB) cuts this model's gradient; nothing to compare"
+              in log_of(small), log_of(small))
 
     refused = os.path.join(tmp, "refused")
     text = read_bytes(config(tmp, "refused", 32, "auto")).decode()
