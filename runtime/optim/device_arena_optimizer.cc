@@ -22,14 +22,17 @@ void* HostBuffer(OptimizerState& state, const ArenaBlock& block, size_t b, size_
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DeviceArenaOptimizer>> DeviceArenaOptimizer::Create(
-    const OptimizerOptions& options, TensorArena& arena, DeviceUpdateKernels& kernels) {
+    const OptimizerOptions& options, TensorArena& arena, DeviceUpdateKernels& kernels,
+    ArenaShard shard) {
   std::unique_ptr<DeviceArenaOptimizer> optimizer(
-      new DeviceArenaOptimizer(options, arena, kernels, BuffersPerBlock(options)));
-  for (const ArenaBlock& block : arena.blocks()) {
+      new DeviceArenaOptimizer(options, arena, kernels, BuffersPerBlock(options), shard));
+  for (size_t b = 0; b < arena.blocks().size(); ++b) {
+    const ArenaBlock& block = arena.blocks()[b];
     std::array<void*, 2>& buffers = optimizer->buffers_.emplace_back();
     buffers.fill(nullptr);
     for (size_t i = 0; i < optimizer->buffers_per_block_; ++i) {
-      absl::StatusOr<void*> allocated = block.memory->Allocate(BlockBytes(block));  // zeroed
+      absl::StatusOr<void*> allocated =
+          block.memory->Allocate(optimizer->BufferElements(b) * block.element_size);  // zeroed
       if (!allocated.ok()) return allocated.status();
       buffers[i] = *allocated;
     }
@@ -38,8 +41,25 @@ absl::StatusOr<std::unique_ptr<DeviceArenaOptimizer>> DeviceArenaOptimizer::Crea
 }
 
 DeviceArenaOptimizer::DeviceArenaOptimizer(const OptimizerOptions& options, TensorArena& arena,
-                                           DeviceUpdateKernels& kernels, size_t buffers_per_block)
-    : options_(options), arena_(arena), kernels_(kernels), buffers_per_block_(buffers_per_block) {}
+                                           DeviceUpdateKernels& kernels, size_t buffers_per_block,
+                                           ArenaShard shard)
+    : options_(options),
+      arena_(arena),
+      kernels_(kernels),
+      buffers_per_block_(buffers_per_block),
+      shard_(shard) {}
+
+uint64_t DeviceArenaOptimizer::BufferElements(size_t b) const {
+  return ShardChunk(arena_.blocks()[b].element_count, shard_.size);  // the block when whole
+}
+
+uint64_t DeviceArenaOptimizer::state_bytes() const {
+  uint64_t bytes = 0;
+  for (size_t b = 0; b < arena_.blocks().size(); ++b) {
+    bytes += BufferElements(b) * arena_.blocks()[b].element_size * buffers_per_block_;
+  }
+  return bytes;
+}
 
 DeviceArenaOptimizer::~DeviceArenaOptimizer() {
   for (size_t b = 0; b < buffers_.size(); ++b) {
@@ -51,13 +71,16 @@ absl::Status DeviceArenaOptimizer::Step() {
   ++steps_;
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
     const ArenaBlock& block = arena_.blocks()[b];
+    const ElementRange range = ShardRange(block.element_count, shard_);
+    if (range.count() == 0) continue;  // a shard past a small block's end
+    const uint64_t skipped = range.begin * block.element_size;
     DeviceBlockStep step;
     step.dtype = block.dtype;
-    step.params = block.data;
-    step.grads = block.grad;
+    step.params = static_cast<char*>(block.data) + skipped;
+    step.grads = static_cast<const char*>(block.grad) + skipped;
     step.buffers[0] = buffers_[b][0];
     step.buffers[1] = buffers_[b][1];
-    step.count = block.element_count;
+    step.count = range.count();
     step.step = steps_;
     if (absl::Status status = kernels_.Step(options_, step); !status.ok()) {
       return absl::Status(status.code(),
@@ -74,31 +97,47 @@ std::string DeviceArenaOptimizer::SaveState() const {
   return out;
 }
 
-void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed) const {
-  out.clear();
-  OptimizerState state(options_.kind, arena_, buffers_per_block_);
+absl::StatusOr<OptimizerState> DeviceArenaOptimizer::HostState() const {
+  OptimizerState state(options_.kind, arena_, buffers_per_block_, shard_);
   state.set_steps(steps_);
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
     const ArenaBlock& block = arena_.blocks()[b];
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      if (!block.memory
-               ->CopyToHost(HostBuffer(state, block, b, i), buffers_[b][i], BlockBytes(block))
-               .ok()) {
-        return;
+      if (absl::Status copied =
+              block.memory->CopyToHost(HostBuffer(state, block, b, i), buffers_[b][i],
+                                       BufferElements(b) * block.element_size);
+          !copied.ok()) {
+        return copied;
       }
     }
   }
-  state.EncodeInto(out, sealed);
+  return state;
+}
+
+void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed) const {
+  out.clear();
+  if (!shard_.whole()) return;
+  absl::StatusOr<OptimizerState> state = HostState();
+  if (state.ok()) state->EncodeInto(out, sealed);
+}
+
+absl::Status DeviceArenaOptimizer::SaveWholeStateInto(const OptimizerState::PieceMover& move,
+                                                      std::string* out, bool sealed) const {
+  if (shard_.whole()) return Optimizer::SaveWholeStateInto(move, out, sealed);
+  absl::StatusOr<OptimizerState> state = HostState();
+  if (!state.ok()) return state.status();
+  return state->GatherWholeInto(move, out, sealed);
 }
 
 absl::Status DeviceArenaOptimizer::LoadState(absl::string_view bytes) {
-  OptimizerState state(options_.kind, arena_, buffers_per_block_);
+  OptimizerState state(options_.kind, arena_, buffers_per_block_, shard_);
   if (absl::Status decoded = state.Decode(bytes); !decoded.ok()) return decoded;
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
     const ArenaBlock& block = arena_.blocks()[b];
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      if (absl::Status copied = block.memory->CopyFromHost(
-              buffers_[b][i], HostBuffer(state, block, b, i), BlockBytes(block));
+      if (absl::Status copied =
+              block.memory->CopyFromHost(buffers_[b][i], HostBuffer(state, block, b, i),
+                                         BufferElements(b) * block.element_size);
           !copied.ok()) {
         return copied;
       }

@@ -2,7 +2,10 @@
 // Its state buffers are allocated in each block's memory, its steps run through
 // DeviceUpdateKernels, and its saved state is OptimizerState's format, the same bytes a CPU
 // optimizer writes for the same values: a checkpoint moves between CPU and GPU trials.
-// Built through Optimizer::Create with kernels, for an arena with no block on the CPU.
+// Built through Optimizer::Create with kernels, for an arena with no block on the CPU. Sharded
+// (ZeRO, arena_shard.h), it keeps buffers of ShardChunk elements per block on the device and steps
+// its shard's range of each block only; the whole state is assembled through host copies of the
+// pieces (OptimizerState::GatherWholeInto), and a whole state loads into any shard.
 //
 // Thread-safety: not thread-safe.
 #ifndef COHORT_RUNTIME_OPTIM_DEVICE_ARENA_OPTIMIZER_H_
@@ -25,28 +28,40 @@ class DeviceArenaOptimizer final : public Optimizer {
   // `options` valid; every block of `arena` in device memory, float32 or float64. The arena and
   // the kernels must outlive the optimizer.
   static absl::StatusOr<std::unique_ptr<DeviceArenaOptimizer>> Create(
-      const OptimizerOptions& options, TensorArena& arena, DeviceUpdateKernels& kernels);
+      const OptimizerOptions& options, TensorArena& arena, DeviceUpdateKernels& kernels,
+      ArenaShard shard = {});
   ~DeviceArenaOptimizer() override;
 
   absl::Status Step() override;
   uint64_t steps_taken() const override { return steps_; }
   const OptimizerOptions& options() const override { return options_; }
   // Copies the buffers to the host (after the pending steps) and encodes them; "" when a copy
-  // fails, which LoadState refuses.
+  // fails, which LoadState refuses, and for a sharded optimizer (SaveWholeStateInto).
   std::string SaveState() const override;
   void SaveStateInto(std::string& out, bool sealed) const override;
   // As Optimizer::LoadState; a copy to the device that fails midway (a device error) leaves the
   // state unspecified.
   absl::Status LoadState(absl::string_view bytes) override;
+  ArenaShard shard() const override { return shard_; }
+  uint64_t state_bytes() const override;
+  // As Optimizer's: this rank's pieces, copied to the host, go into OptimizerState's gather.
+  absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
+                                  bool sealed) const override;
 
  private:
   DeviceArenaOptimizer(const OptimizerOptions& options, TensorArena& arena,
-                       DeviceUpdateKernels& kernels, size_t buffers_per_block);
+                       DeviceUpdateKernels& kernels, size_t buffers_per_block, ArenaShard shard);
+
+  // Elements of each of block `b`'s buffers: the block's, or a shard's chunk of it.
+  uint64_t BufferElements(size_t b) const;
+  // The buffers copied into a host state of this shard (steps included).
+  absl::StatusOr<OptimizerState> HostState() const;
 
   OptimizerOptions options_;
   TensorArena& arena_;
   DeviceUpdateKernels& kernels_;
   size_t buffers_per_block_;
+  ArenaShard shard_;
   uint64_t steps_ = 0;
   // Per block, its buffers in the block's memory (the first buffers_per_block_ are set).
   std::vector<std::array<void*, 2>> buffers_;

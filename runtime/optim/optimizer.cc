@@ -45,14 +45,9 @@ absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOpti
       !supported.ok()) {
     return supported;
   }
-  if (device_kernels != nullptr && !shard.whole()) {
-    return absl::UnimplementedError(
-        "optimizations.zero_stage shards the built-in optimizer on cpu blocks only; this arena's "
-        "blocks are on a device");
-  }
   if (device_kernels != nullptr) {
     absl::StatusOr<std::unique_ptr<DeviceArenaOptimizer>> device =
-        DeviceArenaOptimizer::Create(options, arena, *device_kernels);
+        DeviceArenaOptimizer::Create(options, arena, *device_kernels, shard);
     if (!device.ok()) return device.status();
     return std::unique_ptr<Optimizer>(*std::move(device));
   }

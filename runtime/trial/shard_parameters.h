@@ -5,8 +5,10 @@
 //   optimizer->Step();                                           // this rank's ranges
 //   absl::Status s = BroadcastShardParameters(arena, *group, 4);  // everyone's
 //
-// One broadcast per block and owning rank, in place in the arena (no copy), in the same order on
-// every rank. Host memory and a host group (Gloo).
+// One broadcast per block and owning rank, in the same order on every rank, over a host group
+// (Gloo): in place for a block in host memory; a block in device memory goes through a host copy
+// (this rank's range copied out, the whole block copied back), as the first broadcast of the
+// parameters does (rank_sync.h).
 //
 // Thread-safety: needs exclusive use of the arena's parameters and of the group.
 #ifndef COHORT_RUNTIME_TRIAL_SHARD_PARAMETERS_H_

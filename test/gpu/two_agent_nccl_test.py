@@ -12,6 +12,8 @@ records:
   reports carry the GPU readings of both agents.
 - A worker killed with SIGKILL after the first checkpoint: the trial restarts once from its
   latest checkpoint and its final parameters are bitwise those of the untouched run.
+- With optimizations.zero_stage 1 (the optimizer sharded over the GPUs), the final parameters
+  are bitwise those of the untouched run.
 - A worker stopped with SIGSTOP: the other rank gives up after optimizations.collective_timeout
   (40 s, so that the agent first names the silent rank: it does so after 30 s without a
   heartbeat), and the experiment ends in an error, naming the batch and the phase, within a bound.
@@ -105,6 +107,20 @@ with temp_dir() as tmp:
         span = training[-1]["time"] - training[0]["time"]
         check(span < 12 or ranks_read == set(range(SLOTS)),
               f"GPU readings of ranks {sorted(ranks_read)} only, over {span:.0f} s of training")
+
+    # D: ZeRO stage 1 (each rank steps its shard of the optimizer on its GPU, and the shards
+    # travel through host copies): bitwise the untouched run, whose rule is element-wise.
+    zero = gpu_config(tmp, "zero", BATCHES, max_restarts=0,
+                      extra="optimizations:\n  zero_stage: 1\n")
+    with two_agent_cluster(os.path.join(tmp, "zero")) as cluster:
+        experiment_id = cluster.submit(zero)
+        check(cluster.wait_ended(experiment_id) == "completed", cluster.logs())
+        logs = cluster.must("trial", "logs", "1")
+        check(f"optimizer state sharded over {SLOTS} slots (optimizations.zero_stage 1)" in logs,
+              logs)
+        check(final_parameters_of(cluster) == expected, "zero_stage 1 ended elsewhere")
+        zero_rate = records_per_second(run_folder(cluster, experiment_id))
+        print(f"zero_stage 1: bitwise the untouched run, {zero_rate:.0f} records/s")
 
     # B: a worker killed after the first checkpoint, in a fresh cluster.
     killed_dir = os.path.join(tmp, "killed")

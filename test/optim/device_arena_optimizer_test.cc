@@ -23,38 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 using Kind = OptimizerOptions::Kind;
 
-// The CPU rules, run on the host memory that poses as the device.
-class HostRuleKernels final : public DeviceUpdateKernels {
- public:
-  absl::Status Step(const OptimizerOptions& options, const DeviceBlockStep& block) override {
-    ++calls;
-    if (!fail_with.ok()) return fail_with;
-    if (block.dtype == COHORT_DTYPE_FLOAT64) {
-      Apply<double>(options, block);
-    } else {
-      Apply<float>(options, block);
-    }
-    return absl::OkStatus();
-  }
-
-  int calls = 0;
-  absl::Status fail_with;
-
- private:
-  template <class T>
-  static void Apply(const OptimizerOptions& options, const DeviceBlockStep& block) {
-    BlockStep<T> step{static_cast<T*>(block.params),
-                      static_cast<const T*>(block.grads),
-                      {static_cast<T*>(block.buffers[0]), static_cast<T*>(block.buffers[1])},
-                      block.count,
-                      block.step};
-    if (options.kind == Kind::kSgd) {
-      ApplySgdRule(step, options);
-    } else {
-      ApplyAdamRule(step, options);
-    }
-  }
-};
+using optim_test::HostRuleKernels;
 
 OptimizerOptions Rule(Kind kind, double momentum, bool nesterov, double weight_decay) {
   OptimizerOptions options;

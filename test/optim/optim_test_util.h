@@ -1,4 +1,5 @@
-// Helpers shared by the optimizer tests: CPU arenas of float32/float64 tensors and typed access.
+// Helpers shared by the optimizer tests: CPU arenas of float32/float64 tensors and typed access;
+// device kernels that run the CPU rules on host memory posing as a device.
 #ifndef COHORT_TEST_OPTIM_OPTIM_TEST_UTIL_H_
 #define COHORT_TEST_OPTIM_OPTIM_TEST_UTIL_H_
 
@@ -11,7 +12,10 @@
 #include "gtest/gtest.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/arena/tensor_arena.h"
+#include "runtime/optim/adam_optimizer.h"
+#include "runtime/optim/device_update_kernels.h"
 #include "runtime/optim/optimizer.h"
+#include "runtime/optim/sgd_optimizer.h"
 
 namespace cohort::optim_test {
 
@@ -30,6 +34,40 @@ inline std::unique_ptr<TensorArena> MakeArena(std::vector<TensorDescriptor> spec
       TensorArena::Create(std::move(specs), memory);
   return arena.ok() ? std::move(*arena) : nullptr;
 }
+
+// The CPU rules, run on the host memory that poses as the device (HostMemoryAsDevice), counting
+// their calls; failing with `fail_with` when it is set.
+class HostRuleKernels final : public DeviceUpdateKernels {
+ public:
+  absl::Status Step(const OptimizerOptions& options, const DeviceBlockStep& block) override {
+    ++calls;
+    if (!fail_with.ok()) return fail_with;
+    if (block.dtype == COHORT_DTYPE_FLOAT64) {
+      Apply<double>(options, block);
+    } else {
+      Apply<float>(options, block);
+    }
+    return absl::OkStatus();
+  }
+
+  int calls = 0;
+  absl::Status fail_with;
+
+ private:
+  template <class T>
+  static void Apply(const OptimizerOptions& options, const DeviceBlockStep& block) {
+    BlockStep<T> step{static_cast<T*>(block.params),
+                      static_cast<const T*>(block.grads),
+                      {static_cast<T*>(block.buffers[0]), static_cast<T*>(block.buffers[1])},
+                      block.count,
+                      block.step};
+    if (options.kind == OptimizerOptions::Kind::kSgd) {
+      ApplySgdRule(step, options);
+    } else {
+      ApplyAdamRule(step, options);
+    }
+  }
+};
 
 template <class T>
 T* Params(const TensorArena& arena, size_t tensor) {

@@ -2,21 +2,25 @@
 // arena, then every shard's parameters copied into every rank's arena (what the trial's broadcast
 // does), train bitwise as one whole optimizer; the shares they save assemble into the whole
 // optimizer's bytes; a whole state loads into any shard, so a checkpoint re-shards onto another
-// rank count.
+// rank count. The same for the device optimizer's shards (DeviceArenaOptimizer on host memory
+// posing as a GPU, with the CPU rules as its kernels).
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/arena/arena_shard.h"
 #include "runtime/optim/optimizer.h"
+#include "test/common/host_memory_as_device.h"
 #include "test/optim/optim_test_util.h"
 
 namespace cohort::sharded_optimizer_test {
 namespace {
 
 using optim_test::CpuTensor;
+using optim_test::HostRuleKernels;
 using optim_test::MakeArena;
 
 TEST(ShardRangeTest, CutsABlockIntoAlignedRangesThatCoverIt) {
@@ -43,16 +47,24 @@ TEST(ShardRangeTest, CutsABlockIntoAlignedRangesThatCoverIt) {
   }
 }
 
-// One rank's arena and optimizer.
+// One rank's arena and optimizer; on a device, host memory posing as cuda:0 and the CPU rules
+// run there (DeviceArenaOptimizer), whose pointers the tests read directly.
 struct Replica {
+  std::unique_ptr<testing::HostMemoryAsDevice> memory;
+  std::unique_ptr<HostRuleKernels> kernels;
   std::unique_ptr<TensorArena> arena;
   std::unique_ptr<Optimizer> optimizer;
 };
 
 // Two tensors of float32 (one block, alignment gaps included) and one of float64 (another).
-std::vector<TensorDescriptor> Specs() {
-  return {CpuTensor("a", 1001, COHORT_DTYPE_FLOAT32), CpuTensor("b", 37, COHORT_DTYPE_FLOAT32),
-          CpuTensor("c", 523, COHORT_DTYPE_FLOAT64)};
+std::vector<TensorDescriptor> Specs(bool on_device) {
+  std::vector<TensorDescriptor> specs = {CpuTensor("a", 1001, COHORT_DTYPE_FLOAT32),
+                                         CpuTensor("b", 37, COHORT_DTYPE_FLOAT32),
+                                         CpuTensor("c", 523, COHORT_DTYPE_FLOAT64)};
+  if (on_device) {
+    for (TensorDescriptor& spec : specs) spec.device = {COHORT_DEVICE_CUDA, 0};
+  }
+  return specs;
 }
 
 // Deterministic values that differ per step and element.
@@ -92,13 +104,22 @@ std::string Parameters(const TensorArena& arena) {
   return bytes;
 }
 
-Replica MakeReplica(const OptimizerOptions& options, ArenaShard shard) {
+Replica MakeReplica(const OptimizerOptions& options, ArenaShard shard, bool on_device = false) {
   Replica replica;
-  replica.arena = MakeArena(Specs());
+  if (on_device) {
+    replica.memory = std::make_unique<testing::HostMemoryAsDevice>();
+    replica.kernels = std::make_unique<HostRuleKernels>();
+    absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+        TensorArena::Create(Specs(true), *replica.memory);
+    EXPECT_TRUE(arena.ok()) << arena.status();
+    if (arena.ok()) replica.arena = *std::move(arena);
+  } else {
+    replica.arena = MakeArena(Specs(false));
+  }
   EXPECT_NE(replica.arena, nullptr);
   SetParameters(*replica.arena);
   absl::StatusOr<std::unique_ptr<Optimizer>> optimizer =
-      Optimizer::Create(options, *replica.arena, nullptr, shard);
+      Optimizer::Create(options, *replica.arena, replica.kernels.get(), shard);
   EXPECT_TRUE(optimizer.ok()) << optimizer.status();
   if (optimizer.ok()) replica.optimizer = *std::move(optimizer);
   return replica;
@@ -174,10 +195,13 @@ TEST_P(ShardedOptimizerTest, TrainsBitwiseAsTheWholeOptimizerAndSavesItsBytes) {
     SetGradients(*whole.arena, step);
     ASSERT_TRUE(whole.optimizer->Step().ok());
   }
-  for (uint32_t size : {2u, 3u, 4u}) {
+  // Shards of the CPU optimizer, and of the device optimizer (the same rules on "device" memory).
+  for (const auto& [size, on_device] : std::vector<std::pair<uint32_t, bool>>{
+           {2u, false}, {3u, false}, {4u, false}, {2u, true}, {3u, true}}) {
+    SCOPED_TRACE(on_device ? "device optimizer" : "cpu optimizer");
     std::vector<Replica> ranks;
     for (uint32_t rank = 0; rank < size; ++rank)
-      ranks.push_back(MakeReplica(options, {rank, size}));
+      ranks.push_back(MakeReplica(options, {rank, size}, on_device));
     for (uint64_t step = 1; step <= 5; ++step) StepAll(ranks, step);
     for (uint32_t rank = 0; rank < size; ++rank) {
       EXPECT_EQ(Parameters(*ranks[rank].arena), Parameters(*whole.arena))
@@ -216,20 +240,28 @@ TEST_P(ShardedOptimizerTest, AWholeStateReshardsOntoAnotherRankCountAndTrainsOnB
   };
   Replica whole = MakeReplica(options, {});
   restore(whole);
-  std::vector<Replica> three;
+  // Onto 3 CPU shards, and onto 3 device shards (a checkpoint moves from CPU slots to GPUs).
+  std::vector<Replica> three, three_on_device;
   for (uint32_t rank = 0; rank < 3; ++rank) {
     three.push_back(MakeReplica(options, {rank, 3}));
     restore(three.back());
+    three_on_device.push_back(MakeReplica(options, {rank, 3}, /*on_device=*/true));
+    restore(three_on_device.back());
   }
   for (uint64_t step = 4; step <= 5; ++step) {
     SetGradients(*whole.arena, step);
     ASSERT_TRUE(whole.optimizer->Step().ok());
     StepAll(three, step);
+    StepAll(three_on_device, step);
     StepAll(two, step);
   }
   for (const Replica& rank : three) EXPECT_EQ(Parameters(*rank.arena), Parameters(*whole.arena));
+  for (const Replica& rank : three_on_device) {
+    EXPECT_EQ(Parameters(*rank.arena), Parameters(*whole.arena)) << "on the device";
+  }
   EXPECT_EQ(Parameters(*two[1].arena), Parameters(*whole.arena));
   EXPECT_EQ(WholeState(three), whole.optimizer->SaveState());
+  EXPECT_EQ(WholeState(three_on_device), whole.optimizer->SaveState()) << "on the device";
 }
 
 OptimizerOptions Sgd(double momentum) {

@@ -2,21 +2,25 @@
 // counting its copies (HostMemoryAsDevice): checkpoints, the first broadcast of the parameters
 // and the non-finite guard read and write such blocks only through DeviceMemory's copies, and get
 // the values a CPU arena gets; given the device's own gradient work (HostGradientOps), averaging
-// and the guard copy nothing unless a value is not finite.
+// and the guard copy nothing unless a value is not finite. ZeRO's shards of the stepped
+// parameters travel the same way.
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/trial/rank_sync.h"
+#include "runtime/trial/shard_parameters.h"
 #include "runtime/trial/trial_state.h"
 #include "test/collective/rank_threads.h"
 #include "test/common/host_memory_as_device.h"
@@ -186,35 +190,92 @@ TEST(DeviceArenaTest, AveragingDividesDeviceBlocksOnTheDeviceAsTheHostDoes) {
   }
 }
 
-TEST(DeviceArenaTest, RankZerosDeviceParametersReachEveryRankThroughHostCopies) {
-  constexpr uint32_t kRanks = 3;
+// Three ranks over a Gloo group of threads, each with a one-block "cuda:0" arena of `count`
+// float32 parameters set to `values(rank)`, each running `share` over it: what every rank then
+// holds, and the copies to the "device" `share` made on it.
+struct Shared {
+  std::vector<absl::Status> results;
+  std::vector<std::vector<float>> received;
+  std::vector<int> copies;
+};
+constexpr uint32_t kRanks = 3;
+Shared ShareOverThreeRanks(
+    uint64_t count, const std::function<std::vector<float>(uint32_t rank)>& values,
+    const std::function<absl::Status(CollectiveBackend&, TensorArena&)>& share) {
   InMemoryRendezvousStore store;
   GlooOptions gloo;
   gloo.timeout = std::chrono::seconds(20);
-  std::vector<std::vector<float>> received(kRanks);
-  std::vector<int> copies(kRanks);
-  const std::vector<absl::Status> results = RunRanks(kRanks, [&](uint32_t rank) -> absl::Status {
+  Shared shared;
+  shared.received.resize(kRanks);
+  shared.copies.resize(kRanks);
+  shared.results = RunRanks(kRanks, [&](uint32_t rank) -> absl::Status {
     HostMemoryAsDevice memory;
     absl::StatusOr<std::unique_ptr<TensorArena>> arena =
-        TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, kCuda0, 37}}, memory);
+        TensorArena::Create({{"w", COHORT_DTYPE_FLOAT32, kCuda0, count}}, memory);
     if (!arena.ok()) return arena.status();
-    std::vector<float> own(37);
-    for (size_t i = 0; i < own.size(); ++i) own[i] = static_cast<float>(rank * 100 + i);
-    WriteParameters(**arena, own);
+    WriteParameters(**arena, values(rank));
     absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
         CreateGlooBackend(rank, kRanks, store, gloo);
     if (!backend.ok()) return backend.status();
-    if (absl::Status s = BroadcastParameters(**backend, **arena); !s.ok()) return s;
-    received[rank] = ReadParameters(**arena);
-    copies[rank] = memory.device().copies_from_host;
+    const int before = memory.device().copies_from_host;
+    if (absl::Status s = share(**backend, **arena); !s.ok()) return s;
+    shared.received[rank] = ReadParameters(**arena);
+    shared.copies[rank] = memory.device().copies_from_host - before;
     return absl::OkStatus();
   });
+  return shared;
+}
+
+TEST(DeviceArenaTest, RankZerosDeviceParametersReachEveryRankThroughHostCopies) {
+  const Shared shared = ShareOverThreeRanks(
+      37,
+      [](uint32_t rank) {
+        std::vector<float> own(37);
+        for (size_t i = 0; i < own.size(); ++i) own[i] = static_cast<float>(rank * 100 + i);
+        return own;
+      },
+      [](CollectiveBackend& group, TensorArena& arena) {
+        return BroadcastParameters(group, arena);
+      });
   for (uint32_t rank = 0; rank < kRanks; ++rank) {
-    ASSERT_TRUE(results[rank].ok()) << results[rank];
-    EXPECT_EQ(received[rank], received[0]) << "rank " << rank;
-    EXPECT_GE(copies[rank], 2) << "rank " << rank << " wrote its parameters without a host copy";
+    ASSERT_TRUE(shared.results[rank].ok()) << shared.results[rank];
+    EXPECT_EQ(shared.received[rank], shared.received[0]) << "rank " << rank;
+    EXPECT_GE(shared.copies[rank], 1)
+        << "rank " << rank << " wrote its parameters without a host copy";
   }
-  EXPECT_EQ(received[0][5], 5.0f);
+  EXPECT_EQ(shared.received[0][5], 5.0f);
+}
+
+// ZeRO on GPU slots: each rank's stepped range of a device block reaches every rank through host
+// copies over the host group, and every rank ends with the same block.
+TEST(DeviceArenaTest, EachOwnersDeviceShardReachesEveryRankThroughHostCopies) {
+  constexpr uint64_t kCount = 1001;
+  const auto stepped = [](uint32_t owner, uint64_t i) {
+    return static_cast<float>(owner * 10000 + i);
+  };
+  const Shared shared = ShareOverThreeRanks(
+      kCount,
+      [&](uint32_t rank) {
+        // Only this rank's range holds its stepped values; the rest is stale (-1).
+        std::vector<float> own(kCount, -1.0f);
+        const ElementRange range = ShardRange(kCount, {rank, kRanks});
+        for (uint64_t i = range.begin; i < range.end; ++i) own[i] = stepped(rank, i);
+        return own;
+      },
+      [](CollectiveBackend& group, TensorArena& arena) {
+        return BroadcastShardParameters(arena, group, kRanks);
+      });
+  std::vector<float> expected(kCount);
+  for (uint32_t owner = 0; owner < kRanks; ++owner) {
+    const ElementRange range = ShardRange(kCount, {owner, kRanks});
+    for (uint64_t i = range.begin; i < range.end; ++i) expected[i] = stepped(owner, i);
+  }
+  for (uint32_t rank = 0; rank < kRanks; ++rank) {
+    ASSERT_TRUE(shared.results[rank].ok()) << shared.results[rank];
+    EXPECT_EQ(shared.received[rank], expected) << "rank " << rank;
+    EXPECT_GE(shared.copies[rank], 1)
+        << "rank " << rank << " wrote its parameters without a host copy";
+  }
 }
 
 }  // namespace
