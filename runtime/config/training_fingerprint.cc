@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "runtime/config/compression_options.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/text/counted.h"
 
 namespace cohort {
 namespace {
@@ -156,15 +157,6 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
   return changes;
 }
 
-namespace {
-
-// "1 slot", "2 slots".
-std::string SlotsText(uint32_t slots) {
-  return absl::StrCat(slots, slots == 1 ? " slot" : " slots");
-}
-
-}  // namespace
-
 absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentConfig& after) {
   const uint32_t was = before.slots_per_trial;
   const uint32_t now = after.slots_per_trial;
@@ -175,14 +167,15 @@ absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentCon
                      " now; optimizations.learning_rate_scaling ",
                      PolicyName(after.optimizations.learning_rate_scaling),
                      " would change the learning rate with the slots, so the trial goes on at ",
-                     SlotsText(was), " only"));
+                     Counted(was, "slot"), " only"));
   }
   const CompressionOptions::Kind compression = after.optimizations.gradient_compression.kind;
   if (compression == CompressionOptions::kTopK || compression == CompressionOptions::kPowerSgd) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "resources.slots_per_trial: ", was, " before, ", now,
-        " now; optimizations.gradient_compression ", CompressionKindName(compression),
-        " keeps state of its own on each slot, so the trial goes on at ", SlotsText(was), " only"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("resources.slots_per_trial: ", was, " before, ", now,
+                     " now; optimizations.gradient_compression ", CompressionKindName(compression),
+                     " keeps state of its own on each slot, so the trial goes on at ",
+                     Counted(was, "slot"), " only"));
   }
   const uint64_t batch = after.global_batch_size;
   const uint64_t trained = batch / was * was;
@@ -190,8 +183,8 @@ absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentCon
   if (trained != would_train) {
     return absl::FailedPreconditionError(absl::StrCat(
         "resources.slots_per_trial: ", was, " before, ", now, " now; a global batch of ", batch,
-        " trained ", trained, " records per batch at ", SlotsText(was), " and would train ",
-        would_train, " at ", SlotsText(now),
+        " trained ", trained, " records per batch at ", Counted(was, "slot"), " and would train ",
+        would_train, " at ", Counted(now, "slot"),
         " (the remainder is dropped): use a slot count that divides ", trained));
   }
   return absl::OkStatus();

@@ -12,15 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/text/counted.h"
 
 namespace cohort {
-namespace {
-
-std::string SlotsText(uint32_t slots) {
-  return absl::StrCat(slots, slots == 1 ? " slot" : " slots");
-}
-
-}  // namespace
 
 std::optional<Placement> Orchestrator::PlaceOnFewerSlots(Task& task, absl::string_view waits,
                                                          std::vector<AgentView>* views) {
@@ -34,8 +28,8 @@ std::optional<Placement> Orchestrator::PlaceOnFewerSlots(Task& task, absl::strin
     if (placement == nullptr) continue;
     ApplyPlacement(request, *placement, views);
     Notice(absl::StrCat(
-        "trial ", trial.id, ": its ", SlotsText(task.slots), " do not fit (", waits,
-        "); it trains on ", SlotsText(slots), " (resources.min_slots_per_trial ",
+        "trial ", trial.id, ": its ", Counted(task.slots, "slot"), " do not fit (", waits,
+        "); it trains on ", Counted(slots, "slot"), " (resources.min_slots_per_trial ",
         experiment.config.min_slots_per_trial, ") from ",
         task.resume_checkpoint_id.empty() ? std::string("the start") : task.resume_checkpoint_id,
         ", and grows back when the slots return"));
@@ -64,11 +58,11 @@ void Orchestrator::GrowElasticTasks() {
         continue;
       }
       task->grow_to = slots;
-      Notice(absl::StrCat("trial ", trial.id, ": ", SlotsText(slots),
+      Notice(absl::StrCat("trial ", trial.id, ": ", Counted(slots, "slot"),
                           " are free again; it stops "
                           "after a checkpoint and goes on from it on ",
-                          SlotsText(slots), " instead of ", task->slots));
-      StopTask(*task, absl::StrCat("growing back to ", SlotsText(slots)),
+                          Counted(slots, "slot"), " instead of ", task->slots));
+      StopTask(*task, absl::StrCat("growing back to ", Counted(slots, "slot")),
                options_.kill_grace_seconds);
       break;
     }
