@@ -18,8 +18,13 @@ checkpoint (otherwise the next one waits for it, and that wait is a stall too). 
 The run folder is under --folder (default: the system's temporary folder; put it on the disk
 the checkpoints would really go to).
 
+With --slots N the trial runs at N CPU slots (rank 0's slices are measured), and with
+--zero-stage S under optimizations.zero_stage S: each rank then keeps a shard of the optimizer
+state, and rank 0's capture gathers the shards (a broadcast from each owner, on the training
+thread), which is part of its stall.
+
 Usage: checkpoint_stall_bench.py COHORT_EXE PLUGIN_DIR [--sizes 100,1000] [--repeats 2]
-                                  [--folder DIR]
+                                  [--folder DIR] [--slots N] [--zero-stage S]
 
 Prints a table and JSON lines {"name": "checkpoint_stall_<MB>mb", "value" (the median stall in the
 background, s), "unit", "peer": "synchronous checkpoint", "peer_value", "ratio", ...}: medians over
@@ -50,7 +55,7 @@ def period_for(megabytes):
     return max(10, 3 * megabytes // 100)
 
 
-def write_config(path, plugin_dir, hidden, period):
+def write_config(path, plugin_dir, hidden, period, slots=1, zero_stage=0):
     with open(path, "w") as f:
         f.write(f"""\
 name: checkpoint-stall
@@ -80,6 +85,10 @@ checkpoint_storage:
 scheduling_unit: 1
 profiling:
   enabled: true
+resources:
+  slots_per_trial: {slots}
+optimizations:
+  zero_stage: {zero_stage}
 reproducibility:
   experiment_seed: 1
 """)
@@ -88,11 +97,14 @@ reproducibility:
 def one_run(args, config, run_dir, background, period):
     """(stalls, writes, checkpoint bytes) of one run, in seconds, one per checkpoint."""
     ddp_common.run_cohort(NAME, [args.cohort, "run", config, "--output", run_dir, "--set",
-                                 f"checkpoint_storage.async={'true' if background else 'false'}"],
+                                 f"checkpoint_storage.async={'true' if background else 'false'}",
+                                 "--cpu-slots", str(args.slots)],
                           timeout=1800)
     with open(os.path.join(run_dir, "trials", "1", "timeline.json")) as f:
         events = json.load(f)["traceEvents"]
-    slices = [e for e in events if e["ph"] == "X"]
+    rank0 = {e["pid"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"] == "rank 0"}
+    slices = [e for e in events if e["ph"] == "X" and e["pid"] in rank0]
     stalls = [e["dur"] / 1e6 for e in slices if e["name"] == "taking a checkpoint"]
     writes = [e["dur"] / 1e6 for e in slices if e["name"].startswith("writing trial-")]
     folder = os.path.join(run_dir, "checkpoints", f"trial-1-batch-{CHECKPOINTS * period}")
@@ -121,6 +133,8 @@ def main():
     parser.add_argument("--sizes", default="100,1000", help="parameter sets, in MB")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--folder", default=None)
+    parser.add_argument("--slots", type=int, default=1)
+    parser.add_argument("--zero-stage", type=int, default=0, choices=(0, 1, 2))
     args = parser.parse_args()
     args.cohort, args.plugin_dir = os.path.abspath(args.cohort), os.path.abspath(args.plugin_dir)
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -132,7 +146,7 @@ def main():
             hidden = hidden_for(megabytes)
             config = os.path.join(tmp, f"stall-{megabytes}.yaml")
             period = period_for(megabytes)
-            write_config(config, args.plugin_dir, hidden, period)
+            write_config(config, args.plugin_dir, hidden, period, args.slots, args.zero_stage)
             found = {True: ([], []), False: ([], [])}
             size = 0
             for repeat in range(args.repeats):
