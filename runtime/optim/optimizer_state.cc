@@ -132,6 +132,10 @@ uint64_t OptimizerState::held_bytes() const {
 absl::Status OptimizerState::GatherWholeInto(const PieceMover& move, std::string* whole,
                                              bool sealed) const {
   const uint32_t ranks = shard_.size;
+  if (whole != nullptr && shard_.rank != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard_.rank));
+  }
   uint64_t padding = 0;  // the most a buffer's last pieces reach past its end
   for (size_t b = 0; b < block_dtypes_.size(); ++b) {
     padding = std::max(padding, (ShardChunk(block_sizes_[b], ranks) * ranks - block_sizes_[b]) *
@@ -169,7 +173,10 @@ absl::Status OptimizerState::GatherWholeInto(const PieceMover& move, std::string
           elsewhere.resize(piece);
           data = elsewhere.data();
         }
-        if (absl::Status moved = move(data, piece, owner); !moved.ok()) return moved;
+        // Rank 0's pieces stay where they are: only rank 0 needs them.
+        if (owner != 0) {
+          if (absl::Status moved = move(data, piece, owner); !moved.ok()) return moved;
+        }
         if (owner == shard_.rank && whole != nullptr) {
           std::memcpy(whole->data() + start + owner * piece, data, piece);
         }

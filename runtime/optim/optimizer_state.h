@@ -75,13 +75,15 @@ class OptimizerState {
   // touches no new pages); without the trailing checksum when `sealed` is false (SealOptimizerState
   // adds it: it reads every byte, the slowest part).
   void EncodeInto(std::string& out, bool sealed = true) const;
-  // A sharded state's part in assembling the whole one; every rank of the shard calls it at the
-  // same point. For each block and buffer, in order, and each rank r in turn, `move(data, bytes,
-  // r)` is called with r's piece of that buffer (ShardChunk elements, zero-padded) at `data` on
-  // rank r, and is to bring r's bytes to `data` on every rank (a broadcast from r). Into `whole`,
-  // on the one rank that gives it (the others pass nullptr), the whole state's serialised form, as
-  // Encode's, is assembled in place: the pieces land where they belong, so that rank holds no more
-  // than the whole state and its own piece. The first error of `move`.
+  // A sharded state's part in assembling the whole one on the shard's rank 0; every rank of the
+  // shard calls it at the same point. For each block and buffer, in order, and each rank r > 0 in
+  // turn, `move(data, bytes, r)` is called with r's piece of that buffer (ShardChunk elements,
+  // zero-padded) at `data` on rank r, and is to bring r's bytes to `data` on every rank (a
+  // broadcast from r); rank 0's pieces are already where they are needed and do not move. Into
+  // `whole`, given on rank 0 only (the others pass nullptr; INVALID_ARGUMENT elsewhere), the whole
+  // state's serialised form, as Encode's, is assembled in place: the pieces land where they
+  // belong, so that rank holds no more than the whole state and its own piece. The first error of
+  // `move`.
   using PieceMover = std::function<absl::Status(void* data, uint64_t bytes, uint32_t owner)>;
   absl::Status GatherWholeInto(const PieceMover& move, std::string* whole,
                                bool sealed = true) const;

@@ -292,6 +292,25 @@ TEST(ShardedOptimizerStateTest, AWholeOptimizerHasNoPiecesToGather) {
   EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
 }
 
+// The whole state is assembled on rank 0, whose pieces stay put: only the others' travel.
+TEST(ShardedOptimizerStateTest, OnlyTheOtherRanksPiecesMoveToRankZero) {
+  Replica rank = MakeReplica(Adam(), {1, 3});
+  std::vector<uint32_t> owners;
+  const absl::Status played = rank.optimizer->SaveWholeStateInto(
+      [&](void*, uint64_t, uint32_t owner) {
+        owners.push_back(owner);
+        return absl::OkStatus();
+      },
+      nullptr, true);
+  ASSERT_TRUE(played.ok()) << played;
+  // For each of the 2 blocks and Adam's 2 buffers, rank 1's piece and then rank 2's.
+  EXPECT_EQ(owners, (std::vector<uint32_t>{1, 2, 1, 2, 1, 2, 1, 2}));
+  std::string out;
+  const absl::Status refused = rank.optimizer->SaveWholeStateInto(
+      [](void*, uint64_t, uint32_t) { return absl::OkStatus(); }, &out, true);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+}
+
 TEST(ShardedOptimizerStateTest, AFailedMoveIsTheError) {
   Replica rank = MakeReplica(Adam(), {1, 2});
   const absl::Status failed = rank.optimizer->SaveWholeStateInto(
