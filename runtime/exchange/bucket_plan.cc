@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/arena/block_staging.h"
 
 namespace cohort {
 namespace {
@@ -147,10 +148,14 @@ absl::StatusOr<std::vector<GradientBucket>> PlanBuckets(const TensorArena& arena
   return plan;
 }
 
+uint64_t GradientBytes(const TensorArena& arena) {
+  uint64_t bytes = 0;
+  for (const ArenaBlock& block : arena.blocks()) bytes += BlockBytes(block);
+  return bytes;
+}
+
 BucketLimits FitBucketLimits(const TensorArena& arena, uint64_t threshold_bytes) {
-  uint64_t gradient_bytes = 0;
-  for (const ArenaBlock& block : arena.blocks())
-    gradient_bytes += block.element_count * block.element_size;
+  const uint64_t gradient_bytes = GradientBytes(arena);
   BucketLimits limits;
   limits.bucket_bytes =
       std::min(threshold_bytes, std::max(kSmallestBucketBytes, gradient_bytes / 4));

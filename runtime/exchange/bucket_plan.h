@@ -78,6 +78,9 @@ struct BucketLimits {
 inline constexpr uint64_t kSmallestBucketBytes = 256 << 10;
 BucketLimits FitBucketLimits(const TensorArena& arena, uint64_t threshold_bytes);
 
+// Bytes of the arena's gradient, all blocks together.
+uint64_t GradientBytes(const TensorArena& arena);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_EXCHANGE_BUCKET_PLAN_H_

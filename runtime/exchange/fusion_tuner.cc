@@ -12,12 +12,6 @@
 namespace cohort {
 namespace {
 
-uint64_t GradientBytes(const TensorArena& arena) {
-  uint64_t bytes = 0;
-  for (const ArenaBlock& block : arena.blocks()) bytes += block.element_count * block.element_size;
-  return bytes;
-}
-
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
@@ -60,18 +54,15 @@ FusionTuner::FusionTuner(std::vector<BucketLimits> candidates)
 }
 
 FusionTuner::Step FusionTuner::Record(double seconds) {
-  if (decided_ || all_measured_) return Step::kSame;
+  if (decided_ || medians_.size() == candidates_.size()) return Step::kSame;
   if (++batches_on_current_ <= kWarmupBatches) return Step::kSame;
   samples_.push_back(seconds);
   if (samples_.size() < kMeasuredBatches) return Step::kSame;
   medians_.push_back(Median(std::exchange(samples_, {})));
   batches_on_current_ = 0;
-  if (current_ + 1 < candidates_.size()) {
-    ++current_;
-    return Step::kNextCandidate;
-  }
-  all_measured_ = true;
-  return Step::kAllMeasured;
+  if (medians_.size() == candidates_.size()) return Step::kAllMeasured;
+  ++current_;
+  return Step::kNextCandidate;
 }
 
 size_t FusionTuner::Decide(absl::Span<const double> seconds) {

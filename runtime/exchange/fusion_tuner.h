@@ -83,9 +83,8 @@ class FusionTuner {
   size_t current_ = 0;
   uint32_t batches_on_current_ = 0;
   std::vector<double> samples_;  // the current candidate's measured seconds
-  std::vector<double> medians_;
+  std::vector<double> medians_;  // one per candidate measured so far
   bool decided_ = false;
-  bool all_measured_ = false;
 };
 
 // "1 MiB", "256 KiB", "1.5 MiB": a bucket size as the log shows it.

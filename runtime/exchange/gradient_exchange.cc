@@ -73,7 +73,8 @@ absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
     if (device != nullptr || compression.kind != CompressionOptions::kNone) {
       return absl::UnimplementedError(
           "optimizations.zero_stage 2 reduces uncompressed host gradients only (no "
-          "gradient_compression, cpu slots)");
+          "gradient_compression, cpu slots; on GPU slots zero_stage 1 shards the optimizer state "
+          "the same)");
     }
     return std::unique_ptr<BucketReducer>(new ShardReducer(plan, arena, backend));
   }

@@ -157,29 +157,23 @@ absl::Status OptimizerState::GatherWholeInto(const PieceMover& move, std::string
       // off below, before the next buffer is written there.
       const size_t start = whole != nullptr ? whole->size() : 0;
       if (whole != nullptr) whole->resize(start + piece * ranks);
-      const Buffer& own = buffers_[b * buffers_per_block_ + i];
-      for (uint32_t owner = 0; owner < ranks; ++owner) {
-        void* data = nullptr;
-        if (owner == shard_.rank) {
-          // Only read: the owner is the broadcast's root.
-          std::visit(
-              [&](const auto& values) {
-                data = const_cast<void*>(static_cast<const void*>(values.data()));
-              },
-              own);
-        } else if (whole != nullptr) {
-          data = whole->data() + start + owner * piece;
-        } else {
-          elsewhere.resize(piece);
-          data = elsewhere.data();
-        }
-        // Rank 0's pieces stay where they are: only rank 0 needs them.
-        if (owner != 0) {
-          if (absl::Status moved = move(data, piece, owner); !moved.ok()) return moved;
-        }
-        if (owner == shard_.rank && whole != nullptr) {
-          std::memcpy(whole->data() + start + owner * piece, data, piece);
-        }
+      void* own = nullptr;  // only read: its owner is the broadcast's root
+      std::visit(
+          [&](const auto& values) {
+            own = const_cast<void*>(static_cast<const void*>(values.data()));
+          },
+          buffers_[b * buffers_per_block_ + i]);
+      // Rank 0's piece does not travel: rank 0 assembles the whole state.
+      if (whole != nullptr) {
+        std::memcpy(whole->data() + start, own, piece);
+      } else {
+        elsewhere.resize(piece);
+      }
+      for (uint32_t owner = 1; owner < ranks; ++owner) {
+        void* data = owner == shard_.rank ? own
+                     : whole != nullptr   ? whole->data() + start + owner * piece
+                                          : elsewhere.data();
+        if (absl::Status moved = move(data, piece, owner); !moved.ok()) return moved;
       }
       if (whole != nullptr) whole->resize(start + block_sizes_[b] * element);
     }

@@ -7,16 +7,15 @@
 
 namespace cohort {
 
-absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& group,
-                                      uint32_t shards) {
-  std::vector<char> staged;
+absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& group, uint32_t shards,
+                                      std::vector<char>& staged) {
   for (const ArenaBlock& block : arena.blocks()) {
     const bool on_host = OnHost(block);
     char* values = static_cast<char*>(block.data);
     if (!on_host) {
       // The group moves host memory: this rank's range goes out from a host copy, and the block
       // comes back whole (this rank's range unchanged).
-      staged.resize(BlockBytes(block));
+      if (staged.size() < BlockBytes(block)) staged.resize(BlockBytes(block));
       const ElementRange own = ShardRange(block.element_count, {group.rank(), shards});
       const uint64_t begin = own.begin * block.element_size;
       if (absl::Status copied = block.memory->CopyToHost(staged.data() + begin, values + begin,

@@ -3,18 +3,20 @@
 // rank holds the whole stepped arena again, bitwise the same on each.
 //
 //   optimizer->Step();                                           // this rank's ranges
-//   absl::Status s = BroadcastShardParameters(arena, *group, 4);  // everyone's
+//   absl::Status s = BroadcastShardParameters(arena, *group, 4, staging);  // everyone's
 //
 // One broadcast per block and owning rank, in the same order on every rank, over a host group
 // (Gloo): in place for a block in host memory; a block in device memory goes through a host copy
-// (this rank's range copied out, the whole block copied back), as the first broadcast of the
-// parameters does (rank_sync.h).
+// in `staging` (this rank's range copied out, the whole block copied back), as the first broadcast
+// of the parameters does (rank_sync.h). The caller keeps `staging` from step to step, so that a
+// step allocates nothing once it is as large as the largest block.
 //
 // Thread-safety: needs exclusive use of the arena's parameters and of the group.
 #ifndef COHORT_RUNTIME_TRIAL_SHARD_PARAMETERS_H_
 #define COHORT_RUNTIME_TRIAL_SHARD_PARAMETERS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "runtime/arena/tensor_arena.h"
@@ -24,8 +26,8 @@ namespace cohort {
 
 // Broadcasts, for every block, each of the `shards` ranges (ShardRange) from the rank that owns
 // it, the group's rank of the same number. The first failed broadcast's error.
-absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& group,
-                                      uint32_t shards);
+absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& group, uint32_t shards,
+                                      std::vector<char>& staging);
 
 }  // namespace cohort
 

@@ -303,8 +303,9 @@ absl::Status TrialRunner::ShareShardParameters() {
   if (options_.optimizer == nullptr || options_.optimizer->shard().whole()) return absl::OkStatus();
   CollectiveTagScope tag({.purpose = CollectivePurpose::kShard,
                           .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
-  if (absl::Status status = BroadcastShardParameters(options_.model->arena(), *options_.collective,
-                                                     options_.optimizer->shard().size);
+  if (absl::Status status =
+          BroadcastShardParameters(options_.model->arena(), *options_.collective,
+                                   options_.optimizer->shard().size, shard_staging_);
       !status.ok()) {
     return InCollective(status, "sharing the shards' parameters", progress_.batches_trained);
   }

@@ -135,9 +135,11 @@ class TrialRunner {
   void ReportRestored(const std::string& checkpoint_id);
   absl::Status TrainBatch();
   // optimizations.tensor_fusion_threshold auto (fusion_tuner.h), around each exchanged batch:
-  // before Begin, cuts the buckets by the tuner's candidate and starts the batch's clock; after a
-  // successful Finish, records the batch's time and, once every candidate is measured, has the
-  // ranks agree on the fastest and reports the figures (rank 0). No-ops without a tuner.
+  // before Begin, on the attempt's first, says what it does (rank 0) and cuts the buckets by the
+  // tuner's candidate, then starts the batch's clock while tuning; after a successful Finish,
+  // records the batch's time, cuts the buckets for the next candidate and, once every candidate is
+  // measured, has the ranks agree on the fastest and says it with the figures (every rank).
+  // No-ops without a tuner, and nothing but a test once it has chosen.
   absl::Status BeforeExchangedBatch();
   absl::Status AfterExchangedBatch();
   // The ranks' average of each candidate's median (every rank's medians gathered in rank order).
@@ -193,10 +195,12 @@ class TrialRunner {
   static constexpr size_t kMaxUnsettledBatches = 1024;
   std::vector<BatchMetrics> unsettled_training_;
   uint64_t batches_since_step_ = 0;
+  // ZeRO on a GPU: the host copy the stepped shards of a device block travel through.
+  std::vector<char> shard_staging_;
   // With tensor_fusion_threshold auto and an exchange; the exchanged batch's start on the clock.
   std::optional<FusionTuner> fusion_tuner_;
   double exchanged_batch_began_ = 0;
-  bool fusion_announced_ = false;
+  bool fusion_started_ = false;
   uint64_t last_checkpoint_batches_ = UINT64_MAX;
   uint64_t last_validation_batches_ = UINT64_MAX;
   bool checkpoint_after_validation_ = false;

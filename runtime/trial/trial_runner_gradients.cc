@@ -73,7 +73,7 @@ std::optional<NonFiniteGradient> TrialRunner::FindNonFiniteInShard(const TensorA
 absl::Status TrialRunner::BeforeExchangedBatch() {
   if (!fusion_tuner_) return absl::OkStatus();
   GradientExchange& exchange = *options_.exchange;
-  if (!fusion_announced_ && reporter()) {
+  if (!fusion_started_ && reporter()) {
     const std::vector<BucketLimits>& candidates = fusion_tuner_->candidates();
     options_.events->OnNotice(
         candidates.size() == 1
@@ -89,20 +89,26 @@ absl::Status TrialRunner::BeforeExchangedBatch() {
                            BucketBytesText(fusion_tuner_->current().bucket_bytes),
                            " buckets, as the checkpoint kept"));
   }
-  fusion_announced_ = true;
-  if (exchange.bucket_limits() != fusion_tuner_->current()) {
+  // The attempt's first exchanged batch cuts by the tuner's candidate (or kept size); later ones
+  // change it only in AfterExchangedBatch, and once tuning is over nothing is timed.
+  if (!fusion_started_ && exchange.bucket_limits() != fusion_tuner_->current()) {
     if (absl::Status cut = exchange.SetBucketLimits(fusion_tuner_->current()); !cut.ok()) {
       return cut;
     }
   }
-  exchanged_batch_began_ = options_.clock->MonotonicSeconds();
+  fusion_started_ = true;
+  if (fusion_tuner_->tuning()) exchanged_batch_began_ = options_.clock->MonotonicSeconds();
   return absl::OkStatus();
 }
 
 absl::Status TrialRunner::AfterExchangedBatch() {
   if (!fusion_tuner_ || !fusion_tuner_->tuning()) return absl::OkStatus();
   const double seconds = options_.clock->MonotonicSeconds() - exchanged_batch_began_;
-  if (fusion_tuner_->Record(seconds) != FusionTuner::Step::kAllMeasured) return absl::OkStatus();
+  const FusionTuner::Step step = fusion_tuner_->Record(seconds);
+  if (step == FusionTuner::Step::kSame) return absl::OkStatus();
+  if (step == FusionTuner::Step::kNextCandidate) {
+    return options_.exchange->SetBucketLimits(fusion_tuner_->current());
+  }
   absl::StatusOr<std::vector<double>> agreed = AgreedFusionSeconds();
   if (!agreed.ok()) return agreed.status();
   fusion_tuner_->Decide(*agreed);

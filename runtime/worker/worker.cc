@@ -160,13 +160,6 @@ absl::Status Worker::BuildOptimizer() {
     }
     ArenaShard shard;
     if (optimizations.zero_stage != 0) shard = {options_.rank, options_.size};
-    // On GPUs the device optimizer shards (DeviceArenaOptimizer) and the stepped shards travel
-    // through host copies (shard_parameters.h); the reduce of stage 2 has no CUDA side yet.
-    if (on_gpu() && !shard.whole() && optimizations.zero_stage == 2) {
-      return absl::UnimplementedError(
-          "optimizations.zero_stage 2 reduces gradients on cpu slots only so far; this trial's "
-          "slots are GPUs: use zero_stage 1 (the optimizer state is sharded the same)");
-    }
     absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
         *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr, shard);
     if (!created.ok()) return created.status();

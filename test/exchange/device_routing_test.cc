@@ -210,7 +210,8 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
     EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
 }
 
-absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExchange* device) {
+absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExchange* device,
+                        bool reduce_to_shards = false) {
   HostMemoryForEveryDevice memory;
   InMemoryRendezvousStore store;
   absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors, memory);
@@ -220,7 +221,21 @@ absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExch
   if (!backend.ok()) return backend.status();
   ExchangeOptions options = SmallDeviceBuckets();
   options.device = device;
+  options.reduce_to_shards = reduce_to_shards;
   return GradientExchange::Create(**arena, **backend, options).status();
+}
+
+// ZeRO stage 2's reduce has no CUDA side: device gradients are refused naming the key.
+TEST(DeviceRoutingTest, ReducingDeviceGradientsToShardsIsRefusedNamingZeroStage) {
+  HostMemoryForEveryDevice memory;
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
+  ASSERT_TRUE(arena.ok());
+  RecordingDeviceExchange device(0, **arena);
+  absl::Status status = CreateWith(Tensors({COHORT_DEVICE_CUDA, 0}), &device, true);
+  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("optimizations.zero_stage 2"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("zero_stage 1"));
 }
 
 TEST(DeviceRoutingTest, DeviceGradientsWithoutTheirDeviceExchangeAreRefused) {

@@ -90,7 +90,7 @@ TEST(FusionTunerTest, MeasuresEachCandidateAfterItsWarmupAndKeepsTheFastest) {
   EXPECT_EQ(tuner.current(), (BucketLimits{4 * kMiB, kMiB}));
 }
 
-TEST(FusionTunerTest, TheAgreedFiguresDecideNotThisRanksOwn) {
+TEST(FusionTunerTest, DecidesOnTheFiguresItIsGivenTheFirstOfEqualOnes) {
   FusionTuner tuner({{kMiB, kMiB}, {4 * kMiB, kMiB}});
   EXPECT_EQ(tuner.Decide({0.5, 0.5}), 0u);  // equal: the first
   FusionTuner other({{kMiB, kMiB}, {4 * kMiB, kMiB}});

@@ -263,7 +263,8 @@ TEST(DeviceArenaTest, EachOwnersDeviceShardReachesEveryRankThroughHostCopies) {
         return own;
       },
       [](CollectiveBackend& group, TensorArena& arena) {
-        return BroadcastShardParameters(arena, group, kRanks);
+        std::vector<char> staging;
+        return BroadcastShardParameters(arena, group, kRanks, staging);
       });
   std::vector<float> expected(kCount);
   for (uint32_t owner = 0; owner < kRanks; ++owner) {
