@@ -20,8 +20,9 @@ the checkpoints would really go to).
 
 With --slots N the trial runs at N CPU slots (rank 0's slices are measured), and with
 --zero-stage S under optimizations.zero_stage S: each rank then keeps a shard of the optimizer
-state, and rank 0's capture gathers the shards (a broadcast from each owner, on the training
-thread), which is part of its stall.
+state. A synchronous checkpoint gathers the shards onto rank 0 on the training thread (a broadcast
+from each owner), which is part of its stall; in the background each rank copies its shard at the
+step boundary (part of the stall) and the copies travel to rank 0 during the write.
 
 Usage: checkpoint_stall_bench.py COHORT_EXE PLUGIN_DIR [--sizes 100,1000] [--repeats 2]
                                   [--folder DIR] [--slots N] [--zero-stage S]

@@ -13,10 +13,12 @@ WrittenCheckpoint WriteCheckpoint(CheckpointStorage& storage, double begin, Chec
                                   std::map<std::string, std::string> files,
                                   const CheckpointWriter::Prepare& prepare) {
   const auto started = std::chrono::steady_clock::now();
-  if (prepare) prepare(files);
   WrittenCheckpoint written;
-  written.status = storage.Write(info, files);
-  if (absl::IsAlreadyExists(written.status)) written.status = absl::OkStatus();
+  written.status = prepare ? prepare(files) : absl::OkStatus();
+  if (written.status.ok()) {
+    written.status = storage.Write(info, files);
+    if (absl::IsAlreadyExists(written.status)) written.status = absl::OkStatus();
+  }
   for (const auto& [name, contents] : files) written.bytes += contents.size();
   written.files = std::move(files);
   written.info = std::move(info);

@@ -56,9 +56,10 @@ class CheckpointWriter {
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
   // Starts writing `files` as checkpoint `info` (see CheckpointStorage::Write) and returns;
-  // `prepare`, when given, first finishes the files on the writing thread. Requires that no write
-  // is in flight (Wait, or a TakeIfDone that returned it, came since the last Start).
-  using Prepare = std::function<void(std::map<std::string, std::string>&)>;
+  // `prepare`, when given, first finishes the files on the writing thread, and when it fails
+  // nothing is written and its error is the write's. Requires that no write is in flight (Wait,
+  // or a TakeIfDone that returned it, came since the last Start).
+  using Prepare = std::function<absl::Status(std::map<std::string, std::string>&)>;
   void Start(CheckpointInfo info, std::map<std::string, std::string> files,
              Prepare prepare = nullptr);
 

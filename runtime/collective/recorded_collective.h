@@ -44,7 +44,7 @@ class CollectiveTagScope {
 
 class RecordedCollective final : public CollectiveBackend {
  public:
-  // Owns `inner`; `recorder` must outlive this object. `group` is kHostGroup or kGradientGroup.
+  // Owns `inner`; `recorder` must outlive this object. `group` is one of flight_record.h's.
   RecordedCollective(std::unique_ptr<CollectiveBackend> inner, FlightRecorder& recorder,
                      uint8_t group)
       : inner_(std::move(inner)), recorder_(recorder), group_(group) {}

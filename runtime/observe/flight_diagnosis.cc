@@ -157,7 +157,7 @@ FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32
     if (silent) found.silent.push_back(rank);
     std::string line = absl::StrCat("rank ", rank, " (pid ", record.pid,
                                     "): ", record.entries.size(), " collectives recorded");
-    for (const uint8_t group : {kHostGroup, kGradientGroup}) {
+    for (uint8_t group = 0; group < kFlightGroups; ++group) {
       const GroupView view = ViewOf(record, group);
       if (!view.entries.empty()) absl::StrAppend(&line, "; ", LastOf(view));
     }
@@ -172,7 +172,7 @@ FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32
   }
 
   std::optional<Parting> parting;
-  for (const uint8_t group : {kHostGroup, kGradientGroup}) {
+  for (uint8_t group = 0; group < kFlightGroups; ++group) {
     std::map<uint32_t, GroupView> views;
     for (const auto& [rank, record] : by_rank) {
       GroupView view = ViewOf(*record, group);

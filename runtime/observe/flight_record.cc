@@ -50,7 +50,16 @@ absl::Status PathError(const std::string& what, const std::string& path) {
 }  // namespace
 
 const char* FlightGroupName(uint8_t group) {
-  return group == kHostGroup ? "host" : group == kGradientGroup ? "gradient" : "unknown";
+  switch (group) {
+    case kHostGroup:
+      return "host";
+    case kGradientGroup:
+      return "gradient";
+    case kCheckpointGroup:
+      return "checkpoint";
+    default:
+      return "unknown";
+  }
 }
 
 const char* CollectiveKindName(CollectiveKind kind) {
@@ -184,7 +193,7 @@ uint64_t FlightRecorder::Enter(uint8_t group, CollectiveKind kind, const char* d
   std::atomic_ref<uint64_t> published(entry.index);
   published.store(0, std::memory_order_release);  // a reader skips it while it is rewritten
   const int64_t now = FlightClockNs();
-  entry.seq = next_seq_[group == kGradientGroup ? 1 : 0].fetch_add(1) + 1;
+  entry.seq = next_seq_[group < kFlightGroups ? group : kHostGroup].fetch_add(1) + 1;
   entry.bytes = bytes;
   entry.batch = tag.batch;
   entry.enqueued_ns = enqueued_ns != 0 ? enqueued_ns : now;

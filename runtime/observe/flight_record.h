@@ -12,9 +12,9 @@
 //
 //   absl::StatusOr<FlightRecord> record = ReadFlightRecord(path);   // any process, any time
 //
-// Every collective of a group (the host's Gloo group, the gradients' group) gets the next
-// sequence number of that group; every rank calls a group's collectives in the same order, so a
-// sequence number names the same collective on every rank. The recorder also stamps the file
+// Every collective of a group (the host's Gloo group, the gradients', ZeRO checkpoints') gets the
+// next sequence number of that group; every rank calls a group's collectives in the same order, so
+// a sequence number names the same collective on every rank. The recorder also stamps the file
 // every heartbeat (a thread of its own), so a reader tells a stopped process from a busy one.
 // Times are Unix nanoseconds (CLOCK_REALTIME), comparable across the machines of a trial.
 //
@@ -47,6 +47,9 @@ inline constexpr uint32_t kDefaultFlightCapacity = 2048;
 // The groups a rank's collectives go through.
 inline constexpr uint8_t kHostGroup = 0;      // Gloo: the host's work, CPU gradients
 inline constexpr uint8_t kGradientGroup = 1;  // NCCL on a GPU, or the exchange's own group
+// ZeRO: the optimizer shards of a checkpoint on their way to rank 0, off the training thread.
+inline constexpr uint8_t kCheckpointGroup = 2;
+inline constexpr uint8_t kFlightGroups = 3;
 const char* FlightGroupName(uint8_t group);
 
 enum class CollectiveKind : uint8_t { kAllreduce = 1, kBroadcast, kAllgather, kBarrier, kReduce };
@@ -137,7 +140,7 @@ class FlightRecorder {
   const uint32_t capacity_;
   const double heartbeat_seconds_;
   std::atomic<uint64_t> next_index_{0};
-  std::atomic<uint64_t> next_seq_[2] = {0, 0};
+  std::atomic<uint64_t> next_seq_[kFlightGroups] = {0, 0, 0};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

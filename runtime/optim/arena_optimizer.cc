@@ -28,6 +28,16 @@ absl::Status ArenaOptimizer::SaveWholeStateInto(const OptimizerState::PieceMover
   return state_.GatherWholeInto(move, out, sealed);
 }
 
+absl::Status ArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy) const {
+  if (state_.shard().whole()) return Optimizer::CopyShardStateInto(copy);
+  if (copy) {
+    *copy = state_;  // the buffers' memory is kept
+  } else {
+    copy.emplace(state_);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ArenaOptimizer::Step() {
   state_.CountStep();
   const uint64_t step = state_.steps();

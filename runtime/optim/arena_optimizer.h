@@ -48,6 +48,7 @@ class ArenaOptimizer : public Optimizer {
   uint64_t state_bytes() const final { return state_.held_bytes(); }
   absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                   bool sealed) const final;
+  absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const final;
 
  protected:
   // The arena's blocks must all be float32 or float64 on the CPU (Optimizer::Create checks).

@@ -97,36 +97,41 @@ std::string DeviceArenaOptimizer::SaveState() const {
   return out;
 }
 
-absl::StatusOr<OptimizerState> DeviceArenaOptimizer::HostState() const {
-  OptimizerState state(options_.kind, arena_, buffers_per_block_, shard_);
-  state.set_steps(steps_);
+absl::Status DeviceArenaOptimizer::HostStateInto(std::optional<OptimizerState>& state) const {
+  if (!state) state.emplace(options_.kind, arena_, buffers_per_block_, shard_);
+  state->set_steps(steps_);
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
     const ArenaBlock& block = arena_.blocks()[b];
     for (size_t i = 0; i < buffers_per_block_; ++i) {
       if (absl::Status copied =
-              block.memory->CopyToHost(HostBuffer(state, block, b, i), buffers_[b][i],
+              block.memory->CopyToHost(HostBuffer(*state, block, b, i), buffers_[b][i],
                                        BufferElements(b) * block.element_size);
           !copied.ok()) {
         return copied;
       }
     }
   }
-  return state;
+  return absl::OkStatus();
 }
 
 void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed) const {
   out.clear();
   if (!shard_.whole()) return;
-  absl::StatusOr<OptimizerState> state = HostState();
-  if (state.ok()) state->EncodeInto(out, sealed);
+  std::optional<OptimizerState> state;
+  if (HostStateInto(state).ok()) state->EncodeInto(out, sealed);
 }
 
 absl::Status DeviceArenaOptimizer::SaveWholeStateInto(const OptimizerState::PieceMover& move,
                                                       std::string* out, bool sealed) const {
   if (shard_.whole()) return Optimizer::SaveWholeStateInto(move, out, sealed);
-  absl::StatusOr<OptimizerState> state = HostState();
-  if (!state.ok()) return state.status();
+  std::optional<OptimizerState> state;
+  if (absl::Status copied = HostStateInto(state); !copied.ok()) return copied;
   return state->GatherWholeInto(move, out, sealed);
+}
+
+absl::Status DeviceArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy) const {
+  if (shard_.whole()) return Optimizer::CopyShardStateInto(copy);
+  return HostStateInto(copy);
 }
 
 absl::Status DeviceArenaOptimizer::LoadState(absl::string_view bytes) {

@@ -47,6 +47,7 @@ class DeviceArenaOptimizer final : public Optimizer {
   // As Optimizer's: this rank's pieces, copied to the host, go into OptimizerState's gather.
   absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                   bool sealed) const override;
+  absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const override;
 
  private:
   DeviceArenaOptimizer(const OptimizerOptions& options, TensorArena& arena,
@@ -54,8 +55,9 @@ class DeviceArenaOptimizer final : public Optimizer {
 
   // Elements of each of block `b`'s buffers: the block's, or a shard's chunk of it.
   uint64_t BufferElements(size_t b) const;
-  // The buffers copied into a host state of this shard (steps included).
-  absl::StatusOr<OptimizerState> HostState() const;
+  // The buffers copied into a host state of this shard (steps included), made in `state` unless it
+  // already holds one.
+  absl::Status HostStateInto(std::optional<OptimizerState>& state) const;
 
   OptimizerOptions options_;
   TensorArena& arena_;

@@ -36,6 +36,10 @@ absl::Status Optimizer::SaveWholeStateInto(const OptimizerState::PieceMover&, st
   return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto saves it whole");
 }
 
+absl::Status Optimizer::CopyShardStateInto(std::optional<OptimizerState>&) const {
+  return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto copies it whole");
+}
+
 absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOptions& options,
                                                              TensorArena& arena,
                                                              DeviceUpdateKernels* device_kernels,

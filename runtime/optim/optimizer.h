@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -82,6 +83,11 @@ class Optimizer {
   virtual uint64_t state_bytes() const { return 0; }
   virtual absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                           bool sealed) const;
+  // ZeRO, for a checkpoint gathered off the training thread: a host copy of this rank's shard of
+  // the state (steps and buffers) into `copy`, whose memory is reused when it already holds this
+  // shard's. The copy's GatherWholeInto then moves the pieces while the optimizer steps on.
+  // UNIMPLEMENTED for an optimizer that is not sharded.
+  virtual absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const;
 };
 
 }  // namespace cohort

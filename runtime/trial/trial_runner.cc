@@ -72,6 +72,10 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
   if (runner->reporter()) {
     runner->writer_ = std::make_unique<CheckpointWriter>(options.storage, options.clock);
   }
+  if (options.checkpoint_collective != nullptr && options.optimizer != nullptr &&
+      !options.optimizer->shard().whole() && config.checkpoint_storage.async) {
+    runner->shard_gather_ = std::make_unique<ShardGather>(*options.checkpoint_collective);
+  }
   return runner;
 }
 
@@ -100,8 +104,10 @@ absl::Status TrialRunner::InCollective(absl::Status status, absl::string_view wh
 
 absl::StatusOr<TrialExit> TrialRunner::Run() {
   absl::StatusOr<TrialExit> exit = Train();
-  // A checkpoint being written is whole once written, whatever became of the training.
+  // A checkpoint being written is whole once written, whatever became of the training; the
+  // other ranks' part in it ends too.
   absl::Status written = CollectCheckpointWrite(/*wait=*/true);
+  if (shard_gather_ && written.ok()) written = shard_gather_->Wait();
   if (!exit.ok() || !written.ok()) return exit.ok() ? written : exit.status();
   return exit;
 }

@@ -46,6 +46,7 @@
 #include "runtime/trial/phase_timer.h"
 #include "runtime/trial/rank_pace.h"
 #include "runtime/trial/record_sampler.h"
+#include "runtime/trial/shard_gather.h"
 #include "runtime/trial/throughput_meter.h"
 #include "runtime/trial/trial_events.h"
 #include "runtime/trial/trial_phase.h"
@@ -71,6 +72,10 @@ struct TrialRunnerOptions {
   // stop request is agreed on at the next training report.
   CollectiveBackend* collective = nullptr;
   GradientExchange* exchange = nullptr;
+  // ZeRO with checkpoint_storage.async: a group of the same ranks that nothing else uses, over
+  // which a checkpoint's optimizer shards reach rank 0 off the training thread (shard_gather.h).
+  // nullptr: they travel over `collective`, on the training thread.
+  CollectiveBackend* checkpoint_collective = nullptr;
   Clock* clock = &SystemClock();
   double progress_interval_seconds = 0.25;
   // Where the runner is, for a watchdog on another thread; nullptr: not published.
@@ -175,7 +180,8 @@ class TrialRunner {
   // Run's loop; Run then waits for the checkpoint being written.
   absl::StatusOr<TrialExit> Train();
   // Captures the state (rank 0) and has writer_ write it; waits for the write before it first,
-  // and for this one too unless checkpoint_storage.async.
+  // and for this one too unless checkpoint_storage.async. A sharded optimizer's state is
+  // gathered onto rank 0 on the training thread, or by shard_gather_ in the background.
   absl::Status Checkpoint();
   // The write in flight once it has ended (`wait`: waiting for it): its slice in the timeline, its
   // seconds in the next training report, and its report, or its error.
@@ -220,6 +226,8 @@ class TrialRunner {
   std::unique_ptr<CheckpointWriter> writer_;
   double checkpoint_write_seconds_ = 0;
   std::map<std::string, std::string> spare_files_;
+  // ZeRO with a checkpoint group: every rank's part in gathering the optimizer's shards.
+  std::unique_ptr<ShardGather> shard_gather_;
 };
 
 // The seed of trial `trial_id` of an experiment seeded with `experiment_seed`.

@@ -175,10 +175,22 @@ absl::Status TrialRunner::Checkpoint() {
   if (!compression.ok()) return compression.status();
   const bool sharded = options_.optimizer != nullptr && !options_.optimizer->shard().whole();
   const OptimizerState::PieceMover move = OptimizerPieceMover();
+  // At most one write in flight: this checkpoint waits for the one before it (and a gather of
+  // shards for it, which the copy below replaces).
+  if (absl::Status status = CollectCheckpointWrite(/*wait=*/true); !status.ok()) return status;
+  if (shard_gather_) {
+    if (absl::Status captured =
+            shard_gather_->Capture(*options_.optimizer, progress_.batches_trained);
+        !captured.ok()) {
+      return captured;
+    }
+  }
   if (!reporter()) {
     // Every rank holds the same parameters and state, but for a sharded optimizer's, whose pieces
-    // go to rank 0 (its capture below gathers them); rank 0 writes them.
-    if (sharded) {
+    // go to rank 0 (in the background, or gathered here while rank 0 captures); rank 0 writes.
+    if (shard_gather_) {
+      shard_gather_->Start();
+    } else if (sharded) {
       if (absl::Status moved = options_.optimizer->SaveWholeStateInto(move, nullptr, false);
           !moved.ok()) {
         return moved;
@@ -188,14 +200,30 @@ absl::Status TrialRunner::Checkpoint() {
     checkpoint_after_validation_ = false;
     return absl::OkStatus();
   }
-  // At most one write in flight: this checkpoint waits for the one before it.
-  if (absl::Status status = CollectCheckpointWrite(/*wait=*/true); !status.ok()) return status;
   // The copy in host memory that the writer owns from here (training may change the arena), in
-  // the buffers of the checkpoint before.
-  absl::StatusOr<std::map<std::string, std::string>> files =
-      CaptureTrialState(*options_.model, options_.optimizer, progress_,
-                        std::exchange(spare_files_, {}), /*unsealed=*/true, &move);
+  // the buffers of the checkpoint before. A sharded optimizer's file is assembled there, or, with
+  // shard_gather_, by the writer's thread before it writes.
+  std::map<std::string, std::string> spare = std::exchange(spare_files_, {});
+  std::string gathered_optimizer;
+  if (shard_gather_) {
+    if (auto old = spare.find("optimizer"); old != spare.end()) {
+      gathered_optimizer = std::move(old->second);
+    }
+  }
+  absl::StatusOr<std::map<std::string, std::string>> files = CaptureTrialState(
+      *options_.model, shard_gather_ ? nullptr : options_.optimizer, progress_, std::move(spare),
+      /*unsealed=*/true, &move);
   if (!files.ok()) return files.status();
+  CheckpointWriter::Prepare finish = [](std::map<std::string, std::string>& files) {
+    SealTrialState(files);
+    return absl::OkStatus();
+  };
+  if (shard_gather_) {
+    files->emplace("optimizer", std::move(gathered_optimizer));
+    finish = [gather = shard_gather_.get()](std::map<std::string, std::string>& files) {
+      return gather->AssembleInto(&files.at("optimizer"), /*sealed=*/true);
+    };
+  }
   if (!compression->empty()) files->emplace("compression", *std::move(compression));
   if (options_.exchange != nullptr && options_.exchange->ready_order()) {
     files->emplace("ready_order", ReadyOrderText(*options_.exchange->ready_order()));
@@ -213,7 +241,7 @@ absl::Status TrialRunner::Checkpoint() {
   info.abi_major = options_.model->plugin().abi_version().major;
   info.abi_minor = options_.model->plugin().abi_version().minor;
   info.created_unix_ms = static_cast<int64_t>(options_.clock->UnixSeconds() * 1000);
-  writer_->Start(std::move(info), *std::move(files), SealTrialState);
+  writer_->Start(std::move(info), *std::move(files), std::move(finish));
   last_checkpoint_batches_ = progress_.batches_trained;
   checkpoint_after_validation_ = false;
   if (options_.config->checkpoint_storage.async) return absl::OkStatus();

@@ -194,6 +194,15 @@ absl::Status Worker::FormGroups() {
       CreateGlooBackend(options_.rank, options_.size, *options_.rendezvous, gloo);
   if (!host.ok()) return host.status();
   collective_ = Recorded(*std::move(host), kHostGroup);
+  // A checkpoint's optimizer shards travel in the background, beside training's collectives.
+  if (options_.config.optimizations.zero_stage != 0 && options_.config.checkpoint_storage.async) {
+    GlooOptions shards = gloo;
+    shards.prefix = options_.group_prefix + "/checkpoint";
+    absl::StatusOr<std::unique_ptr<CollectiveBackend>> group =
+        CreateGlooBackend(options_.rank, options_.size, *options_.rendezvous, shards);
+    if (!group.ok()) return group.status();
+    checkpoint_collective_ = Recorded(*std::move(group), kCheckpointGroup);
+  }
   if (!on_gpu()) return absl::OkStatus();
   NcclOptions nccl;
   nccl.device = device_.device.ordinal;
@@ -298,6 +307,7 @@ absl::Status Worker::BuildRunner() {
   options.events = options_.events;
   options.collective = collective_.get();
   options.exchange = exchange_.get();
+  options.checkpoint_collective = checkpoint_collective_.get();
   if (on_gpu()) options.device_gradients = &device_.cuda->gradient_ops();
   absl::StatusOr<std::unique_ptr<TrialRunner>> runner = TrialRunner::Create(options);
   if (!runner.ok()) return runner.status();

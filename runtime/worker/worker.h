@@ -125,6 +125,8 @@ class Worker {
   std::unique_ptr<FlightRecorder> flight_;
   std::unique_ptr<CollectiveBackend> collective_;           // the host group (size > 1)
   std::unique_ptr<CollectiveBackend> gradient_collective_;  // NCCL, or a group of one rank
+  // ZeRO with asynchronous checkpoints: the optimizer shards' way to rank 0 (size > 1).
+  std::unique_ptr<CollectiveBackend> checkpoint_collective_;
   PhaseBoard phases_;
   std::optional<RankWatchdog> watchdog_;
   std::unique_ptr<TraceWriter> trace_;

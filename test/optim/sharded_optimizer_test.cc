@@ -5,7 +5,9 @@
 // rank count. The same for the device optimizer's shards (DeviceArenaOptimizer on host memory
 // posing as a GPU, with the CPU rules as its kernels).
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -104,6 +106,14 @@ std::string Parameters(const TensorArena& arena) {
   return bytes;
 }
 
+void SetParametersTo(TensorArena& arena, const std::string& parameters) {
+  size_t offset = 0;
+  for (const ArenaBlock& block : arena.blocks()) {
+    std::memcpy(block.data, parameters.data() + offset, block.element_count * block.element_size);
+    offset += block.element_count * block.element_size;
+  }
+}
+
 Replica MakeReplica(const OptimizerOptions& options, ArenaShard shard, bool on_device = false) {
   Replica replica;
   if (on_device) {
@@ -151,24 +161,29 @@ void StepAll(std::vector<Replica>& ranks, uint64_t step) {
   ShareParameters(ranks);
 }
 
-// What the ranks' SaveWholeStateInto calls assemble on rank 0, played in one thread: each other
-// rank first runs its part with a mover that keeps the pieces it owns (in call order, the same on
-// every rank), then rank 0's mover hands each rank's pieces over in that order, as a broadcast
-// from their owner would.
-std::string WholeState(const std::vector<Replica>& ranks) {
-  std::vector<std::vector<std::string>> owned(ranks.size());
-  for (uint32_t rank = 1; rank < ranks.size(); ++rank) {
-    const absl::Status played = ranks[rank].optimizer->SaveWholeStateInto(
+// What the ranks' parts in saving the whole state (`save(rank, move, out)`, as
+// Optimizer::SaveWholeStateInto) assemble on rank 0, played in one thread: each other rank first
+// runs its part with a mover that keeps the pieces it owns (in call order, the same on every
+// rank), then rank 0's mover hands each rank's pieces over in that order, as a broadcast from
+// their owner would.
+using SavePart =
+    std::function<absl::Status(uint32_t rank, const OptimizerState::PieceMover&, std::string*)>;
+std::string AssembleWhole(uint32_t size, const SavePart& save) {
+  std::vector<std::vector<std::string>> owned(size);
+  for (uint32_t rank = 1; rank < size; ++rank) {
+    const absl::Status played = save(
+        rank,
         [&](void* data, uint64_t bytes, uint32_t owner) {
           if (owner == rank) owned[rank].emplace_back(static_cast<const char*>(data), bytes);
           return absl::OkStatus();
         },
-        nullptr, true);
+        nullptr);
     EXPECT_TRUE(played.ok()) << played;
   }
-  std::vector<size_t> next(ranks.size(), 0);
+  std::vector<size_t> next(size, 0);
   std::string whole;
-  const absl::Status status = ranks[0].optimizer->SaveWholeStateInto(
+  const absl::Status status = save(
+      0,
       [&](void* data, uint64_t bytes, uint32_t owner) {
         if (owner == 0) return absl::OkStatus();
         const std::string& piece = owned[owner].at(next[owner]++);
@@ -176,9 +191,27 @@ std::string WholeState(const std::vector<Replica>& ranks) {
         std::memcpy(data, piece.data(), bytes);
         return absl::OkStatus();
       },
-      &whole, true);
+      &whole);
   EXPECT_TRUE(status.ok()) << status;
   return whole;
+}
+
+// The whole state the ranks' optimizers hold now.
+std::string WholeState(const std::vector<Replica>& ranks) {
+  return AssembleWhole(
+      static_cast<uint32_t>(ranks.size()),
+      [&](uint32_t rank, const OptimizerState::PieceMover& move, std::string* out) {
+        return ranks[rank].optimizer->SaveWholeStateInto(move, out, true);
+      });
+}
+
+// The whole state the ranks' copies of their shards (CopyShardStateInto) hold.
+std::string WholeStateOf(const std::vector<std::optional<OptimizerState>>& copies) {
+  return AssembleWhole(
+      static_cast<uint32_t>(copies.size()),
+      [&](uint32_t rank, const OptimizerState::PieceMover& move, std::string* out) {
+        return copies[rank]->GatherWholeInto(move, out, true);
+      });
 }
 
 struct Case {
@@ -230,11 +263,7 @@ TEST_P(ShardedOptimizerTest, AWholeStateReshardsOntoAnotherRankCountAndTrainsOnB
   const std::string parameters = Parameters(*two[0].arena);
 
   const auto restore = [&](Replica& replica) {
-    size_t offset = 0;
-    for (const ArenaBlock& block : replica.arena->blocks()) {
-      std::memcpy(block.data, parameters.data() + offset, block.element_count * block.element_size);
-      offset += block.element_count * block.element_size;
-    }
+    SetParametersTo(*replica.arena, parameters);
     const absl::Status loaded = replica.optimizer->LoadState(saved);
     ASSERT_TRUE(loaded.ok()) << loaded;
   };
@@ -264,6 +293,40 @@ TEST_P(ShardedOptimizerTest, AWholeStateReshardsOntoAnotherRankCountAndTrainsOnB
   EXPECT_EQ(WholeState(three_on_device), whole.optimizer->SaveState()) << "on the device";
 }
 
+// A checkpoint gathered in the background: each rank's copy of its shard assembles the whole
+// state of when it was taken, however the optimizers step on; a copy taken again reuses it.
+TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTaken) {
+  const OptimizerOptions& options = GetParam().options;
+  for (const bool on_device : {false, true}) {
+    SCOPED_TRACE(on_device ? "device optimizer" : "cpu optimizer");
+    Replica reference = MakeReplica(options, {});
+    std::vector<Replica> ranks;
+    for (uint32_t rank = 0; rank < 3; ++rank) {
+      ranks.push_back(MakeReplica(options, {rank, 3}, on_device));
+    }
+    std::vector<std::optional<OptimizerState>> copies(ranks.size());
+    for (uint64_t step = 1; step <= 6; ++step) {
+      StepAll(ranks, step);
+      SetGradients(*reference.arena, step);
+      ASSERT_TRUE(reference.optimizer->Step().ok());
+      if (step % 3 != 0) continue;
+      const std::string then = reference.optimizer->SaveState();
+      for (size_t rank = 0; rank < ranks.size(); ++rank) {
+        ASSERT_TRUE(ranks[rank].optimizer->CopyShardStateInto(copies[rank]).ok());
+      }
+      const std::string parameters = Parameters(*ranks[0].arena);
+      StepAll(ranks, step + 100);  // the trial trains on while the pieces travel
+      EXPECT_EQ(WholeStateOf(copies), then) << "taken after step " << step;
+      EXPECT_NE(WholeState(ranks), then);
+      // Back to where the reference is, for the next round.
+      for (Replica& rank : ranks) {
+        SetParametersTo(*rank.arena, parameters);
+        ASSERT_TRUE(rank.optimizer->LoadState(then).ok());
+      }
+    }
+  }
+}
+
 OptimizerOptions Sgd(double momentum) {
   OptimizerOptions options;
   options.learning_rate = 0.05;
@@ -290,6 +353,9 @@ TEST(ShardedOptimizerStateTest, AWholeOptimizerHasNoPiecesToGather) {
   const absl::Status refused = whole.optimizer->SaveWholeStateInto(
       [](void*, uint64_t, uint32_t) { return absl::OkStatus(); }, &out, true);
   EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
+  std::optional<OptimizerState> copy;
+  EXPECT_EQ(whole.optimizer->CopyShardStateInto(copy).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_FALSE(copy.has_value());
 }
 
 // The whole state is assembled on rank 0, whose pieces stay put: only the others' travel.

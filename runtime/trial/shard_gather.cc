@@ -1,0 +1,59 @@
+#include "runtime/trial/shard_gather.h"
+
+#include <memory>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/collective/recorded_collective.h"
+
+namespace cohort {
+
+ShardGather::~ShardGather() { Wait().IgnoreError(); }
+
+absl::Status ShardGather::Capture(const Optimizer& optimizer, uint64_t batches_trained) {
+  if (absl::Status before = Wait(); !before.ok()) return before;
+  batches_trained_ = batches_trained;
+  return optimizer.CopyShardStateInto(copy_);
+}
+
+absl::Status ShardGather::Gather(std::string* whole, bool sealed) {
+  if (!copy_) return absl::FailedPreconditionError("no shard of the optimizer state captured");
+  // The collectives belong to the checkpoint after the batch trained last.
+  CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
+                          .batch = static_cast<int64_t>(batches_trained_) - 1});
+  const OptimizerState::PieceMover move = [this](void* data, uint64_t bytes, uint32_t owner) {
+    return group_.Broadcast(data, bytes, owner);
+  };
+  absl::Status gathered = copy_->GatherWholeInto(move, whole, sealed);
+  if (gathered.ok()) return gathered;
+  return absl::Status(gathered.code(),
+                      absl::StrCat("batch ", batches_trained_,
+                                   ", gathering the optimizer's shards for a checkpoint in the "
+                                   "background: ",
+                                   gathered.message()));
+}
+
+absl::Status ShardGather::AssembleInto(std::string* whole, bool sealed) {
+  return Gather(whole, sealed);
+}
+
+void ShardGather::Start() {
+  auto job = std::make_shared<std::packaged_task<absl::Status()>>(
+      [this] { return Gather(nullptr, /*sealed=*/false); });
+  in_flight_ = job->get_future();
+  try {
+    thread_ = std::thread([job] { (*job)(); });
+  } catch (const std::system_error&) {
+    (*job)();  // no thread to be had: the pieces travel here and now instead
+  }
+}
+
+absl::Status ShardGather::Wait() {
+  if (!in_flight_.valid()) return absl::OkStatus();
+  absl::Status gathered = in_flight_.get();
+  if (thread_.joinable()) thread_.join();
+  return gathered;
+}
+
+}  // namespace cohort
