@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -45,14 +46,20 @@ std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena,
 }
 
 absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(const TensorArena& arena,
-                                                                       DeviceGradientOps* device) {
+                                                                       DeviceGradientOps* device,
+                                                                       ArenaShard shard) {
+  // The elements of block `b` searched: the shard's range of its gradients.
+  const auto searched = [&](const ArenaBlock& block) {
+    const ElementRange range = ShardRange(block.element_count, shard);
+    return std::pair{static_cast<const float*>(block.grad) + range.begin, range};
+  };
   // With the device's own check, its blocks are read on the host only when it found something.
   bool device_blocks_finite = false;
   if (device != nullptr) {
     for (const ArenaBlock& block : arena.blocks()) {
       if (OnHost(block) || block.dtype != COHORT_DTYPE_FLOAT32) continue;
-      if (absl::Status s = device->CheckFinite(block.grad, block.dtype, block.element_count);
-          !s.ok()) {
+      const auto [grad, range] = searched(block);
+      if (absl::Status s = device->CheckFinite(grad, block.dtype, range.count()); !s.ok()) {
         return s;
       }
     }
@@ -64,17 +71,19 @@ absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(const Ten
   for (size_t b = 0; b < arena.blocks().size(); ++b) {
     const ArenaBlock& block = arena.blocks()[b];
     if (block.dtype != COHORT_DTYPE_FLOAT32) continue;
-    const float* grad = static_cast<const float*>(block.grad);
+    auto [grad, range] = searched(block);
     if (!OnHost(block)) {
       if (device_blocks_finite) continue;
-      staged.resize(block.element_count);
-      if (absl::Status copied = CopyBlockToHost(block, BlockPart::kGradients, staged.data());
+      staged.resize(range.count());
+      if (absl::Status copied =
+              block.memory->CopyToHost(staged.data(), grad, range.count() * sizeof(float));
           !copied.ok()) {
         return copied;
       }
       grad = staged.data();
     }
-    if (std::optional<NonFiniteGradient> found = FindIn(arena, b, 0, grad, block.element_count)) {
+    if (std::optional<NonFiniteGradient> found =
+            FindIn(arena, b, range.begin, grad, range.count())) {
       return found;
     }
   }

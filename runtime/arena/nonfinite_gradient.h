@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/arena/device_gradient_ops.h"
 #include "runtime/arena/tensor_arena.h"
 
@@ -31,12 +32,13 @@ struct NonFiniteGradient {
 std::optional<NonFiniteGradient> FindNonFiniteGradient(const TensorArena& arena, size_t block,
                                                        uint64_t offset, uint64_t count);
 
-// The first non-finite element over every float32 block, in block order. Blocks in device memory
-// are checked there when `device` is given (its DeviceGradientOps, one flag read for all of them),
-// and copied to the host only to find the element once that check says one is there; without
-// `device` they are copied to be read. An error only when a check or a copy fails.
+// The first non-finite element over every float32 block, in block order; with a `shard` of
+// several ranks (ZeRO), over the shard's range of each block only. Blocks in device memory are
+// checked there when `device` is given (its DeviceGradientOps, one flag read for all of them), and
+// their range copied to the host only to find the element once that check says one is there;
+// without `device` it is copied to be read. An error only when a check or a copy fails.
 absl::StatusOr<std::optional<NonFiniteGradient>> FindNonFiniteGradient(
-    const TensorArena& arena, DeviceGradientOps* device = nullptr);
+    const TensorArena& arena, DeviceGradientOps* device = nullptr, ArenaShard shard = {});
 
 // "tensor 'w1' element 17 is nan" (or "inf", "-inf").
 std::string DescribeNonFiniteGradient(const TensorArena& arena, const NonFiniteGradient& found);

@@ -23,6 +23,8 @@
 // float32, fp16 and bf16 are summed by NCCL (which adds both 16-bit formats on the device);
 // top-k selects the same entries as TopKCompressor and adds the gathered pairs in rank order;
 // PowerSGD lays out and seeds a bucket as PowerSgdCompressor does and multiplies through cuBLAS.
+// ZeRO stage 2's reducer sums each piece of a bucket onto the rank whose shard holds it (NCCL's
+// reduce).
 //
 // Thread-safety: the streams may be used from any thread; a reducer is used as BucketReducer says.
 // Destroy every reducer before the DeviceExchange, and the DeviceExchange before unloading.
@@ -39,6 +41,7 @@
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
 #include "runtime/exchange/compression/powersgd/powersgd_layout.h"
+#include "runtime/exchange/shard_pieces.h"
 #include "runtime/plugin/device_value_reader.h"
 
 namespace cohort {
@@ -63,6 +66,11 @@ class DeviceExchange {
   // the DeviceExchange.
   virtual DeviceValueReader& value_reader() = 0;
 
+  // Makes the communication stream wait for the work enqueued on the compute stream so far (an
+  // event; the host does not wait), so that a collective enqueued next reads what the plugin's
+  // kernels and the optimizer's wrote. Called by the thread that drives the model.
+  virtual absl::Status CommunicationAfterCompute() = 0;
+
   // backend.Allgather of `bytes` host bytes from `in` into `out` (size() * bytes), staged through
   // device memory for an engine that only moves device memory. Called by the thread that reduces.
   virtual absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in,
@@ -74,6 +82,13 @@ class DeviceExchange {
   virtual absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
       const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
       const std::vector<std::vector<PowerSgdTensor>>& tensors, CollectiveBackend& backend) = 0;
+
+  // ZeRO stage 2's reducer for `plan`'s buckets on this device, as the host's ShardReducer: each
+  // bucket scaled, then each of its `pieces` (ShardPieces of the plan) summed onto its owner only
+  // (the engine's reduce), float32, uncompressed. `backend` as for CreateReducer.
+  virtual absl::StatusOr<std::unique_ptr<BucketReducer>> CreateShardReducer(
+      const std::vector<GradientBucket>& plan, std::vector<std::vector<ShardPiece>> pieces,
+      CollectiveBackend& backend) = 0;
 };
 
 // Loads the CUDA exchange module (at $COHORT_CUDA_EXCHANGE_MODULE, then in the build tree, then in

@@ -65,16 +65,18 @@ uint32_t StepCheckEvery(const std::vector<GradientBucket>& plan) {
 }
 
 // The reducer of the trial's compression form over `plan`: the CUDA exchange's for gradients on a
-// device, else the host's; with `reduce_to_shards`, ZeRO stage 2's (uncompressed, host only).
+// device, else the host's; with `reduce_to_shards`, ZeRO stage 2's (uncompressed), likewise.
 absl::StatusOr<std::unique_ptr<BucketReducer>> CreateReducer(
     const CompressionOptions& compression, const std::vector<GradientBucket>& plan,
     TensorArena& arena, DeviceExchange* device, TimedCollective& backend, bool reduce_to_shards) {
   if (reduce_to_shards) {
-    if (device != nullptr || compression.kind != CompressionOptions::kNone) {
+    if (compression.kind != CompressionOptions::kNone) {
       return absl::UnimplementedError(
-          "optimizations.zero_stage 2 reduces uncompressed host gradients only (no "
-          "gradient_compression, cpu slots; on GPU slots zero_stage 1 shards the optimizer state "
-          "the same)");
+          "optimizations.zero_stage 2 reduces uncompressed gradients only (no "
+          "gradient_compression; zero_stage 1 keeps any compression)");
+    }
+    if (device != nullptr) {
+      return device->CreateShardReducer(plan, ShardPieces(plan, arena, backend.size()), backend);
     }
     return std::unique_ptr<BucketReducer>(new ShardReducer(plan, arena, backend));
   }

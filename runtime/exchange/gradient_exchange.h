@@ -85,8 +85,9 @@ struct ExchangeOptions {
   // keep reverse registration order.
   bool follow_ready_order = true;
   // ZeRO stage 2: each bucket's pieces are summed onto the rank whose shard (arena_shard.h, one
-  // per rank of the backend) holds them, not on every rank (shard_reducer.h); the other gradients
-  // are left unspecified. Host gradients without compression only.
+  // per rank of the backend) holds them, not on every rank (shard_reducer.h on the host,
+  // DeviceExchange::CreateShardReducer on a device); the other gradients are left unspecified.
+  // Without compression only.
   bool reduce_to_shards = false;
   // Told the new plan whenever the buckets are cut again (on the thread calling Finish,
   // AdoptReadyOrder or SetBucketLimits), and why ("along the order backward finished the

@@ -1,6 +1,6 @@
-// ShardReducer: ZeRO stage 2's exchange (optimizations.zero_stage 2). Each bucket's float32 slice
-// is cut where the ranks' shards of its block meet (ShardRange, arena_shard.h), and each piece is
-// summed onto the rank that owns it only (a reduce, not an allreduce): every rank ends with the
+// ShardReducer: ZeRO stage 2's exchange (optimizations.zero_stage 2) on the host. Each bucket's
+// float32 slice is cut where the ranks' shards of its block meet (shard_pieces.h), and each piece
+// is summed onto the rank that owns it only (a reduce, not an allreduce): every rank ends with the
 // summed gradient of its own shard, which is all its sharded optimizer reads, and half the bytes
 // of an allreduce cross the wire. The rest of its gradients is left unspecified.
 //
@@ -22,22 +22,21 @@
 #include "runtime/collective/collective_backend.h"
 #include "runtime/exchange/bucket_plan.h"
 #include "runtime/exchange/bucket_reducer.h"
+#include "runtime/exchange/shard_pieces.h"
 
 namespace cohort {
 
 class ShardReducer final : public BucketReducer {
  public:
-  // `plan` is a plan of `arena`, host float32 gradients; the arena and the backend must outlive
-  // the reducer.
-  ShardReducer(std::vector<GradientBucket> plan, const TensorArena& arena,
+  // `plan` is a plan of `arena`, host float32 gradients; the backend must outlive the reducer.
+  ShardReducer(const std::vector<GradientBucket>& plan, const TensorArena& arena,
                CollectiveBackend& backend);
 
   absl::Status Reduce(size_t bucket, float* grad, uint64_t count, float scale,
                       uint64_t step) override;
 
  private:
-  std::vector<GradientBucket> plan_;
-  const TensorArena& arena_;
+  std::vector<std::vector<ShardPiece>> pieces_;  // per bucket
   CollectiveBackend& backend_;
 };
 

@@ -7,12 +7,20 @@
 
 namespace cohort {
 
-absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& group, uint32_t shards,
-                                      std::vector<char>& staged) {
+absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& host_group,
+                                      uint32_t shards, std::vector<char>& staged,
+                                      const DeviceShardGroup& device) {
+  bool device_ordered = false;  // the device group's stream waits for the optimizer's kernels
   for (const ArenaBlock& block : arena.blocks()) {
-    const bool on_host = OnHost(block);
+    const bool on_device_group = !OnHost(block) && device.group != nullptr;
+    const bool in_place = OnHost(block) || on_device_group;
+    CollectiveBackend& group = on_device_group ? *device.group : host_group;
     char* values = static_cast<char*>(block.data);
-    if (!on_host) {
+    if (on_device_group && !device_ordered && device.after_compute) {
+      if (absl::Status ordered = device.after_compute(); !ordered.ok()) return ordered;
+      device_ordered = true;
+    }
+    if (!in_place) {
       // The group moves host memory: this rank's range goes out from a host copy, and the block
       // comes back whole (this rank's range unchanged).
       if (staged.size() < BlockBytes(block)) staged.resize(BlockBytes(block));
@@ -34,7 +42,7 @@ absl::Status BroadcastShardParameters(TensorArena& arena, CollectiveBackend& gro
         return status;
       }
     }
-    if (!on_host) {
+    if (!in_place) {
       if (absl::Status copied = CopyBlockFromHost(block, BlockPart::kParameters, staged.data());
           !copied.ok()) {
         return copied;

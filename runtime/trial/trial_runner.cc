@@ -309,9 +309,16 @@ absl::Status TrialRunner::ShareShardParameters() {
   if (options_.optimizer == nullptr || options_.optimizer->shard().whole()) return absl::OkStatus();
   CollectiveTagScope tag({.purpose = CollectivePurpose::kShard,
                           .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
+  DeviceShardGroup device;
+  if (options_.device_collective != nullptr && options_.device != nullptr) {
+    device.group = options_.device_collective;
+    device.after_compute = [exchange = options_.device] {
+      return exchange->CommunicationAfterCompute();
+    };
+  }
   if (absl::Status status =
           BroadcastShardParameters(options_.model->arena(), *options_.collective,
-                                   options_.optimizer->shard().size, shard_staging_);
+                                   options_.optimizer->shard().size, shard_staging_, device);
       !status.ok()) {
     return InCollective(status, "sharing the shards' parameters", progress_.batches_trained);
   }

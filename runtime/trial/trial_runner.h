@@ -72,6 +72,11 @@ struct TrialRunnerOptions {
   // stop request is agreed on at the next training report.
   CollectiveBackend* collective = nullptr;
   GradientExchange* exchange = nullptr;
+  // GPU slots with several ranks: the group that moves device memory (NCCL, on `device`'s
+  // communication stream) and that device exchange: ZeRO's stepped shards travel over it in place
+  // on the device. nullptr: through host copies over `collective`.
+  CollectiveBackend* device_collective = nullptr;
+  DeviceExchange* device = nullptr;
   // ZeRO with checkpoint_storage.async: a group of the same ranks that nothing else uses, over
   // which a checkpoint's optimizer shards reach rank 0 off the training thread (shard_gather.h).
   // nullptr: they travel over `collective`, on the training thread.
@@ -164,9 +169,6 @@ class TrialRunner {
   // optimizations.nonfinite_gradients before a step: true to step; false when the step's
   // gradients are to be dropped ("skip"); an error naming the batch and tensor for "fail".
   absl::StatusOr<bool> GradientsUsable();
-  // ZeRO stage 2: the first non-finite summed gradient in this rank's shard (the only part of the
-  // gradients it holds summed).
-  std::optional<NonFiniteGradient> FindNonFiniteInShard(const TensorArena& arena) const;
   // A report of `metrics` after the batches trained so far.
   MetricsReport Report(ReportKind kind, const std::vector<ReducedMetric>& metrics);
   absl::Status ReportTraining();
@@ -201,7 +203,8 @@ class TrialRunner {
   static constexpr size_t kMaxUnsettledBatches = 1024;
   std::vector<BatchMetrics> unsettled_training_;
   uint64_t batches_since_step_ = 0;
-  // ZeRO on a GPU: the host copy the stepped shards of a device block travel through.
+  // ZeRO on a GPU without a device group: the host copy the stepped shards of a device block
+  // travel through.
   std::vector<char> shard_staging_;
   // With tensor_fusion_threshold auto and an exchange; the exchanged batch's start on the clock.
   std::optional<FusionTuner> fusion_tuner_;

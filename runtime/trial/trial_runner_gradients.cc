@@ -29,9 +29,8 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
   // The summed gradient is the same bits on every rank, so every rank decides alike. Under ZeRO
   // stage 2 each rank holds the sum of its shard only: it looks there, and the ranks agree.
   const bool shards = multi_rank() && options_.config->optimizations.zero_stage == 2;
-  const absl::StatusOr<std::optional<NonFiniteGradient>> searched =
-      shards ? FindNonFiniteInShard(arena)
-             : FindNonFiniteGradient(arena, options_.device_gradients);
+  const absl::StatusOr<std::optional<NonFiniteGradient>> searched = FindNonFiniteGradient(
+      arena, options_.device_gradients, shards ? options_.optimizer->shard() : ArenaShard{});
   if (!searched.ok()) return searched.status();
   const std::optional<NonFiniteGradient>& found = *searched;
   if (shards) {
@@ -56,18 +55,6 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
         absl::StrCat(what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
   }
   return false;
-}
-
-std::optional<NonFiniteGradient> TrialRunner::FindNonFiniteInShard(const TensorArena& arena) const {
-  const ArenaShard shard = options_.optimizer->shard();  // stage 2 shards the built-in optimizer
-  for (size_t block = 0; block < arena.blocks().size(); ++block) {
-    const ElementRange range = ShardRange(arena.blocks()[block].element_count, shard);
-    if (std::optional<NonFiniteGradient> found =
-            FindNonFiniteGradient(arena, block, range.begin, range.count())) {
-      return found;
-    }
-  }
-  return std::nullopt;
 }
 
 absl::Status TrialRunner::BeforeExchangedBatch() {

@@ -308,7 +308,11 @@ absl::Status Worker::BuildRunner() {
   options.collective = collective_.get();
   options.exchange = exchange_.get();
   options.checkpoint_collective = checkpoint_collective_.get();
-  if (on_gpu()) options.device_gradients = &device_.cuda->gradient_ops();
+  if (on_gpu()) {
+    options.device_gradients = &device_.cuda->gradient_ops();
+    options.device = device_.cuda.get();
+    options.device_collective = gradient_collective_.get();  // NCCL
+  }
   absl::StatusOr<std::unique_ptr<TrialRunner>> runner = TrialRunner::Create(options);
   if (!runner.ok()) return runner.status();
   runner_ = *std::move(runner);

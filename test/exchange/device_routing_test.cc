@@ -1,9 +1,10 @@
 // How GradientExchange routes gradients on a CUDA device, tested without a GPU: host memory poses
 // as cuda:0, and a DeviceExchange whose reducers are the host ones records what the exchange asks
 // of it. Checks that device gradients go to the DeviceExchange's reducer with every bucket's
-// tensors, that every bucket is marked ready before it is reduced, once per exchanged batch, and
-// the refusals (no DeviceExchange, another device, a mix of host and device gradients). The real
-// CUDA reducers are checked against the host ones in test/gpu/cuda_exchange_test.cc.
+// tensors, that every bucket is marked ready before it is reduced, once per exchanged batch, that
+// ZeRO stage 2 asks it for its shard reducer with each bucket's pieces, and the refusals (no
+// DeviceExchange, another device, a mix of host and device gradients, stage 2 beside compression).
+// The real CUDA reducers are checked against the host ones in test/gpu/cuda_exchange_test.cc.
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -13,9 +14,11 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/arena/arena_shard.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/exchange/compression/powersgd/powersgd_reducer.h"
 #include "runtime/exchange/gradient_exchange.h"
+#include "runtime/exchange/shard_reducer.h"
 #include "test/collective/rank_threads.h"
 #include "test/common/host_memory_as_device.h"
 
@@ -74,6 +77,10 @@ class RecordingDeviceExchange final : public DeviceExchange {
   void* communication_stream() override { return nullptr; }
   DeviceGradientOps& gradient_ops() override { return gradient_ops_; }
   DeviceValueReader& value_reader() override { return value_reader_; }
+  absl::Status CommunicationAfterCompute() override {
+    log.Add("after compute");
+    return absl::OkStatus();
+  }
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
     log.Add("gather");
@@ -90,8 +97,17 @@ class RecordingDeviceExchange final : public DeviceExchange {
     return std::unique_ptr<BucketReducer>(new RecordingReducer(*std::move(inner), log));
   }
 
+  absl::StatusOr<std::unique_ptr<BucketReducer>> CreateShardReducer(
+      const std::vector<GradientBucket>& plan, std::vector<std::vector<ShardPiece>> pieces,
+      CollectiveBackend& backend) override {
+    seen_pieces = std::move(pieces);
+    return std::unique_ptr<BucketReducer>(
+        new RecordingReducer(std::make_unique<ShardReducer>(plan, arena_, backend), log));
+  }
+
   CallLog log;
   std::vector<std::vector<PowerSgdTensor>> seen_tensors;  // as CreateReducer got them
+  std::vector<std::vector<ShardPiece>> seen_pieces;       // as CreateShardReducer got them
 
  private:
   int device_;
@@ -119,32 +135,68 @@ float Value(uint32_t rank, size_t t, uint64_t i) {
   return static_cast<float>(rank * 4 + t + i % 5);
 }
 
+// One rank of a routed exchange: its "cuda:0" arena in host memory, a Gloo group and the
+// recording DeviceExchange (members in the order of their lifetimes).
+struct RoutedRank {
+  HostMemoryForEveryDevice memory;
+  std::unique_ptr<TensorArena> arena;
+  std::unique_ptr<CollectiveBackend> backend;
+  std::unique_ptr<RecordingDeviceExchange> device;
+  std::unique_ptr<GradientExchange> exchange;
+};
+
+// Joins `rank` of `size` and makes its exchange with `options` (the device set here).
+absl::Status Join(RoutedRank& routed, uint32_t rank, uint32_t size, RendezvousStore& store,
+                  const GlooOptions& gloo, ExchangeOptions options) {
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), routed.memory);
+  if (!arena.ok()) return arena.status();
+  routed.arena = *std::move(arena);
+  absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
+      CreateGlooBackend(rank, size, store, gloo);
+  if (!backend.ok()) return backend.status();
+  routed.backend = *std::move(backend);
+  routed.device = std::make_unique<RecordingDeviceExchange>(0, *routed.arena);
+  options.device = routed.device.get();
+  absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
+      GradientExchange::Create(*routed.arena, *routed.backend, options);
+  if (!exchange.ok()) return exchange.status();
+  routed.exchange = *std::move(exchange);
+  return absl::OkStatus();
+}
+
+// One exchanged batch of rank `rank`'s gradients (Value), reported last tensor first, averaged.
+absl::Status ExchangeBatch(RoutedRank& routed, uint32_t rank) {
+  TensorArena& arena = *routed.arena;
+  for (size_t t = 0; t < arena.tensor_count(); ++t) {
+    float* grad = static_cast<float*>(arena.grad(t));
+    for (uint64_t i = 0; i < arena.spec(t).element_count; ++i) grad[i] = Value(rank, t, i);
+  }
+  routed.exchange->Begin(0.5, 0);
+  for (size_t t = arena.tensor_count(); t-- > 0;) {
+    routed.exchange->OnGradientsReady(static_cast<uint32_t>(t), 0, arena.spec(t).element_count);
+  }
+  return routed.exchange->Finish();
+}
+
 TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBeforeItIsReduced) {
   constexpr uint32_t kSize = 2;
   InMemoryRendezvousStore store;
   GlooOptions gloo;
   gloo.prefix = "routing";
   std::vector<absl::Status> results = RunRanks(kSize, [&](uint32_t rank) -> absl::Status {
-    HostMemoryForEveryDevice memory;
-    absl::StatusOr<std::unique_ptr<TensorArena>> arena =
-        TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
-    if (!arena.ok()) return arena.status();
-    absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend =
-        CreateGlooBackend(rank, kSize, store, gloo);
-    if (!backend.ok()) return backend.status();
-    RecordingDeviceExchange device(0, **arena);
+    RoutedRank routed;
     ExchangeOptions options = SmallDeviceBuckets();
-    options.device = &device;
     options.step_check_every = 1;
-    absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
-        GradientExchange::Create(**arena, **backend, options);
-    if (!exchange.ok()) return exchange.status();
-    const std::vector<GradientBucket>& plan = (*exchange)->plan();
+    RETURN_IF_ERROR(Join(routed, rank, kSize, store, gloo, options));
+    const TensorArena* arena = routed.arena.get();
+    RecordingDeviceExchange& device = *routed.device;
+    const std::vector<GradientBucket>& plan = routed.exchange->plan();
     if (plan.size() < 3) return absl::InternalError(absl::StrCat(plan.size(), " buckets"));
     if (device.seen_tensors.size() != plan.size())
       return absl::InternalError("tensor lists do not match the plan");
     for (size_t b = 0; b < plan.size(); ++b) {
-      const std::vector<PowerSgdTensor> want = PowerSgdTensorsOf(plan[b], **arena);
+      const std::vector<PowerSgdTensor> want = PowerSgdTensorsOf(plan[b], *arena);
       const std::vector<PowerSgdTensor>& got = device.seen_tensors[b];
       if (got.size() != want.size())
         return absl::InternalError(absl::StrCat("bucket ", b, ": tensor count"));
@@ -157,18 +209,10 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
     }
 
     for (int batch = 0; batch < 2; ++batch) {
-      for (size_t t = 0; t < (*arena)->tensor_count(); ++t) {
-        float* grad = static_cast<float*>((*arena)->grad(t));
-        for (uint64_t i = 0; i < (*arena)->spec(t).element_count; ++i) grad[i] = Value(rank, t, i);
-      }
-      (*exchange)->Begin(0.5, 0);
-      for (size_t t = (*arena)->tensor_count(); t-- > 0;) {
-        (*exchange)->OnGradientsReady(static_cast<uint32_t>(t), 0, (*arena)->spec(t).element_count);
-      }
-      if (absl::Status s = (*exchange)->Finish(); !s.ok()) return s;
-      for (size_t t = 0; t < (*arena)->tensor_count(); ++t) {
-        const float* grad = static_cast<const float*>((*arena)->grad(t));
-        for (uint64_t i = 0; i < (*arena)->spec(t).element_count; ++i) {
+      RETURN_IF_ERROR(ExchangeBatch(routed, rank));
+      for (size_t t = 0; t < arena->tensor_count(); ++t) {
+        const float* grad = static_cast<const float*>(arena->grad(t));
+        for (uint64_t i = 0; i < arena->spec(t).element_count; ++i) {
           const float want = (Value(0, t, i) + Value(1, t, i)) / 2;
           if (grad[i] != want) {
             return absl::InternalError(
@@ -211,7 +255,8 @@ TEST(DeviceRoutingTest, DeviceGradientsGoToTheDeviceReducerEachBucketReadyBefore
 }
 
 absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExchange* device,
-                        bool reduce_to_shards = false) {
+                        bool reduce_to_shards = false,
+                        CompressionOptions::Kind compression = CompressionOptions::kNone) {
   HostMemoryForEveryDevice memory;
   InMemoryRendezvousStore store;
   absl::StatusOr<std::unique_ptr<TensorArena>> arena = TensorArena::Create(tensors, memory);
@@ -222,20 +267,80 @@ absl::Status CreateWith(const std::vector<TensorDescriptor>& tensors, DeviceExch
   ExchangeOptions options = SmallDeviceBuckets();
   options.device = device;
   options.reduce_to_shards = reduce_to_shards;
+  options.compression.kind = compression;
   return GradientExchange::Create(**arena, **backend, options).status();
 }
 
-// ZeRO stage 2's reduce has no CUDA side: device gradients are refused naming the key.
-TEST(DeviceRoutingTest, ReducingDeviceGradientsToShardsIsRefusedNamingZeroStage) {
+// ZeRO stage 2 on a GPU: the device's shard reducer, given each bucket's pieces in rank order,
+// leaves every rank with the average of its own shard of every block.
+TEST(DeviceRoutingTest, DeviceGradientsReduceToTheirShardsThroughTheDevicesShardReducer) {
+  constexpr uint32_t kSize = 2;
+  InMemoryRendezvousStore store;
+  GlooOptions gloo;
+  gloo.prefix = "shards";
+  std::vector<absl::Status> results = RunRanks(kSize, [&](uint32_t rank) -> absl::Status {
+    RoutedRank routed;
+    ExchangeOptions options = SmallDeviceBuckets();
+    options.reduce_to_shards = true;
+    RETURN_IF_ERROR(Join(routed, rank, kSize, store, gloo, options));
+    const TensorArena* arena = routed.arena.get();
+    const RecordingDeviceExchange& device = *routed.device;
+    const std::vector<GradientBucket>& plan = routed.exchange->plan();
+    if (device.seen_pieces.size() != plan.size()) {
+      return absl::InternalError(absl::StrCat(device.seen_pieces.size(), " lists of pieces for ",
+                                              plan.size(), " buckets"));
+    }
+    bool cut = false;  // some bucket straddles the shards' boundary
+    for (size_t b = 0; b < plan.size(); ++b) {
+      uint64_t next = 0;
+      const uint64_t block_elements = arena->blocks()[plan[b].block].element_count;
+      for (const ShardPiece& piece : device.seen_pieces[b]) {
+        const ElementRange shard = ShardRange(block_elements, {piece.owner, kSize});
+        if (piece.offset != next || plan[b].offset + piece.offset < shard.begin ||
+            plan[b].offset + piece.offset + piece.count > shard.end) {
+          return absl::InternalError(absl::StrCat("bucket ", b, ": a piece out of place"));
+        }
+        next += piece.count;
+      }
+      if (next != plan[b].count) return absl::InternalError(absl::StrCat("bucket ", b, " uncut"));
+      cut = cut || device.seen_pieces[b].size() > 1;
+    }
+    if (!cut) return absl::InternalError("no bucket is cut between two shards");
+
+    RETURN_IF_ERROR(ExchangeBatch(routed, rank));
+    for (size_t t = 0; t < arena->tensor_count(); ++t) {
+      const TensorPlacement& placed = arena->placement(t);
+      const ElementRange own =
+          ShardRange(arena->blocks()[placed.block].element_count, {rank, kSize});
+      const float* grad = static_cast<const float*>(arena->grad(t));
+      for (uint64_t i = 0; i < arena->spec(t).element_count; ++i) {
+        if (placed.offset + i < own.begin || placed.offset + i >= own.end) continue;
+        const float want = (Value(0, t, i) + Value(1, t, i)) / 2;
+        if (grad[i] != want) {
+          return absl::InternalError(
+              absl::StrCat("tensor ", t, " element ", i, ": ", grad[i], ", want ", want));
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+  for (uint32_t rank = 0; rank < kSize; ++rank)
+    EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
+}
+
+// Stage 2 reduces uncompressed gradients only, on the device as on the host.
+TEST(DeviceRoutingTest, ReducingCompressedDeviceGradientsToShardsIsRefusedNamingBothKeys) {
   HostMemoryForEveryDevice memory;
   absl::StatusOr<std::unique_ptr<TensorArena>> arena =
       TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}), memory);
   ASSERT_TRUE(arena.ok());
   RecordingDeviceExchange device(0, **arena);
-  absl::Status status = CreateWith(Tensors({COHORT_DEVICE_CUDA, 0}), &device, true);
+  absl::Status status =
+      CreateWith(Tensors({COHORT_DEVICE_CUDA, 0}), &device, true, CompressionOptions::kFp16);
   EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("optimizations.zero_stage 2"));
-  EXPECT_THAT(std::string(status.message()), HasSubstr("zero_stage 1"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("gradient_compression"));
+  EXPECT_TRUE(CreateWith(Tensors({COHORT_DEVICE_CUDA, 0}), &device, true).ok());
 }
 
 TEST(DeviceRoutingTest, DeviceGradientsWithoutTheirDeviceExchangeAreRefused) {

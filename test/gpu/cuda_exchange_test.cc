@@ -51,8 +51,10 @@ struct Side {
   std::unique_ptr<GradientExchange> exchange;
 };
 
-ExchangeOptions Options(CompressionOptions compression) {
+// `shards`: ZeRO stage 2's reduce (with one rank, the scaled bucket lands on its one shard).
+ExchangeOptions Options(CompressionOptions compression, bool shards = false) {
   ExchangeOptions options;
+  options.reduce_to_shards = shards;
   options.bucket_bytes = 4096;  // several buckets, some holding more than one tensor
   options.first_bucket_bytes = 512;
   options.compression = compression;
@@ -60,7 +62,7 @@ ExchangeOptions Options(CompressionOptions compression) {
 }
 
 absl::Status MakeHost(Side& side, const CompressionOptions& compression,
-                      DeviceMemoryProvider& memory, RendezvousStore& store) {
+                      DeviceMemoryProvider& memory, RendezvousStore& store, bool shards = false) {
   absl::StatusOr<std::unique_ptr<TensorArena>> arena =
       TensorArena::Create(Tensors({COHORT_DEVICE_CPU, 0}), memory);
   if (!arena.ok()) return arena.status();
@@ -71,7 +73,7 @@ absl::Status MakeHost(Side& side, const CompressionOptions& compression,
   if (!backend.ok()) return backend.status();
   side.backend = *std::move(backend);
   absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
-      GradientExchange::Create(*side.arena, *side.backend, Options(compression));
+      GradientExchange::Create(*side.arena, *side.backend, Options(compression, shards));
   if (!exchange.ok()) return exchange.status();
   side.exchange = *std::move(exchange);
   return absl::OkStatus();
@@ -79,7 +81,7 @@ absl::Status MakeHost(Side& side, const CompressionOptions& compression,
 
 absl::Status MakeDevice(Side& side, const CompressionOptions& compression,
                         DeviceMemoryProvider& memory, RendezvousStore& store,
-                        const std::string& prefix = "device") {
+                        const std::string& prefix = "device", bool shards = false) {
   absl::StatusOr<std::unique_ptr<DeviceExchange>> device = OpenCudaExchange(0);
   if (!device.ok()) return device.status();
   side.device = *std::move(device);
@@ -93,7 +95,7 @@ absl::Status MakeDevice(Side& side, const CompressionOptions& compression,
   absl::StatusOr<std::unique_ptr<CollectiveBackend>> backend = CreateNcclBackend(0, 1, store, nccl);
   if (!backend.ok()) return backend.status();
   side.backend = *std::move(backend);
-  ExchangeOptions options = Options(compression);
+  ExchangeOptions options = Options(compression, shards);
   options.device = side.device.get();
   absl::StatusOr<std::unique_ptr<GradientExchange>> exchange =
       GradientExchange::Create(*side.arena, *side.backend, options);
@@ -140,10 +142,11 @@ struct Form {
   const char* name;
   CompressionOptions compression;
   bool bitwise;
+  bool shards = false;  // ZeRO stage 2's reducer
 };
 
-Form MakeForm(const char* name, CompressionOptions::Kind kind, bool bitwise) {
-  Form form{name, {}, bitwise};
+Form MakeForm(const char* name, CompressionOptions::Kind kind, bool bitwise, bool shards = false) {
+  Form form{name, {}, bitwise, shards};
   form.compression.kind = kind;
   form.compression.topk_ratio = 0.1;
   form.compression.powersgd_rank = 2;
@@ -159,8 +162,8 @@ TEST_P(CudaExchangeTest, MatchesTheHostExchangeStepByStep) {
   InMemoryRendezvousStore store;
   Side host;
   Side device;
-  ASSERT_TRUE(MakeHost(host, form.compression, memory, store).ok());
-  absl::Status made = MakeDevice(device, form.compression, memory, store);
+  ASSERT_TRUE(MakeHost(host, form.compression, memory, store, form.shards).ok());
+  absl::Status made = MakeDevice(device, form.compression, memory, store, "device", form.shards);
   ASSERT_TRUE(made.ok()) << made;
   ASSERT_EQ(host.exchange->plan().size(), device.exchange->plan().size());
   ASSERT_GT(host.exchange->plan().size(), 2u);
@@ -198,7 +201,8 @@ INSTANTIATE_TEST_SUITE_P(
                       MakeForm("fp16", CompressionOptions::kFp16, true),
                       MakeForm("bf16", CompressionOptions::kBf16, true),
                       MakeForm("topk", CompressionOptions::kTopK, true),
-                      MakeForm("powersgd", CompressionOptions::kPowerSgd, false)),
+                      MakeForm("powersgd", CompressionOptions::kPowerSgd, false),
+                      MakeForm("zero_stage_2", CompressionOptions::kNone, true, true)),
     [](const ::testing::TestParamInfo<Form>& info) { return std::string(info.param.name); });
 
 // A checkpoint keeps the device reducers' state: an exchange restored from what another saved

@@ -13,7 +13,8 @@ records:
 - A worker killed with SIGKILL after the first checkpoint: the trial restarts once from its
   latest checkpoint and its final parameters are bitwise those of the untouched run.
 - With optimizations.zero_stage 1 (the optimizer sharded over the GPUs), the final parameters
-  are bitwise those of the untouched run.
+  are bitwise those of the untouched run; with zero_stage 2 (gradients reduced onto their
+  shards' GPUs) too, at 2 slots.
 - A worker stopped with SIGSTOP: the other rank gives up after optimizations.collective_timeout
   (40 s, so that the agent first names the silent rank: it does so after 30 s without a
   heartbeat), and the experiment ends in an error, naming the batch and the phase, within a bound.
@@ -109,18 +110,23 @@ with temp_dir() as tmp:
               f"GPU readings of ranks {sorted(ranks_read)} only, over {span:.0f} s of training")
 
     # D: ZeRO stage 1 (each rank steps its shard of the optimizer on its GPU, and the shards
-    # travel through host copies): bitwise the untouched run, whose rule is element-wise.
-    zero = gpu_config(tmp, "zero", BATCHES, max_restarts=0,
-                      extra="optimizations:\n  zero_stage: 1\n")
-    with two_agent_cluster(os.path.join(tmp, "zero")) as cluster:
-        experiment_id = cluster.submit(zero)
-        check(cluster.wait_ended(experiment_id) == "completed", cluster.logs())
-        logs = cluster.must("trial", "logs", "1")
-        check(f"optimizer state sharded over {SLOTS} slots (optimizations.zero_stage 1)" in logs,
-              logs)
-        check(final_parameters_of(cluster) == expected, "zero_stage 1 ended elsewhere")
-        zero_rate = records_per_second(run_folder(cluster, experiment_id))
-        print(f"zero_stage 1: bitwise the untouched run, {zero_rate:.0f} records/s")
+    # travel through host copies): bitwise the untouched run, whose rule is element-wise. Stage 2
+    # (each shard's gradient summed onto its owner by NCCL's reduce): bitwise too at 2 slots, where
+    # a sum of two is the same whatever the order; at more, the reduce may round otherwise.
+    for stage in (1, 2):
+        zero = gpu_config(tmp, f"zero{stage}", BATCHES, max_restarts=0,
+                          extra=f"optimizations:\n  zero_stage: {stage}\n")
+        with two_agent_cluster(os.path.join(tmp, f"zero{stage}")) as cluster:
+            experiment_id = cluster.submit(zero)
+            check(cluster.wait_ended(experiment_id) == "completed", cluster.logs())
+            logs = cluster.must("trial", "logs", "1")
+            check(f"optimizer state sharded over {SLOTS} slots "
+                  f"(optimizations.zero_stage {stage})" in logs, logs)
+            if stage == 1 or SLOTS == 2:
+                check(final_parameters_of(cluster) == expected, f"zero_stage {stage} ended elsewhere")
+            zero_rate = records_per_second(run_folder(cluster, experiment_id))
+            print(f"zero_stage {stage}: {zero_rate:.0f} records/s"
+                  + (", bitwise the untouched run" if stage == 1 or SLOTS == 2 else ""))
 
     # B: a worker killed after the first checkpoint, in a fresh cluster.
     killed_dir = os.path.join(tmp, "killed")

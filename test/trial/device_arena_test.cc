@@ -152,6 +152,35 @@ TEST(DeviceArenaTest, WithTheDevicesOwnCheckAFiniteGradientIsNeverCopied) {
   EXPECT_EQ(memory.device().copies_to_host, copies);
 }
 
+// ZeRO stage 2 on a GPU: a rank looks for a non-finite summed gradient in its shard only, on the
+// device, and copies only its range to name the element.
+TEST(DeviceArenaTest, UnderZeroStageTwoEachRankSearchesItsShardOfADeviceBlock) {
+  HostMemoryAsDevice memory;
+  testing::HostGradientOps ops;
+  absl::StatusOr<std::unique_ptr<TensorArena>> arena =
+      TensorArena::Create({{"g", COHORT_DTYPE_FLOAT32, kCuda0, 100}}, memory);
+  ASSERT_TRUE(arena.ok()) << arena.status();
+  const ArenaBlock& block = (*arena)->blocks().at(0);
+  ASSERT_EQ(ShardRange(block.element_count, {1, 2}).begin, 64u);
+  std::vector<float> grads(block.element_count, 0.5f);
+  grads[80] = std::numeric_limits<float>::infinity();  // in rank 1's shard
+  ASSERT_TRUE(CopyBlockFromHost(block, BlockPart::kGradients, grads.data()).ok());
+  for (DeviceGradientOps* device :
+       {static_cast<DeviceGradientOps*>(&ops), static_cast<DeviceGradientOps*>(nullptr)}) {
+    SCOPED_TRACE(device != nullptr ? "checked on the device" : "read through copies");
+    absl::StatusOr<std::optional<NonFiniteGradient>> rank0 =
+        FindNonFiniteGradient(**arena, device, {0, 2});
+    ASSERT_TRUE(rank0.ok()) << rank0.status();
+    EXPECT_FALSE(rank0->has_value());
+    absl::StatusOr<std::optional<NonFiniteGradient>> rank1 =
+        FindNonFiniteGradient(**arena, device, {1, 2});
+    ASSERT_TRUE(rank1.ok()) << rank1.status();
+    ASSERT_TRUE(rank1->has_value());
+    EXPECT_EQ(DescribeNonFiniteGradient(**arena, **rank1), "tensor 'g' element 80 is inf");
+  }
+  EXPECT_EQ(ops.checks, 2);  // each rank's range, once each
+}
+
 TEST(DeviceArenaTest, AveragingDividesDeviceBlocksOnTheDeviceAsTheHostDoes) {
   HostMemoryAsDevice memory;
   testing::HostGradientOps ops;
@@ -248,34 +277,55 @@ TEST(DeviceArenaTest, RankZerosDeviceParametersReachEveryRankThroughHostCopies) 
 
 // ZeRO on GPU slots: each rank's stepped range of a device block reaches every rank through host
 // copies over the host group, and every rank ends with the same block.
-TEST(DeviceArenaTest, EachOwnersDeviceShardReachesEveryRankThroughHostCopies) {
+// ZeRO on GPU slots: each rank's stepped range of a device block reaches every rank, and every
+// rank ends with the same block: through host copies over the host group, or, given a group that
+// moves device memory (NCCL; here the same Gloo group, the "device" being host memory), in place
+// once that group's stream waits for the device's work, with no copy.
+TEST(DeviceArenaTest, EachOwnersDeviceShardReachesEveryRankThroughHostCopiesOrInPlace) {
   constexpr uint64_t kCount = 1001;
   const auto stepped = [](uint32_t owner, uint64_t i) {
     return static_cast<float>(owner * 10000 + i);
   };
-  const Shared shared = ShareOverThreeRanks(
-      kCount,
-      [&](uint32_t rank) {
-        // Only this rank's range holds its stepped values; the rest is stale (-1).
-        std::vector<float> own(kCount, -1.0f);
-        const ElementRange range = ShardRange(kCount, {rank, kRanks});
-        for (uint64_t i = range.begin; i < range.end; ++i) own[i] = stepped(rank, i);
-        return own;
-      },
-      [](CollectiveBackend& group, TensorArena& arena) {
-        std::vector<char> staging;
-        return BroadcastShardParameters(arena, group, kRanks, staging);
-      });
   std::vector<float> expected(kCount);
   for (uint32_t owner = 0; owner < kRanks; ++owner) {
     const ElementRange range = ShardRange(kCount, {owner, kRanks});
     for (uint64_t i = range.begin; i < range.end; ++i) expected[i] = stepped(owner, i);
   }
-  for (uint32_t rank = 0; rank < kRanks; ++rank) {
-    ASSERT_TRUE(shared.results[rank].ok()) << shared.results[rank];
-    EXPECT_EQ(shared.received[rank], expected) << "rank " << rank;
-    EXPECT_GE(shared.copies[rank], 1)
-        << "rank " << rank << " wrote its parameters without a host copy";
+  for (const bool over_device_group : {false, true}) {
+    SCOPED_TRACE(over_device_group ? "over the device group" : "through host copies");
+    std::vector<int> waits(kRanks, 0);
+    const Shared shared = ShareOverThreeRanks(
+        kCount,
+        [&](uint32_t rank) {
+          // Only this rank's range holds its stepped values; the rest is stale (-1).
+          std::vector<float> own(kCount, -1.0f);
+          const ElementRange range = ShardRange(kCount, {rank, kRanks});
+          for (uint64_t i = range.begin; i < range.end; ++i) own[i] = stepped(rank, i);
+          return own;
+        },
+        [&](CollectiveBackend& group, TensorArena& arena) {
+          std::vector<char> staging;
+          DeviceShardGroup device;
+          if (over_device_group) {
+            device.group = &group;
+            device.after_compute = [&waits, rank = group.rank()] {
+              ++waits[rank];
+              return absl::OkStatus();
+            };
+          }
+          return BroadcastShardParameters(arena, group, kRanks, staging, device);
+        });
+    for (uint32_t rank = 0; rank < kRanks; ++rank) {
+      ASSERT_TRUE(shared.results[rank].ok()) << shared.results[rank];
+      EXPECT_EQ(shared.received[rank], expected) << "rank " << rank;
+      if (over_device_group) {
+        EXPECT_EQ(shared.copies[rank], 0) << "rank " << rank << " copied through the host";
+        EXPECT_EQ(waits[rank], 1) << "rank " << rank;
+      } else {
+        EXPECT_GE(shared.copies[rank], 1)
+            << "rank " << rank << " wrote its parameters without a host copy";
+      }
+    }
   }
 }
 

@@ -6,11 +6,13 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/exchange/cuda/cuda_exchange_module.h"
 #include "runtime/exchange/cuda/cuda_gradient_ops.h"
 #include "runtime/exchange/cuda/cuda_powersgd_reducer.h"
+#include "runtime/exchange/cuda/cuda_shard_reducer.h"
 #include "runtime/exchange/cuda/cuda_topk_reducer.h"
 #include "runtime/exchange/cuda/cuda_value_reader.h"
 #include "runtime/exchange/cuda/cuda_wire_reducer.h"
@@ -33,6 +35,7 @@ class CudaExchange final : public DeviceExchange {
     cudaSetDevice(context_.device);
     cudaStreamSynchronize(context_.compute);
     cudaStreamSynchronize(context_.communication);
+    if (compute_done_ != nullptr) cudaEventDestroy(compute_done_);
     if (context_.blas != nullptr) cublasDestroy(context_.blas);
     cudaStreamDestroy(context_.compute);
     cudaStreamDestroy(context_.communication);
@@ -43,6 +46,26 @@ class CudaExchange final : public DeviceExchange {
   void* communication_stream() override { return context_.communication; }
   DeviceGradientOps& gradient_ops() override { return *gradient_ops_; }
   DeviceValueReader& value_reader() override { return *value_reader_; }
+
+  absl::Status CommunicationAfterCompute() override {
+    if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok()) {
+      return s;
+    }
+    if (compute_done_ == nullptr) {
+      if (absl::Status s = CudaStatus(
+              cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming), "cudaEventCreate");
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = CudaStatus(cudaEventRecord(compute_done_, context_.compute),
+                                    "marking the compute stream's work");
+        !s.ok()) {
+      return s;
+    }
+    return CudaStatus(cudaStreamWaitEvent(context_.communication, compute_done_, 0),
+                      "waiting for the compute stream's work");
+  }
 
   absl::Status AllgatherHostBytes(CollectiveBackend& backend, const void* in, uint64_t bytes,
                                   void* out) override {
@@ -98,11 +121,20 @@ class CudaExchange final : public DeviceExchange {
         absl::StrCat("unknown gradient compression kind ", static_cast<int>(compression.kind)));
   }
 
+  absl::StatusOr<std::unique_ptr<BucketReducer>> CreateShardReducer(
+      const std::vector<GradientBucket>& plan, std::vector<std::vector<ShardPiece>> pieces,
+      CollectiveBackend& backend) override {
+    if (absl::Status s = CudaStatus(cudaSetDevice(context_.device), "cudaSetDevice"); !s.ok())
+      return s;
+    return CudaShardReducer::Create(context_, plan, std::move(pieces), backend);
+  }
+
  private:
   CudaContext context_;
   std::optional<CudaGradientOps> gradient_ops_;  // refers to context_
   std::optional<CudaValueReader> value_reader_;  // refers to context_
   DeviceBuffer<uint8_t> staging_;                // AllgatherHostBytes, grown as needed
+  cudaEvent_t compute_done_ = nullptr;           // CommunicationAfterCompute's, made on first use
 };
 
 absl::StatusOr<DeviceExchange*> Open(int device) {
