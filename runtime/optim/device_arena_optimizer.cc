@@ -117,8 +117,16 @@ absl::Status DeviceArenaOptimizer::HostStateInto(std::optional<OptimizerState>& 
 void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed) const {
   out.clear();
   if (!shard_.whole()) return;
-  std::optional<OptimizerState> state;
-  if (HostStateInto(state).ok()) state->EncodeInto(out, sealed);
+  // Each buffer is copied from the device straight into its place in the bytes.
+  const absl::Status encoded = OptimizerState::EncodeFilledInto(
+      out, options_.kind, steps_, arena_, buffers_per_block_,
+      [this](size_t b, size_t i, char* dest) {
+        const ArenaBlock& block = arena_.blocks()[b];
+        return block.memory->CopyToHost(dest, buffers_[b][i],
+                                        block.element_count * block.element_size);
+      },
+      sealed);
+  if (!encoded.ok()) out.clear();
 }
 
 absl::Status DeviceArenaOptimizer::SaveWholeStateInto(const OptimizerState::PieceMover& move,

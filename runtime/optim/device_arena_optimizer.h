@@ -35,7 +35,8 @@ class DeviceArenaOptimizer final : public Optimizer {
   absl::Status Step() override;
   uint64_t steps_taken() const override { return steps_; }
   const OptimizerOptions& options() const override { return options_; }
-  // Copies the buffers to the host (after the pending steps) and encodes them; "" when a copy
+  // Copies each buffer from the device (after the pending steps) straight into its place in the
+  // encoded bytes, whose memory SaveStateInto reuses; "" when a copy
   // fails, which LoadState refuses, and for a sharded optimizer (SaveWholeStateInto).
   std::string SaveState() const override;
   void SaveStateInto(std::string& out, bool sealed) const override;

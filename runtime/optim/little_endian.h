@@ -42,6 +42,20 @@ void AppendLittleEndian(std::string& out, const T* values, size_t count) {
   }
 }
 
+// Puts `count` values of T at `data`, written in this host's byte order, into little-endian order
+// in place: nothing to do on a little-endian host.
+template <std::floating_point T>
+void ToLittleEndianInPlace(char* data, size_t count) {
+  if constexpr (std::endian::native != std::endian::little) {
+    for (size_t i = 0; i < count; ++i) {
+      char* value = data + i * sizeof(T);
+      BitsOf<T> bits;
+      std::memcpy(&bits, value, sizeof(T));
+      for (size_t k = 0; k < sizeof(T); ++k) value[k] = static_cast<char>((bits >> (8 * k)) & 0xff);
+    }
+  }
+}
+
 // Reads values in order from a byte string it does not own; every Read is bounds-checked.
 class LittleEndianReader {
  public:

@@ -46,6 +46,22 @@ uint64_t Fnv1a64(absl::string_view bytes) {
   return hash;
 }
 
+// The serialised form up to the buffers: magic, version, kind, steps, block table.
+void EncodeHeader(std::string& out, Kind kind, uint64_t steps,
+                  const std::vector<cohort_dtype>& dtypes, const std::vector<uint64_t>& sizes,
+                  size_t buffers_per_block) {
+  out.append(kMagic.data(), kMagic.size());
+  AppendLittleEndian(out, kVersion);
+  AppendLittleEndian(out, KindCode(kind));
+  AppendLittleEndian(out, steps);
+  AppendLittleEndian(out, static_cast<uint32_t>(dtypes.size()));
+  AppendLittleEndian(out, static_cast<uint32_t>(buffers_per_block));
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    AppendLittleEndian(out, static_cast<uint32_t>(dtypes[b]));
+    AppendLittleEndian(out, sizes[b]);
+  }
+}
+
 absl::Status Invalid(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("optimizer state ", what));
 }
@@ -82,16 +98,7 @@ std::string OptimizerState::Encode() const {
 }
 
 void OptimizerState::EncodeHeaderInto(std::string& out) const {
-  out.append(kMagic.data(), kMagic.size());
-  AppendLittleEndian(out, kVersion);
-  AppendLittleEndian(out, KindCode(kind_));
-  AppendLittleEndian(out, steps_);
-  AppendLittleEndian(out, static_cast<uint32_t>(block_dtypes_.size()));
-  AppendLittleEndian(out, static_cast<uint32_t>(buffers_per_block_));
-  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
-    AppendLittleEndian(out, static_cast<uint32_t>(block_dtypes_[b]));
-    AppendLittleEndian(out, block_sizes_[b]);
-  }
+  EncodeHeader(out, kind_, steps_, block_dtypes_, block_sizes_, buffers_per_block_);
 }
 
 namespace {
@@ -119,6 +126,35 @@ void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
                buffer);
   }
   if (sealed) SealOptimizerState(out);
+}
+
+absl::Status OptimizerState::EncodeFilledInto(std::string& out, Kind kind, uint64_t steps,
+                                              const TensorArena& arena, size_t buffers_per_block,
+                                              const BufferFill& fill, bool sealed) {
+  std::vector<cohort_dtype> dtypes;
+  std::vector<uint64_t> sizes;
+  for (const ArenaBlock& block : arena.blocks()) {
+    dtypes.push_back(block.dtype);
+    sizes.push_back(block.element_count);
+  }
+  out.clear();
+  ReserveHostBuffer(out, WholeBytes(dtypes, sizes, buffers_per_block));
+  EncodeHeader(out, kind, steps, dtypes, sizes, buffers_per_block);
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    const bool doubles = dtypes[b] == COHORT_DTYPE_FLOAT64;
+    for (size_t i = 0; i < buffers_per_block; ++i) {
+      const size_t start = out.size();
+      out.resize(start + sizes[b] * (doubles ? sizeof(double) : sizeof(float)));
+      if (absl::Status filled = fill(b, i, out.data() + start); !filled.ok()) return filled;
+      if (doubles) {
+        ToLittleEndianInPlace<double>(out.data() + start, sizes[b]);
+      } else {
+        ToLittleEndianInPlace<float>(out.data() + start, sizes[b]);
+      }
+    }
+  }
+  if (sealed) SealOptimizerState(out);
+  return absl::OkStatus();
 }
 
 uint64_t OptimizerState::held_bytes() const {

@@ -75,6 +75,16 @@ class OptimizerState {
   // touches no new pages); without the trailing checksum when `sealed` is false (SealOptimizerState
   // adds it: it reads every byte, the slowest part).
   void EncodeInto(std::string& out, bool sealed = true) const;
+  // Encode's bytes into `out` (its memory reused) for a whole state of `kind`, after `steps` steps,
+  // over `arena`'s layout, whose buffers live elsewhere (in device memory): `fill(block, index,
+  // dest)` writes buffer `index` of block `block`, the block's element count of its dtype in this
+  // host's byte order, at `dest`, straight into the bytes, with no copy of the state in between.
+  // The first error of `fill`, `out` then unspecified.
+  using BufferFill = std::function<absl::Status(size_t block, size_t index, char* dest)>;
+  static absl::Status EncodeFilledInto(std::string& out, OptimizerOptions::Kind kind,
+                                       uint64_t steps, const TensorArena& arena,
+                                       size_t buffers_per_block, const BufferFill& fill,
+                                       bool sealed = true);
   // A sharded state's part in assembling the whole one on the shard's rank 0; every rank of the
   // shard calls it at the same point. For each block and buffer, in order, and each rank r > 0 in
   // turn, `move(data, bytes, r)` is called with r's piece of that buffer (ShardChunk elements,

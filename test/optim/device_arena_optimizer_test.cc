@@ -160,6 +160,33 @@ TEST(DeviceArenaOptimizerTest, ItsStateIsTheCpuOptimizersAndMovesBetweenThem) {
   }
 }
 
+// A checkpoint of a device optimizer: each buffer is copied once, from the device straight into
+// the saved bytes, which a second save reuses; the bytes are the CPU optimizer's.
+TEST(DeviceArenaOptimizerTest, SavingCopiesEachBufferOnceIntoBytesItReuses) {
+  for (const cohort_dtype dtype : {COHORT_DTYPE_FLOAT32, COHORT_DTYPE_FLOAT64}) {
+    OptimizerOptions options;
+    options.kind = Kind::kAdam;
+    options.learning_rate = 0.01;
+    Twins twins(dtype);
+    HostRuleKernels kernels;
+    auto on_cpu = Optimizer::Create(options, *twins.cpu);
+    auto on_device = Optimizer::Create(options, *twins.device, &kernels);
+    ASSERT_TRUE(on_cpu.ok() && on_device.ok());
+    twins.Step(**on_cpu, **on_device, 1, 2);
+    std::string saved;
+    (*on_device)->SaveStateInto(saved, /*sealed=*/false);
+    const char* memory = saved.data();
+    twins.Step(**on_cpu, **on_device, 3, 1);
+    const int before = twins.memory.device().copies_to_host;
+    (*on_device)->SaveStateInto(saved, /*sealed=*/true);
+    EXPECT_EQ(twins.memory.device().copies_to_host - before,
+              2 * static_cast<int>(twins.device->blocks().size()))
+        << "Adam's two buffers per block";
+    EXPECT_EQ(saved.data(), memory) << "the bytes of the save before were not reused";
+    EXPECT_EQ(saved, (*on_cpu)->SaveState());
+  }
+}
+
 TEST(DeviceArenaOptimizerTest, RefusesAnArenaWithACpuBlockAndStateOfAnotherLayout) {
   testing::HostMemoryAsDevice memory;
   HostRuleKernels kernels;
