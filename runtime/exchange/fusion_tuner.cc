@@ -24,7 +24,7 @@ std::vector<BucketLimits> FusionCandidates(const TensorArena& arena, uint64_t th
   const uint64_t gradient = GradientBytes(arena);
   const BucketLimits fitted = FitBucketLimits(arena, threshold_bytes);
   std::vector<uint64_t> sizes = {fitted.bucket_bytes};
-  for (uint64_t size = kSmallestBucketBytes; size <= threshold_bytes; size *= 4) {
+  for (uint64_t size = kSmallestCandidateBytes; size <= threshold_bytes; size *= 4) {
     sizes.push_back(size);
     if (size >= gradient) break;
   }

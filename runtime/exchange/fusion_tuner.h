@@ -33,8 +33,13 @@
 
 namespace cohort {
 
+// The smallest bucket size compared: below the default's floor (kSmallestBucketBytes), where a
+// fast transport may still gain from more overlap.
+inline constexpr uint64_t kSmallestCandidateBytes = 256 << 10;
+
 // The bucket limits worth comparing for the arena's gradient under a threshold of
-// `threshold_bytes`: bucket sizes of 256 KiB times powers of 4 up to the threshold, and the one
+// `threshold_bytes`: bucket sizes of kSmallestCandidateBytes times powers of 4 up to the
+// threshold, and the one
 // FitBucketLimits would pick alone; none larger than the first that holds the whole gradient in
 // one bucket, each with FitBucketLimits' first bucket (at most the bucket). Limits that cut the
 // arena (in reverse registration order) exactly as a smaller candidate does are left out, so a

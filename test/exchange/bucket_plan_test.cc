@@ -112,9 +112,9 @@ TEST_F(BucketPlanTest, FirstBucketIsSmaller) {
   EXPECT_EQ(plan[1].count, 64u);
 }
 
-// The limits follow the gradient's size: a 4 MiB model gets several buckets, the first one
-// smaller; a large one is bounded by the threshold and the first by 1 MiB; a small one (the mlp
-// example's 28 KB, a 150 KB CNN) is one bucket, since no bucket is below kSmallestBucketBytes.
+// The limits follow the gradient's size: a 4 MiB model gets several buckets; a large one is
+// bounded by the threshold and the first by 1 MiB; a small one (the mlp example's 28 KB, a 150 KB
+// CNN, a 1 MB MLP) is one bucket, since no bucket is below kSmallestBucketBytes.
 TEST_F(BucketPlanTest, LimitsFitTheGradient) {
   Arena({Tensor("w", 1 << 20)});  // 4 MiB of float32
   BucketLimits limits = FitBucketLimits(*arena_, 64 << 20);
@@ -145,14 +145,23 @@ TEST_F(BucketPlanTest, LimitsFitTheGradient) {
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].tensors.size(), 16u);
 
-  // 16 tensors of 256 KiB (4 MiB): a first bucket of one tensor, then buckets of at most 1 MiB.
+  // 16 tensors of 256 KiB (4 MiB): buckets of 1 MiB, four tensors each, the last first.
   for (TensorDescriptor& layer : layers) layer = Tensor(layer.name.c_str(), 256 << 8);
   Arena(layers);
   limits = FitBucketLimits(*arena_, 64 << 20);
   plan = Plan(limits.bucket_bytes, limits.first_bucket_bytes);
-  ASSERT_GE(plan.size(), 5u);
-  EXPECT_THAT(plan[0].tensors, ElementsAre(15));
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_THAT(plan[0].tensors, ElementsAre(15, 14, 13, 12));
   for (const GradientBucket& bucket : plan) EXPECT_LE(bucket.count * 4, limits.bucket_bytes);
+
+  // 1 MiB: one bucket (DDP's first bucket); 8 MiB: buckets of 2 MiB after a first of 1 MiB.
+  Arena({Tensor("w", 1 << 18)});
+  limits = FitBucketLimits(*arena_, 64 << 20);
+  EXPECT_EQ(Plan(limits.bucket_bytes, limits.first_bucket_bytes).size(), 1u);
+  Arena({Tensor("a", 1 << 20), Tensor("b", 1 << 20)});
+  limits = FitBucketLimits(*arena_, 64 << 20);
+  EXPECT_EQ(limits.bucket_bytes, 2u << 20);
+  EXPECT_EQ(limits.first_bucket_bytes, 1u << 20);
 }
 
 TEST_F(BucketPlanTest, TwoDtypesGiveBucketsPerBlockInBackwardOrder) {
