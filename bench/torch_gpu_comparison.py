@@ -19,8 +19,12 @@ the PyTorch that runs the other side, and both make cuDNN deterministic.
   synthetic shapes, torch_gpt cuts its text windows) and copy them to the GPU, which the PyTorch
   side does not.
 
+With --zero-stage S (1 or 2; torch_gpt only, whose Adam is Cohort's built-in one), only the
+2-rank sides run: Cohort's with optimizations.zero_stage S, PyTorch's DDP with its Adam wrapped in
+torch's ZeroRedundancyOptimizer; the names below end in _zero<S>.
+
 Usage: torch_gpu_comparison.py COHORT_EXE PLUGIN_DIR [--models cnn,gpt] [--batches N]
-                               [--repeats R] [--cnn-batch B] [--gpt-batch B]
+                               [--repeats R] [--cnn-batch B] [--gpt-batch B] [--zero-stage S]
 
 Prints a table per model, then JSON lines, each a median over R repeats: Cohort's records/s at 1
 slot against the plain PyTorch loop's, and at 2 against DDP's.
@@ -62,7 +66,8 @@ def step_of(args, world):
         model = DistributedDataParallel(model, device_ids=[0])
     inputs, targets = next(side.batches(gpt, corpus, world, args.torch_rank))
     inputs, targets = inputs.cuda(), targets.cuda()
-    return side.adam_step(model, gpt.learning_rate, inputs, targets), len(inputs)
+    zero = args.zero_stage > 0 and world > 1
+    return side.adam_step(model, gpt.learning_rate, inputs, targets, zero=zero), len(inputs)
 
 
 def torch_rank(args):
@@ -86,7 +91,8 @@ def torch_rank(args):
 def run_torch(args, model, world):
     rate = ddp_common.run_ranks(
         NAME, __file__, world, ["--batches", str(args.batches), "--model", model,
-                                "--batch", str(args.batch_of[model])],
+                                "--batch", str(args.batch_of[model]),
+                                "--zero-stage", str(args.zero_stage)],
         lambda rank: dict(os.environ, CUDA_VISIBLE_DEVICES="0", NCCL_HOSTID=f"host-{rank}",
                           **NCCL_ENVIRONMENT),
         timeout=600)
@@ -99,7 +105,8 @@ def config(args, model, slots, directory):
     plugin = os.path.join(args.plugin_dir, f"torch_{model}", f"torch_{model}.so")
     path, _ = torch_comparison.write_config(
         os.path.join(directory, f"{model}-{slots}-{time.monotonic_ns()}.yaml"), plugin, model,
-        slots, args.batches, batch=args.batch_of[model])
+        slots, args.batches, batch=args.batch_of[model],
+        zero_stage=args.zero_stage if slots > 1 else 0)
     return path
 
 
@@ -136,6 +143,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--cnn-batch", type=int, default=256)
     parser.add_argument("--gpt-batch", type=int, default=128)
+    parser.add_argument("--zero-stage", type=int, default=0, choices=(0, 1, 2))
     parser.add_argument("--model", choices=sorted(MODELS), help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     args = ddp_common.parse_arguments(parser, torch_rank)
@@ -145,6 +153,9 @@ def main():
                      "--batches >= 100")
     if args.cnn_batch % 2 or args.gpt_batch % 2:
         parser.error("the global batches must be even (two ranks share them)")
+    if args.zero_stage and models != ["gpt"]:
+        parser.error("--zero-stage needs --models gpt (only torch_gpt_ddp.py takes ZeRO)")
+    ranks = (2,) if args.zero_stage else (1, 2)  # ZeRO shards over 2 ranks; at 1 it is a no-op
     args.batch_of = {"cnn": args.cnn_batch, "gpt": args.gpt_batch}
     args.cohort, args.plugin_dir = os.path.abspath(args.cohort), os.path.abspath(args.plugin_dir)
 
@@ -158,38 +169,47 @@ def main():
     ddp_common.use_cli_helpers(args.cohort, args.plugin_dir)
     os.environ.update(NCCL_ENVIRONMENT)
     rates = {(side, model, n): [] for side in ("torch", "cohort") for model in models
-             for n in (1, 2)}
+             for n in ranks}
     exposed = {model: [] for model in models}
     with tempfile.TemporaryDirectory(prefix="cohort-torch-gpu-") as tmp:
         from cluster import two_agent_cluster
         with two_agent_cluster(os.path.join(tmp, "cluster")) as cluster:
             for _ in range(args.repeats):
                 for model in models:
-                    for n in (1, 2):
+                    for n in ranks:
                         rates[("torch", model, n)].append(run_torch(args, model, n))
-                    rates[("cohort", model, 1)].append(run_cohort_one(args, model, tmp))
+                    if 1 in ranks:
+                        rates[("cohort", model, 1)].append(run_cohort_one(args, model, tmp))
                     rate, exposed_ms = run_cohort_two(args, cluster, model, tmp)
                     rates[("cohort", model, 2)].append(rate)
                     exposed[model].append(exposed_ms)
 
     median = {key: statistics.median(values) for key, values in rates.items()}
+    zero = f"_zero{args.zero_stage}" if args.zero_stage else ""
     results = []
     for model in models:
-        t1, t2 = median[("torch", model, 1)], median[("torch", model, 2)]
-        c1, c2 = median[("cohort", model, 1)], median[("cohort", model, 2)]
+        t2, c2 = median[("torch", model, 2)], median[("cohort", model, 2)]
         print(f"torch_{model} on one GPU, global batch {args.batch_of[model]}, {args.batches} "
-              f"batches; records/s, median of {args.repeats}")
-        print(f"{'':14} {'1 rank':>10} {'2 ranks':>10} {'efficiency':>11}")
-        print(f"{'PyTorch':14} {t1:10.0f} {t2:10.0f} {t2 / (2 * t1):11.2f}")
-        print(f"{'Cohort':14} {c1:10.0f} {c2:10.0f} {c2 / (2 * c1):11.2f}")
-        print(f"Cohort / PyTorch: {c1 / t1:.3f} at 1 rank (plain loop), {c2 / t2:.3f} at 2 (DDP); "
-              f"exchange left exposed at 2 slots: {statistics.median(exposed[model]):.2f} ms per "
+              f"batches; records/s, median of {args.repeats}"
+              + (f"; ZeRO stage {args.zero_stage} (PyTorch: ZeroRedundancyOptimizer)"
+                 if args.zero_stage else ""))
+        if 1 in ranks:
+            t1, c1 = median[("torch", model, 1)], median[("cohort", model, 1)]
+            print(f"{'':14} {'1 rank':>10} {'2 ranks':>10} {'efficiency':>11}")
+            print(f"{'PyTorch':14} {t1:10.0f} {t2:10.0f} {t2 / (2 * t1):11.2f}")
+            print(f"{'Cohort':14} {c1:10.0f} {c2:10.0f} {c2 / (2 * c1):11.2f}")
+            print(f"Cohort / PyTorch: {c1 / t1:.3f} at 1 rank (plain loop), {c2 / t2:.3f} at 2 "
+                  f"(DDP)")
+        else:
+            print(f"PyTorch {t2:.0f}, Cohort {c2:.0f} at 2 ranks: Cohort / PyTorch {c2 / t2:.3f}")
+        print(f"exchange left exposed at 2 slots: {statistics.median(exposed[model]):.2f} ms per "
               f"batch")
-        for n, peer in ((1, "plain_torch"), (2, "ddp")):
+        for n in ranks:
+            peer = "plain_torch" if n == 1 else "ddp"
             value, peer_value = median[("cohort", model, n)], median[("torch", model, n)]
-            results.append({"name": f"cohort_gpu_{model}_records_per_s_{n}",
+            results.append({"name": f"cohort_gpu_{model}_records_per_s_{n}{zero}",
                             "value": round(value, 1), "unit": "records/s",
-                            "peer": f"{peer}_gpu_{model}_records_per_s_{n}",
+                            "peer": f"{peer}_gpu_{model}_records_per_s_{n}{zero}",
                             "peer_value": round(peer_value, 1),
                             "ratio": round(value / peer_value, 4)})
     for entry in results:
