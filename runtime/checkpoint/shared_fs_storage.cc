@@ -50,6 +50,9 @@ class SharedFsStorage final : public CheckpointStorage {
   }
   std::string Describe() const override { return absl::StrCat("shared_fs:", root_); }
 
+  // CopySharedFsCheckpoint's copy of checkpoint `id` of `from` into this store.
+  absl::Status CopyFrom(const SharedFsStorage& from, absl::string_view id);
+
  private:
   std::string FolderOf(absl::string_view id) const { return JoinPath(root_, id); }
 
@@ -64,6 +67,12 @@ class SharedFsStorage final : public CheckpointStorage {
   absl::Status FillFolder(const std::string& folder, CheckpointInfo manifest,
                           const std::map<std::string, std::string>& files) const;
 
+  // ALREADY_EXISTS when something is in the way of checkpoint `id` (checked before a write so
+  // that a doomed one does not copy gigabytes; the rename in Commit decides races).
+  absl::Status RefuseExisting(absl::string_view id) const;
+  // Renames the filled `staging` folder to checkpoint `id` and makes that durable.
+  absl::Status Commit(checkpoint_internal::StagingFolder& staging, absl::string_view id);
+
   std::string root_;
 };
 
@@ -73,36 +82,84 @@ absl::Status SharedFsStorage::Write(const CheckpointInfo& info,
   for (const auto& [name, bytes] : files) {
     if (absl::Status valid = ValidateCheckpointFileName(name); !valid.ok()) return valid;
   }
-  // Checked first so that a doomed write does not copy gigabytes; the rename decides races.
-  absl::StatusOr<bool> exists = checkpoint_internal::PathExists(FolderOf(info.id));
-  if (!exists.ok()) return exists.status();
-  if (*exists) {
-    absl::Status whole = ReadWholeManifest(info.id).status();
-    if (whole.ok()) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("checkpoint '", info.id, "' already exists in ", Describe()));
-    }
-    return absl::AlreadyExistsError(absl::StrCat("checkpoint '", info.id, "' in ", Describe(),
-                                                 " is in the way but not whole (", whole.message(),
-                                                 "); Delete removes it"));
-  }
-
+  if (absl::Status free = RefuseExisting(info.id); !free.ok()) return free;
   absl::StatusOr<std::unique_ptr<StagingFolder>> staging = StagingFolder::Claim(root_, info.id);
   if (!staging.ok()) return staging.status();
-  const std::string& folder = (*staging)->path();
-  if (absl::Status filled = FillFolder(folder, info, files); !filled.ok()) return filled;
-  const std::string destination = FolderOf(info.id);
+  if (absl::Status filled = FillFolder((*staging)->path(), info, files); !filled.ok()) {
+    return filled;
+  }
+  return Commit(**staging, info.id);
+}
+
+absl::Status SharedFsStorage::RefuseExisting(absl::string_view id) const {
+  absl::StatusOr<bool> exists = checkpoint_internal::PathExists(FolderOf(id));
+  if (!exists.ok()) return exists.status();
+  if (!*exists) return absl::OkStatus();
+  absl::Status whole = ReadWholeManifest(id).status();
+  if (whole.ok()) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("checkpoint '", id, "' already exists in ", Describe()));
+  }
+  return absl::AlreadyExistsError(absl::StrCat("checkpoint '", id, "' in ", Describe(),
+                                               " is in the way but not whole (", whole.message(),
+                                               "); Delete removes it"));
+}
+
+absl::Status SharedFsStorage::Commit(StagingFolder& staging, absl::string_view id) {
+  const std::string& folder = staging.path();
+  const std::string destination = FolderOf(id);
   if (std::rename(folder.c_str(), destination.c_str()) != 0) {
     if (errno == EEXIST || errno == ENOTEMPTY) {
       return absl::AlreadyExistsError(
-          absl::StrCat("checkpoint '", info.id, "' was written concurrently in ", Describe()));
+          absl::StrCat("checkpoint '", id, "' was written concurrently in ", Describe()));
     }
     return PosixError(absl::StrCat("rename ", folder, " to"), destination, errno);
   }
   if (absl::Status synced = checkpoint_internal::SyncFolder(root_); !synced.ok()) return synced;
   // The checkpoint is in place; a lock file that cannot be removed now goes with CleanTemporary.
-  (*staging)->Discard().IgnoreError();
+  staging.Discard().IgnoreError();
   return absl::OkStatus();
+}
+
+absl::Status SharedFsStorage::CopyFrom(const SharedFsStorage& from, absl::string_view id) {
+  if (absl::Status valid = ValidateCheckpointId(id); !valid.ok()) return valid;
+  absl::StatusOr<CheckpointInfo> info = from.ReadManifest(id);
+  if (!info.ok()) return info.status();
+  if (absl::Status free = RefuseExisting(id); !free.ok()) return free;
+  absl::StatusOr<std::unique_ptr<StagingFolder>> staging = StagingFolder::Claim(root_, id);
+  if (!staging.ok()) return staging.status();
+  const std::string& folder = (*staging)->path();
+  if (::mkdir(folder.c_str(), 0755) != 0) return PosixError("create folder", folder, errno);
+  for (const CheckpointFileInfo& file : info->files) {
+    if (absl::Status valid = ValidateCheckpointFileName(file.name); !valid.ok()) return valid;
+    const std::string context = absl::StrCat("checkpoint '", id, "' file '", file.name, "'");
+    uint32_t crc = 0;
+    absl::StatusOr<uint64_t> copied = checkpoint_internal::CopyFileDurably(
+        JoinPath(from.FolderOf(id), file.name), JoinPath(folder, file.name),
+        [&](absl::string_view piece) {
+          crc = Crc32cExtend(crc, piece);
+          return absl::OkStatus();
+        });
+    if (!copied.ok()) {
+      return absl::DataLossError(absl::StrCat(context, ": ", copied.status().message()));
+    }
+    if (*copied != file.size) {
+      return absl::DataLossError(
+          absl::StrCat(context, " has ", *copied, " bytes; the manifest records ", file.size));
+    }
+    if (crc != file.crc32c) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s fails its checksum (recorded %08x, computed %08x)", context, file.crc32c, crc));
+    }
+  }
+  // The same manifest: the copy is the same checkpoint, whole in its new store.
+  if (absl::Status written = checkpoint_internal::WriteFileDurably(
+          JoinPath(folder, kManifestFileName), EncodeManifest(*info));
+      !written.ok()) {
+    return written;
+  }
+  if (absl::Status synced = checkpoint_internal::SyncFolder(folder); !synced.ok()) return synced;
+  return Commit(**staging, id);
 }
 
 absl::Status SharedFsStorage::FillFolder(const std::string& folder, CheckpointInfo manifest,
@@ -230,14 +287,30 @@ absl::StatusOr<CheckpointInfo> SharedFsStorage::ReadWholeManifest(absl::string_v
   return info;
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std::string& root) {
+// OpenSharedFsStorage's store, as its own type.
+absl::StatusOr<std::unique_ptr<SharedFsStorage>> OpenStore(const std::string& root) {
   if (root.empty()) return absl::InvalidArgumentError("the shared_fs checkpoint root is empty");
   if (absl::Status made = checkpoint_internal::MakeFolders(root); !made.ok()) return made;
   auto storage = std::make_unique<SharedFsStorage>(root);
   if (absl::Status cleaned = storage->CleanTemporary(); !cleaned.ok()) return cleaned;
   return storage;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std::string& root) {
+  absl::StatusOr<std::unique_ptr<SharedFsStorage>> storage = OpenStore(root);
+  if (!storage.ok()) return storage.status();
+  return std::unique_ptr<CheckpointStorage>(*std::move(storage));
+}
+
+absl::Status CopySharedFsCheckpoint(const std::string& from_root, absl::string_view id,
+                                    const std::string& to_root) {
+  absl::StatusOr<std::unique_ptr<SharedFsStorage>> from = OpenStore(from_root);
+  if (!from.ok()) return from.status();
+  absl::StatusOr<std::unique_ptr<SharedFsStorage>> to = OpenStore(to_root);
+  if (!to.ok()) return to.status();
+  return (*to)->CopyFrom(**from, id);
 }
 
 }  // namespace cohort

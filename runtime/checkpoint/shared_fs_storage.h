@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 
 namespace cohort {
@@ -28,6 +29,14 @@ namespace cohort {
 // Creates `root` (and its parents) if missing, then removes abandoned temporary entries.
 // Errors name the path and the system's reason.
 absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std::string& root);
+
+// Copies checkpoint `id` of the store at `from_root` into the store at `to_root` (both shared_fs,
+// opened as OpenSharedFsStorage does), whole or not at all as Write: each file passes in pieces of
+// a few MiB, checked on the way against the manifest's size and checksum (DATA_LOSS naming the
+// file, and nothing is left in `to_root`), so the copy needs memory of a piece, not of the
+// checkpoint. NOT_FOUND without that checkpoint; ALREADY_EXISTS as Write.
+absl::Status CopySharedFsCheckpoint(const std::string& from_root, absl::string_view id,
+                                    const std::string& to_root);
 
 }  // namespace cohort
 

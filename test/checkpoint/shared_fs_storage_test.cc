@@ -1,5 +1,6 @@
-// The shared_fs store: round trips, damage detection, refusals, Delete, LatestCheckpoint and the
-// cleaning of abandoned temporary entries. Each test uses a fresh root folder.
+// The shared_fs store: round trips, damage detection, refusals, Delete, LatestCheckpoint, the
+// cleaning of abandoned temporary entries and the verified copy into another store. Each test
+// uses a fresh root folder.
 #include "runtime/checkpoint/shared_fs_storage.h"
 
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/checkpoint/crc32c.h"
+#include "runtime/checkpoint/internal/posix_io.h"
 #include "temp_folder.h"
 
 namespace cohort {
@@ -346,6 +348,65 @@ TEST_F(SharedFsStorageTest, OpeningCleansAbandonedEntries) {
   auto reopened = OpenSharedFsStorage(root_.path());
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_THAT(NamesIn(root_.path()), IsEmpty());
+}
+
+}  // namespace
+}  // namespace cohort
+
+namespace cohort {
+namespace {
+
+// CopySharedFsCheckpoint, the copy of `cohort checkpoint export`: files larger than one piece go
+// through whole and verified, the copy is the same checkpoint in its new store, and a damaged
+// source leaves nothing behind.
+class SharedFsCopyTest : public SharedFsStorageTest {
+ protected:
+  // Files of several copy pieces, one of them not a multiple of a piece, and an empty one.
+  const std::map<std::string, std::string> large_ = {
+      {"parameters", std::string(2 * checkpoint_internal::kCopyPieceBytes + 12345, 'w')},
+      {"optimizer", std::string(checkpoint_internal::kCopyPieceBytes, 'm') + "tail"},
+      {"empty", ""}};
+  TempFolder destination_;
+};
+
+TEST_F(SharedFsCopyTest, ACopyIsTheSameCheckpointWholeInItsNewStore) {
+  ASSERT_TRUE(storage_->Write(Info("big", 3, 40), large_).ok());
+  absl::Status copied = CopySharedFsCheckpoint(root_.path(), "big", destination_.path());
+  ASSERT_TRUE(copied.ok()) << copied;
+  auto copy_store = OpenSharedFsStorage(destination_.path());
+  ASSERT_TRUE(copy_store.ok());
+  absl::StatusOr<Checkpoint> copy = (*copy_store)->Read("big");
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  absl::StatusOr<Checkpoint> original = storage_->Read("big");
+  ASSERT_TRUE(original.ok());
+  EXPECT_EQ(copy->files, large_);
+  EXPECT_EQ(copy->info.created_unix_ms, original->info.created_unix_ms);
+  EXPECT_EQ(copy->info.config_fingerprint, original->info.config_fingerprint);
+  // Once there, a second copy is refused and the first kept.
+  absl::Status again = CopySharedFsCheckpoint(root_.path(), "big", destination_.path());
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
+  EXPECT_TRUE((*copy_store)->Read("big").ok());
+}
+
+TEST_F(SharedFsCopyTest, ADamagedSourceIsDataLossAndLeavesNothingBehind) {
+  ASSERT_TRUE(storage_->Write(Info("flipped", 3, 40), large_).ok());
+  FlipBit(root_ / "flipped/parameters", checkpoint_internal::kCopyPieceBytes + 7);
+  absl::Status copied = CopySharedFsCheckpoint(root_.path(), "flipped", destination_.path());
+  EXPECT_EQ(copied.code(), absl::StatusCode::kDataLoss) << copied;
+  EXPECT_THAT(copied.message(),
+              HasSubstr("checkpoint 'flipped' file 'parameters' fails its checksum"));
+  ASSERT_TRUE(storage_->Write(Info("cut", 3, 50), large_).ok());
+  ASSERT_EQ(::truncate((root_ / "cut/optimizer").c_str(), 100), 0);
+  copied = CopySharedFsCheckpoint(root_.path(), "cut", destination_.path());
+  EXPECT_EQ(copied.code(), absl::StatusCode::kDataLoss) << copied;
+  EXPECT_THAT(copied.message(), HasSubstr("file 'optimizer' has 100 bytes"));
+  // Neither a checkpoint nor a temporary entry is left in the destination.
+  absl::StatusOr<std::vector<std::string>> left =
+      checkpoint_internal::ListFolder(destination_.path());
+  ASSERT_TRUE(left.ok());
+  EXPECT_THAT(*left, IsEmpty());
+  EXPECT_EQ(CopySharedFsCheckpoint(root_.path(), "absent", destination_.path()).code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -37,10 +37,11 @@ constexpr char kExportUsage[] =
     "\n"
     "Copies checkpoint CHECKPOINT_ID (as `cohort checkpoint list` names it, e.g.\n"
     "trial-7-batch-1200) into DIR/CHECKPOINT_ID: every file is checked against the\n"
-    "checkpoint's manifest first, and the copy appears whole or not at all (DIR is a\n"
-    "checkpoint storage folder of its own then, with the same manifest). The\n"
-    "checkpoint's folder must be readable from this host (shared_fs storage, as\n"
-    "Determined's `det checkpoint download` reads it). An existing copy is refused.\n"
+    "checkpoint's manifest as it is copied, a few MiB at a time, and the copy appears\n"
+    "whole or not at all (DIR is a checkpoint storage folder of its own then, with the\n"
+    "same manifest). The checkpoint's folder must be readable from this host\n"
+    "(shared_fs storage, as Determined's `det checkpoint download` reads it). An\n"
+    "existing copy is refused.\n"
     "\n";
 
 int List(const std::vector<std::string>& arguments) {
@@ -69,24 +70,18 @@ int List(const std::vector<std::string>& arguments) {
 }
 
 // Copies the checkpoint in folder `source` into the storage at `destination`, whole or not at
-// all; the copy's folder.
+// all, every byte verified on the way; the copy's folder.
 absl::StatusOr<std::string> CopyCheckpoint(const std::filesystem::path& source,
                                            const std::string& destination) {
   const std::string id = source.filename().string();
-  absl::StatusOr<std::unique_ptr<CheckpointStorage>> from =
-      OpenSharedFsStorage(source.parent_path().string());
-  if (!from.ok()) return from.status();
-  absl::StatusOr<Checkpoint> checkpoint = (*from)->Read(id);  // verifies every byte
-  if (!checkpoint.ok()) return checkpoint.status();
   const std::filesystem::path copy = std::filesystem::path(destination) / id;
   std::error_code error;
   if (std::filesystem::exists(copy, error)) {
     return absl::AlreadyExistsError(absl::StrCat(copy.string(), " already exists; not replaced"));
   }
-  absl::StatusOr<std::unique_ptr<CheckpointStorage>> to = OpenSharedFsStorage(destination);
-  if (!to.ok()) return to.status();
-  if (absl::Status written = (*to)->Write(checkpoint->info, checkpoint->files); !written.ok()) {
-    return written;
+  if (absl::Status copied = CopySharedFsCheckpoint(source.parent_path().string(), id, destination);
+      !copied.ok()) {
+    return copied;
   }
   return copy.string();
 }

@@ -60,6 +60,38 @@ absl::Status WriteFileDurably(const std::string& path, absl::string_view bytes) 
   return absl::OkStatus();
 }
 
+absl::StatusOr<uint64_t> CopyFileDurably(
+    const std::string& from, const std::string& to,
+    const std::function<absl::Status(absl::string_view piece)>& passed) {
+  UniqueFd source(RetryOnInterrupt([&] { return ::open(from.c_str(), O_RDONLY | O_CLOEXEC); }));
+  if (!source.valid()) return PosixError("open", from, errno);
+  UniqueFd copy(RetryOnInterrupt(
+      [&] { return ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644); }));
+  if (!copy.valid()) return PosixError("create", to, errno);
+  const std::unique_ptr<char[]> piece(new char[kCopyPieceBytes]);
+  uint64_t copied = 0;
+  for (;;) {
+    const ssize_t got =
+        RetryOnInterrupt([&] { return ::read(source.get(), piece.get(), kCopyPieceBytes); });
+    if (got < 0) return PosixError("read", from, errno);
+    if (got == 0) break;
+    absl::string_view bytes(piece.get(), static_cast<size_t>(got));
+    if (absl::Status ok = passed(bytes); !ok.ok()) return ok;
+    copied += bytes.size();
+    while (!bytes.empty()) {
+      const ssize_t written =
+          RetryOnInterrupt([&] { return ::write(copy.get(), bytes.data(), bytes.size()); });
+      if (written < 0) return PosixError("write", to, errno);
+      bytes.remove_prefix(static_cast<size_t>(written));
+    }
+  }
+  if (RetryOnInterrupt([&] { return ::fsync(copy.get()); }) != 0) {
+    return PosixError("fsync", to, errno);
+  }
+  if (copy.Close() != 0) return PosixError("close", to, errno);
+  return copied;
+}
+
 absl::StatusOr<uint64_t> RegularFileSize(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return PosixError("stat", path, errno);

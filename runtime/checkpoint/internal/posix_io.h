@@ -10,6 +10,7 @@
 #define COHORT_RUNTIME_CHECKPOINT_INTERNAL_POSIX_IO_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ std::string JoinPath(absl::string_view folder, absl::string_view name);
 
 // Creates `path` (which must not exist), writes `bytes`, fsyncs and closes it.
 absl::Status WriteFileDurably(const std::string& path, absl::string_view bytes);
+
+// Creates `to` (which must not exist) with the bytes of the file at `from`, read and written in
+// pieces of kCopyPieceBytes (the memory the copy needs), each piece handed to `passed` before it
+// is written (an error from it stops the copy); fsyncs and closes `to`. Returns the bytes copied.
+inline constexpr size_t kCopyPieceBytes = 4 << 20;
+absl::StatusOr<uint64_t> CopyFileDurably(
+    const std::string& from, const std::string& to,
+    const std::function<absl::Status(absl::string_view piece)>& passed);
 
 // The size of the regular file at `path`; FAILED_PRECONDITION if it is not a regular file.
 absl::StatusOr<uint64_t> RegularFileSize(const std::string& path);
