@@ -21,8 +21,9 @@ the checkpoints would really go to).
 With --slots N the trial runs at N CPU slots (rank 0's slices are measured), and with
 --zero-stage S under optimizations.zero_stage S: each rank then keeps a shard of the optimizer
 state. A synchronous checkpoint gathers the shards onto rank 0 on the training thread (a broadcast
-from each owner), which is part of its stall; in the background each rank copies its shard at the
-step boundary (part of the stall) and the copies travel to rank 0 during the write.
+from each owner), which is part of its stall; in the background, at the step boundary (part of the
+stall), rank 0 lays out the whole state with its shard in place and the others copy theirs, and
+the copies travel to rank 0 during the write.
 
 Usage: checkpoint_stall_bench.py COHORT_EXE PLUGIN_DIR [--sizes 100,1000] [--repeats 2]
                                   [--folder DIR] [--slots N] [--zero-stage S]

@@ -28,6 +28,19 @@ absl::Status ArenaOptimizer::SaveWholeStateInto(const OptimizerState::PieceMover
   return state_.GatherWholeInto(move, out, sealed);
 }
 
+absl::Status ArenaOptimizer::LayOutWholeStateInto(std::string& whole) const {
+  if (state_.shard().whole()) return Optimizer::LayOutWholeStateInto(whole);
+  return state_.LayOutWholeInto(whole);
+}
+
+absl::Status ArenaOptimizer::ReceiveWholeStateInto(const OptimizerState::PieceMover& move,
+                                                   std::string& whole, bool sealed) const {
+  if (state_.shard().whole()) return Optimizer::ReceiveWholeStateInto(move, whole, sealed);
+  // The layout only: Step may change the buffers meanwhile.
+  return OptimizerState::ReceivePiecesInto(arena_, buffers_per_block_, state_.shard(), move, whole,
+                                           sealed);
+}
+
 absl::Status ArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy) const {
   if (state_.shard().whole()) return Optimizer::CopyShardStateInto(copy);
   if (copy) {

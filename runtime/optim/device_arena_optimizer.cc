@@ -137,6 +137,19 @@ absl::Status DeviceArenaOptimizer::SaveWholeStateInto(const OptimizerState::Piec
   return state->GatherWholeInto(move, out, sealed);
 }
 
+absl::Status DeviceArenaOptimizer::LayOutWholeStateInto(std::string& whole) const {
+  if (shard_.whole()) return Optimizer::LayOutWholeStateInto(whole);
+  std::optional<OptimizerState> state;  // this rank's pieces, through the host
+  if (absl::Status copied = HostStateInto(state); !copied.ok()) return copied;
+  return state->LayOutWholeInto(whole);
+}
+
+absl::Status DeviceArenaOptimizer::ReceiveWholeStateInto(const OptimizerState::PieceMover& move,
+                                                         std::string& whole, bool sealed) const {
+  if (shard_.whole()) return Optimizer::ReceiveWholeStateInto(move, whole, sealed);
+  return OptimizerState::ReceivePiecesInto(arena_, buffers_per_block_, shard_, move, whole, sealed);
+}
+
 absl::Status DeviceArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy) const {
   if (shard_.whole()) return Optimizer::CopyShardStateInto(copy);
   return HostStateInto(copy);

@@ -40,6 +40,15 @@ absl::Status Optimizer::CopyShardStateInto(std::optional<OptimizerState>&) const
   return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto copies it whole");
 }
 
+absl::Status Optimizer::LayOutWholeStateInto(std::string&) const {
+  return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto saves it whole");
+}
+
+absl::Status Optimizer::ReceiveWholeStateInto(const OptimizerState::PieceMover&, std::string&,
+                                              bool) const {
+  return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto saves it whole");
+}
+
 absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerOptions& options,
                                                              TensorArena& arena,
                                                              DeviceUpdateKernels* device_kernels,

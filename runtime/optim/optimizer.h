@@ -83,10 +83,16 @@ class Optimizer {
   virtual uint64_t state_bytes() const { return 0; }
   virtual absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                           bool sealed) const;
-  // ZeRO, for a checkpoint gathered off the training thread: a host copy of this rank's shard of
-  // the state (steps and buffers) into `copy`, whose memory is reused when it already holds this
-  // shard's. The copy's GatherWholeInto then moves the pieces while the optimizer steps on.
-  // UNIMPLEMENTED for an optimizer that is not sharded.
+  // ZeRO, for a checkpoint gathered off the training thread, all UNIMPLEMENTED for an optimizer
+  // that is not sharded. On the shard's rank 0: LayOutWholeStateInto writes SaveState's bytes of
+  // the whole state into `whole` with this rank's pieces in place
+  // (OptimizerState::LayOutWholeInto), at the step boundary; ReceiveWholeStateInto then moves the
+  // other ranks' pieces there, and may run on another thread while Step runs. On every other rank:
+  // CopyShardStateInto copies its shard of the state into `copy` (memory reused when it already
+  // holds this shard's), whose SendPieces then moves the pieces while the optimizer steps on.
+  virtual absl::Status LayOutWholeStateInto(std::string& whole) const;
+  virtual absl::Status ReceiveWholeStateInto(const OptimizerState::PieceMover& move,
+                                             std::string& whole, bool sealed) const;
   virtual absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const;
 };
 

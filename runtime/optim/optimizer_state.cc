@@ -62,6 +62,12 @@ void EncodeHeader(std::string& out, Kind kind, uint64_t steps,
   }
 }
 
+// Bytes of EncodeHeader's part for `blocks` blocks.
+size_t HeaderBytes(size_t blocks) {
+  return kMagic.size() + 4 * sizeof(uint32_t) + sizeof(uint64_t) +
+         blocks * (sizeof(uint32_t) + sizeof(uint64_t));
+}
+
 absl::Status Invalid(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("optimizer state ", what));
 }
@@ -106,8 +112,7 @@ namespace {
 // Bytes of the whole form of a state of this layout, checksum included.
 uint64_t WholeBytes(const std::vector<cohort_dtype>& dtypes, const std::vector<uint64_t>& sizes,
                     size_t buffers_per_block) {
-  uint64_t bytes = kMagic.size() + 4 * sizeof(uint32_t) + sizeof(uint64_t) + kChecksumSize +
-                   dtypes.size() * (sizeof(uint32_t) + sizeof(uint64_t));
+  uint64_t bytes = HeaderBytes(dtypes.size()) + kChecksumSize;
   for (size_t b = 0; b < dtypes.size(); ++b) {
     bytes += sizes[b] * *DtypeSize(dtypes[b]) * buffers_per_block;
   }
@@ -165,57 +170,141 @@ uint64_t OptimizerState::held_bytes() const {
   return bytes;
 }
 
-absl::Status OptimizerState::GatherWholeInto(const PieceMover& move, std::string* whole,
-                                             bool sealed) const {
-  const uint32_t ranks = shard_.size;
-  if (whole != nullptr && shard_.rank != 0) {
+namespace {
+
+// The other ranks' pieces of a whole state of this layout moved into `whole` (laid out by
+// LayOutWholeInto), in GatherWholeInto's order; reads nothing but the layout.
+absl::Status ReceiveOthersPieces(const std::vector<cohort_dtype>& dtypes,
+                                 const std::vector<uint64_t>& sizes, size_t buffers_per_block,
+                                 uint32_t ranks, const OptimizerState::PieceMover& move,
+                                 std::string& whole) {
+  const size_t laid_out = whole.size();
+  size_t start = HeaderBytes(dtypes.size());
+  std::string overlap;  // the bytes after a buffer that its last piece's padding lands on
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    const uint64_t element = *DtypeSize(dtypes[b]);
+    const uint64_t buffer = sizes[b] * element;
+    const uint64_t piece = ShardChunk(sizes[b], ranks) * element;
+    for (size_t i = 0; i < buffers_per_block; ++i, start += buffer) {
+      if (start + buffer > laid_out) {
+        return absl::InvalidArgumentError("the bytes given are not laid out for this state");
+      }
+      // Rank r's piece starts at element r * chunk of the buffer: where its range begins. The
+      // pieces of the last ranks (their padding, or empty ranges) reach past the buffer's end, a
+      // few elements at most: the bytes they land on are put back (past the last buffer, into
+      // the room LayOutWholeInto reserved, cut off below).
+      for (uint32_t owner = 1; owner < ranks; ++owner) {
+        const uint64_t at = start + owner * piece;
+        const uint64_t reach = at + piece;
+        const uint64_t end = start + buffer;
+        if (reach > end) {
+          if (reach > whole.size()) whole.resize(reach);
+          overlap.assign(whole.data() + std::max(at, end), reach - std::max(at, end));
+        }
+        if (absl::Status moved = move(whole.data() + at, piece, owner); !moved.ok()) return moved;
+        if (reach > end) {
+          std::memcpy(whole.data() + std::max(at, end), overlap.data(), overlap.size());
+        }
+      }
+    }
+  }
+  whole.resize(laid_out);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status OptimizerState::LayOutWholeInto(std::string& whole) const {
+  if (shard_.rank != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard_.rank));
   }
   uint64_t padding = 0;  // the most a buffer's last pieces reach past its end
   for (size_t b = 0; b < block_dtypes_.size(); ++b) {
-    padding = std::max(padding, (ShardChunk(block_sizes_[b], ranks) * ranks - block_sizes_[b]) *
-                                    *DtypeSize(block_dtypes_[b]));
+    padding = std::max(padding,
+                       (ShardChunk(block_sizes_[b], shard_.size) * shard_.size - block_sizes_[b]) *
+                           *DtypeSize(block_dtypes_[b]));
   }
-  if (whole != nullptr) {
-    whole->clear();
-    ReserveHostBuffer(*whole,
-                      WholeBytes(block_dtypes_, block_sizes_, buffers_per_block_) + padding);
-    EncodeHeaderInto(*whole);
-  }
-  std::string elsewhere;  // a piece moving between two other ranks passes through here
+  whole.clear();
+  ReserveHostBuffer(whole, WholeBytes(block_dtypes_, block_sizes_, buffers_per_block_) + padding);
+  EncodeHeaderInto(whole);
   for (size_t b = 0; b < block_dtypes_.size(); ++b) {
     const uint64_t element = *DtypeSize(block_dtypes_[b]);
-    const uint64_t piece = ShardChunk(block_sizes_[b], ranks) * element;
+    const ElementRange own = range(b);  // rank 0's: from the buffer's first element
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      // Rank r's piece starts at element r * chunk of the buffer: where its range begins. The
-      // pieces of ranks past the end (empty ranges, padding) land beyond the buffer and are cut
-      // off below, before the next buffer is written there.
-      const size_t start = whole != nullptr ? whole->size() : 0;
-      if (whole != nullptr) whole->resize(start + piece * ranks);
+      const size_t start = whole.size();
+      whole.resize(start + block_sizes_[b] * element);
+      std::visit(
+          [&](const auto& values) {
+            std::memcpy(whole.data() + start, values.data(), own.count() * element);
+          },
+          buffers_[b * buffers_per_block_ + i]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OptimizerState::ReceivePiecesInto(const PieceMover& move, std::string& whole,
+                                               bool sealed) const {
+  if (shard_.rank != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard_.rank));
+  }
+  if (absl::Status received = ReceiveOthersPieces(block_dtypes_, block_sizes_, buffers_per_block_,
+                                                  shard_.size, move, whole);
+      !received.ok()) {
+    return received;
+  }
+  if (sealed) SealOptimizerState(whole);
+  return absl::OkStatus();
+}
+
+absl::Status OptimizerState::ReceivePiecesInto(const TensorArena& arena, size_t buffers_per_block,
+                                               ArenaShard shard, const PieceMover& move,
+                                               std::string& whole, bool sealed) {
+  std::vector<cohort_dtype> dtypes;
+  std::vector<uint64_t> sizes;
+  for (const ArenaBlock& block : arena.blocks()) {
+    dtypes.push_back(block.dtype);
+    sizes.push_back(block.element_count);
+  }
+  if (absl::Status received =
+          ReceiveOthersPieces(dtypes, sizes, buffers_per_block, shard.size, move, whole);
+      !received.ok()) {
+    return received;
+  }
+  if (sealed) SealOptimizerState(whole);
+  return absl::OkStatus();
+}
+
+absl::Status OptimizerState::SendPieces(const PieceMover& move) const {
+  std::string elsewhere;  // a piece moving between two other ranks passes through here
+  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
+    const uint64_t piece = ShardChunk(block_sizes_[b], shard_.size) * *DtypeSize(block_dtypes_[b]);
+    for (size_t i = 0; i < buffers_per_block_; ++i) {
       void* own = nullptr;  // only read: its owner is the broadcast's root
       std::visit(
           [&](const auto& values) {
             own = const_cast<void*>(static_cast<const void*>(values.data()));
           },
           buffers_[b * buffers_per_block_ + i]);
-      // Rank 0's piece does not travel: rank 0 assembles the whole state.
-      if (whole != nullptr) {
-        std::memcpy(whole->data() + start, own, piece);
-      } else {
-        elsewhere.resize(piece);
+      for (uint32_t owner = 1; owner < shard_.size; ++owner) {
+        if (owner != shard_.rank) elsewhere.resize(piece);
+        if (absl::Status moved = move(owner == shard_.rank ? own : elsewhere.data(), piece, owner);
+            !moved.ok()) {
+          return moved;
+        }
       }
-      for (uint32_t owner = 1; owner < ranks; ++owner) {
-        void* data = owner == shard_.rank ? own
-                     : whole != nullptr   ? whole->data() + start + owner * piece
-                                          : elsewhere.data();
-        if (absl::Status moved = move(data, piece, owner); !moved.ok()) return moved;
-      }
-      if (whole != nullptr) whole->resize(start + block_sizes_[b] * element);
     }
   }
-  if (whole != nullptr && sealed) SealOptimizerState(*whole);
   return absl::OkStatus();
+}
+
+absl::Status OptimizerState::GatherWholeInto(const PieceMover& move, std::string* whole,
+                                             bool sealed) const {
+  if (whole == nullptr) return SendPieces(move);
+  if (absl::Status laid = LayOutWholeInto(*whole); !laid.ok()) return laid;
+  return ReceivePiecesInto(move, *whole, sealed);
 }
 
 void SealOptimizerState(std::string& unsealed) { AppendLittleEndian(unsealed, Fnv1a64(unsealed)); }

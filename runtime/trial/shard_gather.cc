@@ -11,21 +11,24 @@ namespace cohort {
 
 ShardGather::~ShardGather() { Wait().IgnoreError(); }
 
-absl::Status ShardGather::Capture(const Optimizer& optimizer, uint64_t batches_trained) {
+absl::Status ShardGather::Capture(const Optimizer& optimizer, uint64_t batches_trained,
+                                  std::string* whole) {
   if (absl::Status before = Wait(); !before.ok()) return before;
   batches_trained_ = batches_trained;
-  return optimizer.CopyShardStateInto(copy_);
+  if (whole == nullptr) return optimizer.CopyShardStateInto(copy_);
+  optimizer_ = &optimizer;
+  return optimizer.LayOutWholeStateInto(*whole);
 }
 
-absl::Status ShardGather::Gather(std::string* whole, bool sealed) {
-  if (!copy_) return absl::FailedPreconditionError("no shard of the optimizer state captured");
+absl::Status ShardGather::Gather(
+    const std::function<absl::Status(const OptimizerState::PieceMover&)>& part) {
   // The collectives belong to the checkpoint after the batch trained last.
   CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
                           .batch = static_cast<int64_t>(batches_trained_) - 1});
   const OptimizerState::PieceMover move = [this](void* data, uint64_t bytes, uint32_t owner) {
     return group_.Broadcast(data, bytes, owner);
   };
-  absl::Status gathered = copy_->GatherWholeInto(move, whole, sealed);
+  absl::Status gathered = part(move);
   if (gathered.ok()) return gathered;
   return absl::Status(gathered.code(),
                       absl::StrCat("batch ", batches_trained_,
@@ -34,13 +37,20 @@ absl::Status ShardGather::Gather(std::string* whole, bool sealed) {
                                    gathered.message()));
 }
 
-absl::Status ShardGather::AssembleInto(std::string* whole, bool sealed) {
-  return Gather(whole, sealed);
+absl::Status ShardGather::AssembleInto(std::string& whole, bool sealed) {
+  if (optimizer_ == nullptr) return absl::FailedPreconditionError("no checkpoint laid out");
+  return Gather([&](const OptimizerState::PieceMover& move) {
+    return optimizer_->ReceiveWholeStateInto(move, whole, sealed);
+  });
 }
 
 void ShardGather::Start() {
-  auto job = std::make_shared<std::packaged_task<absl::Status()>>(
-      [this] { return Gather(nullptr, /*sealed=*/false); });
+  auto job = std::make_shared<std::packaged_task<absl::Status()>>([this] {
+    return Gather([this](const OptimizerState::PieceMover& move) {
+      if (!copy_) return absl::FailedPreconditionError("no shard of the optimizer state copied");
+      return copy_->SendPieces(move);
+    });
+  });
   in_flight_ = job->get_future();
   try {
     thread_ = std::thread([job] { (*job)(); });

@@ -1,17 +1,18 @@
 // ShardGather: a ZeRO checkpoint's optimizer state assembled off the training thread. At the
-// checkpoint's step boundary every rank copies its shard of the state into host memory (Capture:
-// 1/N of the state); the pieces then travel to rank 0 over a group of their own (the trial's
-// checkpoint group), while training goes on over the trial's other groups: on rank 0 inside the
-// checkpoint writer's thread, right before it writes (AssembleInto), and on the other ranks on a
-// thread of this object's (Start).
+// checkpoint's step boundary (Capture) rank 0 lays out the whole state's bytes with its own pieces
+// in place, and every other rank copies its shard into host memory (1/N of the state, kept from
+// checkpoint to checkpoint). The other ranks' pieces then travel to rank 0 over a group of their
+// own (the trial's checkpoint group) while training goes on over the trial's other groups: on
+// rank 0 inside the checkpoint writer's thread, right before it writes (AssembleInto), and on the
+// other ranks on a thread of this object's (Start).
 //
 //   ShardGather gather(checkpoint_group);
-//   status = gather.Capture(optimizer, batch);   // every rank, at the same step boundary
-//   rank 0:      writer.Start(info, files, [&](auto& files) {
-//                  return gather.AssembleInto(&files["optimizer"], /*sealed=*/true); });
-//   other ranks: gather.Start();
-//   status = gather.Wait();                      // the other ranks: before the next Capture, and
-//                                                // before the trial ends
+//   rank 0:      status = gather.Capture(optimizer, batch, &files["optimizer"]);
+//                writer.Start(info, files, [&](auto& files) {
+//                  return gather.AssembleInto(files["optimizer"], /*sealed=*/true); });
+//   other ranks: status = gather.Capture(optimizer, batch, nullptr);
+//                gather.Start();
+//   status = gather.Wait();     // the other ranks: before the trial ends (Capture waits too)
 //
 // Every rank captures the same checkpoints in the same order, so the group's collectives match
 // from rank to rank. A rank that stops taking part leaves the others' gather with the group's
@@ -23,6 +24,7 @@
 #define COHORT_RUNTIME_TRIAL_SHARD_GATHER_H_
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -44,14 +46,15 @@ class ShardGather {
   ShardGather(const ShardGather&) = delete;
   ShardGather& operator=(const ShardGather&) = delete;
 
-  // Copies this rank's shard of `optimizer`'s state (a sharded one) after the batches counted by
-  // `batches_trained`, for the checkpoint taken there. Waits for the gather before it first, and
-  // returns its error instead of capturing when it failed.
-  absl::Status Capture(const Optimizer& optimizer, uint64_t batches_trained);
+  // The checkpoint after the batches counted by `batches_trained`, of `optimizer` (a sharded one,
+  // which must outlive this object): on rank 0, `whole` laid out with this rank's pieces in place
+  // (Optimizer::LayOutWholeStateInto); on the others (`whole` nullptr), a copy of this rank's
+  // shard. Waits for the gather before it first, and returns its error instead when it failed.
+  absl::Status Capture(const Optimizer& optimizer, uint64_t batches_trained, std::string* whole);
 
-  // Rank 0: the whole state, as Optimizer::SaveWholeStateInto gives it, assembled into `whole`
-  // from the copy and the pieces the other ranks send (each of them in Start's gather).
-  absl::Status AssembleInto(std::string* whole, bool sealed);
+  // Rank 0: the pieces the other ranks send (each of them in Start's gather) moved into `whole`,
+  // as Capture laid it out: SaveWholeStateInto's bytes once done.
+  absl::Status AssembleInto(std::string& whole, bool sealed);
 
   // The other ranks: sends the copy's pieces to rank 0 on a thread of its own, and returns.
   void Start();
@@ -60,11 +63,13 @@ class ShardGather {
   absl::Status Wait();
 
  private:
-  // Every rank's part in the gather: rank 0 passes `whole`, the others nullptr.
-  absl::Status Gather(std::string* whole, bool sealed);
+  // The moves of the checkpoint's pieces over the group, tagged for the flight record, and an
+  // error that names the checkpoint.
+  absl::Status Gather(const std::function<absl::Status(const OptimizerState::PieceMover&)>& part);
 
   CollectiveBackend& group_;
-  std::optional<OptimizerState> copy_;
+  const Optimizer* optimizer_ = nullptr;  // rank 0's, whose layout AssembleInto follows
+  std::optional<OptimizerState> copy_;    // the other ranks' shard
   uint64_t batches_trained_ = 0;
   std::future<absl::Status> in_flight_;
   std::thread thread_;  // Start's, joined by Wait

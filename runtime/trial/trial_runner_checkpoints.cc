@@ -178,17 +178,15 @@ absl::Status TrialRunner::Checkpoint() {
   // At most one write in flight: this checkpoint waits for the one before it (and a gather of
   // shards for it, which the copy below replaces).
   if (absl::Status status = CollectCheckpointWrite(/*wait=*/true); !status.ok()) return status;
-  if (shard_gather_) {
-    if (absl::Status captured =
-            shard_gather_->Capture(*options_.optimizer, progress_.batches_trained);
-        !captured.ok()) {
-      return captured;
-    }
-  }
   if (!reporter()) {
     // Every rank holds the same parameters and state, but for a sharded optimizer's, whose pieces
     // go to rank 0 (in the background, or gathered here while rank 0 captures); rank 0 writes.
     if (shard_gather_) {
+      if (absl::Status captured =
+              shard_gather_->Capture(*options_.optimizer, progress_.batches_trained, nullptr);
+          !captured.ok()) {
+        return captured;
+      }
       shard_gather_->Start();
     } else if (sharded) {
       if (absl::Status moved = options_.optimizer->SaveWholeStateInto(move, nullptr, false);
@@ -209,6 +207,11 @@ absl::Status TrialRunner::Checkpoint() {
     if (auto old = spare.find("optimizer"); old != spare.end()) {
       gathered_optimizer = std::move(old->second);
     }
+    if (absl::Status captured = shard_gather_->Capture(
+            *options_.optimizer, progress_.batches_trained, &gathered_optimizer);
+        !captured.ok()) {
+      return captured;
+    }
   }
   absl::StatusOr<std::map<std::string, std::string>> files = CaptureTrialState(
       *options_.model, shard_gather_ ? nullptr : options_.optimizer, progress_, std::move(spare),
@@ -221,7 +224,7 @@ absl::Status TrialRunner::Checkpoint() {
   if (shard_gather_) {
     files->emplace("optimizer", std::move(gathered_optimizer));
     finish = [gather = shard_gather_.get()](std::map<std::string, std::string>& files) {
-      return gather->AssembleInto(&files.at("optimizer"), /*sealed=*/true);
+      return gather->AssembleInto(files.at("optimizer"), /*sealed=*/true);
     };
   }
   if (!compression->empty()) files->emplace("compression", *std::move(compression));

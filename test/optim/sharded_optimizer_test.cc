@@ -293,8 +293,10 @@ TEST_P(ShardedOptimizerTest, AWholeStateReshardsOntoAnotherRankCountAndTrainsOnB
   EXPECT_EQ(WholeState(three_on_device), whole.optimizer->SaveState()) << "on the device";
 }
 
-// A checkpoint gathered in the background: each rank's copy of its shard assembles the whole
-// state of when it was taken, however the optimizers step on; a copy taken again reuses it.
+// A checkpoint gathered in the background: the whole state rank 0 lays out at the step, and the
+// other ranks' copies of their shards, assemble the whole state of when they were taken, however
+// the optimizers step on (rank 0 receives the pieces along its live optimizer's layout); so do
+// copies of every shard.
 TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTaken) {
   const OptimizerOptions& options = GetParam().options;
   for (const bool on_device : {false, true}) {
@@ -314,9 +316,18 @@ TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTake
       for (size_t rank = 0; rank < ranks.size(); ++rank) {
         ASSERT_TRUE(ranks[rank].optimizer->CopyShardStateInto(copies[rank]).ok());
       }
+      std::string laid;
+      ASSERT_TRUE(ranks[0].optimizer->LayOutWholeStateInto(laid).ok());
       const std::string parameters = Parameters(*ranks[0].arena);
       StepAll(ranks, step + 100);  // the trial trains on while the pieces travel
       EXPECT_EQ(WholeStateOf(copies), then) << "taken after step " << step;
+      const std::string received = AssembleWhole(
+          3, [&](uint32_t rank, const OptimizerState::PieceMover& move, std::string* out) {
+            if (rank != 0) return copies[rank]->SendPieces(move);
+            *out = laid;
+            return ranks[0].optimizer->ReceiveWholeStateInto(move, *out, true);
+          });
+      EXPECT_EQ(received, then) << "laid out after step " << step;
       EXPECT_NE(WholeState(ranks), then);
       // Back to where the reference is, for the next round.
       for (Replica& rank : ranks) {
@@ -356,6 +367,10 @@ TEST(ShardedOptimizerStateTest, AWholeOptimizerHasNoPiecesToGather) {
   std::optional<OptimizerState> copy;
   EXPECT_EQ(whole.optimizer->CopyShardStateInto(copy).code(), absl::StatusCode::kUnimplemented);
   EXPECT_FALSE(copy.has_value());
+  EXPECT_EQ(whole.optimizer->LayOutWholeStateInto(out).code(), absl::StatusCode::kUnimplemented);
+  // Only the shard's rank 0 lays out the whole state.
+  Replica other = MakeReplica(Adam(), {1, 2});
+  EXPECT_EQ(other.optimizer->LayOutWholeStateInto(out).code(), absl::StatusCode::kInvalidArgument);
 }
 
 // The whole state is assembled on rank 0, whose pieces stay put: only the others' travel.

@@ -1,7 +1,8 @@
 // ShardGather over a real Gloo group of three rank threads: the whole optimizer state of a
-// checkpoint reaches rank 0 from the ranks' copies while their optimizers step on (rank 0's
-// part on a thread of the test's, as the checkpoint writer's), checkpoint after checkpoint; a rank
-// that leaves the gather is an error that names it, not a hang.
+// checkpoint reaches rank 0 (laid out there at the step, the others' pieces from their copies)
+// while every optimizer steps on (rank 0's part on a thread of the test's, as the checkpoint
+// writer's), checkpoint after checkpoint; a rank that leaves the gather is an error that names
+// it, not a hang.
 #include "runtime/trial/shard_gather.h"
 
 #include <chrono>
@@ -87,17 +88,18 @@ TEST(ShardGatherTest, RankZeroAssemblesEachCheckpointsStateWhileTheRanksTrainOn)
     uint64_t step = 0;
     for (const uint64_t checkpoint_after : {2u, 5u}) {
       while (step < checkpoint_after) RETURN_IF_ERROR(Step(replica, ++step));
-      RETURN_IF_ERROR(gather.Capture(*replica.optimizer, step));
       if (rank == 0) {
         std::string whole_state;
+        RETURN_IF_ERROR(gather.Capture(*replica.optimizer, step, &whole_state));
         absl::Status written;
-        std::thread writer([&] { written = gather.AssembleInto(&whole_state, /*sealed=*/true); });
+        std::thread writer([&] { written = gather.AssembleInto(whole_state, /*sealed=*/true); });
         // Training goes on meanwhile: the ranks' states move past the copies.
         RETURN_IF_ERROR(Step(replica, 1000 + step));
         writer.join();
         RETURN_IF_ERROR(written);
         assembled.push_back(std::move(whole_state));
       } else {
+        RETURN_IF_ERROR(gather.Capture(*replica.optimizer, step, nullptr));
         gather.Start();
         RETURN_IF_ERROR(Step(replica, 1000 + step));
         RETURN_IF_ERROR(gather.Wait());
@@ -124,15 +126,13 @@ TEST(ShardGatherTest, ARankThatLeavesTheGatherIsAnErrorNamingTheCheckpoint) {
     Replica replica = MakeReplica({rank, kRanks});
     RETURN_IF_ERROR(Step(replica, 1));
     ShardGather gather(*group);
-    RETURN_IF_ERROR(gather.Capture(*replica.optimizer, 7));
+    std::string whole_state;
+    RETURN_IF_ERROR(gather.Capture(*replica.optimizer, 7, rank == 0 ? &whole_state : nullptr));
     if (rank == 2) return absl::OkStatus();  // gone before its pieces travel
-    if (rank == 0) {
-      std::string whole_state;
-      return gather.AssembleInto(&whole_state, /*sealed=*/true);
-    }
+    if (rank == 0) return gather.AssembleInto(whole_state, /*sealed=*/true);
     gather.Start();
     // The next checkpoint's capture reports the failed gather instead of copying.
-    return gather.Capture(*replica.optimizer, 8);
+    return gather.Capture(*replica.optimizer, 8, nullptr);
   });
   EXPECT_TRUE(results[2].ok()) << results[2];
   for (const uint32_t rank : {0u, 1u}) {
