@@ -102,8 +102,10 @@ with temp_dir() as tmp:
             print(f"scancel {first_job}: placed again from its checkpoint, bitwise equal to "
                   "cohort run")
 
-            # 2. Three 1-CPU jobs on a node of 2 CPUs: one waits for Resources.
-            grid = two_rate_grid(tmp, "slurm-grid", batches=interruptible(40000),
+            # 2. Three 1-CPU jobs on a node of 2 CPUs: one waits for Resources. The trials last
+            # several seconds, so that the job waiting is still pending when the orchestrator
+            # reads Slurm's reason (every second; Slurm gives it after a scheduling pass).
+            grid = two_rate_grid(tmp, "slurm-grid", batches=interruptible(200000),
                                  validation_period=10000, scheduling_unit=100,
                                  rates=(0.01, 0.02, 0.05))
             with open(grid, "a") as f:  # the experiment's own sbatch options
