@@ -62,6 +62,20 @@ void EncodeHeader(std::string& out, Kind kind, uint64_t steps,
   }
 }
 
+// The dtypes and element counts of an arena's blocks, in block order: a state's layout.
+struct BlockLayout {
+  std::vector<cohort_dtype> dtypes;
+  std::vector<uint64_t> sizes;
+};
+BlockLayout LayoutOf(const TensorArena& arena) {
+  BlockLayout layout;
+  for (const ArenaBlock& block : arena.blocks()) {
+    layout.dtypes.push_back(block.dtype);
+    layout.sizes.push_back(block.element_count);
+  }
+  return layout;
+}
+
 // Bytes of EncodeHeader's part for `blocks` blocks.
 size_t HeaderBytes(size_t blocks) {
   return kMagic.size() + 4 * sizeof(uint32_t) + sizeof(uint64_t) +
@@ -136,12 +150,7 @@ void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
 absl::Status OptimizerState::EncodeFilledInto(std::string& out, Kind kind, uint64_t steps,
                                               const TensorArena& arena, size_t buffers_per_block,
                                               const BufferFill& fill, bool sealed) {
-  std::vector<cohort_dtype> dtypes;
-  std::vector<uint64_t> sizes;
-  for (const ArenaBlock& block : arena.blocks()) {
-    dtypes.push_back(block.dtype);
-    sizes.push_back(block.element_count);
-  }
+  const auto [dtypes, sizes] = LayoutOf(arena);
   out.clear();
   ReserveHostBuffer(out, WholeBytes(dtypes, sizes, buffers_per_block));
   EncodeHeader(out, kind, steps, dtypes, sizes, buffers_per_block);
@@ -173,11 +182,12 @@ uint64_t OptimizerState::held_bytes() const {
 namespace {
 
 // The other ranks' pieces of a whole state of this layout moved into `whole` (laid out by
-// LayOutWholeInto), in GatherWholeInto's order; reads nothing but the layout.
+// LayOutWholeInto), in GatherWholeInto's order, then the checksum when `sealed`; reads nothing but
+// the layout.
 absl::Status ReceiveOthersPieces(const std::vector<cohort_dtype>& dtypes,
                                  const std::vector<uint64_t>& sizes, size_t buffers_per_block,
                                  uint32_t ranks, const OptimizerState::PieceMover& move,
-                                 std::string& whole) {
+                                 std::string& whole, bool sealed) {
   const size_t laid_out = whole.size();
   size_t start = HeaderBytes(dtypes.size());
   std::string overlap;  // the bytes after a buffer that its last piece's padding lands on
@@ -209,6 +219,7 @@ absl::Status ReceiveOthersPieces(const std::vector<cohort_dtype>& dtypes,
     }
   }
   whole.resize(laid_out);
+  if (sealed) SealOptimizerState(whole);
   return absl::OkStatus();
 }
 
@@ -244,37 +255,11 @@ absl::Status OptimizerState::LayOutWholeInto(std::string& whole) const {
   return absl::OkStatus();
 }
 
-absl::Status OptimizerState::ReceivePiecesInto(const PieceMover& move, std::string& whole,
-                                               bool sealed) const {
-  if (shard_.rank != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard_.rank));
-  }
-  if (absl::Status received = ReceiveOthersPieces(block_dtypes_, block_sizes_, buffers_per_block_,
-                                                  shard_.size, move, whole);
-      !received.ok()) {
-    return received;
-  }
-  if (sealed) SealOptimizerState(whole);
-  return absl::OkStatus();
-}
-
 absl::Status OptimizerState::ReceivePiecesInto(const TensorArena& arena, size_t buffers_per_block,
                                                ArenaShard shard, const PieceMover& move,
                                                std::string& whole, bool sealed) {
-  std::vector<cohort_dtype> dtypes;
-  std::vector<uint64_t> sizes;
-  for (const ArenaBlock& block : arena.blocks()) {
-    dtypes.push_back(block.dtype);
-    sizes.push_back(block.element_count);
-  }
-  if (absl::Status received =
-          ReceiveOthersPieces(dtypes, sizes, buffers_per_block, shard.size, move, whole);
-      !received.ok()) {
-    return received;
-  }
-  if (sealed) SealOptimizerState(whole);
-  return absl::OkStatus();
+  const auto [dtypes, sizes] = LayoutOf(arena);
+  return ReceiveOthersPieces(dtypes, sizes, buffers_per_block, shard.size, move, whole, sealed);
 }
 
 absl::Status OptimizerState::SendPieces(const PieceMover& move) const {
@@ -304,7 +289,8 @@ absl::Status OptimizerState::GatherWholeInto(const PieceMover& move, std::string
                                              bool sealed) const {
   if (whole == nullptr) return SendPieces(move);
   if (absl::Status laid = LayOutWholeInto(*whole); !laid.ok()) return laid;
-  return ReceivePiecesInto(move, *whole, sealed);
+  return ReceiveOthersPieces(block_dtypes_, block_sizes_, buffers_per_block_, shard_.size, move,
+                             *whole, sealed);
 }
 
 void SealOptimizerState(std::string& unsealed) { AppendLittleEndian(unsealed, Fnv1a64(unsealed)); }

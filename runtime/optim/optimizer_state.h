@@ -97,15 +97,14 @@ class OptimizerState {
   using PieceMover = std::function<absl::Status(void* data, uint64_t bytes, uint32_t owner)>;
   absl::Status GatherWholeInto(const PieceMover& move, std::string* whole,
                                bool sealed = true) const;
-  // GatherWholeInto in its parts, so that the pieces may travel on another thread while this state
+  // GatherWholeInto in its parts, so that the pieces may travel on another thread while the state
   // steps on. On the shard's rank 0: LayOutWholeInto writes Encode's bytes without the checksum,
-  // this rank's pieces in place and zeros where the others' go; ReceivePiecesInto then moves the
-  // other ranks' pieces there (and adds the checksum when `sealed`), reading nothing but the
-  // layout (the static form takes it from an arena, for a state kept elsewhere). On every other
-  // rank: SendPieces, at the same point. INVALID_ARGUMENT on a rank other than 0 for the first
-  // two, and for bytes not laid out for this layout.
+  // this rank's pieces in place and zeros where the others' go (INVALID_ARGUMENT on another rank);
+  // ReceivePiecesInto then moves the other ranks' pieces there (and adds the checksum when
+  // `sealed`), reading nothing but the layout, which it takes from the state's arena
+  // (INVALID_ARGUMENT for bytes not laid out for it). On every other rank: SendPieces, at the same
+  // point.
   absl::Status LayOutWholeInto(std::string& whole) const;
-  absl::Status ReceivePiecesInto(const PieceMover& move, std::string& whole, bool sealed) const;
   static absl::Status ReceivePiecesInto(const TensorArena& arena, size_t buffers_per_block,
                                         ArenaShard shard, const PieceMover& move,
                                         std::string& whole, bool sealed);

@@ -72,6 +72,12 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
   if (runner->reporter()) {
     runner->writer_ = std::make_unique<CheckpointWriter>(options.storage, options.clock);
   }
+  if (options.device_collective != nullptr && options.device != nullptr) {
+    runner->device_shards_.group = options.device_collective;
+    runner->device_shards_.after_compute = [device = options.device] {
+      return device->CommunicationAfterCompute();
+    };
+  }
   if (options.checkpoint_collective != nullptr && options.optimizer != nullptr &&
       !options.optimizer->shard().whole() && config.checkpoint_storage.async) {
     runner->shard_gather_ = std::make_unique<ShardGather>(*options.checkpoint_collective);
@@ -309,16 +315,9 @@ absl::Status TrialRunner::ShareShardParameters() {
   if (options_.optimizer == nullptr || options_.optimizer->shard().whole()) return absl::OkStatus();
   CollectiveTagScope tag({.purpose = CollectivePurpose::kShard,
                           .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
-  DeviceShardGroup device;
-  if (options_.device_collective != nullptr && options_.device != nullptr) {
-    device.group = options_.device_collective;
-    device.after_compute = [exchange = options_.device] {
-      return exchange->CommunicationAfterCompute();
-    };
-  }
-  if (absl::Status status =
-          BroadcastShardParameters(options_.model->arena(), *options_.collective,
-                                   options_.optimizer->shard().size, shard_staging_, device);
+  if (absl::Status status = BroadcastShardParameters(options_.model->arena(), *options_.collective,
+                                                     options_.optimizer->shard().size,
+                                                     shard_staging_, device_shards_);
       !status.ok()) {
     return InCollective(status, "sharing the shards' parameters", progress_.batches_trained);
   }

@@ -47,6 +47,7 @@
 #include "runtime/trial/rank_pace.h"
 #include "runtime/trial/record_sampler.h"
 #include "runtime/trial/shard_gather.h"
+#include "runtime/trial/shard_parameters.h"
 #include "runtime/trial/throughput_meter.h"
 #include "runtime/trial/trial_events.h"
 #include "runtime/trial/trial_phase.h"
@@ -203,8 +204,9 @@ class TrialRunner {
   static constexpr size_t kMaxUnsettledBatches = 1024;
   std::vector<BatchMetrics> unsettled_training_;
   uint64_t batches_since_step_ = 0;
-  // ZeRO on a GPU without a device group: the host copy the stepped shards of a device block
-  // travel through.
+  // ZeRO on a GPU: the device group the stepped shards of a device block travel over, or without
+  // one the host copy they travel through.
+  DeviceShardGroup device_shards_;
   std::vector<char> shard_staging_;
   // With tensor_fusion_threshold auto and an exchange; the exchanged batch's start on the clock.
   std::optional<FusionTuner> fusion_tuner_;

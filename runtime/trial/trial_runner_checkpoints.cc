@@ -175,8 +175,8 @@ absl::Status TrialRunner::Checkpoint() {
   if (!compression.ok()) return compression.status();
   const bool sharded = options_.optimizer != nullptr && !options_.optimizer->shard().whole();
   const OptimizerState::PieceMover move = OptimizerPieceMover();
-  // At most one write in flight: this checkpoint waits for the one before it (and a gather of
-  // shards for it, which the copy below replaces).
+  // At most one write in flight: this checkpoint waits for the one before it (the other ranks'
+  // part in it, a gather of shards, is waited for by ShardGather::Capture).
   if (absl::Status status = CollectCheckpointWrite(/*wait=*/true); !status.ok()) return status;
   if (!reporter()) {
     // Every rank holds the same parameters and state, but for a sharded optimizer's, whose pieces

@@ -160,9 +160,9 @@ TEST(DeviceArenaOptimizerTest, ItsStateIsTheCpuOptimizersAndMovesBetweenThem) {
   }
 }
 
-// A checkpoint of a device optimizer: each buffer is copied once, from the device straight into
-// the saved bytes, which a second save reuses; the bytes are the CPU optimizer's.
-TEST(DeviceArenaOptimizerTest, SavingCopiesEachBufferOnceIntoBytesItReuses) {
+// A checkpoint of a device optimizer: each buffer is copied from the device once per save, a
+// second save reuses the first's bytes, and the bytes are the CPU optimizer's.
+TEST(DeviceArenaOptimizerTest, SavingCopiesEachBufferOnceAndReusesTheBytes) {
   for (const cohort_dtype dtype : {COHORT_DTYPE_FLOAT32, COHORT_DTYPE_FLOAT64}) {
     OptimizerOptions options;
     options.kind = Kind::kAdam;
