@@ -42,6 +42,14 @@ class DeviceMemory {
   // Copies `bytes` bytes of host memory at `from` into this memory at `to`; complete on return,
   // and so seen by any work enqueued afterwards.
   virtual absl::Status CopyFromHost(void* to, const void* from, size_t bytes) = 0;
+
+  // Page-locked host memory (`bytes` > 0) that CopyToHost fills at the device's full copy speed,
+  // for a checkpoint's capture (staged_host_copies.h); freed with FreePinnedHost. nullptr where
+  // the device has none to offer (host memory is already where a copy lands), an error when it
+  // could not be had.
+  virtual absl::StatusOr<void*> AllocatePinnedHost(size_t /*bytes*/) { return nullptr; }
+  // Frees memory from AllocatePinnedHost; nullptr is a no-op.
+  virtual void FreePinnedHost(void* /*ptr*/) {}
 };
 
 // Alignment of every arena and of every tensor inside one (a cache line; enough for AVX-512 and

@@ -42,7 +42,10 @@ class ArenaOptimizer : public Optimizer {
   uint64_t steps_taken() const final { return state_.steps(); }
   const OptimizerOptions& options() const final { return options_; }
   std::string SaveState() const final { return state_.Encode(); }
-  void SaveStateInto(std::string& out, bool sealed) const final { state_.EncodeInto(out, sealed); }
+  // Host memory: nothing to stage.
+  void SaveStateInto(std::string& out, bool sealed, StagedHostCopies* /*staged*/) const final {
+    state_.EncodeInto(out, sealed);
+  }
   absl::Status LoadState(absl::string_view bytes) final { return state_.Decode(bytes); }
   ArenaShard shard() const final { return state_.shard(); }
   uint64_t state_bytes() const final { return state_.held_bytes(); }

@@ -1,5 +1,7 @@
 #include "runtime/optim/device_arena_optimizer.h"
 
+#include <bit>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/device_memory.h"
@@ -93,7 +95,7 @@ absl::Status DeviceArenaOptimizer::Step() {
 
 std::string DeviceArenaOptimizer::SaveState() const {
   std::string out;
-  SaveStateInto(out, /*sealed=*/true);
+  SaveStateInto(out, /*sealed=*/true, nullptr);
   return out;
 }
 
@@ -114,16 +116,21 @@ absl::Status DeviceArenaOptimizer::HostStateInto(std::optional<OptimizerState>& 
   return absl::OkStatus();
 }
 
-void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed) const {
+void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed,
+                                         StagedHostCopies* staged) const {
   out.clear();
   if (!shard_.whole()) return;
-  // Each buffer is copied from the device straight into its place in the bytes.
+  // Each buffer is copied from the device into its place in the bytes, straight or staged.
   const absl::Status encoded = OptimizerState::EncodeFilledInto(
       out, options_.kind, steps_, arena_, buffers_per_block_,
-      [this](size_t b, size_t i, char* dest) {
+      [this, staged](size_t b, size_t i, char* dest) {
         const ArenaBlock& block = arena_.blocks()[b];
-        return block.memory->CopyToHost(dest, buffers_[b][i],
-                                        block.element_count * block.element_size);
+        const size_t bytes = block.element_count * block.element_size;
+        // The bytes land later: only where the encoding leaves them as they are.
+        if (staged != nullptr && std::endian::native == std::endian::little) {
+          return staged->Copy(*block.memory, dest, buffers_[b][i], bytes);
+        }
+        return block.memory->CopyToHost(dest, buffers_[b][i], bytes);
       },
       sealed);
   if (!encoded.ok()) out.clear();

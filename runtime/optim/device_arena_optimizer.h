@@ -36,10 +36,11 @@ class DeviceArenaOptimizer final : public Optimizer {
   uint64_t steps_taken() const override { return steps_; }
   const OptimizerOptions& options() const override { return options_; }
   // Copies each buffer from the device (after the pending steps) straight into its place in the
-  // encoded bytes, whose memory SaveStateInto reuses; "" when a copy
-  // fails, which LoadState refuses, and for a sharded optimizer (SaveWholeStateInto).
+  // encoded bytes (or toward it, through page-locked memory, with `staged`), whose memory
+  // SaveStateInto reuses; "" when a copy fails, which LoadState refuses, and for a sharded
+  // optimizer (SaveWholeStateInto).
   std::string SaveState() const override;
-  void SaveStateInto(std::string& out, bool sealed) const override;
+  void SaveStateInto(std::string& out, bool sealed, StagedHostCopies* staged) const override;
   // As Optimizer::LoadState; a copy to the device that fails midway (a device error) leaves the
   // state unspecified.
   absl::Status LoadState(absl::string_view bytes) override;

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/arena/arena_shard.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/optim/device_update_kernels.h"
 #include "runtime/optim/optimizer_options.h"
@@ -65,8 +66,10 @@ class Optimizer {
   virtual std::string SaveState() const = 0;
   // SaveState into `out`, reusing its memory (a checkpoint's buffers taken again). With `sealed`
   // false the trailing checksum is left off, for SealOptimizerState (optimizer_state.h) to add
-  // away from the training thread; sealed, the bytes are SaveState's.
-  virtual void SaveStateInto(std::string& out, bool sealed) const = 0;
+  // away from the training thread; sealed, the bytes are SaveState's. With `staged`, copies out of
+  // device memory go through it: their bytes reach `out` at its Land, and until then `out` must
+  // not change (and is not sealed: `sealed` must be false).
+  virtual void SaveStateInto(std::string& out, bool sealed, StagedHostCopies* staged) const = 0;
   // Replaces the state with one from SaveState. INVALID_ARGUMENT (never a crash) on truncated or
   // corrupt bytes, a different kind, or a layout that does not match this arena (block count,
   // dtype, element counts), naming what differs; on error the state is unchanged.

@@ -79,7 +79,8 @@ class OptimizerState {
   // over `arena`'s layout, whose buffers live elsewhere (in device memory): `fill(block, index,
   // dest)` writes buffer `index` of block `block`, the block's element count of its dtype in this
   // host's byte order, at `dest`, straight into the bytes, with no copy of the state in between.
-  // The first error of `fill`, `out` then unspecified.
+  // On a little-endian host `fill` may leave the values to come later (a staged copy): `out`'s
+  // memory does not move once filling starts. The first error of `fill`, `out` then unspecified.
   using BufferFill = std::function<absl::Status(size_t block, size_t index, char* dest)>;
   static absl::Status EncodeFilledInto(std::string& out, OptimizerOptions::Kind kind,
                                        uint64_t steps, const TensorArena& arena,

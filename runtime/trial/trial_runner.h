@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/arena/device_gradient_ops.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/base/clock.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/checkpoint/checkpoint_writer.h"
@@ -189,6 +190,9 @@ class TrialRunner {
   // The write in flight once it has ended (`wait`: waiting for it): its slice in the timeline, its
   // seconds in the next training report, and its report, or its error.
   absl::Status CollectCheckpointWrite(bool wait);
+  // Once per trial: that page-locked memory for the capture could not be had (the copies go
+  // straight to pageable memory instead).
+  void NoticePinningError();
   void MaybeReportProgress(bool force);
 
   TrialRunnerOptions options_;
@@ -225,6 +229,11 @@ class TrialRunner {
   // trained when the previous report's interval ended.
   RankPaceTracker paces_;
   uint64_t paced_batches_ = 0;
+  // Rank 0's, with checkpoint_storage.async: the capture's copies out of device memory, into
+  // page-locked memory at the step boundary, then into the files on the writer's thread. Before
+  // writer_, whose destructor may still be landing them.
+  StagedHostCopies staged_copies_;
+  bool told_of_pinning_error_ = false;
   // Rank 0's; the seconds its writes took since the previous training report; and the last
   // write's files, whose memory the next capture reuses (one copy of the state in host memory
   // between checkpoints).

@@ -202,6 +202,10 @@ absl::Status TrialRunner::Checkpoint() {
   // the buffers of the checkpoint before. A sharded optimizer's file is assembled there, or, with
   // shard_gather_, by the writer's thread before it writes.
   std::map<std::string, std::string> spare = std::exchange(spare_files_, {});
+  // Written in the background, a device's tensors go through page-locked memory: the copy that
+  // training waits for is the device's fastest, and the rest is the writer's.
+  StagedHostCopies* staged = options_.config->checkpoint_storage.async ? &staged_copies_ : nullptr;
+  staged_copies_.Discard();  // a capture that failed half way may have left some
   std::string gathered_optimizer;
   if (shard_gather_) {
     if (auto old = spare.find("optimizer"); old != spare.end()) {
@@ -215,15 +219,18 @@ absl::Status TrialRunner::Checkpoint() {
   }
   absl::StatusOr<std::map<std::string, std::string>> files = CaptureTrialState(
       *options_.model, shard_gather_ ? nullptr : options_.optimizer, progress_, std::move(spare),
-      /*unsealed=*/true, &move);
+      /*unsealed=*/true, &move, staged);
   if (!files.ok()) return files.status();
-  CheckpointWriter::Prepare finish = [](std::map<std::string, std::string>& files) {
+  NoticePinningError();
+  CheckpointWriter::Prepare finish = [staged](std::map<std::string, std::string>& files) {
+    if (staged != nullptr) staged->Land();
     SealTrialState(files);
     return absl::OkStatus();
   };
   if (shard_gather_) {
     files->emplace("optimizer", std::move(gathered_optimizer));
-    finish = [gather = shard_gather_.get()](std::map<std::string, std::string>& files) {
+    finish = [staged, gather = shard_gather_.get()](std::map<std::string, std::string>& files) {
+      if (staged != nullptr) staged->Land();
       return gather->AssembleInto(files.at("optimizer"), /*sealed=*/true);
     };
   }
@@ -249,6 +256,13 @@ absl::Status TrialRunner::Checkpoint() {
   checkpoint_after_validation_ = false;
   if (options_.config->checkpoint_storage.async) return absl::OkStatus();
   return CollectCheckpointWrite(/*wait=*/true);
+}
+
+void TrialRunner::NoticePinningError() {
+  if (staged_copies_.pinning_error().ok() || std::exchange(told_of_pinning_error_, true)) return;
+  options_.events->OnNotice(absl::StrCat(
+      "warning: checkpoints copy the device's tensors through pageable host memory, slower: ",
+      staged_copies_.pinning_error().message()));
 }
 
 absl::Status TrialRunner::CollectCheckpointWrite(bool wait) {

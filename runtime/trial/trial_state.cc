@@ -28,19 +28,20 @@ void AppendLayout(const TensorArena& arena, absl::string_view suffix, std::strin
   }
 }
 
-// Every block's values, in block order.
-// Every block's values, one after another, into `values` (its memory reused when large enough).
-absl::Status BlockValues(const TensorArena& arena, std::string& values) {
+// Every block's values, one after another, into `values` (its memory reused when large enough);
+// a device's through `staged` when given.
+absl::Status BlockValues(const TensorArena& arena, std::string& values, StagedHostCopies* staged) {
   size_t total = 0;
   for (const ArenaBlock& block : arena.blocks()) total += BlockBytes(block);
   ReserveHostBuffer(values, total);
   values.resize(total);
   size_t at = 0;
   for (const ArenaBlock& block : arena.blocks()) {
-    if (absl::Status copied = CopyBlockToHost(block, BlockPart::kParameters, values.data() + at);
-        !copied.ok()) {
-      return copied;
-    }
+    absl::Status copied =
+        staged != nullptr && !OnHost(block)
+            ? staged->Copy(*block.memory, values.data() + at, block.data, BlockBytes(block))
+            : CopyBlockToHost(block, BlockPart::kParameters, values.data() + at);
+    if (!copied.ok()) return copied;
     at += BlockBytes(block);
   }
   return absl::OkStatus();
@@ -124,8 +125,11 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state) {
 
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
-    std::map<std::string, std::string> spare, bool unsealed,
-    const OptimizerState::PieceMover* move) {
+    std::map<std::string, std::string> spare, bool unsealed, const OptimizerState::PieceMover* move,
+    StagedHostCopies* staged) {
+  if (staged != nullptr && !unsealed) {
+    return absl::InvalidArgumentError("staged copies are captured unsealed: they land later");
+  }
   std::map<std::string, std::string> files;
   // File `name`, in spare's buffer of that name when there is one.
   const auto file = [&](const std::string& name) -> std::string& {
@@ -134,11 +138,12 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     return contents;
   };
   files["tensors"] = TensorLayout(model.arena(), model.state_arena());
-  if (absl::Status copied = BlockValues(model.arena(), file("parameters")); !copied.ok()) {
+  if (absl::Status copied = BlockValues(model.arena(), file("parameters"), staged); !copied.ok()) {
     return copied;
   }
   if (model.state_arena() != nullptr) {
-    if (absl::Status copied = BlockValues(*model.state_arena(), file("state")); !copied.ok()) {
+    if (absl::Status copied = BlockValues(*model.state_arena(), file("state"), staged);
+        !copied.ok()) {
       return copied;
     }
   }
@@ -152,7 +157,10 @@ absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
       return whole;
     }
   } else if (optimizer != nullptr) {
-    optimizer->SaveStateInto(file("optimizer"), /*sealed=*/!unsealed);
+    std::string& bytes = file("optimizer");
+    optimizer->SaveStateInto(bytes, /*sealed=*/!unsealed, staged);
+    // Never empty but when a copy from the device failed.
+    if (bytes.empty()) return absl::InternalError("the optimizer's state could not be copied");
   }
   files["progress"] = EncodeProgress(progress);
   if (model.has_state()) {

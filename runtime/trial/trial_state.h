@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/plugin/loaded_model.h"
 
@@ -52,10 +53,14 @@ std::string TensorLayout(const TensorArena& arena, const TensorArena* state = nu
 // capture, is left to the thread that writes the checkpoint). A sharded optimizer (ZeRO) is saved
 // whole through `move`, which brings each rank's pieces here while every other rank of the shard
 // calls Optimizer::SaveWholeStateInto with no output (see OptimizerState::GatherWholeInto).
+// With `staged` (and `unsealed`), the copies out of device memory of the parameters, the state
+// and a whole optimizer's buffers go through it: the files are complete once it has landed them.
+// Until then the map may be moved whole, but no file taken out of it (a short string's bytes
+// would move with it).
 absl::StatusOr<std::map<std::string, std::string>> CaptureTrialState(
     LoadedModel& model, const Optimizer* optimizer, const TrialProgress& progress,
     std::map<std::string, std::string> spare = {}, bool unsealed = false,
-    const OptimizerState::PieceMover* move = nullptr);
+    const OptimizerState::PieceMover* move = nullptr, StagedHostCopies* staged = nullptr);
 
 // Finishes what CaptureTrialState captured with `unsealed`.
 void SealTrialState(std::map<std::string, std::string>& files);

@@ -1,6 +1,7 @@
 // HostMemoryAsDevice: a DeviceMemoryProvider whose "cuda:N" memory is host memory that counts the
 // copies made through DeviceMemory, so a test without a GPU can check that code meant for device
-// arenas goes through CopyToHost / CopyFromHost rather than reading device pointers. The CPU
+// arenas goes through CopyToHost / CopyFromHost rather than reading device pointers (and counts
+// the page-locked memory it hands out, which may be refused). The CPU
 // gets plain CpuMemory. HostGradientOps: DeviceGradientOps doing the CPU's arithmetic on such
 // memory, counting its calls, so a test can check that the work stayed "on the device".
 // HostValueReader: a DeviceValueReader over such memory, counting captures and reads.
@@ -32,9 +33,27 @@ class CountingDeviceMemory final : public DeviceMemory {
     ++copies_from_host;
     return host_.CopyFromHost(to, from, bytes);
   }
+  // "Page-locked" memory is host memory counted while held; `refuse_pinning` fails it.
+  absl::StatusOr<void*> AllocatePinnedHost(size_t bytes) override {
+    if (refuse_pinning) return absl::ResourceExhaustedError("no page-locked memory for the test");
+    absl::StatusOr<void*> memory = host_.Allocate(bytes);
+    if (memory.ok()) {
+      ++pinned_allocations;
+      ++pinned_held;
+    }
+    return memory;
+  }
+  void FreePinnedHost(void* ptr) override {
+    if (ptr == nullptr) return;
+    --pinned_held;
+    host_.Free(ptr);
+  }
 
   std::atomic<int> copies_to_host{0};
   std::atomic<int> copies_from_host{0};
+  std::atomic<int> pinned_allocations{0};  // ever
+  std::atomic<int> pinned_held{0};         // now
+  std::atomic<bool> refuse_pinning{false};
 
  private:
   CpuMemory host_;

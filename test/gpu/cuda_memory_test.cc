@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/arena/default_memory_provider.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/arena/tensor_arena.h"
 
 namespace {
@@ -87,6 +88,34 @@ int main() {
     }
     streamed = absl::InternalError("released");  // the arena goes before its stream
     cudaStreamDestroy(stream);
+  }
+
+  // A checkpoint's staged copy: page-locked host memory from the module, filled from the device,
+  // landed in pageable memory later.
+  {
+    const std::vector<float> threes(1000, 3.0f);
+    cudaMemcpy((*arena)->data(0), threes.data(), threes.size() * sizeof(float),
+               cudaMemcpyHostToDevice);
+    absl::StatusOr<void*> pinned = (*cuda)->AllocatePinnedHost(4096);
+    Expect(pinned.ok() && *pinned != nullptr, "the CUDA memory offers page-locked host memory");
+    if (pinned.ok() && *pinned != nullptr) {
+      cudaPointerAttributes host_attributes{};
+      Expect(cudaPointerGetAttributes(&host_attributes, *pinned) == cudaSuccess &&
+                 host_attributes.type == cudaMemoryTypeHost,
+             "the memory is page-locked host memory");
+      (*cuda)->FreePinnedHost(*pinned);
+    }
+    std::vector<float> landed(1000, -1.0f);
+    {
+      cohort::StagedHostCopies staged;
+      Expect(staged.Copy(**cuda, landed.data(), (*arena)->data(0), 1000 * sizeof(float)).ok(),
+             "a staged copy from the device");
+      Expect(staged.staged() == 1 && staged.pinned_bytes() == 1000 * sizeof(float),
+             "the copy went through page-locked memory");
+      Expect(landed[0] == -1.0f, "nothing lands before Land");
+      staged.Land();
+    }
+    Expect(landed == threes, "the device's values land");
   }
 
   std::printf("%s\n", failures == 0 ? "cuda arena: passed" : "cuda arena: FAILED");

@@ -12,7 +12,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/arena/block_staging.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/optim/adam_optimizer.h"
+#include "runtime/optim/optimizer_state.h"
 #include "runtime/optim/sgd_optimizer.h"
 #include "test/common/host_memory_as_device.h"
 #include "test/optim/optim_test_util.h"
@@ -174,16 +176,49 @@ TEST(DeviceArenaOptimizerTest, SavingCopiesEachBufferOnceAndReusesTheBytes) {
     ASSERT_TRUE(on_cpu.ok() && on_device.ok());
     twins.Step(**on_cpu, **on_device, 1, 2);
     std::string saved;
-    (*on_device)->SaveStateInto(saved, /*sealed=*/false);
+    (*on_device)->SaveStateInto(saved, /*sealed=*/false, nullptr);
     const char* memory = saved.data();
     twins.Step(**on_cpu, **on_device, 3, 1);
     const int before = twins.memory.device().copies_to_host;
-    (*on_device)->SaveStateInto(saved, /*sealed=*/true);
+    (*on_device)->SaveStateInto(saved, /*sealed=*/true, nullptr);
     EXPECT_EQ(twins.memory.device().copies_to_host - before,
               2 * static_cast<int>(twins.device->blocks().size()))
         << "Adam's two buffers per block";
     EXPECT_EQ(saved.data(), memory) << "the bytes of the save before were not reused";
     EXPECT_EQ(saved, (*on_cpu)->SaveState());
+  }
+}
+
+// A background checkpoint's save: each buffer goes into page-locked memory, the bytes hold the
+// buffers only once the copies land (on the writer's thread), and then sealed they are the CPU
+// optimizer's; the next save takes no new page-locked memory.
+TEST(DeviceArenaOptimizerTest, AStagedSaveLandsTheCpuOptimizersBytes) {
+  OptimizerOptions options;
+  options.kind = Kind::kAdam;
+  options.learning_rate = 0.01;
+  Twins twins(COHORT_DTYPE_FLOAT32);
+  HostRuleKernels kernels;
+  auto on_cpu = Optimizer::Create(options, *twins.cpu);
+  auto on_device = Optimizer::Create(options, *twins.device, &kernels);
+  ASSERT_TRUE(on_cpu.ok() && on_device.ok());
+  StagedHostCopies staged;
+  std::string saved;
+  for (int save = 0; save < 2; ++save) {
+    twins.Step(**on_cpu, **on_device, 1 + save, 1);
+    (*on_device)->SaveStateInto(saved, /*sealed=*/false, &staged);
+    const size_t buffers = 2 * twins.device->blocks().size();  // Adam's two per block
+    EXPECT_EQ(staged.staged(), buffers);
+    std::string unsealed;
+    (*on_cpu)->SaveStateInto(unsealed, /*sealed=*/false, nullptr);
+    ASSERT_EQ(saved.size(), unsealed.size());
+    if (save == 0) {
+      EXPECT_NE(saved, unsealed) << "the buffers landed before Land";
+    }
+    staged.Land();
+    EXPECT_EQ(saved, unsealed);
+    SealOptimizerState(saved);
+    EXPECT_EQ(saved, (*on_cpu)->SaveState());
+    EXPECT_EQ(twins.memory.device().pinned_allocations, static_cast<int>(buffers));
   }
 }
 

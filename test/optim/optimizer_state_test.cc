@@ -207,14 +207,14 @@ TEST(OptimizerStateFormatTest, UnsealedThenSealedIsSaveStateInTheSameMemory) {
   ASSERT_NE(t.optimizer, nullptr);
   RunSteps(*t.arena, *t.optimizer, 0, 2);
   std::string out;
-  t.optimizer->SaveStateInto(out, /*sealed=*/false);
+  t.optimizer->SaveStateInto(out, /*sealed=*/false, nullptr);
   const std::string sealed = t.optimizer->SaveState();
   ASSERT_EQ(out.size() + 8, sealed.size());
   SealOptimizerState(out);
   EXPECT_EQ(out, sealed);
   const char* memory = out.data();
   RunSteps(*t.arena, *t.optimizer, 2, 3);
-  t.optimizer->SaveStateInto(out, /*sealed=*/true);
+  t.optimizer->SaveStateInto(out, /*sealed=*/true, nullptr);
   EXPECT_EQ(out.data(), memory);
   EXPECT_EQ(out, t.optimizer->SaveState());
 }

@@ -18,6 +18,7 @@
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/trial/rank_sync.h"
 #include "runtime/trial/shard_parameters.h"
@@ -93,6 +94,45 @@ TEST(DeviceArenaTest, ACheckpointOfADeviceArenaGoesThroughHostCopiesAndRoundTrip
   EXPECT_GT(memory.device().copies_from_host, writes_before);
   EXPECT_EQ(progress->batches_trained, 3u);
   EXPECT_EQ(ReadParameters(model->arena()), saved);
+}
+
+// A background checkpoint's capture stages the device's parameters in page-locked memory: the
+// files reused from the capture before still hold its values until the copies land, and then
+// they are what a direct capture holds.
+TEST(DeviceArenaTest, AStagedCaptureHoldsTheDevicesValuesOnceItsCopiesLand) {
+  HostMemoryAsDevice memory;
+  std::unique_ptr<LoadedModel> model = QuadraticOnCuda0(memory);
+  ASSERT_NE(model, nullptr);
+  const TrialProgress progress{3, 24, 7, 3, std::nullopt};
+  std::vector<float> values = ReadParameters(model->arena());
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 1.5f + static_cast<float>(i);
+  WriteParameters(model->arena(), values);
+  absl::StatusOr<std::map<std::string, std::string>> before =
+      CaptureTrialState(*model, nullptr, progress);
+  ASSERT_TRUE(before.ok()) << before.status();
+
+  for (float& value : values) value = -value;
+  WriteParameters(model->arena(), values);
+  absl::StatusOr<std::map<std::string, std::string>> direct =
+      CaptureTrialState(*model, nullptr, progress);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+
+  StagedHostCopies staged;
+  absl::StatusOr<std::map<std::string, std::string>> files =
+      CaptureTrialState(*model, nullptr, progress, *before, /*unsealed=*/true, nullptr, &staged);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(staged.staged(), model->arena().blocks().size());
+  EXPECT_EQ(files->at("parameters"), before->at("parameters")) << "landed before Land";
+  staged.Land();
+  SealTrialState(*files);
+  EXPECT_EQ(*files, *direct);
+  EXPECT_EQ(memory.device().pinned_held, static_cast<int>(model->arena().blocks().size()));
+
+  // Staged copies land later, so the capture is unsealed.
+  EXPECT_EQ(CaptureTrialState(*model, nullptr, progress, {}, /*unsealed=*/false, nullptr, &staged)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DeviceArenaTest, TheNonFiniteGuardReadsDeviceBlocksThroughACopy) {

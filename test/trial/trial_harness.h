@@ -29,7 +29,9 @@
 #include "runtime/arena/device_memory.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/config/optimizer_hyperparameters.h"
+#include "runtime/optim/device_update_kernels.h"
 #include "runtime/trial/trial_runner.h"
+#include "test/common/host_memory_as_device.h"
 #include "test/common/manual_clock.h"
 #include "test/common/temp_folder.h"
 #include "test/unit/test_plugins.h"
@@ -87,6 +89,14 @@ class RecordingEvents final : public TrialEvents {
 };
 
 inline Length Batches(uint64_t n) { return {LengthUnit::kBatches, n}; }
+
+// Where a trial puts the plugin's tensors instead of the CPU: "cuda:0" memory that is host memory
+// (HostMemoryAsDevice), stepped by the device optimizer over `kernels`. Both must outlive the
+// trial.
+struct PosedDevice {
+  testing::HostMemoryAsDevice* memory = nullptr;
+  DeviceUpdateKernels* kernels = nullptr;
+};
 
 inline constexpr char kLinregPlugin[] = "linreg/linreg.so";
 inline constexpr char kMlpPlugin[] = "mlp/mlp.so";
@@ -180,11 +190,13 @@ class TrialHarness {
   // Loads plugins/`plugin` with the config's hyperparameters on one CPU slot, creates the
   // optimizer they name (none when `builtin_optimizer` is false), opens shared_fs storage at
   // `storage_root` (behind `wrap_storage`'s, when given) and creates the runner. `device_values`
-  // takes the plugin's metric_add_device values (nullptr: read at once).
+  // takes the plugin's metric_add_device values (nullptr: read at once). With `device`, the slot
+  // is that posed GPU.
   static absl::StatusOr<std::unique_ptr<TrialHarness>> Create(
       const std::string& plugin, ExperimentConfig config, const std::string& storage_root,
       uint64_t trial_id = 1, uint64_t trial_seed = 1234, bool builtin_optimizer = true,
-      DeviceValueReader* device_values = nullptr, StorageWrapper wrap_storage = nullptr) {
+      DeviceValueReader* device_values = nullptr, StorageWrapper wrap_storage = nullptr,
+      const PosedDevice* device = nullptr) {
     std::unique_ptr<TrialHarness> trial(new TrialHarness(std::move(config)));
     absl::StatusOr<std::shared_ptr<const PluginLibrary>> library =
         PluginLibrary::Open(testing::PluginPath(plugin));
@@ -196,6 +208,10 @@ class TrialHarness {
     host.context.per_slot_batch_size = trial->config_.global_batch_size;
     host.hyperparameters = trial->config_.hyperparameters;
     host.memory = &trial->memory_;
+    if (device != nullptr) {
+      host.context.device = {COHORT_DEVICE_CUDA, 0};
+      host.memory = device->memory;
+    }
     host.device_values = device_values;
     absl::StatusOr<std::unique_ptr<LoadedModel>> model =
         LoadedModel::Create(*library, std::move(host));
@@ -205,8 +221,8 @@ class TrialHarness {
       absl::StatusOr<OptimizerOptions> options =
           OptimizerOptionsFromHyperparameters(trial->config_.hyperparameters);
       if (!options.ok()) return options.status();
-      absl::StatusOr<std::unique_ptr<Optimizer>> optimizer =
-          Optimizer::Create(*options, trial->model_->arena());
+      absl::StatusOr<std::unique_ptr<Optimizer>> optimizer = Optimizer::Create(
+          *options, trial->model_->arena(), device != nullptr ? device->kernels : nullptr);
       if (!optimizer.ok()) return optimizer.status();
       trial->optimizer_ = *std::move(optimizer);
     }

@@ -17,6 +17,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/optim/optim_test_util.h"
 #include "test/trial/trial_harness.h"
 
 namespace cohort::trial_test {
@@ -216,6 +217,61 @@ TEST_F(AsyncCheckpointTest, WritesTheFilesASynchronousWriteWould) {
     ASSERT_TRUE(x.ok() && y.ok()) << id;
     EXPECT_EQ(x->files, y->files) << id;
   }
+}
+
+// A GPU trial's background checkpoints stage the device's tensors in page-locked memory (here host
+// memory posing as cuda:0): the same checkpoints as synchronous writes, page-locked memory taken
+// at the first checkpoint only and given back with the trial. Where it is refused, the trial
+// says so once and copies straight.
+TEST_F(AsyncCheckpointTest, ADevicesTensorsGoThroughPageLockedMemoryToTheSameCheckpoints) {
+  ExperimentConfig config = QuadraticConfig(12);
+  config.hyperparameters.Set("momentum", 0.9);  // a state buffer besides the parameters
+  config.min_checkpoint_period = Batches(4);
+  config.checkpoint_storage.async = false;
+  struct Run {
+    testing::HostMemoryAsDevice memory;
+    optim_test::HostRuleKernels kernels;
+    TempFolder folder;
+    std::vector<std::string> checkpoints;
+    std::map<std::string, std::map<std::string, std::string>> files;
+  };
+  const auto run = [&config](Run& run, bool async) {
+    ExperimentConfig changed = config;
+    changed.checkpoint_storage.async = async;
+    const PosedDevice device{&run.memory, &run.kernels};
+    absl::StatusOr<std::unique_ptr<TrialHarness>> trial =
+        TrialHarness::Create("test/c_quadratic.so", changed, run.folder.path(), 1, kTrialSeed, true,
+                             nullptr, nullptr, &device);
+    ASSERT_TRUE(trial.ok()) << trial.status();
+    ASSERT_EQ((*trial)->model().arena().blocks().at(0).device.kind, COHORT_DEVICE_CUDA);
+    ASSERT_TRUE((*trial)->runner().Run().ok());
+    for (const CheckpointReport& report : (*trial)->events().checkpoints) {
+      run.checkpoints.push_back(report.id);
+      absl::StatusOr<Checkpoint> read = (*trial)->storage().Read(report.id);
+      ASSERT_TRUE(read.ok()) << read.status();
+      run.files[report.id] = read->files;
+    }
+    if (async) {
+      // The parameters' block and the momentum's, at the first checkpoint only.
+      EXPECT_EQ(run.memory.device().pinned_allocations, run.memory.device().refuse_pinning ? 0 : 2);
+      const int warnings = static_cast<int>(std::count_if(
+          (*trial)->events().notices.begin(), (*trial)->events().notices.end(),
+          [](const std::string& line) { return line.find("pageable") != std::string::npos; }));
+      EXPECT_EQ(warnings, run.memory.device().refuse_pinning ? 1 : 0);
+    }
+  };
+  Run sync, async, refused;
+  refused.memory.device().refuse_pinning = true;
+  run(sync, false);
+  run(async, true);
+  run(refused, true);
+  EXPECT_THAT(sync.checkpoints,
+              ElementsAre("trial-1-batch-4", "trial-1-batch-8", "trial-1-batch-12"));
+  EXPECT_EQ(sync.memory.device().pinned_allocations, 0) << "a synchronous write copies straight";
+  EXPECT_EQ(async.checkpoints, sync.checkpoints);
+  EXPECT_EQ(async.files, sync.files);
+  EXPECT_EQ(refused.files, sync.files);
+  EXPECT_EQ(async.memory.device().pinned_held, 0) << "given back with the trial";
 }
 
 }  // namespace

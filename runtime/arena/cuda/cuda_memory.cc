@@ -4,7 +4,8 @@
 // Every call first makes the memory's device current, so one process may hold arenas on several
 // devices. Given a stream, Zero() is a memset enqueued there, ordered with the plugin's work and
 // the optimizer's kernels on that stream, and nothing waits; without one it waits for the
-// device's pending work and completes before it returns.
+// device's pending work and completes before it returns. Page-locked host memory (cudaHostAlloc)
+// is what a checkpoint's capture copies into.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -80,6 +81,23 @@ class CudaMemory final : public DeviceMemory {
 
   absl::Status CopyFromHost(void* to, const void* from, size_t bytes) override {
     return Copy(to, from, bytes, cudaMemcpyHostToDevice, "cudaMemcpy from the host");
+  }
+
+  absl::StatusOr<void*> AllocatePinnedHost(size_t bytes) override {
+    if (bytes == 0) return absl::InvalidArgumentError("cannot allocate 0 bytes");
+    if (cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess)
+      return CudaError(e, "cudaSetDevice", ordinal_);
+    void* ptr = nullptr;
+    if (cudaError_t e = cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault); e != cudaSuccess) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cudaHostAlloc of ", bytes, " bytes of page-locked memory for cuda:", ordinal_,
+          " failed: ", cudaGetErrorString(e)));
+    }
+    return ptr;
+  }
+
+  void FreePinnedHost(void* ptr) override {
+    if (ptr != nullptr) cudaFreeHost(ptr);
   }
 
  private:
