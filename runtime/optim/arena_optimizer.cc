@@ -28,8 +28,9 @@ absl::Status ArenaOptimizer::SaveWholeStateInto(const OptimizerState::PieceMover
   return state_.GatherWholeInto(move, out, sealed);
 }
 
-absl::Status ArenaOptimizer::LayOutWholeStateInto(std::string& whole) const {
-  if (state_.shard().whole()) return Optimizer::LayOutWholeStateInto(whole);
+absl::Status ArenaOptimizer::LayOutWholeStateInto(std::string& whole,
+                                                  StagedHostCopies* staged) const {
+  if (state_.shard().whole()) return Optimizer::LayOutWholeStateInto(whole, staged);
   return state_.LayOutWholeInto(whole);
 }
 

@@ -51,7 +51,8 @@ class ArenaOptimizer : public Optimizer {
   uint64_t state_bytes() const final { return state_.held_bytes(); }
   absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                   bool sealed) const final;
-  absl::Status LayOutWholeStateInto(std::string& whole) const final;
+  // Host memory: nothing to stage.
+  absl::Status LayOutWholeStateInto(std::string& whole, StagedHostCopies* staged) const final;
   absl::Status ReceiveWholeStateInto(const OptimizerState::PieceMover& move, std::string& whole,
                                      bool sealed) const final;
   absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const final;

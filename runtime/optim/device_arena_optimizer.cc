@@ -144,11 +144,18 @@ absl::Status DeviceArenaOptimizer::SaveWholeStateInto(const OptimizerState::Piec
   return state->GatherWholeInto(move, out, sealed);
 }
 
-absl::Status DeviceArenaOptimizer::LayOutWholeStateInto(std::string& whole) const {
-  if (shard_.whole()) return Optimizer::LayOutWholeStateInto(whole);
-  std::optional<OptimizerState> state;  // this rank's pieces, through the host
-  if (absl::Status copied = HostStateInto(state); !copied.ok()) return copied;
-  return state->LayOutWholeInto(whole);
+absl::Status DeviceArenaOptimizer::LayOutWholeStateInto(std::string& whole,
+                                                        StagedHostCopies* staged) const {
+  if (shard_.whole()) return Optimizer::LayOutWholeStateInto(whole, staged);
+  // Each buffer's range of this rank (0) is copied from the device into its place in the bytes.
+  return OptimizerState::LayOutFilledInto(
+      whole, options_.kind, steps_, arena_, buffers_per_block_, shard_,
+      [this, staged](size_t b, size_t i, char* dest) {
+        const ArenaBlock& block = arena_.blocks()[b];
+        const size_t bytes = ShardRange(block.element_count, shard_).count() * block.element_size;
+        if (staged != nullptr) return staged->Copy(*block.memory, dest, buffers_[b][i], bytes);
+        return block.memory->CopyToHost(dest, buffers_[b][i], bytes);
+      });
 }
 
 absl::Status DeviceArenaOptimizer::ReceiveWholeStateInto(const OptimizerState::PieceMover& move,

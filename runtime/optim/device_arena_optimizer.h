@@ -49,7 +49,7 @@ class DeviceArenaOptimizer final : public Optimizer {
   // As Optimizer's: this rank's pieces, copied to the host, go into OptimizerState's gather.
   absl::Status SaveWholeStateInto(const OptimizerState::PieceMover& move, std::string* out,
                                   bool sealed) const override;
-  absl::Status LayOutWholeStateInto(std::string& whole) const override;
+  absl::Status LayOutWholeStateInto(std::string& whole, StagedHostCopies* staged) const override;
   absl::Status ReceiveWholeStateInto(const OptimizerState::PieceMover& move, std::string& whole,
                                      bool sealed) const override;
   absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const override;

@@ -40,7 +40,7 @@ absl::Status Optimizer::CopyShardStateInto(std::optional<OptimizerState>&) const
   return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto copies it whole");
 }
 
-absl::Status Optimizer::LayOutWholeStateInto(std::string&) const {
+absl::Status Optimizer::LayOutWholeStateInto(std::string&, StagedHostCopies*) const {
   return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto saves it whole");
 }
 

@@ -223,36 +223,52 @@ absl::Status ReceiveOthersPieces(const std::vector<cohort_dtype>& dtypes,
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status OptimizerState::LayOutWholeInto(std::string& whole) const {
-  if (shard_.rank != 0) {
+// LayOutWholeInto's bytes for a state of this layout, `fill` writing rank 0's range of each
+// buffer; the memory of `whole` does not move once filling starts.
+absl::Status LayOut(std::string& whole, Kind kind, uint64_t steps,
+                    const std::vector<cohort_dtype>& dtypes, const std::vector<uint64_t>& sizes,
+                    size_t buffers_per_block, ArenaShard shard,
+                    const OptimizerState::BufferFill& fill) {
+  if (shard.rank != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard_.rank));
+        "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard.rank));
   }
   uint64_t padding = 0;  // the most a buffer's last pieces reach past its end
-  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
-    padding = std::max(padding,
-                       (ShardChunk(block_sizes_[b], shard_.size) * shard_.size - block_sizes_[b]) *
-                           *DtypeSize(block_dtypes_[b]));
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    padding = std::max(padding, (ShardChunk(sizes[b], shard.size) * shard.size - sizes[b]) *
+                                    *DtypeSize(dtypes[b]));
   }
   whole.clear();
-  ReserveHostBuffer(whole, WholeBytes(block_dtypes_, block_sizes_, buffers_per_block_) + padding);
-  EncodeHeaderInto(whole);
-  for (size_t b = 0; b < block_dtypes_.size(); ++b) {
-    const uint64_t element = *DtypeSize(block_dtypes_[b]);
-    const ElementRange own = range(b);  // rank 0's: from the buffer's first element
-    for (size_t i = 0; i < buffers_per_block_; ++i) {
+  ReserveHostBuffer(whole, WholeBytes(dtypes, sizes, buffers_per_block) + padding);
+  EncodeHeader(whole, kind, steps, dtypes, sizes, buffers_per_block);
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    for (size_t i = 0; i < buffers_per_block; ++i) {
       const size_t start = whole.size();
-      whole.resize(start + block_sizes_[b] * element);
-      std::visit(
-          [&](const auto& values) {
-            std::memcpy(whole.data() + start, values.data(), own.count() * element);
-          },
-          buffers_[b * buffers_per_block_ + i]);
+      whole.resize(start + sizes[b] * *DtypeSize(dtypes[b]));
+      if (absl::Status filled = fill(b, i, whole.data() + start); !filled.ok()) return filled;
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status OptimizerState::LayOutWholeInto(std::string& whole) const {
+  return LayOut(whole, kind_, steps_, block_dtypes_, block_sizes_, buffers_per_block_, shard_,
+                [this](size_t b, size_t i, char* dest) {
+                  // Rank 0's range, from the buffer's first element.
+                  const uint64_t bytes = range(b).count() * *DtypeSize(block_dtypes_[b]);
+                  std::visit([&](const auto& values) { std::memcpy(dest, values.data(), bytes); },
+                             buffers_[b * buffers_per_block_ + i]);
+                  return absl::OkStatus();
+                });
+}
+
+absl::Status OptimizerState::LayOutFilledInto(std::string& whole, Kind kind, uint64_t steps,
+                                              const TensorArena& arena, size_t buffers_per_block,
+                                              ArenaShard shard, const BufferFill& fill) {
+  const auto [dtypes, sizes] = LayoutOf(arena);
+  return LayOut(whole, kind, steps, dtypes, sizes, buffers_per_block, shard, fill);
 }
 
 absl::Status OptimizerState::ReceivePiecesInto(const TensorArena& arena, size_t buffers_per_block,

@@ -106,6 +106,13 @@ class OptimizerState {
   // (INVALID_ARGUMENT for bytes not laid out for it). On every other rank: SendPieces, at the same
   // point.
   absl::Status LayOutWholeInto(std::string& whole) const;
+  // LayOutWholeInto for rank 0 of `shard` whose buffers live elsewhere (in device memory), as
+  // EncodeFilledInto: `fill(block, index, dest)` writes rank 0's range of the buffer at `dest`, in
+  // this host's byte order (or later, staged: `whole`'s memory does not move once filling starts).
+  static absl::Status LayOutFilledInto(std::string& whole, OptimizerOptions::Kind kind,
+                                       uint64_t steps, const TensorArena& arena,
+                                       size_t buffers_per_block, ArenaShard shard,
+                                       const BufferFill& fill);
   static absl::Status ReceivePiecesInto(const TensorArena& arena, size_t buffers_per_block,
                                         ArenaShard shard, const PieceMover& move,
                                         std::string& whole, bool sealed);

@@ -12,12 +12,12 @@ namespace cohort {
 ShardGather::~ShardGather() { Wait().IgnoreError(); }
 
 absl::Status ShardGather::Capture(const Optimizer& optimizer, uint64_t batches_trained,
-                                  std::string* whole) {
+                                  std::string* whole, StagedHostCopies* staged) {
   if (absl::Status before = Wait(); !before.ok()) return before;
   batches_trained_ = batches_trained;
   if (whole == nullptr) return optimizer.CopyShardStateInto(copy_);
   optimizer_ = &optimizer;
-  return optimizer.LayOutWholeStateInto(*whole);
+  return optimizer.LayOutWholeStateInto(*whole, staged);
 }
 
 absl::Status ShardGather::Gather(

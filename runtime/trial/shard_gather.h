@@ -50,7 +50,9 @@ class ShardGather {
   // which must outlive this object): on rank 0, `whole` laid out with this rank's pieces in place
   // (Optimizer::LayOutWholeStateInto); on the others (`whole` nullptr), a copy of this rank's
   // shard. Waits for the gather before it first, and returns its error instead when it failed.
-  absl::Status Capture(const Optimizer& optimizer, uint64_t batches_trained, std::string* whole);
+  // `staged` (rank 0): as LayOutWholeStateInto's; its Land must come before AssembleInto.
+  absl::Status Capture(const Optimizer& optimizer, uint64_t batches_trained, std::string* whole,
+                       StagedHostCopies* staged = nullptr);
 
   // Rank 0: the pieces the other ranks send (each of them in Start's gather) moved into `whole`,
   // as Capture laid it out: SaveWholeStateInto's bytes once done.

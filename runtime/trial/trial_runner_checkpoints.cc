@@ -212,7 +212,7 @@ absl::Status TrialRunner::Checkpoint() {
       gathered_optimizer = std::move(old->second);
     }
     if (absl::Status captured = shard_gather_->Capture(
-            *options_.optimizer, progress_.batches_trained, &gathered_optimizer);
+            *options_.optimizer, progress_.batches_trained, &gathered_optimizer, staged);
         !captured.ok()) {
       return captured;
     }
@@ -228,6 +228,7 @@ absl::Status TrialRunner::Checkpoint() {
     return absl::OkStatus();
   };
   if (shard_gather_) {
+    // Its memory, where staged copies land, moves with it (never a short string: a header first).
     files->emplace("optimizer", std::move(gathered_optimizer));
     finish = [staged, gather = shard_gather_.get()](std::map<std::string, std::string>& files) {
       if (staged != nullptr) staged->Land();

@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/arena/arena_shard.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/optim/optimizer.h"
 #include "test/common/host_memory_as_device.h"
 #include "test/optim/optim_test_util.h"
@@ -296,7 +297,7 @@ TEST_P(ShardedOptimizerTest, AWholeStateReshardsOntoAnotherRankCountAndTrainsOnB
 // A checkpoint gathered in the background: the whole state rank 0 lays out at the step, and the
 // other ranks' copies of their shards, assemble the whole state of when they were taken, however
 // the optimizers step on (rank 0 receives the pieces along its live optimizer's layout); so do
-// copies of every shard.
+// copies of every shard. A device's rank 0 stages its pieces, which land before the others'.
 TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTaken) {
   const OptimizerOptions& options = GetParam().options;
   for (const bool on_device : {false, true}) {
@@ -307,6 +308,7 @@ TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTake
       ranks.push_back(MakeReplica(options, {rank, 3}, on_device));
     }
     std::vector<std::optional<OptimizerState>> copies(ranks.size());
+    StagedHostCopies staged;  // after the ranks: it gives their memory back first
     for (uint64_t step = 1; step <= 6; ++step) {
       StepAll(ranks, step);
       SetGradients(*reference.arena, step);
@@ -317,9 +319,15 @@ TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTake
         ASSERT_TRUE(ranks[rank].optimizer->CopyShardStateInto(copies[rank]).ok());
       }
       std::string laid;
-      ASSERT_TRUE(ranks[0].optimizer->LayOutWholeStateInto(laid).ok());
+      ASSERT_TRUE(
+          ranks[0].optimizer->LayOutWholeStateInto(laid, on_device ? &staged : nullptr).ok());
+      const size_t buffers = options.kind != OptimizerOptions::Kind::kSgd ? 2
+                             : options.momentum > 0                       ? 1
+                                                                          : 0;
+      EXPECT_EQ(staged.staged(), on_device ? buffers * ranks[0].arena->blocks().size() : 0u);
       const std::string parameters = Parameters(*ranks[0].arena);
       StepAll(ranks, step + 100);  // the trial trains on while the pieces travel
+      staged.Land();
       EXPECT_EQ(WholeStateOf(copies), then) << "taken after step " << step;
       const std::string received = AssembleWhole(
           3, [&](uint32_t rank, const OptimizerState::PieceMover& move, std::string* out) {
@@ -367,10 +375,12 @@ TEST(ShardedOptimizerStateTest, AWholeOptimizerHasNoPiecesToGather) {
   std::optional<OptimizerState> copy;
   EXPECT_EQ(whole.optimizer->CopyShardStateInto(copy).code(), absl::StatusCode::kUnimplemented);
   EXPECT_FALSE(copy.has_value());
-  EXPECT_EQ(whole.optimizer->LayOutWholeStateInto(out).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(whole.optimizer->LayOutWholeStateInto(out, nullptr).code(),
+            absl::StatusCode::kUnimplemented);
   // Only the shard's rank 0 lays out the whole state.
   Replica other = MakeReplica(Adam(), {1, 2});
-  EXPECT_EQ(other.optimizer->LayOutWholeStateInto(out).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(other.optimizer->LayOutWholeStateInto(out, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // The whole state is assembled on rank 0, whose pieces stay put: only the others' travel.
