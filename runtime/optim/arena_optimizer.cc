@@ -42,8 +42,9 @@ absl::Status ArenaOptimizer::ReceiveWholeStateInto(const OptimizerState::PieceMo
                                            sealed);
 }
 
-absl::Status ArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy) const {
-  if (state_.shard().whole()) return Optimizer::CopyShardStateInto(copy);
+absl::Status ArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy,
+                                                StagedHostCopies* staged) const {
+  if (state_.shard().whole()) return Optimizer::CopyShardStateInto(copy, staged);
   if (copy) {
     *copy = state_;  // the buffers' memory is kept
   } else {

@@ -55,7 +55,8 @@ class ArenaOptimizer : public Optimizer {
   absl::Status LayOutWholeStateInto(std::string& whole, StagedHostCopies* staged) const final;
   absl::Status ReceiveWholeStateInto(const OptimizerState::PieceMover& move, std::string& whole,
                                      bool sealed) const final;
-  absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const final;
+  absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy,
+                                  StagedHostCopies* staged) const final;
 
  protected:
   // The arena's blocks must all be float32 or float64 on the CPU (Optimizer::Create checks).

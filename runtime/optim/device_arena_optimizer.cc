@@ -99,15 +99,18 @@ std::string DeviceArenaOptimizer::SaveState() const {
   return out;
 }
 
-absl::Status DeviceArenaOptimizer::HostStateInto(std::optional<OptimizerState>& state) const {
+absl::Status DeviceArenaOptimizer::HostStateInto(std::optional<OptimizerState>& state,
+                                                 StagedHostCopies* staged) const {
   if (!state) state.emplace(options_.kind, arena_, buffers_per_block_, shard_);
   state->set_steps(steps_);
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
     const ArenaBlock& block = arena_.blocks()[b];
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      if (absl::Status copied =
-              block.memory->CopyToHost(HostBuffer(*state, block, b, i), buffers_[b][i],
-                                       BufferElements(b) * block.element_size);
+      void* host = HostBuffer(*state, block, b, i);
+      const size_t bytes = BufferElements(b) * block.element_size;
+      if (absl::Status copied = staged != nullptr
+                                    ? staged->Copy(*block.memory, host, buffers_[b][i], bytes)
+                                    : block.memory->CopyToHost(host, buffers_[b][i], bytes);
           !copied.ok()) {
         return copied;
       }
@@ -140,7 +143,7 @@ absl::Status DeviceArenaOptimizer::SaveWholeStateInto(const OptimizerState::Piec
                                                       std::string* out, bool sealed) const {
   if (shard_.whole()) return Optimizer::SaveWholeStateInto(move, out, sealed);
   std::optional<OptimizerState> state;
-  if (absl::Status copied = HostStateInto(state); !copied.ok()) return copied;
+  if (absl::Status copied = HostStateInto(state, nullptr); !copied.ok()) return copied;
   return state->GatherWholeInto(move, out, sealed);
 }
 
@@ -164,9 +167,10 @@ absl::Status DeviceArenaOptimizer::ReceiveWholeStateInto(const OptimizerState::P
   return OptimizerState::ReceivePiecesInto(arena_, buffers_per_block_, shard_, move, whole, sealed);
 }
 
-absl::Status DeviceArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy) const {
-  if (shard_.whole()) return Optimizer::CopyShardStateInto(copy);
-  return HostStateInto(copy);
+absl::Status DeviceArenaOptimizer::CopyShardStateInto(std::optional<OptimizerState>& copy,
+                                                      StagedHostCopies* staged) const {
+  if (shard_.whole()) return Optimizer::CopyShardStateInto(copy, staged);
+  return HostStateInto(copy, staged);
 }
 
 absl::Status DeviceArenaOptimizer::LoadState(absl::string_view bytes) {

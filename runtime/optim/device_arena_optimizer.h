@@ -52,7 +52,8 @@ class DeviceArenaOptimizer final : public Optimizer {
   absl::Status LayOutWholeStateInto(std::string& whole, StagedHostCopies* staged) const override;
   absl::Status ReceiveWholeStateInto(const OptimizerState::PieceMover& move, std::string& whole,
                                      bool sealed) const override;
-  absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const override;
+  absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy,
+                                  StagedHostCopies* staged) const override;
 
  private:
   DeviceArenaOptimizer(const OptimizerOptions& options, TensorArena& arena,
@@ -61,8 +62,8 @@ class DeviceArenaOptimizer final : public Optimizer {
   // Elements of each of block `b`'s buffers: the block's, or a shard's chunk of it.
   uint64_t BufferElements(size_t b) const;
   // The buffers copied into a host state of this shard (steps included), made in `state` unless it
-  // already holds one.
-  absl::Status HostStateInto(std::optional<OptimizerState>& state) const;
+  // already holds one; through `staged` when given.
+  absl::Status HostStateInto(std::optional<OptimizerState>& state, StagedHostCopies* staged) const;
 
   OptimizerOptions options_;
   TensorArena& arena_;

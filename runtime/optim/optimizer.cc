@@ -36,7 +36,8 @@ absl::Status Optimizer::SaveWholeStateInto(const OptimizerState::PieceMover&, st
   return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto saves it whole");
 }
 
-absl::Status Optimizer::CopyShardStateInto(std::optional<OptimizerState>&) const {
+absl::Status Optimizer::CopyShardStateInto(std::optional<OptimizerState>&,
+                                           StagedHostCopies*) const {
   return absl::UnimplementedError("this optimizer is not sharded: SaveStateInto copies it whole");
 }
 

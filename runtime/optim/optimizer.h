@@ -93,12 +93,13 @@ class Optimizer {
   // other ranks' pieces there, and may run on another thread while Step runs. On every other rank:
   // CopyShardStateInto copies its shard of the state into `copy` (memory reused when it already
   // holds this shard's), whose SendPieces then moves the pieces while the optimizer steps on.
-  // With `staged`, this rank's pieces in device memory reach `whole` at its Land, which must come
-  // before ReceiveWholeStateInto.
+  // With `staged`, this rank's pieces in device memory reach `whole` (or `copy`) at its Land, which
+  // must come before ReceiveWholeStateInto (or SendPieces).
   virtual absl::Status LayOutWholeStateInto(std::string& whole, StagedHostCopies* staged) const;
   virtual absl::Status ReceiveWholeStateInto(const OptimizerState::PieceMover& move,
                                              std::string& whole, bool sealed) const;
-  virtual absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy) const;
+  virtual absl::Status CopyShardStateInto(std::optional<OptimizerState>& copy,
+                                          StagedHostCopies* staged) const;
 };
 
 }  // namespace cohort

@@ -15,7 +15,10 @@ absl::Status ShardGather::Capture(const Optimizer& optimizer, uint64_t batches_t
                                   std::string* whole, StagedHostCopies* staged) {
   if (absl::Status before = Wait(); !before.ok()) return before;
   batches_trained_ = batches_trained;
-  if (whole == nullptr) return optimizer.CopyShardStateInto(copy_);
+  if (whole == nullptr) {
+    staged_.Discard();  // a capture that failed half way may have left some
+    return optimizer.CopyShardStateInto(copy_, &staged_);
+  }
   optimizer_ = &optimizer;
   return optimizer.LayOutWholeStateInto(*whole, staged);
 }
@@ -48,6 +51,7 @@ void ShardGather::Start() {
   auto job = std::make_shared<std::packaged_task<absl::Status()>>([this] {
     return Gather([this](const OptimizerState::PieceMover& move) {
       if (!copy_) return absl::FailedPreconditionError("no shard of the optimizer state copied");
+      staged_.Land();
       return copy_->SendPieces(move);
     });
   });

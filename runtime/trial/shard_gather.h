@@ -1,10 +1,11 @@
 // ShardGather: a ZeRO checkpoint's optimizer state assembled off the training thread. At the
 // checkpoint's step boundary (Capture) rank 0 lays out the whole state's bytes with its own pieces
 // in place, and every other rank copies its shard into host memory (1/N of the state, kept from
-// checkpoint to checkpoint). The other ranks' pieces then travel to rank 0 over a group of their
-// own (the trial's checkpoint group) while training goes on over the trial's other groups: on
-// rank 0 inside the checkpoint writer's thread, right before it writes (AssembleInto), and on the
-// other ranks on a thread of this object's (Start).
+// checkpoint to checkpoint; from a GPU through page-locked memory, Start's thread landing it). The
+// other ranks' pieces then travel to rank 0 over a group of their own (the trial's checkpoint
+// group) while training goes on over the trial's other groups: on rank 0 inside the checkpoint
+// writer's thread, right before it writes (AssembleInto), and on the other ranks on a thread of
+// this object's (Start).
 //
 //   ShardGather gather(checkpoint_group);
 //   rank 0:      status = gather.Capture(optimizer, batch, &files["optimizer"]);
@@ -31,6 +32,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/collective/collective_backend.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/optim/optimizer_state.h"
@@ -72,6 +74,8 @@ class ShardGather {
   CollectiveBackend& group_;
   const Optimizer* optimizer_ = nullptr;  // rank 0's, whose layout AssembleInto follows
   std::optional<OptimizerState> copy_;    // the other ranks' shard
+  // The other ranks: a device's shard on its way into copy_, landed by Start's thread.
+  StagedHostCopies staged_;
   uint64_t batches_trained_ = 0;
   std::future<absl::Status> in_flight_;
   std::thread thread_;  // Start's, joined by Wait

@@ -297,7 +297,7 @@ TEST_P(ShardedOptimizerTest, AWholeStateReshardsOntoAnotherRankCountAndTrainsOnB
 // A checkpoint gathered in the background: the whole state rank 0 lays out at the step, and the
 // other ranks' copies of their shards, assemble the whole state of when they were taken, however
 // the optimizers step on (rank 0 receives the pieces along its live optimizer's layout); so do
-// copies of every shard. A device's rank 0 stages its pieces, which land before the others'.
+// copies of every shard. A device's pieces are staged, and land before they travel.
 TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTaken) {
   const OptimizerOptions& options = GetParam().options;
   for (const bool on_device : {false, true}) {
@@ -316,7 +316,9 @@ TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTake
       if (step % 3 != 0) continue;
       const std::string then = reference.optimizer->SaveState();
       for (size_t rank = 0; rank < ranks.size(); ++rank) {
-        ASSERT_TRUE(ranks[rank].optimizer->CopyShardStateInto(copies[rank]).ok());
+        ASSERT_TRUE(ranks[rank]
+                        .optimizer->CopyShardStateInto(copies[rank], on_device ? &staged : nullptr)
+                        .ok());
       }
       std::string laid;
       ASSERT_TRUE(
@@ -324,7 +326,8 @@ TEST_P(ShardedOptimizerTest, CopiesOfTheShardsAssembleTheStateOfWhenTheyWereTake
       const size_t buffers = options.kind != OptimizerOptions::Kind::kSgd ? 2
                              : options.momentum > 0                       ? 1
                                                                           : 0;
-      EXPECT_EQ(staged.staged(), on_device ? buffers * ranks[0].arena->blocks().size() : 0u);
+      // Each rank's copy of its shard, and rank 0's layout.
+      EXPECT_EQ(staged.staged(), on_device ? 4 * buffers * ranks[0].arena->blocks().size() : 0u);
       const std::string parameters = Parameters(*ranks[0].arena);
       StepAll(ranks, step + 100);  // the trial trains on while the pieces travel
       staged.Land();
@@ -373,7 +376,8 @@ TEST(ShardedOptimizerStateTest, AWholeOptimizerHasNoPiecesToGather) {
       [](void*, uint64_t, uint32_t) { return absl::OkStatus(); }, &out, true);
   EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
   std::optional<OptimizerState> copy;
-  EXPECT_EQ(whole.optimizer->CopyShardStateInto(copy).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(whole.optimizer->CopyShardStateInto(copy, nullptr).code(),
+            absl::StatusCode::kUnimplemented);
   EXPECT_FALSE(copy.has_value());
   EXPECT_EQ(whole.optimizer->LayOutWholeStateInto(out, nullptr).code(),
             absl::StatusCode::kUnimplemented);
