@@ -25,8 +25,12 @@ from each owner), which is part of its stall; in the background, at the step bou
 stall), rank 0 lays out the whole state with its shard in place and the others copy theirs, and
 the copies travel to rank 0 during the write.
 
+With --gpu the model is the mlp_cuda plugin (the same MLP, its tensors and optimizer state on the
+GPU) on one GPU slot (`cohort run --gpus`): there the background capture copies the state from
+the device into page-locked host memory, and the writer's thread moves it into the checkpoint.
+
 Usage: checkpoint_stall_bench.py COHORT_EXE PLUGIN_DIR [--sizes 100,1000] [--repeats 2]
-                                  [--folder DIR] [--slots N] [--zero-stage S]
+                                  [--folder DIR] [--slots N] [--zero-stage S] [--gpu]
 
 Prints a table and JSON lines {"name": "checkpoint_stall_<MB>mb", "value" (the median stall in the
 background, s), "unit", "peer": "synchronous checkpoint", "peer_value", "ratio", ...}: medians over
@@ -57,11 +61,12 @@ def period_for(megabytes):
     return max(10, 3 * megabytes // 100)
 
 
-def write_config(path, plugin_dir, hidden, period, slots=1, zero_stage=0):
+def write_config(path, plugin_dir, hidden, period, slots=1, zero_stage=0, gpu=False):
+    plugin = os.path.join("mlp_cuda", "mlp_cuda.so") if gpu else os.path.join("mlp", "mlp.so")
     with open(path, "w") as f:
         f.write(f"""\
 name: checkpoint-stall
-entrypoint: {os.path.join(plugin_dir, "mlp", "mlp.so")}
+entrypoint: {os.path.join(plugin_dir, plugin)}
 hyperparameters:
   global_batch_size: 2
   optimizer: sgd
@@ -98,10 +103,10 @@ reproducibility:
 
 def one_run(args, config, run_dir, background, period):
     """(stalls, writes, checkpoint bytes) of one run, in seconds, one per checkpoint."""
+    slots = ["--gpus"] if args.gpu else ["--cpu-slots", str(args.slots)]
     ddp_common.run_cohort(NAME, [args.cohort, "run", config, "--output", run_dir, "--set",
-                                 f"checkpoint_storage.async={'true' if background else 'false'}",
-                                 "--cpu-slots", str(args.slots)],
-                          timeout=1800)
+                                 f"checkpoint_storage.async={'true' if background else 'false'}"]
+                          + slots, timeout=1800)
     with open(os.path.join(run_dir, "trials", "1", "timeline.json")) as f:
         events = json.load(f)["traceEvents"]
     rank0 = {e["pid"] for e in events
@@ -137,7 +142,11 @@ def main():
     parser.add_argument("--folder", default=None)
     parser.add_argument("--slots", type=int, default=1)
     parser.add_argument("--zero-stage", type=int, default=0, choices=(0, 1, 2))
+    parser.add_argument("--gpu", action="store_true",
+                        help="the mlp_cuda plugin on one GPU slot (--slots 1 only)")
     args = parser.parse_args()
+    if args.gpu and args.slots != 1:
+        parser.error("--gpu runs one GPU slot: --slots 1")
     args.cohort, args.plugin_dir = os.path.abspath(args.cohort), os.path.abspath(args.plugin_dir)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.repeats < 1 or any(s < 1 for s in sizes):
@@ -148,7 +157,8 @@ def main():
             hidden = hidden_for(megabytes)
             config = os.path.join(tmp, f"stall-{megabytes}.yaml")
             period = period_for(megabytes)
-            write_config(config, args.plugin_dir, hidden, period, args.slots, args.zero_stage)
+            write_config(config, args.plugin_dir, hidden, period, args.slots, args.zero_stage,
+                         args.gpu)
             found = {True: ([], []), False: ([], [])}
             size = 0
             for repeat in range(args.repeats):
@@ -173,8 +183,9 @@ def main():
         print(f"{megabytes:>7} MB {size / 1e6:>7.0f} MB {stall_async:>10.4f} s {stall_sync:>9.4f} s "
               f"{stall_async / stall_sync:>6.3f} {write_async:>10.4f} s {write_sync:>9.4f} s "
               f"{first_async:>10.4f} s {first_sync:>9.4f} s")
+        name = f"checkpoint_stall_{megabytes}mb" + ("_gpu" if args.gpu else "")
         lines.append(json.dumps({
-            "name": f"checkpoint_stall_{megabytes}mb", "value": round(stall_async, 4), "unit": "s",
+            "name": name, "value": round(stall_async, 4), "unit": "s",
             "peer": "synchronous checkpoint", "peer_value": round(stall_sync, 4),
             "ratio": round(stall_async / stall_sync, 4), "checkpoint_bytes": size,
             "hidden_size": hidden, "write_seconds_async": round(write_async, 4),
