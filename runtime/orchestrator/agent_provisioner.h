@@ -8,8 +8,9 @@
 // reason) and cancels a job once its task has ended, was killed while queued, or is dropped
 // (Cancel). An agent of a job that serves no task is refused at registration.
 //
-// The seam lets tests stand a scripted batch system in for Slurm. Thread-safety: called from the
-// Orchestrator's one thread only.
+// The seam lets tests stand a scripted batch system in for Slurm. Thread-safety: Submit, States
+// and Cancel are called one at a time, from a thread of their own (ProvisionerCalls); the const
+// methods from the Orchestrator's thread meanwhile, so they must not read what those three change.
 #ifndef COHORT_RUNTIME_ORCHESTRATOR_AGENT_PROVISIONER_H_
 #define COHORT_RUNTIME_ORCHESTRATOR_AGENT_PROVISIONER_H_
 

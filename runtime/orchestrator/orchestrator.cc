@@ -23,6 +23,10 @@ Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clo
       clock_(clock),
       state_(options_.state_dir),
       cluster_(std::make_unique<orchestration::Cluster>()) {
+  if (options_.provisioner != nullptr) {
+    provisioner_calls_ = std::make_unique<ProvisionerCalls>(*options_.provisioner,
+                                                            options_.provisioner_in_background);
+  }
   if (options_.checkpoint_root.empty())
     options_.checkpoint_root = options_.state_dir + "/checkpoints";
   // Ids continue after the experiments, trials and tasks an earlier orchestrator left, so

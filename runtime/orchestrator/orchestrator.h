@@ -48,6 +48,7 @@
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/agent_provisioner.h"
 #include "runtime/orchestrator/placement.h"
+#include "runtime/orchestrator/provisioner_calls.h"
 #include "runtime/orchestrator/state_directory.h"
 #include "runtime/orchestrator/task_start.h"
 #include "runtime/orchestrator/timeline_merger.h"
@@ -105,6 +106,10 @@ struct OrchestratorOptions {
   // provisioner (a Slurm job) and is placed on that job's agents alone (agent_provisioner.h).
   // Must outlive the Orchestrator, which cancels the jobs of its remaining tasks when destroyed.
   AgentProvisioner* provisioner = nullptr;
+  // Whether the provisioner's commands run on a thread of their own (ProvisionerCalls), the
+  // orchestrator taking their answers on later turns; false runs each at once (a test's
+  // provisioner, which answers at once).
+  bool provisioner_in_background = true;
   // How often the provisioner is asked for the states of the queued tasks' jobs.
   double job_poll_seconds = 1.0;
 };
@@ -258,8 +263,14 @@ class Orchestrator {
   // PlaceQueuedTasks with a provisioner: a job for each queued task that has none, the jobs'
   // states while they wait, and each task placed once its job's agents have all registered.
   void ProvisionQueuedTasks();
-  // Asks for the queued tasks' jobs' states at most every job_poll_seconds (`force`: now).
+  // Asks for the queued tasks' jobs' states at most every job_poll_seconds (`force`: now), unless
+  // an earlier ask is still unanswered.
   void PollJobStates(bool force);
+  // Takes the provisioner's answers come since the last time: a submitted job goes to its task
+  // (or is cancelled when the task is gone), a task whose job could not be had joins `failed`,
+  // polled states go to the queued tasks, and a cancel that failed is told. True when a job was
+  // submitted.
+  bool TakeProvisionerAnswers(std::vector<uint64_t>& failed);
   // Whether agent `agent_id` may register: an agent of a job that serves a task; else why not.
   absl::Status CheckProvisionedAgent(absl::string_view agent_id) const;
   // The task is over or dropped: its job is cancelled and its agents forgotten.
@@ -326,6 +337,8 @@ class Orchestrator {
   std::vector<OrchestratorEvent> events_;
   std::vector<std::string> ended_rendezvous_prefixes_;
   double last_job_poll_ = -1;  // monotonic seconds of the provisioner's last States
+  // With a provisioner: its commands, off this thread. Destroyed before the provisioner.
+  std::unique_ptr<ProvisionerCalls> provisioner_calls_;
   // profiling.enabled: each trial's rank timelines, merged whenever one of its tasks ends.
   TimelineMerger timelines_;
 };

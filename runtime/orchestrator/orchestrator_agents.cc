@@ -103,6 +103,8 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
 
 void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
                            const AgentHello& hello) {
+  // A job's agent may be quicker than the answer that names its job: take the answers first.
+  if (options_.provisioner != nullptr) ProvisionQueuedTasks();
   if (absl::Status wanted = CheckProvisionedAgent(agent_id); !wanted.ok()) {
     outbox_.Send(agent_id,
                  ErrorReply{ControlErrorCode::kInvalidRequest, std::string(wanted.message())},

@@ -1,6 +1,7 @@
 // The Orchestrator's tasks on a provisioner's jobs (agent_provisioner.h): each queued task gets a
 // job of its own, waits with the job's state as its reason, and is placed on the job's agents
 // once they have all registered; its job is cancelled and its agents forgotten when it is over.
+// The provisioner's commands run through provisioner_calls_, their answers taken on later turns.
 #include <utility>
 #include <variant>
 #include <vector>
@@ -13,35 +14,24 @@ namespace cohort {
 
 void Orchestrator::ProvisionQueuedTasks() {
   AgentProvisioner& provisioner = *options_.provisioner;
-  const std::vector<uint64_t> queued(queue_.begin(), queue_.end());
-  bool submitted = false;
-  std::vector<uint64_t> failed;
-  for (const uint64_t task_id : queued) {
+  for (const uint64_t task_id : queue_) {
     Task& task = *cluster_->tasks.at(task_id);
-    if (!task.job_id.empty()) continue;
+    if (task.job_asked) continue;
     const ExperimentConfig& config = cluster_->experiments.at(task.experiment_id)->config;
-    absl::StatusOr<ProvisionedJob> job = provisioner.Submit({.task_id = task.id,
-                                                             .trial_id = task.trial_id,
-                                                             .experiment_id = task.experiment_id,
-                                                             .slots = task.slots,
-                                                             .partition = config.resource_pool,
-                                                             .options = config.slurm_sbatch_args});
-    if (!job.ok()) {
-      task.flags.failure =
-          absl::StrCat("cannot get a ", provisioner.name(), " job: ", job.status().message());
-      failed.push_back(task_id);
-      continue;
-    }
-    task.job_id = job->id;
-    task.job_agents = job->agents;
-    task.job_state = JobState{JobState::Phase::kPending, ""};
-    submitted = true;
-    Event(absl::StrCat("task ", task.id, " (trial ", task.trial_id, "): ", provisioner.name(),
-                       " job ", job->id, " submitted for ", task.slots, " slot",
-                       task.slots == 1 ? "" : "s", " on ", job->agents, " node",
-                       job->agents == 1 ? "" : "s"));
+    provisioner_calls_->Submit({.task_id = task.id,
+                                .trial_id = task.trial_id,
+                                .experiment_id = task.experiment_id,
+                                .slots = task.slots,
+                                .partition = config.resource_pool,
+                                .options = config.slurm_sbatch_args});
+    task.job_asked = true;
+    SetWaitingReason(task, absl::StrCat("asking ", provisioner.name(), " for a job"));
   }
+  std::vector<uint64_t> failed;
+  const bool submitted = TakeProvisionerAnswers(failed);
   PollJobStates(/*force=*/submitted);
+  TakeProvisionerAnswers(failed);  // the poll's answer, when it came at once
+  const std::vector<uint64_t> queued(queue_.begin(), queue_.end());
 
   // Each job's agents serve its task alone: placing one task leaves the others' views as they were.
   const std::vector<AgentView> all_agents = AgentViews();
@@ -49,7 +39,7 @@ void Orchestrator::ProvisionQueuedTasks() {
     Task* found = FindTask(task_id);
     if (found == nullptr) continue;
     Task& task = *found;
-    if (task.job_id.empty()) continue;
+    if (task.job_id.empty()) continue;  // its job not asked for, or its answer still to come
     const std::string job = absl::StrCat(provisioner.name(), " job ", task.job_id);
     if (task.job_state.phase == JobState::Phase::kEnded) {
       task.flags.failure =
@@ -96,6 +86,7 @@ void Orchestrator::ProvisionQueuedTasks() {
 
 void Orchestrator::PollJobStates(bool force) {
   const double now = clock_.MonotonicSeconds();
+  if (provisioner_calls_->polling()) return;
   if (!force && last_job_poll_ >= 0 && now - last_job_poll_ < options_.job_poll_seconds) return;
   std::vector<std::string> jobs;
   for (const uint64_t task_id : queue_) {
@@ -104,18 +95,51 @@ void Orchestrator::PollJobStates(bool force) {
   }
   if (jobs.empty()) return;
   last_job_poll_ = now;
-  absl::StatusOr<std::map<std::string, JobState>> states = options_.provisioner->States(jobs);
-  if (!states.ok()) {
-    Notice(absl::StrCat("warning: cannot read the ", options_.provisioner->name(),
-                        " jobs' states: ", states.status().message()));
-    return;
-  }
-  for (const uint64_t task_id : queue_) {
-    Task& task = *cluster_->tasks.at(task_id);
-    if (auto state = states->find(task.job_id); state != states->end()) {
-      task.job_state = state->second;
+  provisioner_calls_->Poll(std::move(jobs));
+}
+
+bool Orchestrator::TakeProvisionerAnswers(std::vector<uint64_t>& failed) {
+  const std::string name = options_.provisioner->name();
+  bool submitted = false;
+  for (ProvisionerCalls::Answer& answer : provisioner_calls_->TakeAnswers()) {
+    if (auto* polled = std::get_if<ProvisionerCalls::Polled>(&answer)) {
+      if (!polled->states.ok()) {
+        Notice(absl::StrCat("warning: cannot read the ", name,
+                            " jobs' states: ", polled->states.status().message()));
+        continue;
+      }
+      for (const uint64_t task_id : queue_) {
+        Task& task = *cluster_->tasks.at(task_id);
+        if (auto state = polled->states->find(task.job_id); state != polled->states->end()) {
+          task.job_state = state->second;
+        }
+      }
+    } else if (auto* cancelled = std::get_if<ProvisionerCalls::Cancelled>(&answer)) {
+      if (!cancelled->status.ok()) Notice(absl::StrCat("warning: ", cancelled->status.message()));
+    } else {
+      auto& [task_id, job] = std::get<ProvisionerCalls::Submitted>(answer);
+      Task* task = FindTask(task_id);
+      if (task == nullptr) {
+        // Dropped (its trial killed, its experiment deleted) while the job was being asked for.
+        if (job.ok()) provisioner_calls_->Cancel(job->id);
+        continue;
+      }
+      if (!job.ok()) {
+        task->flags.failure = absl::StrCat("cannot get a ", name, " job: ", job.status().message());
+        failed.push_back(task_id);
+        continue;
+      }
+      task->job_id = job->id;
+      task->job_agents = job->agents;
+      task->job_state = JobState{JobState::Phase::kPending, ""};
+      submitted = true;
+      Event(absl::StrCat("task ", task->id, " (trial ", task->trial_id, "): ", name, " job ",
+                         job->id, " submitted for ", task->slots, " slot",
+                         task->slots == 1 ? "" : "s", " on ", job->agents, " node",
+                         job->agents == 1 ? "" : "s"));
     }
   }
+  return submitted;
 }
 
 absl::Status Orchestrator::CheckProvisionedAgent(absl::string_view agent_id) const {
@@ -137,11 +161,8 @@ absl::Status Orchestrator::CheckProvisionedAgent(absl::string_view agent_id) con
 void Orchestrator::ReleaseJob(Task& task) {
   if (options_.provisioner == nullptr || task.job_id.empty()) return;
   const std::string job = std::exchange(task.job_id, "");
-  if (task.job_state.phase != JobState::Phase::kEnded) {
-    if (absl::Status cancelled = options_.provisioner->Cancel(job); !cancelled.ok()) {
-      Notice(absl::StrCat("warning: ", cancelled.message()));
-    }
-  }
+  // A failure is told when its answer comes.
+  if (task.job_state.phase != JobState::Phase::kEnded) provisioner_calls_->Cancel(job);
   std::erase_if(cluster_->agents, [&](const auto& entry) {
     return options_.provisioner->JobOfAgent(entry.first) == job;
   });

@@ -142,8 +142,10 @@ struct Task {
   // An elastic trial's task on fewer slots than its trial's, stopped to go on from its
   // checkpoint on this many (0: not growing).
   uint32_t grow_to = 0;
-  // Under a provisioner: the job holding its agents ("" before submission), how many agents it
-  // starts, and its latest known state.
+  // Under a provisioner: whether a job was asked for (its answer may still be on its way), the
+  // job holding its agents ("" until the answer came), how many agents it starts, and its latest
+  // known state.
+  bool job_asked = false;
   std::string job_id;
   uint32_t job_agents = 0;
   JobState job_state;

@@ -119,11 +119,11 @@ void Orchestrator::DropQueuedTask(Trial& trial) {
 
 void Orchestrator::PlaceQueuedTasks() {
   GrowElasticTasks();
-  if (queue_.empty()) return;
   if (options_.provisioner != nullptr) {
-    ProvisionQueuedTasks();
+    ProvisionQueuedTasks();  // with an empty queue too: the provisioner's answers come in
     return;
   }
+  if (queue_.empty()) return;
   std::vector<AgentView> views = AgentViews();
   if (views.empty()) {
     for (const uint64_t task_id : queue_)

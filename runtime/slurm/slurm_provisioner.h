@@ -8,7 +8,8 @@
 //   options.provisioner = slurm->get();
 //
 // The Slurm commands run through a CommandRunner, RunCommand by default (tests may script one);
-// each waits at most 60 s. Thread-safety: one thread at a time.
+// each waits at most 60 s. Thread-safety: as AgentProvisioner's (the const methods read only the
+// settings, which nothing changes after Create).
 #ifndef COHORT_RUNTIME_SLURM_SLURM_PROVISIONER_H_
 #define COHORT_RUNTIME_SLURM_SLURM_PROVISIONER_H_
 

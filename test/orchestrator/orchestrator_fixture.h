@@ -123,14 +123,16 @@ reproducibility:
 class OrchestratorTest : public ::testing::Test {
  protected:
   // With a provisioner, tasks go on its jobs' agents (agent_provisioner.h); it must outlive the
-  // fixture.
-  explicit OrchestratorTest(AgentProvisioner* provisioner = nullptr)
-      : orchestrator_(Options(folder_.path(), provisioner), outbox_, clock_) {}
+  // fixture. Its commands run at once, unless `in_background`.
+  explicit OrchestratorTest(AgentProvisioner* provisioner = nullptr, bool in_background = false)
+      : orchestrator_(Options(folder_.path(), provisioner, in_background), outbox_, clock_) {}
 
   static OrchestratorOptions Options(const std::string& state_dir,
-                                     AgentProvisioner* provisioner = nullptr) {
+                                     AgentProvisioner* provisioner = nullptr,
+                                     bool in_background = false) {
     OrchestratorOptions options;
     options.provisioner = provisioner;
+    options.provisioner_in_background = in_background;
     options.state_dir = state_dir;
     options.agent_timeout_seconds = 15;
     options.start_timeout_seconds = 30;

@@ -2,9 +2,16 @@
 // a job per task, the job's state as the task's waiting reason, the task placed on its job's
 // agents alone and the job cancelled when the task ends or its experiment is killed; a job lost
 // before its agents registered restarts the trial within max_restarts; a job that cannot be had
-// fails the trial naming why; a task no job could hold is refused at submission.
+// fails the trial naming why; a task no job could hold is refused at submission. With the
+// provisioner's commands in the background, a slow sbatch holds nothing up, and a job that comes
+// after its task was dropped is cancelled.
+#include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/orchestrator/agent_provisioner.h"
@@ -188,6 +195,104 @@ TEST_F(ProvisionedOrchestratorTest, ATaskNoJobCouldHoldIsRefusedAtSubmission) {
   const ClientError refused = SubmitRefused(SingleYaml(6, 10));
   EXPECT_EQ(refused.code, ClientErrorCode::kUnschedulable);
   EXPECT_EQ(refused.message, "resources.slots_per_trial: needs 6 slots; nodes have 4");
+}
+
+// A batch system whose sbatch waits for the test (at most 10 s) before it answers, as a slow
+// slurmctld would; jobs numbered from 100. Safe to call from the orchestrator's provisioner
+// thread while the test reads it.
+class SlowBatchSystem : public AgentProvisioner {
+ public:
+  std::string name() const override { return "Slurm"; }
+  absl::Status CheckCanEverFit(uint32_t) const override { return absl::OkStatus(); }
+  absl::StatusOr<ProvisionedJob> Submit(const ProvisionRequest&) override {
+    std::unique_lock lock(mutex_);
+    ++submits_begun_;
+    changed_.notify_all();
+    changed_.wait_for(lock, std::chrono::seconds(10), [this] { return open_; });
+    return ProvisionedJob{absl::StrCat(next_job_++), 1};
+  }
+  absl::StatusOr<std::map<std::string, JobState>> States(
+      const std::vector<std::string>& job_ids) override {
+    std::map<std::string, JobState> answer;
+    for (const std::string& id : job_ids) answer[id] = JobState{Phase::kPending, "Priority"};
+    return answer;
+  }
+  absl::Status Cancel(const std::string& job_id) override {
+    std::lock_guard lock(mutex_);
+    cancelled_.push_back(job_id);
+    return absl::OkStatus();
+  }
+  std::optional<std::string> JobOfAgent(absl::string_view) const override { return std::nullopt; }
+
+  void Open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  bool WaitForSubmit() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [this] { return submits_begun_ > 0; });
+  }
+  std::vector<std::string> cancelled() {
+    std::lock_guard lock(mutex_);
+    return cancelled_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  int submits_begun_ = 0;
+  int next_job_ = 100;
+  std::vector<std::string> cancelled_;
+};
+
+struct SlowBatchSystemHolder {
+  SlowBatchSystem batch_;
+};
+
+class BackgroundProvisionerTest : protected SlowBatchSystemHolder, public OrchestratorTest {
+ protected:
+  BackgroundProvisionerTest() : OrchestratorTest(&batch_, /*in_background=*/true) {}
+
+  // Ticks until `done` holds (the provisioner's answers come on later turns); false after 10 s.
+  bool TickUntil(const std::function<bool()>& done) {
+    for (int i = 0; i < 1000; ++i) {
+      orchestrator_.Tick();
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+};
+
+TEST_F(BackgroundProvisionerTest, TheOrchestratorGoesOnWhileSbatchRuns) {
+  const uint64_t experiment = Submit(SingleYaml(1, 10));
+  orchestrator_.Tick();
+  ASSERT_TRUE(batch_.WaitForSubmit());
+  // sbatch is still running: the orchestrator answered, and answers again.
+  orchestrator_.Tick();
+  ASSERT_EQ(Tasks().size(), 1u);
+  EXPECT_EQ(Tasks()[0].job, "");
+  EXPECT_EQ(Tasks()[0].reason, "asking Slurm for a job");
+  EXPECT_EQ(Describe(experiment).summary.state, ExperimentState::kActive);
+
+  batch_.Open();
+  ASSERT_TRUE(TickUntil([&] { return Tasks().size() == 1 && Tasks()[0].job == "100"; }));
+  EXPECT_TRUE(TickUntil([&] { return Tasks()[0].reason == "Slurm job 100 pending: Priority"; }))
+      << Tasks()[0].reason;
+  EXPECT_TRUE(Acked(orchestrator_.OnClientRequest(KillExperiment{experiment})));
+  EXPECT_TRUE(TickUntil([&] { return batch_.cancelled() == std::vector<std::string>{"100"}; }));
+}
+
+TEST_F(BackgroundProvisionerTest, AJobThatComesAfterItsTaskWasDroppedIsCancelled) {
+  const uint64_t experiment = Submit(SingleYaml(1, 10));
+  orchestrator_.Tick();
+  ASSERT_TRUE(batch_.WaitForSubmit());
+  EXPECT_TRUE(Acked(orchestrator_.OnClientRequest(KillExperiment{experiment})));
+  EXPECT_THAT(Tasks(), IsEmpty());
+  batch_.Open();
+  EXPECT_TRUE(TickUntil([&] { return batch_.cancelled() == std::vector<std::string>{"100"}; }));
 }
 
 }  // namespace
