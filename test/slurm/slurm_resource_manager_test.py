@@ -7,7 +7,8 @@
 2. a grid of three 1-slot trials: each trial's task is a Slurm job of 1 CPU (with the
    experiment's slurm.sbatch_args), so that on 2 CPUs one waits, `cohort task list` showing its
    job id and Slurm's reason (Resources); every trial completes and no job is left;
-3. a killed experiment cancels its job;
+3. while its `sbatch` is held back, the orchestrator still answers, the task waiting with
+   `asking Slurm for a job`; then a killed experiment cancels its job;
 4. docs/cluster.md's example, examples/mlp_grid.yaml, completes;
 5. with CURVE (`--curve always`), the jobs' agents register with the key named slurm that they
    share (--slurm-agent-key), and a trial completes.
@@ -18,6 +19,7 @@ is not installed or its daemons cannot start.
 import os
 import re
 import shutil
+import stat
 
 from cluster import Cluster, two_rate_grid
 from cohort_cli import *
@@ -62,6 +64,23 @@ with temp_dir() as tmp:
 
     slurm = start_or_skip(os.path.join(tmp, "slurm"))
     os.environ["SLURM_CONF"] = slurm.conf  # for the orchestrator's sbatch, squeue and scancel
+    # The orchestrator's sbatch: the real one, held back (at most 60 s) while the file HOLD
+    # exists, having said so in HOLD.begun.
+    hold = os.path.join(tmp, "hold-sbatch")
+    gate_bin = os.path.join(tmp, "gate-bin")
+    os.makedirs(gate_bin)
+    held_sbatch = os.path.join(gate_bin, "sbatch")
+    with open(held_sbatch, "w") as f:
+        f.write(f"""#!/bin/sh
+if [ -e '{hold}' ]; then
+  touch '{hold}.begun'
+  i=0
+  while [ -e '{hold}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+fi
+exec '{shutil.which("sbatch")}' "$@"
+""")
+    os.chmod(held_sbatch, os.stat(held_sbatch).st_mode | stat.S_IXUSR)
+    os.environ["PATH"] = gate_bin + os.pathsep + os.environ["PATH"]
     try:
         with Cluster(tmp, "--resource-manager", "slurm") as cluster:
             def why(text):
@@ -127,9 +146,19 @@ with temp_dir() as tmp:
             wait(lambda: not jobs(slurm), 30, "the grid's jobs to end")
             print("grid of 3 trials on 1-CPU Slurm jobs: completed, one job waited for Resources")
 
-            # 3. A killed experiment cancels its job.
+            # 3. An sbatch held back holds nothing else up; then a killed experiment cancels its
+            # job.
+            with open(hold, "w"):
+                pass
             long_run = mlp_config(tmp, name="slurm-killed", batches=1000000, period=1000)
             killed_id = cluster.submit(long_run)
+            wait(lambda: os.path.exists(hold + ".begun"), 60, "the held sbatch to begin")
+            waiting = rows(cluster)  # answered while sbatch is held
+            check(os.path.exists(hold), why("the hold ended before the orchestrator answered"))
+            check(len(waiting) == 1 and waiting[0]["REASON"] == "asking Slurm for a job",
+                  why(waiting))
+            os.remove(hold)
+            print("while sbatch was held back, task list answered: asking Slurm for a job")
             wait(lambda: any(r["STATE"] == "running" for r in rows(cluster)), 120,
                      "the long trial to run")
             job = rows(cluster)[0]["JOB"]
