@@ -6,7 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -178,6 +181,72 @@ TEST(GpuSlotsTest, NoDriverMeansNoGpuSlots) {
   TempFolder folder;
   EXPECT_THAT(DetectGpuSlots(folder.path()), testing::IsEmpty());
   EXPECT_THAT(DetectGpuSlots(folder / "missing"), testing::IsEmpty());
+  // A CUDA_VISIBLE_DEVICES left from elsewhere changes nothing where there is no GPU.
+  absl::StatusOr<std::vector<AgentSlot>> visible = VisibleGpuSlots("0,1", folder.path());
+  ASSERT_TRUE(visible.ok()) << visible.status();
+  EXPECT_THAT(*visible, testing::IsEmpty());
+}
+
+// Three GPUs, out of PCI bus order on disk, with their UUIDs.
+void WriteThreeGpus(const std::string& root) {
+  WriteGpuFolder(root, "0000:c3:00.0",
+                 "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-c3c3c3c3-0000-1111-2222-"
+                 "333333333333\n");
+  WriteGpuFolder(root, "0000:1b:00.0",
+                 "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-1b1b1b1b-0000-1111-2222-"
+                 "333333333333\n");
+  WriteGpuFolder(root, "0000:41:00.0",
+                 "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-41414141-0000-1111-2222-"
+                 "333333333333\n");
+}
+
+TEST(GpuSlotsTest, CudaVisibleDevicesNamesTheGpusOfferedInItsOrder) {
+  TempFolder folder;
+  WriteThreeGpus(folder.path());
+  constexpr char kModel[] = "NVIDIA H100 80GB HBM3";
+  // Unset: every GPU.
+  absl::StatusOr<std::vector<AgentSlot>> all = VisibleGpuSlots(std::nullopt, folder.path());
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(*all, DetectGpuSlots(folder.path()));
+  // Indexes in PCI bus order and UUIDs (or their prefixes), in the variable's order: slot i is
+  // the i-th named, its device the GPU's index in PCI bus order.
+  absl::StatusOr<std::vector<AgentSlot>> named =
+      VisibleGpuSlots(" 2, GPU-1b1b1b1b-0000-1111-2222-333333333333,GPU-4141", folder.path());
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_THAT(*named, ElementsAre(AgentSlot{0, SlotKind::kGpu, 2, kModel},
+                                  AgentSlot{1, SlotKind::kGpu, 0, kModel},
+                                  AgentSlot{2, SlotKind::kGpu, 1, kModel}));
+  // A negative index ends the list, as for CUDA; "" and "-1" name none.
+  absl::StatusOr<std::vector<AgentSlot>> cut = VisibleGpuSlots("1,-1,2", folder.path());
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_THAT(*cut, ElementsAre(AgentSlot{0, SlotKind::kGpu, 1, kModel}));
+  for (const char* none : {"", "-1"}) {
+    absl::StatusOr<std::vector<AgentSlot>> empty = VisibleGpuSlots(none, folder.path());
+    ASSERT_TRUE(empty.ok()) << empty.status();
+    EXPECT_THAT(*empty, testing::IsEmpty()) << "'" << none << "'";
+  }
+}
+
+TEST(GpuSlotsTest, ACudaVisibleDevicesNamingWhatIsNotThereIsRefusedListingTheGpus) {
+  TempFolder folder;
+  WriteThreeGpus(folder.path());
+  for (const auto& [visible, why] : std::vector<std::pair<std::string, std::string>>{
+           {"0,3", "'3' is past the last GPU"},
+           {"GPU-ffff", "'GPU-ffff' is no GPU's UUID"},
+           {"GPU-", "'GPU-' names more than one GPU"},
+           {"MIG-5d1b4f3c-1111-2222-3333-444444444444", "is a MIG instance"},
+           {"gpu0", "'gpu0' is neither a GPU's index nor its UUID"},
+           {"1,GPU-41414141,2", "'GPU-41414141' names a GPU named before it"}}) {
+    absl::StatusOr<std::vector<AgentSlot>> refused = VisibleGpuSlots(visible, folder.path());
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << visible;
+    EXPECT_THAT(std::string(refused.status().message()), testing::HasSubstr(why)) << visible;
+    EXPECT_THAT(std::string(refused.status().message()),
+                testing::HasSubstr("CUDA_VISIBLE_DEVICES=" + visible))
+        << visible;
+    EXPECT_THAT(std::string(refused.status().message()),
+                testing::HasSubstr("2 (0000:c3:00.0, GPU-c3c3c3c3-0000-1111-2222-333333333333)"))
+        << visible;
+  }
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ constexpr char kAgentUsage[] =
     "  --id ID                  this agent's id, unique among the orchestrator's agents\n"
     "                           (default: the host name)\n"
     "  --slots N|auto           slots to offer: N CPU slots, or auto (the default): one per\n"
-    "                           NVIDIA GPU when the driver lists any, else one per CPU core\n"
+    "                           NVIDIA GPU when the driver lists any (those CUDA_VISIBLE_DEVICES\n"
+    "                           names, when it is set), else one per CPU core\n"
     "  --work-dir DIR           where each task's folder (config, log, checkpoints) goes, as\n"
     "                           DIR/tasks/<task id>/ (default: <temp dir>/cohort-agent-<id>)\n"
     "  --advertise-address HOST this machine's address as other agents' workers reach it: the\n"
@@ -67,16 +68,20 @@ int AgentUsage(absl::string_view problem) {
   return UsageError("cohort agent", problem, kAgentUsage);
 }
 
-// The slots `spec` asks for: a count of CPU slots, or "auto": one per NVIDIA GPU when the driver
-// lists any, else one per CPU core.
-std::optional<std::vector<AgentSlot>> SlotsFor(const std::string& spec) {
+// The slots `spec` asks for: a count of CPU slots, or "auto": one per NVIDIA GPU this process may
+// use (every one the driver lists, or those CUDA_VISIBLE_DEVICES names), else one per CPU core.
+// INVALID_ARGUMENT for another spec (the --slots message), or VisibleGpuSlots's error.
+absl::StatusOr<std::vector<AgentSlot>> SlotsFor(const std::string& spec) {
   if (spec == "auto") {
-    std::vector<AgentSlot> gpus = DetectGpuSlots();
-    if (!gpus.empty()) return gpus;
+    absl::StatusOr<std::vector<AgentSlot>> gpus = VisibleGpuSlots(CudaVisibleDevices());
+    if (!gpus.ok() || !gpus->empty()) return gpus;
     return CpuSlots(std::max(1u, std::thread::hardware_concurrency()));
   }
   uint32_t count = 0;
-  if (!absl::SimpleAtoi(spec, &count) || count == 0) return std::nullopt;
+  if (!absl::SimpleAtoi(spec, &count) || count == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--slots needs a number >= 1 or auto, not '", spec, "'"));
+  }
   return CpuSlots(count);
 }
 
@@ -105,10 +110,13 @@ int RunAgentCommand(const std::vector<std::string>& args) {
   }
   if (parsed.orchestrator.empty()) return AgentUsage("--orchestrator is required");
   if (parsed.advertise_address.empty()) return AgentUsage("--advertise-address needs a host");
-  std::optional<std::vector<AgentSlot>> slots = SlotsFor(parsed.slots);
-  if (!slots)
-    return AgentUsage(
-        absl::StrCat("--slots needs a number >= 1 or auto, not '", parsed.slots, "'"));
+  absl::StatusOr<std::vector<AgentSlot>> slots = SlotsFor(parsed.slots);
+  if (!slots.ok()) {
+    if (absl::StartsWith(slots.status().message(), "--slots")) {
+      return AgentUsage(slots.status().message());
+    }
+    return CommandError(slots.status());
+  }
   absl::StatusOr<std::optional<CurveClientConfig>> curve =
       LoadCurveClientConfig(parsed.key_file, parsed.orchestrator_key);
   if (!curve.ok()) {

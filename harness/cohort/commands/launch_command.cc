@@ -117,13 +117,20 @@ std::optional<LaunchArgs> ParseLaunchArgs(const std::vector<std::string>& args, 
 // The rank's one slot: a CPU, or the GPU of its local rank.
 absl::StatusOr<AgentSlot> RankSlot(const LaunchPlacement& placement, bool gpus) {
   if (!gpus) return CpuSlots(1).front();
-  const std::vector<AgentSlot> found = DetectGpuSlots();
-  if (placement.local_rank >= found.size()) {
+  // Under a launcher that hands each job its GPUs (Slurm's --gpus), only those.
+  const std::optional<std::string> visible = CudaVisibleDevices();
+  absl::StatusOr<std::vector<AgentSlot>> found = VisibleGpuSlots(visible);
+  if (!found.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--gpus: ", found.status().message()));
+  }
+  if (placement.local_rank >= found->size()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "--gpus: this rank's local rank is ", placement.local_rank, " but this machine shows ",
-        found.size(), " NVIDIA GPU(s) (", kNvidiaGpusFolder, "): start at most one rank per GPU"));
+        found->size(), " NVIDIA GPU(s) (", kNvidiaGpusFolder,
+        visible ? absl::StrCat(", of them those CUDA_VISIBLE_DEVICES=", *visible, " names") : "",
+        "): start at most one rank per GPU"));
   }
-  AgentSlot slot = found[placement.local_rank];
+  AgentSlot slot = (*found)[placement.local_rank];
   slot.index = 0;  // the agent's only slot; device_id stays the GPU's
   return slot;
 }

@@ -132,11 +132,20 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
       return CommandError(can);
     }
   }
-  const std::vector<AgentSlot> slots = args->gpus ? DetectGpuSlots() : CpuSlots(args->cpu_slots);
+  absl::StatusOr<std::vector<AgentSlot>> visible =
+      args->gpus ? VisibleGpuSlots(CudaVisibleDevices()) : CpuSlots(args->cpu_slots);
+  if (!visible.ok()) {
+    return CommandError(
+        absl::InvalidArgumentError(absl::StrCat("--gpus: ", visible.status().message())));
+  }
+  const std::vector<AgentSlot>& slots = *visible;
   if (args->gpus && slots.empty()) {
     return CommandError(absl::FailedPreconditionError(
-        absl::StrCat("--gpus: this machine shows no NVIDIA GPU (", kNvidiaGpusFolder,
-                     " lists none: no GPU, or no NVIDIA driver)")));
+        DetectGpuSlots().empty()
+            ? absl::StrCat("--gpus: this machine shows no NVIDIA GPU (", kNvidiaGpusFolder,
+                           " lists none: no GPU, or no NVIDIA driver)")
+            : absl::StrCat("--gpus: CUDA_VISIBLE_DEVICES=", CudaVisibleDevices().value_or(""),
+                           " names none of this machine's GPUs: unset it, or name some")));
   }
   if (config->slots_per_trial > slots.size()) {
     return CommandError(absl::FailedPreconditionError(

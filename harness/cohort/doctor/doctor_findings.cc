@@ -98,8 +98,9 @@ DoctorFinding CudaFinding(const HostFacts& f) {
     return {Severity::kProblem, "cuda", what, "unset CUDA_VISIBLE_DEVICES, or name a GPU in it"};
   }
   return {Severity::kNote, "cuda", what,
-          "the agent offers every GPU the driver lists whatever CUDA_VISIBLE_DEVICES says here "
-          "(each worker gets its own); to offer fewer, use `cohort agent --slots N`"};
+          "`cohort agent --slots auto`, `cohort run --gpus` and `cohort launch --gpus` offer only "
+          "the GPUs CUDA_VISIBLE_DEVICES names here, one slot each (each worker then gets its "
+          "own); unset it to offer every GPU"};
 }
 
 DoctorFinding ModelsFinding(const HostFacts& f) {
