@@ -6,10 +6,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/this_process.h"
 #include "runtime/agent/agent.h"
@@ -116,6 +120,25 @@ int RunAgentCommand(const std::vector<std::string>& args) {
       return AgentUsage(slots.status().message());
     }
     return CommandError(slots.status());
+  }
+  // Which of the machine's GPUs the variable left this agent, said once at its start.
+  if (const std::optional<std::string> visible = CudaVisibleDevices();
+      visible && parsed.slots == "auto") {
+    const size_t listed = DetectGpuSlots().size();
+    std::vector<int32_t> devices;
+    for (const AgentSlot& slot : *slots) {
+      if (slot.kind == SlotKind::kGpu) devices.push_back(slot.device_id);
+    }
+    if (listed > 0) {
+      LogDaemonLine("cohort agent",
+                    devices.empty()
+                        ? absl::StrCat("CUDA_VISIBLE_DEVICES=", *visible,
+                                       " names none of the driver's ", listed,
+                                       " GPUs: offering CPU slots")
+                        : absl::StrCat("CUDA_VISIBLE_DEVICES=", *visible, ": offering GPU ",
+                                       absl::StrJoin(devices, ", "), " (PCI bus order) of the "
+                                       "driver's ", listed));
+    }
   }
   absl::StatusOr<std::optional<CurveClientConfig>> curve =
       LoadCurveClientConfig(parsed.key_file, parsed.orchestrator_key);
