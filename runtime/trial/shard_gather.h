@@ -63,6 +63,10 @@ class ShardGather {
   // The other ranks: sends the copy's pieces to rank 0 on a thread of its own, and returns.
   void Start();
 
+  // The other ranks, on a GPU: takes the page-locked memory their copies will go through ahead of
+  // the first checkpoint (StagedHostCopies::Reserve).
+  void Reserve(DeviceMemory& memory, size_t bytes) { staged_.Reserve(memory, bytes); }
+
   // The other ranks: waits for Start's gather and returns how it went; OK when none was started.
   absl::Status Wait();
 

@@ -82,6 +82,7 @@ absl::StatusOr<std::unique_ptr<TrialRunner>> TrialRunner::Create(TrialRunnerOpti
       !options.optimizer->shard().whole() && config.checkpoint_storage.async) {
     runner->shard_gather_ = std::make_unique<ShardGather>(*options.checkpoint_collective);
   }
+  runner->ReserveStagingMemory();
   return runner;
 }
 

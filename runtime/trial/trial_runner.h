@@ -193,6 +193,10 @@ class TrialRunner {
   // Once per trial: that page-locked memory for the capture could not be had (the copies go
   // straight to pageable memory instead).
   void NoticePinningError();
+  // With checkpoint_storage.async and tensors in device memory: starts taking the page-locked
+  // memory the checkpoints' copies will go through (rank 0's capture, another rank's shard of a
+  // ZeRO optimizer), so that the first checkpoint does not stall for it.
+  void ReserveStagingMemory();
   void MaybeReportProgress(bool force);
 
   TrialRunnerOptions options_;

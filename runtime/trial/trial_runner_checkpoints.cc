@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/arena/block_staging.h"
 #include "runtime/checkpoint/checkpoint_names.h"
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/trial/trial_runner.h"
@@ -257,6 +258,36 @@ absl::Status TrialRunner::Checkpoint() {
   checkpoint_after_validation_ = false;
   if (options_.config->checkpoint_storage.async) return absl::OkStatus();
   return CollectCheckpointWrite(/*wait=*/true);
+}
+
+void TrialRunner::ReserveStagingMemory() {
+  if (!options_.config->checkpoint_storage.async) return;
+  DeviceMemory* device = nullptr;
+  size_t bytes = 0;
+  size_t copies = 0;
+  const auto add = [&](const TensorArena& arena) {
+    for (const ArenaBlock& block : arena.blocks()) {
+      if (OnHost(block)) continue;
+      device = block.memory;
+      bytes += BlockBytes(block);
+      ++copies;
+    }
+  };
+  add(options_.model->arena());
+  if (options_.model->state_arena() != nullptr) add(*options_.model->state_arena());
+  if (device == nullptr) return;  // nothing is staged
+  size_t state_bytes = 0;
+  size_t state_copies = 0;
+  if (options_.optimizer != nullptr) {
+    state_bytes = options_.optimizer->state_bytes();
+    state_copies = 2 * options_.model->arena().blocks().size();  // at most Adam's two per block
+  }
+  if (reporter()) {
+    staged_copies_.Reserve(*device,
+                           StagedHostCopies::BytesFor(bytes + state_bytes, copies + state_copies));
+  } else if (shard_gather_) {
+    shard_gather_->Reserve(*device, StagedHostCopies::BytesFor(state_bytes, state_copies));
+  }
 }
 
 void TrialRunner::NoticePinningError() {

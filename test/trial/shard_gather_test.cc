@@ -108,6 +108,14 @@ TEST_P(ShardGatherTest, RankZeroAssemblesEachCheckpointsStateWhileTheRanksTrainO
     Replica replica = MakeReplica({rank, kRanks}, on_device);
     StagedHostCopies staged;  // rank 0's, as the trial's
     ShardGather gather(*group);
+    if (on_device) {  // as the trial does when it starts
+      const size_t bytes = StagedHostCopies::BytesFor(replica.optimizer->state_bytes(), 4);
+      if (rank == 0) {
+        staged.Reserve(replica.memory->device(), bytes);
+      } else {
+        gather.Reserve(replica.memory->device(), bytes);
+      }
+    }
     uint64_t step = 0;
     for (const uint64_t checkpoint_after : {2u, 5u}) {
       while (step < checkpoint_after) RETURN_IF_ERROR(Step(replica, ++step));
@@ -138,8 +146,8 @@ TEST_P(ShardGatherTest, RankZeroAssemblesEachCheckpointsStateWhileTheRanksTrainO
   });
   for (uint32_t rank = 0; rank < kRanks; ++rank) {
     EXPECT_TRUE(results[rank].ok()) << "rank " << rank << ": " << results[rank];
-    // Adam's two buffers in each of the two blocks, at the first checkpoint only.
-    EXPECT_EQ(pinned[rank], on_device ? 4 : 0) << "rank " << rank;
+    // Taken once, ahead, for Adam's two buffers in each of the two blocks.
+    EXPECT_EQ(pinned[rank], on_device ? 1 : 0) << "rank " << rank;
   }
   ASSERT_EQ(assembled.size(), 2u);
   EXPECT_EQ(assembled[0], expected[0]) << "the checkpoint after batch 2";

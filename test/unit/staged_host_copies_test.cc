@@ -1,6 +1,7 @@
 // StagedHostCopies on host memory posing as a device (CountingDeviceMemory): a staged copy
 // reaches its destination only at Land, later captures of the same sizes reuse the page-locked
-// memory, and host memory, or a device whose page-locked memory is refused, is copied straight.
+// memory (or a reserve taken ahead), and host memory, or a device whose page-locked memory is
+// refused, is copied straight.
 #include "runtime/arena/staged_host_copies.h"
 
 #include <cstring>
@@ -68,8 +69,8 @@ TEST(StagedHostCopiesTest, LaterCapturesOfTheSameSizesReuseThePageLockedMemory) 
     EXPECT_EQ(device.pinned_allocations, 2) << "the first capture's, kept";
     EXPECT_EQ(staged.pinned_bytes(), 4000u);
 
-    // A first copy larger than the capture before's replaces its memory; a smaller second one
-    // fits in the memory there.
+    // Copies of other sizes are carved where they fit (2000 bytes in the 3000 of the second
+    // copy's memory), and new memory is taken for the rest (1000 bytes after them do not fit).
     std::string larger(2000, '.');
     std::string smaller(1000, '.');
     DeviceBytes grown(device, std::string(2000, 'g'));
@@ -79,10 +80,45 @@ TEST(StagedHostCopiesTest, LaterCapturesOfTheSameSizesReuseThePageLockedMemory) 
     EXPECT_EQ(larger, std::string(2000, 'g'));
     EXPECT_EQ(smaller, std::string(1000, 'w'));
     EXPECT_EQ(device.pinned_allocations, 3);
-    EXPECT_EQ(device.pinned_held, 2);
     EXPECT_EQ(staged.pinned_bytes(), 5000u);
   }
   EXPECT_EQ(device.pinned_held, 0) << "freed with the copies";
+}
+
+// Reserved ahead, the page-locked memory is taken once, off the caller's thread, and every capture
+// carves its copies out of it.
+TEST(StagedHostCopiesTest, ReservedMemoryHoldsEveryCapturesCopies) {
+  CountingDeviceMemory device;
+  DeviceBytes weights(device, std::string(1000, 'w'));
+  DeviceBytes momentum(device, std::string(3001, 'm'));
+  {
+    StagedHostCopies staged;
+    staged.Reserve(device, StagedHostCopies::BytesFor(4001, 2));
+    staged.Reserve(device, 1 << 20);  // once only
+    for (int capture = 0; capture < 3; ++capture) {
+      std::string first(1000, '.');
+      std::string second(3001, '.');
+      ASSERT_TRUE(staged.Copy(device, first.data(), weights.data(), 1000).ok());
+      ASSERT_TRUE(staged.Copy(device, second.data(), momentum.data(), 3001).ok());
+      EXPECT_EQ(staged.staged(), 2u);
+      staged.Land();
+      EXPECT_EQ(first, std::string(1000, 'w'));
+      EXPECT_EQ(second, std::string(3001, 'm'));
+    }
+    EXPECT_EQ(device.pinned_allocations, 1) << "the reserve's alone";
+    EXPECT_EQ(staged.pinned_bytes(), StagedHostCopies::BytesFor(4001, 2));
+  }
+  EXPECT_EQ(device.pinned_held, 0);
+
+  // A reserve refused: copies go straight, and the error is kept.
+  device.refuse_pinning = true;
+  StagedHostCopies refused;
+  refused.Reserve(device, 4096);
+  std::string destination(1000, '.');
+  ASSERT_TRUE(refused.Copy(device, destination.data(), weights.data(), 1000).ok());
+  EXPECT_EQ(destination, std::string(1000, 'w'));
+  EXPECT_EQ(refused.staged(), 0u);
+  EXPECT_EQ(refused.pinning_error().code(), absl::StatusCode::kResourceExhausted);
 }
 
 TEST(StagedHostCopiesTest, HostMemoryIsCopiedStraight) {
