@@ -108,10 +108,14 @@ int main() {
     std::vector<float> landed(1000, -1.0f);
     {
       cohort::StagedHostCopies staged;
+      // Taken on a thread of its own, whose current device is not set beforehand.
+      const size_t reserved = cohort::StagedHostCopies::BytesFor(1000 * sizeof(float), 1);
+      staged.Reserve(**cuda, reserved);
       Expect(staged.Copy(**cuda, landed.data(), (*arena)->data(0), 1000 * sizeof(float)).ok(),
              "a staged copy from the device");
-      Expect(staged.staged() == 1 && staged.pinned_bytes() == 1000 * sizeof(float),
-             "the copy went through page-locked memory");
+      Expect(staged.pinning_error().ok(), "page-locked memory reserved");
+      Expect(staged.staged() == 1 && staged.pinned_bytes() == reserved,
+             "the copy went through the reserved page-locked memory");
       Expect(landed[0] == -1.0f, "nothing lands before Land");
       staged.Land();
     }
