@@ -60,24 +60,27 @@ std::vector<DetectedGpu> DetectGpus(const std::string& gpus_folder) {
 }
 
 std::vector<AgentSlot> DetectGpuSlots(const std::string& gpus_folder) {
-  std::vector<AgentSlot> slots;
-  for (const DetectedGpu& gpu : DetectGpus(gpus_folder)) {
-    const uint32_t index = static_cast<uint32_t>(slots.size());
-    slots.push_back(AgentSlot{index, SlotKind::kGpu, static_cast<int32_t>(index), gpu.model});
-  }
-  return slots;
+  return *VisibleGpuSlots(std::nullopt, gpus_folder);
 }
 
 absl::StatusOr<std::vector<AgentSlot>> VisibleGpuSlots(const std::optional<std::string>& visible,
                                                        const std::string& gpus_folder) {
   const std::vector<DetectedGpu> gpus = DetectGpus(gpus_folder);
-  if (!visible || gpus.empty()) return DetectGpuSlots(gpus_folder);
+  std::vector<AgentSlot> slots;
+  // Slot i is the i-th GPU offered; its device is the GPU's index in PCI bus order.
+  const auto offer = [&](size_t gpu) {
+    slots.push_back(AgentSlot{static_cast<uint32_t>(slots.size()), SlotKind::kGpu,
+                              static_cast<int32_t>(gpu), gpus[gpu].model});
+  };
+  if (!visible || gpus.empty()) {
+    for (size_t gpu = 0; gpu < gpus.size(); ++gpu) offer(gpu);
+    return slots;
+  }
   const auto refuse = [&](absl::string_view entry, absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CUDA_VISIBLE_DEVICES=", *visible, ": '", entry, "' ", why,
         "; the driver lists these GPUs (index in PCI bus order, bus id, UUID): ", Listed(gpus)));
   };
-  std::vector<AgentSlot> slots;
   std::vector<bool> named(gpus.size(), false);
   for (absl::string_view raw : absl::StrSplit(*visible, ',')) {
     const absl::string_view entry = absl::StripAsciiWhitespace(raw);
@@ -103,8 +106,7 @@ absl::StatusOr<std::vector<AgentSlot>> VisibleGpuSlots(const std::optional<std::
     }
     if (named[gpu]) return refuse(entry, "names a GPU named before it");
     named[gpu] = true;
-    slots.push_back(AgentSlot{static_cast<uint32_t>(slots.size()), SlotKind::kGpu,
-                              static_cast<int32_t>(gpu), gpus[gpu].model});
+    offer(gpu);
   }
   return slots;
 }

@@ -18,9 +18,10 @@ absl::Status Described(absl::Status status, const ArenaBlock& block, absl::strin
 
 }  // namespace
 
-absl::Status CopyBlockToHost(const ArenaBlock& block, BlockPart part, void* to) {
-  return Described(block.memory->CopyToHost(to, PartOf(block, part), BlockBytes(block)), block,
-                   "copying to the host");
+absl::Status CopyBlockToHost(const ArenaBlock& block, BlockPart part, void* to,
+                             StagedHostCopies* staged) {
+  return Described(CopyToHostVia(staged, *block.memory, to, PartOf(block, part), BlockBytes(block)),
+                   block, "copying to the host");
 }
 
 absl::Status CopyBlockFromHost(const ArenaBlock& block, BlockPart part, const void* from) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
+#include "runtime/arena/staged_host_copies.h"
 #include "runtime/arena/tensor_arena.h"
 
 namespace cohort {
@@ -28,8 +29,10 @@ inline size_t BlockBytes(const ArenaBlock& block) {
 // Whether the block's memory is host memory the CPU may read directly.
 inline bool OnHost(const ArenaBlock& block) { return block.device.kind == COHORT_DEVICE_CPU; }
 
-// Copies the part into `to` (BlockBytes(block) bytes of host memory).
-absl::Status CopyBlockToHost(const ArenaBlock& block, BlockPart part, void* to);
+// Copies the part into `to` (BlockBytes(block) bytes of host memory); through `staged` when given
+// (a checkpoint's capture: the bytes reach `to` at its Land).
+absl::Status CopyBlockToHost(const ArenaBlock& block, BlockPart part, void* to,
+                             StagedHostCopies* staged = nullptr);
 
 // Copies BlockBytes(block) bytes of host memory at `from` into the part.
 absl::Status CopyBlockFromHost(const ArenaBlock& block, BlockPart part, const void* from);

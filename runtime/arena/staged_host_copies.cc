@@ -87,6 +87,12 @@ void StagedHostCopies::Discard() {
   offset_ = 0;
 }
 
+absl::Status CopyToHostVia(StagedHostCopies* staged, DeviceMemory& memory, void* to,
+                           const void* from, size_t bytes) {
+  if (staged != nullptr) return staged->Copy(memory, to, from, bytes);
+  return memory.CopyToHost(to, from, bytes);
+}
+
 size_t StagedHostCopies::pinned_bytes() {
   FinishReserve();
   size_t total = 0;

@@ -92,6 +92,11 @@ class StagedHostCopies {
   absl::Status reserve_error_;
 };
 
+// A copy out of `memory` toward host memory `to`: through `staged` when given (landing at its
+// Land), else straight (done on return).
+absl::Status CopyToHostVia(StagedHostCopies* staged, DeviceMemory& memory, void* to,
+                           const void* from, size_t bytes);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_ARENA_STAGED_HOST_COPIES_H_

@@ -106,11 +106,9 @@ absl::Status DeviceArenaOptimizer::HostStateInto(std::optional<OptimizerState>& 
   for (size_t b = 0; b < arena_.blocks().size(); ++b) {
     const ArenaBlock& block = arena_.blocks()[b];
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      void* host = HostBuffer(*state, block, b, i);
-      const size_t bytes = BufferElements(b) * block.element_size;
-      if (absl::Status copied = staged != nullptr
-                                    ? staged->Copy(*block.memory, host, buffers_[b][i], bytes)
-                                    : block.memory->CopyToHost(host, buffers_[b][i], bytes);
+      if (absl::Status copied =
+              CopyToHostVia(staged, *block.memory, HostBuffer(*state, block, b, i), buffers_[b][i],
+                            BufferElements(b) * block.element_size);
           !copied.ok()) {
         return copied;
       }
@@ -128,12 +126,10 @@ void DeviceArenaOptimizer::SaveStateInto(std::string& out, bool sealed,
       out, options_.kind, steps_, arena_, buffers_per_block_,
       [this, staged](size_t b, size_t i, char* dest) {
         const ArenaBlock& block = arena_.blocks()[b];
-        const size_t bytes = block.element_count * block.element_size;
         // The bytes land later: only where the encoding leaves them as they are.
-        if (staged != nullptr && std::endian::native == std::endian::little) {
-          return staged->Copy(*block.memory, dest, buffers_[b][i], bytes);
-        }
-        return block.memory->CopyToHost(dest, buffers_[b][i], bytes);
+        return CopyToHostVia(std::endian::native == std::endian::little ? staged : nullptr,
+                             *block.memory, dest, buffers_[b][i],
+                             block.element_count * block.element_size);
       },
       sealed);
   if (!encoded.ok()) out.clear();
@@ -155,9 +151,8 @@ absl::Status DeviceArenaOptimizer::LayOutWholeStateInto(std::string& whole,
       whole, options_.kind, steps_, arena_, buffers_per_block_, shard_,
       [this, staged](size_t b, size_t i, char* dest) {
         const ArenaBlock& block = arena_.blocks()[b];
-        const size_t bytes = ShardRange(block.element_count, shard_).count() * block.element_size;
-        if (staged != nullptr) return staged->Copy(*block.memory, dest, buffers_[b][i], bytes);
-        return block.memory->CopyToHost(dest, buffers_[b][i], bytes);
+        return CopyToHostVia(staged, *block.memory, dest, buffers_[b][i],
+                             ShardRange(block.element_count, shard_).count() * block.element_size);
       });
 }
 

@@ -133,6 +133,36 @@ uint64_t WholeBytes(const std::vector<cohort_dtype>& dtypes, const std::vector<u
   return bytes;
 }
 
+// The whole state's bytes of this layout without the checksum, as rank 0 of `shard` lays them out
+// (LayOutWholeInto; a whole shard's are Encode's): the header, then each buffer's room, zeros but
+// where `fill` writes rank 0's range of it. The memory of `whole` does not move once filling
+// starts.
+absl::Status LayOut(std::string& whole, Kind kind, uint64_t steps,
+                    const std::vector<cohort_dtype>& dtypes, const std::vector<uint64_t>& sizes,
+                    size_t buffers_per_block, ArenaShard shard,
+                    const OptimizerState::BufferFill& fill) {
+  if (shard.rank != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard.rank));
+  }
+  uint64_t padding = 0;  // the most a buffer's last pieces reach past its end
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    padding = std::max(padding, (ShardChunk(sizes[b], shard.size) * shard.size - sizes[b]) *
+                                    *DtypeSize(dtypes[b]));
+  }
+  whole.clear();
+  ReserveHostBuffer(whole, WholeBytes(dtypes, sizes, buffers_per_block) + padding);
+  EncodeHeader(whole, kind, steps, dtypes, sizes, buffers_per_block);
+  for (size_t b = 0; b < dtypes.size(); ++b) {
+    for (size_t i = 0; i < buffers_per_block; ++i) {
+      const size_t start = whole.size();
+      whole.resize(start + sizes[b] * *DtypeSize(dtypes[b]));
+      if (absl::Status filled = fill(b, i, whole.data() + start); !filled.ok()) return filled;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
@@ -150,22 +180,24 @@ void OptimizerState::EncodeInto(std::string& out, bool sealed) const {
 absl::Status OptimizerState::EncodeFilledInto(std::string& out, Kind kind, uint64_t steps,
                                               const TensorArena& arena, size_t buffers_per_block,
                                               const BufferFill& fill, bool sealed) {
-  const auto [dtypes, sizes] = LayoutOf(arena);
-  out.clear();
-  ReserveHostBuffer(out, WholeBytes(dtypes, sizes, buffers_per_block));
-  EncodeHeader(out, kind, steps, dtypes, sizes, buffers_per_block);
-  for (size_t b = 0; b < dtypes.size(); ++b) {
-    const bool doubles = dtypes[b] == COHORT_DTYPE_FLOAT64;
-    for (size_t i = 0; i < buffers_per_block; ++i) {
-      const size_t start = out.size();
-      out.resize(start + sizes[b] * (doubles ? sizeof(double) : sizeof(float)));
-      if (absl::Status filled = fill(b, i, out.data() + start); !filled.ok()) return filled;
-      if (doubles) {
-        ToLittleEndianInPlace<double>(out.data() + start, sizes[b]);
-      } else {
-        ToLittleEndianInPlace<float>(out.data() + start, sizes[b]);
-      }
-    }
+  const BlockLayout layout = LayoutOf(arena);  // a lambda cannot capture structured bindings
+  const std::vector<cohort_dtype>& dtypes = layout.dtypes;
+  const std::vector<uint64_t>& sizes = layout.sizes;
+  // A whole state is the layout of a shard of one rank, each buffer put in little-endian order.
+  if (absl::Status laid = LayOut(out, kind, steps, dtypes, sizes, buffers_per_block, ArenaShard{},
+                                 [&](size_t b, size_t i, char* dest) {
+                                   if (absl::Status filled = fill(b, i, dest); !filled.ok()) {
+                                     return filled;
+                                   }
+                                   if (dtypes[b] == COHORT_DTYPE_FLOAT64) {
+                                     ToLittleEndianInPlace<double>(dest, sizes[b]);
+                                   } else {
+                                     ToLittleEndianInPlace<float>(dest, sizes[b]);
+                                   }
+                                   return absl::OkStatus();
+                                 });
+      !laid.ok()) {
+    return laid;
   }
   if (sealed) SealOptimizerState(out);
   return absl::OkStatus();
@@ -220,34 +252,6 @@ absl::Status ReceiveOthersPieces(const std::vector<cohort_dtype>& dtypes,
   }
   whole.resize(laid_out);
   if (sealed) SealOptimizerState(whole);
-  return absl::OkStatus();
-}
-
-// LayOutWholeInto's bytes for a state of this layout, `fill` writing rank 0's range of each
-// buffer; the memory of `whole` does not move once filling starts.
-absl::Status LayOut(std::string& whole, Kind kind, uint64_t steps,
-                    const std::vector<cohort_dtype>& dtypes, const std::vector<uint64_t>& sizes,
-                    size_t buffers_per_block, ArenaShard shard,
-                    const OptimizerState::BufferFill& fill) {
-  if (shard.rank != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the whole optimizer state is assembled on the shard's rank 0, not on rank ", shard.rank));
-  }
-  uint64_t padding = 0;  // the most a buffer's last pieces reach past its end
-  for (size_t b = 0; b < dtypes.size(); ++b) {
-    padding = std::max(padding, (ShardChunk(sizes[b], shard.size) * shard.size - sizes[b]) *
-                                    *DtypeSize(dtypes[b]));
-  }
-  whole.clear();
-  ReserveHostBuffer(whole, WholeBytes(dtypes, sizes, buffers_per_block) + padding);
-  EncodeHeader(whole, kind, steps, dtypes, sizes, buffers_per_block);
-  for (size_t b = 0; b < dtypes.size(); ++b) {
-    for (size_t i = 0; i < buffers_per_block; ++i) {
-      const size_t start = whole.size();
-      whole.resize(start + sizes[b] * *DtypeSize(dtypes[b]));
-      if (absl::Status filled = fill(b, i, whole.data() + start); !filled.ok()) return filled;
-    }
-  }
   return absl::OkStatus();
 }
 

@@ -31,6 +31,7 @@ void Orchestrator::ProvisionQueuedTasks() {
   const bool submitted = TakeProvisionerAnswers(failed);
   PollJobStates(/*force=*/submitted);
   TakeProvisionerAnswers(failed);  // the poll's answer, when it came at once
+  if (queue_.empty()) return;      // (a task whose job failed is still queued)
   const std::vector<uint64_t> queued(queue_.begin(), queue_.end());
 
   // Each job's agents serve its task alone: placing one task leaves the others' views as they were.

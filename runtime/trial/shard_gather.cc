@@ -12,15 +12,13 @@ namespace cohort {
 ShardGather::~ShardGather() { Wait().IgnoreError(); }
 
 absl::Status ShardGather::Capture(const Optimizer& optimizer, uint64_t batches_trained,
-                                  std::string* whole, StagedHostCopies* staged) {
+                                  std::string* whole) {
   if (absl::Status before = Wait(); !before.ok()) return before;
   batches_trained_ = batches_trained;
-  if (whole == nullptr) {
-    staged_.Discard();  // a capture that failed half way may have left some
-    return optimizer.CopyShardStateInto(copy_, &staged_);
-  }
+  staged_.Discard();  // a capture that failed half way may have left some
+  if (whole == nullptr) return optimizer.CopyShardStateInto(copy_, &staged_);
   optimizer_ = &optimizer;
-  return optimizer.LayOutWholeStateInto(*whole, staged);
+  return optimizer.LayOutWholeStateInto(*whole, &staged_);
 }
 
 absl::Status ShardGather::Gather(
@@ -42,6 +40,7 @@ absl::Status ShardGather::Gather(
 
 absl::Status ShardGather::AssembleInto(std::string& whole, bool sealed) {
   if (optimizer_ == nullptr) return absl::FailedPreconditionError("no checkpoint laid out");
+  staged_.Land();  // this rank's pieces, before the others' arrive around them
   return Gather([&](const OptimizerState::PieceMover& move) {
     return optimizer_->ReceiveWholeStateInto(move, whole, sealed);
   });

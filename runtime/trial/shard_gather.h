@@ -1,7 +1,8 @@
 // ShardGather: a ZeRO checkpoint's optimizer state assembled off the training thread. At the
 // checkpoint's step boundary (Capture) rank 0 lays out the whole state's bytes with its own pieces
 // in place, and every other rank copies its shard into host memory (1/N of the state, kept from
-// checkpoint to checkpoint; from a GPU through page-locked memory, Start's thread landing it). The
+// checkpoint to checkpoint). From a GPU these copies go through page-locked memory
+// (StagedHostCopies), landed by the thread that moves the pieces. The
 // other ranks' pieces then travel to rank 0 over a group of their own (the trial's checkpoint
 // group) while training goes on over the trial's other groups: on rank 0 inside the checkpoint
 // writer's thread, right before it writes (AssembleInto), and on the other ranks on a thread of
@@ -52,9 +53,7 @@ class ShardGather {
   // which must outlive this object): on rank 0, `whole` laid out with this rank's pieces in place
   // (Optimizer::LayOutWholeStateInto); on the others (`whole` nullptr), a copy of this rank's
   // shard. Waits for the gather before it first, and returns its error instead when it failed.
-  // `staged` (rank 0): as LayOutWholeStateInto's; its Land must come before AssembleInto.
-  absl::Status Capture(const Optimizer& optimizer, uint64_t batches_trained, std::string* whole,
-                       StagedHostCopies* staged = nullptr);
+  absl::Status Capture(const Optimizer& optimizer, uint64_t batches_trained, std::string* whole);
 
   // Rank 0: the pieces the other ranks send (each of them in Start's gather) moved into `whole`,
   // as Capture laid it out: SaveWholeStateInto's bytes once done.
@@ -63,8 +62,8 @@ class ShardGather {
   // The other ranks: sends the copy's pieces to rank 0 on a thread of its own, and returns.
   void Start();
 
-  // The other ranks, on a GPU: takes the page-locked memory their copies will go through ahead of
-  // the first checkpoint (StagedHostCopies::Reserve).
+  // On a GPU: takes the page-locked memory this rank's copies will go through ahead of the first
+  // checkpoint (StagedHostCopies::Reserve).
   void Reserve(DeviceMemory& memory, size_t bytes) { staged_.Reserve(memory, bytes); }
 
   // The other ranks: waits for Start's gather and returns how it went; OK when none was started.
@@ -78,7 +77,8 @@ class ShardGather {
   CollectiveBackend& group_;
   const Optimizer* optimizer_ = nullptr;  // rank 0's, whose layout AssembleInto follows
   std::optional<OptimizerState> copy_;    // the other ranks' shard
-  // The other ranks: a device's shard on its way into copy_, landed by Start's thread.
+  // A device's pieces on their way into `whole` (rank 0, landed by AssembleInto) or copy_ (the
+  // others, landed by Start's thread).
   StagedHostCopies staged_;
   uint64_t batches_trained_ = 0;
   std::future<absl::Status> in_flight_;

@@ -213,7 +213,7 @@ absl::Status TrialRunner::Checkpoint() {
       gathered_optimizer = std::move(old->second);
     }
     if (absl::Status captured = shard_gather_->Capture(
-            *options_.optimizer, progress_.batches_trained, &gathered_optimizer, staged);
+            *options_.optimizer, progress_.batches_trained, &gathered_optimizer);
         !captured.ok()) {
       return captured;
     }
@@ -223,19 +223,18 @@ absl::Status TrialRunner::Checkpoint() {
       /*unsealed=*/true, &move, staged);
   if (!files.ok()) return files.status();
   NoticePinningError();
-  CheckpointWriter::Prepare finish = [staged](std::map<std::string, std::string>& files) {
-    if (staged != nullptr) staged->Land();
-    SealTrialState(files);
-    return absl::OkStatus();
-  };
   if (shard_gather_) {
     // Its memory, where staged copies land, moves with it (never a short string: a header first).
     files->emplace("optimizer", std::move(gathered_optimizer));
-    finish = [staged, gather = shard_gather_.get()](std::map<std::string, std::string>& files) {
-      if (staged != nullptr) staged->Land();
-      return gather->AssembleInto(files.at("optimizer"), /*sealed=*/true);
-    };
   }
+  // On the writer's thread: the staged copies land, then the optimizer's file is finished.
+  CheckpointWriter::Prepare finish =
+      [staged, gather = shard_gather_.get()](std::map<std::string, std::string>& files) {
+        if (staged != nullptr) staged->Land();
+        if (gather != nullptr) return gather->AssembleInto(files.at("optimizer"), /*sealed=*/true);
+        SealTrialState(files);
+        return absl::OkStatus();
+      };
   if (!compression->empty()) files->emplace("compression", *std::move(compression));
   if (options_.exchange != nullptr && options_.exchange->ready_order()) {
     files->emplace("ready_order", ReadyOrderText(*options_.exchange->ready_order()));
@@ -282,12 +281,14 @@ void TrialRunner::ReserveStagingMemory() {
     state_bytes = options_.optimizer->state_bytes();
     state_copies = 2 * options_.model->arena().blocks().size();  // at most Adam's two per block
   }
-  if (reporter()) {
-    staged_copies_.Reserve(*device,
-                           StagedHostCopies::BytesFor(bytes + state_bytes, copies + state_copies));
-  } else if (shard_gather_) {
+  // A sharded optimizer's pieces go through the gather's own.
+  if (shard_gather_) {
     shard_gather_->Reserve(*device, StagedHostCopies::BytesFor(state_bytes, state_copies));
+  } else {
+    bytes += state_bytes;
+    copies += state_copies;
   }
+  if (reporter()) staged_copies_.Reserve(*device, StagedHostCopies::BytesFor(bytes, copies));
 }
 
 void TrialRunner::NoticePinningError() {

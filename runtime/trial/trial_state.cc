@@ -37,11 +37,11 @@ absl::Status BlockValues(const TensorArena& arena, std::string& values, StagedHo
   values.resize(total);
   size_t at = 0;
   for (const ArenaBlock& block : arena.blocks()) {
-    absl::Status copied =
-        staged != nullptr && !OnHost(block)
-            ? staged->Copy(*block.memory, values.data() + at, block.data, BlockBytes(block))
-            : CopyBlockToHost(block, BlockPart::kParameters, values.data() + at);
-    if (!copied.ok()) return copied;
+    if (absl::Status copied =
+            CopyBlockToHost(block, BlockPart::kParameters, values.data() + at, staged);
+        !copied.ok()) {
+      return copied;
+    }
     at += BlockBytes(block);
   }
   return absl::OkStatus();

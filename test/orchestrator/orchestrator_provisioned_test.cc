@@ -6,7 +6,6 @@
 // provisioner's commands in the background, a slow sbatch holds nothing up, and a job that comes
 // after its task was dropped is cancelled.
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "runtime/orchestrator/agent_provisioner.h"
+#include "test/common/gate.h"
 #include "test/orchestrator/orchestrator_fixture.h"
 
 namespace cohort::orchestrator_test {
@@ -205,17 +205,16 @@ class SlowBatchSystem : public AgentProvisioner {
   std::string name() const override { return "Slurm"; }
   absl::Status CheckCanEverFit(uint32_t) const override { return absl::OkStatus(); }
   absl::StatusOr<ProvisionedJob> Submit(const ProvisionRequest&) override {
-    std::unique_lock lock(mutex_);
-    ++submits_begun_;
-    changed_.notify_all();
-    changed_.wait_for(lock, std::chrono::seconds(10), [this] { return open_; });
+    submitting.Open();
+    answer.Pass().IgnoreError();
+    std::lock_guard lock(mutex_);
     return ProvisionedJob{absl::StrCat(next_job_++), 1};
   }
   absl::StatusOr<std::map<std::string, JobState>> States(
       const std::vector<std::string>& job_ids) override {
-    std::map<std::string, JobState> answer;
-    for (const std::string& id : job_ids) answer[id] = JobState{Phase::kPending, "Priority"};
-    return answer;
+    std::map<std::string, JobState> states;
+    for (const std::string& id : job_ids) states[id] = JobState{Phase::kPending, "Priority"};
+    return states;
   }
   absl::Status Cancel(const std::string& job_id) override {
     std::lock_guard lock(mutex_);
@@ -224,25 +223,16 @@ class SlowBatchSystem : public AgentProvisioner {
   }
   std::optional<std::string> JobOfAgent(absl::string_view) const override { return std::nullopt; }
 
-  void Open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-  bool WaitForSubmit() {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::seconds(10), [this] { return submits_begun_ > 0; });
-  }
   std::vector<std::string> cancelled() {
     std::lock_guard lock(mutex_);
     return cancelled_;
   }
 
+  testing::Gate submitting;  // opened as sbatch begins
+  testing::Gate answer;      // sbatch answers once the test opens it
+
  private:
   std::mutex mutex_;
-  std::condition_variable changed_;
-  bool open_ = false;
-  int submits_begun_ = 0;
   int next_job_ = 100;
   std::vector<std::string> cancelled_;
 };
@@ -269,7 +259,7 @@ class BackgroundProvisionerTest : protected SlowBatchSystemHolder, public Orches
 TEST_F(BackgroundProvisionerTest, TheOrchestratorGoesOnWhileSbatchRuns) {
   const uint64_t experiment = Submit(SingleYaml(1, 10));
   orchestrator_.Tick();
-  ASSERT_TRUE(batch_.WaitForSubmit());
+  ASSERT_TRUE(batch_.submitting.Pass().ok());
   // sbatch is still running: the orchestrator answered, and answers again.
   orchestrator_.Tick();
   ASSERT_EQ(Tasks().size(), 1u);
@@ -277,7 +267,7 @@ TEST_F(BackgroundProvisionerTest, TheOrchestratorGoesOnWhileSbatchRuns) {
   EXPECT_EQ(Tasks()[0].reason, "asking Slurm for a job");
   EXPECT_EQ(Describe(experiment).summary.state, ExperimentState::kActive);
 
-  batch_.Open();
+  batch_.answer.Open();
   ASSERT_TRUE(TickUntil([&] { return Tasks().size() == 1 && Tasks()[0].job == "100"; }));
   EXPECT_TRUE(TickUntil([&] { return Tasks()[0].reason == "Slurm job 100 pending: Priority"; }))
       << Tasks()[0].reason;
@@ -288,10 +278,10 @@ TEST_F(BackgroundProvisionerTest, TheOrchestratorGoesOnWhileSbatchRuns) {
 TEST_F(BackgroundProvisionerTest, AJobThatComesAfterItsTaskWasDroppedIsCancelled) {
   const uint64_t experiment = Submit(SingleYaml(1, 10));
   orchestrator_.Tick();
-  ASSERT_TRUE(batch_.WaitForSubmit());
+  ASSERT_TRUE(batch_.submitting.Pass().ok());
   EXPECT_TRUE(Acked(orchestrator_.OnClientRequest(KillExperiment{experiment})));
   EXPECT_THAT(Tasks(), IsEmpty());
-  batch_.Open();
+  batch_.answer.Open();
   EXPECT_TRUE(TickUntil([&] { return batch_.cancelled() == std::vector<std::string>{"100"}; }));
 }
 

@@ -4,7 +4,7 @@
 #include "runtime/orchestrator/provisioner_calls.h"
 
 #include <chrono>
-#include <condition_variable>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/common/gate.h"
 
 namespace cohort {
 namespace {
@@ -27,47 +28,39 @@ class GatedProvisioner : public AgentProvisioner {
   std::string name() const override { return "Batch"; }
   absl::Status CheckCanEverFit(uint32_t) const override { return absl::OkStatus(); }
   absl::StatusOr<ProvisionedJob> Submit(const ProvisionRequest& request) override {
-    std::unique_lock lock(mutex_);
-    log_.push_back(absl::StrCat("submit ", request.task_id));
-    changed_.notify_all();
-    changed_.wait_for(lock, std::chrono::seconds(10), [this] { return open_; });
+    Record(absl::StrCat("submit ", request.task_id));
+    submitting.Open();
+    answer.Pass().IgnoreError();
     return ProvisionedJob{absl::StrCat("job-", request.task_id), 1};
   }
   absl::StatusOr<std::map<std::string, JobState>> States(
       const std::vector<std::string>& job_ids) override {
-    std::lock_guard lock(mutex_);
-    log_.push_back("states");
-    std::map<std::string, JobState> answer;
-    for (const std::string& id : job_ids) answer[id] = JobState{JobState::Phase::kRunning, ""};
-    return answer;
+    Record("states");
+    std::map<std::string, JobState> states;
+    for (const std::string& id : job_ids) states[id] = JobState{JobState::Phase::kRunning, ""};
+    return states;
   }
   absl::Status Cancel(const std::string& job_id) override {
-    std::lock_guard lock(mutex_);
-    log_.push_back("cancel " + job_id);
+    Record("cancel " + job_id);
     return absl::OkStatus();
   }
   std::optional<std::string> JobOfAgent(absl::string_view) const override { return std::nullopt; }
 
-  void Open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-  // Waits until `entries` commands have begun; false after 10 s.
-  bool WaitForLog(size_t entries) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::seconds(10),
-                             [&] { return log_.size() >= entries; });
-  }
   std::vector<std::string> log() {
     std::lock_guard lock(mutex_);
     return log_;
   }
 
+  testing::Gate submitting;  // opened as the first sbatch begins
+  testing::Gate answer;      // sbatch answers once the test opens it
+
  private:
+  void Record(std::string line) {
+    std::lock_guard lock(mutex_);
+    log_.push_back(std::move(line));
+  }
+
   std::mutex mutex_;
-  std::condition_variable changed_;
-  bool open_ = false;
   std::vector<std::string> log_;
 };
 
@@ -88,9 +81,9 @@ TEST(ProvisionerCallsTest, InTheBackgroundRequestsReturnAtOnceAndAreAnsweredInOr
   calls.Poll({"job-1"});
   calls.Cancel("job-0");
   EXPECT_TRUE(calls.polling());
-  ASSERT_TRUE(provisioner.WaitForLog(1));
+  ASSERT_TRUE(provisioner.submitting.Pass().ok());
   EXPECT_THAT(calls.TakeAnswers(), IsEmpty()) << "sbatch is still running";
-  provisioner.Open();
+  provisioner.answer.Open();
   const std::vector<ProvisionerCalls::Answer> answers = AnswersOf(calls, 3);
   ASSERT_EQ(answers.size(), 3u);
   const auto& submitted = std::get<ProvisionerCalls::Submitted>(answers[0]);
@@ -107,7 +100,7 @@ TEST(ProvisionerCallsTest, InTheBackgroundRequestsReturnAtOnceAndAreAnsweredInOr
 
 TEST(ProvisionerCallsTest, InTheForegroundEachRequestIsAnsweredBeforeItReturns) {
   GatedProvisioner provisioner;
-  provisioner.Open();
+  provisioner.answer.Open();
   ProvisionerCalls calls(provisioner, /*background=*/false);
   calls.Submit({.task_id = 4});
   EXPECT_THAT(provisioner.log(), ElementsAre("submit 4"));
@@ -127,13 +120,13 @@ TEST(ProvisionerCallsTest, DestroyingItLeavesNoJobItAskedForRunningUnknown) {
   {
     ProvisionerCalls calls(provisioner, /*background=*/true);
     calls.Submit({.task_id = 1});
-    ASSERT_TRUE(provisioner.WaitForLog(1));
+    ASSERT_TRUE(provisioner.submitting.Pass().ok());
     calls.Submit({.task_id = 2});
     calls.Poll({"job-1"});
     calls.Cancel("job-0");
     opener = std::thread([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      provisioner.Open();
+      provisioner.answer.Open();
     });
   }
   opener.join();

@@ -106,27 +106,19 @@ TEST_P(ShardGatherTest, RankZeroAssemblesEachCheckpointsStateWhileTheRanksTrainO
     std::unique_ptr<CollectiveBackend> group = JoinGroup(rank, store, std::chrono::seconds(20));
     if (group == nullptr) return absl::UnavailableError("no group");
     Replica replica = MakeReplica({rank, kRanks}, on_device);
-    StagedHostCopies staged;  // rank 0's, as the trial's
     ShardGather gather(*group);
     if (on_device) {  // as the trial does when it starts
-      const size_t bytes = StagedHostCopies::BytesFor(replica.optimizer->state_bytes(), 4);
-      if (rank == 0) {
-        staged.Reserve(replica.memory->device(), bytes);
-      } else {
-        gather.Reserve(replica.memory->device(), bytes);
-      }
+      gather.Reserve(replica.memory->device(),
+                     StagedHostCopies::BytesFor(replica.optimizer->state_bytes(), 4));
     }
     uint64_t step = 0;
     for (const uint64_t checkpoint_after : {2u, 5u}) {
       while (step < checkpoint_after) RETURN_IF_ERROR(Step(replica, ++step));
       if (rank == 0) {
         std::string whole_state;
-        RETURN_IF_ERROR(gather.Capture(*replica.optimizer, step, &whole_state, &staged));
+        RETURN_IF_ERROR(gather.Capture(*replica.optimizer, step, &whole_state));
         absl::Status written;
-        std::thread writer([&] {
-          staged.Land();
-          written = gather.AssembleInto(whole_state, /*sealed=*/true);
-        });
+        std::thread writer([&] { written = gather.AssembleInto(whole_state, /*sealed=*/true); });
         // Training goes on meanwhile: the ranks' states move past the copies.
         RETURN_IF_ERROR(Step(replica, 1000 + step));
         writer.join();

@@ -5,11 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -17,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/common/gate.h"
 #include "test/optim/optim_test_util.h"
 #include "test/trial/trial_harness.h"
 
@@ -24,6 +23,7 @@ namespace cohort::trial_test {
 namespace {
 
 using ::testing::ElementsAre;
+using testing::Gate;
 using ::testing::HasSubstr;
 
 // Shared_fs storage whose writes first ask `before_write` (on the writing thread), which may hold
@@ -57,29 +57,6 @@ class HeldStorage final : public CheckpointStorage {
   std::unique_ptr<CheckpointStorage> inner_;
   std::atomic<int> writing_{0};
   std::atomic<int> most_at_once_{0};
-};
-
-// A gate a write waits at until the training thread opens it (or 10 s pass: a runner that waits
-// for its own write would otherwise hang the test).
-class Gate {
- public:
-  void Open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    opened_.notify_all();
-  }
-  absl::Status Pass() {
-    std::unique_lock lock(mutex_);
-    if (opened_.wait_for(lock, std::chrono::seconds(10), [this] { return open_; })) {
-      return absl::OkStatus();
-    }
-    return absl::DeadlineExceededError("the gate stayed shut: training waited for the write");
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable opened_;
-  bool open_ = false;
 };
 
 class AsyncCheckpointTest : public ::testing::Test {

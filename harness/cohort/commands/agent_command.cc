@@ -10,7 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -72,21 +71,26 @@ int AgentUsage(absl::string_view problem) {
   return UsageError("cohort agent", problem, kAgentUsage);
 }
 
-// The slots `spec` asks for: a count of CPU slots, or "auto": one per NVIDIA GPU this process may
-// use (every one the driver lists, or those CUDA_VISIBLE_DEVICES names), else one per CPU core.
-// INVALID_ARGUMENT for another spec (the --slots message), or VisibleGpuSlots's error.
-absl::StatusOr<std::vector<AgentSlot>> SlotsFor(const std::string& spec) {
-  if (spec == "auto") {
-    absl::StatusOr<std::vector<AgentSlot>> gpus = VisibleGpuSlots(CudaVisibleDevices());
-    if (!gpus.ok() || !gpus->empty()) return gpus;
-    return CpuSlots(std::max(1u, std::thread::hardware_concurrency()));
+// `--slots auto`: one slot per NVIDIA GPU this process may use (every one the driver lists, or
+// those CUDA_VISIBLE_DEVICES names, as said in the log), else one per CPU core. VisibleGpuSlots's
+// error for a CUDA_VISIBLE_DEVICES naming what is not there.
+absl::StatusOr<std::vector<AgentSlot>> AutoSlots() {
+  const std::optional<std::string> visible = CudaVisibleDevices();
+  absl::StatusOr<std::vector<AgentSlot>> gpus = VisibleGpuSlots(visible);
+  if (!gpus.ok()) return gpus;
+  if (const size_t listed = DetectGpuSlots().size(); visible && listed > 0) {
+    std::vector<int32_t> devices;
+    for (const AgentSlot& slot : *gpus) devices.push_back(slot.device_id);
+    LogDaemonLine("cohort agent",
+                  devices.empty() ? absl::StrCat("CUDA_VISIBLE_DEVICES=", *visible,
+                                                 " names none of the driver's ", listed,
+                                                 " GPUs: offering CPU slots")
+                                  : absl::StrCat("CUDA_VISIBLE_DEVICES=", *visible,
+                                                 ": offering GPU ", absl::StrJoin(devices, ", "),
+                                                 " (PCI bus order) of the driver's ", listed));
   }
-  uint32_t count = 0;
-  if (!absl::SimpleAtoi(spec, &count) || count == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--slots needs a number >= 1 or auto, not '", spec, "'"));
-  }
-  return CpuSlots(count);
+  if (!gpus->empty()) return gpus;
+  return CpuSlots(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace
@@ -114,32 +118,13 @@ int RunAgentCommand(const std::vector<std::string>& args) {
   }
   if (parsed.orchestrator.empty()) return AgentUsage("--orchestrator is required");
   if (parsed.advertise_address.empty()) return AgentUsage("--advertise-address needs a host");
-  absl::StatusOr<std::vector<AgentSlot>> slots = SlotsFor(parsed.slots);
-  if (!slots.ok()) {
-    if (absl::StartsWith(slots.status().message(), "--slots")) {
-      return AgentUsage(slots.status().message());
-    }
-    return CommandError(slots.status());
+  uint32_t count = 0;  // --slots N: N CPU slots
+  if (parsed.slots != "auto" && (!absl::SimpleAtoi(parsed.slots, &count) || count == 0)) {
+    return AgentUsage(
+        absl::StrCat("--slots needs a number >= 1 or auto, not '", parsed.slots, "'"));
   }
-  // Which of the machine's GPUs the variable left this agent, said once at its start.
-  if (const std::optional<std::string> visible = CudaVisibleDevices();
-      visible && parsed.slots == "auto") {
-    const size_t listed = DetectGpuSlots().size();
-    std::vector<int32_t> devices;
-    for (const AgentSlot& slot : *slots) {
-      if (slot.kind == SlotKind::kGpu) devices.push_back(slot.device_id);
-    }
-    if (listed > 0) {
-      LogDaemonLine("cohort agent",
-                    devices.empty()
-                        ? absl::StrCat("CUDA_VISIBLE_DEVICES=", *visible,
-                                       " names none of the driver's ", listed,
-                                       " GPUs: offering CPU slots")
-                        : absl::StrCat("CUDA_VISIBLE_DEVICES=", *visible, ": offering GPU ",
-                                       absl::StrJoin(devices, ", "), " (PCI bus order) of the "
-                                       "driver's ", listed));
-    }
-  }
+  absl::StatusOr<std::vector<AgentSlot>> slots = count > 0 ? CpuSlots(count) : AutoSlots();
+  if (!slots.ok()) return CommandError(slots.status());
   absl::StatusOr<std::optional<CurveClientConfig>> curve =
       LoadCurveClientConfig(parsed.key_file, parsed.orchestrator_key);
   if (!curve.ok()) {
