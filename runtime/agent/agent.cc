@@ -236,7 +236,8 @@ void Agent::Handle(const DecodedControl& received) {
 
 void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
   if (shutdown_requests_ > 0) {
-    Send(ErrorReply{ControlErrorCode::kInvalidRequest, "the agent is shutting down"}, message_id);
+    // No slot of a departing agent takes a task: the orchestrator places it elsewhere.
+    Send(ErrorReply{ControlErrorCode::kSlotUnavailable, "the agent is shutting down"}, message_id);
     return;
   }
   absl::Status admitted = Forgotten(start.task_id) || runs_.count(start.task_id) != 0

@@ -183,13 +183,30 @@ Orchestrator::Task* Orchestrator::FindTask(uint64_t task_id) {
   return found == cluster_->tasks.end() ? nullptr : found->second.get();
 }
 
-std::vector<AgentView> Orchestrator::AgentViews() const {
+std::vector<AgentView> Orchestrator::AgentViews(bool with_held) const {
+  const double now = clock_.MonotonicSeconds();
   std::vector<AgentView> views;
   for (const auto& [id, agent] : cluster_->agents) {
     if (!agent->connected || agent->draining) continue;
+    if (!with_held && now < agent->held_until) continue;
     views.push_back(AgentView{id, static_cast<uint32_t>(agent->slots.size()), agent->busy});
   }
   return views;
+}
+
+bool Orchestrator::IsHeldBack(const std::string& agent_id) const {
+  const auto found = cluster_->agents.find(agent_id);
+  return found != cluster_->agents.end() && clock_.MonotonicSeconds() < found->second->held_until;
+}
+
+std::string Orchestrator::HeldAgentsNote() const {
+  std::string note;
+  for (const auto& [id, agent] : cluster_->agents) {
+    if (!agent->connected || agent->draining || !IsHeldBack(id)) continue;
+    absl::StrAppend(&note, "; ", id, " refused a task for want of slots and is held back for ",
+                    orchestration::RefusalHoldSeconds(agent->slot_refusals), " s");
+  }
+  return note;
 }
 
 // ---------------------------------------------------------------- time

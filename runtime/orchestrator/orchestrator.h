@@ -235,6 +235,9 @@ class Orchestrator {
   void OnProgress(const TaskProgress& progress);
   void OnLogBatch(const LogBatch& batch);
   void OnAnswer(const std::string& agent_id, uint64_t correlation_id, const ErrorReply* error);
+  // The agent refused a StartTask for want of slots: it is held back from placement
+  // (Agent::held_until) so the task placed again does not go straight back to be refused.
+  void HoldBackAgent(Agent& agent, const ErrorReply& refusal);
   void LoseAgent(Agent& agent, absl::string_view why);
   // Frees the agent's slots held by a leftover task (Agent::leftover_ranks) once EXIT was its last
   // rank's; true when EXIT was a leftover's.
@@ -321,7 +324,15 @@ class Orchestrator {
   void AddEndedExperiment(StoredExperiment stored);
   Trial* FindTrial(uint64_t trial_id);
   Task* FindTask(uint64_t task_id);
-  std::vector<AgentView> AgentViews() const;
+  // The connected agents that take tasks (not draining), as placement sees them. Agents held back
+  // after refusing a StartTask for want of slots are left out unless `with_held`: they still
+  // count for whether a trial can ever fit.
+  std::vector<AgentView> AgentViews(bool with_held = false) const;
+  // "; agent-1 refused a task for want of slots and is held back for 2 s" for each agent held
+  // back now, else "": what a waiting task's reason adds.
+  std::string HeldAgentsNote() const;
+  // Whether the agent is held back now (Agent::held_until).
+  bool IsHeldBack(const std::string& agent_id) const;
   // Logs the timeline merges carried out since the last call.
   void ReportMergedTimelines();
 

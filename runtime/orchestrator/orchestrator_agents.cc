@@ -120,6 +120,8 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
   agent.slots = hello.slots;
   agent.connected = true;
   agent.draining = false;
+  agent.slot_refusals = 0;
+  agent.held_until = 0;
   agent.last_seen = clock_.MonotonicSeconds();
   agent.last_seen_unix = clock_.UnixSeconds();
   outbox_.Send(agent_id, Ack{}, message_id);
@@ -379,13 +381,19 @@ void Orchestrator::OnAnswer(const std::string& agent_id, uint64_t correlation_id
     auto found = task->parts.find(agent_id);
     if (found == task->parts.end() || found->second.start_message_id != correlation_id) continue;
     AgentPart& part = found->second;
+    Agent& agent = *cluster_->agents.at(agent_id);
     if (error == nullptr || error->code == ControlErrorCode::kDuplicateTask) {
       part.acknowledged = true;  // a duplicate is a StartTask whose Ack was lost
+      agent.slot_refusals = 0;
       return;
     }
     // Refused: the part never ran. Busy slots are a disagreement about the agent's state (it
-    // still runs a task the orchestrator forgot), not the trial's fault: placed again.
-    if (error->code == ControlErrorCode::kSlotUnavailable) task->flags.agent_lost = true;
+    // still runs a task the orchestrator forgot, or is shutting down), not the trial's fault:
+    // placed again, away from that agent for a while.
+    if (error->code == ControlErrorCode::kSlotUnavailable) {
+      task->flags.agent_lost = true;
+      HoldBackAgent(agent, *error);
+    }
     if (task->flags.failure.empty()) {
       task->flags.failure = absl::StrCat("agent ", agent_id, " refused the task: ", error->message);
     }
@@ -393,6 +401,14 @@ void Orchestrator::OnAnswer(const std::string& agent_id, uint64_t correlation_id
     EndPart(*task, agent_id);
     return;
   }
+}
+
+void Orchestrator::HoldBackAgent(Agent& agent, const ErrorReply& refusal) {
+  ++agent.slot_refusals;
+  const double hold = orchestration::RefusalHoldSeconds(agent.slot_refusals);
+  agent.held_until = clock_.MonotonicSeconds() + hold;
+  Notice(absl::StrCat("agent ", agent.id, " refused a task for want of slots (", refusal.message,
+                      "): no task is placed there for ", hold, " s"));
 }
 
 void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {

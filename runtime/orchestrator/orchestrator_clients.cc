@@ -140,7 +140,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   absl::Status fits;
   if (options_.provisioner != nullptr) {
     fits = options_.provisioner->CheckCanEverFit(slots);
-  } else if (const std::vector<AgentView> views = AgentViews(); views.empty()) {
+  } else if (const std::vector<AgentView> views = AgentViews(/*with_held=*/true); views.empty()) {
     submitted.warnings.push_back("no agent is connected yet: the trials wait for one");
   } else {
     fits = CheckCanEverFit(PlacementRequest{0, 0, slots}, views);

@@ -2,6 +2,7 @@
 // job of its own, waits with the job's state as its reason, and is placed on the job's agents
 // once they have all registered; its job is cancelled and its agents forgotten when it is over.
 // The provisioner's commands run through provisioner_calls_, their answers taken on later turns.
+#include <algorithm>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -35,7 +36,7 @@ void Orchestrator::ProvisionQueuedTasks() {
   const std::vector<uint64_t> queued(queue_.begin(), queue_.end());
 
   // Each job's agents serve its task alone: placing one task leaves the others' views as they were.
-  const std::vector<AgentView> all_agents = AgentViews();
+  const std::vector<AgentView> all_agents = AgentViews(/*with_held=*/true);
   for (const uint64_t task_id : queued) {
     Task* found = FindTask(task_id);
     if (found == nullptr) continue;
@@ -63,6 +64,11 @@ void Orchestrator::ProvisionQueuedTasks() {
         SetWaitingReason(task, absl::StrCat(job, " running; ", views.size(), " of ",
                                             task.job_agents, " agents registered"));
       }
+      continue;
+    }
+    if (std::any_of(views.begin(), views.end(),
+                    [&](const AgentView& view) { return IsHeldBack(view.id); })) {
+      SetWaitingReason(task, absl::StrCat(job, ": its agents take no task now", HeldAgentsNote()));
       continue;
     }
     const PlacementRequest request{task.id, task.trial_id, task.slots};

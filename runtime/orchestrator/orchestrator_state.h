@@ -40,6 +40,12 @@ inline std::string OneSlotFingerprint(ExperimentConfig config) {
 
 namespace orchestration {
 
+// How long an agent is held back after its `refusals`-th refusal in a row for want of slots: 1 s,
+// doubling, at most 30 s.
+inline double RefusalHoldSeconds(uint32_t refusals) {
+  return refusals == 0 ? 0.0 : refusals > 5 ? 30.0 : static_cast<double>(1u << (refusals - 1));
+}
+
 // One agent as the orchestrator knows it. `busy` holds the slots of tasks the orchestrator
 // placed there and whose part on the agent has not ended.
 struct Agent {
@@ -55,6 +61,12 @@ struct Agent {
   // It stopped a task on its own (it is shutting down): no new task is placed there until its
   // next AgentHello.
   bool draining = false;
+  // It refused StartTasks for want of slots `slot_refusals` times in a row (its state and the
+  // orchestrator's disagree, or it is shutting down): no task is placed there before `held_until`
+  // (monotonic seconds). The hold doubles with each refusal, from 1 s to 30 s; a StartTask it
+  // accepts, or its AgentHello, ends the run of refusals.
+  uint32_t slot_refusals = 0;
+  double held_until = 0;
   double last_seen = 0;  // monotonic seconds
   double last_seen_unix = 0;
 };

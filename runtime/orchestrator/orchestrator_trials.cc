@@ -125,9 +125,11 @@ void Orchestrator::PlaceQueuedTasks() {
   }
   if (queue_.empty()) return;
   std::vector<AgentView> views = AgentViews();
+  const std::string held = HeldAgentsNote();
   if (views.empty()) {
-    for (const uint64_t task_id : queue_)
-      SetWaitingReason(*cluster_->tasks.at(task_id), "no agent is connected");
+    const std::string reason = held.empty() ? std::string("no agent is connected")
+                                            : absl::StrCat("no agent takes a task now", held);
+    for (const uint64_t task_id : queue_) SetWaitingReason(*cluster_->tasks.at(task_id), reason);
     return;
   }
   std::vector<PlacementRequest> requests;
@@ -142,7 +144,7 @@ void Orchestrator::PlaceQueuedTasks() {
     if (const auto* waiting = std::get_if<Waiting>(&decision.decision)) {
       placement = PlaceOnFewerSlots(task, waiting->reason, &views);
       if (!placement) {
-        SetWaitingReason(task, waiting->reason);
+        SetWaitingReason(task, absl::StrCat(waiting->reason, held));
         continue;
       }
     } else {

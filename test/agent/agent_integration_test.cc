@@ -740,6 +740,11 @@ TEST_F(EmbeddedAgentTest, AStopRequestStopsTheTasksWithGraceThenRunReturns) {
   ASSERT_TRUE(WaitForState(22, TaskState::kRunning).has_value()) << AgentLog();
   ++stop_requests_;
   ASSERT_TRUE(WaitForState(22, TaskState::kStopping, seconds(5)).has_value()) << AgentLog();
+  // A departing agent's slots take no task: the orchestrator places it elsewhere, no restart used.
+  const ErrorReply departing =
+      ExpectErrorReply(orchestrator_.Send(MlpTask(23, {{0, 0, 1}}, 100, 100)));
+  EXPECT_EQ(departing.code, ControlErrorCode::kSlotUnavailable);
+  EXPECT_EQ(departing.message, "the agent is shutting down");
   const std::vector<TaskExit> exits = WaitForExits(22, 1, seconds(kShutdownGraceSeconds + 5));
   ASSERT_EQ(exits.size(), 1u) << AgentLog();
   // The worker heard the stop and checkpointed in time.
