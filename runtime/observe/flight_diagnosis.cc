@@ -116,6 +116,46 @@ std::optional<Parting> PartingIn(uint8_t group, const std::map<uint32_t, GroupVi
   return parting;
 }
 
+// What ends the summary about the silent ranks, the likely cause: a rank that ended outside Cohort
+// by how and where ("rank 1 was killed by signal 9 in it"), the others as gone silent.
+std::string SilentText(const std::vector<uint32_t>& silent,
+                       const std::map<uint32_t, const FlightRecord*>& by_rank,
+                       const std::map<uint32_t, std::string>& ended_outside,
+                       const std::optional<Parting>& parting) {
+  std::vector<std::string> deaths;
+  std::vector<uint32_t> quiet;
+  for (const uint32_t rank : silent) {
+    const auto died = ended_outside.find(rank);
+    if (died == ended_outside.end()) {
+      quiet.push_back(rank);
+      continue;
+    }
+    std::string death = absl::StrCat("rank ", rank, " ", died->second);
+    const auto record = by_rank.find(rank);
+    const FlightEntry* last = nullptr;
+    if (record != by_rank.end() && !record->second->entries.empty()) {
+      last = &record->second->entries.back();
+    }
+    if (last != nullptr && last->state == FlightState::kEntered) {
+      const bool in_parting = parting && parting->group == last->group && parting->seq == last->seq;
+      absl::StrAppend(&death, " in ", in_parting ? "it" : DescribeCollective(*last));
+    }
+    deaths.push_back(std::move(death));
+  }
+  std::string text;
+  if (!deaths.empty()) {
+    absl::StrAppend(&text, " ", absl::StrJoin(deaths, "; "));
+  }
+  if (!quiet.empty()) {
+    absl::StrAppend(&text, deaths.empty() ? " " : "; ", RankList(quiet),
+                    quiet.size() == 1 ? " has" : " have",
+                    " gone silent (no flight record, or none stamped for ",
+                    absl::StrFormat("%.0f", kSilentAfterSeconds), " s: a stopped or lost process)");
+  }
+  if (!text.empty()) absl::StrAppend(&text, ", the likely cause.");
+  return text;
+}
+
 }  // namespace
 
 std::string DescribeCollective(const FlightEntry& entry) {
@@ -135,7 +175,8 @@ std::string DescribeCollective(const FlightEntry& entry) {
   return what + ")";
 }
 
-FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32_t world_size) {
+FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32_t world_size,
+                                const std::map<uint32_t, std::string>& ended_outside) {
   FlightDiagnosis found;
   std::map<uint32_t, const FlightRecord*> by_rank;
   int64_t newest = 0;
@@ -153,7 +194,9 @@ FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32
     }
     const FlightRecord& record = *it->second;
     const double behind = Seconds(newest - record.alive_ns);
-    const bool silent = !record.ended && behind >= kSilentAfterSeconds;
+    const auto died = ended_outside.find(rank);
+    const bool silent =
+        died != ended_outside.end() || (!record.ended && behind >= kSilentAfterSeconds);
     if (silent) found.silent.push_back(rank);
     std::string line = absl::StrCat("rank ", rank, " (pid ", record.pid,
                                     "): ", record.entries.size(), " collectives recorded");
@@ -161,7 +204,9 @@ FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32
       const GroupView view = ViewOf(record, group);
       if (!view.entries.empty()) absl::StrAppend(&line, "; ", LastOf(view));
     }
-    if (record.ended) {
+    if (died != ended_outside.end()) {
+      absl::StrAppend(&line, "; its process ", died->second);
+    } else if (record.ended) {
       absl::StrAppend(&line, "; it ended");
     } else if (silent) {
       absl::StrAppend(&line, absl::StrFormat("; its record was last stamped %.1f s before the "
@@ -191,13 +236,7 @@ FlightDiagnosis DiagnoseFlights(const std::vector<FlightRecord>& records, uint32
     }
   }
 
-  const std::string silent_text =
-      found.silent.empty()
-          ? std::string()
-          : absl::StrCat(" ", RankList(found.silent), found.silent.size() == 1 ? " has" : " have",
-                         " gone silent (no flight record, or none stamped for ",
-                         absl::StrFormat("%.0f", kSilentAfterSeconds),
-                         " s: a stopped or lost process), the likely cause.");
+  const std::string silent_text = SilentText(found.silent, by_rank, ended_outside, parting);
   if (!parting) {
     found.summary = absl::StrCat(
         "every rank finished every collective it entered; the ranks agree on all of them.",

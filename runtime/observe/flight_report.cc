@@ -62,9 +62,9 @@ absl::Status WriteReplacing(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-absl::StatusOr<FlightReport> GatherFlightReport(const std::string& checkpoint_root,
-                                                uint64_t trial_id, uint64_t task_id,
-                                                uint32_t world_size, const std::string& out_path) {
+absl::StatusOr<FlightReport> GatherFlightReport(
+    const std::string& checkpoint_root, uint64_t trial_id, uint64_t task_id, uint32_t world_size,
+    const std::string& out_path, const std::map<uint32_t, std::string>& ended_outside) {
   const std::vector<std::string> paths = TaskFlightPaths(checkpoint_root, trial_id, task_id);
   if (paths.empty()) {
     return absl::NotFoundError(absl::StrCat("task ", task_id, " of trial ", trial_id,
@@ -82,7 +82,7 @@ absl::StatusOr<FlightReport> GatherFlightReport(const std::string& checkpoint_ro
     }
   }
   report.records = records.size();
-  report.diagnosis = DiagnoseFlights(records, world_size);
+  report.diagnosis = DiagnoseFlights(records, world_size, ended_outside);
   std::vector<std::string> each;
   for (const FlightRecord& record : records) each.push_back(RecordJson(record));
   std::vector<std::string> unreadable;

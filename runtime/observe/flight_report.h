@@ -17,6 +17,7 @@
 #define COHORT_RUNTIME_OBSERVE_FLIGHT_REPORT_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,10 @@ struct FlightReport {
 };
 
 // NOT_FOUND when the task left no record; else the report, written to `out_path`.
-absl::StatusOr<FlightReport> GatherFlightReport(const std::string& checkpoint_root,
-                                                uint64_t trial_id, uint64_t task_id,
-                                                uint32_t world_size, const std::string& out_path);
+// `ended_outside`: the ranks its agents saw end outside Cohort, with how (DiagnoseFlights).
+absl::StatusOr<FlightReport> GatherFlightReport(
+    const std::string& checkpoint_root, uint64_t trial_id, uint64_t task_id, uint32_t world_size,
+    const std::string& out_path, const std::map<uint32_t, std::string>& ended_outside = {});
 
 }  // namespace cohort
 

@@ -287,7 +287,7 @@ class Orchestrator {
   // A task of `ranks` ranks ended: a failed one's flight records are gathered into the trial's
   // folder and, where they show where the ranks parted, said at the end of `ending.failure`; a
   // task that ended well has its records removed.
-  void SettleFlightRecords(const Experiment& experiment, const Trial& trial, uint64_t task_id,
+  void SettleFlightRecords(const Experiment& experiment, Trial& trial, uint64_t task_id,
                            uint32_t ranks, TaskEnding& ending);
   // The trial trained to its TrainTrial's target: its validation goes to the searcher.
   void FinishSegment(Experiment& experiment, Trial& trial);

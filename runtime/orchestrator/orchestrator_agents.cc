@@ -17,10 +17,7 @@ namespace {
 
 std::string DescribeExit(const TaskExit& exit) {
   std::string who = exit.rank == kWholeTask ? "the task" : absl::StrCat("rank ", exit.rank);
-  std::string how = exit.signal != 0 ? absl::StrCat("was killed by signal ", exit.signal)
-                                     : absl::StrCat("exited with code ", exit.exit_code);
-  if (!exit.reason.empty()) absl::StrAppend(&how, " (", exit.reason, ")");
-  return absl::StrCat(who, " ", how);
+  return absl::StrCat(who, " ", HowItEnded(exit));
 }
 
 // How long the ranks of a task on other agents get to stop after one rank failed.
@@ -192,11 +189,9 @@ void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
   if (found == task->parts.end() || found->second.done) return;
   AgentPart& part = found->second;
   part.exits[exit.rank] = exit;
-  // A rank killed by a signal Cohort did not send (a crash, the OOM killer, kill -9) is the
-  // cause, and so is one whose process its agent found stopped (SIGSTOP, a debugger) when it came
-  // to kill it; its peers' errors (a closed connection, a timed-out collective) are consequences
-  // that may reach the orchestrator first.
-  const bool killed_outside = (exit.signal != 0 && !exit.killed_by_agent) || exit.stopped;
+  // A rank that ended outside Cohort is the cause; its peers' errors are consequences that may
+  // reach the orchestrator first.
+  const bool killed_outside = EndedOutsideCohort(exit);
   if (ExitFailed(exit) && task->flags.failure.empty() && !task->flags.stopping) {
     task->flags.failure = DescribeExit(exit);
     task->failure_is_rank_error = !killed_outside;

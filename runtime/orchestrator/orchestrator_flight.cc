@@ -1,6 +1,9 @@
 // The Orchestrator and the ranks' flight records (observe/flight_report.h): gathered into the
 // trial's folder with their diagnosis when a task of several ranks fails, and on request
-// (DiagnoseTrial, `cohort trial diagnose`); removed when a task ends well.
+// (DiagnoseTrial, `cohort trial diagnose`), with the ranks its agents saw end outside Cohort (a
+// crash, kill -9) as the likely cause; removed when a task ends well.
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,16 +23,18 @@ std::string FlightReportPath(const orchestration::Experiment& experiment, uint64
 
 }  // namespace
 
-void Orchestrator::SettleFlightRecords(const Experiment& experiment, const Trial& trial,
-                                       uint64_t task_id, uint32_t ranks, TaskEnding& ending) {
+void Orchestrator::SettleFlightRecords(const Experiment& experiment, Trial& trial, uint64_t task_id,
+                                       uint32_t ranks, TaskEnding& ending) {
   if (ranks < 2) return;
   if (!ending.failed) {
     RemoveTaskFlights(experiment.checkpoint_root, trial.id, task_id);
     return;
   }
+  trial.failed_task_id = task_id;
+  trial.failed_task_ended_outside = ending.ended_outside;
   const std::string path = FlightReportPath(experiment, trial.id);
-  absl::StatusOr<FlightReport> report =
-      GatherFlightReport(experiment.checkpoint_root, trial.id, task_id, ranks, path);
+  absl::StatusOr<FlightReport> report = GatherFlightReport(
+      experiment.checkpoint_root, trial.id, task_id, ranks, path, ending.ended_outside);
   if (!report.ok()) {
     if (!absl::IsNotFound(report.status())) {
       Notice(absl::StrCat("warning: trial ", trial.id, ": ", report.status().message()));
@@ -56,13 +61,17 @@ ClientMessage Orchestrator::Diagnose(const DiagnoseTrial& request) {
   const Trial& trial = *trial_it->second;
   const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
   // The running task's records, else the newest left behind (a failed task's).
+  // With the ranks its agents saw end outside Cohort, so far or when it failed.
   std::optional<uint64_t> task_id;
   uint32_t ranks = experiment.config.slots_per_trial;
+  std::map<uint32_t, std::string> ended_outside;
   if (const auto task = cluster_->tasks.find(trial.task_id); task != cluster_->tasks.end()) {
     task_id = task->first;
     ranks = task->second->slots;
+    ended_outside = EndingOf(task->second->parts, task->second->flags).ended_outside;
   } else {
     task_id = LatestFlightTask(experiment.checkpoint_root, trial.id);
+    if (task_id == trial.failed_task_id) ended_outside = trial.failed_task_ended_outside;
   }
   if (!task_id) {
     return ClientError{ClientErrorCode::kNotFound,
@@ -71,8 +80,8 @@ ClientMessage Orchestrator::Diagnose(const DiagnoseTrial& request) {
                                               : "no task of it is running, and none failed")};
   }
   const std::string path = FlightReportPath(experiment, trial.id);
-  absl::StatusOr<FlightReport> report =
-      GatherFlightReport(experiment.checkpoint_root, trial.id, *task_id, ranks, path);
+  absl::StatusOr<FlightReport> report = GatherFlightReport(experiment.checkpoint_root, trial.id,
+                                                           *task_id, ranks, path, ended_outside);
   if (!report.ok()) {
     return ClientError{ClientErrorCode::kNotFound, std::string(report.status().message())};
   }

@@ -125,6 +125,11 @@ struct Trial {
   std::optional<double> segment_metric;  // searcher metric validated at target_batches
   std::string error;
   TrialLog log;
+  // Its latest failed task of several ranks, and those of its ranks that ended outside Cohort
+  // (TaskEnding::ended_outside): what its flight diagnosis names as the cause, again when asked
+  // after the task is gone (`cohort trial diagnose`). 0 while none failed.
+  uint64_t failed_task_id = 0;
+  std::map<uint32_t, std::string> failed_task_ended_outside;
 
   // What it trained, in its searcher's unit (batches, or records: Experiment's
   // searcher_counts_records).

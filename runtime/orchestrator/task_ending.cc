@@ -1,8 +1,20 @@
 #include "runtime/orchestrator/task_ending.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace cohort {
+
+std::string HowItEnded(const TaskExit& exit) {
+  // An agent's reason for a signal names it already ("killed by signal 9 (SIGKILL)").
+  if (exit.signal != 0 && absl::StartsWith(exit.reason, "killed ")) {
+    return absl::StrCat("was ", exit.reason);
+  }
+  std::string how = exit.signal != 0 ? absl::StrCat("was killed by signal ", exit.signal)
+                                     : absl::StrCat("exited with code ", exit.exit_code);
+  if (!exit.reason.empty()) absl::StrAppend(&how, " (", exit.reason, ")");
+  return how;
+}
 
 TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFlags& flags) {
   TaskEnding ending;
@@ -12,6 +24,9 @@ TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFla
     for (const auto& [rank, exit] : part.exits) {
       ending.failed = ending.failed || ExitFailed(exit);
       ending.crashed = ending.crashed || (exit.signal != 0 && !exit.killed_by_agent);
+      if (rank != kWholeTask && EndedOutsideCohort(exit)) {
+        ending.ended_outside[static_cast<uint32_t>(rank)] = HowItEnded(exit);
+      }
       ending.permanent =
           ending.permanent || (exit.signal == 0 && exit.exit_code == kPermanentFailureExitCode);
       if (exit.killed_by_agent && !ExitFailed(exit) && !flags.stopping) {

@@ -26,6 +26,17 @@ namespace cohort {
 // A process that ended with a non-zero code or by a signal.
 inline bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
 
+// A process killed by a signal Cohort did not send (a crash, the OOM killer, kill -9), or that its
+// agent found stopped (SIGSTOP, a debugger) when it came to kill it: the cause of a task's failure,
+// where its peers' errors (a closed connection, a timed-out collective) are consequences.
+inline bool EndedOutsideCohort(const TaskExit& exit) {
+  return (exit.signal != 0 && !exit.killed_by_agent) || exit.stopped;
+}
+
+// "was killed by signal 9 (SIGKILL)" (the agent's reason, which names the signal), "exited with
+// code 1 (<reason>)".
+std::string HowItEnded(const TaskExit& exit);
+
 // A task's ranks on one agent.
 struct AgentPart {
   std::vector<uint32_t> slots;
@@ -64,6 +75,9 @@ struct TaskEnding {
   std::string stopped_by_agent;
   // The agents that did so: no task goes there until they say hello again.
   std::vector<std::string> draining_agents;
+  // The ranks that ended outside Cohort (EndedOutsideCohort), with HowItEnded: what the flight
+  // diagnosis names as the likely cause.
+  std::map<uint32_t, std::string> ended_outside;
 };
 
 // How a task whose parts are `parts` ended.

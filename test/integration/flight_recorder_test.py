@@ -8,7 +8,10 @@ Gloo between them):
    its peer waited for (as stopped_rank_test.py checks on one agent), ends with the same
    diagnosis, and the trial's folder holds the records of both ranks;
 3. a 2-slot trial that completes leaves no flight record behind, and `cohort trial diagnose` says
-   there is none; so does a trial of one slot.
+   there is none; so does a trial of one slot;
+4. rank 1's worker is SIGKILLed mid-training: rank 0 fails within the same heartbeat, so the records
+   alone cannot tell which went first, but the diagnosis names rank 1, killed by signal 9, as the
+   likely cause, in the trial's error and again when `cohort trial diagnose` asks later.
 """
 import json
 import os
@@ -89,4 +92,26 @@ with temp_dir() as tmp:
         check(cluster.wait_ended(one_id, 120) == "completed", cluster.logs())
         code, out, err = cluster.cli("trial", "diagnose", str(cluster.first_trial(one_id)))
         check(code != 0 and "a trial of one slot keeps none" in err, f"{code}\n{out}\n{err}")
+
+        # 4. A rank killed from outside is named as the cause, then and later.
+        killed_id = cluster.submit(config(tmp, "killed", 10**6, 2, 20))  # max_restarts: 0
+        killed_folder = os.path.join(cluster.state, "experiments", str(killed_id))
+        wait_for(lambda: worker_pid(1, cluster_dir) is not None
+                 and experiment(killed_folder)["trials"][0]["batches_trained"] > 0, 120,
+                 "rank 1 of the last trial to train")
+        os.kill(worker_pid(1, cluster_dir), signal.SIGKILL)
+        check(cluster.wait_ended(killed_id, 120) == "error", cluster.logs())
+        error = experiment(killed_folder)["trials"][0]["error"] or ""
+        print("the killed trial's error:", error)
+        check(error.startswith("rank 1 was killed by signal 9"), error)
+        killed_trial = cluster.first_trial(killed_id)
+        with open(os.path.join(killed_folder, "trials", str(killed_trial),
+                               "flight_record.json")) as f:
+            diagnosis = json.load(f)["diagnosis"]
+        check(diagnosis["silent"] == [1], diagnosis)
+        check("rank 1 was killed by signal 9" in diagnosis["summary"]
+              and diagnosis["summary"].endswith(", the likely cause."), diagnosis)
+        check(("Flight record: " in error) == bool(diagnosis["collective"]), f"{error}\n{diagnosis}")
+        out = cluster.must("trial", "diagnose", str(killed_trial))
+        check("(ended)" in out and "rank 1 was killed by signal 9" in out, out)
 print("ok")

@@ -76,6 +76,42 @@ TEST(FlightDiagnosisTest, EveryRankInsideTheCollectiveAndOneSilent) {
   EXPECT_THAT(found.summary, HasSubstr("every rank entered it and not all finished it"));
 }
 
+TEST(FlightDiagnosisTest, ARankKilledOutsideCohortIsTheLikelyCauseThoughItsRecordIsFresh) {
+  // Rank 1 died by SIGKILL inside #10 and rank 0 failed at once: both records stamped alike.
+  const std::vector<FlightRecord> records = {Rank(0, 9, true), Rank(1, 9, true)};
+  EXPECT_THAT(DiagnoseFlights(records, 2).silent, IsEmpty()) << "the records alone cannot tell";
+
+  const FlightDiagnosis found = DiagnoseFlights(records, 2, {{1, "was killed by signal 9"}});
+  EXPECT_THAT(found.collective, HasSubstr("#10"));
+  EXPECT_THAT(found.entered, ElementsAre(0, 1));
+  EXPECT_THAT(found.silent, ElementsAre(1));
+  EXPECT_THAT(found.summary, HasSubstr("every rank entered it and not all finished it. rank 1 was "
+                                       "killed by signal 9 in it, the likely cause."));
+  ASSERT_EQ(found.ranks.size(), 2u);
+  EXPECT_THAT(found.ranks[1], HasSubstr("; its process was killed by signal 9"));
+}
+
+TEST(FlightDiagnosisTest, AKilledRankIsNamedWithTheCollectiveItDiedInBesideASilentOne) {
+  // Rank 2 died in a collective of the gradient group while the host group parts at #4, which
+  // rank 1 never reached and stopped stamping.
+  FlightRecord zero = Rank(0, 3, true);
+  zero.identity.size = 3;
+  FlightRecord one = Rank(1, 3, false, kNow - 4 * kSecond);
+  FlightRecord two = Rank(2, 3, false);
+  two.entries.push_back(
+      Entry(1, FlightState::kEntered, CollectiveKind::kAllreduce, 1 << 20, kGradientGroup));
+  two.entries.back().started_ns = kNow;  // after the host group parted
+  const FlightDiagnosis found =
+      DiagnoseFlights({zero, one, two}, 3, {{2, "exited with code 1 (found stopped)"}});
+  EXPECT_THAT(found.collective, HasSubstr("host collective #4"));
+  EXPECT_THAT(found.silent, ElementsAre(1, 2));
+  EXPECT_THAT(found.summary,
+              HasSubstr(" rank 2 exited with code 1 (found stopped) in gradient collective #1 "
+                        "(allreduce of 1048576 bytes of float32: gradient bucket 1, batch 1); "
+                        "rank 1 has gone silent (no flight record, or none stamped for 1 s: a "
+                        "stopped or lost process), the likely cause."));
+}
+
 TEST(FlightDiagnosisTest, ARankWithoutARecordIsSilentAndMissing) {
   const FlightDiagnosis found = DiagnoseFlights({Rank(0, 3, true)}, 2);
   EXPECT_THAT(found.silent, ElementsAre(1));

@@ -11,6 +11,7 @@ namespace cohort {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::Pair;
 
 TaskExit Exit(int32_t rank, int32_t code, int32_t signal = 0, bool killed_by_agent = false,
               std::string reason = "") {
@@ -71,6 +72,26 @@ TEST(TaskEndingTest, AFailureBeforeRunningEndsTheTrialUnlessAProcessCrashed) {
   const TaskEnding crashed = EndingOf(Parts({{"a", Exit(0, 0, SIGSEGV)}}), Flags(false));
   EXPECT_TRUE(crashed.crashed);
   EXPECT_EQ(NextForTrial(crashed, Standing()).next, TrialNext::kRestart);
+}
+
+TEST(TaskEndingTest, TheRanksThatEndedOutsideCohortAreTheFlightDiagnosisCauses) {
+  TaskExit stopped = Exit(3, 0, SIGKILL, /*killed_by_agent=*/true, "found stopped");
+  stopped.stopped = true;
+  const TaskEnding ending =
+      EndingOf(Parts({{"a", Exit(0, 1, 0, false, "Connection reset by peer")},
+                      {"a", Exit(1, 0, SIGKILL)},
+                      {"b", Exit(2, 0, SIGKILL, /*killed_by_agent=*/true, "another rank failed")},
+                      {"b", stopped}}),
+               Flags(true));
+  // Rank 0's error and the kill its agent sent rank 2 are consequences: not named.
+  EXPECT_THAT(ending.ended_outside,
+              ElementsAre(Pair(1u, "was killed by signal 9"),
+                          Pair(3u, "was killed by signal 9 (found stopped)")));
+  EXPECT_EQ(HowItEnded(Exit(0, 1, 0, false, "Connection reset by peer")),
+            "exited with code 1 (Connection reset by peer)");
+  // The agent's reason for a signal names it: not said twice.
+  EXPECT_EQ(HowItEnded(Exit(1, 0, SIGKILL, false, "killed by signal 9 (SIGKILL)")),
+            "was killed by signal 9 (SIGKILL)");
 }
 
 TEST(TaskEndingTest, AJobLostBeforeItsAgentsRegisteredRestartsWithinMaxRestarts) {
