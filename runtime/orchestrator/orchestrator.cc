@@ -199,12 +199,18 @@ bool Orchestrator::IsHeldBack(const std::string& agent_id) const {
   return found != cluster_->agents.end() && clock_.MonotonicSeconds() < found->second->held_until;
 }
 
-std::string Orchestrator::HeldAgentsNote() const {
+std::string Orchestrator::AwayAgentsNote() const {
   std::string note;
   for (const auto& [id, agent] : cluster_->agents) {
-    if (!agent->connected || agent->draining || !IsHeldBack(id)) continue;
-    absl::StrAppend(&note, "; ", id, " refused a task for want of slots and is held back for ",
-                    orchestration::RefusalHoldSeconds(agent->slot_refusals), " s");
+    if (!agent->connected) continue;
+    if (agent->draining) {
+      absl::StrAppend(&note, "; ", id,
+                      " is shutting down (it stopped its tasks on its own): no task goes there "
+                      "until it registers again");
+    } else if (IsHeldBack(id)) {
+      absl::StrAppend(&note, "; ", id, " refused a task for want of slots and is held back for ",
+                      orchestration::RefusalHoldSeconds(agent->slot_refusals), " s");
+    }
   }
   return note;
 }

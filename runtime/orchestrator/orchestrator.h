@@ -328,9 +328,10 @@ class Orchestrator {
   // after refusing a StartTask for want of slots are left out unless `with_held`: they still
   // count for whether a trial can ever fit.
   std::vector<AgentView> AgentViews(bool with_held = false) const;
-  // "; agent-1 refused a task for want of slots and is held back for 2 s" for each agent held
-  // back now, else "": what a waiting task's reason adds.
-  std::string HeldAgentsNote() const;
+  // Why connected agents take no task now, each as "; agent-1 refused a task for want of slots and
+  // is held back for 2 s" or "; agent-2 is shutting down ...", else "": what a waiting task's
+  // reason adds.
+  std::string AwayAgentsNote() const;
   // Whether the agent is held back now (Agent::held_until).
   bool IsHeldBack(const std::string& agent_id) const;
   // Logs the timeline merges carried out since the last call.

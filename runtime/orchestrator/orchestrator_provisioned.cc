@@ -68,7 +68,7 @@ void Orchestrator::ProvisionQueuedTasks() {
     }
     if (std::any_of(views.begin(), views.end(),
                     [&](const AgentView& view) { return IsHeldBack(view.id); })) {
-      SetWaitingReason(task, absl::StrCat(job, ": its agents take no task now", HeldAgentsNote()));
+      SetWaitingReason(task, absl::StrCat(job, ": its agents take no task now", AwayAgentsNote()));
       continue;
     }
     const PlacementRequest request{task.id, task.trial_id, task.slots};

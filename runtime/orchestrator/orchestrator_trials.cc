@@ -125,10 +125,10 @@ void Orchestrator::PlaceQueuedTasks() {
   }
   if (queue_.empty()) return;
   std::vector<AgentView> views = AgentViews();
-  const std::string held = HeldAgentsNote();
+  const std::string away = AwayAgentsNote();
   if (views.empty()) {
-    const std::string reason = held.empty() ? std::string("no agent is connected")
-                                            : absl::StrCat("no agent takes a task now", held);
+    const std::string reason = away.empty() ? std::string("no agent is connected")
+                                            : absl::StrCat("no agent takes a task now", away);
     for (const uint64_t task_id : queue_) SetWaitingReason(*cluster_->tasks.at(task_id), reason);
     return;
   }
@@ -144,7 +144,7 @@ void Orchestrator::PlaceQueuedTasks() {
     if (const auto* waiting = std::get_if<Waiting>(&decision.decision)) {
       placement = PlaceOnFewerSlots(task, waiting->reason, &views);
       if (!placement) {
-        SetWaitingReason(task, absl::StrCat(waiting->reason, held));
+        SetWaitingReason(task, absl::StrCat(waiting->reason, away));
         continue;
       }
     } else {

@@ -178,8 +178,12 @@ TEST_F(OrchestratorTest, TaskItsAgentStoppedIsPlacedAgainWithoutUsingARestart) {
   stopped.reason = "stopped: the agent is shutting down";
   FromAgent("agent-1", stopped);
 
-  // agent-1 is shutting down: the trial waits for another agent.
+  // agent-1 is shutting down: the trial waits for another agent, saying so.
   EXPECT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
+  ASSERT_THAT(Tasks(), SizeIs(1));
+  EXPECT_EQ(Tasks()[0].reason,
+            "no agent takes a task now; agent-1 is shutting down (it stopped its tasks on its "
+            "own): no task goes there until it registers again");
   TrialSummary trial = TrialOf(experiment_id, start.trial_id);
   EXPECT_EQ(trial.restarts, 0u);
   EXPECT_EQ(trial.batches_trained, 47u) << "not trained to its target";
