@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -64,9 +65,16 @@ class EmbeddedSession {
 
   void OnAgentMessage(const DecodedControl& message) {
     if (const auto* progress = std::get_if<TaskProgress>(&message.message)) {
+      trial_of_task_[progress->task_id] = progress->progress.trial_id;
       display_.Update(progress->progress);
     } else if (const auto* metrics = std::get_if<TaskMetricsReport>(&message.message)) {
       display_.Metrics(metrics->report);
+    } else if (const auto* exit = std::get_if<TaskExit>(&message.message)) {
+      // The task's first exit ends its line; a restart's task brings it back.
+      if (const auto found = trial_of_task_.find(exit->task_id); found != trial_of_task_.end()) {
+        display_.TrialEnded(found->second);
+        trial_of_task_.erase(found);
+      }
     }
   }
 
@@ -206,6 +214,7 @@ class EmbeddedSession {
   const EmbeddedRunOptions& options_;
   std::string endpoint_;  // where the agents join (resolved), for messages
   ProgressDisplay display_;
+  std::map<uint64_t, uint64_t> trial_of_task_;  // the tasks whose progress came, to their trials
   const double started_;
   uint64_t experiment_id_ = 0;
   int stop_requests_sent_ = 0;

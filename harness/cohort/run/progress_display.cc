@@ -1,11 +1,14 @@
 #include "harness/cohort/run/progress_display.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace cohort {
 
@@ -16,50 +19,95 @@ std::string FormatDuration(double seconds) {
   return h > 0 ? absl::StrFormat("%d:%02d:%02d", h, m, s) : absl::StrFormat("%d:%02d", m, s);
 }
 
-ProgressDisplay::ProgressDisplay(std::FILE* out) : out_(out), terminal_(::isatty(fileno(out))) {}
-
-std::string ProgressDisplay::ProgressLine() const {
-  std::string line = last_.total_batches == 0  // not known yet
-                         ? absl::StrFormat("trial %d  %d batches  loss %.4f", last_.trial_id,
-                                           last_.batches, last_.latest_loss)
-                         : absl::StrFormat("trial %d  %d/%d batches  loss %.4f", last_.trial_id,
-                                           last_.batches, last_.total_batches, last_.latest_loss);
-  if (last_.records_per_second > 0 && last_.total_batches >= last_.batches) {
+std::string ProgressLine(const ProgressReport& progress) {
+  std::string line =
+      progress.total_batches == 0  // not known yet
+          ? absl::StrFormat("trial %d  %d batches  loss %.4f", progress.trial_id, progress.batches,
+                            progress.latest_loss)
+          : absl::StrFormat("trial %d  %d/%d batches  loss %.4f", progress.trial_id,
+                            progress.batches, progress.total_batches, progress.latest_loss);
+  if (progress.records_per_second > 0 && progress.total_batches >= progress.batches) {
     const double batches_per_record =
-        last_.batches > 0 ? static_cast<double>(last_.batches) / static_cast<double>(last_.records)
-                          : 0;
-    const double remaining = static_cast<double>(last_.total_batches - last_.batches) /
-                             (last_.records_per_second * batches_per_record);
-    absl::StrAppendFormat(&line, "  %.0f records/s  ETA %s", last_.records_per_second,
+        progress.batches > 0
+            ? static_cast<double>(progress.batches) / static_cast<double>(progress.records)
+            : 0;
+    const double remaining = static_cast<double>(progress.total_batches - progress.batches) /
+                             (progress.records_per_second * batches_per_record);
+    absl::StrAppendFormat(&line, "  %.0f records/s  ETA %s", progress.records_per_second,
                           FormatDuration(remaining));
   }
   return line;
 }
 
+ProgressDisplay::ProgressDisplay(std::FILE* out) : out_(out), terminal_(::isatty(fileno(out))) {}
+
+ProgressDisplay::ProgressDisplay(std::FILE* out, bool terminal, size_t width)
+    : out_(out), terminal_(terminal), fixed_width_(width), ask_width_(false) {}
+
+size_t ProgressDisplay::Width() const {
+  if (!ask_width_) return fixed_width_;
+  struct winsize size {};
+  return ::ioctl(fileno(out_), TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
+}
+
+void ProgressDisplay::Clear() {
+  if (lines_shown_ == 0) return;
+  // The cursor is at the end of the last line drawn: erase it and each line above, up to the first.
+  std::fputs("\r\033[K", out_);
+  for (size_t line = 1; line < lines_shown_; ++line) std::fputs("\033[A\033[K", out_);
+  lines_shown_ = 0;
+}
+
 void ProgressDisplay::Redraw() {
-  if (!terminal_ || !have_progress_) return;
-  std::fprintf(out_, "\r\033[K%s", ProgressLine().c_str());
+  if (!terminal_ || training_.empty()) return;
+  std::vector<std::string> lines;
+  for (const auto& [trial_id, progress] : training_) {
+    if (lines.size() == kMaxTrialLines) {
+      const size_t more = training_.size() - kMaxTrialLines;
+      lines.push_back(
+          absl::StrCat("... and ", more, more == 1 ? " more trial" : " more trials", " training"));
+      break;
+    }
+    lines.push_back(ProgressLine(progress));
+  }
+  // A line as wide as the terminal would move the cursor to the next row on some terminals.
+  if (const size_t width = Width(); width > 1) {
+    for (std::string& line : lines) {
+      if (line.size() >= width) line.resize(width - 1);
+    }
+  }
+  Clear();
+  const std::string text = absl::StrJoin(lines, "\n");
+  std::fputs(text.c_str(), out_);
   std::fflush(out_);
-  line_shown_ = true;
+  lines_shown_ = lines.size();
 }
 
 void ProgressDisplay::Update(const ProgressReport& progress) {
-  last_ = progress;
-  have_progress_ = true;
+  training_[progress.trial_id] = progress;
   Redraw();
+}
+
+void ProgressDisplay::TrialEnded(uint64_t trial_id) {
+  if (training_.erase(trial_id) == 0 || !terminal_) return;
+  Clear();
+  Redraw();
+  std::fflush(out_);
 }
 
 void ProgressDisplay::Metrics(const MetricsReport& report) {
   if (report.kind == ReportKind::kTraining) {
-    if (terminal_) return;  // the redrawn line shows it
+    if (terminal_) return;  // the redrawn lines show it
     // A plain line per report, with the report's own batch count and mean loss.
-    last_.trial_id = report.trial_id;
-    last_.batches = report.batches;
-    last_.records = report.records;
+    ProgressReport progress = training_[report.trial_id];
+    progress.trial_id = report.trial_id;
+    progress.batches = report.batches;
+    progress.records = report.records;
     for (const NamedValue& metric : report.metrics) {
-      if (metric.name == "loss") last_.latest_loss = metric.value;
+      if (metric.name == "loss") progress.latest_loss = metric.value;
     }
-    Message(ProgressLine());
+    training_[report.trial_id] = progress;
+    Message(ProgressLine(progress));
     return;
   }
   std::string line =
@@ -71,16 +119,16 @@ void ProgressDisplay::Metrics(const MetricsReport& report) {
 }
 
 void ProgressDisplay::Message(absl::string_view line) {
-  if (line_shown_) std::fputs("\r\033[K", out_);
+  Clear();
   std::fprintf(out_, "%.*s\n", static_cast<int>(line.size()), line.data());
-  line_shown_ = false;
   Redraw();
+  std::fflush(out_);
 }
 
 void ProgressDisplay::Finish() {
-  if (line_shown_) std::fputs("\n", out_);
-  line_shown_ = false;
-  have_progress_ = false;
+  if (lines_shown_ > 0) std::fputs("\n", out_);
+  lines_shown_ = 0;
+  training_.clear();
   std::fflush(out_);
 }
 
