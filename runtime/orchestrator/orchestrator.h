@@ -297,6 +297,10 @@ class Orchestrator {
   // A trial of a resumed experiment starts from its latest checkpoint in the experiment's
   // storage, its record from what was reported up to it; it fails when storage cannot be read.
   void ResumeTrial(Experiment& experiment, Trial& trial);
+  // The trial's searcher metric at its target, when it has trained to the target (its latest
+  // checkpoint is there or past it) and its record holds the validation there: its next task
+  // trains nothing more and validates nothing again. nullopt otherwise.
+  std::optional<double> ValidatedTarget(const Experiment& experiment, const Trial& trial) const;
   void EndTrial(Trial& trial, TrialState state, absl::string_view error);
   // Deletes the checkpoints checkpoint_storage's save_* settings do not keep (warnings as
   // notices); with `trials_may_resume`, each trial's latest is kept whatever they say.

@@ -51,8 +51,12 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       trial.target_units = train->batches;
       trial.target_batches =
           TrialBatches(train->batches, experiment.searcher_counts_records, trial.global_batch_size);
+      // A resumed trial that had trained and validated its target before the stop: its task
+      // checks the checkpoint against the settings and ends, validating nothing again, so the
+      // validation kept in the record is the segment's.
+      trial.segment_metric =
+          experiment.resume ? ValidatedTarget(experiment, trial) : std::optional<double>();
       trial.lifecycle.Train();
-      trial.segment_metric.reset();
     } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
       auto found = experiment.trials.find(close->request_id);
       if (found == experiment.trials.end()) continue;
@@ -340,11 +344,24 @@ void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
 
 void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
   trial.batches_trained = trial.latest_checkpoint_batches;
-  trial.segment_metric.reset();
   for (std::string& line : RewindTrialFiles(*experiment.folder, trial.id,
                                             trial.latest_checkpoint_batches, &experiment.record)) {
     Notice(std::move(line));
   }
+  // A checkpoint taken after the target's validation: its task trains nothing more and validates
+  // nothing again, so the validation kept in the record is the segment's.
+  trial.segment_metric = ValidatedTarget(experiment, trial);
+}
+
+std::optional<double> Orchestrator::ValidatedTarget(const Experiment& experiment,
+                                                    const Trial& trial) const {
+  if (trial.batches_trained < trial.target_batches) return std::nullopt;
+  for (const TrialRecord& record : experiment.record.trials) {
+    if (record.id != trial.id || !record.latest_validation) continue;
+    if (record.latest_validation->batches != trial.target_batches) return std::nullopt;
+    return experiment.record.SearcherMetricOf(*record.latest_validation);
+  }
+  return std::nullopt;
 }
 
 void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {

@@ -1,6 +1,7 @@
 // The Orchestrator's state across runs: a local submission (`cohort run`) keeping its record in
 // the caller's folder, applying retention once completed, and resuming from its latest
-// checkpoint; a new orchestrator on the same state directory continuing the active experiments
+// checkpoint (a trial that had validated its target keeping that validation, on a resume as on a
+// restart); a new orchestrator on the same state directory continuing the active experiments
 // and showing the ended ones; experiment.json read back (ReadExperimentRecord).
 #include "test/orchestrator/orchestrator_fixture.h"
 
@@ -52,35 +53,68 @@ checkpoint_storage:
   EXPECT_EQ(orchestrator_.RecordOf(experiment_id + 1), nullptr);
 }
 
-TEST_F(OrchestratorTest, ResumedLocalSubmissionContinuesFromTheLatestCheckpoint) {
-  Register("agent-1", 1);
-  const std::string run = absl::StrCat(folder_.path(), "/stopped-run");
-  absl::StatusOr<RunFolder> created = RunFolder::Create(run);
-  ASSERT_TRUE(created.ok()) << created.status();
-  ASSERT_TRUE(created->PrepareTrial(1).ok());
-  // What the stopped run left: reports up to batch 30, checkpoints at 10 and 20.
-  for (const auto& [kind, batches, metric] :
-       std::vector<std::tuple<ReportKind, uint64_t, double>>{{ReportKind::kValidation, 10, 0.5},
-                                                             {ReportKind::kValidation, 20, 0.3},
-                                                             {ReportKind::kTraining, 30, 0.2}}) {
-    MetricsReport report{1, kind, batches, batches * 32, 1.7e9, {{"validation_loss", metric}}};
-    ASSERT_TRUE(AppendLine(created->metrics_path(1), MetricsReportJson(report)).ok());
-  }
-  const std::string root = absl::StrCat(run, "/checkpoints");
-  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(root);
-  ASSERT_TRUE(storage.ok()) << storage.status();
-  WriteCheckpoint(**storage, 10);
-  WriteCheckpoint(**storage, 20);
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(SingleYaml(1, 100, 0));
-  ASSERT_TRUE(config.ok()) << config.status();
+// What a stopped `cohort run` of SingleYaml(1, 100, 0) left in a run folder of the test's: trial
+// 1's reports (kind, batches, validation_loss) and its checkpoints after `checkpoints` batches.
+struct LeftReport {
+  ReportKind kind;
+  uint64_t batches;
+  double metric;
+};
 
-  const ClientMessage reply =
-      orchestrator_.SubmitLocal(LocalSubmission{*config, *created, root, /*resume=*/true});
-  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(reply));
-  const uint64_t experiment_id = std::get<ExperimentSubmitted>(reply).experiment_id;
+class ResumeTest : public OrchestratorTest {
+ protected:
+  void LeaveStoppedRun(const std::vector<LeftReport>& reports,
+                       const std::vector<uint64_t>& checkpoints) {
+    absl::StatusOr<RunFolder> created = RunFolder::Create(absl::StrCat(folder_.path(), "/run"));
+    ASSERT_TRUE(created.ok()) << created.status();
+    run_.emplace(*std::move(created));
+    ASSERT_TRUE(run_->PrepareTrial(1).ok());
+    for (const LeftReport& r : reports) {
+      MetricsReport report{
+          1, r.kind, r.batches, r.batches * 32, 1.7e9, {{"validation_loss", r.metric}}};
+      ASSERT_TRUE(AppendLine(run_->metrics_path(1), MetricsReportJson(report)).ok());
+    }
+    absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage = OpenSharedFsStorage(Root());
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    for (const uint64_t batches : checkpoints) WriteCheckpoint(**storage, batches);
+  }
+
+  // `cohort run --resume` of it: the experiment's id, 0 and a failure when refused.
+  uint64_t Resume() {
+    absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(SingleYaml(1, 100, 0));
+    EXPECT_TRUE(config.ok()) << config.status();
+    const ClientMessage reply =
+        orchestrator_.SubmitLocal(LocalSubmission{*config, *run_, Root(), /*resume=*/true});
+    const auto* submitted = std::get_if<ExperimentSubmitted>(&reply);
+    EXPECT_NE(submitted, nullptr) << ClientMessageName(reply);
+    return submitted == nullptr ? 0 : submitted->experiment_id;
+  }
+
+  // The task starts, runs and ends well without a report: it had nothing to train or validate.
+  void RunsWithNothingToDo(uint64_t task_id) {
+    Accept(task_id);
+    Running(task_id);
+    ExitAll(task_id, 0);
+  }
+
+  std::string Root() const { return absl::StrCat(folder_.path(), "/run/checkpoints"); }
+  std::string Metrics() const { return Slurp(run_->metrics_path(1)); }
+
+ private:
+  std::optional<RunFolder> run_;
+};
+
+TEST_F(ResumeTest, ResumedLocalSubmissionContinuesFromTheLatestCheckpoint) {
+  Register("agent-1", 1);
+  // What the stopped run left: reports up to batch 30, checkpoints at 10 and 20.
+  LeaveStoppedRun({{ReportKind::kValidation, 10, 0.5},
+                   {ReportKind::kValidation, 20, 0.3},
+                   {ReportKind::kTraining, 30, 0.2}},
+                  {10, 20});
+  const uint64_t experiment_id = Resume();
   const StartTask start = StartTasksSentTo("agent-1").at(0);
   EXPECT_EQ(start.worker.resume_checkpoint_id, "trial-1-batch-20");
-  const std::string metrics = Slurp(created->metrics_path(1));
+  const std::string metrics = Metrics();
   EXPECT_THAT(metrics, HasSubstr("\"batches\":20"));
   EXPECT_THAT(metrics, Not(HasSubstr("\"batches\":30"))) << "trained again after the resume";
   const TrialSummary trial = TrialOf(experiment_id, 1);
@@ -97,6 +131,60 @@ TEST_F(OrchestratorTest, ResumedLocalSubmissionContinuesFromTheLatestCheckpoint)
   EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
     return event.level == OrchestratorEvent::Level::kNotice &&
            event.line.find("resuming from checkpoint trial-1-batch-20") != std::string::npos;
+  }));
+}
+
+TEST_F(ResumeTest, AResumedTrialThatHadValidatedItsTargetKeepsThatValidation) {
+  Register("agent-1", 1);
+  // The run had trained its 100 batches, validated and checkpointed there, when it stopped.
+  LeaveStoppedRun({{ReportKind::kValidation, 50, 0.5}, {ReportKind::kValidation, 100, 0.125}},
+                  {100});
+  const uint64_t experiment_id = Resume();
+  // Its task checks the checkpoint against the settings, then ends, training and validating
+  // nothing; the searcher takes the validation the record kept (it ranked the trial worst, for
+  // want of a metric, before).
+  const std::vector<StartTask> starts = StartTasksSentTo("agent-1");
+  ASSERT_THAT(starts, SizeIs(1));
+  EXPECT_EQ(starts[0].worker.resume_checkpoint_id, "trial-1-batch-100");
+  RunsWithNothingToDo(starts[0].task_id);
+  EXPECT_EQ(Describe(experiment_id).summary.state, ExperimentState::kCompleted);
+  const TrialSummary trial = TrialOf(experiment_id, 1);
+  EXPECT_EQ(trial.state, TrialState::kCompleted);
+  EXPECT_EQ(trial.batches_trained, 100u);
+  EXPECT_TRUE(trial.has_best_metric);
+  EXPECT_EQ(trial.best_metric, 0.125);
+  const std::string metrics = Metrics();
+  EXPECT_EQ(metrics.find("\"batches\":100"), metrics.rfind("\"batches\":100")) << metrics;
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::none_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.line.find("reported no") != std::string::npos;
+  }));
+}
+
+TEST_F(ResumeTest, ATrialRestartedFromACheckpointAtItsValidatedTargetKeepsItsMetric) {
+  Register("agent-1", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(1, 100, /*max_restarts=*/1));
+  const StartTask first = StartTasksSentTo("agent-1").at(0);
+  Accept(first.task_id);
+  Running(first.task_id);
+  Validate(first.task_id, 100, 0.125);
+  Checkpoint(first.task_id, "trial-1-batch-100", 100);
+  // It crashed on its way out, after its last checkpoint.
+  TaskExit crash;
+  crash.task_id = first.task_id;
+  crash.rank = 0;
+  crash.signal = 11;
+  FromAgent("agent-1", crash);
+  const std::vector<StartTask> starts = StartTasksSentTo("agent-1");
+  ASSERT_THAT(starts, SizeIs(2));
+  EXPECT_EQ(starts[1].worker.resume_checkpoint_id, "trial-1-batch-100");
+  // The restart has nothing to train or validate, and the validation kept is the segment's.
+  RunsWithNothingToDo(starts[1].task_id);
+  EXPECT_EQ(Describe(experiment_id).summary.state, ExperimentState::kCompleted);
+  EXPECT_EQ(TrialOf(experiment_id, first.trial_id).state, TrialState::kCompleted);
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::none_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.line.find("reported no") != std::string::npos;
   }));
 }
 
