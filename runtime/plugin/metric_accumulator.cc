@@ -56,9 +56,33 @@ std::vector<ReducedMetric> MetricAccumulator::Result() const {
   return result;
 }
 
+std::vector<size_t> MetricAccumulator::ByName() const {
+  std::vector<size_t> order(partials_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return partials_[a].name < partials_[b].name; });
+  return order;
+}
+
+std::vector<std::string> MetricAccumulator::Names() const {
+  std::vector<std::string> names;
+  for (const size_t i : ByName()) names.push_back(partials_[i].name);
+  return names;
+}
+
+uint64_t MetricAccumulator::NamesFingerprint() const {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a over the names, each ended by a NUL
+  for (const std::string& name : Names()) {
+    for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
 std::vector<double> MetricAccumulator::Packed() const {
   std::vector<double> packed;
-  for (const Partial& p : partials_) {
+  for (const size_t i : ByName()) {
+    const Partial& p = partials_[i];
     packed.push_back(static_cast<double>(p.reduction));
     packed.push_back(p.value);
     packed.push_back(static_cast<double>(p.records));
@@ -72,8 +96,9 @@ absl::Status MetricAccumulator::MergePacked(const std::vector<double>& packed, b
         absl::StrCat("ranks reported different metrics: ", partials_.size(), " here, ",
                      packed.size() / 3, " on another rank"));
   }
-  for (size_t i = 0; i < partials_.size(); ++i) {
-    Partial& p = partials_[i];
+  const std::vector<size_t> by_name = ByName();
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    Partial& p = partials_[by_name[i]];
     if (static_cast<double>(p.reduction) != packed[3 * i]) {
       return absl::InvalidArgumentError(
           absl::StrCat("metric '", p.name, "' has another reduction on another rank"));

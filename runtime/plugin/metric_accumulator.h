@@ -35,11 +35,15 @@ class MetricAccumulator {
   void Reset();
 
   // The partial sums as numbers, for combining ranks: three per metric (reduction, value, records)
-  // in the order metrics were first seen.
+  // in the order of the metrics' names, so ranks that saw their metrics in different orders agree.
   std::vector<double> Packed() const;
   // Folds another rank's Packed() into this one (or, with `replace`, takes its values instead);
-  // INVALID_ARGUMENT unless both hold the same metrics with the same reductions.
+  // INVALID_ARGUMENT unless both hold as many metrics with the same reductions. That they hold
+  // the same names is for the caller to check (NamesFingerprint).
   absl::Status MergePacked(const std::vector<double>& packed, bool replace = false);
+  // The metrics' names in order, and a hash of them, which ranks compare before they merge.
+  std::vector<std::string> Names() const;
+  uint64_t NamesFingerprint() const;
 
  private:
   struct Partial {
@@ -49,6 +53,9 @@ class MetricAccumulator {
     uint64_t records = 0;
     bool seen_value = false;
   };
+  // Indices into partials_ in the order of their names.
+  std::vector<size_t> ByName() const;
+
   std::vector<Partial> partials_;
   uint64_t batches_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "runtime/trial/rank_sync.h"
 
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -87,13 +88,21 @@ absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena)
 absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulator& metrics) {
   CollectiveTagScope tag({.purpose = CollectivePurpose::kMetrics});
   const std::vector<double> own = metrics.Packed();
-  absl::StatusOr<std::vector<uint64_t>> sizes = Gather(backend, uint64_t{own.size()});
-  if (!sizes.ok()) return sizes.status();
-  for (uint32_t rank = 0; rank < sizes->size(); ++rank) {
-    if ((*sizes)[rank] != own.size()) {
+  // Every rank's count of packed numbers and the hash of its metrics' names.
+  absl::StatusOr<std::vector<std::array<uint64_t, 2>>> shapes =
+      Gather(backend, std::array<uint64_t, 2>{own.size(), metrics.NamesFingerprint()});
+  if (!shapes.ok()) return shapes.status();
+  for (uint32_t rank = 0; rank < shapes->size(); ++rank) {
+    const auto [size, names] = (*shapes)[rank];
+    if (size != own.size()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank ", rank, " reported ", size / 3, " metrics and rank ", backend.rank(),
+                       " ", own.size() / 3, "; every rank must report the same metrics"));
+    }
+    if (names != metrics.NamesFingerprint()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "rank ", rank, " reported ", (*sizes)[rank] / 3, " metrics and rank ", backend.rank(),
-          " ", own.size() / 3, "; every rank must report the same metrics"));
+          "rank ", rank, " reported metrics named otherwise than rank ", backend.rank(), "'s (",
+          absl::StrJoin(metrics.Names(), ", "), "); every rank must report the same metrics"));
     }
   }
   std::vector<double> all(own.size() * backend.size());

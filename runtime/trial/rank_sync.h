@@ -24,7 +24,9 @@ absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& aren
 // host memory (Gloo); a block in device memory goes through a host copy on every rank.
 absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena);
 
-// Folds every rank's partial metrics into `metrics` on every rank (weighted by records).
+// Folds every rank's partial metrics into `metrics` on every rank (weighted by records), metric
+// by metric whatever order each rank saw them in; FAILED_PRECONDITION naming the metrics when a
+// rank holds other ones (their count or their names).
 absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulator& metrics);
 
 // True on every rank when `flag` is true on any rank.

@@ -1,5 +1,6 @@
 // What the ranks of a trial agree on, over a real Gloo group with one thread per rank: the same
-// tensors (names, sizes, shapes), rank 0's starting parameters, and a stop any rank asked for.
+// tensors (names, sizes, shapes), rank 0's starting parameters, a stop any rank asked for, and
+// their metrics, merged by name (ranks naming them otherwise fail, named).
 #include "runtime/trial/rank_sync.h"
 
 #include <chrono>
@@ -146,6 +147,61 @@ TEST(RankSyncTest, AnyRankIsTrueEverywhereWhenOneRankAsks) {
     for (const absl::Status& status : results)
       EXPECT_TRUE(status.ok()) << "asking " << asking << ": " << status;
   }
+}
+
+// Rank `rank`'s metrics of one batch: loss and accuracy, first seen in an order that depends on
+// the rank (as a plugin reporting them from a hash map might), or named otherwise on rank 1.
+MetricAccumulator RankMetrics(uint32_t rank, bool misnamed = false) {
+  BatchMetrics batch;
+  const double loss = 1.0 + rank;
+  const double accuracy = 0.5 + 0.125 * rank;
+  const std::string accuracy_name = misnamed && rank == 1 ? "acc" : "accuracy";
+  if (rank % 2 == 0) {
+    EXPECT_TRUE(batch.Add("loss", loss, 10, COHORT_REDUCE_MEAN).ok());
+    EXPECT_TRUE(batch.Add(accuracy_name, accuracy, 10, COHORT_REDUCE_MEAN).ok());
+  } else {
+    EXPECT_TRUE(batch.Add(accuracy_name, accuracy, 10, COHORT_REDUCE_MEAN).ok());
+    EXPECT_TRUE(batch.Add("loss", loss, 10, COHORT_REDUCE_MEAN).ok());
+  }
+  MetricAccumulator metrics;
+  EXPECT_TRUE(metrics.Add(batch).ok());
+  return metrics;
+}
+
+TEST(RankSyncTest, MetricsMergeByNameWhateverOrderEachRankSawThemIn) {
+  const std::vector<absl::Status> results = RunGroup(
+      3, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 2, 2)}; },
+      [](uint32_t rank, CollectiveBackend& backend, TensorArena&) -> absl::Status {
+        MetricAccumulator metrics = RankMetrics(rank);
+        if (absl::Status merged = MergeMetricsAcrossRanks(backend, metrics); !merged.ok()) {
+          return merged;
+        }
+        // Means over the 3 ranks' equal record counts: loss (1 + 2 + 3) / 3, accuracy
+        // (0.5 + 0.625 + 0.75) / 3.
+        for (const ReducedMetric& metric : metrics.Result()) {
+          const double expected = metric.name == "loss" ? 2.0 : 0.625;
+          if (metric.value != expected) {
+            return absl::InternalError(
+                absl::StrCat("rank ", rank, ": ", metric.name, " = ", metric.value));
+          }
+        }
+        return absl::OkStatus();
+      });
+  for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(RankSyncTest, MetricsNamedOtherwiseOnOneRankFailTheMergeNamingThem) {
+  const std::vector<absl::Status> results = RunGroup(
+      2, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 2, 2)}; },
+      [](uint32_t rank, CollectiveBackend& backend, TensorArena&) {
+        MetricAccumulator metrics = RankMetrics(rank, /*misnamed=*/true);
+        return MergeMetricsAcrossRanks(backend, metrics);
+      });
+  EXPECT_TRUE(absl::IsFailedPrecondition(results[0])) << results[0];
+  EXPECT_THAT(std::string(results[0].message()),
+              HasSubstr("rank 1 reported metrics named otherwise than rank 0's (accuracy, loss)"));
+  EXPECT_THAT(std::string(results[1].message()),
+              HasSubstr("rank 0 reported metrics named otherwise than rank 1's (acc, loss)"));
 }
 
 }  // namespace

@@ -81,6 +81,23 @@ TEST(MetricAccumulatorTest, ResultKeepsFirstSeenOrder) {
 
 // A rank with no share of the last validation batch reports its metrics with zero records: they
 // must not pull a mean towards their (meaningless) value.
+TEST(MetricAccumulatorTest, PackedNumbersFollowTheNamesWhateverTheOrderSeen) {
+  MetricAccumulator first;
+  ASSERT_TRUE(first.Add(Batch({{"loss", 1.0, 4}, {"accuracy", 0.5, 4}})).ok());
+  MetricAccumulator second;
+  ASSERT_TRUE(second.Add(Batch({{"accuracy", 0.75, 4}, {"loss", 3.0, 4}})).ok());
+  EXPECT_EQ(first.Names(), second.Names());
+  EXPECT_EQ(first.NamesFingerprint(), second.NamesFingerprint());
+  ASSERT_TRUE(first.MergePacked(second.Packed()).ok());
+  EXPECT_EQ(ValueOf(first.Result(), "loss"), 2.0);
+  EXPECT_EQ(ValueOf(first.Result(), "accuracy"), 0.625);
+  EXPECT_EQ(first.Result()[0].name, "loss") << "the result keeps the order first seen";
+
+  MetricAccumulator other;
+  ASSERT_TRUE(other.Add(Batch({{"loss", 1.0, 4}, {"acc", 0.5, 4}})).ok());
+  EXPECT_NE(other.NamesFingerprint(), first.NamesFingerprint());
+}
+
 TEST(MetricAccumulatorTest, ZeroRecordBatchesDoNotMoveAMean) {
   MetricAccumulator total;
   ASSERT_TRUE(total.Add(Batch({{"loss", 2.0, 3}})).ok());
