@@ -72,6 +72,7 @@ void Orchestrator::RecoverExperiments() {
     admission.folder = std::move(stored->folder);
     admission.resume = true;
     admission.paused = paused;
+    admission.submitted_unix = stored->submitted_unix;
     const std::string path = admission.folder->path();
     const ClientMessage reply = Admit(std::move(admission));
     if (const auto* refused = std::get_if<ClientError>(&reply)) {

@@ -194,7 +194,8 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   experiment->config = std::move(config);
   experiment->one_slot_fingerprint = OneSlotFingerprint(experiment->config);
   experiment->searcher = *std::move(searcher);
-  experiment->submitted_unix = clock_.UnixSeconds();
+  experiment->submitted_unix =
+      admission.submitted_unix > 0 ? admission.submitted_unix : clock_.UnixSeconds();
   experiment->folder = *std::move(folder);
   experiment->record = ExperimentRecord::For(experiment->config);
   experiment->checkpoint_root = std::move(checkpoint_root);
@@ -203,9 +204,9 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   if (admission.paused) experiment->state = ExperimentState::kPaused;
   experiment->recorded_trial_ids = std::move(admission.trial_ids);
   Experiment& added = *cluster_->experiments.emplace(id, std::move(experiment)).first->second;
-  Event(absl::StrCat("experiment ", id, " (", added.config.name,
-                     ") submitted: ", added.config.searcher.name, " searcher, ", slots, " slot",
-                     slots == 1 ? "" : "s", " per trial"));
+  Event(absl::StrCat("experiment ", id, " (", added.config.name, ") ",
+                     admission.resume ? "resumed" : "submitted", ": ", added.config.searcher.name,
+                     " searcher, ", slots, " slot", slots == 1 ? "" : "s", " per trial"));
   Apply(added, added.searcher->Start());
   Save(added);
   submitted.experiment_id = id;

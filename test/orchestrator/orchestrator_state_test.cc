@@ -245,6 +245,15 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
     recovered_trials.push_back(trial.trial_id);
   }
   EXPECT_EQ(recovered_trials, grid_trials);
+  // Submitted when its config.yaml was written, not when this orchestrator loaded it.
+  struct stat config_file {};
+  ASSERT_EQ(::stat(absl::StrCat(ExperimentFolder(grid), "/config.yaml").c_str(), &config_file), 0);
+  EXPECT_EQ(std::get<ExperimentDescription>(described).summary.submitted_unix_time,
+            static_cast<double>(config_file.st_mtime));
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
+    return event.line == absl::StrCat("experiment ", grid,
+                                      " (grid-search) resumed: grid searcher, 1 slot per trial");
+  }));
   const std::string metrics =
       Slurp(absl::StrCat(ExperimentFolder(grid), "/trials/", first.trial_id, "/metrics.jsonl"));
   EXPECT_THAT(metrics, HasSubstr("\"batches\":40"));
