@@ -189,7 +189,7 @@ std::vector<AgentView> Orchestrator::AgentViews(bool with_held) const {
   std::vector<AgentView> views;
   for (const auto& [id, agent] : cluster_->agents) {
     if (!agent->connected || agent->draining) continue;
-    if (!with_held && now < agent->held_until) continue;
+    if (!with_held && agent->HeldBack(now)) continue;
     views.push_back(AgentView{id, static_cast<uint32_t>(agent->slots.size()), agent->busy});
   }
   return views;
@@ -197,10 +197,11 @@ std::vector<AgentView> Orchestrator::AgentViews(bool with_held) const {
 
 bool Orchestrator::IsHeldBack(const std::string& agent_id) const {
   const auto found = cluster_->agents.find(agent_id);
-  return found != cluster_->agents.end() && clock_.MonotonicSeconds() < found->second->held_until;
+  return found != cluster_->agents.end() && found->second->HeldBack(clock_.MonotonicSeconds());
 }
 
 std::string Orchestrator::AwayAgentsNote() const {
+  const double now = clock_.MonotonicSeconds();
   std::string note;
   for (const auto& [id, agent] : cluster_->agents) {
     if (!agent->connected) continue;
@@ -208,7 +209,7 @@ std::string Orchestrator::AwayAgentsNote() const {
       absl::StrAppend(&note, "; ", id,
                       " is shutting down (it stopped its tasks on its own): no task goes there "
                       "until it registers again");
-    } else if (IsHeldBack(id)) {
+    } else if (agent->HeldBack(now)) {
       absl::StrAppend(&note, "; ", id, " refused a task for want of slots and is held back for ",
                       orchestration::RefusalHoldSeconds(agent->slot_refusals), " s");
     }

@@ -67,6 +67,7 @@ struct Agent {
   // accepts, or its AgentHello, ends the run of refusals.
   uint32_t slot_refusals = 0;
   double held_until = 0;
+  bool HeldBack(double now) const { return now < held_until; }
   double last_seen = 0;  // monotonic seconds
   double last_seen_unix = 0;
 };

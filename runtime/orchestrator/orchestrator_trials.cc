@@ -51,11 +51,9 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       trial.target_units = train->batches;
       trial.target_batches =
           TrialBatches(train->batches, experiment.searcher_counts_records, trial.global_batch_size);
-      // A resumed trial that had trained and validated its target before the stop: its task
-      // checks the checkpoint against the settings and ends, validating nothing again, so the
-      // validation kept in the record is the segment's.
-      trial.segment_metric =
-          experiment.resume ? ValidatedTarget(experiment, trial) : std::optional<double>();
+      // A trial of a resumed run may have trained and validated its target before the stop: its
+      // task checks the checkpoint against the settings and ends, validating nothing again.
+      trial.segment_metric = ValidatedTarget(experiment, trial);
       trial.lifecycle.Train();
     } else if (const auto* close = std::get_if<CloseTrial>(&op)) {
       auto found = experiment.trials.find(close->request_id);

@@ -70,15 +70,6 @@ std::vector<std::string> MetricAccumulator::Names() const {
   return names;
 }
 
-uint64_t MetricAccumulator::NamesFingerprint() const {
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a over the names, each ended by a NUL
-  for (const std::string& name : Names()) {
-    for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 std::vector<double> MetricAccumulator::Packed() const {
   std::vector<double> packed;
   for (const size_t i : ByName()) {

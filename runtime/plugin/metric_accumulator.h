@@ -39,11 +39,10 @@ class MetricAccumulator {
   std::vector<double> Packed() const;
   // Folds another rank's Packed() into this one (or, with `replace`, takes its values instead);
   // INVALID_ARGUMENT unless both hold as many metrics with the same reductions. That they hold
-  // the same names is for the caller to check (NamesFingerprint).
+  // the same names is for the caller to check (Names).
   absl::Status MergePacked(const std::vector<double>& packed, bool replace = false);
-  // The metrics' names in order, and a hash of them, which ranks compare before they merge.
+  // The metrics' names in the order of Packed().
   std::vector<std::string> Names() const;
-  uint64_t NamesFingerprint() const;
 
  private:
   struct Partial {

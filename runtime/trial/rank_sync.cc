@@ -88,21 +88,23 @@ absl::Status BroadcastParameters(CollectiveBackend& backend, TensorArena& arena)
 absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulator& metrics) {
   CollectiveTagScope tag({.purpose = CollectivePurpose::kMetrics});
   const std::vector<double> own = metrics.Packed();
+  const std::vector<std::string> own_names = metrics.Names();
+  const uint64_t own_names_hash = Fnv1a(absl::StrJoin(own_names, "\n"));
   // Every rank's count of packed numbers and the hash of its metrics' names.
   absl::StatusOr<std::vector<std::array<uint64_t, 2>>> shapes =
-      Gather(backend, std::array<uint64_t, 2>{own.size(), metrics.NamesFingerprint()});
+      Gather(backend, std::array<uint64_t, 2>{own.size(), own_names_hash});
   if (!shapes.ok()) return shapes.status();
   for (uint32_t rank = 0; rank < shapes->size(); ++rank) {
-    const auto [size, names] = (*shapes)[rank];
+    const auto [size, names_hash] = (*shapes)[rank];
     if (size != own.size()) {
       return absl::FailedPreconditionError(
           absl::StrCat("rank ", rank, " reported ", size / 3, " metrics and rank ", backend.rank(),
                        " ", own.size() / 3, "; every rank must report the same metrics"));
     }
-    if (names != metrics.NamesFingerprint()) {
+    if (names_hash != own_names_hash) {
       return absl::FailedPreconditionError(absl::StrCat(
           "rank ", rank, " reported metrics named otherwise than rank ", backend.rank(), "'s (",
-          absl::StrJoin(metrics.Names(), ", "), "); every rank must report the same metrics"));
+          absl::StrJoin(own_names, ", "), "); every rank must report the same metrics"));
     }
   }
   std::vector<double> all(own.size() * backend.size());

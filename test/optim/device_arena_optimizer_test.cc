@@ -87,16 +87,33 @@ void SetParameters(const TensorArena& arena, const std::string& bytes) {
   }
 }
 
+// Adam at a learning rate of 0.01.
+OptimizerOptions Adam() {
+  OptimizerOptions options;
+  options.kind = Kind::kAdam;
+  options.learning_rate = 0.01;
+  return options;
+}
+
 // A CPU arena and a device arena of the same tensors, with the same starting parameters.
 struct Twins {
   testing::HostMemoryAsDevice memory;
   std::unique_ptr<TensorArena> cpu, device;
+  HostRuleKernels kernels;  // the device optimizer's
 
   explicit Twins(cohort_dtype dtype) {
     cpu = *TensorArena::Create(Tensors({COHORT_DEVICE_CPU, 0}, dtype), memory);
     device = *TensorArena::Create(Tensors({COHORT_DEVICE_CUDA, 0}, dtype), memory);
     FillBlocks(*cpu, BlockPart::kParameters, 0);
     FillBlocks(*device, BlockPart::kParameters, 0);
+  }
+
+  // `options`' optimizer on each arena, the device's stepping through `kernels`.
+  struct Optimizers {
+    absl::StatusOr<std::unique_ptr<Optimizer>> on_cpu, on_device;
+  };
+  Optimizers Create(const OptimizerOptions& options) {
+    return {Optimizer::Create(options, *cpu), Optimizer::Create(options, *device, &kernels)};
   }
 
   // `steps` steps of both optimizers with the same gradients, from gradient seed `first`.
@@ -117,13 +134,11 @@ TEST(DeviceArenaOptimizerTest, EveryRuleStepsAsTheCpuOptimizerOneCallPerBlock) {
                    std::to_string(options.momentum) +
                    (dtype == COHORT_DTYPE_FLOAT64 ? " f64" : " f32"));
       Twins twins(dtype);
-      HostRuleKernels kernels;
-      auto on_cpu = Optimizer::Create(options, *twins.cpu);
-      auto on_device = Optimizer::Create(options, *twins.device, &kernels);
+      auto [on_cpu, on_device] = twins.Create(options);
       ASSERT_TRUE(on_cpu.ok() && on_device.ok()) << on_device.status();
       twins.Step(**on_cpu, **on_device, 1, 4);
       EXPECT_EQ(Parameters(*twins.device), Parameters(*twins.cpu));
-      EXPECT_EQ(kernels.calls, 4 * static_cast<int>(twins.device->blocks().size()));
+      EXPECT_EQ(twins.kernels.calls, 4 * static_cast<int>(twins.device->blocks().size()));
       EXPECT_EQ((*on_device)->steps_taken(), 4u);
     }
   }
@@ -133,9 +148,7 @@ TEST(DeviceArenaOptimizerTest, ItsStateIsTheCpuOptimizersAndMovesBetweenThem) {
   for (const OptimizerOptions& options : EveryRule()) {
     SCOPED_TRACE(OptimizerKindName(options.kind));
     Twins twins(COHORT_DTYPE_FLOAT32);
-    HostRuleKernels kernels;
-    auto on_cpu = Optimizer::Create(options, *twins.cpu);
-    auto on_device = Optimizer::Create(options, *twins.device, &kernels);
+    auto [on_cpu, on_device] = twins.Create(options);
     ASSERT_TRUE(on_cpu.ok() && on_device.ok());
     twins.Step(**on_cpu, **on_device, 1, 3);
     const std::string saved = (*on_device)->SaveState();
@@ -146,9 +159,7 @@ TEST(DeviceArenaOptimizerTest, ItsStateIsTheCpuOptimizersAndMovesBetweenThem) {
     // A device checkpoint resumed on the CPU, and a CPU checkpoint resumed on the device, both
     // continue as the uninterrupted CPU optimizer does.
     Twins resumed(COHORT_DTYPE_FLOAT32);
-    HostRuleKernels resumed_kernels;
-    auto cpu_from_device = Optimizer::Create(options, *resumed.cpu);
-    auto device_from_cpu = Optimizer::Create(options, *resumed.device, &resumed_kernels);
+    auto [cpu_from_device, device_from_cpu] = resumed.Create(options);
     ASSERT_TRUE(cpu_from_device.ok() && device_from_cpu.ok());
     ASSERT_TRUE((*cpu_from_device)->LoadState(saved).ok());
     ASSERT_TRUE((*device_from_cpu)->LoadState((*on_cpu)->SaveState()).ok());
@@ -166,13 +177,8 @@ TEST(DeviceArenaOptimizerTest, ItsStateIsTheCpuOptimizersAndMovesBetweenThem) {
 // second save reuses the first's bytes, and the bytes are the CPU optimizer's.
 TEST(DeviceArenaOptimizerTest, SavingCopiesEachBufferOnceAndReusesTheBytes) {
   for (const cohort_dtype dtype : {COHORT_DTYPE_FLOAT32, COHORT_DTYPE_FLOAT64}) {
-    OptimizerOptions options;
-    options.kind = Kind::kAdam;
-    options.learning_rate = 0.01;
     Twins twins(dtype);
-    HostRuleKernels kernels;
-    auto on_cpu = Optimizer::Create(options, *twins.cpu);
-    auto on_device = Optimizer::Create(options, *twins.device, &kernels);
+    auto [on_cpu, on_device] = twins.Create(Adam());
     ASSERT_TRUE(on_cpu.ok() && on_device.ok());
     twins.Step(**on_cpu, **on_device, 1, 2);
     std::string saved;
@@ -193,13 +199,8 @@ TEST(DeviceArenaOptimizerTest, SavingCopiesEachBufferOnceAndReusesTheBytes) {
 // buffers only once the copies land (on the writer's thread), and then sealed they are the CPU
 // optimizer's; the next save takes no new page-locked memory.
 TEST(DeviceArenaOptimizerTest, AStagedSaveLandsTheCpuOptimizersBytes) {
-  OptimizerOptions options;
-  options.kind = Kind::kAdam;
-  options.learning_rate = 0.01;
   Twins twins(COHORT_DTYPE_FLOAT32);
-  HostRuleKernels kernels;
-  auto on_cpu = Optimizer::Create(options, *twins.cpu);
-  auto on_device = Optimizer::Create(options, *twins.device, &kernels);
+  auto [on_cpu, on_device] = twins.Create(Adam());
   ASSERT_TRUE(on_cpu.ok() && on_device.ok());
   StagedHostCopies staged;
   std::string saved;

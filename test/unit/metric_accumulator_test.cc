@@ -87,7 +87,6 @@ TEST(MetricAccumulatorTest, PackedNumbersFollowTheNamesWhateverTheOrderSeen) {
   MetricAccumulator second;
   ASSERT_TRUE(second.Add(Batch({{"accuracy", 0.75, 4}, {"loss", 3.0, 4}})).ok());
   EXPECT_EQ(first.Names(), second.Names());
-  EXPECT_EQ(first.NamesFingerprint(), second.NamesFingerprint());
   ASSERT_TRUE(first.MergePacked(second.Packed()).ok());
   EXPECT_EQ(ValueOf(first.Result(), "loss"), 2.0);
   EXPECT_EQ(ValueOf(first.Result(), "accuracy"), 0.625);
@@ -95,7 +94,7 @@ TEST(MetricAccumulatorTest, PackedNumbersFollowTheNamesWhateverTheOrderSeen) {
 
   MetricAccumulator other;
   ASSERT_TRUE(other.Add(Batch({{"loss", 1.0, 4}, {"acc", 0.5, 4}})).ok());
-  EXPECT_NE(other.NamesFingerprint(), first.NamesFingerprint());
+  EXPECT_NE(other.Names(), first.Names());
 }
 
 TEST(MetricAccumulatorTest, ZeroRecordBatchesDoNotMoveAMean) {

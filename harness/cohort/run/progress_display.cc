@@ -42,10 +42,10 @@ std::string ProgressLine(const ProgressReport& progress) {
 ProgressDisplay::ProgressDisplay(std::FILE* out) : out_(out), terminal_(::isatty(fileno(out))) {}
 
 ProgressDisplay::ProgressDisplay(std::FILE* out, bool terminal, size_t width)
-    : out_(out), terminal_(terminal), fixed_width_(width), ask_width_(false) {}
+    : out_(out), terminal_(terminal), width_(width) {}
 
 size_t ProgressDisplay::Width() const {
-  if (!ask_width_) return fixed_width_;
+  if (width_) return *width_;
   struct winsize size {};
   return ::ioctl(fileno(out_), TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
 }
@@ -59,7 +59,7 @@ void ProgressDisplay::Clear() {
 }
 
 void ProgressDisplay::Redraw() {
-  if (!terminal_ || training_.empty()) return;
+  if (!terminal_) return;
   std::vector<std::string> lines;
   for (const auto& [trial_id, progress] : training_) {
     if (lines.size() == kMaxTrialLines) {
@@ -89,10 +89,7 @@ void ProgressDisplay::Update(const ProgressReport& progress) {
 }
 
 void ProgressDisplay::TrialEnded(uint64_t trial_id) {
-  if (training_.erase(trial_id) == 0 || !terminal_) return;
-  Clear();
-  Redraw();
-  std::fflush(out_);
+  if (training_.erase(trial_id) > 0) Redraw();
 }
 
 void ProgressDisplay::Metrics(const MetricsReport& report) {
@@ -121,8 +118,8 @@ void ProgressDisplay::Metrics(const MetricsReport& report) {
 void ProgressDisplay::Message(absl::string_view line) {
   Clear();
   std::fprintf(out_, "%.*s\n", static_cast<int>(line.size()), line.data());
-  Redraw();
   std::fflush(out_);
+  Redraw();
 }
 
 void ProgressDisplay::Finish() {

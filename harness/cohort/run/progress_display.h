@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -49,8 +50,7 @@ class ProgressDisplay {
 
   std::FILE* out_;
   bool terminal_;
-  size_t fixed_width_ = 0;  // 0: ask the terminal
-  bool ask_width_ = true;
+  std::optional<size_t> width_;  // nullopt: ask the terminal
   size_t lines_shown_ = 0;
   std::map<uint64_t, ProgressReport> training_;  // by trial id
 };
