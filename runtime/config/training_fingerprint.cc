@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/base/fnv1a.h"
 #include "runtime/config/compression_options.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/text/counted.h"
@@ -39,16 +40,6 @@ std::string CanonicalCompression(const CompressionOptions& c) {
     absl::StrAppend(&text, " rank ", c.powersgd_rank, " start_iter ", c.powersgd_start_iter);
   }
   return text;
-}
-
-// 64-bit FNV-1a: byte-order independent and fixed by its definition, unlike std::hash.
-uint64_t Fnv1a64(absl::string_view text) {
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
 }
 
 // One setting that changes a trial's numbers: its line in the fingerprint's canonical text

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/host_buffer.h"
+#include "runtime/base/fnv1a.h"
 #include "runtime/optim/little_endian.h"
 
 namespace cohort {
@@ -35,15 +36,6 @@ std::string KindCodeName(uint32_t code) {
     if (KindCode(kind) == code) return std::string(OptimizerKindName(kind));
   }
   return absl::StrCat("an unknown kind (", code, ")");
-}
-
-uint64_t Fnv1a64(absl::string_view bytes) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
 }
 
 // The serialised form up to the buffers: magic, version, kind, steps, block table.

@@ -8,20 +8,12 @@
 #include "absl/strings/str_join.h"
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/device_memory.h"
+#include "runtime/base/fnv1a.h"
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/trial/trial_state.h"
 
 namespace cohort {
 namespace {
-
-uint64_t Fnv1a(const std::string& text) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
 
 // Every rank's `value`, in rank order.
 template <class T>
@@ -48,7 +40,7 @@ absl::Status CheckSameLayout(CollectiveBackend& backend, const TensorArena& aren
                              const TensorArena* state) {
   CollectiveTagScope tag({.purpose = CollectivePurpose::kLayout});
   absl::StatusOr<std::vector<uint64_t>> layouts =
-      Gather(backend, Fnv1a(LayoutWithShapes(arena, state)));
+      Gather(backend, Fnv1a64(LayoutWithShapes(arena, state)));
   if (!layouts.ok()) return layouts.status();
   std::vector<uint32_t> differ;
   for (uint32_t rank = 1; rank < layouts->size(); ++rank) {
@@ -89,7 +81,7 @@ absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulat
   CollectiveTagScope tag({.purpose = CollectivePurpose::kMetrics});
   const std::vector<double> own = metrics.Packed();
   const std::vector<std::string> own_names = metrics.Names();
-  const uint64_t own_names_hash = Fnv1a(absl::StrJoin(own_names, "\n"));
+  const uint64_t own_names_hash = Fnv1a64(absl::StrJoin(own_names, "\n"));
   // Every rank's count of packed numbers and the hash of its metrics' names.
   absl::StatusOr<std::vector<std::array<uint64_t, 2>>> shapes =
       Gather(backend, std::array<uint64_t, 2>{own.size(), own_names_hash});
