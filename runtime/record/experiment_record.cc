@@ -181,6 +181,10 @@ void ExperimentRecord::Apply(const MetricsReport& report) {
   t.latest_validation = report;
   const std::optional<double> value = SearcherMetricOf(report);
   if (!value) return;
+  t.unmatched_validations.emplace_back(report.batches, *value);
+  if (t.unmatched_validations.size() > kMaxUnmatchedValidations) {
+    t.unmatched_validations.erase(t.unmatched_validations.begin());
+  }
   const std::optional<double> best =
       t.best_validation ? SearcherMetricOf(*t.best_validation) : std::nullopt;
   if (!best || (smaller_is_better ? *value < *best : *value > *best)) t.best_validation = report;
@@ -189,9 +193,19 @@ void ExperimentRecord::Apply(const MetricsReport& report) {
 void ExperimentRecord::Apply(const CheckpointReport& report) {
   TrialRecord& t = trial(report.trial_id);
   CheckpointEntry entry{report.id, report.batches, std::nullopt};
-  if (t.latest_validation && t.latest_validation->batches == report.batches) {
-    entry.metric = SearcherMetricOf(*t.latest_validation);
+  for (const auto& [batches, value] : t.unmatched_validations) {
+    if (batches == report.batches) entry.metric = value;
   }
+  // Validations recorded before this record was read back (an orchestrator restarted between a
+  // validation and its checkpoint's report) are found where experiment.json keeps them.
+  for (const std::optional<MetricsReport>* kept : {&t.latest_validation, &t.best_validation}) {
+    if (!entry.metric && *kept && (*kept)->batches == report.batches) {
+      entry.metric = SearcherMetricOf(**kept);
+    }
+  }
+  // A trial's checkpoints are reported in the order of their batches.
+  std::erase_if(t.unmatched_validations,
+                [&](const auto& validation) { return validation.first <= report.batches; });
   auto same = [&](const CheckpointEntry& e) { return e.id == report.id; };
   t.checkpoints.erase(std::remove_if(t.checkpoints.begin(), t.checkpoints.end(), same),
                       t.checkpoints.end());
@@ -204,6 +218,8 @@ void ExperimentRecord::RewindTrial(uint64_t id, uint64_t batches) {
   if (after(t.latest_training)) t.latest_training.reset();
   if (after(t.latest_validation)) t.latest_validation.reset();
   if (after(t.best_validation)) t.best_validation.reset();
+  std::erase_if(t.unmatched_validations,
+                [&](const auto& validation) { return validation.first > batches; });
   t.batches_trained = std::min(t.batches_trained, batches);
 }
 

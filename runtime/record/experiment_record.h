@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/config/experiment_config.h"
@@ -34,6 +35,8 @@ struct CheckpointEntry {
   std::optional<double> metric;  // searcher metric of the validation after the same batches
 };
 
+inline constexpr size_t kMaxUnmatchedValidations = 32;
+
 struct TrialRecord {
   uint64_t id = 1;
   RunState state = RunState::kActive;
@@ -45,6 +48,11 @@ struct TrialRecord {
   std::optional<MetricsReport> latest_validation;
   std::optional<MetricsReport> best_validation;
   std::vector<CheckpointEntry> checkpoints;  // kept in storage, oldest first
+  // The searcher metric of the latest validations no checkpoint report has passed yet, oldest
+  // first, at most kMaxUnmatchedValidations: a checkpoint written in the background is reported
+  // after the validations that followed it, and still takes the metric of its own. Not written to
+  // experiment.json (replaying metrics.jsonl rebuilds it).
+  std::vector<std::pair<uint64_t, double>> unmatched_validations;
   std::string error;
   std::string hyperparameters_json;  // this trial's; empty: the experiment's
 };

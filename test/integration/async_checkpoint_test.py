@@ -2,7 +2,9 @@
 SIGKILLed while rank 0 writes one leaves only the write's temporary folder; the restart resumes
 from the checkpoint before it, cleans the temporary folder away, and ends bitwise where an
 uninterrupted run does, which also equals a run whose checkpoints were written with training
-waiting (checkpoint_storage.async: false)."""
+waiting (checkpoint_storage.async: false). A checkpoint written in the background, and so reported
+after the validations that followed it, keeps the searcher metric of its own validation, and the
+best one is kept."""
 import os
 import signal
 
@@ -39,6 +41,32 @@ with temp_dir() as tmp:
     check(code == 0, f"the run with synchronous checkpoints failed:\n{err}")
     check(final_parameters(waiting, BATCHES) == expected,
           "synchronous and background checkpoints trained differently")
+
+    def check_kept_checkpoints(run_dir):
+        """Each kept checkpoint has its own validation's accuracy, and the best one is kept."""
+        accuracy = {m["batches"]: m["metrics"]["accuracy"] for m in metrics(run_dir)
+                    if m["kind"] == "validation"}
+        kept = experiment(run_dir)["trials"][0]["checkpoints"]
+        for checkpoint in kept:
+            check(checkpoint["searcher_metric"] == accuracy.get(checkpoint["batches"]),
+                  f"{run_dir}: {checkpoint} does not have its validation's accuracy {accuracy}")
+        best = [b for b in accuracy if accuracy[b] == max(accuracy.values())]  # ties: any one
+        check(any(c["batches"] in best for c in kept),
+              f"{run_dir}: no best validation (batches {best}) has a checkpoint: {kept}")
+
+    check_kept_checkpoints(whole)
+    check_kept_checkpoints(waiting)
+    # A validation two batches after a checkpoint's: its write, in the background, is reported
+    # after that validation. Both checkpoints are kept, so each shows the metric it was given.
+    late = os.path.join(tmp, "late")
+    os.mkdir(late + "-config")
+    code, out, err = run("run", mlp_config(late + "-config", batches=BATCHES + 2, period=BATCHES,
+                                           hidden_size=HIDDEN), "--output", late,
+                         "--set", "checkpoint_storage.save_trial_latest=2")
+    check(code == 0, f"the run with a late validation failed:\n{err}")
+    check_kept_checkpoints(late)
+    check(len(experiment(late)["trials"][0]["checkpoints"]) == 2,
+          f"{late}: {experiment(late)['trials'][0]['checkpoints']}")
 
     killed = os.path.join(tmp, "killed")
     storage = os.path.join(killed, "checkpoints")
