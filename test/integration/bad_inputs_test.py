@@ -182,6 +182,22 @@ with temp_dir() as tmp:
     check(code == 1 and text in err, f"resume with --set: exit {code}, expected '{text}' in:\n{err}")
     check(folder_bytes(changed) == before, "a refused --resume changed the run folder")
     count += 1
+    # So is one that would look for the checkpoints elsewhere (it would train again from batch 0
+    # beside them), and one whose max_length ends the trial before its checkpoint (it would
+    # resume past its end, with no validation there).
+    elsewhere = os.path.join(tmp, "elsewhere")
+    for case, override, text in [
+            ("another host_path", "checkpoint_storage.host_path=" + elsewhere,
+             "checkpoint_storage: the run in " + changed + " keeps its checkpoints in"),
+            ("a max_length before the checkpoint", "searcher.max_length.batches=3",
+             "searcher.max_length ends trial 1 after 3 batches, but the run in " + changed +
+             " already holds its checkpoint trial-1-batch-4 at batch 4")]:
+        code, out, err = run("run", "--resume", changed, "--set", override)
+        check(code == 1 and text in err,
+              f"resume with {case}: exit {code}, expected '{text}' in:\n{err}")
+        check(folder_bytes(changed) == before and not os.path.exists(elsewhere),
+              f"a resume refused for {case} changed something")
+        count += 1
     for path, old, new in [("config.yaml", "learning_rate: 0.1", "learning_rate: 0.2"),
                            ("experiment.json", '"COMPLETED"', '"ACTIVE"')]:
         with open(os.path.join(changed, path)) as f:

@@ -9,6 +9,9 @@
 #include "harness/cohort/process/entrypoint.h"
 #include "harness/cohort/process/this_process.h"
 #include "runtime/config/yaml_quoting.h"
+#include "runtime/orchestrator/trial_config.h"
+#include "runtime/record/experiment_record_reader.h"
+#include "yaml-cpp/yaml.h"
 
 namespace cohort {
 
@@ -34,6 +37,69 @@ absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {
   return StoredRun{*std::move(folder), *std::move(config)};
 }
 
+namespace {
+
+// A resume goes on from the run's checkpoints where they are: one that looked elsewhere would find
+// none and train every trial again from its start, beside the checkpoints it left.
+absl::Status CheckSameCheckpointRoot(const StoredRun& stored, const ExperimentConfig& config,
+                                     absl::string_view how) {
+  const std::string kept = AbsolutePath(CheckpointRoot(stored.config, stored.folder));
+  const std::string asked = AbsolutePath(CheckpointRoot(config, stored.folder));
+  if (kept == asked) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": checkpoint_storage: the run in ", stored.folder.path(), " keeps its checkpoints in ",
+      kept, ", and a resume goes on from them, but this config puts them in ", asked,
+      "; resume with the run's host_path and storage_path, or start a new run (--output)"));
+}
+
+// The global batch size a recorded trial trained with: its own hyperparameters' (a JSON object,
+// which YAML reads), else the experiment's.
+std::optional<uint64_t> RecordedGlobalBatchSize(const ExperimentRecord& record,
+                                                const TrialRecord& trial) {
+  const std::string& json =
+      trial.hyperparameters_json.empty() ? record.hyperparameters_json : trial.hyperparameters_json;
+  try {
+    const YAML::Node size = YAML::Load(json)["global_batch_size"];
+    if (size.IsScalar()) return size.as<uint64_t>();
+  } catch (const YAML::Exception&) {
+  }
+  return std::nullopt;
+}
+
+// A resume trains each trial to its length under `config`. A trial whose latest checkpoint is past
+// that length has trained more than asked: it would resume beyond its end and have no result
+// there, so a resume can keep or lengthen searcher.max_length but not end a trial before its
+// checkpoints. What experiment.json does not say (no record yet) is not checked.
+absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const ExperimentConfig& config,
+                                          absl::string_view how) {
+  absl::StatusOr<ExperimentRecord> record =
+      ReadExperimentRecord(stored.folder.experiment_json_path());
+  if (!record.ok()) return absl::OkStatus();
+  absl::StatusOr<SearcherLength> length = SearcherMaxLength(config);
+  if (!length.ok()) return length.status();
+  for (const TrialRecord& trial : record->trials) {
+    if (trial.checkpoints.empty()) continue;
+    const CheckpointEntry& latest = trial.checkpoints.back();
+    uint64_t target = length->value;
+    if (length->in_records) {
+      const std::optional<uint64_t> batch = RecordedGlobalBatchSize(*record, trial);
+      if (!batch || *batch == 0) continue;
+      target = TrialBatches(length->value, /*in_records=*/true, *batch);
+    }
+    if (latest.batches <= target) continue;
+    return absl::FailedPreconditionError(absl::StrCat(
+        how, ": searcher.max_length ends trial ", trial.id, " after ", target,
+        " batches, but the run in ", stored.folder.path(), " already holds its checkpoint ",
+        latest.id, " at batch ", latest.batches,
+        "; a resume can keep or lengthen max_length, not end a trial before what it has trained "
+        "(keep it at ",
+        latest.batches, " batches or more), or start a new run (--output)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how) {
   // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
@@ -51,13 +117,16 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
                                                       " cannot go on as asked: ", slots.message(),
                                                       "; or start a new run (--output)"));
   }
+  if (absl::Status same_root = CheckSameCheckpointRoot(stored, config, how); !same_root.ok()) {
+    return same_root;
+  }
   if (config.searcher.name == "adaptive_asha") {
     return absl::UnimplementedError(absl::StrCat(
         how, ": the run in ", stored.folder.path(),
         " cannot continue: the single, grid and random searchers' experiments can, but "
         "adaptive_asha's promotions are not kept in the run folder; start a new run (--output)"));
   }
-  return absl::OkStatus();
+  return CheckLengthCoversCheckpoints(stored, config, how);
 }
 
 std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder) {

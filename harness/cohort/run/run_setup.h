@@ -2,7 +2,7 @@
 // folder records it, refuse a resume with other settings, and place the checkpoints.
 //
 //   absl::StatusOr<ExperimentConfig> config = LoadRunConfig(path, overrides, stored_seed);
-//   if (absl::Status same = CheckSameTraining(*stored, *config, folder, "--resume"); !same.ok())
+//   if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok())
 //     ...;  // refused before anything is written
 //   const std::string root = CheckpointRoot(*config, folder);
 //
@@ -43,9 +43,11 @@ absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path);
 
 // Whether `config` may continue `stored` (refused before anything is written, so the run folder
 // stays as it was): FAILED_PRECONDITION naming the settings that differ when it would train
-// otherwise (the checkpoints hold what the stored settings made), UNIMPLEMENTED for adaptive_asha,
-// whose promotions the run folder does not keep. `how` names what the user asked for
-// ("--resume").
+// otherwise (the checkpoints hold what the stored settings made), when it would look for the
+// checkpoints elsewhere (checkpoint_storage's host_path or storage_path changed), or when its
+// searcher.max_length ends a trial before the checkpoint it would resume from; UNIMPLEMENTED for
+// adaptive_asha, whose promotions the run folder does not keep. `how` names what the user asked
+// for ("--resume").
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how);
 
