@@ -38,6 +38,9 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
   }
   if (!task.worker.resume_checkpoint_id.empty()) {
     invocation.argv.insert(invocation.argv.end(), {"--resume", task.worker.resume_checkpoint_id});
+    if (task.worker.validate_at_resume) {
+      invocation.argv.insert(invocation.argv.end(), {"--validate-at-resume", "1"});
+    }
   }
 
   std::map<std::string, std::string> variables;

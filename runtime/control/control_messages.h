@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kControlProtocolMajor = 1;
-inline constexpr uint16_t kControlProtocolMinor = 6;
+inline constexpr uint16_t kControlProtocolMinor = 7;
 // The first minor with TaskProgress and LogStream::kAgent: an agent sends them only to an
 // orchestrator that said it speaks at least this minor.
 inline constexpr uint16_t kControlMinorWithProgress = 1;
@@ -159,6 +159,9 @@ struct WorkerSpec {
   std::string config_yaml;
   std::string checkpoint_root;
   std::string resume_checkpoint_id;  // empty: start from scratch
+  // Minor 7: validate at the resumed checkpoint before training (it is at the trial's target and
+  // the orchestrator has no validation there).
+  bool validate_at_resume = false;
 
   friend bool operator==(const WorkerSpec&, const WorkerSpec&) = default;
 };

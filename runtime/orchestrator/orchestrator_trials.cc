@@ -192,6 +192,12 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
   common.worker.config_yaml = *std::move(yaml);
   common.worker.checkpoint_root = experiment.checkpoint_root;
   common.worker.resume_checkpoint_id = task.resume_checkpoint_id;
+  // A trial whose checkpoint is at its target but whose validation there never reached the record
+  // (it ended while the orchestrator was down): its task validates there, or the searcher would
+  // have no result for it.
+  common.worker.validate_at_resume = !task.resume_checkpoint_id.empty() &&
+                                     trial.latest_checkpoint_batches == trial.target_batches &&
+                                     !trial.segment_metric;
   std::vector<std::pair<std::string, StartTask>> messages =
       StartTasksFor(common, options_.rendezvous_endpoint, placement);
   for (size_t index = 0; index < messages.size(); ++index) {
@@ -222,7 +228,10 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
   } else {
     Notice(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
                         " trains to batch ", trial.target_batches, " on ", agents,
-                        ", resuming from checkpoint ", task.resume_checkpoint_id));
+                        ", resuming from checkpoint ", task.resume_checkpoint_id,
+                        common.worker.validate_at_resume
+                            ? ", which it validates first (its validation was not recorded)"
+                            : ""));
   }
 }
 

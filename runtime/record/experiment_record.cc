@@ -181,6 +181,11 @@ void ExperimentRecord::Apply(const MetricsReport& report) {
   t.latest_validation = report;
   const std::optional<double> value = SearcherMetricOf(report);
   if (!value) return;
+  // A checkpoint already recorded without its validation (its report was lost, and the
+  // validation is done again at that checkpoint) takes this one.
+  for (CheckpointEntry& checkpoint : t.checkpoints) {
+    if (checkpoint.batches == report.batches && !checkpoint.metric) checkpoint.metric = value;
+  }
   t.unmatched_validations.emplace_back(report.batches, *value);
   if (t.unmatched_validations.size() > kMaxUnmatchedValidations) {
     t.unmatched_validations.erase(t.unmatched_validations.begin());

@@ -156,6 +156,12 @@ absl::StatusOr<TrialExit> TrialRunner::Train() {
     // Only at the trial's start: an attempt that resumes from a checkpoint passed this already,
     // and the plugin's evaluate may touch state the checkpoint holds.
     if (absl::Status status = CheckSearcherMetric(); !status.ok()) return status;
+  } else if (options_.validate_at_resume && progress_.batches_trained == schedule_.total_batches) {
+    // The checkpoint was written after its batch's validation, which is why a restore counts that
+    // validation as done; it is asked for again because its report was lost.
+    last_validation_batches_ = UINT64_MAX;
+    if (absl::Status status = Validate(); !status.ok()) return status;
+    checkpoint_after_validation_ = false;  // the checkpoint restored is at this very batch
   }
   bool first_batch = true;
   while (progress_.batches_trained < schedule_.total_batches) {

@@ -89,6 +89,9 @@ struct TrialRunnerOptions {
   PhaseBoard* phases = nullptr;
   // With profiling on: where this rank's timeline goes (its phases, and the exchange's buckets).
   TraceWriter* trace = nullptr;
+  // Validate once before training when the checkpoint restored is at the trial's end: the
+  // orchestrator has no validation there (its reports were lost) and asks for one.
+  bool validate_at_resume = false;
 };
 
 class TrialRunner {

@@ -299,6 +299,7 @@ absl::Status Worker::BuildRunner() {
   options.config = &options_.config;
   options.phases = &phases_;
   options.trace = trace_.get();
+  options.validate_at_resume = options_.validate_at_resume;
   options.trial_id = options_.trial_id;
   options.trial_seed = trial_seed_;
   options.model = model_.get();

@@ -57,6 +57,9 @@ struct WorkerOptions {
   std::string plugin;           // the plugin library's path
   std::string checkpoint_root;  // shared_fs checkpoints; timelines go there too
   std::string resume;           // a checkpoint id to continue from; empty: from the beginning
+  // Validate at `resume` before training when it is at the trial's end (StartTask's
+  // validate_at_resume: the orchestrator has no validation there).
+  bool validate_at_resume = false;
   uint64_t trial_id = 0;
   uint64_t task_id = 0;  // names this attempt's flight records (observe/flight_files.h)
   uint32_t rank = 0;

@@ -73,6 +73,17 @@ TEST(WorkerInvocationTest, ResumesFromTheNamedCheckpoint) {
   EXPECT_EQ(worker.argv.back(), "trial-3-batch-100");
 }
 
+TEST(WorkerInvocationTest, ValidatesAtTheResumedCheckpointWhenAsked) {
+  StartTask task = Task();
+  task.worker.resume_checkpoint_id = "trial-3-batch-100";
+  task.worker.validate_at_resume = true;
+  const WorkerInvocation worker = WorkerInvocationFor(
+      task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {});
+  ASSERT_GE(worker.argv.size(), 4u);
+  EXPECT_THAT(std::vector<std::string>(worker.argv.end() - 4, worker.argv.end()),
+              ElementsAre("--resume", "trial-3-batch-100", "--validate-at-resume", "1"));
+}
+
 TEST(WorkerInvocationTest, AddsTheRanksVariablesToTheInheritedEnvironment) {
   StartTask task = Task();
   task.environment = {{"OMP_NUM_THREADS", "1"}, {"PATH", "/opt/bin"}};

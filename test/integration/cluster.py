@@ -45,9 +45,19 @@ class Cluster:
     def crash_and_restart_orchestrator(self):
         """Kills the orchestrator (SIGKILL: nothing saved on the way out) and starts a new one on
         the same endpoints and state directory; its output goes on in the same log."""
+        self.crash_orchestrator()
+        self.restart_orchestrator()
+
+    def crash_orchestrator(self):
+        """Kills the orchestrator (SIGKILL); the agents and their workers go on without it."""
         self.orchestrator.kill()
         self.orchestrator.wait()
+
+    def restart_orchestrator(self):
+        """Starts an orchestrator again on the same endpoints and state directory, and waits
+        until it answers its clients."""
         self.orchestrator = self._start(self.log_path, *self.orchestrator_args, append=True)
+        wait_for(lambda: self.cli("experiment", "list")[0] == 0, 30, "the orchestrator")
 
     def _start(self, log_path, *args, append=False, env=None):
         """Starts `cohort ARGS...`, its output to LOG_PATH, in this process's environment plus

@@ -9,8 +9,11 @@
   running experiments;
 - an orchestrator killed mid-experiment and started again continues the experiment from its
   trial's latest checkpoint; a preempted agent's trial (SIGTERM to the agent) goes on from the
-  checkpoint its worker wrote on the way out, on another agent, without using up a restart.
+  checkpoint its worker wrote on the way out, on another agent, without using up a restart;
+- a trial that ends while the orchestrator is down (its final reports lost) is validated at its
+  final checkpoint when the orchestrator comes back, so the searcher has its result.
 """
+import glob
 import json
 import os
 import re
@@ -168,5 +171,34 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     batches = [r["batches"] for r in metrics(folder) if r["kind"] == "training"]
     check(batches == sorted(set(batches)) and resumed_at + 20 in batches,
           f"reports after the restart (resumed at {resumed_at}): {batches}")
+
+# The orchestrator dies during a trial, which trains to its end meanwhile: its last validation
+# report reaches no one. The next orchestrator resumes the trial at its final checkpoint, and the
+# task validates there before ending; the trial used to end with no validation at its target, and
+# the searcher ranked it worst.
+with temp_dir() as tmp, Cluster(tmp) as cluster:
+    cluster.add_agent("agent-1", 1)
+    target = 20000
+    text = GRID_CONFIG.format(name="unwatched", entrypoint=plugin("mlp"), slots=1, batches=target,
+                              rates="[0.01]", searcher="single")
+    config = write_config(tmp, text + "min_checkpoint_period:\n  batches: 1000\n"
+                          "min_validation_period:\n  batches: 1000\n", "unwatched.yaml")
+    unwatched = cluster.submit(config)
+    folder = os.path.join(cluster.state, "experiments", str(unwatched))
+    wait_for(lambda: experiment(folder)["trials"][0]["checkpoints"], 60, "a checkpoint")
+    cluster.crash_orchestrator()
+    final = os.path.join(cluster.state, "**", f"trial-1-batch-{target}")
+    wait_for(lambda: glob.glob(final, recursive=True), 120, "the trial's final checkpoint")
+    recorded = [r["batches"] for r in metrics(folder) if r["kind"] == "validation"]
+    check(target not in recorded, f"the final validation was recorded: {recorded}")
+    cluster.restart_orchestrator()
+    check(cluster.wait_ended(unwatched, 120) == "completed", cluster.logs())
+    trial = experiment(folder)["trials"][0]
+    check(trial["best_validation"] is not None and
+          trial["latest_validation"]["batches"] == target, trial)
+    check("reported no 'accuracy'" not in cluster.log(), cluster.log())
+    check(trial["checkpoints"][-1] == {"id": f"trial-1-batch-{target}", "batches": target,
+                                       "searcher_metric": trial["latest_validation"]["metrics"]
+                                       ["accuracy"]}, trial["checkpoints"])
 
 print("ok")

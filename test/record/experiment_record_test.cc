@@ -77,6 +77,16 @@ TEST(ExperimentRecordTest, ARecordReadBackFindsTheMetricInItsLatestOrBestValidat
   EXPECT_EQ(MetricOf(record, 400), 0.6);
 }
 
+TEST(ExperimentRecordTest, AValidationDoneAgainAtACheckpointWithoutOneGivesItItsMetric) {
+  ExperimentRecord record = EmptyRecord();
+  record.Apply(CheckpointAt(300));
+  EXPECT_EQ(MetricOf(record, 300), std::nullopt);
+  record.Apply(ValidationAt(300, 0.6));
+  EXPECT_EQ(MetricOf(record, 300), 0.6);
+  record.Apply(ValidationAt(300, 0.9));  // one that has its metric keeps it
+  EXPECT_EQ(MetricOf(record, 300), 0.6);
+}
+
 TEST(ExperimentRecordTest, ARewindForgetsTheValidationsAfterItsBatch) {
   ExperimentRecord record = EmptyRecord();
   record.Apply(ValidationAt(100, 0.5));

@@ -33,6 +33,7 @@ extern "C" void OnStopSignal(int) { stop_signal = 1; }
 
 struct WorkerArgs {
   std::string run_dir, plugin, endpoint, checkpoint_root, resume;
+  bool validate_at_resume = false;  // --validate-at-resume 1
   // Where the ranks meet when they span agents (a RendezvousService of the orchestrator's), and
   // the task's key prefix there; empty: the supervisor at `endpoint` serves the rendezvous.
   std::string rendezvous, rendezvous_prefix;
@@ -49,8 +50,9 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
                                                {"--resume", &parsed.resume},
                                                {"--rendezvous", &parsed.rendezvous},
                                                {"--rendezvous-prefix", &parsed.rendezvous_prefix}};
-  std::string trial_id, rank = "0", size = "1", attempt = "0";
+  std::string trial_id, rank = "0", size = "1", attempt = "0", validate_at_resume = "0";
   flags["--trial-id"] = &trial_id;
+  flags["--validate-at-resume"] = &validate_at_resume;
   flags["--rank"] = &rank;
   flags["--size"] = &size;
   flags["--attempt"] = &attempt;
@@ -66,11 +68,12 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
       parsed.checkpoint_root.empty() || !absl::SimpleAtoi(trial_id, &parsed.trial_id) ||
       !absl::SimpleAtoi(rank, &parsed.rank) || !absl::SimpleAtoi(size, &parsed.size) ||
       !absl::SimpleAtoi(attempt, &parsed.attempt) || parsed.size == 0 ||
-      parsed.rank >= parsed.size) {
+      parsed.rank >= parsed.size || (validate_at_resume != "0" && validate_at_resume != "1")) {
     return absl::InvalidArgumentError(
         "worker: needs --run-dir, --plugin, --trial-id, --endpoint and --checkpoint-root, and a "
-        "--rank below --size");
+        "--rank below --size (--validate-at-resume takes 0 or 1)");
   }
+  parsed.validate_at_resume = validate_at_resume == "1";
   return parsed;
 }
 
@@ -180,6 +183,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   options.plugin = args.plugin;
   options.checkpoint_root = args.checkpoint_root;
   options.resume = args.resume;
+  options.validate_at_resume = args.validate_at_resume;
   options.trial_id = args.trial_id;
   options.rank = args.rank;
   options.size = args.size;
