@@ -118,6 +118,7 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
     trial->experiment_id = id;
     trial->request_id = ++request_id;
     trial->hparams_json = recorded.hyperparameters_json;
+    trial->log.AppendRecorded(experiment->folder->log_path(recorded.id));
     trial->lifecycle.End(recorded.state == RunState::kCompleted ? TrialState::kCompleted
                          : recorded.state == RunState::kError   ? TrialState::kError
                                                                 : TrialState::kStopped);

@@ -372,6 +372,7 @@ std::optional<double> Orchestrator::ValidatedTarget(const Experiment& experiment
 }
 
 void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
+  trial.log.AppendRecorded(experiment.folder->log_path(trial.id));  // what it printed before
   absl::StatusOr<ResumePoint> point = ResumeTrialFiles(
       *experiment.folder, trial.id, experiment.checkpoint_root, &experiment.record);
   if (!point.ok()) {

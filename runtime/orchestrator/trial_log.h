@@ -38,6 +38,13 @@ class TrialLog {
   // The sequence of the latest line, 0 before any.
   uint64_t last_sequence() const { return next_sequence_ - 1; }
 
+  // Appends the last `capacity` lines of the trial's log.txt at `path`, which an earlier
+  // orchestrator wrote, so a restarted one still shows what the trial printed before: a line
+  // "[rank N] text" is rank N's text, any other (the orchestrator's "[cohort] ..." and the agent's
+  // "[agent] ...") rank 0's as it stands; log.txt keeps neither the attempt (0 here) nor the time
+  // (0). A missing file appends nothing. Call before any other Append.
+  void AppendRecorded(const std::string& path);
+
  private:
   size_t capacity_;
   uint64_t next_sequence_ = 1;

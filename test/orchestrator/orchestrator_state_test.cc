@@ -2,7 +2,10 @@
 // the caller's folder, applying retention once completed, and resuming from its latest
 // checkpoint (a trial that had validated its target keeping that validation, on a resume as on a
 // restart); a new orchestrator on the same state directory continuing the active experiments
-// and showing the ended ones; experiment.json read back (ReadExperimentRecord).
+// and showing the ended ones, and what their trials printed (a trial's log.txt read back);
+// experiment.json read back (ReadExperimentRecord).
+#include "runtime/base/file_io.h"
+#include "runtime/orchestrator/trial_log.h"
 #include "test/orchestrator/orchestrator_fixture.h"
 
 namespace cohort::orchestrator_test {
@@ -277,6 +280,66 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
   const ClientMessage next = restarted.OnClientRequest(SubmitExperiment{SingleYaml(1)});
   ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(next));
   EXPECT_EQ(std::get<ExperimentSubmitted>(next).experiment_id, grid + 1);
+}
+
+// A restarted orchestrator shows what trials printed before it: the tail of each trial's log.txt,
+// of an ended experiment and of one that goes on alike, with each worker line under its rank.
+TEST_F(OrchestratorTest, ARestartedOrchestratorShowsWhatTrialsPrintedBefore) {
+  Register("agent-1", 2);
+  const uint64_t ended = Submit(SingleYaml(1, 10, 0));
+  const StartTask first = StartTasksSentTo("agent-1").at(0);
+  Accept(first.task_id);
+  Running(first.task_id);
+  FromAgent("agent-1", LogBatch{first.task_id, {{0, LogStream::kStdout, 1.7e9, "ended's line"}}});
+  TrainToTarget(first.task_id, 0.5);
+  ASSERT_EQ(Describe(ended).summary.state, ExperimentState::kCompleted);
+  Submit(SingleYaml(2, 100, 0));  // goes on after the restart
+  const StartTask second = StartTasksSentTo("agent-1").back();
+  Accept(second.task_id);
+  Running(second.task_id);
+  FromAgent("agent-1", LogBatch{second.task_id,
+                                {{0, LogStream::kStdout, 1.7e9, "rank 0's line"},
+                                 {1, LogStream::kStderr, 1.7e9, "rank 1's [bracketed] line"}}});
+  Validate(second.task_id, 40, 0.7);
+  orchestrator_.Tick();
+
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  const auto texts = [&](uint64_t trial_id, int32_t rank) {
+    const ClientMessage reply = restarted.OnClientRequest(TrialLogsRequest{trial_id, rank, 0, 100});
+    std::vector<std::string> found;
+    for (const TrialLogLine& line : std::get<TrialLogs>(reply).lines) {
+      found.push_back(absl::StrCat(line.rank, ": ", line.text));
+    }
+    return found;
+  };
+  EXPECT_THAT(texts(first.trial_id, -1), Contains("0: ended's line"));
+  EXPECT_THAT(texts(second.trial_id, -1),
+              ElementsAre("0: rank 0's line", "1: rank 1's [bracketed] line",
+                          "0: [cohort] validation after 40 batches: validation_loss=0.7 "
+                          "accuracy=0.3"));
+  EXPECT_THAT(texts(second.trial_id, 1), ElementsAre("1: rank 1's [bracketed] line"));
+}
+
+TEST(TrialLogTest, AppendRecordedKeepsTheLastLinesOfALongLog) {
+  TempFolder folder;
+  const std::string path = absl::StrCat(folder.path(), "/log.txt");
+  std::string text;
+  for (int i = 0; i < 50000; ++i) absl::StrAppend(&text, "[rank ", i % 4, "] line ", i, "\n");
+  text += "[rank x] not a rank\n[rank 2]no space\nno newline at the end";
+  ASSERT_TRUE(WriteWholeFile(path, text).ok());
+  TrialLog log(4);
+  log.AppendRecorded(path);
+  const std::vector<TrialLogLine> lines = log.After(0, -1, 10);
+  std::vector<std::string> texts;
+  for (const TrialLogLine& line : lines) texts.push_back(absl::StrCat(line.rank, ": ", line.text));
+  EXPECT_THAT(texts, ElementsAre("3: line 49999", "0: [rank x] not a rank", "0: [rank 2]no space",
+                                 "0: no newline at the end"));
+  EXPECT_EQ(lines.front().sequence, 1u);
+
+  TrialLog missing(4);
+  missing.AppendRecorded(absl::StrCat(folder.path(), "/none.txt"));
+  EXPECT_EQ(missing.last_sequence(), 0u);
 }
 
 // ---------------------------------------------------------------- experiment.json read back
