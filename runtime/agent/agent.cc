@@ -144,6 +144,7 @@ void Agent::OnTick() {
   SampleGpus(now);
   PublishMetrics(now);
   if (shutdown_requests_ > 0 && runs_.empty()) {
+    SendHeartbeat();  // departing, with no task left: the orchestrator takes the agent as gone
     stopping_loop_ = true;
     CloseHandle(reinterpret_cast<uv_handle_t*>(&poll_));
     CloseHandle(reinterpret_cast<uv_handle_t*>(&tick_));
@@ -165,6 +166,8 @@ void Agent::Shutdown(absl::string_view cause) {
   const uint32_t grace = shutdown_requests_ == 1 ? kShutdownGraceSeconds : 0;
   Log(absl::StrCat(cause, ": stopping ", runs_.size(), " task(s)",
                    grace == 0 ? " at once" : absl::StrCat(", ", grace, " s grace")));
+  // Told at once, so that no task is placed here meanwhile.
+  if (shutdown_requests_ == 1 && !runs_.empty()) SendHeartbeat();
   for (auto& [task_id, run] : runs_) run->Kill("the agent is shutting down", grace);
 }
 
@@ -190,6 +193,7 @@ void Agent::SendHeartbeat() {
   if (!registered_ || stopping_loop_) return;
   AgentHeartbeat beat{options_.agent_id, SystemClock().UnixSeconds(), table_.BusySlots(),
                       table_.LiveTaskIds()};
+  beat.departing = shutdown_requests_ > 0;
   if (gpu_monitor_ != nullptr) {
     // A task whose rank 0 runs elsewhere has its reports forwarded by that agent; the orchestrator
     // adds these GPUs to them.

@@ -100,7 +100,7 @@ struct PayloadEncoder {
                                                : EncodeAll(builder, m.task_gpus);
     auto table = wire::CreateAgentHeartbeat(builder, CreateText(builder, m.agent_id), m.unix_time,
                                             m.busy_slots, builder.CreateVector(m.running_task_ids),
-                                            task_gpus);
+                                            task_gpus, m.departing);
     return {wire::ControlPayload::AgentHeartbeat, table.Union()};
   }
   Payload operator()(const StartTask& m) const {
@@ -259,8 +259,12 @@ TaskGpuReadings Read(Reader& reader, const wire::TaskGpuReadings& t) {
 }
 
 AgentHeartbeat Read(Reader& reader, const wire::AgentHeartbeat& t) {
-  return {AgentId(reader, t.agent_id()), t.unix_time(), t.busy_slots(),
-          ReadScalars(reader, t.running_task_ids()), ReadAll(reader, t.task_gpus())};
+  return {AgentId(reader, t.agent_id()),
+          t.unix_time(),
+          t.busy_slots(),
+          ReadScalars(reader, t.running_task_ids()),
+          ReadAll(reader, t.task_gpus()),
+          t.departing()};
 }
 
 StartTask Read(Reader& reader, const wire::StartTask& t) {

@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kControlProtocolMajor = 1;
-inline constexpr uint16_t kControlProtocolMinor = 7;
+inline constexpr uint16_t kControlProtocolMinor = 8;
 // The first minor with TaskProgress and LogStream::kAgent: an agent sends them only to an
 // orchestrator that said it speaks at least this minor.
 inline constexpr uint16_t kControlMinorWithProgress = 1;
@@ -149,6 +149,8 @@ struct AgentHeartbeat {
   std::vector<uint64_t> running_task_ids;
   // Minor 4: the tasks here whose rank 0 runs on another agent, which forwards their reports.
   std::vector<TaskGpuReadings> task_gpus = {};
+  // Minor 8: the agent is shutting down: no new task goes there, and with none running it is gone.
+  bool departing = false;
 
   friend bool operator==(const AgentHeartbeat&, const AgentHeartbeat&) = default;
 };

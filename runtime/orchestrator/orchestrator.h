@@ -225,6 +225,9 @@ class Orchestrator {
   void OnTaskStatus(const std::string& agent_id, const TaskStatus& status);
   void OnTaskExit(const std::string& agent_id, uint64_t message_id, const TaskExit& exit);
   void OnMetrics(const TaskMetricsReport& report);
+  // An agent shutting down (its heartbeat says so): no new task goes there; with no task left
+  // running there, it is gone at once rather than after its heartbeats stop.
+  void OnDeparting(Agent& agent, const AgentHeartbeat& beat);
   // A training report's rank paces: a rank slow for kStragglerReports reports in a row is named,
   // with its agent, in the orchestrator's log and the trial's.
   void WarnOfStragglers(Task& task, const MetricsReport& report);

@@ -217,6 +217,29 @@ void Orchestrator::OnHeartbeat(const std::string& agent_id, const AgentHeartbeat
     auto part = task->parts.find(agent_id);
     if (part != task->parts.end()) part->second.gpus = readings.gpus;
   }
+  if (beat.departing) OnDeparting(*cluster_->agents.at(agent_id), beat);
+}
+
+void Orchestrator::OnDeparting(Agent& agent, const AgentHeartbeat& beat) {
+  if (!agent.connected) return;
+  const bool runs_tasks =
+      !beat.running_task_ids.empty() ||
+      std::any_of(cluster_->tasks.begin(), cluster_->tasks.end(), [&](const auto& entry) {
+        auto part = entry.second->parts.find(agent.id);
+        return part != entry.second->parts.end() && !part->second.done;
+      });
+  if (runs_tasks) {
+    if (!agent.draining) {
+      Notice(absl::StrCat("agent ", agent.id,
+                          " is shutting down: it stops its tasks, and no new task goes there"));
+    }
+    agent.draining = true;
+    return;
+  }
+  agent.connected = false;
+  agent.busy.clear();
+  agent.leftover_ranks.clear();
+  Notice(absl::StrCat("agent ", agent.id, " left: it shut down, running no task"));
 }
 
 void Orchestrator::AddOtherAgentsGpus(Task& task, MetricsReport& metrics) {

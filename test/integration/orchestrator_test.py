@@ -11,7 +11,8 @@
   trial's latest checkpoint; a preempted agent's trial (SIGTERM to the agent) goes on from the
   checkpoint its worker wrote on the way out, on another agent, without using up a restart;
 - a trial that ends while the orchestrator is down (its final reports lost) is validated at its
-  final checkpoint when the orchestrator comes back, so the searcher has its result.
+  final checkpoint when the orchestrator comes back, so the searcher has its result; an idle
+  agent stopped with SIGINT is gone from the orchestrator's view at once.
 """
 import glob
 import json
@@ -200,5 +201,15 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(trial["checkpoints"][-1] == {"id": f"trial-1-batch-{target}", "batches": target,
                                        "searcher_metric": trial["latest_validation"]["metrics"]
                                        ["accuracy"]}, trial["checkpoints"])
+    # An idle agent stopped (SIGINT) says so on its way out: it is gone at once, not after its
+    # heartbeats have been missed for 15 s, and no task is placed there meanwhile.
+    idle = cluster.add_agent("agent-idle", 1)
+    idle.send_signal(signal.SIGINT)
+    check(idle.wait(timeout=30) == 0, cluster.logs())
+    wait_for(lambda: "agent agent-idle left: it shut down, running no task" in cluster.log(), 10,
+             "the orchestrator to learn that agent-idle left")
+    row = [line.split() for line in cluster.must("agent", "list").splitlines()
+           if line.startswith("agent-idle")]
+    check(row and row[0][4] == "no", cluster.must("agent", "list"))
 
 print("ok")

@@ -2,14 +2,48 @@
 // the record taken back with a worker that resumed from an older checkpoint), no restart for a
 // failure before running, a crash before running restarted; a task placed again without using a
 // restart when its agent stopped it, is lost, leaves its StartTask unanswered or re-registers
-// without it; a task spanning two agents restarted on both after one rank failed; killing an
-// experiment.
+// without it; a task spanning two agents restarted on both after one rank failed; an agent that
+// says it is shutting down taking no new task (gone at once when idle); killing an experiment.
 #include "test/orchestrator/orchestrator_fixture.h"
 
 namespace cohort::orchestrator_test {
 namespace {
 
 // ---------------------------------------------------------------- failures
+
+// An agent's heartbeat saying it is shutting down: idle, it is gone at once, and a task submitted
+// next goes elsewhere (it used to be placed there until the agent's heartbeats were missed for
+// 15 s); still running a task, it takes no new one.
+TEST_F(OrchestratorTest, AnAgentShuttingDownTakesNoNewTaskAndIsGoneOnceIdle) {
+  Register("agent-1", 2);
+  Register("agent-2", 1);
+  Submit(SingleYaml(1, 100));  // best fit: agent-2
+  const StartTask start = StartTasksSentTo("agent-2").at(0);
+  Accept(start.task_id);
+  Running(start.task_id);
+  orchestrator_.TakeEvents();
+  AgentHeartbeat idle{"agent-1", clock_.UnixSeconds(), 0, {}};
+  idle.departing = true;
+  AgentHeartbeat busy{"agent-2", clock_.UnixSeconds(), 1, {start.task_id}};
+  busy.departing = true;
+  FromAgent("agent-1", idle);
+  FromAgent("agent-2", busy);
+  std::vector<std::string> notices;
+  for (const OrchestratorEvent& event : orchestrator_.TakeEvents()) notices.push_back(event.line);
+  EXPECT_THAT(notices, ElementsAre("agent agent-1 left: it shut down, running no task",
+                                   "agent agent-2 is shutting down: it stops its tasks, and no new "
+                                   "task goes there"));
+  std::map<std::string, bool> connected;
+  for (const AgentRow& row : Agents()) connected[row.agent_id] = row.connected;
+  EXPECT_EQ(connected, (std::map<std::string, bool>{{"agent-1", false}, {"agent-2", true}}));
+
+  Submit(SingleYaml(1, 100));
+  EXPECT_THAT(StartTasksSentTo("agent-1"), IsEmpty());
+  EXPECT_THAT(StartTasksSentTo("agent-2"), SizeIs(1));
+  const std::vector<TaskRow> queued = TasksIn(TaskRowState::kQueued);
+  ASSERT_THAT(queued, SizeIs(1));
+  EXPECT_THAT(queued[0].reason, HasSubstr("agent-2 is shutting down"));
+}
 
 TEST_F(OrchestratorTest, FailureAfterRunningRestartsFromTheLatestCheckpoint) {
   Register("agent-1", 1);
