@@ -6,6 +6,8 @@
 //   <root>/next_task_id                   the first task id not yet used
 //   <root>/next_experiment_id, next_trial_id   the first ids not yet used, kept once an
 //                                         experiment is deleted (its folder no longer counts)
+//   <root>/orchestrator.lock              held by the orchestrator using it
+//   (state_directory_lock.h)
 //
 // Ids are never reused: a new orchestrator continues after every experiment, trial and task an
 // earlier one left (an agent may still run a task of the earlier one), deleted ones included.

@@ -11,8 +11,9 @@
   trial's latest checkpoint; a preempted agent's trial (SIGTERM to the agent) goes on from the
   checkpoint its worker wrote on the way out, on another agent, without using up a restart;
 - a trial that ends while the orchestrator is down (its final reports lost) is validated at its
-  final checkpoint when the orchestrator comes back, so the searcher has its result; an idle
-  agent stopped with SIGINT is gone from the orchestrator's view at once.
+  final checkpoint when the orchestrator comes back, so the searcher has its result; a second
+  orchestrator on the same state directory is refused; an idle agent stopped with SIGINT is gone
+  from the orchestrator's view at once.
 """
 import glob
 import json
@@ -20,7 +21,7 @@ import os
 import re
 
 from cohort_cli import *
-from cluster import Cluster
+from cluster import Cluster, free_port
 
 GRID_CONFIG = """\
 name: {name}
@@ -201,6 +202,13 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(trial["checkpoints"][-1] == {"id": f"trial-1-batch-{target}", "batches": target,
                                        "searcher_metric": trial["latest_validation"]["metrics"]
                                        ["accuracy"]}, trial["checkpoints"])
+    # A second orchestrator on the same state directory is refused at once, naming the first.
+    code, out, err = run("orchestrator", "--listen", f"tcp://127.0.0.1:{free_port()}",
+                         "--client-listen", f"tcp://127.0.0.1:{free_port()}",
+                         "--rendezvous-listen", f"tcp://127.0.0.1:{free_port()}",
+                         "--state-dir", cluster.state, timeout=30)
+    check(code == 1 and f"is in use by another orchestrator (pid {cluster.orchestrator.pid}" in err,
+          f"a second orchestrator on the same state directory: exit {code}:\n{out}\n{err}")
     # An idle agent stopped (SIGINT) says so on its way out: it is gone at once, not after its
     # heartbeats have been missed for 15 s, and no task is placed there meanwhile.
     idle = cluster.add_agent("agent-idle", 1)

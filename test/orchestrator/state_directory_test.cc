@@ -1,13 +1,17 @@
 // StateDirectory on real folders: ids continue after what an earlier orchestrator left, the
 // first free task id survives, an interrupted delete is finished, experiments read back whole, and
-// a folder that cannot be read is named with the reason.
+// a folder that cannot be read is named with the reason; one orchestrator at a time holds the
+// directory's lock.
 #include "runtime/orchestrator/state_directory.h"
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/orchestrator/state_directory_lock.h"
 #include "test/common/temp_folder.h"
 
 namespace cohort {
@@ -34,6 +38,26 @@ void WriteExperiment(const StateDirectory& state, uint64_t id, std::vector<uint6
     record.trial(trial);
   }
   ASSERT_TRUE(WriteFileAtomically(folder->experiment_json_path(), record.ToJson()).ok());
+}
+
+TEST(StateDirectoryLockTest, OneHolderAtATimeAndTheRefusalNamesIt) {
+  TempFolder folder;
+  const std::string root = folder.path() + "/state/nested";
+  {
+    absl::StatusOr<StateDirectoryLock> first = StateDirectoryLock::Acquire(root);
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_TRUE(std::filesystem::is_directory(root));
+    const absl::StatusOr<StateDirectoryLock> second = StateDirectoryLock::Acquire(root);
+    ASSERT_FALSE(second.ok());
+    EXPECT_TRUE(absl::IsFailedPrecondition(second.status())) << second.status();
+    EXPECT_THAT(second.status().message(),
+                HasSubstr(absl::StrCat("the state directory ", root,
+                                       " is in use by another orchestrator (pid ", ::getpid())));
+    StateDirectoryLock moved = *std::move(first);  // the lock moves with it
+    EXPECT_FALSE(StateDirectoryLock::Acquire(root).ok());
+  }
+  // Released with its holder: the next one takes it, the file left behind notwithstanding.
+  EXPECT_TRUE(StateDirectoryLock::Acquire(root).ok());
 }
 
 TEST(StateDirectoryTest, AnEmptyDirectoryStartsEveryIdAtOne) {

@@ -17,6 +17,7 @@
 #include "runtime/base/file_io.h"
 #include "runtime/orchestrator/orchestrator_server.h"
 #include "runtime/orchestrator/server_security.h"
+#include "runtime/orchestrator/state_directory_lock.h"
 #include "runtime/security/authorized_keys.h"
 #include "runtime/security/curve_keys.h"
 #include "runtime/security/listen_policy.h"
@@ -279,6 +280,11 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   }
 
   const std::string state_dir = options.state_dir;
+  // After every refusal of the flags (a refused command makes no state directory), before the
+  // orchestrator reads or writes the directory; held to the end of the command (of the process,
+  // however it ends).
+  absl::StatusOr<StateDirectoryLock> state_lock = StateDirectoryLock::Acquire(state_dir);
+  if (!state_lock.ok()) return CommandError(state_lock.status().message());
   // Before the start line, which tells scripts it is listening.
   const StopSignals signals(StopSignals::Second::kEndsProcess);
   absl::StatusOr<std::unique_ptr<OrchestratorServer>> server =
