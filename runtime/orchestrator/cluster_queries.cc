@@ -49,8 +49,25 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
   summary.name = experiment.config.name;
   summary.state = experiment.state;
   summary.searcher = experiment.config.searcher.name;
-  // An experiment that ended before the orchestrator started has no searcher any more.
-  summary.progress = experiment.searcher ? experiment.searcher->Progress() : 1.0;
+  // A killed experiment's trials count as finished for its searcher, so where the search's
+  // batches are known its progress is what they trained (below), not the searcher's.
+  const bool killed = experiment.state == ExperimentState::kStopping ||
+                      experiment.state == ExperimentState::kStopped;
+  // An experiment that ended before the orchestrator started has no searcher any more: a
+  // completed one is done, a killed one is as far as its recorded trials trained.
+  if (experiment.searcher) {
+    summary.progress = experiment.searcher->Progress();
+  } else if (killed) {
+    uint64_t trained = 0;
+    uint64_t total = 0;
+    for (const TrialRecord& trial : experiment.record.trials) {
+      trained += std::min(trial.batches_trained, trial.total_batches);
+      total += trial.total_batches;
+    }
+    summary.progress = total == 0 ? 0.0 : static_cast<double>(trained) / static_cast<double>(total);
+  } else {
+    summary.progress = 1.0;
+  }
   summary.slots_per_trial = experiment.config.slots_per_trial;
   summary.submitted_unix_time = experiment.submitted_unix;
   summary.ended_unix_time = experiment.ended_unix;
@@ -72,7 +89,7 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
       total && *total > 0) {
     const double in_batches =
         std::min(1.0, static_cast<double>(units_trained) / static_cast<double>(*total));
-    summary.progress = std::max(summary.progress, in_batches);
+    summary.progress = killed ? in_batches : std::max(summary.progress, in_batches);
   }
   return summary;
 }

@@ -118,17 +118,46 @@ TEST(ClusterQueriesTest, DescribeGivesTheLearningRateScaledToTheSlots) {
 
 // A one-trial experiment half way through its trial is not at 0%: progress counts batches where
 // the search's batches are known.
-TEST(ClusterQueriesTest, ProgressMovesWithEveryBatchOfASingleTrial) {
-  ClusterBuilder b;
-  Experiment& experiment = b.AddExperiment(1);
+// A single searcher of 20000 batches for `experiment`, started: the ops it started with.
+std::vector<SearcherOp> StartSingleSearch(Experiment& experiment) {
   experiment.config.searcher.name = "single";
   absl::StatusOr<std::unique_ptr<Searcher>> searcher =
       CreateSearcher(experiment.config, /*max_batches=*/20000);
-  ASSERT_TRUE(searcher.ok()) << searcher.status();
+  EXPECT_TRUE(searcher.ok()) << searcher.status();
+  if (!searcher.ok()) return {};
   experiment.searcher = *std::move(searcher);
-  experiment.searcher->Start();
+  return experiment.searcher->Start();
+}
+
+TEST(ClusterQueriesTest, ProgressMovesWithEveryBatchOfASingleTrial) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  ASSERT_FALSE(StartSingleSearch(experiment).empty());
   Trial& trial = b.AddTrial(experiment, 1, 1, TrialStage::kRunning);
   trial.batches_trained = 11400;
+  EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.57);
+}
+
+// A killed experiment's progress is what its trials trained: its searcher counts a killed trial
+// as finished, which showed a single trial killed at 57% as 100% done.
+TEST(ClusterQueriesTest, AKilledExperimentsProgressIsWhatItsTrialsTrained) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  const std::vector<SearcherOp> started = StartSingleSearch(experiment);
+  ASSERT_FALSE(started.empty());
+  const uint64_t request_id = std::get<CreateTrial>(started[0]).request_id;
+  Trial& trial = b.AddTrial(experiment, 1, request_id, TrialStage::kStopped);
+  trial.batches_trained = 11400;
+  experiment.searcher->OnTrialExitedEarly(request_id);
+  ASSERT_EQ(experiment.searcher->Progress(), 1.0);
+  experiment.state = ExperimentState::kStopped;
+  EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.57);
+
+  // Read back after a restart (no searcher): from its record.
+  experiment.searcher.reset();
+  TrialRecord& recorded = experiment.record.trial(1);
+  recorded.batches_trained = 11400;
+  recorded.total_batches = 20000;
   EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.57);
 }
 
