@@ -140,6 +140,7 @@ void Agent::OnTick() {
   if (!registered_ && shutdown_requests_ == 0 && now - last_hello_ >= kAgentHelloRetrySeconds) {
     SendHello();
   }
+  TellOfUnansweredHellos(now);
   PumpConnection();
   SampleGpus(now);
   PublishMetrics(now);
@@ -180,6 +181,26 @@ uint64_t Agent::Send(const ControlMessage& message, uint64_t correlation_id) {
     return 0;
   }
   return *id;
+}
+
+void Agent::TellOfUnansweredHellos(double now) {
+  if (registered_ || shutdown_requests_ > 0) {
+    unanswered_since_.reset();
+    return;
+  }
+  if (!unanswered_since_) {
+    unanswered_since_ = unanswered_told_ = now;
+    return;
+  }
+  if (now - unanswered_told_ < options_.unanswered_note_seconds) return;
+  unanswered_told_ = now;
+  // ZeroMQ connects quietly: nothing listening, a wrong key and a taken id all look like silence.
+  Log(absl::StrCat("no answer from the orchestrator at ", options_.orchestrator, " for ",
+                   static_cast<int>(now - *unanswered_since_),
+                   " s; still trying. Is `cohort orchestrator` running and listening there",
+                   options_.curve ? ", with the key this agent was given" : "",
+                   "? Is another agent already connected under the id '", options_.agent_id,
+                   "' (the orchestrator does not hear a second one)?"));
 }
 
 void Agent::SendHello() {

@@ -66,6 +66,9 @@ namespace cohort {
 
 inline constexpr double kAgentHeartbeatSeconds = 5.0;
 inline constexpr double kAgentHelloRetrySeconds = 10.0;
+// How long AgentHellos go unanswered before the agent says so in its log (and again each time as
+// long again passes).
+inline constexpr double kAgentUnansweredNoteSeconds = 30.0;
 inline constexpr uint32_t kShutdownGraceSeconds = 10;
 // How many forgotten (exited and acknowledged) task ids the agent remembers, so that a repeated
 // KillTask is still acknowledged and a repeated StartTask still refused as a duplicate.
@@ -98,6 +101,9 @@ struct AgentOptions {
   // A running task's rank silent this long is named in a kAgent line (again when it resumes).
   // Seconds; a rank's worker beats about every kHeartbeatIntervalSeconds while it trains.
   double silent_rank_warning_seconds = kSilentWarningSeconds;
+  // AgentHellos unanswered this long are told in the log, with what to check (again each time as
+  // long again passes). Seconds.
+  double unanswered_note_seconds = kAgentUnansweredNoteSeconds;
   // When set, the agent publishes its Prometheus page (agent_metrics.h) there about once a
   // second. Must outlive Run.
   MetricsEndpoint* metrics = nullptr;
@@ -129,6 +135,9 @@ class Agent final : private TaskRun::Listener {
   void HandleErrorReply(uint64_t correlation_id, const ErrorReply& error);
   void SendHello();
   void SendHeartbeat();
+  // While unregistered: every options_.unanswered_note_seconds without an answer, says so in the
+  // log with what to check.
+  void TellOfUnansweredHellos(double now);
   // Sends what the orchestrator's minor knows of `message` (KnownAtMinor), logging a failure;
   // the message id, 0 when not sent (nothing known, or the sending failed).
   uint64_t Send(const ControlMessage& message, uint64_t correlation_id = 0);
@@ -175,6 +184,10 @@ class Agent final : private TaskRun::Listener {
   // From the Ack of the latest AgentHello; 0 before it and after ErrorReply NotRegistered.
   uint16_t orchestrator_minor_ = 0;
   double last_hello_ = 0;             // monotonic seconds
+  // Since when AgentHellos have gone unanswered (monotonic seconds; nullopt while registered),
+  // and when the agent last said so in its log.
+  std::optional<double> unanswered_since_;
+  double unanswered_told_ = 0;
   std::optional<double> last_heard_;  // monotonic seconds of the orchestrator's latest message
   double last_metrics_ = -1;          // monotonic seconds of the latest metrics page
   double last_gpu_sample_ = -1;       // monotonic seconds of the latest GPU readings

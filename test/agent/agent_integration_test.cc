@@ -145,6 +145,8 @@ class FakeOrchestrator {
   // From now on, the Ack of an AgentHello comes in an envelope of protocol 1.`minor`, as from an
   // orchestrator of that minor.
   void AnswerHellosAsMinor(uint16_t minor) { hello_minor_ = minor; }
+  // From now on AgentHellos go unanswered, as a ROUTER leaves a second agent of a taken id.
+  void IgnoreHellos() { ignore_hellos_ = true; }
 
   // While held, TaskExits are kept unanswered (a busy orchestrator); AnswerHeldExits answers them.
   void HoldExitAnswers() { hold_exit_answers_ = true; }
@@ -236,7 +238,9 @@ class FakeOrchestrator {
     EXPECT_TRUE(decoded.ok()) << decoded.status();
     if (!decoded.ok()) return true;
     Received r{identity.to_string(), *std::move(decoded)};
-    if (std::holds_alternative<AgentHello>(r.message.message) && hello_minor_) {
+    if (std::holds_alternative<AgentHello>(r.message.message) && ignore_hellos_) {
+      // heard, not answered
+    } else if (std::holds_alternative<AgentHello>(r.message.message) && hello_minor_) {
       TrySendRaw(AckEnvelope(++last_id_, r.message.header.message_id, *hello_minor_));
     } else if (std::holds_alternative<TaskExit>(r.message.message) && hold_exit_answers_) {
       held_exit_ids_.push_back(r.message.header.message_id);
@@ -253,6 +257,7 @@ class FakeOrchestrator {
   std::string endpoint_;
   uint64_t last_id_ = 0;
   std::optional<uint16_t> hello_minor_;
+  bool ignore_hellos_ = false;
   bool hold_exit_answers_ = false;
   std::vector<uint64_t> held_exit_ids_;
   std::vector<Received> received_;
@@ -598,7 +603,8 @@ TEST_F(AgentTest, ATaskThatCannotStartEndsAsAWhole) {
 // signals and logs through AgentOptions::log.
 class EmbeddedAgentTest : public OrchestratorTest {
  protected:
-  void StartAgent(double silent_rank_warning_seconds = kSilentWarningSeconds) {
+  void StartAgent(double silent_rank_warning_seconds = kSilentWarningSeconds,
+                  double unanswered_note_seconds = kAgentUnansweredNoteSeconds) {
     ASSERT_FALSE(Env("COHORT_EXE").empty()) << "COHORT_EXE names the cohort binary";
     char pattern[] = "/tmp/cohort-embedded-agent-test-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
@@ -618,6 +624,7 @@ class EmbeddedAgentTest : public OrchestratorTest {
     };
     options.stop_requests = &stop_requests_;
     options.silent_rank_warning_seconds = silent_rank_warning_seconds;
+    options.unanswered_note_seconds = unanswered_note_seconds;
     agent_thread_ = std::thread([this, options = std::move(options)]() mutable {
       run_status_ = Agent(std::move(options)).Run();
       run_returned_ = true;
@@ -721,6 +728,23 @@ TEST_F(EmbeddedAgentTest, NamesASilentRankAndStillKillsItsTask) {
   EXPECT_THAT(log, HasSubstr("[agent] warning: rank 0 has sent no heartbeat for "));
   EXPECT_THAT(log, HasSubstr("[agent] rank 0 is sending heartbeats again after"));
   EXPECT_THAT(AgentLog(), HasSubstr("task 21: warning: rank 0 has sent no heartbeat"));
+}
+
+// An agent nobody answers says so, with what to check, instead of waiting in silence.
+TEST_F(EmbeddedAgentTest, TellsOfAnOrchestratorThatDoesNotAnswer) {
+  orchestrator_.IgnoreHellos();
+  StartAgent(kSilentWarningSeconds, /*unanswered_note_seconds=*/1.0);
+  const auto deadline = Clock::now() + seconds(20);
+  while (!absl::StrContains(AgentLog(), "no answer from the orchestrator") &&
+         Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_THAT(AgentLog(), HasSubstr(absl::StrCat(
+                              "no answer from the orchestrator at ", orchestrator_.endpoint(),
+                              " for 1 s; still trying. Is `cohort orchestrator` running and "
+                              "listening there? Is another agent already connected under "
+                              "the id '",
+                              kAgentId, "'")));
 }
 
 TEST_F(EmbeddedAgentTest, RunReturnsAfterOneStopRequestWithoutTasks) {
