@@ -34,6 +34,10 @@ class ConnectionWatch {
   // the peer refused it; nullopt while nothing is known.
   std::optional<std::string> Failure();
 
+  // Whether a handshake has succeeded (as far as Failure() has read): the peer was there and
+  // spoke the same security mechanism.
+  bool connected() const { return connected_; }
+
  private:
   void* watched_;
   std::optional<zmq::socket_t> monitor_;  // a PAIR socket reading `watched_`'s events

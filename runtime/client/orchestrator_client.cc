@@ -1,5 +1,8 @@
 #include "runtime/client/orchestrator_client.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -8,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/control/socket_io.h"
@@ -42,6 +46,38 @@ bool MatchReply(const std::vector<zmq::message_t>& frames, uint64_t message_id,
   return true;
 }
 
+// A tcp:// endpoint's port must be a port and its host must resolve: ZeroMQ would retry either
+// in silence, which looks like an orchestrator not running. Other transports are left to ZeroMQ.
+absl::Status CheckTcpEndpoint(const std::string& endpoint) {
+  constexpr absl::string_view kTcp = "tcp://";
+  if (!absl::StartsWith(endpoint, kTcp)) return absl::OkStatus();
+  const absl::string_view address = absl::string_view(endpoint).substr(kTcp.size());
+  if (absl::StrContains(address, ';')) return absl::OkStatus();  // a source address: ZeroMQ's
+  const size_t colon = address.rfind(':');
+  if (colon == absl::string_view::npos) return absl::OkStatus();  // ZeroMQ names what is wrong
+  std::string host(address.substr(0, colon));
+  const absl::string_view port = address.substr(colon + 1);
+  uint32_t number = 0;
+  if (!absl::SimpleAtoi(port, &number) || number == 0 || number > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the orchestrator's endpoint ", endpoint, " has no valid port (1 to 65535): '", port, "'"));
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int resolved = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (found != nullptr) ::freeaddrinfo(found);
+  if (resolved != 0) {
+    return absl::UnavailableError(absl::StrCat("no orchestrator at ", endpoint, ": its host '",
+                                               host, "' does not resolve (",
+                                               ::gai_strerror(resolved), ")"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ClientErrorStatus(const ClientError& error) {
@@ -62,6 +98,7 @@ absl::Status ClientErrorStatus(const ClientError& error) {
 
 absl::StatusOr<std::unique_ptr<OrchestratorClient>> OrchestratorClient::Connect(
     const std::string& endpoint, std::optional<CurveClientConfig> curve) {
+  if (absl::Status reachable = CheckTcpEndpoint(endpoint); !reachable.ok()) return reachable;
   try {
     zmq::context_t context;
     zmq::socket_t socket(context, zmq::socket_type::dealer);
@@ -138,13 +175,20 @@ absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& r
       return waited;
     }
   }
+  // Once a handshake succeeded, the security mechanisms agree: the orchestrator went away, or is
+  // too busy to answer.
+  (void)watch_->Failure();  // reads the events not read yet
+  const bool was_connected = watch_->connected();
   std::string message = absl::StrFormat(
-      "no answer from the orchestrator at %s within %g s (is `cohort orchestrator` running?)",
+      was_connected ? "no answer from the orchestrator at %s within %g s (the connection was "
+                      "made: has `cohort orchestrator` stopped?)"
+                    : "no answer from the orchestrator at %s within %g s (is `cohort "
+                      "orchestrator` running?)",
       endpoint_, timeout_seconds);
   if (!dropped_why.empty()) {
     absl::StrAppend(&message, "; dropped a message that could not be read: ", dropped_why);
   }
-  if (!uses_curve_) absl::StrAppend(&message, "; ", kCurveHint);
+  if (!uses_curve_ && !was_connected) absl::StrAppend(&message, "; ", kCurveHint);
   return absl::UnavailableError(message);
 }
 

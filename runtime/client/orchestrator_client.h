@@ -47,8 +47,9 @@ inline constexpr char kCurveHint[] =
 class OrchestratorClient {
  public:
   // Connects in the background (ZeroMQ retries until the orchestrator is there), so this fails
-  // only for a malformed endpoint or an unsupported transport (INVALID_ARGUMENT), or keys that
-  // ConfigureCurveClient refuses. With `curve`, the connection is a CURVE client.
+  // only for a malformed endpoint, a tcp:// port outside 1 to 65535 or an unsupported transport
+  // (INVALID_ARGUMENT), a tcp:// host that does not resolve (UNAVAILABLE, naming it), or keys
+  // that ConfigureCurveClient refuses. With `curve`, the connection is a CURVE client.
   static absl::StatusOr<std::unique_ptr<OrchestratorClient>> Connect(
       const std::string& endpoint, std::optional<CurveClientConfig> curve = std::nullopt);
 
@@ -64,8 +65,9 @@ class OrchestratorClient {
   // the handshake (...)" (with kCurveHint on a connection without CURVE). UNAVAILABLE "no answer
   // from the orchestrator at <endpoint> within N s (is `cohort orchestrator` running?)" when none
   // comes within `timeout_seconds` otherwise, naming the reason when a buffer that could not be
-  // decoded arrived meanwhile (e.g. another protocol major), and, on a connection without CURVE,
-  // adding kCurveHint.
+  // decoded arrived meanwhile (e.g. another protocol major), and, on a connection without CURVE
+  // that never completed a handshake, adding kCurveHint; after a handshake it asks whether the
+  // orchestrator has stopped instead.
   absl::StatusOr<ClientMessage> Request(const ClientMessage& request, double timeout_seconds);
 
   // Request, expecting a `Reply`: INTERNAL "the orchestrator answered <request> with <reply>"

@@ -726,8 +726,11 @@ TEST(OrchestratorClientTest, NoAnswerInTimeIsUnavailableAndNamesTheEndpoint) {
   EXPECT_EQ(reply.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(reply.status().message(),
               HasSubstr(absl::StrCat("no answer from the orchestrator at ", orchestrator.endpoint(),
-                                     " within 0.3 s (is `cohort orchestrator` running?)")));
+                                     " within 0.3 s (the connection was made: has `cohort "
+                                     "orchestrator` stopped?)")));
   EXPECT_THAT(reply.status().message(), HasSubstr("dropped a message that could not be read"));
+  // It was connected without CURVE: a CURVE mismatch would have refused the handshake.
+  EXPECT_THAT(reply.status().message(), Not(HasSubstr(kCurveHint)));
   EXPECT_GE(waited, 0.29);
   EXPECT_LT(waited, 5.0);
 }
@@ -793,6 +796,19 @@ TEST(OrchestratorClientTest, ACurveClientGetsNoCurveHint) {
 TEST(OrchestratorClientTest, AMalformedEndpointIsInvalidArgument) {
   EXPECT_EQ(OrchestratorClient::Connect("not an endpoint").status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(OrchestratorClient::Connect("tcp://127.0.0.1:99999").status(),
+            absl::InvalidArgumentError("the orchestrator's endpoint tcp://127.0.0.1:99999 has no "
+                                       "valid port (1 to 65535): '99999'"));
+}
+
+// A host that does not resolve is told at once, not as "nothing listens there" (ZeroMQ would
+// retry it in silence).
+TEST(OrchestratorClientTest, AHostThatDoesNotResolveIsNamed) {
+  const absl::Status status =
+      OrchestratorClient::Connect("tcp://nosuchhost.invalid:29401").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.message(), HasSubstr("no orchestrator at tcp://nosuchhost.invalid:29401: its "
+                                          "host 'nosuchhost.invalid' does not resolve"));
 }
 
 }  // namespace
