@@ -364,7 +364,16 @@ void Agent::OnTaskStatus(const TaskStatus& status) {
   Send(status);
 }
 
-void Agent::OnTaskReport(const ControlMessage& report) { Send(report); }
+void Agent::OnTaskReport(const ControlMessage& report) {
+  // A metrics report becomes a line of the trial's log: the task's output lines held so far go
+  // first, so the log keeps the order they were printed in.
+  if (const auto* metrics = std::get_if<TaskMetricsReport>(&report)) {
+    if (auto batcher = log_batchers_.find(metrics->task_id); batcher != log_batchers_.end()) {
+      if (std::optional<LogBatch> held = batcher->second.Take()) Send(*held);
+    }
+  }
+  Send(report);
+}
 
 void Agent::SampleGpus(double now) {
   if (gpu_monitor_ == nullptr || (last_gpu_sample_ >= 0 && now - last_gpu_sample_ < 1.0)) return;

@@ -458,6 +458,19 @@ TEST_F(AgentTest, RunsATwoRankTaskToCompletion) {
     EXPECT_FALSE(exit_seen && std::holds_alternative<LogBatch>(r.message.message))
         << "a LogBatch after the task's exits";
   }
+  // Rank 0's start line, printed before it trained, reaches the orchestrator before its first
+  // report: a report flushes the task's lines held so far.
+  bool reported = false;
+  bool started_line_first = false;
+  for (const auto& r : orchestrator_.received()) {
+    if (std::holds_alternative<TaskMetricsReport>(r.message.message)) reported = true;
+    const auto* batch = std::get_if<LogBatch>(&r.message.message);
+    for (size_t i = 0; batch != nullptr && !reported && i < batch->lines.size(); ++i) {
+      started_line_first =
+          started_line_first || absl::StrContains(batch->lines[i].text, "trial 1 rank 0 of 2");
+    }
+  }
+  EXPECT_TRUE(started_line_first) << "rank 0's start line came after its first report";
   const std::string log = ReadText(work_dir_ + "/tasks/7/log.txt");
   EXPECT_THAT(log, HasSubstr("[rank 0] trial 1 rank 0 of 2"));
   EXPECT_THAT(log, HasSubstr("[rank 1] trial 1 rank 1 of 2"));
