@@ -98,6 +98,14 @@ class EmbeddedSession {
                  : absl::StrCat("only ", joined, " of the ", options_.expected_agents,
                                 " ranks joined at ", endpoint_, within));
         stop.store(true);
+      } else if (options_.expected_agents > 1 &&
+                 now - std::max(waiting_told_, started_) >= kJoinNoteSeconds) {
+        // Ranks start when their launcher gets to them: say who is awaited, not nothing.
+        waiting_told_ = now;
+        display_.Message(absl::StrCat("waiting for the ranks to join at ", endpoint_, ": ", joined,
+                                      " of ", options_.expected_agents, " after ",
+                                      static_cast<int>(now - started_), " s (at most ",
+                                      options_.registration_seconds, " s: --join-timeout)"));
       }
       return;
     }
@@ -219,6 +227,9 @@ class EmbeddedSession {
   uint64_t experiment_id_ = 0;
   int stop_requests_sent_ = 0;
   double killed_at_ = 0;
+  // When rank 0 last said how many ranks had joined (every kJoinNoteSeconds while they join).
+  static constexpr double kJoinNoteSeconds = 15;
+  double waiting_told_ = 0;
   bool stopped_before_start_ = false;
   std::optional<std::string> error_;
   std::optional<ExperimentRecord> record_;
