@@ -12,8 +12,10 @@
 #include <optional>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "runtime/config/internal/hyperparameter_reader.h"
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/overrides.h"
@@ -352,6 +354,20 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
                         absl::StrCat(path, ": ", config.status().message()));
   }
   return config;
+}
+
+std::string IgnoredKeyNote(const ExperimentConfig& config, absl::string_view key) {
+  constexpr absl::string_view kSearcher = "searcher.";
+  if (absl::StartsWith(key, kSearcher)) {
+    const std::vector<std::string> readers =
+        config_internal::SearchersReading(key.substr(kSearcher.size()));
+    if (!readers.empty()) {
+      return absl::StrCat(key, " is read by the ", absl::StrJoin(readers, " and "),
+                          readers.size() == 1 ? " searcher" : " searchers", ", not by ",
+                          config.searcher.name, ": ignored");
+    }
+  }
+  return absl::StrCat(key, " is not used by Cohort and is ignored");
 }
 
 }  // namespace cohort

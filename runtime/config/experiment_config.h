@@ -216,7 +216,8 @@ struct ExperimentConfig {
   std::optional<uint64_t> profiling_end_after_batch;
   // Paths of keys Cohort accepts but does not use, e.g. "environment", "data",
   // "resources.resource_pool", "searcher.source_trial_id": top-level keys first, then each
-  // section's. A searcher key that only another searcher reads is among them.
+  // section's. A searcher key that only another searcher reads is among them (IgnoredKeyNote
+  // says so).
   std::vector<std::string> ignored_keys;
   // The config after overrides, re-emitted as YAML, so a run folder can store exactly what ran.
   // Parsing it again gives the same config (name and config_dir aside, which come from the file).
@@ -252,6 +253,11 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
 // Stable across processes, builds and platforms; a checkpoint records it and a resume refuses a
 // different one.
 std::string TrainingFingerprint(const ExperimentConfig& config);
+
+// The warning for `key`, one of `config.ignored_keys`: "searcher.bracket_rungs is read by the
+// adaptive_asha searcher, not by single: ignored" for a searcher key another searcher reads, else
+// "<key> is not used by Cohort and is ignored".
+std::string IgnoredKeyNote(const ExperimentConfig& config, absl::string_view key);
 
 // The settings TrainingFingerprint covers that differ from `before` to `after`, one line each
 // with both values: "hyperparameters.learning_rate: 0.1 before, 0.01 now".

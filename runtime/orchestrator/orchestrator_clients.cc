@@ -150,7 +150,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
                        absl::StrCat("resources.slots_per_trial: ", fits.message())};
   }
   for (const std::string& key : config.ignored_keys) {
-    submitted.warnings.push_back(absl::StrCat(key, " is not used by Cohort and is ignored"));
+    submitted.warnings.push_back(IgnoredKeyNote(config, key));
   }
   if (options_.provisioner == nullptr) {
     const auto slurm_only = [&submitted](absl::string_view key) {

@@ -48,6 +48,12 @@ TEST(SearcherConfigTest, RandomReadsTrialsAndConcurrency) {
   EXPECT_EQ(DescribeLength(c.searcher.max_length), "2 epochs");
   EXPECT_EQ(c.searcher.mode, AshaMode::kStandard);  // adaptive_asha's key: ignored here
   EXPECT_THAT(c.ignored_keys, ElementsAre("searcher.mode", "searcher.source_trial_id"));
+  // The warning says which searcher reads a key this one ignores, and that Cohort uses none of
+  // Determined's keys it has no searcher for.
+  EXPECT_EQ(IgnoredKeyNote(c, "searcher.mode"),
+            "searcher.mode is read by the adaptive_asha searcher, not by random: ignored");
+  EXPECT_EQ(IgnoredKeyNote(c, "searcher.source_trial_id"),
+            "searcher.source_trial_id is not used by Cohort and is ignored");
 }
 
 TEST(SearcherConfigTest, GridReadsConcurrencyAndIgnoresMaxTrials) {
@@ -62,6 +68,9 @@ TEST(SearcherConfigTest, GridReadsConcurrencyAndIgnoresMaxTrials) {
   EXPECT_EQ(c.searcher.max_concurrent_trials, 0u);  // as many as possible
   EXPECT_EQ(c.searcher.max_trials, 1u);
   EXPECT_THAT(c.ignored_keys, ElementsAre("searcher.max_trials"));
+  EXPECT_EQ(IgnoredKeyNote(c, "searcher.max_trials"),
+            "searcher.max_trials is read by the random and adaptive_asha searchers, not by grid: "
+            "ignored");
   EXPECT_EQ(c.hyperparameter_spaces.at("width").count, 4u);
   EXPECT_EQ(c.hyperparameter_spaces.at("dropout").count, 3u);
   EXPECT_EQ(c.hyperparameter_spaces.at("lr").count, 2u);

@@ -45,6 +45,19 @@ std::vector<absl::string_view> ExtraKeysOf(absl::string_view searcher) {
   return {};
 }
 
+}  // namespace
+
+std::vector<std::string> SearchersReading(absl::string_view key) {
+  std::vector<std::string> readers;
+  for (absl::string_view searcher : {"single", "grid", "random", "adaptive_asha"}) {
+    const std::vector<absl::string_view> extra = ExtraKeysOf(searcher);
+    if (std::find(extra.begin(), extra.end(), key) != extra.end()) readers.emplace_back(searcher);
+  }
+  return readers;
+}
+
+namespace {
+
 // `bracket_rungs`: null or a list of rung counts.
 void ReadBracketRungs(MapReader& r, std::vector<uint32_t>* out) {
   if (!r.ok() || !r.Has("bracket_rungs")) return;

@@ -27,6 +27,10 @@ namespace cohort::config_internal {
 absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* ignored_keys,
                           SearcherConfig* out);
 
+// The Cohort searchers that read the searcher key `key` beyond name, metric, smaller_is_better
+// and max_length ("bracket_rungs": adaptive_asha), in a fixed order; none for another key.
+std::vector<std::string> SearchersReading(absl::string_view key);
+
 // `optimizations`.
 absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>* ignored_keys,
                                OptimizationsConfig* out);
