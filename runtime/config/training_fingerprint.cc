@@ -69,6 +69,17 @@ struct ShownValue {
   std::string operator()(const Hyperparameters::Other& v) const { return v.text; }
 };
 
+// The kind and its parameters as the config says them, e.g. "topk (ratio 0.01)".
+std::string ShownCompression(const CompressionOptions& c) {
+  std::string text(CompressionKindName(c.kind));
+  if (c.kind == CompressionOptions::kTopK) {
+    absl::StrAppend(&text, " (ratio ", ShortestDouble(c.topk_ratio), ")");
+  } else if (c.kind == CompressionOptions::kPowerSgd) {
+    absl::StrAppend(&text, " (rank ", c.powersgd_rank, ", start_iter ", c.powersgd_start_iter, ")");
+  }
+  return text;
+}
+
 // Every setting, in the fingerprint's order. The canonical text (and so every fingerprint a
 // checkpoint recorded) must not change: add nothing here without a new version line.
 std::vector<TrainingSetting> TrainingSettings(const ExperimentConfig& config) {
@@ -92,8 +103,9 @@ std::vector<TrainingSetting> TrainingSettings(const ExperimentConfig& config) {
       absl::StrCat(o.aggregation_frequency));
   add("average_aggregated_gradients", "optimizations.average_aggregated_gradients",
       Flag(o.average_aggregated_gradients));
-  add("gradient_compression", "optimizations.gradient_compression",
-      CanonicalCompression(o.gradient_compression));
+  settings.push_back({"gradient_compression", "optimizations.gradient_compression",
+                      CanonicalCompression(o.gradient_compression),
+                      ShownCompression(o.gradient_compression)});
   settings.push_back({"mixed_precision", "optimizations.mixed_precision",
                       absl::StrCat(o.mixed_precision.size(), ":", o.mixed_precision),
                       absl::StrCat("\"", o.mixed_precision, "\"")});

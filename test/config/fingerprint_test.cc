@@ -99,6 +99,11 @@ TEST(FingerprintTest, TrainingChangesNameEachSettingWithBothValues) {
             (std::vector<std::string>{"hyperparameters.extra: true now, not set before"}));
   EXPECT_EQ(TrainingChanges(ConfigWith({"hyperparameters.extra=\"x\""}), base),
             (std::vector<std::string>{"hyperparameters.extra: \"x\" before, not set now"}));
+  // Compression as the config says it, not as the fingerprint's canonical text does.
+  EXPECT_EQ(TrainingChanges(base, ConfigWith({"optimizations.gradient_compression={type: topk, "
+                                              "ratio: 0.5}"})),
+            (std::vector<std::string>{
+                "optimizations.gradient_compression: none before, topk (ratio 0.5) now"}));
 }
 
 TEST(FingerprintTest, IgnoresWhatDoesNotChangeTheNumbers) {

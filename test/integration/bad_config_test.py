@@ -98,6 +98,9 @@ with temp_dir() as tmp:
         code, out, err = run(*args, timeout=120)
         if code == 0 or needle not in err:
             failures.append(f"{case}: exit {code}, expected '{needle}' in:\n{err}")
+        elif "run folder" not in out + err and f"error: {config}: " not in err:
+            # Refused before anything ran: every message names the file, as the loader's do.
+            failures.append(f"{case}: the message does not start with the file's path:\n{err}")
         elif code != 1:
             failures.append(f"{case}: exit {code}, expected 1")
 check(not failures, "\n\n".join(failures))

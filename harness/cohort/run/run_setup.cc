@@ -26,7 +26,16 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
     const uint64_t seed = seed_in_use ? *seed_in_use : std::random_device{}() % 1000000000;
     overrides.push_back(absl::StrCat("reproducibility.experiment_seed=", seed));
   }
-  return LoadExperimentConfig(path, overrides);
+  absl::StatusOr<ExperimentConfig> loaded = LoadExperimentConfig(path, overrides);
+  if (!loaded.ok()) return loaded;
+  // What the orchestrator checks beyond the file's own rules, and the plugin it names, told with
+  // the file as those are.
+  absl::Status checked = Orchestrator::CheckExperiment(*loaded);
+  if (checked.ok()) checked = ResolveEntrypoint(loaded->entrypoint, loaded->config_dir).status();
+  if (!checked.ok()) {
+    return absl::Status(checked.code(), absl::StrCat(path, ": ", checked.message()));
+  }
+  return loaded;
 }
 
 absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {

@@ -26,7 +26,9 @@ namespace cohort {
 
 // Loads the config with `overrides`; a run without reproducibility.experiment_seed gets one drawn
 // now (or `seed_in_use`, the one the resumed run already used), and the name and the seed go into
-// its effective YAML explicitly, so every restart trains the same way.
+// its effective YAML explicitly, so every restart trains the same way. What the orchestrator
+// checks at submission (Orchestrator::CheckExperiment) and the plugin the entrypoint names are
+// checked too, their errors starting with `path` as the loader's do.
 absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
                                                std::vector<std::string> overrides,
                                                std::optional<uint64_t> seed_in_use);
