@@ -222,6 +222,16 @@ ClientMessage TrialLogsReply(const Cluster& cluster, const TrialLogsRequest& req
         absl::StrCat("rank: expected -1 (every rank) or a rank >= 0; got ", request.rank)};
   }
   const Trial& trial = *found->second;
+  // A rank past the trial's slots that printed nothing (a slot count changed on a resume may
+  // have left lines of more ranks) is a mistake to name, not an empty log to follow forever.
+  const uint32_t slots = cluster.experiments.at(trial.experiment_id)->config.slots_per_trial;
+  if (request.rank >= static_cast<int32_t>(slots) && trial.log.After(0, request.rank, 1).empty()) {
+    return ClientError{
+        ClientErrorCode::kNotFound,
+        absl::StrCat(
+            "trial ", trial.id, " has no rank ", request.rank, ": it runs on ", slots,
+            slots == 1 ? " slot (rank 0)" : absl::StrCat(" slots (ranks 0 to ", slots - 1, ")"))};
+  }
   size_t max_lines = request.max_lines == 0 ? kDefaultLogLines : request.max_lines;
   max_lines = std::min(max_lines, kMostLogLines);
   TrialLogs logs;

@@ -217,6 +217,10 @@ TEST(ClusterQueriesTest, LogsEndOnlyWhenTheTrialEndedAndEveryLineWasSent) {
   EXPECT_FALSE(std::get<TrialLogs>(logs(0, -1, 0)).trial_ended);
 
   EXPECT_EQ(std::get<ClientError>(logs(0, -2, 0)).code, ClientErrorCode::kInvalidRequest);
+  // Past the trial's slot, a rank that printed nothing is named, not followed in vain.
+  const ClientError no_rank = std::get<ClientError>(logs(0, 2, 0));
+  EXPECT_EQ(no_rank.code, ClientErrorCode::kNotFound);
+  EXPECT_EQ(no_rank.message, "trial 1 has no rank 2: it runs on 1 slot (rank 0)");
   EXPECT_EQ(std::get<ClientError>(TrialLogsReply(b.cluster, TrialLogsRequest{2, -1, 0, 0})).code,
             ClientErrorCode::kNotFound);
 }
