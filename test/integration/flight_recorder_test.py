@@ -63,6 +63,7 @@ with temp_dir() as tmp:
             check(sorted(r["rank"] for r in report["records"]) == [0, 1], report["records"])
             check(all(r["collectives"] for r in report["records"]), "an empty record")
             check("(running)" in out and "records: " + report_path in out, out)
+            check("this may be the collective in flight" in out, out)
             print(out)
 
             # 2. The timeout ends the trial; its error carries the diagnosis.

@@ -96,6 +96,12 @@ std::string FormatDiagnosis(const TrialDiagnosis& d) {
   std::string text = absl::StrCat("trial ", d.trial_id, ", task ", d.task_id,
                                   d.running ? " (running)" : " (ended)", ": ", d.summary, "\n");
   for (const std::string& line : d.ranks) absl::StrAppend(&text, "  ", line, "\n");
+  if (d.running) {
+    // A snapshot of a healthy trial parts its ranks too, at the collective in flight.
+    absl::StrAppend(&text,
+                    "note: the trial is running, so this may be the collective in flight; ask "
+                    "again: a hang keeps the ranks at the same collective, waiting longer\n");
+  }
   absl::StrAppend(&text, "records: ", d.record_path, "\n");
   return text;
 }
