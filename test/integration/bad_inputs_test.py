@@ -130,7 +130,7 @@ with temp_dir() as tmp:
         check(code == 1, f"{case}: exit {code}:\n{out}\n{err}")
         check(text in err, f"{case}: expected '{text}' in:\n{err}")
         # A trial that failed says why in its record too, even when its worker failed before it
-        # could say hello (the plugin would not load, the optimizer was unknown).
+        # could say hello.
         if os.path.exists(os.path.join(tmp, name, "experiment.json")):
             error = experiment(os.path.join(tmp, name))["trials"][0]["error"]
             check(text in error, f"{case}: expected '{text}' in the trial's error: {error}")

@@ -8,12 +8,37 @@
 #include "absl/strings/str_join.h"
 #include "harness/cohort/process/entrypoint.h"
 #include "harness/cohort/process/this_process.h"
+#include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/config/yaml_quoting.h"
 #include "runtime/orchestrator/trial_config.h"
+#include "runtime/plugin/plugin_library.h"
 #include "runtime/record/experiment_record_reader.h"
 #include "yaml-cpp/yaml.h"
 
 namespace cohort {
+namespace {
+
+// A plugin without an optimizer_step of its own trains with the built-in optimizer, which the
+// hyperparameters configure: what its worker would refuse (an unknown optimizer, a learning rate
+// <= 0) is refused now, before a run folder exists. Only where every trial sees the same values:
+// the single searcher, or no built-in optimizer hyperparameter searched (the other trials' values
+// are their workers' to check). A plugin that does not open is its worker's to name.
+absl::Status CheckBuiltInOptimizer(const ExperimentConfig& config, const std::string& plugin_path) {
+  if (config.searcher.name != "single") {
+    for (const OptimizerOptions::Kind kind :
+         {OptimizerOptions::Kind::kSgd, OptimizerOptions::Kind::kAdam,
+          OptimizerOptions::Kind::kAdamW}) {
+      for (const std::string& name : OptimizerHyperparameterNames(kind)) {
+        if (config.hyperparameter_spaces.count(name) != 0) return absl::OkStatus();
+      }
+    }
+  }
+  absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin = PluginLibrary::Open(plugin_path);
+  if (!plugin.ok() || (*plugin)->has_optimizer()) return absl::OkStatus();
+  return OptimizerOptionsFromHyperparameters(config.hyperparameters).status();
+}
+
+}  // namespace
 
 absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
                                                std::vector<std::string> overrides,
@@ -31,7 +56,9 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
   // What the orchestrator checks beyond the file's own rules, and the plugin it names, told with
   // the file as those are.
   absl::Status checked = Orchestrator::CheckExperiment(*loaded);
-  if (checked.ok()) checked = ResolveEntrypoint(loaded->entrypoint, loaded->config_dir).status();
+  absl::StatusOr<std::string> plugin = ResolveEntrypoint(loaded->entrypoint, loaded->config_dir);
+  if (checked.ok()) checked = plugin.status();
+  if (checked.ok()) checked = CheckBuiltInOptimizer(*loaded, *plugin);
   if (!checked.ok()) {
     return absl::Status(checked.code(), absl::StrCat(path, ": ", checked.message()));
   }

@@ -27,8 +27,10 @@ namespace cohort {
 // Loads the config with `overrides`; a run without reproducibility.experiment_seed gets one drawn
 // now (or `seed_in_use`, the one the resumed run already used), and the name and the seed go into
 // its effective YAML explicitly, so every restart trains the same way. What the orchestrator
-// checks at submission (Orchestrator::CheckExperiment) and the plugin the entrypoint names are
-// checked too, their errors starting with `path` as the loader's do.
+// checks at submission (Orchestrator::CheckExperiment), the plugin the entrypoint names, and, for a
+// plugin that steps with the built-in optimizer, the hyperparameters that configure it (where
+// every trial sees the same) are checked too, their errors starting with `path` as the loader's
+// do.
 absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
                                                std::vector<std::string> overrides,
                                                std::optional<uint64_t> seed_in_use);
