@@ -180,11 +180,9 @@ absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& r
   (void)watch_->Failure();  // reads the events not read yet
   const bool was_connected = watch_->connected();
   std::string message = absl::StrFormat(
-      was_connected ? "no answer from the orchestrator at %s within %g s (the connection was "
-                      "made: has `cohort orchestrator` stopped?)"
-                    : "no answer from the orchestrator at %s within %g s (is `cohort "
-                      "orchestrator` running?)",
-      endpoint_, timeout_seconds);
+      "no answer from the orchestrator at %s within %g s (%s)", endpoint_, timeout_seconds,
+      was_connected ? "the connection was made: has `cohort orchestrator` stopped?"
+                    : "is `cohort orchestrator` running?");
   if (!dropped_why.empty()) {
     absl::StrAppend(&message, "; dropped a message that could not be read: ", dropped_why);
   }
