@@ -350,8 +350,18 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
     config = absl::InvalidArgumentError(e.what());
   }
   if (!config.ok()) {
+    // Where the file alone is good, the --set overrides made the error: say so, not blame the file.
+    bool file_alone_good = false;
+    if (!overrides.empty()) {
+      try {
+        file_alone_good =
+            Parse(text, {}, fs::path(path).stem().string(), absolute.parent_path().string()).ok();
+      } catch (const YAML::Exception&) {
+      }
+    }
     return absl::Status(config.status().code(),
-                        absl::StrCat(path, ": ", config.status().message()));
+                        absl::StrCat(path, file_alone_good ? " as --set changes it: " : ": ",
+                                     config.status().message()));
   }
   return config;
 }

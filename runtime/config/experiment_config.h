@@ -241,7 +241,8 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(
     absl::string_view yaml_text, absl::Span<const std::string> overrides = {});
 
 // Reads the file, then parses as above; `name` defaults to the file's stem and `config_dir` is the
-// file's absolute folder. NOT_FOUND names the path; every error message starts with the path.
+// file's absolute folder. NOT_FOUND names the path; every error message starts with the path
+// ("<path> as --set changes it: ..." where the file alone is good and `overrides` made the error).
 absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
                                                       absl::Span<const std::string> overrides = {});
 

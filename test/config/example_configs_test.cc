@@ -71,12 +71,13 @@ TEST(ExampleConfigsTest, AdaptiveLoadsAsAnAshaSearch) {
   EXPECT_EQ(c->searcher.max_trials, 1u);
   EXPECT_THAT(c->ignored_keys, ElementsAre("data", "searcher.max_trials", "searcher.mode"));
 
-  // As a grid search every range needs its number of points.
+  // As a grid search every range needs its number of points; the file alone is good, so the
+  // message says the override made the error.
   c = LoadExperimentConfig(path, {"searcher.name=grid"});
   EXPECT_EQ(c.status().message(),
             path +
-                ": hyperparameters.dropout1.count: expected an integer >= 1 (the grid "
-                "searcher's number of points for this range); got nothing");
+                " as --set changes it: hyperparameters.dropout1.count: expected an integer >= 1 "
+                "(the grid searcher's number of points for this range); got nothing");
 }
 
 // The batch size is searched: each trial picks its own, and the searcher counts records.
