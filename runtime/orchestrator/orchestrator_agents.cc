@@ -442,6 +442,7 @@ void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
     task.flags.agent_lost = true;
     if (task.flags.failure.empty())
       task.flags.failure = absl::StrCat("agent ", agent.id, " was lost");
+    task.parts.at(agent.id).lost = true;
     StopTask(task, task.flags.failure, 0);
     EndPart(task, agent.id);
   }

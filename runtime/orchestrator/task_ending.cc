@@ -38,6 +38,13 @@ TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFla
       }
     }
     if (draining) ending.draining_agents.push_back(agent_id);
+    // A lost agent's ranks ended with it, unseen: as much a cause as a rank killed outside Cohort.
+    for (const int32_t rank : part.ranks) {
+      if (part.lost && rank != kWholeTask && part.exits.count(rank) == 0) {
+        ending.ended_outside[static_cast<uint32_t>(rank)] =
+            absl::StrCat("ended with its agent ", agent_id, " (lost)");
+      }
+    }
   }
   ending.reached_running = flags.reached_running;
   ending.agent_lost = flags.agent_lost;

@@ -46,6 +46,7 @@ struct AgentPart {
   TaskState state = TaskState::kPending;
   std::map<int32_t, TaskExit> exits;  // by rank (kWholeTask for the task as a whole)
   bool done = false;                  // every process there has ended (or the agent was lost)
+  bool lost = false;  // its agent was lost first: its ranks without an exit ended with it
   // The agent's GPU readings from its latest heartbeat, when rank 0 runs elsewhere: added to the
   // task's next training report, then cleared.
   std::vector<GpuReading> gpus;

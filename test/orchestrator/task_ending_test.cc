@@ -87,6 +87,13 @@ TEST(TaskEndingTest, TheRanksThatEndedOutsideCohortAreTheFlightDiagnosisCauses) 
   EXPECT_THAT(ending.ended_outside,
               ElementsAre(Pair(1u, "was killed by signal 9"),
                           Pair(3u, "was killed by signal 9 (found stopped)")));
+  // A lost agent's ranks that never exited ended with it; one that exited first ended its own way.
+  std::map<std::string, AgentPart> with_lost =
+      Parts({{"a", Exit(0, 1, 0, false, "reset")}, {"b", Exit(2, 0)}});
+  with_lost["b"].ranks = {1, 2};
+  with_lost["b"].lost = true;
+  EXPECT_THAT(EndingOf(with_lost, Flags(true, false, /*agent_lost=*/true)).ended_outside,
+              ElementsAre(Pair(1u, "ended with its agent b (lost)")));
   EXPECT_EQ(HowItEnded(Exit(0, 1, 0, false, "Connection reset by peer")),
             "exited with code 1 (Connection reset by peer)");
   // The agent's reason for a signal names it: not said twice.
