@@ -13,6 +13,7 @@
 #include "harness/cohort/process/stop_signals.h"
 #include "harness/cohort/process/this_process.h"
 #include "harness/cohort/web/dashboard.h"
+#include "runtime/agent/agent.h"
 #include "runtime/base/daemon_log.h"
 #include "runtime/base/file_io.h"
 #include "runtime/orchestrator/orchestrator_server.h"
@@ -52,7 +53,7 @@ constexpr char kOrchestratorUsage[] =
     "                            agents must see it at the same path (default: checkpoints/\n"
     "                            in the state dir)\n"
     "  --agent-timeout SECONDS   an agent silent this long is lost and its tasks fail\n"
-    "                            (default 15)\n"
+    "                            (default 15; more than the agents' heartbeat period, 5 s)\n"
     "  --rendezvous-listen ENDPOINT\n"
     "                            where the workers of a trial spanning agents meet to form\n"
     "                            their Gloo group; agents learn it from each task, and a\n"
@@ -213,6 +214,13 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
         seconds <= 0) {
       return OrchestratorUsage(absl::StrCat("--agent-timeout needs a number of seconds > 0, not '",
                                             parsed.agent_timeout, "'"));
+    }
+    if (seconds <= kAgentHeartbeatSeconds) {
+      // An idle agent is heard only at its heartbeats: it would be lost between two of them.
+      return OrchestratorUsage(
+          absl::StrCat("--agent-timeout needs more seconds than the agents' "
+                       "heartbeat period (",
+                       kAgentHeartbeatSeconds, " s), not '", parsed.agent_timeout, "'"));
     }
     options.agent_timeout_seconds = seconds;
   }
