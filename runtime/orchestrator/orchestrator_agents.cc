@@ -222,13 +222,8 @@ void Orchestrator::OnHeartbeat(const std::string& agent_id, const AgentHeartbeat
 
 void Orchestrator::OnDeparting(Agent& agent, const AgentHeartbeat& beat) {
   if (!agent.connected) return;
-  const bool runs_tasks =
-      !beat.running_task_ids.empty() ||
-      std::any_of(cluster_->tasks.begin(), cluster_->tasks.end(), [&](const auto& entry) {
-        auto part = entry.second->parts.find(agent.id);
-        return part != entry.second->parts.end() && !part->second.done;
-      });
-  if (runs_tasks) {
+  // `busy` holds the slots of every task part there not yet ended, and of leftover ranks.
+  if (!beat.running_task_ids.empty() || !agent.busy.empty()) {
     if (!agent.draining) {
       Notice(absl::StrCat("agent ", agent.id,
                           " is shutting down: it stops its tasks, and no new task goes there"));
@@ -237,8 +232,6 @@ void Orchestrator::OnDeparting(Agent& agent, const AgentHeartbeat& beat) {
     return;
   }
   agent.connected = false;
-  agent.busy.clear();
-  agent.leftover_ranks.clear();
   Notice(absl::StrCat("agent ", agent.id, " left: it shut down, running no task"));
 }
 

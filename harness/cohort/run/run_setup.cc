@@ -176,7 +176,7 @@ std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& fold
 absl::StatusOr<LocalSubmission> PrepareSubmission(ExperimentConfig config,
                                                   std::optional<RunFolder> folder,
                                                   const std::string& path) {
-  if (absl::Status checked = Orchestrator::CheckExperiment(config); !checked.ok()) return checked;
+  // LoadRunConfig checked the experiment and found its plugin; this takes the plugin's path.
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
   if (!plugin.ok()) return plugin.status();
   const bool resume = folder.has_value();

@@ -59,8 +59,8 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
 // names shared storage (so experiments sharing it never mix their checkpoints).
 std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder);
 
-// The submission of `config` for RunEmbedded: checks the experiment as the orchestrator will and
-// resolves its plugin (an error changes nothing), then uses `folder` (a run being continued) or
+// The submission of `config` (from LoadRunConfig, which checked it) for RunEmbedded: resolves its
+// plugin (an error changes nothing), then uses `folder` (a run being continued) or
 // creates one at `path`, writes its config.yaml, and makes the plugin and checkpoint paths
 // absolute (the workers run in their task folders).
 absl::StatusOr<LocalSubmission> PrepareSubmission(ExperimentConfig config,
