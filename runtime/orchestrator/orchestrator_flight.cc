@@ -2,8 +2,14 @@
 // trial's folder with their diagnosis when a task of several ranks fails, and on request
 // (DiagnoseTrial, `cohort trial diagnose`), with the ranks its agents saw end outside Cohort (a
 // crash, kill -9) as the likely cause; removed when a task ends well.
+//
+// Two files in the trial's folder, so that a look at a running task never replaces what a failed
+// one left: flight_record.json, the gathered record of the trial's last failed task, and
+// flight_snapshot.json, the latest look at its running task (gone when that task ends).
+#include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -21,11 +27,18 @@ std::string FlightReportPath(const orchestration::Experiment& experiment, uint64
   return experiment.folder->trial_dir(trial_id) + "/flight_record.json";
 }
 
+std::string FlightSnapshotPath(const orchestration::Experiment& experiment, uint64_t trial_id) {
+  return experiment.folder->trial_dir(trial_id) + "/flight_snapshot.json";
+}
+
 }  // namespace
 
 void Orchestrator::SettleFlightRecords(const Experiment& experiment, Trial& trial, uint64_t task_id,
                                        uint32_t ranks, TaskEnding& ending) {
   if (ranks < 2) return;
+  // A look taken while the task ran is out of date once it ended, either way.
+  std::error_code ignored;
+  std::filesystem::remove(FlightSnapshotPath(experiment, trial.id), ignored);
   if (!ending.failed) {
     RemoveTaskFlights(experiment.checkpoint_root, trial.id, task_id);
     return;
@@ -79,7 +92,9 @@ ClientMessage Orchestrator::Diagnose(const DiagnoseTrial& request) {
                                     ranks < 2 ? "a trial of one slot keeps none"
                                               : "no task of it is running, and none failed")};
   }
-  const std::string path = FlightReportPath(experiment, trial.id);
+  const bool running = trial.task_id == *task_id;
+  const std::string path = running ? FlightSnapshotPath(experiment, trial.id)
+                                   : FlightReportPath(experiment, trial.id);
   absl::StatusOr<FlightReport> report = GatherFlightReport(experiment.checkpoint_root, trial.id,
                                                            *task_id, ranks, path, ended_outside);
   if (!report.ok()) {
@@ -89,7 +104,7 @@ ClientMessage Orchestrator::Diagnose(const DiagnoseTrial& request) {
   TrialDiagnosis reply;
   reply.trial_id = trial.id;
   reply.task_id = *task_id;
-  reply.running = trial.task_id == *task_id;
+  reply.running = running;
   reply.summary = std::move(found.summary);
   reply.collective = std::move(found.collective);
   reply.entered = std::move(found.entered);

@@ -11,7 +11,11 @@ Gloo between them):
    there is none; so does a trial of one slot;
 4. rank 1's worker is SIGKILLed mid-training: rank 0 fails within the same heartbeat, so the records
    alone cannot tell which went first, but the diagnosis names rank 1, killed by signal 9, as the
-   likely cause, in the trial's error and again when `cohort trial diagnose` asks later.
+   likely cause, in the trial's error and again when `cohort trial diagnose` asks later;
+5. a look at a running task never replaces what a failed one left: after a killed rank's task
+   is restarted, `cohort trial diagnose` of the new task writes its own snapshot, the failed
+   task's record stays as it was, and once the new task ends the snapshot is gone and the record
+   is the one diagnosed.
 """
 import json
 import os
@@ -22,8 +26,9 @@ from cohort_cli import *
 from cluster import Cluster
 
 
-def config(tmp, name, batches, slots, timeout):
-    text = read_bytes(mlp_config(tmp, name=name, batches=batches, period=10**6)).decode()
+def config(tmp, name, batches, slots, timeout, max_restarts=0):
+    text = read_bytes(mlp_config(tmp, name=name, batches=batches, period=10**6,
+                                 max_restarts=max_restarts)).decode()
     return write_config(tmp, text + f"resources:\n  slots_per_trial: {slots}\n"
                         f"optimizations:\n  collective_timeout: {timeout}\n",
                         file_name=name + ".yaml")
@@ -48,8 +53,10 @@ with temp_dir() as tmp:
         try:
             time.sleep(2.5)  # past the 1 s after which a record that is not stamped is silent
             out = cluster.must("trial", "diagnose", str(trial_id))
-            report_path = os.path.join(folder, "trials", str(trial_id), "flight_record.json")
-            with open(report_path) as f:
+            trial_folder = os.path.join(folder, "trials", str(trial_id))
+            snapshot_path = os.path.join(trial_folder, "flight_snapshot.json")
+            report_path = os.path.join(trial_folder, "flight_record.json")
+            with open(snapshot_path) as f:
                 report = json.load(f)
             diagnosis = report["diagnosis"]
             check(diagnosis["collective"] and diagnosis["collective"] in out, f"{out}\n{report}")
@@ -62,7 +69,7 @@ with temp_dir() as tmp:
                   diagnosis)
             check(sorted(r["rank"] for r in report["records"]) == [0, 1], report["records"])
             check(all(r["collectives"] for r in report["records"]), "an empty record")
-            check("(running)" in out and "records: " + report_path in out, out)
+            check("(running)" in out and "records: " + snapshot_path in out, out)
             check("this may be the collective in flight" in out, out)
             print(out)
 
@@ -79,6 +86,7 @@ with temp_dir() as tmp:
         with open(report_path) as f:
             after = json.load(f)
         check(after["diagnosis"]["collective"] in error, f"{after['diagnosis']}\n{error}")
+        check(not os.path.exists(snapshot_path), "the running task's snapshot outlived it")
         out = cluster.must("trial", "diagnose", str(trial_id))
         check("(ended)" in out, out)
 
@@ -115,4 +123,34 @@ with temp_dir() as tmp:
         check(("Flight record: " in error) == bool(diagnosis["collective"]), f"{error}\n{diagnosis}")
         out = cluster.must("trial", "diagnose", str(killed_trial))
         check("(ended)" in out and "rank 1 was killed by signal 9" in out, out)
+
+        # 5. A look at the restarted task leaves the failed task's record alone.
+        again_id = cluster.submit(config(tmp, "again", 10**6, 2, 20, max_restarts=1))
+        again_folder = os.path.join(cluster.state, "experiments", str(again_id))
+        wait_for(lambda: worker_pid(1, cluster_dir) is not None
+                 and experiment(again_folder)["trials"][0]["batches_trained"] > 0, 120,
+                 "rank 1 of the restarted trial's first task to train")
+        first_pid = worker_pid(1, cluster_dir)
+        os.kill(first_pid, signal.SIGKILL)
+        again_trial = cluster.first_trial(again_id)
+        again_trial_folder = os.path.join(again_folder, "trials", str(again_trial))
+        record_path = os.path.join(again_trial_folder, "flight_record.json")
+        wait_for(lambda: os.path.exists(record_path) and worker_pid(1, cluster_dir) not in
+                 (None, first_pid), 120, "the trial's second task to start")
+        record = read_bytes(record_path)
+        failed_task = json.loads(record)["task_id"]
+        looks = []  # the new task's ranks may not have written a record yet
+        wait_for(lambda: looks.append(cluster.cli("trial", "diagnose", str(again_trial)))
+                 or looks[-1][0] == 0, 60, "a diagnosis of the second task")
+        out = looks[-1][1]
+        check("(running)" in out and f"task {failed_task} " not in out, out)
+        with open(os.path.join(again_trial_folder, "flight_snapshot.json")) as f:
+            check(json.load(f)["task_id"] != failed_task, "the snapshot is of the failed task")
+        check(read_bytes(record_path) == record, "a look at the running task rewrote the record")
+        cluster.must("experiment", "kill", str(again_id))
+        cluster.wait_ended(again_id, 120)
+        check(not os.path.exists(os.path.join(again_trial_folder, "flight_snapshot.json")),
+              "the snapshot outlived its task")
+        out = cluster.must("trial", "diagnose", str(again_trial))
+        check(f"task {failed_task} (ended)" in out and "rank 1 was killed by signal 9" in out, out)
 print("ok")

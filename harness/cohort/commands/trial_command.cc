@@ -44,10 +44,12 @@ constexpr char kDiagnoseUsage[] =
     "\n"
     "Reads the flight records of a trial of several slots (the last collectives\n"
     "each rank entered and left) from its running task, or from its last failed\n"
-    "one, gathers them into the trial's folder (trials/<id>/flight_record.json)\n"
-    "and names the first collective the ranks part at: the ranks that entered it,\n"
-    "those missing from it, and those whose process stopped answering. Use it on\n"
-    "a trial that seems to hang, before optimizations.collective_timeout ends it.\n"
+    "one, gathers them into the trial's folder (trials/<id>/flight_snapshot.json\n"
+    "for a running task, until it ends; trials/<id>/flight_record.json for a\n"
+    "failed one) and names the first collective the ranks part at: the ranks that\n"
+    "entered it, those missing from it, and those whose process stopped\n"
+    "answering. Use it on a trial that seems to hang, before\n"
+    "optimizations.collective_timeout ends it.\n"
     "\n";
 
 // Parses `arguments` by `spec`, whose one positional is TRIAL_ID, into `*args` and the id;
