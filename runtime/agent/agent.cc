@@ -141,6 +141,7 @@ void Agent::OnTick() {
     SendHello();
   }
   TellOfUnansweredHellos(now);
+  WatchConnection();
   PumpConnection();
   SampleGpus(now);
   PublishMetrics(now);
@@ -201,6 +202,22 @@ void Agent::TellOfUnansweredHellos(double now) {
                    options_.curve ? ", with the key this agent was given" : "",
                    "? Is another agent already connected under the id '", options_.agent_id,
                    "' (the orchestrator does not hear a second one)?"));
+}
+
+void Agent::WatchConnection() {
+  const bool connected = connection_->Connected();
+  if (connected == orchestrator_connected_) return;
+  orchestrator_connected_ = connected;
+  if (!connected) {
+    connection_lost_ = true;
+    // Tasks do not need the orchestrator to train: they go on, their reports queued meanwhile.
+    Log(absl::StrCat("lost the connection to the orchestrator at ", options_.orchestrator, " (",
+                     runs_.size(), " task(s) here keep running); reconnecting"));
+  } else if (connection_lost_) {
+    connection_lost_ = false;
+    Log(absl::StrCat("the connection to the orchestrator at ", options_.orchestrator,
+                     " is back"));
+  }
 }
 
 void Agent::SendHello() {
@@ -389,6 +406,7 @@ void Agent::PublishMetrics(double now) {
   snapshot.slots = static_cast<uint32_t>(table_.slots().size());
   snapshot.busy_slots = table_.BusySlots();
   snapshot.registered = registered_;
+  snapshot.orchestrator_connected = orchestrator_connected_;
   if (last_heard_) snapshot.orchestrator_silence_seconds = now - *last_heard_;
   for (const auto& [task_id, run] : runs_) {
     AgentMetricsSnapshot::Task task;

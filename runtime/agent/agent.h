@@ -138,6 +138,8 @@ class Agent final : private TaskRun::Listener {
   // While unregistered: every options_.unanswered_note_seconds without an answer, says so in the
   // log with what to check.
   void TellOfUnansweredHellos(double now);
+  // Says in the log when the connection to the orchestrator is lost, and when it is back.
+  void WatchConnection();
   // Sends what the orchestrator's minor knows of `message` (KnownAtMinor), logging a failure;
   // the message id, 0 when not sent (nothing known, or the sending failed).
   uint64_t Send(const ControlMessage& message, uint64_t correlation_id = 0);
@@ -189,6 +191,8 @@ class Agent final : private TaskRun::Listener {
   std::optional<double> unanswered_since_;
   double unanswered_told_ = 0;
   std::optional<double> last_heard_;  // monotonic seconds of the orchestrator's latest message
+  bool orchestrator_connected_ = false;  // as WatchConnection last saw it
+  bool connection_lost_ = false;         // lost since it was last seen connected
   double last_metrics_ = -1;          // monotonic seconds of the latest metrics page
   double last_gpu_sample_ = -1;       // monotonic seconds of the latest GPU readings
   // The GPU slots' readings (NVML); null when the agent offers no GPU slot.

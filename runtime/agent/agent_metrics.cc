@@ -13,6 +13,10 @@ std::string AgentMetricsPage(const AgentMetricsSnapshot& snapshot) {
              agent);
   page.Gauge("cohort_agent_registered", "1 once the orchestrator acknowledged the agent, else 0.",
              snapshot.registered ? 1 : 0, agent);
+  page.Gauge("cohort_agent_orchestrator_connected",
+             "1 while the connection to the orchestrator is up (ZeroMQ's handshake done, not "
+             "lost since), else 0.",
+             snapshot.orchestrator_connected ? 1 : 0, agent);
   if (snapshot.orchestrator_silence_seconds) {
     page.Gauge("cohort_agent_orchestrator_silence_seconds",
                "Seconds since the orchestrator's last message.",

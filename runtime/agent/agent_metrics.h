@@ -4,6 +4,7 @@
 //   cohort_agent_slots                      slots offered
 //   cohort_agent_slots_busy                 slots held by tasks
 //   cohort_agent_registered                 1 once the orchestrator acknowledged it, else 0
+//   cohort_agent_orchestrator_connected     1 while the connection to the orchestrator is up
 //   cohort_agent_orchestrator_silence_seconds  since the orchestrator's last message (absent
 //                                           before the first)
 //   cohort_agent_tasks                      tasks it runs
@@ -40,6 +41,7 @@ struct AgentMetricsSnapshot {
   uint32_t slots = 0;
   uint32_t busy_slots = 0;
   bool registered = false;
+  bool orchestrator_connected = false;
   std::optional<double> orchestrator_silence_seconds;
   std::vector<Task> tasks;
   struct Gpu {

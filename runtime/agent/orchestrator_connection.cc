@@ -12,6 +12,9 @@ namespace cohort {
 namespace {
 
 constexpr int kLingerMilliseconds = 1000;
+// ZeroMQ's own heartbeats: a PING this often, the connection dropped after this long unanswered.
+constexpr int kPingMilliseconds = 2000;
+constexpr int kPingTimeoutMilliseconds = 10000;
 
 void PrintDroppedControl(absl::string_view why) {
   LogDaemonLine("agent", absl::StrCat("dropped ", why));
@@ -35,12 +38,16 @@ absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::
     socket.set(zmq::sockopt::routing_id, agent_id);
     socket.set(zmq::sockopt::linger, kLingerMilliseconds);
     socket.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+    socket.set(zmq::sockopt::heartbeat_ivl, kPingMilliseconds);
+    socket.set(zmq::sockopt::heartbeat_timeout, kPingTimeoutMilliseconds);
     if (curve) {
       if (absl::Status status = ConfigureCurveClient(socket, *curve); !status.ok()) return status;
     }
+    auto watch = std::make_unique<ConnectionWatch>(context, socket.handle());  // before connect
     socket.connect(endpoint);
-    return std::unique_ptr<OrchestratorConnection>(new OrchestratorConnection(
-        endpoint, agent_id, std::move(on_dropped), std::move(context), std::move(socket)));
+    return std::unique_ptr<OrchestratorConnection>(
+        new OrchestratorConnection(endpoint, agent_id, std::move(on_dropped), std::move(context),
+                                   std::move(socket), std::move(watch)));
   } catch (const zmq::error_t& error) {
     return ZmqErrorStatus(absl::StrCat("connecting to the orchestrator at '", endpoint, "'"),
                           error);
@@ -49,13 +56,20 @@ absl::StatusOr<std::unique_ptr<OrchestratorConnection>> OrchestratorConnection::
 
 OrchestratorConnection::OrchestratorConnection(std::string endpoint, std::string agent_id,
                                                DroppedHandler on_dropped, zmq::context_t context,
-                                               zmq::socket_t socket)
+                                               zmq::socket_t socket,
+                                               std::unique_ptr<ConnectionWatch> watch)
     : endpoint_(std::move(endpoint)),
       agent_id_(std::move(agent_id)),
       on_dropped_(std::move(on_dropped)),
       context_(std::move(context)),
       socket_(std::move(socket)),
+      watch_(std::move(watch)),
       fd_(socket_.get(zmq::sockopt::fd)) {}
+
+bool OrchestratorConnection::Connected() {
+  watch_->Update();
+  return watch_->connected();
+}
 
 absl::StatusOr<uint64_t> OrchestratorConnection::Send(const ControlMessage& message,
                                                       uint64_t correlation_id) {

@@ -9,6 +9,11 @@
 // unknown message type...) is dropped and reported to `on_dropped` with the peer and the reason,
 // never returned.
 //
+// The DEALER sends ZeroMQ heartbeats (a PING every 2 s): a connection whose orchestrator does not
+// answer them for 10 s (stopped, or its host gone, with no word on the wire) is taken as lost, as
+// one that closed is. Connected() says whether the connection is up now, from the socket's
+// monitor (ConnectionWatch); ZeroMQ reconnects by itself meanwhile.
+//
 // fd() is ZeroMQ's ZMQ_FD, for an event loop to watch for readability. It is edge-triggered: it
 // signals that the socket's state may have changed, not that a message waits, and a send can
 // consume the signal; so drain after every wake-up and after sending, and on a timer too.
@@ -31,6 +36,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/control/connection_watch.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/security/curve_client_config.h"
 
@@ -59,19 +65,25 @@ class OrchestratorConnection {
   // Every valid message waiting now, in arrival order; never blocks.
   std::vector<DecodedControl> Drain();
 
+  // Whether the connection's handshake has succeeded and it was not lost since (reads the
+  // socket's events that arrived; never blocks).
+  bool Connected();
+
   int fd() const { return fd_; }
   const std::string& endpoint() const { return endpoint_; }
   const std::string& agent_id() const { return agent_id_; }
 
  private:
   OrchestratorConnection(std::string endpoint, std::string agent_id, DroppedHandler on_dropped,
-                         zmq::context_t context, zmq::socket_t socket);
+                         zmq::context_t context, zmq::socket_t socket,
+                         std::unique_ptr<ConnectionWatch> watch);
 
   std::string endpoint_;
   std::string agent_id_;
   DroppedHandler on_dropped_;
   zmq::context_t context_;  // declared before socket_: destroyed after it, waiting for the linger
   zmq::socket_t socket_;
+  std::unique_ptr<ConnectionWatch> watch_;  // declared after socket_: stops watching before it closes
   int fd_ = -1;
   uint64_t last_message_id_ = 0;
 };

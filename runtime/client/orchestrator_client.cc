@@ -177,8 +177,8 @@ absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& r
   }
   // Once a handshake succeeded, the security mechanisms agree: the orchestrator went away, or is
   // too busy to answer.
-  (void)watch_->Failure();  // reads the events not read yet
-  const bool was_connected = watch_->connected();
+  watch_->Update();  // reads the events not read yet
+  const bool was_connected = watch_->ever_connected();
   std::string message = absl::StrFormat(
       "no answer from the orchestrator at %s within %g s (%s)", endpoint_, timeout_seconds,
       was_connected ? "the connection was made: has `cohort orchestrator` stopped?"

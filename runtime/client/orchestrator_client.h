@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/client/client_messages.h"
-#include "runtime/client/connection_watch.h"
+#include "runtime/control/connection_watch.h"
 #include "runtime/security/curve_client_config.h"
 
 namespace cohort {

@@ -28,6 +28,7 @@ with temp_dir() as tmp:
         eventually(agent_port, lambda s:
                    value(s, "cohort_agent_slots", agent="agent-1") == 2 and
                    value(s, "cohort_agent_registered", agent="agent-1") == 1 and
+                   value(s, "cohort_agent_orchestrator_connected", agent="agent-1") == 1 and
                    value(s, "cohort_agent_tasks", agent="agent-1") == 0,
                    "the agent's page")
 

@@ -189,11 +189,17 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     folder = os.path.join(cluster.state, "experiments", str(unwatched))
     wait_for(lambda: experiment(folder)["trials"][0]["checkpoints"], 60, "a checkpoint")
     cluster.crash_orchestrator()
+    agent_log = os.path.join(tmp, "agent-1.log")
+    wait_for(lambda: "lost the connection to the orchestrator at " in read_bytes(agent_log)
+             .decode(), 30, "the agent to tell of the lost connection")
     final = os.path.join(cluster.state, "**", f"trial-1-batch-{target}")
     wait_for(lambda: glob.glob(final, recursive=True), 120, "the trial's final checkpoint")
     recorded = [r["batches"] for r in metrics(folder) if r["kind"] == "validation"]
     check(target not in recorded, f"the final validation was recorded: {recorded}")
     cluster.restart_orchestrator()
+    wait_for(lambda: re.search(r"the connection to the orchestrator at \S+ is back",
+                               read_bytes(agent_log).decode()), 30,
+             "the agent to tell of the connection back")
     check(cluster.wait_ended(unwatched, 120) == "completed", cluster.logs())
     trial = experiment(folder)["trials"][0]
     check(trial["best_validation"] is not None and

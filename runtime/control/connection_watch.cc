@@ -1,7 +1,6 @@
-#include "runtime/client/connection_watch.h"
+#include "runtime/control/connection_watch.h"
 
 #include <atomic>
-#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -12,7 +11,7 @@ namespace {
 constexpr int kWatchedEvents = ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
                                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_DISCONNECTED;
 
 }  // namespace
 
@@ -34,23 +33,28 @@ ConnectionWatch::~ConnectionWatch() {
   if (monitor_) zmq_socket_monitor(watched_, nullptr, 0);
 }
 
-std::optional<std::string> ConnectionWatch::Failure() {
-  if (!monitor_ || connected_) return std::nullopt;
+void ConnectionWatch::Update() {
+  if (!monitor_) return;
   try {
     while (true) {
       // An event is two frames: 2 bytes of event id and 4 of value, then the endpoint.
       zmq::message_t event;
-      if (!monitor_->recv(event, zmq::recv_flags::dontwait)) break;
+      if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return;
       zmq::message_t endpoint;
-      if (event.more() && !monitor_->recv(endpoint, zmq::recv_flags::dontwait)) break;
+      if (event.more() && !monitor_->recv(endpoint, zmq::recv_flags::dontwait)) return;
       if (event.size() < 6) continue;
       uint16_t id = 0;
       std::memcpy(&id, event.data(), sizeof id);
       switch (id) {
         case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
-          connected_ = true;
+          connected_ = ever_connected_ = true;
           failure_.reset();
-          return std::nullopt;
+          break;
+        case ZMQ_EVENT_DISCONNECTED:
+          // Also sent for a connection whose handshake failed: only a connected one is lost.
+          if (connected_) ++losses_;
+          connected_ = false;
+          break;
         case ZMQ_EVENT_CONNECT_RETRIED:
           if (!failure_) failure_ = "nothing listens there (the connection was refused)";
           break;
@@ -66,8 +70,13 @@ std::optional<std::string> ConnectionWatch::Failure() {
       }
     }
   } catch (const zmq::error_t&) {
-    return failure_;
+    // A monitor that cannot be read tells nothing more.
   }
+}
+
+std::optional<std::string> ConnectionWatch::Failure() {
+  Update();
+  if (ever_connected_) return std::nullopt;
   return failure_;
 }
 
