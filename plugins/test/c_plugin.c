@@ -15,7 +15,9 @@
  * (tests of the gradient check): the loss reported is C plus the true loss, rounded to float32, as
  * a model computing in float32 reports it (C large makes that rounding coarse); `device_metrics`
  * (non-zero; tests of metric_add_device, ABI 1.3): the training loss goes through
- * metric_add_device, pointing at the model's own copy of it, on a host that offers it.
+ * metric_add_device, pointing at the model's own copy of it, on a host that offers it;
+ * `exit_batch` N and `exit_code` C (tests of a plugin that ends its process): its N-th training
+ * batch calls exit(C) (C default 0).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
@@ -35,6 +37,8 @@ struct cohort_model {
   double nan_rank;            /* < 0: every rank */
   double hang_batch;          /* 0: never */
   double hang_rank;           /* < 0: every rank */
+  double exit_batch;          /* 0: never */
+  double exit_code;           /* what exit_batch exits with */
   double float32_loss_offset; /* 0: the loss is reported in double */
   double device_metrics;      /* non-zero: the training loss goes through metric_add_device */
   double reported_loss;       /* what metric_add_device points at */
@@ -77,6 +81,10 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
     hparam_error = optional_double(api, args->host, "hang_batch", &m->hang_batch);
   if (hparam_error == NULL)
     hparam_error = optional_double(api, args->host, "hang_rank", &m->hang_rank);
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "exit_batch", &m->exit_batch);
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "exit_code", &m->exit_code);
   if (hparam_error == NULL) {
     hparam_error = optional_double(api, args->host, "float32_loss_offset", &m->float32_loss_offset);
   }
@@ -158,6 +166,7 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch,
   if (chosen(m->hang_batch, m->hang_rank, m->batches_trained + 1, rank)) {
     for (;;) pause();
   }
+  if (chosen(m->exit_batch, -1.0, m->batches_trained + 1, rank)) exit((int)m->exit_code);
   cohort_error* e = m->api->gradients_ready(m->host, 0, 0, DIM);
   if (e != NULL) return e;
   m->batches_trained += 1;

@@ -50,6 +50,7 @@ TaskExit ExitOfRank(uint64_t task_id, uint32_t rank, const RankOutcome& outcome,
     }
   } else {
     exit.reason = absl::StrCat("exit code ", outcome.exit_status, " without finishing the trial");
+    exit.unfinished = true;
   }
   if (exit.stopped) {
     absl::StrAppend(&exit.reason,

@@ -83,6 +83,7 @@ struct Describer {
     }
     if (m.killed_by_agent) absl::StrAppend(&text, ", killed by the agent");
     if (m.stopped) absl::StrAppend(&text, ", stopped before");
+    if (m.unfinished) absl::StrAppend(&text, ", trial unfinished");
     return text;
   }
   std::string operator()(const TaskMetricsReport& m) const {

@@ -130,7 +130,8 @@ struct PayloadEncoder {
   }
   Payload operator()(const TaskExit& m) const {
     auto table = wire::CreateTaskExit(builder, m.task_id, m.rank, m.exit_code, m.signal,
-                                      CreateText(builder, m.reason), m.killed_by_agent, m.stopped);
+                                      CreateText(builder, m.reason), m.killed_by_agent, m.stopped,
+                                      m.unfinished);
     return {wire::ControlPayload::TaskExit, table.Union()};
   }
   Payload operator()(const TaskMetricsReport& m) const {
@@ -300,7 +301,7 @@ TaskStatus Read(Reader& reader, const wire::TaskStatus& t) {
 TaskExit Read(Reader& reader, const wire::TaskExit& t) {
   if (t.rank() < kWholeTask) reader.Fail(absl::StrCat("rank ", t.rank(), " is below -1"));
   return {t.task_id(),         t.rank(),   t.exit_code(), t.signal(), TextOf(t.reason()),
-          t.killed_by_agent(), t.stopped()};
+          t.killed_by_agent(), t.stopped(), t.unfinished()};
 }
 
 TaskMetricsReport Read(Reader& reader, const wire::TaskMetricsReport& t) {

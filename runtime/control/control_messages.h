@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kControlProtocolMajor = 1;
-inline constexpr uint16_t kControlProtocolMinor = 8;
+inline constexpr uint16_t kControlProtocolMinor = 9;
 // The first minor with TaskProgress and LogStream::kAgent: an agent sends them only to an
 // orchestrator that said it speaks at least this minor.
 inline constexpr uint16_t kControlMinorWithProgress = 1;
@@ -240,6 +240,10 @@ struct TaskExit {
   // The rank's process was stopped (SIGSTOP, a debugger) when the agent came to kill it: the rank
   // the others of its task waited for.
   bool stopped = false;
+  // Minor 9: the rank's process exited without telling how its trial ended (no TrialFinished: a
+  // plugin that called exit(), a worker that lost its agent): a failure whatever its exit code,
+  // and never a permanent one.
+  bool unfinished = false;
 
   friend bool operator==(const TaskExit&, const TaskExit&) = default;
 };

@@ -27,8 +27,10 @@ TaskEnding EndingOf(const std::map<std::string, AgentPart>& parts, const TaskFla
       if (rank != kWholeTask && EndedOutsideCohort(exit)) {
         ending.ended_outside[static_cast<uint32_t>(rank)] = HowItEnded(exit);
       }
-      ending.permanent =
-          ending.permanent || (exit.signal == 0 && exit.exit_code == kPermanentFailureExitCode);
+      // Only a worker that told how its trial failed means its exit code: a plugin's own exit(3)
+      // is no permanent failure.
+      ending.permanent = ending.permanent || (exit.signal == 0 && !exit.unfinished &&
+                                              exit.exit_code == kPermanentFailureExitCode);
       if (exit.killed_by_agent && !ExitFailed(exit) && !flags.stopping) {
         if (ending.stopped_by_agent.empty()) {
           ending.stopped_by_agent =

@@ -23,8 +23,11 @@
 
 namespace cohort {
 
-// A process that ended with a non-zero code or by a signal.
-inline bool ExitFailed(const TaskExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
+// A process that ended with a non-zero code or by a signal, or without telling how its trial ended
+// (a plugin's exit(0) in the middle of training is no success).
+inline bool ExitFailed(const TaskExit& exit) {
+  return exit.signal != 0 || exit.exit_code != 0 || exit.unfinished;
+}
 
 // A process killed by a signal Cohort did not send (a crash, the OOM killer, kill -9), or that its
 // agent found stopped (SIGSTOP, a debugger) when it came to kill it: the cause of a task's failure,

@@ -41,12 +41,13 @@ std::string BindAnywhere(zmq::socket_t& socket) {
 }
 
 TEST(ConnectionWatch, TellsThatNothingListens) {
-  zmq::context_t context;
   std::string endpoint;
   {
-    zmq::socket_t probe(context, zmq::socket_type::router);
+    zmq::context_t probe_context;
+    zmq::socket_t probe(probe_context, zmq::socket_type::router);
     endpoint = BindAnywhere(probe);
-  }  // closed: nothing listens there now
+  }  // closed for good once its context has ended (a socket alone closes in the background)
+  zmq::context_t context;
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
   dealer.set(zmq::sockopt::reconnect_ivl, 20);

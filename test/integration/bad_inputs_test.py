@@ -79,6 +79,14 @@ FAILED_RUNS = [
     ("plugin crashes", config_text(defect("crash_in_train")), [],
      "killed by signal 6 (SIGABRT)" if os.environ.get("COHORT_EXPECT_SANITIZER")
      else "killed by signal 11 (SIGSEGV)"),
+    # A process that ends before its trial did is no success, whatever its exit code; and only
+    # Cohort's worker means its exit code 3 (a failure every attempt would meet again).
+    ("plugin exits 0 in the middle of training",
+     config_text(extra_hyperparameters="\n  exit_batch: 2"), [],
+     "exited with code 0 (exit code 0 without finishing the trial)"),
+    ("plugin exits 3 in the middle of training",
+     config_text(extra_hyperparameters="\n  exit_batch: 2\n  exit_code: 3"), [],
+     "exited with code 3 (exit code 3 without finishing the trial)"),
     ("hyperparameter of the wrong type", config_text(extra_hyperparameters="\n  init: abc"), [],
      "hyperparameter 'init' is a string (\"abc\"), not a double"),
     ("searcher metric the plugin does not report", config_text(),
@@ -135,6 +143,9 @@ with temp_dir() as tmp:
             error = experiment(os.path.join(tmp, name))["trials"][0]["error"]
             check(text in error, f"{case}: expected '{text}' in the trial's error: {error}")
         count += 1
+    exited = experiment(os.path.join(tmp, "plugin_exits_3_in_the_middle_of_training"))["trials"][0]
+    check("not restarted" not in exited["error"],
+          f"a plugin's exit(3) was taken for a permanent failure: {exited}")
 
     # A run resumed with settings that change the numbers refuses its checkpoint.
     changed = os.path.join(tmp, "changed")

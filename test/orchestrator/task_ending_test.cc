@@ -123,6 +123,24 @@ TEST(TaskEndingTest, APermanentFailureIsNeverRestarted) {
   EXPECT_EQ(decision.reason, "no metric (every attempt would fail the same way: not restarted)");
 }
 
+TEST(TaskEndingTest, AnExitBeforeTheTrialFinishedFailsWhateverItsCode) {
+  TaskExit early = Exit(0, 0);
+  early.unfinished = true;  // a plugin's exit(0) in the middle of training
+  const TaskEnding ending = EndingOf(Parts({{"a", early}}), Flags(true));
+  EXPECT_TRUE(ending.failed);
+  EXPECT_EQ(NextForTrial(ending, Standing()).next, TrialNext::kRestart);
+  EXPECT_EQ(NextForTrial(ending, Standing(5, 5)).next, TrialNext::kFail);
+}
+
+TEST(TaskEndingTest, OnlyAWorkerThatToldItsTrialFailedMeansAPermanentFailure) {
+  TaskExit early = Exit(0, kPermanentFailureExitCode);
+  early.unfinished = true;  // a plugin's own exit(3)
+  const TaskEnding ending = EndingOf(Parts({{"a", early}}), Flags(true));
+  EXPECT_TRUE(ending.failed);
+  EXPECT_FALSE(ending.permanent);
+  EXPECT_EQ(NextForTrial(ending, Standing()).next, TrialNext::kRestart);
+}
+
 TEST(TaskEndingTest, ALostAgentPlacesTheTrialAgainWithoutARestart) {
   const TaskEnding ending = EndingOf(Parts({{"a", Exit(0, 0)}}),
                                      Flags(true, false, /*agent_lost=*/true, "agent b was lost"));
