@@ -168,6 +168,22 @@ with temp_dir() as tmp:
           f"{trial['batches_trained']} batches")
     count += 1
 
+    # A plugin named by a path relative to the config file: the run folder's config.yaml names it
+    # by its absolute path, so that the resume `cohort run` prints finds it from the run folder.
+    beside = os.path.join(tmp, "beside")
+    os.makedirs(beside)
+    os.symlink(QUADRATIC, os.path.join(beside, "model.so"))
+    config = write_config(beside, config_text(entrypoint="model.so"), file_name="relative.yaml")
+    relative = os.path.join(tmp, "relative")
+    code, out, err = run("run", config, "--output", relative)
+    check(code == 0, f"a relative entrypoint: exit {code}:\n{out}\n{err}")
+    kept = read_bytes(os.path.join(relative, "config.yaml")).decode()
+    check(f'entrypoint: "{os.path.join(beside, "model.so")}"' in kept, kept)
+    code, out, err = run("run", "--resume", relative, "--set", "searcher.max_length.batches=6")
+    check(code == 0 and "COMPLETED after 6 of 6 batches" in out + err,
+          f"resuming a relative entrypoint's run: exit {code}:\n{out}\n{err}")
+    count += 1
+
     # A plugin name works with `cohort plugin info` as in an entrypoint.
     code, out, err = run("plugin", "info", "mlp")
     check(code == 0 and "plugin mlp from" in out, f"plugin info mlp: exit {code}:\n{out}\n{err}")

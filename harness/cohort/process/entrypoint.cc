@@ -23,11 +23,23 @@ std::vector<std::string> PluginFolders() {
   return folders;
 }
 
+namespace {
+
+bool NamesPluginByPath(const std::string& entrypoint) {
+  return absl::StrContains(entrypoint, '/') || absl::EndsWith(entrypoint, ".so");
+}
+
+}  // namespace
+
+bool NamesPluginByRelativePath(const std::string& entrypoint) {
+  return NamesPluginByPath(entrypoint) && std::filesystem::path(entrypoint).is_relative();
+}
+
 absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
                                               const std::string& config_dir) {
   namespace fs = std::filesystem;
   std::vector<std::string> candidates;
-  if (absl::StrContains(entrypoint, '/') || absl::EndsWith(entrypoint, ".so")) {
+  if (NamesPluginByPath(entrypoint)) {
     fs::path path(entrypoint);
     if (path.is_relative() && !config_dir.empty()) path = fs::path(config_dir) / path;
     candidates.push_back(path.lexically_normal().string());

@@ -18,6 +18,10 @@ namespace cohort {
 absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
                                               const std::string& config_dir);
 
+// Whether `entrypoint` names its plugin by a relative path (which only the config file's folder
+// gives a meaning), rather than by an absolute path or a plugin name.
+bool NamesPluginByRelativePath(const std::string& entrypoint);
+
 // The folders a plugin name is looked up in, in order: $COHORT_PLUGIN_PATH's, this build's
 // plugins folder (which holds <name>/<name>.so), the installed plugin folder.
 std::vector<std::string> PluginFolders();

@@ -47,6 +47,14 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
   if (!config.ok()) return config;
   // The name (which may come from the file name) and the seed go into config.yaml explicitly.
   overrides.push_back(absl::StrCat("name=", QuotedYamlScalar(config->name)));
+  // A plugin named by a relative path is found from the config file's folder: config.yaml, which
+  // a resume reads in the run folder, names it by its absolute path.
+  if (NamesPluginByRelativePath(config->entrypoint)) {
+    if (absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
+        plugin.ok()) {
+      overrides.push_back(absl::StrCat("entrypoint=", QuotedYamlScalar(*plugin)));
+    }
+  }
   if (!config->experiment_seed) {
     const uint64_t seed = seed_in_use ? *seed_in_use : std::random_device{}() % 1000000000;
     overrides.push_back(absl::StrCat("reproducibility.experiment_seed=", seed));

@@ -26,7 +26,9 @@ namespace cohort {
 
 // Loads the config with `overrides`; a run without reproducibility.experiment_seed gets one drawn
 // now (or `seed_in_use`, the one the resumed run already used), and the name and the seed go into
-// its effective YAML explicitly, so every restart trains the same way. What the orchestrator
+// its effective YAML explicitly, so every restart trains the same way; so does the absolute path of
+// a plugin the file names by a relative path (the run folder's config.yaml is read from
+// elsewhere). What the orchestrator
 // checks at submission (Orchestrator::CheckExperiment), the plugin the entrypoint names, and, for a
 // plugin that steps with the built-in optimizer, the hyperparameters that configure it (where
 // every trial sees the same) are checked too, their errors starting with `path` as the loader's
