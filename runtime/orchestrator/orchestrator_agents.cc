@@ -1,5 +1,6 @@
 // The Orchestrator's side of the control channel: agents' messages (docs/protocol.md).
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 #include <variant>
@@ -277,6 +278,16 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
     Notice(absl::StrCat("warning: ", appended.message()));
   }
   experiment.record.Apply(metrics);
+  if (const std::optional<double> value = experiment.record.SearcherMetricOf(metrics);
+      metrics.kind == ReportKind::kValidation && value && std::isnan(*value) &&
+      !trial.told_nan_metric) {
+    trial.told_nan_metric = true;
+    Notice(absl::StrCat("warning: trial ", trial.id, " validated ", experiment.config.searcher.metric,
+                        "=nan after ", metrics.batches,
+                        " batches: its training diverged, and a NaN is never its best validation "
+                        "(optimizations.nonfinite_gradients: fail ends a trial at its first "
+                        "non-finite gradient)"));
+  }
   const LogLine line{0, LogStream::kStdout, metrics.unix_time, MetricsLogText(metrics)};
   trial.log.Append(task->attempt, line);
   if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);

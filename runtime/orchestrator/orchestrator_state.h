@@ -131,6 +131,7 @@ struct Trial {
   // after the task is gone (`cohort trial diagnose`). 0 while none failed.
   uint64_t failed_task_id = 0;
   std::map<uint32_t, std::string> failed_task_ended_outside;
+  bool told_nan_metric = false;  // its searcher metric was validated NaN, and that was said
 
   // What it trained, in its searcher's unit (batches, or records: Experiment's
   // searcher_counts_records).

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "runtime/base/file_io.h"
+#include "runtime/base/metric_order.h"
 #include "runtime/plugin/metric_accumulator.h"
 #include "runtime/record/json_writer.h"
 #include "runtime/record/run_folder.h"
@@ -192,7 +193,7 @@ void ExperimentRecord::Apply(const MetricsReport& report) {
   }
   const std::optional<double> best =
       t.best_validation ? SearcherMetricOf(*t.best_validation) : std::nullopt;
-  if (!best || (smaller_is_better ? *value < *best : *value > *best)) t.best_validation = report;
+  if (IsBetterMetric(*value, best, smaller_is_better)) t.best_validation = report;
 }
 
 void ExperimentRecord::Apply(const CheckpointReport& report) {

@@ -10,6 +10,7 @@
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/base/metric_order.h"
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/trial/bucket_trace.h"
@@ -443,7 +444,7 @@ absl::Status TrialRunner::Validate() {
   const double value = FindMetric(result, options_.config->searcher.metric)->value;
   const bool smaller_is_better = options_.config->searcher.smaller_is_better;
   const std::optional<double>& so_far = progress_.best_metric;
-  const bool best = !so_far || (smaller_is_better ? value < *so_far : value > *so_far);
+  const bool best = IsBetterMetric(value, so_far, smaller_is_better);
   if (best) progress_.best_metric = value;
   const CheckpointPolicy policy = options_.config->checkpoint_policy;
   checkpoint_after_validation_ =

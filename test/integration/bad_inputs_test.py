@@ -184,6 +184,19 @@ with temp_dir() as tmp:
           f"resuming a relative entrypoint's run: exit {code}:\n{out}\n{err}")
     count += 1
 
+    # A trial whose loss became NaN (diverged, with nonfinite_gradients: ignore) is told of, and
+    # its NaN validations are never its best.
+    diverged = os.path.join(tmp, "diverged")
+    config = write_config(tmp, config_text(extra_hyperparameters="\n  nan_batch: 3",
+                                           extra="min_validation_period:\n  batches: 2\n"),
+                          file_name="diverged.yaml")
+    code, out, err = run("run", config, "--output", diverged)
+    text = "warning: trial 1 validated loss=nan after 4 batches: its training diverged"
+    check(code == 0 and text in out + err, f"a diverged trial: exit {code}:\n{out}\n{err}")
+    best = experiment(diverged)["trials"][0]["best_validation"]
+    check(best is not None and best["batches"] == 2, f"a NaN was taken for the best: {best}")
+    count += 1
+
     # A plugin name works with `cohort plugin info` as in an entrypoint.
     code, out, err = run("plugin", "info", "mlp")
     check(code == 0 and "plugin mlp from" in out, f"plugin info mlp: exit {code}:\n{out}\n{err}")

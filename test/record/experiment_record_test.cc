@@ -3,6 +3,7 @@
 // ranks it by its own metric; and a rewind forgets validations after the batch it goes back to.
 #include "runtime/record/experiment_record.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -53,6 +54,16 @@ TEST(ExperimentRecordTest, ACheckpointReportedAfterLaterValidationsKeepsItsOwnMe
   EXPECT_EQ(MetricOf(record, 200), 0.7);
   EXPECT_EQ(MetricOf(record, 300), 0.6);
   EXPECT_TRUE(record.trial(kRecordedTrial).unmatched_validations.empty());
+}
+
+TEST(ExperimentRecordTest, ANanValidationIsNeverTheBest) {
+  ExperimentRecord record = EmptyRecord();
+  record.Apply(ValidationAt(100, std::nan("")));  // a trial that diverged
+  EXPECT_FALSE(record.trial(kRecordedTrial).best_validation.has_value());
+  record.Apply(ValidationAt(200, 0.4));
+  record.Apply(ValidationAt(300, std::nan("")));
+  ASSERT_TRUE(record.trial(kRecordedTrial).best_validation.has_value());
+  EXPECT_EQ(record.trial(kRecordedTrial).best_validation->batches, 200u);
 }
 
 TEST(ExperimentRecordTest, ACheckpointWithoutAValidationAtItsBatchHasNoMetric) {
