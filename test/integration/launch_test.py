@@ -15,6 +15,8 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
   its latest checkpoint and ends bitwise equal to the uninterrupted run.
 - Launched again with another learning rate, rank 0 refuses, naming the setting, and the run
   folder is left byte for byte as it was.
+- Rank 1's whole `cohort launch` killed mid-way (its worker with it): rank 0 says it lost rank 1,
+  waits --join-timeout for it to join again, then fails naming it (it used to wait for good).
 """
 import os
 import signal
@@ -103,6 +105,20 @@ def launch(launcher, config, output, *extra, address="127.0.0.1"):
                              stderr=subprocess.PIPE, text=True,
                              env=environment(launcher_variables(launcher, rank, port, address)))
             for rank in (0, 1)]
+
+
+def children(pid):
+    """The pids of the processes whose parent is `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+            found.append(int(entry))
+    return found
 
 
 def finish(ranks, timeout=300):
@@ -214,4 +230,20 @@ with temp_dir() as tmp:
     check(results[1][0] == 1 and "placed no task" in results[1][2],
           f"rank 1 with rank 0 refusing exited {results[1][0]}:\n{results[1][2]}")
     check(folder_bytes(restarted) == before, "a refused launch changed the run folder")
+
+    # Rank 1's launch process killed outright: rank 0 waits --join-timeout for it, then fails.
+    lost = os.path.join(tmp, "lost")
+    long_config = mlp_config(tmp, name="lost", batches=10**6, period=10**6)
+    ranks = launch("torchrun", long_config, lost, "--join-timeout", "2")
+    wait_for(lambda: experiment(lost)["trials"][0]["batches_trained"] > 0, what="training")
+    rank_1_workers = children(ranks[1].pid)  # in process groups of their own
+    ranks[1].kill()
+    ranks[1].wait()
+    for pid in rank_1_workers:
+        os.kill(pid, signal.SIGKILL)  # as the launcher's kill of the job's processes would
+    out, err = ranks[0].communicate(timeout=120)
+    check(ranks[0].returncode == 1 and "lost rank 1 (" in err and
+          "rank 1 (" in err and "left and did not join again within 2 s (--join-timeout)" in err,
+          f"rank 0 after rank 1's launch was killed ({ranks[0].returncode}):\n{err}")
+    print("a rank that left and did not come back failed the launch")
 print("ok")

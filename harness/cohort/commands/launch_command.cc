@@ -229,10 +229,12 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
   options.advertise_address = network.advertise_address;
   options.security = network.server_security;
   options.agent_curve = network.agent_keys;
-  options.expected_agents = placement.world_size;
+  for (uint32_t rank = 0; rank < placement.world_size; ++rank) {
+    options.rank_agent_ids.push_back(LaunchedAgentId(rank, placement.world_size));
+  }
   options.registration_seconds = args.join_seconds;
   options.continue_command =
-      absl::StrCat("the same launch (cohort launch ", args.experiment, " --output)");
+      absl::StrCat("every rank's launch again: cohort launch ", args.experiment, " --output");
   return RunEmbedded(*std::move(submission), options);
 }
 

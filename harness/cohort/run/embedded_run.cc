@@ -87,25 +87,28 @@ class EmbeddedSession {
         stopped_before_start_ = true;
         stop.store(true);
       } else if (const uint32_t joined = RegisteredAgents(orchestrator);
-                 joined >= options_.expected_agents) {
+                 joined >= ExpectedAgents()) {
         Submit(orchestrator, stop);
       } else if (agent_ended || now - started_ > options_.registration_seconds) {
         const std::string within =
             agent_ended ? "" : absl::StrCat(" within ", options_.registration_seconds, " s");
-        Fail(options_.expected_agents == 1
+        Fail(ExpectedAgents() == 1
                  ? absl::StrCat("the local agent did not register", within, " (see ", local_dir_,
                                 "/agent.log)")
-                 : absl::StrCat("only ", joined, " of the ", options_.expected_agents,
-                                " ranks joined at ", endpoint_, within));
+                 : absl::StrCat("only ", joined, " of the ", ExpectedAgents(),
+                                " ranks joined at ", endpoint_, within, "; missing: ",
+                                MissingRanks(orchestrator)));
         stop.store(true);
-      } else if (options_.expected_agents > 1 &&
+      } else if (ExpectedAgents() > 1 &&
                  now - std::max(waiting_told_, started_) >= kJoinNoteSeconds) {
         // Ranks start when their launcher gets to them: say who is awaited, not nothing.
         waiting_told_ = now;
         display_.Message(absl::StrCat("waiting for the ranks to join at ", endpoint_, ": ", joined,
-                                      " of ", options_.expected_agents, " after ",
+                                      " of ", ExpectedAgents(), " after ",
                                       static_cast<int>(now - started_), " s (at most ",
-                                      options_.registration_seconds, " s: --join-timeout)"));
+                                      options_.registration_seconds,
+                                      " s: --join-timeout); missing: ",
+                                      MissingRanks(orchestrator)));
       }
       return;
     }
@@ -130,6 +133,8 @@ class EmbeddedSession {
       stop.store(true);
     } else if (killed_at_ > 0 && now - killed_at_ > kExitsAfterKillSeconds) {
       stop.store(true);  // the workers are gone; their exits will not come any more
+    } else if (stop_requests_sent_ == 0 && WatchRanksAway(orchestrator, now)) {
+      stop.store(true);
     }
   }
 
@@ -197,6 +202,55 @@ class EmbeddedSession {
     }
   }
 
+  uint32_t ExpectedAgents() const {
+    return options_.rank_agent_ids.empty() ? 1
+                                           : static_cast<uint32_t>(options_.rank_agent_ids.size());
+  }
+
+  // The ranks whose agents are not connected: "rank 1 (rank-1), rank 3 (rank-3)".
+  std::string MissingRanks(const Orchestrator& orchestrator) const {
+    const ClientMessage reply = orchestrator.Query(ListAgents{});
+    const auto* table = std::get_if<AgentTable>(&reply);
+    std::string missing;
+    for (size_t rank = 0; rank < options_.rank_agent_ids.size(); ++rank) {
+      const std::string& id = options_.rank_agent_ids[rank];
+      bool connected = false;
+      for (const AgentRow& agent : table == nullptr ? std::vector<AgentRow>{} : table->agents) {
+        connected = connected || (agent.connected && agent.agent_id == id);
+      }
+      if (!connected) absl::StrAppend(&missing, missing.empty() ? "" : ", ", "rank ", rank, " (", id, ")");
+    }
+    return missing;
+  }
+
+  // Under `cohort launch`, once training began: a rank's agent lost (its process ended, its host
+  // went away) leaves the trial waiting to be placed again, which only that rank joining again
+  // can do. It has --join-timeout for that; past it the run fails, naming the rank. Whether the
+  // run should stop.
+  bool WatchRanksAway(const Orchestrator& orchestrator, double now) {
+    if (ExpectedAgents() == 1) return false;
+    if (RegisteredAgents(orchestrator) >= ExpectedAgents()) {
+      if (away_since_) display_.Message("every rank has joined again: training goes on");
+      away_since_.reset();
+      return false;
+    }
+    const std::string missing = MissingRanks(orchestrator);
+    if (!away_since_) {
+      away_since_ = now;
+      display_.Message(absl::StrCat("lost ", missing.empty() ? "a rank" : missing,
+                                    ": waiting up to ", options_.registration_seconds,
+                                    " s (--join-timeout) for it to join again (start its `cohort "
+                                    "launch` again), then the launch fails"));
+      return false;
+    }
+    if (now - *away_since_ <= options_.registration_seconds) return false;
+    Fail(absl::StrCat(missing.empty() ? "a rank" : missing, " left and did not join again within ",
+                      options_.registration_seconds,
+                      " s (--join-timeout); the run folder keeps its checkpoints: run every "
+                      "rank's launch again to go on from them"));
+    return true;
+  }
+
   // How many agents are connected; 0 until this process's own agent is among them.
   uint32_t RegisteredAgents(const Orchestrator& orchestrator) const {
     const ClientMessage reply = orchestrator.Query(ListAgents{});
@@ -230,6 +284,7 @@ class EmbeddedSession {
   // When rank 0 last said how many ranks had joined (every kJoinNoteSeconds while they join).
   static constexpr double kJoinNoteSeconds = 15;
   double waiting_told_ = 0;
+  std::optional<double> away_since_;  // since when a rank's agent has been lost, once training began
   bool stopped_before_start_ = false;
   std::optional<std::string> error_;
   std::optional<ExperimentRecord> record_;

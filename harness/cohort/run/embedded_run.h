@@ -43,15 +43,16 @@ struct EmbeddedRunOptions {
   // Under `cohort launch` (launched_rank.h) rank 0's process is this run, joined by the agents of
   // the other ranks: the orchestrator listens for them at `agent_endpoint` (default loopback, a
   // free port), its workers meet theirs at `rendezvous_endpoint` ("": none, one agent), and the
-  // experiment is submitted once `expected_agents` agents (this one, `agent_id`, among them) have
-  // registered, or the run fails after `registration_seconds`.
+  // experiment is submitted once the agents of `rank_agent_ids` (this one, `agent_id`, among them)
+  // have registered, or the run fails after `registration_seconds`. A rank's agent lost later (its
+  // process ended, its host went away) has as long to join again, else the run fails naming it.
   std::string agent_endpoint = "tcp://127.0.0.1:*";
   std::string rendezvous_endpoint;
   std::string agent_id = "local";
   std::string advertise_address = "127.0.0.1";  // AgentOptions::advertise_address
-  uint32_t expected_agents = 1;
+  std::vector<std::string> rank_agent_ids;  // every rank's agent, by rank; empty: only this one
   double registration_seconds = 30;
-  // How the user continues a stopped run, after "continue with: ".
+  // How the user continues a stopped run, after "continue with: " (the run folder follows).
   std::string continue_command = "cohort run --resume";
   // CURVE for an agent endpoint off loopback: the orchestrator's keys and the agents it admits,
   // and this process's agent's own keys.
