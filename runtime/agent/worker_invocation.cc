@@ -32,6 +32,10 @@ WorkerInvocation WorkerInvocationFor(const StartTask& task, const RankAssignment
                      places.endpoint,
                      "--checkpoint-root",
                      places.checkpoint_root};
+  if (task.worker.trial_number != 0) {
+    invocation.argv.insert(invocation.argv.end(),
+                           {"--trial-number", absl::StrCat(task.worker.trial_number)});
+  }
   if (!task.rendezvous.endpoint.empty()) {
     invocation.argv.insert(invocation.argv.end(), {"--rendezvous", task.rendezvous.endpoint,
                                                    "--rendezvous-prefix", task.rendezvous.prefix});

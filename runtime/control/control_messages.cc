@@ -108,7 +108,7 @@ struct PayloadEncoder {
     auto worker = wire::CreateWorkerSpec(
         builder, CreateText(builder, w.plugin_path), CreateText(builder, w.config_path),
         CreateText(builder, w.config_yaml), CreateText(builder, w.checkpoint_root),
-        CreateText(builder, w.resume_checkpoint_id), w.validate_at_resume);
+        CreateText(builder, w.resume_checkpoint_id), w.validate_at_resume, w.trial_number);
     auto rendezvous =
         wire::CreateRendezvousAddress(builder, CreateText(builder, m.rendezvous.endpoint),
                                       CreateText(builder, m.rendezvous.prefix));
@@ -276,7 +276,8 @@ StartTask Read(Reader& reader, const wire::StartTask& t) {
               t.attempt(),
               WorkerSpec{Id(reader, w.plugin_path(), "plugin path"), TextOf(w.config_path()),
                          TextOf(w.config_yaml()), TextOf(w.checkpoint_root()),
-                         TextOf(w.resume_checkpoint_id()), w.validate_at_resume()},
+                         TextOf(w.resume_checkpoint_id()), w.validate_at_resume(),
+                         w.trial_number()},
               ReadAll(reader, t.ranks()),
               t.world_size(),
               t.cross_rank(),

@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kControlProtocolMajor = 1;
-inline constexpr uint16_t kControlProtocolMinor = 9;
+inline constexpr uint16_t kControlProtocolMinor = 10;
 // The first minor with TaskProgress and LogStream::kAgent: an agent sends them only to an
 // orchestrator that said it speaks at least this minor.
 inline constexpr uint16_t kControlMinorWithProgress = 1;
@@ -164,6 +164,9 @@ struct WorkerSpec {
   // Minor 7: validate at the resumed checkpoint before training (it is at the trial's target and
   // the orchestrator has no validation there).
   bool validate_at_resume = false;
+  // Minor 10: the trial's number within its experiment (its searcher's request id, from 1), which
+  // its trial seed derives from; 0 (an older orchestrator): the trial id does.
+  uint64_t trial_number = 0;
 
   friend bool operator==(const WorkerSpec&, const WorkerSpec&) = default;
 };

@@ -192,6 +192,8 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
   common.worker.config_yaml = *std::move(yaml);
   common.worker.checkpoint_root = experiment.checkpoint_root;
   common.worker.resume_checkpoint_id = task.resume_checkpoint_id;
+  // Its seed comes from its place in its experiment, not from the orchestrator's id for it.
+  common.worker.trial_number = trial.request_id;
   // A trial whose checkpoint is at its target but whose validation there never reached the record
   // (it ended while the orchestrator was down): its task validates there, or the searcher would
   // have no result for it.

@@ -45,8 +45,9 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
     return absl::FailedPreconditionError("config.yaml has no reproducibility.experiment_seed");
   }
   std::unique_ptr<Worker> worker(new Worker(std::move(options)));
+  const WorkerOptions& o = worker->options_;
   worker->trial_seed_ =
-      TrialSeed(*worker->options_.config.experiment_seed, worker->options_.trial_id);
+      TrialSeed(*o.config.experiment_seed, o.trial_number != 0 ? o.trial_number : o.trial_id);
   // Each step, timed: where a start (and a restart) spends its time goes into the start line.
   struct Step {
     absl::Status (Worker::*run)();

@@ -61,6 +61,9 @@ struct WorkerOptions {
   // validate_at_resume: the orchestrator has no validation there).
   bool validate_at_resume = false;
   uint64_t trial_id = 0;
+  // The trial's number within its experiment (WorkerSpec.trial_number), which its seed derives
+  // from, so that an experiment trains the same on any orchestrator; 0: the trial id.
+  uint64_t trial_number = 0;
   uint64_t task_id = 0;  // names this attempt's flight records (observe/flight_files.h)
   uint32_t rank = 0;
   uint32_t size = 1;     // the trial's slots; rank < size

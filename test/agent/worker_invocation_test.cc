@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,22 @@ TEST(WorkerInvocationTest, ValidatesAtTheResumedCheckpointWhenAsked) {
   ASSERT_GE(worker.argv.size(), 4u);
   EXPECT_THAT(std::vector<std::string>(worker.argv.end() - 4, worker.argv.end()),
               ElementsAre("--resume", "trial-3-batch-100", "--validate-at-resume", "1"));
+}
+
+TEST(WorkerInvocationTest, PassesTheTrialsNumberWithinItsExperiment) {
+  StartTask task = Task();
+  EXPECT_THAT(WorkerInvocationFor(task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"},
+                                  kPlaces, {})
+                  .argv,
+              Not(Contains("--trial-number")))
+      << "an older orchestrator's task: the trial id seeds it";
+  task.worker.trial_number = 2;
+  const WorkerInvocation worker = WorkerInvocationFor(
+      task, task.ranks[0], AgentSlot{1, SlotKind::kCpu, -1, "cpu"}, kPlaces, {});
+  const auto flag = std::find(worker.argv.begin(), worker.argv.end(), "--trial-number");
+  ASSERT_NE(flag, worker.argv.end());
+  ASSERT_NE(flag + 1, worker.argv.end());
+  EXPECT_EQ(*(flag + 1), "2");
 }
 
 TEST(WorkerInvocationTest, AddsTheRanksVariablesToTheInheritedEnvironment) {

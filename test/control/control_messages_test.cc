@@ -56,7 +56,7 @@ std::vector<ControlMessage> EveryMessageFullySet() {
                 kLargestU64,
                 2,
                 {"/opt/plugins/libmlp.so", "/runs/mlp/config.yaml", "name: mlp\n", "/ckpt",
-                 "trial-3-batch-100", true},
+                 "trial-3-batch-100", true, kLargestU64},
                 {{0, 0, 2}, {1, 1, 3}},
                 4,
                 1,

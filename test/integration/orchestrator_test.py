@@ -111,6 +111,23 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check("[cohort] training after" in logs and "[cohort] validation after 2000 batches:" in logs,
           logs)
 
+    # The same experiment trains the same wherever it goes: its trial's seed comes from its number
+    # within the experiment, not from the orchestrator's id for it (5 and 6 here, 1 under
+    # `cohort run`).
+    again = grid_config(tmp, "again", batches=200, searcher="single")
+    finals = []
+    for _ in range(2):
+        submitted = cluster.submit(again)
+        check(cluster.wait_ended(submitted) == "completed", cluster.log())
+        found = glob.glob(os.path.join(tmp, "**", f"experiment-{submitted}", "**",
+                                       "trial-*-batch-200", "parameters"), recursive=True)
+        check(len(found) == 1, f"the final checkpoint of experiment {submitted}: {found}")
+        finals.append(read_bytes(found[0]))
+    code, out, err = run("run", again, "--output", os.path.join(tmp, "again-run"))
+    check(code == 0, f"cohort run of the same config: exit {code}:\n{out}\n{err}")
+    check(finals[0] == finals[1] == final_parameters(os.path.join(tmp, "again-run"), 200),
+          "the same experiment trained otherwise on another submission")
+
     # Never fits: 3 slots on an agent of 2.
     code, out, err = cluster.cli("submit", grid_config(tmp, "too-big", slots=3))
     check(code != 0 and "needs 3 slots" in (out + err), f"{code}\n{out}\n{err}")

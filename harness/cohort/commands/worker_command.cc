@@ -38,6 +38,7 @@ struct WorkerArgs {
   // the task's key prefix there; empty: the supervisor at `endpoint` serves the rendezvous.
   std::string rendezvous, rendezvous_prefix;
   uint64_t trial_id = 0;
+  uint64_t trial_number = 0;  // --trial-number; 0: the trial id
   uint32_t rank = 0, size = 1, attempt = 0;
 };
 
@@ -50,8 +51,10 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
                                                {"--resume", &parsed.resume},
                                                {"--rendezvous", &parsed.rendezvous},
                                                {"--rendezvous-prefix", &parsed.rendezvous_prefix}};
-  std::string trial_id, rank = "0", size = "1", attempt = "0", validate_at_resume = "0";
+  std::string trial_id, trial_number = "0", rank = "0", size = "1", attempt = "0",
+                         validate_at_resume = "0";
   flags["--trial-id"] = &trial_id;
+  flags["--trial-number"] = &trial_number;
   flags["--validate-at-resume"] = &validate_at_resume;
   flags["--rank"] = &rank;
   flags["--size"] = &size;
@@ -66,6 +69,7 @@ absl::StatusOr<WorkerArgs> ParseArgs(const std::vector<std::string>& args) {
   }
   if (parsed.run_dir.empty() || parsed.plugin.empty() || parsed.endpoint.empty() ||
       parsed.checkpoint_root.empty() || !absl::SimpleAtoi(trial_id, &parsed.trial_id) ||
+      !absl::SimpleAtoi(trial_number, &parsed.trial_number) ||
       !absl::SimpleAtoi(rank, &parsed.rank) || !absl::SimpleAtoi(size, &parsed.size) ||
       !absl::SimpleAtoi(attempt, &parsed.attempt) || parsed.size == 0 ||
       parsed.rank >= parsed.size || (validate_at_resume != "0" && validate_at_resume != "1")) {
@@ -185,6 +189,7 @@ absl::StatusOr<TrialExit> RunTrial(const WorkerArgs& args,
   options.resume = args.resume;
   options.validate_at_resume = args.validate_at_resume;
   options.trial_id = args.trial_id;
+  options.trial_number = args.trial_number;
   options.rank = args.rank;
   options.size = args.size;
   options.attempt = args.attempt;
