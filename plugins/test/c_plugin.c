@@ -17,7 +17,8 @@
  * (non-zero; tests of metric_add_device, ABI 1.3): the training loss goes through
  * metric_add_device, pointing at the model's own copy of it, on a host that offers it;
  * `exit_batch` N and `exit_code` C (tests of a plugin that ends its process): its N-th training
- * batch calls exit(C) (C default 0).
+ * batch calls exit(C) (C default 0); `eval_writes_gradients` (non-zero; tests of the rule that
+ * evaluate_batch leaves the gradients alone): evaluate_batch adds its batch's gradient into them.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
@@ -39,6 +40,7 @@ struct cohort_model {
   double hang_rank;           /* < 0: every rank */
   double exit_batch;          /* 0: never */
   double exit_code;           /* what exit_batch exits with */
+  double eval_writes_gradients; /* non-zero: evaluate_batch breaks the rule and writes them */
   double float32_loss_offset; /* 0: the loss is reported in double */
   double device_metrics;      /* non-zero: the training loss goes through metric_add_device */
   double reported_loss;       /* what metric_add_device points at */
@@ -85,6 +87,10 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
     hparam_error = optional_double(api, args->host, "exit_batch", &m->exit_batch);
   if (hparam_error == NULL)
     hparam_error = optional_double(api, args->host, "exit_code", &m->exit_code);
+  if (hparam_error == NULL) {
+    hparam_error =
+        optional_double(api, args->host, "eval_writes_gradients", &m->eval_writes_gradients);
+  }
   if (hparam_error == NULL) {
     hparam_error = optional_double(api, args->host, "float32_loss_offset", &m->float32_loss_offset);
   }
@@ -186,7 +192,8 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch,
 
 static cohort_error* evaluate_batch(cohort_model* m, const cohort_batch* batch,
                                     cohort_metrics* metrics) {
-  const double loss = loss_and_grad(m, batch, NULL);
+  const double loss =
+      loss_and_grad(m, batch, m->eval_writes_gradients != 0 ? (float*)m->x.grad : NULL);
   return m->api->metric_add(metrics, "loss", 4, loss, batch->record_count, COHORT_REDUCE_MEAN);
 }
 

@@ -397,6 +397,13 @@ absl::Status TrialRunner::RequireSearcherMetric(const std::vector<ReducedMetric>
                    " reports (", absl::StrJoin(names, ", "), ")")));
 }
 
+absl::Status TrialRunner::ClearGradientsAfterEvaluation() {
+  // Evaluation comes between windows, where the gradients are zero, so this changes nothing for
+  // a plugin that keeps the rule.
+  if (batches_since_step_ != 0) return absl::OkStatus();
+  return options_.model->arena().ZeroGradients();
+}
+
 absl::Status TrialRunner::CheckSearcherMetric() {
   if (sampler_->ValidationBatchCount(validation_records_) == 0) return absl::OkStatus();
   if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
@@ -405,6 +412,7 @@ absl::Status TrialRunner::CheckSearcherMetric() {
   if (!metrics.ok()) return metrics.status();
   std::vector<BatchMetrics> batches = {*std::move(metrics)};
   if (absl::Status status = options_.model->Settle(batches); !status.ok()) return status;
+  if (absl::Status status = ClearGradientsAfterEvaluation(); !status.ok()) return status;
   MetricAccumulator batch;  // names as a validation reduces them ("validation_loss" is "loss")
   if (absl::Status status = batch.Add(batches[0]); !status.ok()) return status;
   return RequireSearcherMetric(batch.Result());
@@ -425,6 +433,7 @@ absl::Status TrialRunner::Validate() {
     options_.events->StillWorking();
   }
   if (absl::Status status = options_.model->Settle(evaluated); !status.ok()) return status;
+  if (absl::Status status = ClearGradientsAfterEvaluation(); !status.ok()) return status;
   MetricAccumulator total;
   for (const BatchMetrics& metrics : evaluated) {
     if (absl::Status status = total.Add(metrics); !status.ok()) return status;

@@ -181,6 +181,10 @@ class TrialRunner {
   // Before the first batch of an attempt: one validation batch, to learn that the plugin reports
   // searcher.metric before training for it (a permanent failure when it does not).
   absl::Status CheckSearcherMetric();
+  // After evaluate_batch calls: zeroes the gradients. evaluate_batch must leave them alone; one
+  // that wrote into them (a backward pass on validation data) would have that join the next step
+  // (`cohort plugin check` names such a plugin).
+  absl::Status ClearGradientsAfterEvaluation();
   // OK when a validation's `result` holds searcher.metric; else a permanent failure naming what
   // it holds.
   absl::Status RequireSearcherMetric(const std::vector<ReducedMetric>& result) const;

@@ -26,6 +26,39 @@ code, out, err = check_plugin(os.path.join(PLUGINS, "test", "defect_wrong_gradie
                               "--hparam", "float32_loss_offset=300")
 check(code == 1 and "plugin check FAILED" in out and "(allowed " in out, f"exit {code}:\n{out}\n{err}")
 
+# An evaluate_batch that writes into the gradients is named.
+code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
+                              "--hparam", "eval_writes_gradients=1")
+check(code == 1 and "evaluate_batch leaves the gradients unchanged: FAILED" in out
+      and "plugin check FAILED" in out, f"exit {code}:\n{out}\n{err}")
+
+# ... and training clears what it wrote after each validation: the same parameters as without.
+with temp_dir() as tmp:
+    finals = []
+    for writes in (0, 1):
+        config = write_config(tmp, f"""\
+name: eval-writes
+entrypoint: {os.path.join(PLUGINS, "test", "c_quadratic.so")}
+hyperparameters:
+  global_batch_size: 4
+  learning_rate: 0.1
+  eval_writes_gradients: {writes}
+searcher:
+  name: single
+  metric: loss
+  max_length:
+    batches: 12
+min_validation_period:
+  batches: 3
+reproducibility:
+  experiment_seed: 1
+""", file_name=f"writes-{writes}.yaml")
+        output = os.path.join(tmp, f"writes-{writes}")
+        code, out, err = run("run", config, "--output", output)
+        check(code == 0, f"exit {code}:\n{out}\n{err}")
+        finals.append(final_parameters(output, 12))
+    check(finals[0] == finals[1], "gradients evaluate_batch wrote joined the next step")
+
 # The flags reach the check.
 code, out, err = check_plugin("mlp", "--hparam", "hidden_size=8", "--step", "0.01",
                               "--tolerance", "0.05", "--abs-tolerance", "0.001",

@@ -78,12 +78,13 @@ std::string FormatMetrics(const BatchMetrics& metrics) {
   return out;
 }
 
-// Hashes every block's bytes (on the CPU): changes when any value changes.
-uint64_t ParameterChecksum(const TensorArena& arena) {
+// Hashes every block's values, or its gradients (on the CPU): changes when any of them changes.
+uint64_t ArenaChecksum(const TensorArena& arena, bool gradients = false) {
   uint64_t sum = 0;
   for (const ArenaBlock& b : arena.blocks()) {
-    if (b.device.kind != COHORT_DEVICE_CPU) continue;
-    const auto* bytes = static_cast<const unsigned char*>(b.data);
+    const void* data = gradients ? b.grad : b.data;
+    if (b.device.kind != COHORT_DEVICE_CPU || data == nullptr) continue;
+    const auto* bytes = static_cast<const unsigned char*>(data);
     for (uint64_t i = 0; i < b.element_count * b.element_size; ++i)
       sum = sum * 1099511628211ULL + bytes[i];
   }
@@ -151,19 +152,26 @@ int RunChecks(const CheckOptions& options) {
     const BatchSpec validation =
         FirstBatch(COHORT_SPLIT_VALIDATION, options.batch_size, *validation_records);
     auto checksum = [&] {
-      return ParameterChecksum(arena) * 31 +
-             (model.state_arena() == nullptr ? 0 : ParameterChecksum(*model.state_arena()));
+      return ArenaChecksum(arena) * 31 +
+             (model.state_arena() == nullptr ? 0 : ArenaChecksum(*model.state_arena()));
     };
     const uint64_t before = checksum();
+    const uint64_t gradients_before = ArenaChecksum(arena, /*gradients=*/true);
     absl::StatusOr<BatchMetrics> evaluated = model.EvaluateBatch(validation);
     if (!evaluated.ok()) return CommandError(evaluated.status());
     const bool unchanged = checksum() == before;
-    failures += unchanged ? 0 : 1;
+    const bool gradients_unchanged = ArenaChecksum(arena, /*gradients=*/true) == gradients_before;
+    failures += (unchanged ? 0 : 1) + (gradients_unchanged ? 0 : 1);
     std::printf("  evaluate_batch (%zu records):%s\n", validation.record_indices.size(),
                 FormatMetrics(*evaluated).c_str());
     std::printf("  evaluate_batch leaves %s unchanged: %s\n",
                 model.state_arena() == nullptr ? "parameters" : "parameters and state",
                 unchanged ? "passed" : "FAILED");
+    std::printf("  evaluate_batch leaves the gradients unchanged: %s\n",
+                gradients_unchanged
+                    ? "passed"
+                    : "FAILED (it must not write into them: training clears them after each "
+                      "validation, but a backward pass there is wasted work)");
   }
 
   const GradientCheckOptions& probe = options.gradients;
