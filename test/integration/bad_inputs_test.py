@@ -222,6 +222,17 @@ with temp_dir() as tmp:
     check(code == 1 and text in err, f"resume with --set: exit {code}, expected '{text}' in:\n{err}")
     check(folder_bytes(changed) == before, "a refused --resume changed the run folder")
     count += 1
+    # A run folder that trained nothing (what a start that failed before its first batch leaves:
+    # its config.yaml) holds nothing to contradict: other settings start there.
+    untrained = os.path.join(tmp, "untrained")
+    os.makedirs(untrained)
+    with open(os.path.join(untrained, "config.yaml"), "wb") as f:
+        f.write(read_bytes(os.path.join(changed, "config.yaml")))
+    code, out, err = run("run", "--resume", untrained, "--set", "hyperparameters.learning_rate=0.01")
+    check(code == 0, f"resume of a run that trained nothing, with --set: exit {code}:\n{err}")
+    check("learning_rate: 0.01" in read_bytes(os.path.join(untrained, "config.yaml")).decode(),
+          "the new settings did not replace the untrained run's")
+    count += 1
     # So is one that would look for the checkpoints elsewhere (it would train again from batch 0
     # beside them), and one whose max_length ends the trial before its checkpoint (it would
     # resume past its end, with no validation there).

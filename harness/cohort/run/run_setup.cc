@@ -144,8 +144,24 @@ absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const Experim
 
 }  // namespace
 
+namespace {
+
+// Whether the run in `stored` trained anything: a batch or a checkpoint of any trial.
+bool TrainedAnything(const StoredRun& stored) {
+  absl::StatusOr<ExperimentRecord> record =
+      ReadExperimentRecord(stored.folder.experiment_json_path());
+  if (!record.ok()) return !absl::IsNotFound(record.status());  // unreadable: take it as trained
+  for (const TrialRecord& trial : record->trials) {
+    if (trial.batches_trained > 0 || !trial.checkpoints.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how) {
+  if (!TrainedAnything(stored)) return absl::OkStatus();
   // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
   ExperimentConfig at_stored_slots = config;
   at_stored_slots.slots_per_trial = stored.config.slots_per_trial;

@@ -52,8 +52,10 @@ absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path);
 // otherwise (the checkpoints hold what the stored settings made), when it would look for the
 // checkpoints elsewhere (checkpoint_storage's host_path or storage_path changed), or when its
 // searcher.max_length ends a trial before the checkpoint it would resume from; UNIMPLEMENTED for
-// adaptive_asha, whose promotions the run folder does not keep. `how` names what the user asked
-// for ("--resume").
+// adaptive_asha, whose promotions the run folder does not keep. A run that trained nothing (it
+// failed or was stopped before its first batch: no experiment.json, or no trial with a batch or a
+// checkpoint) holds nothing to contradict: any config may start there. `how` names what the user
+// asked for ("--resume").
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how);
 
