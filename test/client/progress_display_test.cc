@@ -145,5 +145,21 @@ TEST_F(ProgressDisplayTest, APipeGetsAPlainLinePerTrainingReportAndNoRedraws) {
   EXPECT_THAT(output, Not(HasSubstr("\033")));
 }
 
+TEST_F(ProgressDisplayTest, APlainLineShowsItsOwnReportsPaceNotTheLastProgresses) {
+  ProgressDisplay display = Pipe();
+  ProgressReport progress = Progress(1, 100, 0.25);
+  progress.records_per_second = 1000;  // a progress message from reports ago
+  display.Update(progress);
+  MetricsReport report;
+  report.trial_id = 1;
+  report.kind = ReportKind::kTraining;
+  report.batches = 300;
+  report.records = 9600;
+  report.records_per_second = 3200;  // 100 batches a second: 4700 to go
+  report.metrics = {{"loss", 0.125}};
+  display.Metrics(report);
+  EXPECT_EQ(Output(), "trial 1  300/5000 batches  loss 0.1250  3200 records/s  ETA 0:47\n");
+}
+
 }  // namespace
 }  // namespace cohort

@@ -100,6 +100,8 @@ void ProgressDisplay::Metrics(const MetricsReport& report) {
     progress.trial_id = report.trial_id;
     progress.batches = report.batches;
     progress.records = report.records;
+    // The report's own pace: the latest progress may be from reports ago (it is throttled).
+    if (report.records_per_second > 0) progress.records_per_second = report.records_per_second;
     for (const NamedValue& metric : report.metrics) {
       if (metric.name == "loss") progress.latest_loss = metric.value;
     }
