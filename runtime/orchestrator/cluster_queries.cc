@@ -49,15 +49,16 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
   summary.name = experiment.config.name;
   summary.state = experiment.state;
   summary.searcher = experiment.config.searcher.name;
-  // A killed experiment's trials count as finished for its searcher, so where the search's
-  // batches are known its progress is what they trained (below), not the searcher's.
-  const bool killed = experiment.state == ExperimentState::kStopping ||
-                      experiment.state == ExperimentState::kStopped;
+  // A killed or failed experiment's trials count as finished for its searcher, so where the
+  // search's batches are known its progress is what they trained (below), not the searcher's.
+  const bool cut_short = experiment.state == ExperimentState::kStopping ||
+                         experiment.state == ExperimentState::kStopped ||
+                         experiment.state == ExperimentState::kError;
   // An experiment that ended before the orchestrator started has no searcher any more: a
-  // completed one is done, a killed one is as far as its recorded trials trained.
+  // completed one is done, a killed or failed one is as far as its recorded trials trained.
   if (experiment.searcher) {
     summary.progress = experiment.searcher->Progress();
-  } else if (killed) {
+  } else if (cut_short) {
     uint64_t trained = 0;
     uint64_t total = 0;
     for (const TrialRecord& trial : experiment.record.trials) {
@@ -89,7 +90,7 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
       total && *total > 0) {
     const double in_batches =
         std::min(1.0, static_cast<double>(units_trained) / static_cast<double>(*total));
-    summary.progress = killed ? in_batches : std::max(summary.progress, in_batches);
+    summary.progress = cut_short ? in_batches : std::max(summary.progress, in_batches);
   }
   return summary;
 }

@@ -161,6 +161,22 @@ TEST(ClusterQueriesTest, AKilledExperimentsProgressIsWhatItsTrialsTrained) {
   EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.57);
 }
 
+// So is a failed one's: a trial that failed before its first batch left the experiment at 100%.
+TEST(ClusterQueriesTest, AFailedExperimentsProgressIsWhatItsTrialsTrained) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  const std::vector<SearcherOp> started = StartSingleSearch(experiment);
+  ASSERT_FALSE(started.empty());
+  const uint64_t request_id = std::get<CreateTrial>(started[0]).request_id;
+  b.AddTrial(experiment, 1, request_id, TrialStage::kError);
+  experiment.searcher->OnTrialExitedEarly(request_id);
+  experiment.state = ExperimentState::kError;
+  EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.0);
+  experiment.searcher.reset();  // read back after a restart
+  experiment.record.trial(1).total_batches = 20000;
+  EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.0);
+}
+
 TEST(ClusterQueriesTest, TasksAndAgentsSayWhereEachTaskIsOrWhyItWaits) {
   ClusterBuilder b;
   auto queued = std::make_unique<Task>();
