@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "runtime/base/fnv1a.h"
 #include "runtime/config/compression_options.h"
 #include "runtime/config/experiment_config.h"
@@ -184,11 +185,19 @@ absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentCon
   const uint64_t trained = batch / was * was;
   const uint64_t would_train = batch / now * now;
   if (trained != would_train) {
+    // The counts that keep the records per batch: n with batch / n * n == trained (a few).
+    constexpr size_t kCountsNamed = 8;
+    std::vector<std::string> keeping;
+    for (uint64_t n = 1; n <= batch && keeping.size() < kCountsNamed; ++n) {
+      if (batch / n * n == trained) keeping.push_back(absl::StrCat(n));
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "resources.slots_per_trial: ", was, " before, ", now, " now; a global batch of ", batch,
         " trained ", trained, " records per batch at ", Counted(was, "slot"), " and would train ",
         would_train, " at ", Counted(now, "slot"),
-        " (the remainder is dropped): use a slot count that divides ", trained));
+        " (each slot trains global_batch_size / slots records, the rest dropped), and a trial goes "
+        "on only with the records per batch it trained: slot counts that keep ",
+        trained, " are ", absl::StrJoin(keeping, ", ")));
   }
   return absl::OkStatus();
 }

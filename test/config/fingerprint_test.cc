@@ -65,6 +65,15 @@ TEST(FingerprintTest, ASlotChangeGoesOnWhenTheGlobalBatchStaysAndNoCompressionKe
       std::string(odd.message()),
       ::testing::HasSubstr("a global batch of 15 trained 15 records per batch at 1 slot and "
                            "would train 14 at 2 slots"));
+  // The counts it names keep the records per batch (33 at 2 slots trains 32: 4 does too, 1 not).
+  const absl::Status more = CheckSlotChange(
+      ConfigWith({"hyperparameters.global_batch_size=33", "resources.slots_per_trial=2"}),
+      ConfigWith({"hyperparameters.global_batch_size=33", "resources.slots_per_trial=3"}));
+  EXPECT_THAT(std::string(more.message()),
+              ::testing::HasSubstr("would train 33 at 3 slots (each slot trains "
+                                   "global_batch_size / slots records, the rest dropped), and a "
+                                   "trial goes on only with the records per batch it trained: "
+                                   "slot counts that keep 32 are 2, 4, 8, 16, 32"));
   const absl::Status topk = CheckSlotChange(
       one, ConfigWith({"hyperparameters.global_batch_size=16", "resources.slots_per_trial=2",
                        "optimizations.gradient_compression={type: topk, ratio: 0.1}"}));
