@@ -152,6 +152,14 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   for (const std::string& key : config.ignored_keys) {
     submitted.warnings.push_back(IgnoredKeyNote(config, key));
   }
+  if (config.optimizations.mixed_precision != "O0") {
+    // Determined's Apex levels: the plugin computes in its own tensors' dtypes.
+    submitted.warnings.push_back(absl::StrCat(
+        "optimizations.mixed_precision ", config.optimizations.mixed_precision,
+        " changes nothing: Cohort trains in the dtypes the plugin registers its tensors in (a "
+        "plugin computes in float16 or bfloat16 itself, as a LibTorch model under autocast "
+        "does); only O0 has a meaning"));
+  }
   if (options_.provisioner == nullptr) {
     const auto slurm_only = [&submitted](absl::string_view key) {
       submitted.warnings.push_back(absl::StrCat(
@@ -169,7 +177,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     submitted.warnings.push_back(absl::StrCat(
         "hyperparameters.global_batch_size ", config.global_batch_size,
         " is not a multiple of resources.slots_per_trial ", slots, ": each slot trains ", per_slot,
-        " records, so a global batch holds ", per_slot * slots));
+        per_slot == 1 ? " record" : " records", ", so a global batch holds ", per_slot * slots));
   }
 
   const uint64_t id = admission.id.value_or(next_experiment_id_);

@@ -478,5 +478,21 @@ reproducibility:
   EXPECT_EQ(Describe(id).summary.completed_trials, 2u);
 }
 
+// Settings accepted for Determined's sake that change nothing here are said so at submission, and
+// a global batch that the slots do not divide says what each slot trains.
+TEST_F(OrchestratorTest, WarnsOfSettingsThatChangeNothingAndOfARemainderDropped) {
+  Register("agent-1", 2);
+  std::string yaml = SingleYaml(2);
+  yaml.replace(yaml.find("global_batch_size: 32"), 21, "global_batch_size: 3");
+  const ClientMessage reply = orchestrator_.OnClientRequest(
+      SubmitExperiment{yaml + "optimizations:\n  mixed_precision: O2\n"});
+  const auto* submitted = std::get_if<ExperimentSubmitted>(&reply);
+  ASSERT_NE(submitted, nullptr) << ClientMessageName(reply);
+  EXPECT_THAT(submitted->warnings,
+              Contains(HasSubstr("optimizations.mixed_precision O2 changes nothing")));
+  EXPECT_THAT(submitted->warnings,
+              Contains(HasSubstr("each slot trains 1 record, so a global batch holds 2")));
+}
+
 }  // namespace
 }  // namespace cohort::orchestrator_test
