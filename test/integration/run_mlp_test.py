@@ -83,4 +83,6 @@ with temp_dir() as tmp:
     check(code == 0 and "run EXPERIMENT.yaml" in out, out)
     code, out, _ = run("run", "--help")
     check(code == 0 and "--resume DIR" in out and "--set KEY=VALUE" in out, out)
+    code, out, _ = run("plugin", "check", "--help")
+    check(code == 0 and "cohort plugin check PLUGIN" in out, out)
 print("ok")

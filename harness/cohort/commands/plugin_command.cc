@@ -1,5 +1,6 @@
 #include "harness/cohort/commands/plugin_command.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -269,7 +270,10 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
 }  // namespace
 
 int RunPluginCommand(const std::vector<std::string>& args) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+  // `cohort plugin --help`, and `cohort plugin check --help` as `cohort run --help` works.
+  if (std::find_if(args.begin(), args.end(), [](const std::string& arg) {
+        return arg == "--help" || arg == "-h";
+      }) != args.end()) {
     std::fputs(kPluginUsage, stdout);
     return 0;
   }
