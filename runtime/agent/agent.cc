@@ -282,7 +282,11 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
     Send(ErrorReply{ControlErrorCode::kSlotUnavailable, "the agent is shutting down"}, message_id);
     return;
   }
-  absl::Status admitted = Forgotten(start.task_id) || runs_.count(start.task_id) != 0
+  // A task the embedding process refuses is refused before any slot is reserved for it.
+  absl::Status checked = options_.check_task ? options_.check_task(start) : absl::OkStatus();
+  if (!checked.ok()) checked = absl::InvalidArgumentError(checked.message());
+  absl::Status admitted = !checked.ok() ? checked
+                          : Forgotten(start.task_id) || runs_.count(start.task_id) != 0
                               ? absl::AlreadyExistsError(absl::StrCat(
                                     "task ", start.task_id, " has already run on this agent"))
                               : table_.Admit(start);

@@ -112,6 +112,10 @@ struct AgentOptions {
   // launch`) ends with it.
   std::function<void(uint64_t task_id)> on_task_started;
   std::function<void(uint64_t task_id, const std::vector<TaskExit>& exits)> on_task_exited;
+  // When set, asked on Run's thread of each StartTask before the agent takes it: an error refuses
+  // the task (ErrorReply InvalidRequest with its message), as a `cohort launch` rank refuses a
+  // task its launcher's variables or its config contradict.
+  std::function<absl::Status(const StartTask& task)> check_task;
 };
 
 class Agent final : private TaskRun::Listener {

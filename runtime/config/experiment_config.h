@@ -261,10 +261,13 @@ std::string TrainingFingerprint(const ExperimentConfig& config);
 std::string IgnoredKeyNote(const ExperimentConfig& config, absl::string_view key);
 
 // The settings TrainingFingerprint covers that differ from `before` to `after`, one line each
-// with both values: "hyperparameters.learning_rate: 0.1 before, 0.01 now".
-// Empty when the fingerprints are equal.
+// with both values: "hyperparameters.learning_rate: 0.1 before, 0.01 now" ("...: not set before,
+// true now" for one set in `after` alone). `before_name` and `after_name` name the two sides
+// otherwise ("0.1 at rank 0, 0.01 here"). Empty when the fingerprints are equal.
 std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
-                                         const ExperimentConfig& after);
+                                         const ExperimentConfig& after,
+                                         absl::string_view before_name = "before",
+                                         absl::string_view after_name = "now");
 
 // Whether a trial checkpointed under `before` may go on under `after`, which differs at most in
 // resources.slots_per_trial: OK when the slots are the same, or when the global batch stays the

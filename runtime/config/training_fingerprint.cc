@@ -136,7 +136,9 @@ std::string TrainingFingerprint(const ExperimentConfig& config) {
 }
 
 std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
-                                         const ExperimentConfig& after) {
+                                         const ExperimentConfig& after,
+                                         absl::string_view before_name,
+                                         absl::string_view after_name) {
   std::map<std::string, TrainingSetting> was;  // by line: a path may stand on two lines
   for (TrainingSetting& setting : TrainingSettings(before)) {
     std::string line = setting.line;
@@ -146,17 +148,19 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
   for (const TrainingSetting& setting : TrainingSettings(after)) {
     auto found = was.find(setting.line);
     if (found == was.end()) {
-      changes.push_back(absl::StrCat(setting.path, ": ", setting.shown, " now, not set before"));
+      changes.push_back(absl::StrCat(setting.path, ": not set ", before_name, ", ", setting.shown,
+                                     " ", after_name));
       continue;
     }
     if (found->second.canonical != setting.canonical) {
-      changes.push_back(absl::StrCat(setting.path, ": ", found->second.shown, " before, ",
-                                     setting.shown, " now"));
+      changes.push_back(absl::StrCat(setting.path, ": ", found->second.shown, " ", before_name,
+                                     ", ", setting.shown, " ", after_name));
     }
     was.erase(found);
   }
   for (const auto& [line, setting] : was) {
-    changes.push_back(absl::StrCat(setting.path, ": ", setting.shown, " before, not set now"));
+    changes.push_back(
+        absl::StrCat(setting.path, ": ", setting.shown, " ", before_name, ", not set ", after_name));
   }
   return changes;
 }

@@ -105,7 +105,7 @@ TEST(FingerprintTest, TrainingChangesNameEachSettingWithBothValues) {
       (std::vector<std::string>{"hyperparameters.lr: 0.1 before, 0.01 now",
                                 "resources.slots_per_trial: 1 before, 2 now"}));
   EXPECT_EQ(TrainingChanges(base, ConfigWith({"hyperparameters.extra=true"})),
-            (std::vector<std::string>{"hyperparameters.extra: true now, not set before"}));
+            (std::vector<std::string>{"hyperparameters.extra: not set before, true now"}));
   EXPECT_EQ(TrainingChanges(ConfigWith({"hyperparameters.extra=\"x\""}), base),
             (std::vector<std::string>{"hyperparameters.extra: \"x\" before, not set now"}));
   // Compression as the config says it, not as the fingerprint's canonical text does.

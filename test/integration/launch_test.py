@@ -17,6 +17,9 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
   folder is left byte for byte as it was.
 - Rank 1's whole `cohort launch` killed mid-way (its worker with it): rank 0 says it lost rank 1,
   waits --join-timeout for it to join again, then fails naming it (it used to wait for good).
+- Ranks that contradict each other fail the job, saying how: another world size, another
+  experiment or --set, a rank outside the world, a config rank 1 cannot read (each used to train
+  as rank 0 said, or wait out the join timeout).
 """
 import os
 import signal
@@ -88,10 +91,11 @@ def free_port_pair():
                 continue
 
 
-def launch(launcher, config, output, *extra, address="127.0.0.1"):
+def launch(launcher, config, output, *extra, address="127.0.0.1", rank_1=None):
     """Starts both ranks as `launcher` would, rank 0 at `address`; returns the two processes,
     rank 0 first. Under torchrun, MASTER_PORT is taken, as torchrun's agent takes it for its
-    store."""
+    store. `rank_1`: what rank 1 is given otherwise, as {"variables": {...}, "config": path,
+    "extra": [...]}."""
     global torchrun_store
     port = free_port_pair() if launcher == "torchrun" else free_port()
     if launcher == "torchrun":
@@ -100,11 +104,17 @@ def launch(launcher, config, output, *extra, address="127.0.0.1"):
         torchrun_store = socket.socket()
         torchrun_store.bind(("127.0.0.1", port))
         torchrun_store.listen()
-    return [subprocess.Popen([COHORT, "launch", config, "--output", output, *extra],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             env=environment(launcher_variables(launcher, rank, port, address)))
-            for rank in (0, 1)]
+    ranks = []
+    for rank in (0, 1):
+        changed = (rank_1 or {}) if rank == 1 else {}
+        variables = dict(launcher_variables(launcher, rank, port, address),
+                         **changed.get("variables", {}))
+        ranks.append(subprocess.Popen(
+            [COHORT, "launch", changed.get("config", config), "--output", output, *extra,
+             *changed.get("extra", [])],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=environment(variables)))
+    return ranks
 
 
 def children(pid):
@@ -246,4 +256,28 @@ with temp_dir() as tmp:
           "rank 1 (" in err and "left and did not join again within 2 s (--join-timeout)" in err,
           f"rank 0 after rank 1's launch was killed ({ranks[0].returncode}):\n{err}")
     print("a rank that left and did not come back failed the launch")
+
+    # Ranks that contradict each other: the job fails, saying how.
+    for case, rank_1, rank_0_says, rank_1_says in [
+            ("another world size", {"variables": {"WORLD_SIZE": "3"}},
+             "every rank needs the same world size",
+             "rank 1: rank 0 trains a world of 2 ranks, but torchrun started this one in a world "
+             "of 3"),
+            ("another --set", {"extra": ["--set", "hyperparameters.learning_rate=0.5"]},
+             "trains otherwise than rank 0's",
+             "hyperparameters.learning_rate: 0.05 at rank 0, 0.5 here"),
+            ("a rank outside the world", {"variables": {"RANK": "2", "WORLD_SIZE": "3"}},
+             "a process joined as 'rank-2', which is no rank of this 2-rank launch", None),
+            ("an experiment rank 1 cannot read", {"config": os.path.join(tmp, "no-such.yaml")},
+             "only 1 of the 2 ranks joined", "no-such.yaml"),
+    ]:
+        output = os.path.join(tmp, "contradicting-" + case.replace(" ", "-"))
+        results = finish(launch("torchrun", config, output, "--join-timeout", "3",
+                                rank_1=rank_1), timeout=120)
+        check(results[0][0] == 1 and rank_0_says in results[0][2],
+              f"{case}: rank 0 exited {results[0][0]}:\n{results[0][2]}")
+        if rank_1_says is not None:
+            check(results[1][0] == 1 and rank_1_says in results[1][2],
+                  f"{case}: rank 1 exited {results[1][0]}:\n{results[1][2]}")
+        print(f"{case}: refused")
 print("ok")

@@ -6,9 +6,11 @@
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/this_process.h"
 #include "harness/cohort/run/embedded_run.h"
@@ -22,6 +24,7 @@
 #include "runtime/launch/launcher_environment.h"
 #include "runtime/launch/rank_network.h"
 #include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/trial_config.h"
 #include "runtime/record/run_folder.h"
 
 namespace cohort {
@@ -179,6 +182,57 @@ absl::StatusOr<RankNetwork> MeetRanks(const LaunchArgs& args, const LaunchPlacem
   return network;
 }
 
+// The overrides every rank loads the experiment with: its own, then what the launch decides.
+std::vector<std::string> LaunchOverrides(const LaunchArgs& args, const LaunchPlacement& placement) {
+  std::vector<std::string> overrides = args.overrides;
+  overrides.push_back(absl::StrCat("resources.slots_per_trial=", placement.world_size));
+  overrides.push_back("max_restarts=0");
+  return overrides;
+}
+
+// What a rank other than 0 asks of each task rank 0 places on it: rank 0 trains a world of this
+// rank's size, places this rank's launcher rank here, and trains what this rank's own experiment
+// and --set say (rank 0's alone would train otherwise, and say nothing).
+absl::Status CheckTaskAgainstThisRank(const StartTask& task, const LaunchPlacement& placement,
+                                      const ExperimentConfig& mine) {
+  const std::string rank = absl::StrCat("rank ", placement.rank);
+  if (task.world_size != placement.world_size) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        rank, ": rank 0 trains a world of ", task.world_size, " ranks, but ", placement.launcher,
+        " started this one in a world of ", placement.world_size,
+        ": every rank needs the same world size"));
+  }
+  for (const RankAssignment& assigned : task.ranks) {
+    if (assigned.rank != placement.rank) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          rank, ": rank 0 placed trial rank ", assigned.rank, " here, but ", placement.launcher,
+          " started this process as rank ", placement.rank));
+    }
+  }
+  // Rank 0 sends its trial's config (TrialConfigYaml): this rank's experiment is made the same
+  // way, with the same length, and with the single searcher's hyperparameters, or the trial's
+  // under another searcher (whose choice only rank 0 makes).
+  absl::StatusOr<ExperimentConfig> theirs = ParseExperimentConfig(task.worker.config_yaml);
+  if (!theirs.ok()) return absl::OkStatus();  // the workers' to refuse, naming the problem
+  absl::StatusOr<uint64_t> batches = MaxLengthInBatches(*theirs);
+  if (!batches.ok()) return absl::OkStatus();
+  ExperimentConfig seeded = mine;
+  if (!seeded.experiment_seed) seeded.experiment_seed = theirs->experiment_seed;  // drawn there
+  absl::StatusOr<std::string> yaml = TrialConfigYaml(
+      seeded, mine.searcher.name == "single" ? mine.hyperparameters : theirs->hyperparameters,
+      *batches);
+  absl::StatusOr<ExperimentConfig> compared =
+      yaml.ok() ? ParseExperimentConfig(*yaml) : absl::StatusOr<ExperimentConfig>(yaml.status());
+  if (!compared.ok()) return compared.status();
+  const std::vector<std::string> changes =
+      TrainingChanges(*theirs, *compared, "at rank 0", "here");
+  if (changes.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      rank, ": this rank's experiment (", mine.name.empty() ? "its config" : mine.name,
+      " with its --set) trains otherwise than rank 0's: ", absl::StrJoin(changes, "; "),
+      "; start every rank with the same experiment and --set"));
+}
+
 // Rank 0: the orchestrator, its own agent, and the run folder.
 int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const AgentSlot& slot,
                 const std::string& executable, const RankNetwork& network) {
@@ -194,11 +248,9 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
   } else if (!absl::IsNotFound(opened.status())) {
     return CommandError(opened.status());
   }
-  std::vector<std::string> overrides = args.overrides;
-  overrides.push_back(absl::StrCat("resources.slots_per_trial=", placement.world_size));
-  overrides.push_back("max_restarts=0");
-  absl::StatusOr<ExperimentConfig> config = LoadRunConfig(
-      args.experiment, overrides, stored ? stored->config.experiment_seed : std::nullopt);
+  absl::StatusOr<ExperimentConfig> config =
+      LoadRunConfig(args.experiment, LaunchOverrides(args, placement),
+                    stored ? stored->config.experiment_seed : std::nullopt);
   if (!config.ok()) return CommandError(config.status());
   if (stored) {
     if (absl::Status can = CheckCanContinue(*stored, *config, "cohort launch"); !can.ok()) {
@@ -255,6 +307,11 @@ int RunLaunchCommand(const std::vector<std::string>& arguments) {
   if (placement->rank == 0) {
     return RunRankZero(*args, *placement, *slot, *executable, *network);
   }
+  // Every rank reads the experiment: one it cannot read, or one that trains otherwise than rank
+  // 0's, is an error here rather than silence.
+  absl::StatusOr<ExperimentConfig> mine =
+      LoadExperimentConfig(args->experiment, LaunchOverrides(*args, *placement));
+  if (!mine.ok()) return CommandError(mine.status());
 
   LaunchedRankOptions options;
   options.rank_zero_host = placement->master_addr;
@@ -269,6 +326,9 @@ int RunLaunchCommand(const std::vector<std::string>& arguments) {
                          .string();
   options.executable = *executable;
   options.join_seconds = args->join_seconds;
+  options.check_task = [placement = *placement, mine = *std::move(mine)](const StartTask& task) {
+    return CheckTaskAgainstThisRank(task, placement, mine);
+  };
   return RunLaunchedRank(options);
 }
 

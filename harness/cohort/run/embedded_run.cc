@@ -82,6 +82,11 @@ class EmbeddedSession {
               std::atomic<int>& agent_stop_requests, bool agent_ended) {
     const double now = SystemClock().MonotonicSeconds();
     const int signals = StopSignals::count();
+    if (std::optional<std::string> stray = StrayAgent(orchestrator); stray && !error_) {
+      Fail(*stray);
+      stop.store(true);
+      return;
+    }
     if (experiment_id_ == 0) {
       if (signals > 0) {
         stopped_before_start_ = true;
@@ -251,7 +256,30 @@ class EmbeddedSession {
     return true;
   }
 
-  // How many agents are connected; 0 until this process's own agent is among them.
+  bool IsRankAgent(const std::string& agent_id) const {
+    return options_.rank_agent_ids.empty() ||
+           std::find(options_.rank_agent_ids.begin(), options_.rank_agent_ids.end(), agent_id) !=
+               options_.rank_agent_ids.end();
+  }
+
+  // Under `cohort launch`: why an agent connected that is no rank of this launch (a process
+  // started with another world size, or a rank outside it), or nullopt.
+  std::optional<std::string> StrayAgent(const Orchestrator& orchestrator) const {
+    if (options_.rank_agent_ids.empty()) return std::nullopt;
+    const ClientMessage reply = orchestrator.Query(ListAgents{});
+    const auto* table = std::get_if<AgentTable>(&reply);
+    if (table == nullptr) return std::nullopt;
+    for (const AgentRow& agent : table->agents) {
+      if (!agent.connected || IsRankAgent(agent.agent_id)) continue;
+      return absl::StrCat("a process joined as '", agent.agent_id, "', which is no rank of this ",
+                          options_.rank_agent_ids.size(), "-rank launch (",
+                          options_.rank_agent_ids.front(), " to ", options_.rank_agent_ids.back(),
+                          "): was it started with another world size, or rank?");
+    }
+    return std::nullopt;
+  }
+
+  // How many of the ranks' agents are connected; 0 until this process's own agent is among them.
   uint32_t RegisteredAgents(const Orchestrator& orchestrator) const {
     const ClientMessage reply = orchestrator.Query(ListAgents{});
     const auto* table = std::get_if<AgentTable>(&reply);
@@ -259,7 +287,7 @@ class EmbeddedSession {
     uint32_t connected = 0;
     bool own = false;
     for (const AgentRow& agent : table->agents) {
-      if (!agent.connected) continue;
+      if (!agent.connected || !IsRankAgent(agent.agent_id)) continue;
       ++connected;
       own = own || agent.agent_id == options_.agent_id;
     }

@@ -55,6 +55,17 @@ class RankProgress {
     return ever_started_;
   }
 
+  // A task this rank refused (it contradicts the rank), which ends it.
+  void Refused(absl::string_view why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!refused_) refused_ = std::string(why);
+  }
+
+  std::optional<std::string> refused() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return refused_;
+  }
+
   std::optional<std::string> failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_;
@@ -65,6 +76,7 @@ class RankProgress {
   std::set<uint64_t> running_;
   bool ever_started_ = false;
   std::optional<std::string> failure_;
+  std::optional<std::string> refused_;
 };
 
 }  // namespace
@@ -100,6 +112,13 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   agent.on_task_exited = [&progress](uint64_t task_id, const std::vector<TaskExit>& exits) {
     progress.Exited(task_id, exits);
   };
+  if (options.check_task) {
+    agent.check_task = [&options, &progress](const StartTask& task) {
+      absl::Status checked = options.check_task(task);
+      if (!checked.ok()) progress.Refused(checked.message());
+      return checked;
+    };
+  }
 
   // The agent's thread never takes SIGINT or SIGTERM: they go to this one, which counts them.
   const StopSignals signals(StopSignals::Second::kCounted);
@@ -118,6 +137,10 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
     const double now = SystemClock().MonotonicSeconds();
     if (StopSignals::count() > stop_requests.load()) stop_requests.store(StopSignals::count());
     if (stop_requests.load() > 0) continue;  // the agent stops its task and returns
+    if (std::optional<std::string> refused = progress.refused()) {
+      error = *std::move(refused);  // rank 0 was told, and fails its trial
+      break;
+    }
     if (progress.Idle() && now - probed_at >= options.probe_interval_seconds) {
       probed_at = now;
       if (!AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
@@ -128,7 +151,8 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
     if (!progress.EverStarted() && now - started > options.join_seconds) {
       error = absl::StrCat("rank 0 at ", orchestrator, " placed no task on this rank (",
                            options.agent_id, ") within ", options.join_seconds,
-                           " s: is rank 0 running, and MASTER_ADDR and MASTER_PORT right? (see ",
+                           " s: is rank 0 running, are MASTER_ADDR and MASTER_PORT right, and "
+                           "did no other process start as this rank? (see ",
                            log_path, ")");
       break;
     }

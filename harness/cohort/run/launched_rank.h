@@ -16,9 +16,11 @@
 #define COHORT_HARNESS_COHORT_RUN_LAUNCHED_RANK_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/security/curve_client_config.h"
 
@@ -34,6 +36,9 @@ struct LaunchedRankOptions {
   std::string executable;         // the `cohort` binary the workers run
   std::optional<CurveClientConfig> curve;  // when rank 0's endpoint needs CURVE
   double join_seconds = 300;
+  // Asked of each task rank 0 places here (AgentOptions::check_task): an error refuses it, and
+  // the rank then ends with that error.
+  std::function<absl::Status(const StartTask& task)> check_task;
   double probe_interval_seconds = 0.25;  // how often an idle rank asks whether rank 0 serves
 };
 
