@@ -285,6 +285,10 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
     options.rank_agent_ids.push_back(LaunchedAgentId(rank, placement.world_size));
   }
   options.registration_seconds = args.join_seconds;
+  options.agent_endpoint_hint = absl::StrCat(
+      "rank 0 serves the ranks at port ", placement.master_port,
+      ", from MASTER_PORT (under torchrun with its agent's store, the port after it) or "
+      "COHORT_LAUNCH_PORT: if another job holds it, give this job another");
   options.continue_command =
       absl::StrCat("every rank's launch again: cohort launch ", args.experiment, " --output");
   return RunEmbedded(*std::move(submission), options);

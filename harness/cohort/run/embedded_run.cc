@@ -355,7 +355,9 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   absl::StatusOr<std::unique_ptr<OrchestratorServer>> server = OrchestratorServer::Bind(
       std::move(server_options), std::move(orchestrator_options), SystemClock());
   if (!server.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(server.status().message()).c_str());
+    std::fprintf(stderr, "error: %s%s%s\n", std::string(server.status().message()).c_str(),
+                 options.agent_endpoint_hint.empty() ? "" : "; ",
+                 options.agent_endpoint_hint.c_str());
     return 1;
   }
 

@@ -52,6 +52,8 @@ struct EmbeddedRunOptions {
   std::string advertise_address = "127.0.0.1";  // AgentOptions::advertise_address
   std::vector<std::string> rank_agent_ids;  // every rank's agent, by rank; empty: only this one
   double registration_seconds = 30;
+  // Said after an error binding `agent_endpoint` (where its port comes from); "": nothing.
+  std::string agent_endpoint_hint;
   // How the user continues a stopped run, after "continue with: " (the run folder follows).
   std::string continue_command = "cohort run --resume";
   // CURVE for an agent endpoint off loopback: the orchestrator's keys and the agents it admits,
