@@ -1,5 +1,7 @@
 #include "harness/cohort/commands/launch_command.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -325,8 +327,11 @@ int RunLaunchCommand(const std::vector<std::string>& arguments) {
   options.advertise_address = network->advertise_address;
   options.curve = network->agent_keys;
   std::error_code error;
+  // Its own folder: a later job at the same port (or a second process started as this rank) must
+  // not write into this one's task folders.
   options.work_dir = (std::filesystem::temp_directory_path(error) /
-                      absl::StrCat("cohort-launch-", placement->master_port, "-", options.agent_id))
+                      absl::StrCat("cohort-launch-", placement->master_port, "-", options.agent_id,
+                                   "-", ::getpid()))
                          .string();
   options.executable = *executable;
   options.join_seconds = args->join_seconds;

@@ -169,6 +169,10 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
     std::fprintf(stderr, "error: %s\n", error->c_str());
     return 1;
   }
+  // Rank 0's run folder holds what the job made; this rank's logs of a job that went well are
+  // not needed.
+  std::error_code ignored;
+  std::filesystem::remove_all(options.work_dir, ignored);
   return 0;
 }
 

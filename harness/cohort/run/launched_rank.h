@@ -4,7 +4,8 @@
 // task has ended, no other runs, and rank 0 no longer accepts connections at its port (rank 0
 // ends with its experiment; while it serves, a grid's next trial may still come), or when no task
 // came within join_seconds (rank 0 unreachable, or it failed before placing the trial). The
-// agent's log goes to <work_dir>/agent.log.
+// agent's log goes to <work_dir>/agent.log. A rank that ends well removes work_dir; one that
+// fails keeps it, for its logs.
 //
 // SIGINT or SIGTERM (the launcher stopping the job) stops the task: the worker checkpoints and
 // exits (a second signal kills it at once).
