@@ -255,6 +255,10 @@ absl::StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path,
 // different one.
 std::string TrainingFingerprint(const ExperimentConfig& config);
 
+// TrainingFingerprint of `config` as if it ran on one slot: runs equal in it are one experiment at
+// different slot counts, whose throughputs a scaling efficiency compares.
+std::string OneSlotFingerprint(ExperimentConfig config);
+
 // The warning for `key`, one of `config.ignored_keys`: "searcher.bracket_rungs is read by the
 // adaptive_asha searcher, not by single: ignored" for a searcher key another searcher reads, else
 // "<key> is not used by Cohort and is ignored".

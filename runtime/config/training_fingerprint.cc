@@ -135,6 +135,11 @@ std::string TrainingFingerprint(const ExperimentConfig& config) {
   return absl::StrFormat("%016x", Fnv1a64(text));
 }
 
+std::string OneSlotFingerprint(ExperimentConfig config) {
+  config.slots_per_trial = 1;
+  return TrainingFingerprint(config);
+}
+
 std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
                                          const ExperimentConfig& after,
                                          absl::string_view before_name,

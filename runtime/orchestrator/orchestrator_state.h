@@ -32,12 +32,6 @@
 
 namespace cohort {
 
-// TrainingFingerprint of `config` as if it ran on one slot.
-inline std::string OneSlotFingerprint(ExperimentConfig config) {
-  config.slots_per_trial = 1;
-  return TrainingFingerprint(config);
-}
-
 namespace orchestration {
 
 // How long an agent is held back after its `refusals`-th refusal in a row for want of slots: 1 s,

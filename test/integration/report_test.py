@@ -3,7 +3,7 @@
 at 1 and 2 slots, and a third whose trial validated only once: a chart per metric is drawn by
 dygraphs (inlined) with every run's trial overlaid, the one validated once included, the 2-slot
 run's ranks get their straggler scores, the scaling table gives the 2-slot run an efficiency
-against the 1-slot one, names are shown as text (a name holding </script> breaks nothing), and the page loads
+against the 1-slot one (the run that trains the same, not the third, of other hyperparameters), names are shown as text (a name holding </script> breaks nothing), and the page loads
 nothing from elsewhere. A folder that is not a run is refused by name."""
 import os
 import re
@@ -41,6 +41,11 @@ with temp_dir() as tmp:
     check(set(re.findall(r"https?://[^\s\"'<>]+", html)) <=
           {"https://github.com/danvk/dygraphs/blob/v2.2.1/LICENSE.txt"},
           "the page names an address other than dygraphs' licence")
+    # Each run's scaling baseline is the 1-slot run that trains the same, as the orchestrator's
+    # is: the 2-slot run's is the 1-slot one, not the run of other hyperparameters beside it.
+    fingerprints = re.findall(r'"one_slot_fingerprint":\s*"([0-9a-f]+)"', html)
+    check(len(fingerprints) == 3 and fingerprints[0] == fingerprints[1] != fingerprints[2],
+          f"the runs' one-slot fingerprints: {fingerprints}")
     code, out, err = run("report", one)
     check(code == 0 and os.path.exists(os.path.join(one, "report.html")), f"{out}\n{err}")
     code, out, err = run("report", tmp)

@@ -49,6 +49,7 @@ absl::StatusOr<RunReportData> ReadRunForReport(const std::string& folder) {
   absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(run->config_path());
   if (!config.ok()) return config.status();
   data.slots_per_trial = config->slots_per_trial;
+  data.one_slot_fingerprint = OneSlotFingerprint(*config);
   for (const TrialRecord& trial : data.record.trials) {
     std::vector<MetricsReport>& reports = data.reports.emplace_back();
     const std::string path = run->metrics_path(trial.id);
@@ -75,6 +76,7 @@ std::string ReportDataJson(const std::vector<RunReportData>& runs) {
     json.Field("state", RunStateName(run.record.state));
     json.Key("slots");
     json.Integer(run.slots_per_trial);
+    json.Field("one_slot_fingerprint", run.one_slot_fingerprint);
     json.Field("searcher_metric", run.record.searcher_metric);
     json.Key("smaller_is_better");
     json.Bool(run.record.smaller_is_better);

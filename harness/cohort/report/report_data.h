@@ -28,6 +28,7 @@ struct RunReportData {
   std::string folder;
   ExperimentRecord record;
   uint32_t slots_per_trial = 1;
+  std::string one_slot_fingerprint;  // OneSlotFingerprint of its config: its scaling baseline's
   std::vector<std::vector<MetricsReport>> reports;  // per record.trials entry, in file order
 };
 

@@ -135,8 +135,8 @@ function renderScaling(root, runs) {
   add(root, 'h2', {}, 'Scaling');
   const rateOf = run => median(run.trials.map(trialRate));
   const rows = runs.map(run => {
-    const baseline = runs.find(b => b.slots === 1 && b.name === run.name) ||
-                     runs.find(b => b.slots === 1);
+    const baseline =
+        runs.find(b => b.slots === 1 && b.one_slot_fingerprint === run.one_slot_fingerprint);
     const rate = rateOf(run);
     const base = baseline ? rateOf(baseline) : null;
     const speedup = base && rate ? rate / base : null;
@@ -146,8 +146,8 @@ function renderScaling(root, runs) {
   table(root, ['experiment', 'run folder', 'slots', 'records/s', 'speed-up',
                'scaling efficiency'], rows, [0, 1]);
   add(root, 'div', {class: 'note'},
-      'Efficiency: records/s over the slots times the records/s of the 1-slot run of the same ' +
-      'experiment name (else of the first 1-slot run given).');
+      'Efficiency: records/s over the slots times the records/s of the 1-slot run given that ' +
+      'trains the same (the training config but for its slots, as the orchestrator compares).');
 }
 
 const root = document.getElementById('report');
