@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace cohort {
 namespace {
@@ -37,7 +38,9 @@ absl::Status NotFor(absl::string_view key, const std::optional<double>& value, K
 absl::StatusOr<uint64_t> WholeNumber(absl::string_view key, double value, double minimum,
                                      double limit) {
   if (!(value >= minimum && value <= limit && std::floor(value) == value)) {
-    return Invalid(key, absl::StrCat(value, " is not a whole number >= ", minimum));
+    // The value as read (a double: a 20-digit number shows as 1e+20), and both bounds.
+    return Invalid(key, absl::StrFormat("%.17g is not a whole number from %.17g to %.17g", value,
+                                        minimum, limit));
   }
   return static_cast<uint64_t>(value);
 }

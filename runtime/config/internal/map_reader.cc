@@ -14,8 +14,8 @@ namespace {
 // Bounds this wide read as "an integer >= min" unless the value actually exceeds them.
 constexpr int64_t kUnremarkableMax = std::numeric_limits<int32_t>::max();
 
-std::string IntegerRange(int64_t min, int64_t max, std::optional<int64_t> got) {
-  if (max < kUnremarkableMax || (got && *got > max)) {
+std::string IntegerRange(int64_t min, int64_t max, bool out_of_range) {
+  if (max < kUnremarkableMax || out_of_range) {
     return absl::StrCat("an integer between ", min, " and ", max);
   }
   if (min == std::numeric_limits<int64_t>::min()) return "an integer";
@@ -83,7 +83,9 @@ std::optional<int64_t> MapReader::ReadInt(absl::string_view key, int64_t min, in
   const YAML::Node node = Get(key);
   const std::optional<int64_t> value = PlainInt(node);
   if (!value || *value < min || *value > max) {
-    Fail(Mismatch(PathOf(key), IntegerRange(min, max, value), node));
+    // A number too wide to read is past any bound too: say the bounds.
+    const bool out_of_range = (value && *value > max) || IsTooWideInt(node);
+    Fail(Mismatch(PathOf(key), IntegerRange(min, max, out_of_range), node));
     return std::nullopt;
   }
   return value;

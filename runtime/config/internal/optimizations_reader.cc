@@ -45,7 +45,10 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
     if (mb && *mb >= 1 && *mb <= std::numeric_limits<uint32_t>::max()) {
       out->tensor_fusion_threshold = static_cast<uint32_t>(*mb);
     } else {
-      r.Fail(Mismatch(r.PathOf("tensor_fusion_threshold"), "an integer >= 1 (MB) or auto", node));
+      r.Fail(Mismatch(r.PathOf("tensor_fusion_threshold"),
+                      absl::StrCat("an integer from 1 to ", std::numeric_limits<uint32_t>::max(),
+                                   " (MB), or auto"),
+                      node));
     }
   }
   r.Int("tensor_fusion_cycle_time", 0, &out->tensor_fusion_cycle_time);

@@ -80,6 +80,10 @@ std::optional<int64_t> PlainInt(const YAML::Node& node) {
   return value;
 }
 
+bool IsTooWideInt(const YAML::Node& node) {
+  return IsPlainScalar(node) && LooksDecimal(node.Scalar(), "+-") && !PlainInt(node);
+}
+
 std::optional<double> PlainNumber(const YAML::Node& node) {
   double value = 0;
   if (!IsPlainScalar(node) || !LooksDecimal(node.Scalar(), "+-.eE") ||

@@ -28,6 +28,8 @@ bool IsAbsent(const YAML::Node& node);
 bool IsPlainScalar(const YAML::Node& node);
 
 std::optional<int64_t> PlainInt(const YAML::Node& node);
+// A plain whole number too wide for 64 bits ("99999999999999999999"), which PlainInt cannot read.
+bool IsTooWideInt(const YAML::Node& node);
 std::optional<double> PlainNumber(const YAML::Node& node);  // ints too; finite only
 std::optional<bool> PlainBool(const YAML::Node& node);
 
