@@ -64,4 +64,29 @@ absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
   return schedule;
 }
 
+
+std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule) {
+  const uint64_t window = schedule.aggregation_frequency;
+  std::vector<std::string> notes;
+  if (window <= 1) return notes;
+  if (const uint64_t left = schedule.total_batches % window; left != 0) {
+    notes.push_back(absl::StrCat(
+        "searcher.max_length comes to ", schedule.total_batches,
+        " batches, not a multiple of optimizations.aggregation_frequency ", window,
+        ": a trial's last optimizer step sums the ", left, " batches left, and a run resumed later "
+        "to a longer length trains otherwise than one run to that length"));
+  }
+  const auto period_note = [&](const char* key, uint64_t period) {
+    if (period == 0 || period % window == 0) return;
+    const uint64_t first = (period + window - 1) / window * window;
+    notes.push_back(absl::StrCat(key, " comes to ", period,
+                                 " batches, not a multiple of optimizations.aggregation_frequency ",
+                                 window, ": each falls at the end of the window it falls due in "
+                                 "(the first at batch ", first, ")"));
+  };
+  period_note("min_validation_period", schedule.validation_period);
+  period_note("min_checkpoint_period", schedule.checkpoint_period);
+  return notes;
+}
+
 }  // namespace cohort

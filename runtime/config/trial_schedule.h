@@ -10,6 +10,8 @@
 #define COHORT_RUNTIME_CONFIG_TRIAL_SCHEDULE_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/config/experiment_config.h"
@@ -51,6 +53,12 @@ struct TrialSchedule {
 // INVALID_ARGUMENT when a length comes to zero batches (naming the config field).
 absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
                                                 uint64_t training_records);
+
+// What `schedule`'s aggregation window does to its lengths, to be said at submission: a length
+// that is no multiple of aggregation_frequency ends on a step over the batches left (and a run
+// resumed later to a longer length trains otherwise than one run to it), and a period that is no
+// multiple falls at the end of the window it falls in. Empty at aggregation_frequency 1.
+std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule);
 
 // The most batches a trial trains: about nine years at a microsecond per batch.
 inline constexpr uint64_t kMaxTrialBatches = uint64_t{1} << 48;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/config/trial_schedule.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
@@ -167,6 +168,17 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     };
     if (!config.resource_pool.empty()) slurm_only("resources.resource_pool");
     if (!config.slurm_sbatch_args.empty()) slurm_only("slurm.sbatch_args");
+  }
+  if (!config.global_batch_size_searched) {
+    // Each trial's lengths in batches, the same for all (records_per_epoch is required where
+    // a length is in epochs).
+    if (absl::StatusOr<TrialSchedule> schedule =
+            MakeTrialSchedule(config, config.records_per_epoch.value_or(1));
+        schedule.ok()) {
+      for (std::string& note : AggregationWindowNotes(*schedule)) {
+        submitted.warnings.push_back(std::move(note));
+      }
+    }
   }
   if (config.global_batch_size_searched) {
     if (std::optional<std::string> warning = SearchedBatchRemainderWarning(config)) {

@@ -216,5 +216,25 @@ TEST(TrialScheduleTest, StepAfterEveryKBatchesAndAtTheEnd) {
   EXPECT_THAT(steps, ElementsAre(4, 8, 10));
 }
 
+TEST(TrialScheduleTest, NotesTheLengthsAnAggregationWindowMoves) {
+  TrialSchedule schedule;
+  schedule.total_batches = 102;
+  schedule.validation_period = 50;
+  schedule.checkpoint_period = 100;
+  EXPECT_TRUE(AggregationWindowNotes(schedule).empty()) << "no window";
+  schedule.aggregation_frequency = 4;
+  EXPECT_THAT(
+      AggregationWindowNotes(schedule),
+      ElementsAre(HasSubstr("searcher.max_length comes to 102 batches, not a multiple of "
+                            "optimizations.aggregation_frequency 4: a trial's last optimizer step "
+                            "sums the 2 batches left"),
+                  HasSubstr("min_validation_period comes to 50 batches, not a multiple of "
+                            "optimizations.aggregation_frequency 4: each falls at the end of the "
+                            "window it falls due in (the first at batch 52)")));
+  schedule.total_batches = 104;
+  schedule.validation_period = 52;
+  EXPECT_TRUE(AggregationWindowNotes(schedule).empty()) << "every length a multiple of 4";
+}
+
 }  // namespace
 }  // namespace cohort
