@@ -75,9 +75,12 @@ absl::StatusOr<LaunchPlacement> Read(const Environment& environment,
     if (!first.ok()) return first.status();
     placement.master_addr = *first;
   } else {
+    // torchrun sets MASTER_PORT beside it; under mpirun a port not set is the default.
     return absl::InvalidArgumentError(absl::StrCat(
-        "MASTER_ADDR is not set: ", placement.launcher,
-        " ranks need rank 0's host there (and MASTER_PORT, default ", kDefaultMasterPort, ")"));
+        "MASTER_ADDR is not set: ", placement.launcher, " ranks need rank 0's host there",
+        placement.launcher == std::string("torchrun")
+            ? " (and MASTER_PORT, as torchrun sets both)"
+            : absl::StrCat(" (and MASTER_PORT, default ", kDefaultMasterPort, ")")));
   }
   if (placement.master_addr.empty()) {
     return absl::InvalidArgumentError("MASTER_ADDR is empty: expected rank 0's host");
