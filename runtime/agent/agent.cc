@@ -90,7 +90,8 @@ absl::Status Agent::Run() {
   }
 
   Log(absl::StrCat("agent '", options_.agent_id, "' with ", options_.slots.size(),
-                   " slots, connecting to the orchestrator at ", options_.orchestrator,
+                   options_.slots.size() == 1 ? " slot" : " slots",
+                   ", connecting to the orchestrator at ", options_.orchestrator,
                    options_.curve ? " over CURVE" : ""));
   SendHello();
   uv_run(&loop_, UV_RUN_DEFAULT);

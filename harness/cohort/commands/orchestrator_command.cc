@@ -304,14 +304,19 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     server = OrchestratorServer::Bind(server_options, options, SystemClock());
   }
   if (!server.ok()) return CommandError(server.status().message());
-  std::printf("orchestrator: agents connect to %s; clients to %s; state in %s\n",
-              (*server)->agent_endpoint().c_str(), (*server)->client_endpoint().c_str(),
-              state_dir.c_str());
-  std::printf("orchestrator: the workers of trials spanning agents meet at %s\n",
-              (*server)->rendezvous_endpoint().c_str());
-  if (metrics) std::printf("orchestrator: metrics at port %u, path /metrics\n", metrics->port());
-  if (dashboard) std::printf("orchestrator: web dashboard at port %u\n", dashboard->port());
-  std::fflush(stdout);
+  // Stamped as every later line of the orchestrator's is.
+  LogDaemonLine("orchestrator", absl::StrCat("agents connect to ", (*server)->agent_endpoint(),
+                                             "; clients to ", (*server)->client_endpoint(),
+                                             "; state in ", state_dir));
+  LogDaemonLine("orchestrator", absl::StrCat("the workers of trials spanning agents meet at ",
+                                             (*server)->rendezvous_endpoint()));
+  if (metrics) {
+    LogDaemonLine("orchestrator",
+                  absl::StrCat("metrics at port ", metrics->port(), ", path /metrics"));
+  }
+  if (dashboard) {
+    LogDaemonLine("orchestrator", absl::StrCat("web dashboard at port ", dashboard->port()));
+  }
   if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
     return CommandError(status.message());
   }
