@@ -284,13 +284,15 @@ void Agent::HandleStartTask(uint64_t message_id, const StartTask& start) {
     return;
   }
   // A task the embedding process refuses is refused before any slot is reserved for it.
-  absl::Status checked = options_.check_task ? options_.check_task(start) : absl::OkStatus();
-  if (!checked.ok()) checked = absl::InvalidArgumentError(checked.message());
-  absl::Status admitted = !checked.ok() ? checked
-                          : Forgotten(start.task_id) || runs_.count(start.task_id) != 0
-                              ? absl::AlreadyExistsError(absl::StrCat(
-                                    "task ", start.task_id, " has already run on this agent"))
-                              : table_.Admit(start);
+  absl::Status admitted = options_.check_task ? options_.check_task(start) : absl::OkStatus();
+  if (!admitted.ok()) {
+    admitted = absl::InvalidArgumentError(admitted.message());
+  } else if (Forgotten(start.task_id) || runs_.count(start.task_id) != 0) {
+    admitted = absl::AlreadyExistsError(
+        absl::StrCat("task ", start.task_id, " has already run on this agent"));
+  } else {
+    admitted = table_.Admit(start);
+  }
   if (!admitted.ok()) {
     Log(absl::StrCat("refused ", DescribeControlMessage(start), ": ", admitted.message()));
     Send(ErrorReplyFor(admitted), message_id);

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -82,7 +84,8 @@ class EmbeddedSession {
               std::atomic<int>& agent_stop_requests, bool agent_ended) {
     const double now = SystemClock().MonotonicSeconds();
     const int signals = StopSignals::count();
-    if (std::optional<std::string> stray = StrayAgent(orchestrator); stray && !error_) {
+    const std::set<std::string> connected = ConnectedAgents(orchestrator);
+    if (std::optional<std::string> stray = StrayAgent(connected); stray && !error_) {
       Fail(*stray);
       stop.store(true);
       return;
@@ -91,7 +94,7 @@ class EmbeddedSession {
       if (signals > 0) {
         stopped_before_start_ = true;
         stop.store(true);
-      } else if (const uint32_t joined = RegisteredAgents(orchestrator);
+      } else if (const uint32_t joined = RegisteredAgents(connected);
                  joined >= ExpectedAgents()) {
         Submit(orchestrator, stop);
       } else if (agent_ended || now - started_ > options_.registration_seconds) {
@@ -102,7 +105,7 @@ class EmbeddedSession {
                                 "/agent.log)")
                  : absl::StrCat("only ", joined, " of the ", ExpectedAgents(),
                                 " ranks joined at ", endpoint_, within, "; missing: ",
-                                MissingRanks(orchestrator)));
+                                MissingRanks(connected)));
         stop.store(true);
       } else if (ExpectedAgents() > 1 &&
                  now - std::max(waiting_told_, started_) >= kJoinNoteSeconds) {
@@ -113,7 +116,7 @@ class EmbeddedSession {
                                       static_cast<int>(now - started_), " s (at most ",
                                       options_.registration_seconds,
                                       " s: --join-timeout); missing: ",
-                                      MissingRanks(orchestrator)));
+                                      MissingRanks(connected)));
       }
       return;
     }
@@ -138,7 +141,7 @@ class EmbeddedSession {
       stop.store(true);
     } else if (killed_at_ > 0 && now - killed_at_ > kExitsAfterKillSeconds) {
       stop.store(true);  // the workers are gone; their exits will not come any more
-    } else if (stop_requests_sent_ == 0 && WatchRanksAway(orchestrator, now)) {
+    } else if (stop_requests_sent_ == 0 && WatchRanksAway(connected, now)) {
       stop.store(true);
     }
   }
@@ -212,18 +215,25 @@ class EmbeddedSession {
                                            : static_cast<uint32_t>(options_.rank_agent_ids.size());
   }
 
-  // The ranks whose agents are not connected: "rank 1 (rank-1), rank 3 (rank-3)".
-  std::string MissingRanks(const Orchestrator& orchestrator) const {
+  // The ids of the agents connected now.
+  static std::set<std::string> ConnectedAgents(const Orchestrator& orchestrator) {
+    std::set<std::string> connected;
     const ClientMessage reply = orchestrator.Query(ListAgents{});
-    const auto* table = std::get_if<AgentTable>(&reply);
+    if (const auto* table = std::get_if<AgentTable>(&reply)) {
+      for (const AgentRow& agent : table->agents) {
+        if (agent.connected) connected.insert(agent.agent_id);
+      }
+    }
+    return connected;
+  }
+
+  // The ranks whose agents are not `connected`: "rank 1 (rank-1), rank 3 (rank-3)".
+  std::string MissingRanks(const std::set<std::string>& connected) const {
     std::string missing;
     for (size_t rank = 0; rank < options_.rank_agent_ids.size(); ++rank) {
       const std::string& id = options_.rank_agent_ids[rank];
-      bool connected = false;
-      for (const AgentRow& agent : table == nullptr ? std::vector<AgentRow>{} : table->agents) {
-        connected = connected || (agent.connected && agent.agent_id == id);
-      }
-      if (!connected) absl::StrAppend(&missing, missing.empty() ? "" : ", ", "rank ", rank, " (", id, ")");
+      if (connected.count(id) != 0) continue;
+      absl::StrAppend(&missing, missing.empty() ? "" : ", ", "rank ", rank, " (", id, ")");
     }
     return missing;
   }
@@ -232,14 +242,14 @@ class EmbeddedSession {
   // went away) leaves the trial waiting to be placed again, which only that rank joining again
   // can do. It has --join-timeout for that; past it the run fails, naming the rank. Whether the
   // run should stop.
-  bool WatchRanksAway(const Orchestrator& orchestrator, double now) {
+  bool WatchRanksAway(const std::set<std::string>& connected, double now) {
     if (ExpectedAgents() == 1) return false;
-    if (RegisteredAgents(orchestrator) >= ExpectedAgents()) {
+    if (RegisteredAgents(connected) >= ExpectedAgents()) {
       if (away_since_) display_.Message("every rank has joined again: training goes on");
       away_since_.reset();
       return false;
     }
-    const std::string missing = MissingRanks(orchestrator);
+    const std::string missing = MissingRanks(connected);
     if (!away_since_) {
       away_since_ = now;
       display_.Message(absl::StrCat("lost ", missing.empty() ? "a rank" : missing,
@@ -262,16 +272,12 @@ class EmbeddedSession {
                options_.rank_agent_ids.end();
   }
 
-  // Under `cohort launch`: why an agent connected that is no rank of this launch (a process
+  // Under `cohort launch`: why an agent is `connected` that is no rank of this launch (a process
   // started with another world size, or a rank outside it), or nullopt.
-  std::optional<std::string> StrayAgent(const Orchestrator& orchestrator) const {
-    if (options_.rank_agent_ids.empty()) return std::nullopt;
-    const ClientMessage reply = orchestrator.Query(ListAgents{});
-    const auto* table = std::get_if<AgentTable>(&reply);
-    if (table == nullptr) return std::nullopt;
-    for (const AgentRow& agent : table->agents) {
-      if (!agent.connected || IsRankAgent(agent.agent_id)) continue;
-      return absl::StrCat("a process joined as '", agent.agent_id, "', which is no rank of this ",
+  std::optional<std::string> StrayAgent(const std::set<std::string>& connected) const {
+    for (const std::string& agent_id : connected) {
+      if (IsRankAgent(agent_id)) continue;
+      return absl::StrCat("a process joined as '", agent_id, "', which is no rank of this ",
                           options_.rank_agent_ids.size(), "-rank launch (",
                           options_.rank_agent_ids.front(), " to ", options_.rank_agent_ids.back(),
                           "): was it started with another world size, or rank?");
@@ -279,19 +285,13 @@ class EmbeddedSession {
     return std::nullopt;
   }
 
-  // How many of the ranks' agents are connected; 0 until this process's own agent is among them.
-  uint32_t RegisteredAgents(const Orchestrator& orchestrator) const {
-    const ClientMessage reply = orchestrator.Query(ListAgents{});
-    const auto* table = std::get_if<AgentTable>(&reply);
-    if (table == nullptr) return 0;
-    uint32_t connected = 0;
-    bool own = false;
-    for (const AgentRow& agent : table->agents) {
-      if (!agent.connected || !IsRankAgent(agent.agent_id)) continue;
-      ++connected;
-      own = own || agent.agent_id == options_.agent_id;
-    }
-    return own ? connected : 0;
+  // How many of the ranks' agents are `connected`; 0 until this process's own agent is among
+  // them.
+  uint32_t RegisteredAgents(const std::set<std::string>& connected) const {
+    if (connected.count(options_.agent_id) == 0) return 0;
+    uint32_t ranks = 0;
+    for (const std::string& agent_id : connected) ranks += IsRankAgent(agent_id) ? 1 : 0;
+    return ranks;
   }
 
   void Fail(std::string message) {
