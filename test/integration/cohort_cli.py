@@ -66,10 +66,10 @@ def write_config(directory, text, file_name="experiment.yaml"):
 
 
 def mlp_config(directory, name="mlp-test", batches=300, period=100, hidden_size=32,
-               max_restarts=0, entrypoint=None):
+               max_restarts=0, entrypoint=None, file_name="experiment.yaml"):
     return write_config(directory, MLP_CONFIG.format(
         name=name, entrypoint=entrypoint or plugin("mlp"), batches=batches, period=period,
-        hidden_size=hidden_size, max_restarts=max_restarts))
+        hidden_size=hidden_size, max_restarts=max_restarts), file_name=file_name)
 
 
 def run(*args, timeout=300):

@@ -243,7 +243,7 @@ with temp_dir() as tmp:
 
     # Rank 1's launch process killed outright: rank 0 waits --join-timeout for it, then fails.
     lost = os.path.join(tmp, "lost")
-    long_config = mlp_config(tmp, name="lost", batches=10**6, period=10**6)
+    long_config = mlp_config(tmp, name="lost", batches=10**6, period=10**6, file_name="lost.yaml")
     ranks = launch("torchrun", long_config, lost, "--join-timeout", "2")
     wait_for(lambda: experiment(lost)["trials"][0]["batches_trained"] > 0, what="training")
     rank_1_workers = children(ranks[1].pid)  # in process groups of their own
@@ -256,6 +256,15 @@ with temp_dir() as tmp:
           "rank 1 (" in err and "left and did not join again within 2 s (--join-timeout)" in err,
           f"rank 0 after rank 1's launch was killed ({ranks[0].returncode}):\n{err}")
     print("a rank that left and did not come back failed the launch")
+
+    # A config without a seed: rank 0 draws one, and rank 1 takes it as its own (it used to refuse
+    # the task for "reproducibility.experiment_seed: 139670726 at rank 0, unset here").
+    seedless = write_config(tmp, read_bytes(config).decode().replace(
+        "reproducibility:\n  experiment_seed: 11\n", ""), file_name="seedless.yaml")
+    results = finish(launch("torchrun", seedless, os.path.join(tmp, "seedless")))
+    check([code for code, _, _ in results] == [0, 0],
+          f"a seedless config: the ranks exited {[code for code, _, _ in results]}:\n"
+          f"{results[0][2]}\n{results[1][2]}")
 
     # Ranks that contradict each other: the job fails, saying how.
     for case, rank_1, rank_0_says, rank_1_says in [

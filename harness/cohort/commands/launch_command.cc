@@ -219,8 +219,15 @@ absl::Status CheckTaskAgainstThisRank(const StartTask& task, const LaunchPlaceme
   if (!theirs.ok()) return absl::OkStatus();  // the workers' to refuse, naming the problem
   absl::StatusOr<uint64_t> batches = MaxLengthInBatches(*theirs);
   if (!batches.ok()) return absl::OkStatus();
+  // A seed the file leaves out is drawn by rank 0 (LoadRunConfig): this rank takes the same.
   ExperimentConfig seeded = mine;
-  if (!seeded.experiment_seed) seeded.experiment_seed = theirs->experiment_seed;  // drawn there
+  if (!mine.experiment_seed && theirs->experiment_seed) {
+    absl::StatusOr<ExperimentConfig> reseeded = ParseExperimentConfig(
+        mine.effective_yaml,
+        {absl::StrCat("reproducibility.experiment_seed=", *theirs->experiment_seed)});
+    if (!reseeded.ok()) return reseeded.status();
+    seeded = *std::move(reseeded);
+  }
   absl::StatusOr<std::string> yaml = TrialConfigYaml(
       seeded, mine.searcher.name == "single" ? mine.hyperparameters : theirs->hyperparameters,
       *batches);
