@@ -140,16 +140,22 @@ TEST(ClusterQueriesTest, ProgressMovesWithEveryBatchOfASingleTrial) {
 
 // A killed experiment's progress is what its trials trained: its searcher counts a killed trial
 // as finished, which showed a single trial killed at 57% as 100% done.
-TEST(ClusterQueriesTest, AKilledExperimentsProgressIsWhatItsTrialsTrained) {
-  ClusterBuilder b;
-  Experiment& experiment = b.AddExperiment(1);
+// A single search whose one trial (id 1) ended in `stage` after `batches`, before its target: its
+// searcher counts it as finished.
+void EndTheSingleTrialEarly(ClusterBuilder& b, Experiment& experiment, TrialStage stage,
+                            uint64_t batches) {
   const std::vector<SearcherOp> started = StartSingleSearch(experiment);
   ASSERT_FALSE(started.empty());
   const uint64_t request_id = std::get<CreateTrial>(started[0]).request_id;
-  Trial& trial = b.AddTrial(experiment, 1, request_id, TrialStage::kStopped);
-  trial.batches_trained = 11400;
+  b.AddTrial(experiment, 1, request_id, stage).batches_trained = batches;
   experiment.searcher->OnTrialExitedEarly(request_id);
   ASSERT_EQ(experiment.searcher->Progress(), 1.0);
+}
+
+TEST(ClusterQueriesTest, AKilledExperimentsProgressIsWhatItsTrialsTrained) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  ASSERT_NO_FATAL_FAILURE(EndTheSingleTrialEarly(b, experiment, TrialStage::kStopped, 11400));
   experiment.state = ExperimentState::kStopped;
   EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.57);
 
@@ -165,11 +171,7 @@ TEST(ClusterQueriesTest, AKilledExperimentsProgressIsWhatItsTrialsTrained) {
 TEST(ClusterQueriesTest, AFailedExperimentsProgressIsWhatItsTrialsTrained) {
   ClusterBuilder b;
   Experiment& experiment = b.AddExperiment(1);
-  const std::vector<SearcherOp> started = StartSingleSearch(experiment);
-  ASSERT_FALSE(started.empty());
-  const uint64_t request_id = std::get<CreateTrial>(started[0]).request_id;
-  b.AddTrial(experiment, 1, request_id, TrialStage::kError);
-  experiment.searcher->OnTrialExitedEarly(request_id);
+  ASSERT_NO_FATAL_FAILURE(EndTheSingleTrialEarly(b, experiment, TrialStage::kError, 0));
   experiment.state = ExperimentState::kError;
   EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.0);
   experiment.searcher.reset();  // read back after a restart
