@@ -18,7 +18,10 @@
  * metric_add_device, pointing at the model's own copy of it, on a host that offers it;
  * `exit_batch` N and `exit_code` C (tests of a plugin that ends its process): its N-th training
  * batch calls exit(C) (C default 0); `eval_writes_gradients` (non-zero; tests of the rule that
- * evaluate_batch leaves the gradients alone): evaluate_batch adds its batch's gradient into them.
+ * evaluate_batch leaves the gradients alone): evaluate_batch adds its batch's gradient into them;
+ * `ready_twice` and `ready_in_eval` (non-zero; tests of the host's check of gradients_ready):
+ * train_batch reports x[2] ready a second time, or evaluate_batch reports x ready, and either
+ * drops the error the host returns and goes on as a careless plugin would.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
@@ -43,6 +46,8 @@ struct cohort_model {
   double eval_writes_gradients; /* non-zero: evaluate_batch breaks the rule and writes them */
   double float32_loss_offset; /* 0: the loss is reported in double */
   double device_metrics;      /* non-zero: the training loss goes through metric_add_device */
+  double ready_twice;         /* non-zero: train_batch reports a range twice, ignoring the error */
+  double ready_in_eval;       /* non-zero: evaluate_batch calls gradients_ready, ignoring it */
   double reported_loss;       /* what metric_add_device points at */
 };
 
@@ -97,6 +102,10 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
   if (hparam_error == NULL) {
     hparam_error = optional_double(api, args->host, "device_metrics", &m->device_metrics);
   }
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "ready_twice", &m->ready_twice);
+  if (hparam_error == NULL)
+    hparam_error = optional_double(api, args->host, "ready_in_eval", &m->ready_in_eval);
   if (hparam_error != NULL) {
     free(m);
     return hparam_error;
@@ -175,6 +184,7 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch,
   if (chosen(m->exit_batch, -1.0, m->batches_trained + 1, rank)) exit((int)m->exit_code);
   cohort_error* e = m->api->gradients_ready(m->host, 0, 0, DIM);
   if (e != NULL) return e;
+  if (m->ready_twice != 0) m->api->error_destroy(m->api->gradients_ready(m->host, 0, DIM - 1, 1));
   m->batches_trained += 1;
 #ifdef COHORT_TEST_DEFECT_NO_LOSS
   return m->api->metric_add(metrics, "not_loss", 8, loss, batch->record_count, COHORT_REDUCE_MEAN);
@@ -194,6 +204,7 @@ static cohort_error* evaluate_batch(cohort_model* m, const cohort_batch* batch,
                                     cohort_metrics* metrics) {
   const double loss =
       loss_and_grad(m, batch, m->eval_writes_gradients != 0 ? (float*)m->x.grad : NULL);
+  if (m->ready_in_eval != 0) m->api->error_destroy(m->api->gradients_ready(m->host, 0, 0, DIM));
   return m->api->metric_add(metrics, "loss", 4, loss, batch->record_count, COHORT_REDUCE_MEAN);
 }
 

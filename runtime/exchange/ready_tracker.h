@@ -18,14 +18,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/exchange/bucket_plan.h"
+#include "runtime/plugin/ready_ranges.h"
 
 namespace cohort {
 
@@ -37,9 +36,9 @@ class ReadyTracker {
                                              const TensorArena& arena);
 
   // Records that elements [offset, offset + count) of `tensor` are final. Returns the buckets that
-  // became launchable, in plan order (often none). INVALID_ARGUMENT naming the tensor for an
-  // unknown tensor, an empty range, a range past the tensor's end, or a range that overlaps one
-  // already recorded this batch; nothing is recorded then.
+  // became launchable, in plan order (often none). ReadyRanges::Add's errors (an unknown tensor,
+  // an empty range, one past the tensor's end, one that overlaps a range recorded this batch);
+  // nothing is recorded then.
   absl::StatusOr<std::vector<size_t>> MarkReady(size_t tensor, uint64_t offset, uint64_t count);
 
   // Records every range not yet reported as final (what train_batch returning means) and returns
@@ -58,20 +57,13 @@ class ReadyTracker {
   bool AllLaunched() const { return next_launch_ == bucket_pending_.size(); }
 
  private:
-  struct TensorState {
-    std::string name;
-    uint64_t element_count = 0;
-    size_t bucket = 0;
-    uint64_t ready_elements = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> ready;  // disjoint [begin, end), sorted by begin
-  };
-
-  ReadyTracker() = default;
+  explicit ReadyTracker(const TensorArena& arena) : ranges_(arena) {}
 
   void CompleteTensor(size_t tensor);
   std::vector<size_t> Launchable();
 
-  std::vector<TensorState> tensors_;
+  ReadyRanges ranges_;
+  std::vector<size_t> bucket_of_;       // each tensor's bucket
   std::vector<size_t> bucket_tensors_;  // tensors per bucket
   std::vector<size_t> bucket_pending_;  // tensors of each bucket not yet fully ready
   size_t next_launch_ = 0;              // the first bucket not launched yet

@@ -1,6 +1,7 @@
 #include "runtime/plugin/host_api.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -194,6 +195,10 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
     state = *std::move(created);
   }
   host->arena = *std::move(arena);
+  {
+    std::lock_guard<std::mutex> lock(host->ready_mutex);
+    host->ready = std::make_unique<ReadyRanges>(*host->arena);
+  }
   host->state = std::move(state);
   host->registered = std::move(registered);
   for (size_t i = 0; i < count; ++i) {
@@ -207,31 +212,39 @@ cohort_error* RegisterTensors(cohort_host* host, const cohort_tensor_spec* specs
   return nullptr;
 }
 
-cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t offset,
-                             uint64_t count) {
+// Checks a gradients_ready report (the phase, the tensor, the range against those reported this
+// batch) and records its range; the tensor's index in the arena.
+absl::StatusOr<uint32_t> RecordReady(cohort_host* host, uint32_t tensor_index, uint64_t offset,
+                                     uint64_t count) {
   if (host->phase != ModelPhase::kTraining) {
-    return Fail(
-        absl::FailedPreconditionError("gradients_ready may only be called from train_batch"));
+    return absl::FailedPreconditionError(
+        "gradients_ready may only be called during train_batch (every call returning before "
+        "train_batch does)");
   }
   if (tensor_index >= host->registered.size()) {
-    return Fail(absl::OutOfRangeError(absl::StrCat("gradients_ready: tensor index ", tensor_index,
-                                                   " but the model registered ",
-                                                   host->registered.size(), " tensors")));
+    return absl::OutOfRangeError(absl::StrCat("gradients_ready: tensor index ", tensor_index,
+                                              " but the model registered ", host->registered.size(),
+                                              " tensors"));
   }
   const RegisteredTensor where = host->registered[tensor_index];
   if (where.state) {
-    return Fail(absl::InvalidArgumentError(
+    return absl::InvalidArgumentError(
         absl::StrCat("gradients_ready: tensor '", host->state->spec(where.index).name,
-                     "' is state (COHORT_TENSOR_STATE) and has no gradient")));
+                     "' is state (COHORT_TENSOR_STATE) and has no gradient"));
   }
-  const uint64_t size = host->arena->placement(where.index).element_count;
-  if (offset > size || count > size - offset) {
-    return Fail(absl::OutOfRangeError(absl::StrCat(
-        "gradients_ready: range [", offset, ", ", offset, "+", count, ") is outside tensor '",
-        host->arena->spec(where.index).name, "' of ", size, " elements")));
+  std::lock_guard<std::mutex> lock(host->ready_mutex);
+  if (absl::Status added = host->ready->Add(where.index, offset, count); !added.ok()) return added;
+  return where.index;
+}
+
+cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t offset,
+                             uint64_t count) {
+  absl::StatusOr<uint32_t> index = RecordReady(host, tensor_index, offset, count);
+  if (!index.ok()) {
+    host->NoteReadyBreach(index.status());
+    return Fail(index.status());
   }
-  if (host->options.on_gradients_ready)
-    host->options.on_gradients_ready(where.index, offset, count);
+  if (host->options.on_gradients_ready) host->options.on_gradients_ready(*index, offset, count);
   return nullptr;
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/plugin/error.h"
 #include "runtime/plugin/host_api.h"
 #include "runtime/plugin/state_stream.h"
@@ -84,13 +85,21 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
   cohort_metrics sink;
   sink.host = host_.get();
   const auto what = [&] {
-    return absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch ", batch.batch_index,
-                        ")");
+    return absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch_index ",
+                        batch.batch_index, ")");
   };
+  if (training) host_->BeginTrainingBatch();
   absl::Status s = Invoke(training ? ModelPhase::kTraining : ModelPhase::kEvaluating, what, [&] {
     return training ? plugin_->api().train_batch(model_, &raw, &sink)
                     : plugin_->api().evaluate_batch(model_, &raw, &sink);
   });
+  // A gradients_ready report the host refused (this batch, or between batches: a call after the
+  // previous train_batch returned) fails the batch whatever the plugin made of it, and would fail
+  // every attempt the same way.
+  if (absl::Status breach = training ? host_->TakeReadyBreach() : absl::OkStatus(); !breach.ok()) {
+    s = PermanentFailure(absl::Status(breach.code(), absl::StrCat("plugin ", plugin_->name(), ": ",
+                                                                  what(), ": ", breach.message())));
+  }
   // The values the call left on the device are copied now, behind its work (even after a failure,
   // so nothing noted is left for the next call).
   if (DeviceValueReader* reader = host_->options.device_values; reader != nullptr) {

@@ -6,9 +6,9 @@
 //   auto metrics = (*model)->TrainBatch(batch);   // gradients added into (*model)->arena()
 //
 // Every error is prefixed with the plugin name and the call that failed, e.g.
-// "plugin mlp: train_batch (batch 7): hyperparameter 'lr' is not set; ...". The host also checks
-// the plugin kept its side of the contract: model_create registered tensors and set the model,
-// train_batch reported "loss".
+// "plugin mlp: train_batch (batch_index 7): hyperparameter 'lr' is not set; ...". The host also
+// checks the plugin kept its side of the contract: model_create registered tensors and set the
+// model, train_batch reported "loss".
 //
 // Thread-safety: not thread-safe; one caller at a time (plugin.h promises the plugin as much).
 #ifndef COHORT_RUNTIME_PLUGIN_LOADED_MODEL_H_

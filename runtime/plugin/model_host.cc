@@ -11,6 +11,21 @@ cohort_host::cohort_host(cohort::ModelHostOptions opts) : options(std::move(opts
   if (!options.log) options.log = cohort::StderrLogSink(options.context.rank);
 }
 
+void cohort_host::BeginTrainingBatch() {
+  std::lock_guard<std::mutex> lock(ready_mutex);
+  if (ready != nullptr) ready->Clear();
+}
+
+void cohort_host::NoteReadyBreach(absl::Status refused) {
+  std::lock_guard<std::mutex> lock(ready_mutex);
+  if (ready_breach.ok()) ready_breach = std::move(refused);
+}
+
+absl::Status cohort_host::TakeReadyBreach() {
+  std::lock_guard<std::mutex> lock(ready_mutex);
+  return std::exchange(ready_breach, absl::OkStatus());
+}
+
 namespace cohort {
 
 cohort_trial_context SingleSlotCpuContext() {

@@ -17,12 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "cohort/plugin.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/arena/tensor_arena.h"
 #include "runtime/plugin/device_value_reader.h"
 #include "runtime/plugin/hyperparameters.h"
+#include "runtime/plugin/ready_ranges.h"
 
 namespace cohort {
 
@@ -75,6 +77,19 @@ struct cohort_host {
   // not), from any thread.
   std::mutex hyperparameters_read_mutex;
   std::set<std::string> hyperparameters_read;
+
+  // gradients_ready's record of the batch, from any thread: the ranges reported final since
+  // train_batch began (set up by register_tensors), and the first report refused since then, or
+  // since the previous train_batch began for one that came between them. A refused report fails
+  // the batch even when the plugin goes on (TakeReadyBreach), at one slot as at many.
+  void BeginTrainingBatch();
+  // Keeps `refused` unless a report was refused before it.
+  void NoteReadyBreach(absl::Status refused);
+  // The first report refused (OK when none), forgotten from here.
+  absl::Status TakeReadyBreach();
+  std::mutex ready_mutex;
+  std::unique_ptr<cohort::ReadyRanges> ready;  // guarded by ready_mutex
+  absl::Status ready_breach;                   // guarded by ready_mutex
 };
 
 namespace cohort {

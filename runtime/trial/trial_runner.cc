@@ -14,7 +14,7 @@
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/trial/bucket_trace.h"
-#include "runtime/trial/permanent_failure.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/trial/rank_sync.h"
 #include "runtime/trial/shard_parameters.h"
 #include "runtime/trial/splitmix64.h"

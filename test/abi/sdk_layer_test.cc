@@ -175,7 +175,7 @@ TEST_P(CppLayerErrorTest, ExceptionsBecomeHostErrorsNotCrashes) {
   ASSERT_FALSE(metrics.ok());
   EXPECT_EQ(metrics.status().code(), GetParam().code);
   EXPECT_EQ(metrics.status().message(),
-            std::string("plugin cpp_layer: train_batch (batch 0): ") + GetParam().message);
+            std::string("plugin cpp_layer: train_batch (batch_index 0): ") + GetParam().message);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -89,6 +89,14 @@ FAILED_RUNS = [
     ("plugin exits 3 in the middle of training",
      config_text(extra_hyperparameters="\n  exit_batch: 2\n  exit_code: 3"), [],
      "rank 0 " if SANITIZED else "exited with code 3 (exit code 3 without finishing the trial)"),
+    # gradients_ready breaks the contract: the batch fails though the plugin dropped the error, at
+    # one slot as at several (below).
+    ("plugin reports a gradient range twice",
+     config_text(extra_hyperparameters="\n  ready_twice: 1"), [],
+     "gradients_ready: tensor 'x', range [2, 2+1) overlaps range [0, 3) reported ready before"),
+    ("plugin reports gradients from evaluate_batch",
+     config_text(extra_hyperparameters="\n  ready_in_eval: 1"), [],
+     "gradients_ready may only be called during train_batch"),
     ("hyperparameter of the wrong type", config_text(extra_hyperparameters="\n  init: abc"), [],
      "hyperparameter 'init' is a string (\"abc\"), not a double"),
     ("searcher metric the plugin does not report", config_text(),
@@ -168,6 +176,20 @@ with temp_dir() as tmp:
     check(trial["restarts"] == 0 and trial["batches_trained"] == 0,
           f"missing searcher.metric: restarted {trial['restarts']} times after "
           f"{trial['batches_trained']} batches")
+    count += 1
+
+    # A plugin that breaks gradients_ready's contract at 2 slots, where the exchange runs, fails
+    # as at one, and at once: every attempt would break it the same way.
+    twice = os.path.join(tmp, "ready_twice_2_slots")
+    config = write_config(tmp, config_text(extra_hyperparameters="\n  ready_twice: 1"),
+                          file_name="ready_twice_2_slots.yaml")
+    code, out, err = run("run", config, "--output", twice, "--set", "resources.slots_per_trial=2",
+                         "--set", "max_restarts=5")
+    trial = experiment(twice)["trials"][0]
+    text = "gradients_ready: tensor 'x', range [2, 2+1) overlaps range [0, 3)"
+    check(code == 1 and text in trial["error"] and "not restarted" in trial["error"],
+          f"a range reported twice at 2 slots: exit {code}, error {trial['error']!r}:\n{err}")
+    check(trial["restarts"] == 0, f"a range reported twice: restarted {trial['restarts']} times")
     count += 1
 
     # A plugin named by a path relative to the config file: the run folder's config.yaml names it

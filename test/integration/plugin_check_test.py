@@ -32,6 +32,16 @@ code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
 check(code == 1 and "evaluate_batch leaves the gradients unchanged: FAILED" in out
       and "plugin check FAILED" in out, f"exit {code}:\n{out}\n{err}")
 
+# A plugin that breaks gradients_ready's contract fails the check, though it drops the errors
+# gradients_ready returns: a range reported twice, and a report from evaluate_batch (which the
+# check's next train_batch names).
+for flag, said in (("ready_twice", "range [2, 2+1) overlaps range [0, 3) reported ready before"),
+                   ("ready_in_eval", "gradients_ready may only be called during train_batch")):
+    code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
+                                  "--hparam", f"{flag}=1")
+    check(code == 1 and said in err and "plugin check passed" not in out,
+          f"{flag}: exit {code}:\n{out}\n{err}")
+
 # ... and training clears what it wrote after each validation: the same parameters as without.
 with temp_dir() as tmp:
     finals = []

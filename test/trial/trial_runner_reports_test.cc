@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/linreg/linreg_data.h"
-#include "runtime/trial/permanent_failure.h"
+#include "runtime/base/permanent_failure.h"
 #include "test/common/host_memory_as_device.h"
 #include "test/trial/trial_harness.h"
 

@@ -229,13 +229,27 @@ TEST_F(HostApiTest, GradientsReadyChecksPhaseAndRange) {
   cohort_tensor_view views[] = {View()};
   ASSERT_EQ(api_->register_tensors(&host_, specs, views, 1), nullptr);
   EXPECT_THAT(Message(api_->gradients_ready(&host_, 0, 0, 10)),
-              HasSubstr("only be called from train_batch"));
+              HasSubstr("only be called during train_batch"));
+  // Every refusal is kept for the batch (the first one), whatever the plugin does with it.
+  EXPECT_THAT(host_.TakeReadyBreach().message(), HasSubstr("only be called during train_batch"));
+  EXPECT_TRUE(host_.TakeReadyBreach().ok());
   host_.phase = ModelPhase::kTraining;
+  host_.BeginTrainingBatch();
   EXPECT_EQ(api_->gradients_ready(&host_, 0, 4, 6), nullptr);
+  EXPECT_TRUE(host_.TakeReadyBreach().ok());
   EXPECT_EQ(Message(api_->gradients_ready(&host_, 0, 4, 7)),
-            "gradients_ready: range [4, 4+7) is outside tensor 'w' of 10 elements");
+            "gradients_ready: tensor 'w', range [4, 4+7) is past the tensor's end (10 elements)");
   EXPECT_EQ(Message(api_->gradients_ready(&host_, 1, 0, 1)),
             "gradients_ready: tensor index 1 but the model registered 1 tensors");
+  EXPECT_EQ(Message(api_->gradients_ready(&host_, 0, 0, 0)),
+            "gradients_ready: tensor 'w', range [0, 0+0) is empty");
+  EXPECT_THAT(Message(api_->gradients_ready(&host_, 0, 8, 1)),
+              HasSubstr("range [8, 8+1) overlaps range [4, 10) reported ready before"));
+  EXPECT_THAT(host_.TakeReadyBreach().message(), HasSubstr("[4, 4+7) is past the tensor's end"));
+  // A new batch starts with no range: the same report is taken again.
+  host_.BeginTrainingBatch();
+  EXPECT_EQ(api_->gradients_ready(&host_, 0, 4, 6), nullptr);
+  EXPECT_EQ(api_->gradients_ready(&host_, 0, 0, 4), nullptr);
 }
 
 TEST_F(HostApiTest, StateTensorsLiveInAnArenaOfTheirOwnWithoutGradients) {

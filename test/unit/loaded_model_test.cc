@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/base/permanent_failure.h"
 #include "test/common/host_memory_as_device.h"
 #include "test/unit/test_plugins.h"
 
@@ -23,7 +24,8 @@ class LoadedModelTest : public ::testing::Test {
  protected:
   absl::StatusOr<std::unique_ptr<LoadedModel>> Create(const std::string& path, double init = 0.0,
                                                       bool device_metrics = false,
-                                                      DeviceValueReader* reader = nullptr) {
+                                                      DeviceValueReader* reader = nullptr,
+                                                      const std::string& flag = "") {
     auto plugin = PluginLibrary::Open(path);
     if (!plugin.ok()) return plugin.status();
     ModelHostOptions options;
@@ -31,6 +33,7 @@ class LoadedModelTest : public ::testing::Test {
     options.context.device = {COHORT_DEVICE_CPU, 0};
     options.hyperparameters.Set("init", init);
     if (device_metrics) options.hyperparameters.Set("device_metrics", 1);
+    if (!flag.empty()) options.hyperparameters.Set(flag, 1);
     options.device_values = reader;
     options.memory = &memory_;
     options.on_gradients_ready = [this](uint32_t tensor, uint64_t offset, uint64_t count) {
@@ -127,6 +130,44 @@ TEST_F(LoadedModelTest, AMetricStillOnTheDeviceWaitsForSettleWithAReader) {
   EXPECT_EQ(settled.code(), absl::StatusCode::kInternal) << settled;
 }
 
+// One slot, no exchange: a range reported twice still fails the batch, though the plugin dropped
+// the error gradients_ready returned, and as a failure every attempt would meet. The refused
+// report never reaches the exchange's hook.
+TEST_F(LoadedModelTest, ARangeReportedTwiceFailsTheBatchThoughThePluginWentOn) {
+  auto model = Create(PluginPath("test/c_quadratic.so"), 1.0, false, nullptr, "ready_twice");
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto trained = (*model)->TrainBatch(Batch({2, 3}));
+    ASSERT_FALSE(trained.ok());
+    EXPECT_EQ(trained.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        trained.status().message(),
+        "plugin c_quadratic: train_batch (batch_index 0): gradients_ready: tensor 'x', range [2, "
+        "2+1) overlaps range [0, 3) reported ready before in this batch: a range is final "
+        "once reported");
+    EXPECT_TRUE(IsPermanentFailure(trained.status()));
+  }
+  ASSERT_EQ(ready_.size(), 2u);  // the first report of each batch
+  EXPECT_EQ(ready_[1].count, 3u);
+}
+
+// A report outside train_batch (here from evaluate_batch; as well one after train_batch returned)
+// fails the next training batch, once.
+TEST_F(LoadedModelTest, AReportOutsideTrainBatchFailsTheNextTrainingBatch) {
+  auto model = Create(PluginPath("test/c_quadratic.so"), 1.0, false, nullptr, "ready_in_eval");
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE((*model)->EvaluateBatch(Batch({0}, COHORT_SPLIT_VALIDATION)).ok());
+  EXPECT_TRUE(ready_.empty());
+  auto trained = (*model)->TrainBatch(Batch({2, 3}));
+  ASSERT_FALSE(trained.ok());
+  EXPECT_EQ(trained.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(trained.status().message(),
+              HasSubstr("train_batch (batch_index 0): gradients_ready may only be called during "
+                        "train_batch"));
+  EXPECT_TRUE(IsPermanentFailure(trained.status()));
+  EXPECT_TRUE((*model)->TrainBatch(Batch({2, 3})).ok());
+}
+
 TEST_F(LoadedModelTest, EvaluatesAndReportsDatasetSizes) {
   auto model = Create(PluginPath("test/c_quadratic.so"));
   ASSERT_TRUE(model.ok()) << model.status();
@@ -183,7 +224,7 @@ TEST_F(LoadedModelTest, RefusesATrainBatchWithoutLoss) {
   auto metrics = (*model)->TrainBatch(Batch({0}));
   ASSERT_FALSE(metrics.ok());
   EXPECT_THAT(metrics.status().message(),
-              HasSubstr("train_batch (batch 0) did not report the metric \"loss\""));
+              HasSubstr("train_batch (batch_index 0) did not report the metric \"loss\""));
 }
 
 TEST_F(LoadedModelTest, ACrashInTrainBatchKillsOnlyTheProcessRunningIt) {

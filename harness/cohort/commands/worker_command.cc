@@ -19,7 +19,7 @@
 #include "runtime/control/worker_link.h"
 #include "runtime/security/curve_client_config.h"
 #include "runtime/security/rendezvous_key_variables.h"
-#include "runtime/trial/permanent_failure.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/trial/trial_runner.h"
 #include "runtime/worker/one_slot_exchange.h"
 #include "runtime/worker/worker.h"

@@ -313,7 +313,10 @@ typedef struct cohort_host_api {
    * Since 1.2 it may be called from any thread while train_batch runs (a framework's backward
    * threads), from several at once; every such call must return before train_batch does. A
    * plugin that calls it off the thread that called train_batch sets host_minor_required to 2:
-   * a 1.0 or 1.1 host takes calls on that thread only. INVALID_ARGUMENT for a state tensor. */
+   * a 1.0 or 1.1 host takes calls on that thread only. INVALID_ARGUMENT for a state tensor, an
+   * empty range, one past the tensor's end, or one overlapping a range reported this batch;
+   * FAILED_PRECONDITION outside train_batch. A refused call fails the batch (the next one, for a
+   * call outside train_batch) even when the plugin drops the error. */
   cohort_error* (*gradients_ready)(cohort_host* host, uint32_t tensor_index, uint64_t offset,
                                    uint64_t count);
 

@@ -7,8 +7,8 @@
 //   if (IsPermanentFailure(status)) exit_code = kPermanentFailureExitCode;
 //
 // Thread-safety: pure functions.
-#ifndef COHORT_RUNTIME_TRIAL_PERMANENT_FAILURE_H_
-#define COHORT_RUNTIME_TRIAL_PERMANENT_FAILURE_H_
+#ifndef COHORT_RUNTIME_BASE_PERMANENT_FAILURE_H_
+#define COHORT_RUNTIME_BASE_PERMANENT_FAILURE_H_
 
 #include "absl/status/status.h"
 
@@ -23,4 +23,4 @@ bool IsPermanentFailure(const absl::Status& status);
 
 }  // namespace cohort
 
-#endif  // COHORT_RUNTIME_TRIAL_PERMANENT_FAILURE_H_
+#endif  // COHORT_RUNTIME_BASE_PERMANENT_FAILURE_H_

@@ -1,4 +1,4 @@
-#include "runtime/trial/permanent_failure.h"
+#include "runtime/base/permanent_failure.h"
 
 #include "absl/strings/cord.h"
 

@@ -1,5 +1,5 @@
 // PermanentFailure marks what every attempt would meet; a full disk counts, other failures not.
-#include "runtime/trial/permanent_failure.h"
+#include "runtime/base/permanent_failure.h"
 
 #include <cerrno>
 
