@@ -21,7 +21,8 @@
  * evaluate_batch leaves the gradients alone): evaluate_batch adds its batch's gradient into them;
  * `ready_twice` and `ready_in_eval` (non-zero; tests of the host's check of gradients_ready):
  * train_batch reports x[2] ready a second time, or evaluate_batch reports x ready, and either
- * drops the error the host returns and goes on as a careless plugin would.
+ * drops the error the host returns and goes on as a careless plugin would; `loss_over_no_records`
+ * (non-zero): train_batch reports its loss with record_count 0.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
@@ -48,6 +49,7 @@ struct cohort_model {
   double device_metrics;      /* non-zero: the training loss goes through metric_add_device */
   double ready_twice;         /* non-zero: train_batch reports a range twice, ignoring the error */
   double ready_in_eval;       /* non-zero: evaluate_batch calls gradients_ready, ignoring it */
+  double loss_over_no_records; /* non-zero: the training loss is reported over 0 records */
   double reported_loss;       /* what metric_add_device points at */
 };
 
@@ -106,6 +108,10 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
     hparam_error = optional_double(api, args->host, "ready_twice", &m->ready_twice);
   if (hparam_error == NULL)
     hparam_error = optional_double(api, args->host, "ready_in_eval", &m->ready_in_eval);
+  if (hparam_error == NULL) {
+    hparam_error =
+        optional_double(api, args->host, "loss_over_no_records", &m->loss_over_no_records);
+  }
   if (hparam_error != NULL) {
     free(m);
     return hparam_error;
@@ -196,7 +202,9 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch,
                                      batch->record_count, COHORT_REDUCE_MEAN);
   }
 #endif
-  return m->api->metric_add(metrics, "loss", 4, loss, batch->record_count, COHORT_REDUCE_MEAN);
+  return m->api->metric_add(metrics, "loss", 4, loss,
+                            m->loss_over_no_records != 0 ? 0 : batch->record_count,
+                            COHORT_REDUCE_MEAN);
 #endif
 }
 

@@ -106,9 +106,21 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
     if (absl::Status copied = reader->EnqueueCopies(); !copied.ok() && s.ok()) s = copied;
   }
   if (!s.ok()) return s;
-  if (training && sink.batch.Find("loss") == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("plugin ", plugin_->name(), ": ", what(),
-                                                      " did not report the metric \"loss\""));
+  // Training needs the batch's loss, over its records (a rank's empty share of a last batch has
+  // none): a loss over none would count for nothing, and the loss shown would be an older one's.
+  // Either defect would fail every attempt alike.
+  if (training) {
+    const Metric* loss = sink.batch.Find("loss");
+    if (loss == nullptr) {
+      return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
+          "plugin ", plugin_->name(), ": ", what(), " did not report the metric \"loss\"")));
+    }
+    if (loss->record_count == 0 && !batch.record_indices.empty()) {
+      return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
+          "plugin ", plugin_->name(), ": ", what(),
+          " reported \"loss\" over 0 records of a batch of ", batch.record_indices.size(),
+          ": give metric_add the records the value is over (a mean's weight)")));
+    }
   }
   return std::move(sink.batch);
 }

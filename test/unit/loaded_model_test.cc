@@ -168,6 +168,21 @@ TEST_F(LoadedModelTest, AReportOutsideTrainBatchFailsTheNextTrainingBatch) {
   EXPECT_TRUE((*model)->TrainBatch(Batch({2, 3})).ok());
 }
 
+// A training loss over no records of a batch that has some would count for nothing.
+TEST_F(LoadedModelTest, ALossOverNoRecordsOfABatchIsRefused) {
+  auto model =
+      Create(PluginPath("test/c_quadratic.so"), 1.0, false, nullptr, "loss_over_no_records");
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto trained = (*model)->TrainBatch(Batch({2, 3}));
+  ASSERT_FALSE(trained.ok());
+  EXPECT_EQ(trained.status().message(),
+            "plugin c_quadratic: train_batch (batch_index 0) reported \"loss\" over 0 records of "
+            "a batch of 2: give metric_add the records the value is over (a mean's weight)");
+  EXPECT_TRUE(IsPermanentFailure(trained.status()));
+  // A rank's empty share of a last batch has no records to report.
+  EXPECT_TRUE((*model)->TrainBatch(Batch({})).ok());
+}
+
 TEST_F(LoadedModelTest, EvaluatesAndReportsDatasetSizes) {
   auto model = Create(PluginPath("test/c_quadratic.so"));
   ASSERT_TRUE(model.ok()) << model.status();
