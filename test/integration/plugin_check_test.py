@@ -42,6 +42,16 @@ for flag, said in (("ready_twice", "range [2, 2+1) overlaps range [0, 3) reporte
     check(code == 1 and said in err and "plugin check passed" not in out,
           f"{flag}: exit {code}:\n{out}\n{err}")
 
+# A plugin whose train_batch never returns is killed at --timeout, and said so; what the check
+# printed before the call stays on show.
+code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
+                              "--hparam", "hang_batch=1", "--timeout", "1")
+check(code == 1 and "did not finish its checks within 1 s (--timeout)" in err
+      and "dataset: 10 training records" in out, f"a hanging plugin: exit {code}:\n{out}\n{err}")
+code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"), "--timeout", "-1")
+check(code == 1 and "--timeout takes a number of 0 or more, not '-1'" in err,
+      f"exit {code}:\n{out}\n{err}")
+
 # ... and training clears what it wrote after each validation: the same parameters as without.
 with temp_dir() as tmp:
     finals = []

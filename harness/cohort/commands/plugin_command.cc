@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,15 @@ constexpr char kPluginUsage[] =
     "usage: cohort plugin info PLUGIN    (a .so path, or a name as an entrypoint gives it)\n"
     "       cohort plugin check PLUGIN [--hparam NAME=VALUE]... [--batch-size N] [--seed N]\n"
     "                          [--step H] [--tolerance R] [--abs-tolerance A] [--coordinates N]\n"
+    "                          [--timeout SECONDS]\n"
     "\n"
     "info   loads the plugin and prints its ABI version and functions.\n"
     "check  also creates a model and runs the conformance checks: one train and one evaluate\n"
     "       batch, gradients against finite differences, evaluate leaving parameters alone,\n"
     "       and a save/load round trip of the plugin's state. The plugin runs in a child\n"
-    "       process, so a crash is reported instead of taking the command down.\n"
+    "       process, so a crash is reported instead of taking the command down, and one\n"
+    "       that is still running after --timeout seconds (default 600; 0: no limit) is\n"
+    "       killed and reported.\n"
     "       The gradient check moves each probed parameter by --step (default 1e-3) and allows\n"
     "       --tolerance times the gradient (default 0.02), plus --abs-tolerance (default 1e-4),\n"
     "       plus what the loss's own rounding in the tensor's dtype makes of the difference\n"
@@ -45,6 +49,7 @@ struct CheckOptions {
   uint64_t batch_size = 16;
   uint64_t seed = 1;
   GradientCheckOptions gradients;
+  double timeout_seconds = 600;  // 0: none
 };
 
 // `text` as a finite number above 0 (or at least 0 with `zero_allowed`) into `out`, or an error
@@ -246,6 +251,10 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
           options.gradients.coordinates_per_tensor == 0) {
         return CommandError(absl::InvalidArgumentError("--coordinates takes a positive integer"));
       }
+    } else if (arg == "--timeout" && has_value) {
+      if (absl::Status s = ParsePositive(arg, args[++i], true, options.timeout_seconds); !s.ok()) {
+        return CommandError(s);
+      }
     } else if (options.path.empty() && !arg.starts_with("--")) {
       options.path = arg;
     } else {
@@ -259,7 +268,7 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
   }
   // PLUGIN is found as an experiment's entrypoint is: a path as it is (the loader says what is
   // wrong with it), or a name looked up on the plugin path.
-  if (!absl::StrContains(options.path, '/') && !absl::EndsWith(options.path, ".so")) {
+  if (!NamesPluginByPath(options.path)) {
     absl::StatusOr<std::string> resolved = ResolveEntrypoint(options.path, "");
     if (!resolved.ok()) return CommandError(resolved.status());
     options.path = *resolved;
@@ -289,8 +298,17 @@ int RunPluginCommand(const std::vector<std::string>& args) {
     PrintInfo(**plugin);
     return 0;
   }
-  absl::StatusOr<ChildExit> exit = RunInChild([&] { return RunChecks(options); });
+  absl::StatusOr<ChildExit> exit = RunInChild(
+      [&] { return RunChecks(options); },
+      options.timeout_seconds > 0 ? std::optional<double>(options.timeout_seconds) : std::nullopt);
   if (!exit.ok()) return CommandError(exit.status());
+  if (exit->timed_out) {
+    std::fprintf(stderr,
+                 "error: plugin '%s' did not finish its checks within %g s (--timeout): the "
+                 "checking process was killed in the call after the last line it printed\n",
+                 options.path.c_str(), options.timeout_seconds);
+    return 1;
+  }
   if (exit->signaled) {
     std::fprintf(stderr, "error: plugin '%s' crashed: the checking process was %s\n",
                  options.path.c_str(), exit->Describe().c_str());

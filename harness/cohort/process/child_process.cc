@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -19,7 +21,8 @@ std::string ChildExit::Describe() const {
                       strsignal(signal), ")");
 }
 
-absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body) {
+absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body,
+                                     std::optional<double> time_limit_seconds) {
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t pid = ::fork();
@@ -30,16 +33,31 @@ absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body) {
     std::signal(SIGSEGV, SIG_DFL);
     std::signal(SIGBUS, SIG_DFL);
     std::signal(SIGFPE, SIG_DFL);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const int code = body();
     std::fflush(stdout);
     std::fflush(stderr);
     ::_exit(code);
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return absl::ErrnoToStatus(errno, "waitpid");
-  }
+  using Clock = std::chrono::steady_clock;
+  const std::optional<Clock::time_point> deadline =
+      time_limit_seconds
+          ? std::optional<Clock::time_point>(
+                Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(*time_limit_seconds)))
+          : std::nullopt;
   ChildExit exit;
+  int status = 0;
+  for (;;) {
+    const pid_t ended = ::waitpid(pid, &status, deadline ? WNOHANG : 0);
+    if (ended == pid) break;
+    if (ended < 0 && errno != EINTR) return absl::ErrnoToStatus(errno, "waitpid");
+    if (deadline && !exit.timed_out && Clock::now() >= *deadline) {
+      exit.timed_out = true;
+      ::kill(pid, SIGKILL);
+    }
+    if (deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   if (WIFSIGNALED(status)) {
     exit.signaled = true;
     exit.signal = WTERMSIG(status);

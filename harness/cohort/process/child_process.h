@@ -4,6 +4,7 @@
 #define COHORT_HARNESS_COHORT_PROCESS_CHILD_PROCESS_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -11,6 +12,7 @@
 namespace cohort {
 
 struct ChildExit {
+  bool timed_out = false;  // still running at the time limit: killed (SIGKILL)
   bool signaled = false;
   int code = 0;    // exit code when !signaled
   int signal = 0;  // signal number when signaled
@@ -19,8 +21,11 @@ struct ChildExit {
 };
 
 // Forks; the child runs `body` and exits with its return value. Output the child wrote to stdout
-// and stderr is flushed before it exits.
-absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body);
+// and stderr is flushed before it exits; its stdout is line-buffered, so what it printed before a
+// crash or the time limit is seen. A child still running after `time_limit_seconds` (none: no
+// limit) is killed with SIGKILL, and its exit says timed_out.
+absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body,
+                                     std::optional<double> time_limit_seconds = std::nullopt);
 
 }  // namespace cohort
 

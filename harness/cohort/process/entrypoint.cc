@@ -23,13 +23,9 @@ std::vector<std::string> PluginFolders() {
   return folders;
 }
 
-namespace {
-
 bool NamesPluginByPath(const std::string& entrypoint) {
   return absl::StrContains(entrypoint, '/') || absl::EndsWith(entrypoint, ".so");
 }
-
-}  // namespace
 
 bool NamesPluginByRelativePath(const std::string& entrypoint) {
   return NamesPluginByPath(entrypoint) && std::filesystem::path(entrypoint).is_relative();

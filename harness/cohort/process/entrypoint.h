@@ -18,6 +18,10 @@ namespace cohort {
 absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
                                               const std::string& config_dir);
 
+// Whether `entrypoint` names its plugin by a path (it holds a '/' or ends in ".so") rather than by
+// a plugin name.
+bool NamesPluginByPath(const std::string& entrypoint);
+
 // Whether `entrypoint` names its plugin by a relative path (which only the config file's folder
 // gives a meaning), rather than by an absolute path or a plugin name.
 bool NamesPluginByRelativePath(const std::string& entrypoint);
