@@ -84,7 +84,10 @@ class EmbeddedSession {
               std::atomic<int>& agent_stop_requests, bool agent_ended) {
     const double now = SystemClock().MonotonicSeconds();
     const int signals = StopSignals::count();
-    const std::set<std::string> connected = ConnectedAgents(orchestrator);
+    // Under `cohort run` the agent table matters only until its one agent registered.
+    const std::set<std::string> connected = !options_.rank_agent_ids.empty() || experiment_id_ == 0
+                                                ? ConnectedAgents(orchestrator)
+                                                : std::set<std::string>{};
     if (std::optional<std::string> stray = StrayAgent(connected); stray && !error_) {
       Fail(*stray);
       stop.store(true);
@@ -94,8 +97,7 @@ class EmbeddedSession {
       if (signals > 0) {
         stopped_before_start_ = true;
         stop.store(true);
-      } else if (const uint32_t joined = RegisteredAgents(connected);
-                 joined >= ExpectedAgents()) {
+      } else if (const uint32_t joined = RegisteredAgents(connected); joined >= ExpectedAgents()) {
         Submit(orchestrator, stop);
       } else if (agent_ended || now - started_ > options_.registration_seconds) {
         const std::string within =
@@ -103,9 +105,8 @@ class EmbeddedSession {
         Fail(ExpectedAgents() == 1
                  ? absl::StrCat("the local agent did not register", within, " (see ", local_dir_,
                                 "/agent.log)")
-                 : absl::StrCat("only ", joined, " of the ", ExpectedAgents(),
-                                " ranks joined at ", endpoint_, within, "; missing: ",
-                                MissingRanks(connected)));
+                 : absl::StrCat("only ", joined, " of the ", ExpectedAgents(), " ranks joined at ",
+                                endpoint_, within, "; missing: ", MissingRanks(connected)));
         stop.store(true);
       } else if (ExpectedAgents() > 1 &&
                  now - std::max(waiting_told_, started_) >= kJoinNoteSeconds) {
@@ -115,8 +116,7 @@ class EmbeddedSession {
                                       " of ", ExpectedAgents(), " after ",
                                       static_cast<int>(now - started_), " s (at most ",
                                       options_.registration_seconds,
-                                      " s: --join-timeout); missing: ",
-                                      MissingRanks(connected)));
+                                      " s: --join-timeout); missing: ", MissingRanks(connected)));
       }
       return;
     }
@@ -312,7 +312,8 @@ class EmbeddedSession {
   // When rank 0 last said how many ranks had joined (every kJoinNoteSeconds while they join).
   static constexpr double kJoinNoteSeconds = 15;
   double waiting_told_ = 0;
-  std::optional<double> away_since_;  // since when a rank's agent has been lost, once training began
+  std::optional<double>
+      away_since_;  // since when a rank's agent has been lost, once training began
   bool stopped_before_start_ = false;
   std::optional<std::string> error_;
   std::optional<ExperimentRecord> record_;
