@@ -43,6 +43,13 @@ struct TrialSchedule {
   bool StepDue(uint64_t batches) const {
     return batches == total_batches || batches % aggregation_frequency == 0;
   }
+  // How many optimizer steps (exchanged batches, at several slots) come after `batches` batches,
+  // to the end of training.
+  uint64_t StepsAfter(uint64_t batches) const {
+    if (batches >= total_batches) return 0;
+    return total_batches / aggregation_frequency - batches / aggregation_frequency +
+           (total_batches % aggregation_frequency != 0 ? 1 : 0);
+  }
 
  private:
   bool Due(uint64_t before, uint64_t after, uint64_t period) const {

@@ -159,6 +159,9 @@ class TrialRunner {
   absl::Status AfterExchangedBatch();
   // The ranks' average of each candidate's median (every rank's medians gathered in rank order).
   absl::StatusOr<std::vector<double>> AgreedFusionSeconds();
+  // What the first notice adds when the exchanged batches left cannot measure `candidates`
+  // bucket sizes: how many are left and how many it takes ("" when enough).
+  std::string TooFewToTune(size_t candidates) const;
   // One batch's training metrics into training_metrics_ (and its loss into the progress).
   absl::Status AddTrainingMetrics(const BatchMetrics& metrics);
   // Reads the training metrics still on the device (one wait) and adds them in batch order.

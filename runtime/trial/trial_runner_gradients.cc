@@ -57,6 +57,21 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
   return false;
 }
 
+namespace {
+
+constexpr uint64_t kTuningBatches = FusionTuner::kWarmupBatches + FusionTuner::kMeasuredBatches;
+
+}  // namespace
+
+std::string TrialRunner::TooFewToTune(size_t candidates) const {
+  const uint64_t needed = candidates * kTuningBatches;
+  const uint64_t left = schedule_.StepsAfter(progress_.batches_trained);
+  if (left >= needed) return "";
+  return absl::StrCat("; this trial has ", left, " exchanged batches left, fewer than the ", needed,
+                      " that takes: it trains with the sizes in turn and keeps none (name a size, "
+                      "or train longer)");
+}
+
 absl::Status TrialRunner::BeforeExchangedBatch() {
   if (!fusion_tuner_) return absl::OkStatus();
   GradientExchange& exchange = *options_.exchange;
@@ -69,9 +84,8 @@ absl::Status TrialRunner::BeforeExchangedBatch() {
                            ") cuts this model's gradient; nothing to compare")
         : fusion_tuner_->tuning()
             ? absl::StrCat("optimizations.tensor_fusion_threshold auto: comparing ",
-                           candidates.size(), " bucket sizes over ",
-                           FusionTuner::kWarmupBatches + FusionTuner::kMeasuredBatches,
-                           " exchanged batches each")
+                           candidates.size(), " bucket sizes over ", kTuningBatches,
+                           " exchanged batches each", TooFewToTune(candidates.size()))
             : absl::StrCat("optimizations.tensor_fusion_threshold auto: ",
                            BucketBytesText(fusion_tuner_->current().bucket_bytes),
                            " buckets, as the checkpoint kept"));

@@ -216,6 +216,22 @@ TEST(TrialScheduleTest, StepAfterEveryKBatchesAndAtTheEnd) {
   EXPECT_THAT(steps, ElementsAre(4, 8, 10));
 }
 
+// StepsAfter counts what StepDue says, from any point.
+TEST(TrialScheduleTest, StepsAfterCountsTheStepsLeft) {
+  TrialSchedule schedule;
+  for (const uint32_t window : {1u, 3u, 4u}) {
+    for (const uint64_t total : {1u, 9u, 10u, 12u}) {
+      schedule.aggregation_frequency = window;
+      schedule.total_batches = total;
+      for (uint64_t from = 0; from <= total + 1; ++from) {
+        uint64_t due = 0;
+        for (uint64_t b = from + 1; b <= total; ++b) due += schedule.StepDue(b) ? 1 : 0;
+        EXPECT_EQ(schedule.StepsAfter(from), due) << window << " " << total << " " << from;
+      }
+    }
+  }
+}
+
 TEST(TrialScheduleTest, NotesTheLengthsAnAggregationWindowMoves) {
   TrialSchedule schedule;
   schedule.total_batches = 102;

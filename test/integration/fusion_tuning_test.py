@@ -4,7 +4,7 @@ kept and the figures compared. At 2 slots a sum is the same whatever the bucket 
 ends bitwise where a fixed threshold's does. A run stopped (SIGINT) after the choice and resumed
 keeps the checkpoint's size without comparing again, and ends bitwise as the uninterrupted run. A
 small model has one size only and says so (left out under the sanitizers, as is the
-fixed-threshold run); `auto` beside auto_tune_tensor_fusion: false is refused naming both keys."""
+fixed-threshold run); a trial too short to measure every size says so; `auto` beside auto_tune_tensor_fusion: false is refused naming both keys."""
 import os
 import re
 
@@ -82,6 +82,17 @@ with temp_dir() as tmp:
         small = trained(tmp, "small", 32, "auto")
         check("auto: one bucket size (256 KiB) cuts this model's gradient; nothing to compare"
               in log_of(small), log_of(small))
+
+    # Too short a trial to measure every size is told so.
+    short = os.path.join(tmp, "short")
+    code, out, err = run("run", config(tmp, "short", 384, "auto", batches=8), "--output", short,
+                         "--cpu-slots", "2")
+    check(code == 0, f"the short run failed:\n{out}\n{err}")
+    told = re.search(r"exchanged batches each; this trial has 8 exchanged batches left, fewer than "
+                     r"the (\d+) that takes: it trains with the sizes in turn and keeps none",
+                     log_of(short))
+    check(told and int(told.group(1)) == 6 * int(compared.group(1)), log_of(short))
+    check(not choices(log_of(short)), log_of(short))
 
     refused = os.path.join(tmp, "refused")
     text = read_bytes(config(tmp, "refused", 32, "auto")).decode()
