@@ -50,6 +50,9 @@ struct TrainingSetting {
   std::string path;       // "hyperparameters.learning_rate", "resources.slots_per_trial"
   std::string canonical;  // "double 0.10000000000000001"
   std::string shown;      // "0.1": as an error message shows it
+  // What a config without the line says (a setting on its line only away from its default):
+  // "ignore", or "not set" (a hyperparameter).
+  std::string absent = "not set";
 };
 
 // The shortest decimal that reads back as `v`.
@@ -92,8 +95,9 @@ std::vector<TrainingSetting> TrainingSettings(const ExperimentConfig& config) {
   }
   const OptimizationsConfig& o = config.optimizations;
   // The rest show as they read in the canonical text.
-  auto add = [&settings](const char* line, const char* path, std::string value) {
-    settings.push_back({line, path, value, value});
+  auto add = [&settings](const char* line, const char* path, std::string value,
+                         std::string absent = "not set") {
+    settings.push_back({line, path, value, value, std::move(absent)});
   };
   add("global_batch_size", "hyperparameters.global_batch_size",
       absl::StrCat(config.global_batch_size));
@@ -113,14 +117,16 @@ std::vector<TrainingSetting> TrainingSettings(const ExperimentConfig& config) {
   // Only a guard that acts changes the numbers (and the default leaves earlier fingerprints be).
   if (o.nonfinite_gradients != NonfiniteGradients::kIgnore) {
     add("nonfinite_gradients", "optimizations.nonfinite_gradients",
-        std::string(PolicyName(o.nonfinite_gradients)));
+        std::string(PolicyName(o.nonfinite_gradients)),
+        std::string(PolicyName(NonfiniteGradients::kIgnore)));
   }
   // The same for a learning rate that follows the slots.
   if (o.learning_rate_scaling != LearningRateScaling::kNone) {
     add("learning_rate_scaling", "optimizations.learning_rate_scaling",
-        std::string(PolicyName(o.learning_rate_scaling)));
+        std::string(PolicyName(o.learning_rate_scaling)),
+        std::string(PolicyName(LearningRateScaling::kNone)));
     add("learning_rate_reference_slots", "optimizations.learning_rate_reference_slots",
-        absl::StrCat(o.learning_rate_reference_slots));
+        absl::StrCat(o.learning_rate_reference_slots), "unused (no scaling)");
   }
   return settings;
 }
@@ -153,8 +159,8 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
   for (const TrainingSetting& setting : TrainingSettings(after)) {
     auto found = was.find(setting.line);
     if (found == was.end()) {
-      changes.push_back(absl::StrCat(setting.path, ": not set ", before_name, ", ", setting.shown,
-                                     " ", after_name));
+      changes.push_back(absl::StrCat(setting.path, ": ", setting.absent, " ", before_name, ", ",
+                                     setting.shown, " ", after_name));
       continue;
     }
     if (found->second.canonical != setting.canonical) {
@@ -164,8 +170,8 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
     was.erase(found);
   }
   for (const auto& [line, setting] : was) {
-    changes.push_back(
-        absl::StrCat(setting.path, ": ", setting.shown, " ", before_name, ", not set ", after_name));
+    changes.push_back(absl::StrCat(setting.path, ": ", setting.shown, " ", before_name, ", ",
+                                   setting.absent, " ", after_name));
   }
   return changes;
 }

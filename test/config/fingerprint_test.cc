@@ -113,6 +113,15 @@ TEST(FingerprintTest, TrainingChangesNameEachSettingWithBothValues) {
                                               "ratio: 0.5}"})),
             (std::vector<std::string>{
                 "optimizations.gradient_compression: none before, topk (ratio 0.5) now"}));
+  // A setting that counts only away from its default names the default on the other side.
+  EXPECT_EQ(TrainingChanges(ConfigWith({"optimizations.learning_rate_scaling=linear"}),
+                            ConfigWith({"optimizations.learning_rate_scaling=none"})),
+            (std::vector<std::string>{
+                "optimizations.learning_rate_reference_slots: 1 before, unused (no scaling) now",
+                "optimizations.learning_rate_scaling: linear before, none now"}));
+  EXPECT_EQ(
+      TrainingChanges(base, ConfigWith({"optimizations.nonfinite_gradients=skip"})),
+      (std::vector<std::string>{"optimizations.nonfinite_gradients: ignore before, skip now"}));
 }
 
 TEST(FingerprintTest, IgnoresWhatDoesNotChangeTheNumbers) {
