@@ -40,8 +40,8 @@ std::vector<std::string> HeartbeatMonitor::Check(double now) {
     if (state.reported_silent || silent_for < silent_warning_seconds_) continue;
     state.reported_silent = true;
     warnings.push_back(absl::StrFormat(
-        "rank %d has sent no heartbeat for %d s (last at batch %d); it may be stuck in the "
-        "plugin or in a collective",
+        "rank %d has sent no heartbeat for %d s (its last: %d batches trained); it may be stuck "
+        "in the plugin or in a collective",
         rank, WholeSeconds(silent_for), state.batches_trained));
   }
   return warnings;

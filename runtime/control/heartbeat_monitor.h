@@ -44,8 +44,8 @@ class HeartbeatMonitor {
 
   // One warning line for each watched rank that has been silent for silent_warning_seconds or
   // more at `now` and was not reported since its last beat, in rank order:
-  //   "rank 1 has sent no heartbeat for 30 s (last at batch 812); it may be stuck in the plugin
-  //    or in a collective"
+  //   "rank 1 has sent no heartbeat for 30 s (its last: 812 batches trained); it may be stuck in
+  //    the plugin or in a collective"
   std::vector<std::string> Check(double now);
 
   // Stops watching `rank`; a later Beat watches it again. Unknown ranks are ignored.

@@ -23,8 +23,8 @@ struct FakeClock {
 
 std::string SilentLine(int rank, int seconds, int batch) {
   return "rank " + std::to_string(rank) + " has sent no heartbeat for " + std::to_string(seconds) +
-         " s (last at batch " + std::to_string(batch) +
-         "); it may be stuck in the plugin or in a collective";
+         " s (its last: " + std::to_string(batch) +
+         " batches trained); it may be stuck in the plugin or in a collective";
 }
 
 TEST(HeartbeatMonitorTest, SaysNothingWhileEveryRankBeats) {
