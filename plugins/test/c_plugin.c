@@ -260,6 +260,8 @@ COHORT_PLUGIN_EXPORT const cohort_plugin_api* ENTRY_NAME(const cohort_host_api* 
   table.struct_size = sizeof(uint32_t);
 #elif defined(COHORT_TEST_DEFECT_SMALL_TABLE)
   table.struct_size = COHORT_STRUCT_SIZE(cohort_plugin_api, evaluate_batch);
+#elif defined(COHORT_TEST_DEFECT_HUGE_TABLE)
+  table.struct_size = 100000; /* no minor up to the host's defines so large a table */
 #elif defined(COHORT_TEST_DEFECT_NEWER_HOST)
   table.abi_version.minor = COHORT_ABI_VERSION_MINOR + 7;
   table.host_minor_required = COHORT_ABI_VERSION_MINOR + 7;

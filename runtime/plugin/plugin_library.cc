@@ -49,6 +49,17 @@ absl::Status CheckTable(const std::string& path, const cohort_plugin_api* api) {
                      kTableSizeV1_0, " bytes of ABI ", kHostVersion.major,
                      ".0's cohort_plugin_api (was it filled with COHORT_STRUCT_SIZE?)"));
   }
+  // A table no larger than this host's is all a plugin of its minor or older can fill (fields
+  // beyond it belong to later minors): more is a struct_size not set by COHORT_STRUCT_SIZE, and
+  // the fields it claims are not there.
+  if (api->abi_version.minor <= kHostVersion.minor &&
+      api->struct_size > sizeof(cohort_plugin_api)) {
+    return Refuse(
+        absl::StatusCode::kFailedPrecondition, path,
+        absl::StrCat("plugin table struct_size is ", api->struct_size, " bytes, but ABI ",
+                     VersionString(api->abi_version), "'s cohort_plugin_api has ",
+                     sizeof(cohort_plugin_api), " (was it filled with COHORT_STRUCT_SIZE?)"));
+  }
   if (api->host_minor_required > kHostVersion.minor) {
     return Refuse(
         absl::StatusCode::kFailedPrecondition, path,

@@ -39,6 +39,8 @@ REFUSED_PLUGINS = [
     ("another ABI major", defect("other_major"),
      f"built for Cohort ABI 2.3, but this host implements ABI 1.{MINOR}; the major versions must match"),
     ("table smaller than ABI 1.0's", defect("small_table"), "smaller than the 112 bytes of ABI 1.0"),
+    ("table larger than its ABI's", defect("huge_table"),
+     f"plugin table struct_size is 100000 bytes, but ABI 1.{MINOR}'s cohort_plugin_api has 112"),
     ("needs a newer host", defect("newer_host"),
      f"needs a host of ABI 1.{MINOR + 7} or later, but this host implements ABI 1.{MINOR}"),
     ("required functions missing", defect("missing_functions"),
