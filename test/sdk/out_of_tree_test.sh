@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the build into a staging folder, builds the installed examples (share/cohort/examples:
 # the C++ and the C plugin) with nothing but `pkg-config cohort-sdk` against the installed
-# headers, and has the built `cohort` load and check them. The staged cohort-sdk.pc is used as it
-# is: being relocatable, it points into the stage. Also checks that every plugin exports exactly
-# one dynamic symbol, cohort_plugin_entry.
+# headers, and has the built `cohort` load and check them, with docs/sdk.md's C++ plugin (built
+# under the examples' warnings, so the page's code keeps compiling as a model author copies it).
+# The staged cohort-sdk.pc is used as it is: being relocatable, it points into the stage. Also
+# checks that every plugin exports exactly one dynamic symbol, cohort_plugin_entry.
 #   out_of_tree_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -29,13 +30,21 @@ examples=$(find "$work/stage" -type d -path '*share/cohort/examples' -print -qui
 cp -r "$examples" "$work/examples"  # built where a model author would copy them
 make -s -C "$work/examples/out_of_tree_plugin" OUT="$work"
 make -s -C "$work/examples/c_plugin" OUT="$work"
+# docs/sdk.md's C++ plugin, as a model author copies it, under the examples' warnings.
+awk '/^## In C\+\+/ {found = 1} found && /^```$/ {exit} found && started {print} found && /^```cpp$/ {started = 1}' \
+  "$source/docs/sdk.md" >"$work/doc_line.cc"
+[[ -s "$work/doc_line.cc" ]] || { echo "docs/sdk.md has no C++ plugin under '## In C++'"; exit 1; }
+c++ -std=c++17 -shared -fPIC -fvisibility=hidden -O2 -Wall -Wextra -Wpedantic -Werror \
+  -o "$work/doc_line.so" "$work/doc_line.cc" $flags
 cohort=$build/harness/cohort/cohort
+"$cohort" plugin check "$work/doc_line.so" --hparam slope=2 | tee "$work/check_doc.txt"
+grep -q '^plugin check passed$' "$work/check_doc.txt"
 "$cohort" plugin check "$work/quadratic.so" --hparam dim=5 | tee "$work/check.txt"
 grep -q '^plugin check passed$' "$work/check.txt"
 "$cohort" plugin check "$work/line.so" | tee "$work/check_line.txt"
 grep -q '^plugin check passed$' "$work/check_line.txt"
 
-for plugin in "$work/quadratic.so" "$work/line.so" $(find "$work/stage" -name '*.so' -path '*cohort/plugins*'); do
+for plugin in "$work/quadratic.so" "$work/line.so" "$work/doc_line.so" $(find "$work/stage" -name '*.so' -path '*cohort/plugins*'); do
   exported=$(nm -D --defined-only "$plugin" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort | tr '\n' ' ')
   if [[ "$exported" != "cohort_plugin_entry " ]]; then
     echo "$(basename "$plugin") exports: $exported(expected only cohort_plugin_entry)"
