@@ -31,7 +31,8 @@ std::string HolderPid(int fd) {
 
 }  // namespace
 
-absl::StatusOr<StateDirectoryLock> StateDirectoryLock::Acquire(const std::string& root) {
+absl::StatusOr<StateDirectoryLock> StateDirectoryLock::Acquire(const std::string& root,
+                                                               const Wording& wording) {
   std::error_code error;
   std::filesystem::create_directories(root, error);
   if (error) return Failed("create the state directory", root, error.value());
@@ -45,8 +46,9 @@ absl::StatusOr<StateDirectoryLock> StateDirectoryLock::Acquire(const std::string
   if (::fcntl(fd, F_OFD_SETLK, &whole_file) != 0) {
     if (errno != EAGAIN && errno != EACCES) return Failed("lock", path, errno);
     return absl::FailedPreconditionError(absl::StrCat(
-        "the state directory ", root, " is in use by another orchestrator (pid ", HolderPid(fd),
-        ", as ", path, " says): stop that one, or give this one another --state-dir"));
+        wording.what.empty() ? absl::StrCat("the state directory ", root) : wording.what,
+        " is in use by ", wording.holder, " (pid ", HolderPid(fd), ", as ", path,
+        " says): ", wording.remedy));
   }
   const std::string pid = absl::StrCat(::getpid(), "\n");
   if (::ftruncate(fd, 0) != 0 ||
@@ -54,6 +56,10 @@ absl::StatusOr<StateDirectoryLock> StateDirectoryLock::Acquire(const std::string
     return Failed("write", path, errno);
   }
   return lock;
+}
+
+absl::StatusOr<StateDirectoryLock> StateDirectoryLock::Acquire(const std::string& root) {
+  return Acquire(root, Wording());
 }
 
 StateDirectoryLock::StateDirectoryLock(StateDirectoryLock&& other) noexcept

@@ -21,8 +21,19 @@ namespace cohort {
 
 class StateDirectoryLock {
  public:
+  // How a refusal names what is locked, who holds it and what to do.
+  struct Wording {
+    std::string what;  // empty: "the state directory <root>"
+    std::string holder = "another orchestrator";
+    std::string remedy = "stop that one, or give this one another --state-dir";
+  };
+
   // Creates `root` (and its parents) if missing and locks it: FAILED_PRECONDITION naming the
-  // holder's pid when another process holds the lock, another error when the file cannot be made.
+  // holder's pid when another process holds the lock ("<what> is in use by <holder> (pid N, as
+  // <root>/orchestrator.lock says): <remedy>"), another error when the file cannot be made.
+  static absl::StatusOr<StateDirectoryLock> Acquire(const std::string& root,
+                                                    const Wording& wording);
+  // With the state directory's wording.
   static absl::StatusOr<StateDirectoryLock> Acquire(const std::string& root);
 
   StateDirectoryLock(StateDirectoryLock&& other) noexcept;

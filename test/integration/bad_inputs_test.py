@@ -251,6 +251,27 @@ with temp_dir() as tmp:
     check(code == 1 and text in err, f"resume with --set: exit {code}, expected '{text}' in:\n{err}")
     check(folder_bytes(changed) == before, "a refused --resume changed the run folder")
     count += 1
+    # A run folder another run trains in is refused to a second run, before anything is written:
+    # both would train the same trial into the same records and checkpoints.
+    busy = os.path.join(tmp, "busy")
+    config = write_config(tmp, config_text(extra_hyperparameters="\n  hang_batch: 3",
+                                           extra="min_checkpoint_period:\n  batches: 1\n"),
+                          file_name="busy.yaml")
+    first = start("run", config, "--output", busy)
+    try:
+        wait_for(lambda: experiment(busy)["trials"][0]["checkpoints"], what="a first checkpoint")
+        kept = {path: read_bytes(os.path.join(busy, path))
+                for path in ("config.yaml", "experiment.json")}
+        code, out, err = run("run", "--resume", busy)
+        text = (f"the run folder {busy} is in use by another cohort run or cohort launch (pid "
+                f"{first.pid}, as {busy}/local/orchestrator.lock says)")
+        check(code == 1 and text in err, f"a second run in a busy folder: exit {code}:\n{err}")
+        check(all(read_bytes(os.path.join(busy, path)) == data for path, data in kept.items()),
+              "a run refused for a busy folder changed it")
+    finally:
+        first.kill()
+        first.communicate()
+    count += 1
     # A run folder that trained nothing (what a start that failed before its first batch leaves:
     # its config.yaml) holds nothing to contradict: other settings start there.
     untrained = os.path.join(tmp, "untrained")

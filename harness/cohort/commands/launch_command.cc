@@ -200,16 +200,16 @@ absl::Status CheckTaskAgainstThisRank(const StartTask& task, const LaunchPlaceme
                                       const ExperimentConfig& mine) {
   const std::string rank = absl::StrCat("rank ", placement.rank);
   if (task.world_size != placement.world_size) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        rank, ": rank 0 trains a world of ", task.world_size, " ranks, but ", placement.launcher,
-        " started this one in a world of ", placement.world_size,
-        ": every rank needs the same world size"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(rank, ": rank 0 trains a world of ", task.world_size, " ranks, but ",
+                     placement.launcher, " started this one in a world of ", placement.world_size,
+                     ": every rank needs the same world size"));
   }
   for (const RankAssignment& assigned : task.ranks) {
     if (assigned.rank != placement.rank) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          rank, ": rank 0 placed trial rank ", assigned.rank, " here, but ", placement.launcher,
-          " started this process as rank ", placement.rank));
+      return absl::FailedPreconditionError(
+          absl::StrCat(rank, ": rank 0 placed trial rank ", assigned.rank, " here, but ",
+                       placement.launcher, " started this process as rank ", placement.rank));
     }
   }
   // Rank 0 sends its trial's config (TrialConfigYaml): this rank's experiment is made the same
@@ -234,8 +234,7 @@ absl::Status CheckTaskAgainstThisRank(const StartTask& task, const LaunchPlaceme
   absl::StatusOr<ExperimentConfig> compared =
       yaml.ok() ? ParseExperimentConfig(*yaml) : absl::StatusOr<ExperimentConfig>(yaml.status());
   if (!compared.ok()) return compared.status();
-  const std::vector<std::string> changes =
-      TrainingChanges(*theirs, *compared, "at rank 0", "here");
+  const std::vector<std::string> changes = TrainingChanges(*theirs, *compared, "at rank 0", "here");
   if (changes.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       rank, ": this rank's experiment (", mine.name.empty() ? "its config" : mine.name,
@@ -273,12 +272,13 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
                  "decides\n",
                  asked->slots_per_trial, placement.world_size);
   }
-  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(
+  absl::StatusOr<PreparedRun> prepared = PrepareSubmission(
       *std::move(config), stored ? std::optional<RunFolder>(stored->folder) : std::nullopt, path);
-  if (!submission.ok()) return CommandError(submission.status());
+  if (!prepared.ok()) return CommandError(prepared.status());
+  LocalSubmission& submission = prepared->submission;
   std::fprintf(stderr, "experiment %s: %srun folder %s; rank 0 of %u (%s) at %s:%u\n",
-               submission->config.name.c_str(), stored ? "continuing the " : "",
-               submission->folder.path().c_str(), placement.world_size, placement.launcher.c_str(),
+               submission.config.name.c_str(), stored ? "continuing the " : "",
+               submission.folder.path().c_str(), placement.world_size, placement.launcher.c_str(),
                placement.master_addr.c_str(), placement.master_port);
 
   EmbeddedRunOptions options;
@@ -301,7 +301,7 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
       "COHORT_LAUNCH_PORT: if another job holds it, give this job another");
   options.continue_command =
       absl::StrCat("every rank's launch again: cohort launch ", args.experiment, " --output");
-  return RunEmbedded(*std::move(submission), options);
+  return RunEmbedded(std::move(submission), options);
 }
 
 }  // namespace

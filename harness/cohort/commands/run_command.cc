@@ -158,15 +158,16 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   if (!executable.ok()) return CommandError(executable.status());
   const std::string path =
       args->output.empty() ? DefaultRunPath("runs", config->name) : args->output;
-  absl::StatusOr<LocalSubmission> submission = PrepareSubmission(
+  absl::StatusOr<PreparedRun> prepared = PrepareSubmission(
       *std::move(config), stored ? std::optional<RunFolder>(stored->folder) : std::nullopt, path);
-  if (!submission.ok()) return CommandError(submission.status());
-  std::fprintf(stderr, "experiment %s: run folder %s\n", submission->config.name.c_str(),
-               submission->folder.path().c_str());
+  if (!prepared.ok()) return CommandError(prepared.status());
+  LocalSubmission& submission = prepared->submission;
+  std::fprintf(stderr, "experiment %s: run folder %s\n", submission.config.name.c_str(),
+               submission.folder.path().c_str());
   EmbeddedRunOptions options;
   options.slots = slots;
   options.executable = *executable;
-  return RunEmbedded(*std::move(submission), options);
+  return RunEmbedded(std::move(submission), options);
 }
 
 }  // namespace cohort

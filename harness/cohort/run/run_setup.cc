@@ -50,7 +50,8 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
   // A plugin named by a relative path is found from the config file's folder: config.yaml, which
   // a resume reads in the run folder, names it by its absolute path.
   if (NamesPluginByRelativePath(config->entrypoint)) {
-    if (absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
+    if (absl::StatusOr<std::string> plugin =
+            ResolveEntrypoint(config->entrypoint, config->config_dir);
         plugin.ok()) {
       overrides.push_back(absl::StrCat("entrypoint=", QuotedYamlScalar(*plugin)));
     }
@@ -197,9 +198,9 @@ std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& fold
   return (root / std::filesystem::path(folder.path()).filename()).string();
 }
 
-absl::StatusOr<LocalSubmission> PrepareSubmission(ExperimentConfig config,
-                                                  std::optional<RunFolder> folder,
-                                                  const std::string& path) {
+absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
+                                              std::optional<RunFolder> folder,
+                                              const std::string& path) {
   // LoadRunConfig checked the experiment and found its plugin; this takes the plugin's path.
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
   if (!plugin.ok()) return plugin.status();
@@ -209,13 +210,21 @@ absl::StatusOr<LocalSubmission> PrepareSubmission(ExperimentConfig config,
     if (!created.ok()) return created.status();
     folder = *created;
   }
+  StateDirectoryLock::Wording wording;
+  wording.what = absl::StrCat("the run folder ", folder->path());
+  wording.holder = "another cohort run or cohort launch";
+  wording.remedy = "let it end, or stop it, before continuing the run there";
+  absl::StatusOr<StateDirectoryLock> lock =
+      StateDirectoryLock::Acquire(folder->path() + "/local", wording);
+  if (!lock.ok()) return lock.status();
   if (absl::Status status = WriteFileAtomically(folder->config_path(), config.effective_yaml);
       !status.ok()) {
     return status;
   }
   const std::string checkpoint_root = AbsolutePath(CheckpointRoot(config, *folder));
   config.entrypoint = AbsolutePath(*plugin);
-  return LocalSubmission{std::move(config), *folder, checkpoint_root, resume};
+  return PreparedRun{LocalSubmission{std::move(config), *folder, checkpoint_root, resume},
+                     *std::move(lock)};
 }
 
 }  // namespace cohort

@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/state_directory_lock.h"
 #include "runtime/record/run_folder.h"
 
 namespace cohort {
@@ -63,13 +64,23 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
 // names shared storage (so experiments sharing it never mix their checkpoints).
 std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder);
 
+// A submission for RunEmbedded, and the lock that keeps every other `cohort run` and `cohort
+// launch` out of its run folder while it trains (on <run>/local, the embedded orchestrator's
+// state directory): two at once would train the same trials into the same records and
+// checkpoints. It is released when this ends, or with the process however it ends.
+struct PreparedRun {
+  LocalSubmission submission;
+  StateDirectoryLock lock;
+};
+
 // The submission of `config` (from LoadRunConfig, which checked it) for RunEmbedded: resolves its
 // plugin (an error changes nothing), then uses `folder` (a run being continued) or
-// creates one at `path`, writes its config.yaml, and makes the plugin and checkpoint paths
-// absolute (the workers run in their task folders).
-absl::StatusOr<LocalSubmission> PrepareSubmission(ExperimentConfig config,
-                                                  std::optional<RunFolder> folder,
-                                                  const std::string& path);
+// creates one at `path`, locks it (FAILED_PRECONDITION, before anything is written, when another
+// run holds it), writes its config.yaml, and makes the plugin and checkpoint paths absolute (the
+// workers run in their task folders).
+absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
+                                              std::optional<RunFolder> folder,
+                                              const std::string& path);
 
 }  // namespace cohort
 
