@@ -5,6 +5,7 @@ bad_config_test.py) and run folders that cannot be resumed. Faults of the trial'
 (killed workers, hangs, out-of-step ranks, damaged checkpoints, unknown peers) have their own
 tests: docs/reliability.md lists them all."""
 import os
+import shutil
 import subprocess
 
 from cohort_cli import *
@@ -299,6 +300,42 @@ with temp_dir() as tmp:
         check(folder_bytes(changed) == before and not os.path.exists(elsewhere),
               f"a resume refused for {case} changed something")
         count += 1
+    # A resume none of whose trial's recorded checkpoints is where it looks (deleted, or a
+    # host_path edited into config.yaml) is refused, changing nothing: it trained the trial again
+    # from batch 0, silently.
+    for case, damage in [
+            ("checkpoints deleted",
+             lambda folder: shutil.rmtree(os.path.join(folder, "checkpoints"))),
+            ("host_path edited into config.yaml",
+             lambda folder: open(os.path.join(folder, "config.yaml"), "a").write(
+                 f"checkpoint_storage:\n  host_path: {elsewhere}\n"))]:
+        copy = os.path.join(tmp, case.replace(" ", "_"))
+        shutil.copytree(changed, copy)
+        damage(copy)
+        kept = folder_bytes(copy)
+        code, out, err = run("run", "--resume", copy)
+        text = (f"--resume: the run in {copy} recorded 1 checkpoint(s) of trial 1 (the latest "
+                f"trial-1-batch-4, at batch 4), but none of them is in")
+        check(code == 1 and text in err, f"resume with {case}: exit {code}:\n{err}")
+        check(folder_bytes(copy) == kept and not os.path.exists(elsewhere),
+              f"a resume refused for {case} changed something")
+        count += 1
+    # A relative host_path is kept absolute, from where the run started: a resume from another
+    # folder goes on from the same checkpoints.
+    start_in = os.path.join(tmp, "start_in")
+    os.makedirs(start_in)
+    config = write_config(tmp, config_text(), file_name="relative_storage.yaml")
+    done = subprocess.run([COHORT, "run", config, "--output", "relative_storage", "--set",
+                           "checkpoint_storage.host_path=store"], cwd=start_in,
+                          capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0, f"a relative host_path: exit {done.returncode}:\n{done.stderr}")
+    stored = os.path.join(start_in, "relative_storage")
+    kept = read_bytes(os.path.join(stored, "config.yaml")).decode()
+    check(f'host_path: "{os.path.join(start_in, "store")}"' in kept, kept)
+    code, out, err = run("run", "--resume", stored, "--set", "searcher.max_length.batches=6")
+    check(code == 0 and "resuming from checkpoint trial-1-batch-4" in out + err,
+          f"resuming a relative host_path's run elsewhere: exit {code}:\n{out}\n{err}")
+    count += 1
     for path, old, new in [("config.yaml", "learning_rate: 0.1", "learning_rate: 0.2"),
                            ("experiment.json", '"COMPLETED"', '"ACTIVE"')]:
         with open(os.path.join(changed, path)) as f:

@@ -1,5 +1,6 @@
 #include "harness/cohort/run/run_setup.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <utility>
@@ -55,6 +56,13 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
         plugin.ok()) {
       overrides.push_back(absl::StrCat("entrypoint=", QuotedYamlScalar(*plugin)));
     }
+  }
+  // So is a relative checkpoint_storage.host_path, taken from where the run starts (a resume
+  // elsewhere would look for the checkpoints in another folder).
+  if (const std::string& host_path = config->checkpoint_storage.host_path;
+      !host_path.empty() && std::filesystem::path(host_path).is_relative()) {
+    overrides.push_back(
+        absl::StrCat("checkpoint_storage.host_path=", QuotedYamlScalar(AbsolutePath(host_path))));
   }
   if (!config->experiment_seed) {
     const uint64_t seed = seed_in_use ? *seed_in_use : std::random_device{}() % 1000000000;
@@ -143,6 +151,34 @@ absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const Experim
   return absl::OkStatus();
 }
 
+// A resume goes on from each trial's recorded checkpoints: a trial none of whose checkpoints is
+// in the checkpoint root (deleted, moved, or looked for elsewhere) would train again from its
+// start, silently. A damaged or partly missing one is the workers' to pass over.
+absl::Status CheckRecordedCheckpointsThere(const StoredRun& stored, const ExperimentConfig& config,
+                                           absl::string_view how) {
+  absl::StatusOr<ExperimentRecord> record =
+      ReadExperimentRecord(stored.folder.experiment_json_path());
+  if (!record.ok()) return absl::OkStatus();
+  const std::string root = AbsolutePath(CheckpointRoot(config, stored.folder));
+  for (const TrialRecord& trial : record->trials) {
+    if (trial.checkpoints.empty()) continue;
+    const bool any = std::any_of(
+        trial.checkpoints.begin(), trial.checkpoints.end(), [&](const CheckpointEntry& entry) {
+          std::error_code error;
+          return std::filesystem::is_directory(std::filesystem::path(root) / entry.id, error);
+        });
+    if (any) continue;
+    const CheckpointEntry& latest = trial.checkpoints.back();
+    return absl::FailedPreconditionError(absl::StrCat(
+        how, ": the run in ", stored.folder.path(), " recorded ", trial.checkpoints.size(),
+        " checkpoint(s) of trial ", trial.id, " (the latest ", latest.id, ", at batch ",
+        latest.batches, "), but none of them is in ", root,
+        ": a resume would train the trial again from its start; put them back there, or start a "
+        "new run (--output)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 namespace {
@@ -180,6 +216,9 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   }
   if (absl::Status same_root = CheckSameCheckpointRoot(stored, config, how); !same_root.ok()) {
     return same_root;
+  }
+  if (absl::Status there = CheckRecordedCheckpointsThere(stored, config, how); !there.ok()) {
+    return there;
   }
   if (config.searcher.name == "adaptive_asha") {
     return absl::UnimplementedError(absl::StrCat(

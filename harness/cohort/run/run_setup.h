@@ -29,11 +29,11 @@ namespace cohort {
 // now (or `seed_in_use`, the one the resumed run already used), and the name and the seed go into
 // its effective YAML explicitly, so every restart trains the same way; so does the absolute path of
 // a plugin the file names by a relative path (the run folder's config.yaml is read from
-// elsewhere). What the orchestrator
-// checks at submission (Orchestrator::CheckExperiment), the plugin the entrypoint names, and, for a
-// plugin that steps with the built-in optimizer, the hyperparameters that configure it (where
-// every trial sees the same) are checked too, their errors starting with `path` as the loader's
-// do.
+// elsewhere), and of a relative checkpoint_storage.host_path (from the current folder). What the
+// orchestrator checks at submission (Orchestrator::CheckExperiment), the plugin the entrypoint
+// names, and, for a plugin that steps with the built-in optimizer, the hyperparameters that
+// configure it (where every trial sees the same) are checked too, their errors starting with `path`
+// as the loader's do.
 absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
                                                std::vector<std::string> overrides,
                                                std::optional<uint64_t> seed_in_use);
@@ -52,11 +52,12 @@ absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path);
 // stays as it was): FAILED_PRECONDITION naming the settings that differ when it would train
 // otherwise (the checkpoints hold what the stored settings made), when it would look for the
 // checkpoints elsewhere (checkpoint_storage's host_path or storage_path changed), or when its
-// searcher.max_length ends a trial before the checkpoint it would resume from; UNIMPLEMENTED for
-// adaptive_asha, whose promotions the run folder does not keep. A run that trained nothing (it
-// failed or was stopped before its first batch: no experiment.json, or no trial with a batch or a
-// checkpoint) holds nothing to contradict: any config may start there. `how` names what the user
-// asked for ("--resume").
+// searcher.max_length ends a trial before the checkpoint it would resume from, or when none of a
+// trial's recorded checkpoints is in the checkpoint root (it would train again from its start);
+// UNIMPLEMENTED for adaptive_asha, whose promotions the run folder does not keep. A run that
+// trained nothing (it failed or was stopped before its first batch: no experiment.json, or no
+// trial with a batch or a checkpoint) holds nothing to contradict: any config may start there.
+// `how` names what the user asked for ("--resume").
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how);
 
