@@ -135,6 +135,15 @@ FAILED_RUNS = [
      "max_restarts: expected an integer >= 0; got -1"),
 ]
 
+def resumes_from_its_config(folder, kept_line, said, what):
+    """The run folder's config.yaml holds `kept_line` (a path made absolute), and a resume to 6
+    batches from here says `said`."""
+    kept = read_bytes(os.path.join(folder, "config.yaml")).decode()
+    check(kept_line in kept, kept)
+    code, out, err = run("run", "--resume", folder, "--set", "searcher.max_length.batches=6")
+    check(code == 0 and said in out + err, f"resuming {what}: exit {code}:\n{out}\n{err}")
+
+
 count = 0
 for case, path, text in REFUSED_PLUGINS:
     code, out, err = run("plugin", "info", path)
@@ -207,11 +216,8 @@ with temp_dir() as tmp:
     relative = os.path.join(tmp, "relative")
     code, out, err = run("run", config, "--output", relative)
     check(code == 0, f"a relative entrypoint: exit {code}:\n{out}\n{err}")
-    kept = read_bytes(os.path.join(relative, "config.yaml")).decode()
-    check(f'entrypoint: "{os.path.join(beside, "model.so")}"' in kept, kept)
-    code, out, err = run("run", "--resume", relative, "--set", "searcher.max_length.batches=6")
-    check(code == 0 and "COMPLETED after 6 of 6 batches" in out + err,
-          f"resuming a relative entrypoint's run: exit {code}:\n{out}\n{err}")
+    resumes_from_its_config(relative, f'entrypoint: "{os.path.join(beside, "model.so")}"',
+                            "COMPLETED after 6 of 6 batches", "a relative entrypoint's run")
     count += 1
 
     # A trial whose loss became NaN (diverged, with nonfinite_gradients: ignore) is told of, and
@@ -330,11 +336,9 @@ with temp_dir() as tmp:
                           capture_output=True, text=True, timeout=300)
     check(done.returncode == 0, f"a relative host_path: exit {done.returncode}:\n{done.stderr}")
     stored = os.path.join(start_in, "relative_storage")
-    kept = read_bytes(os.path.join(stored, "config.yaml")).decode()
-    check(f'host_path: "{os.path.join(start_in, "store")}"' in kept, kept)
-    code, out, err = run("run", "--resume", stored, "--set", "searcher.max_length.batches=6")
-    check(code == 0 and "resuming from checkpoint trial-1-batch-4" in out + err,
-          f"resuming a relative host_path's run elsewhere: exit {code}:\n{out}\n{err}")
+    resumes_from_its_config(stored, f'host_path: "{os.path.join(start_in, "store")}"',
+                            "resuming from checkpoint trial-1-batch-4",
+                            "a relative host_path's run elsewhere")
     count += 1
     for path, old, new in [("config.yaml", "learning_rate: 0.1", "learning_rate: 0.2"),
                            ("experiment.json", '"COMPLETED"', '"ACTIVE"')]:
