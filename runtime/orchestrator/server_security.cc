@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/base/clock.h"
+#include "runtime/control/endpoint_text.h"
 
 namespace cohort {
 namespace {
@@ -57,10 +58,8 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> ServerSecurity::Start(
   const Listener* first_with_curve = nullptr;
   for (Listener& listener : listeners) {
     // A listener that is no endpoint at all is not one that needs CURVE.
-    if (!absl::StrContains(listener.endpoint, "://")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          listener.flag, " '", listener.endpoint,
-          "' is not a ZeroMQ endpoint (transport://address, such as tcp://0.0.0.0:29400)"));
+    if (absl::Status text = CheckEndpointText(listener.flag, listener.endpoint); !text.ok()) {
+      return text;
     }
     listener.uses_curve = CurveRequired(listener.endpoint, options.policy);
     if (listener.uses_curve && first_with_curve == nullptr) first_with_curve = &listener;

@@ -402,6 +402,25 @@ with temp_dir() as tmp:
             check(code == 1 and text in err, f"mlp_cuda on a CPU slot: exit {code}:\n{err}")
             count += 1
 
+# An address without its transport (as other tools take "host:port") is bad usage, naming the
+# endpoint it likely means; so is an agent --id of nothing (it joined under the host name).
+for args, environment, text in [
+        (["agent", "--orchestrator", "127.0.0.1:39400", "--slots", "1"], {},
+         "--orchestrator '127.0.0.1:39400' is not a ZeroMQ endpoint (transport://address, such as "
+         "tcp://127.0.0.1:39400)"),
+        (["agent", "--orchestrator", "tcp://127.0.0.1:39400", "--id", ""], {},
+         "--id needs a name (leave it out for the host name)"),
+        (["experiment", "list", "--orchestrator", "127.0.0.1:39401"], {},
+         "--orchestrator '127.0.0.1:39401' is not a ZeroMQ endpoint"),
+        (["experiment", "list"], {"COHORT_ORCHESTRATOR": "localhost:39401"},
+         "$COHORT_ORCHESTRATOR 'localhost:39401' is not a ZeroMQ endpoint (transport://address, "
+         "such as tcp://localhost:39401)")]:
+    done = subprocess.run([COHORT, *args], env={**os.environ, **environment}, capture_output=True,
+                          text=True, timeout=60)
+    check(done.returncode == 2 and text in done.stderr,
+          f"{args} {environment}: exit {done.returncode}:\n{done.stderr}")
+    count += 1
+
 check(count >= 30, f"only {count} cases")
 print(f"{count} bad inputs refused with their texts")
 print("ok")

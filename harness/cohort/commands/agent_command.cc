@@ -18,6 +18,7 @@
 #include "runtime/agent/agent.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/base/daemon_log.h"
+#include "runtime/control/endpoint_text.h"
 #include "runtime/security/curve_client_config.h"
 
 namespace cohort {
@@ -59,6 +60,7 @@ constexpr char kAgentUsage[] =
 struct AgentArgs {
   std::string orchestrator;
   std::string id;
+  bool id_given = false;  // --id was given (an empty one is refused)
   std::string slots = "auto";
   std::string work_dir;
   std::string advertise_address = "127.0.0.1";
@@ -115,8 +117,15 @@ int RunAgentCommand(const std::vector<std::string>& args) {
     if (value == nullptr) return AgentUsage(absl::StrCat("unexpected argument '", arg, "'"));
     if (i + 1 == args.size()) return AgentUsage(absl::StrCat(arg, " needs a value"));
     *value = args[++i];
+    if (arg == "--id") parsed.id_given = true;
   }
   if (parsed.orchestrator.empty()) return AgentUsage("--orchestrator is required");
+  if (absl::Status text = CheckEndpointText("--orchestrator", parsed.orchestrator); !text.ok()) {
+    return AgentUsage(text.message());
+  }
+  if (parsed.id_given && parsed.id.empty()) {
+    return AgentUsage("--id needs a name (leave it out for the host name)");
+  }
   if (parsed.advertise_address.empty()) return AgentUsage("--advertise-address needs a host");
   uint32_t count = 0;  // --slots N: N CPU slots
   if (parsed.slots != "auto" && (!absl::SimpleAtoi(parsed.slots, &count) || count == 0)) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/command_exit.h"
 #include "runtime/client/orchestrator_client.h"
+#include "runtime/control/endpoint_text.h"
 #include "runtime/text/closest_name.h"
 
 namespace cohort {
@@ -71,6 +72,7 @@ std::optional<ClientArgs> ParseClientArgs(const ClientCommandSpec& spec,
                                           int* exit_code) {
   ClientArgs parsed;
   parsed.orchestrator = DefaultOrchestratorEndpoint();
+  bool explicit_orchestrator = false;  // else $COHORT_ORCHESTRATOR's, or the default
   std::string key_file = Environment("COHORT_KEY");
   std::string orchestrator_key = Environment("COHORT_ORCHESTRATOR_KEY");
   for (size_t i = 0; i < arguments.size(); ++i) {
@@ -89,6 +91,7 @@ std::optional<ClientArgs> ParseClientArgs(const ClientCommandSpec& spec,
       const std::string& value = arguments[++i];
       if (argument == "--orchestrator") {
         parsed.orchestrator = value;
+        explicit_orchestrator = true;
       } else if (argument == kKeyOption) {
         key_file = value;
       } else if (argument == kOrchestratorKeyOption) {
@@ -115,6 +118,12 @@ std::optional<ClientArgs> ParseClientArgs(const ClientCommandSpec& spec,
   }
   if (parsed.orchestrator.empty()) {
     *exit_code = ClientUsageError(spec, "--orchestrator needs an endpoint");
+    return std::nullopt;
+  }
+  if (absl::Status text = CheckEndpointText(
+          explicit_orchestrator ? "--orchestrator" : "$COHORT_ORCHESTRATOR", parsed.orchestrator);
+      !text.ok()) {
+    *exit_code = ClientUsageError(spec, text.message());
     return std::nullopt;
   }
   if (key_file.empty() != orchestrator_key.empty()) {
