@@ -6,7 +6,8 @@ orchestrator and agent on loopback:
 - `trial kill` stops one trial while its experiment goes on; `trial describe` shows a trial's
   validations and checkpoints (and --json);
 - `checkpoint list` names the checkpoints kept; `checkpoint export` copies one, every byte checked,
-  refuses to replace a copy and names a checkpoint that is not kept;
+  refuses to replace a copy, names a checkpoint that is not kept, and refuses a damaged one
+  leaving no folder behind;
 - `experiment archive` hides an ended experiment from `experiment list` (not from `--all`) and
   `unarchive` shows it again; `experiment delete` asks for --yes off a terminal, refuses an active
   experiment, and removes an ended one's run folder and checkpoints;
@@ -115,6 +116,18 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
           f"{code}\n{err}")
     code, out, err = cluster.cli("checkpoint", "export", "latest", export_dir)
     check(code == 2 and "CHECKPOINT_ID must name a checkpoint" in err, f"{code}\n{err}")
+    # A damaged checkpoint is refused, saying what to do, and leaves no folder it made behind.
+    parameters = os.path.join(row["path"], "parameters")
+    whole = read_bytes(parameters)
+    with open(parameters, "wb") as f:
+        f.write(bytes([whole[0] ^ 1]) + whole[1:])
+    damaged_dir = os.path.join(tmp, "damaged")
+    code, out, err = cluster.cli("checkpoint", "export", row["id"],
+                                 os.path.join(damaged_dir, "deeper"))
+    check(code == 1 and "fails its checksum" in err and "the checkpoint is damaged; export another"
+          in err and not os.path.exists(damaged_dir), f"{code}\n{err}")
+    with open(parameters, "wb") as f:
+        f.write(whole)
 
     # Archive hides it from the list, --all shows it, unarchive brings it back.
     cluster.must("experiment", "archive", str(experiment))

@@ -69,8 +69,28 @@ int List(const std::vector<std::string>& arguments) {
   });
 }
 
+// `path` absolute, without "." or ".." or a trailing '/'.
+std::filesystem::path Normal(const std::filesystem::path& path) {
+  std::error_code error;
+  std::filesystem::path normal = std::filesystem::absolute(path, error).lexically_normal();
+  return normal.has_filename() ? normal : normal.parent_path();
+}
+
+// The outermost folder of `path` (itself included) that does not exist yet, or nullopt.
+std::optional<std::filesystem::path> FirstMissingFolder(const std::filesystem::path& path) {
+  std::optional<std::filesystem::path> missing;
+  std::error_code error;
+  for (std::filesystem::path at = Normal(path); !at.empty() && !std::filesystem::exists(at, error);
+       at = at.parent_path()) {
+    missing = at;
+    if (at == at.parent_path()) break;
+  }
+  return missing;
+}
+
 // Copies the checkpoint in folder `source` into the storage at `destination`, whole or not at
-// all, every byte verified on the way; the copy's folder.
+// all, every byte verified on the way; the copy's folder. A copy that fails leaves no folder it
+// made behind.
 absl::StatusOr<std::string> CopyCheckpoint(const std::filesystem::path& source,
                                            const std::string& destination) {
   const std::string id = source.filename().string();
@@ -79,8 +99,22 @@ absl::StatusOr<std::string> CopyCheckpoint(const std::filesystem::path& source,
   if (std::filesystem::exists(copy, error)) {
     return absl::AlreadyExistsError(absl::StrCat(copy.string(), " already exists; not replaced"));
   }
+  const std::optional<std::filesystem::path> made = FirstMissingFolder(destination);
   if (absl::Status copied = CopySharedFsCheckpoint(source.parent_path().string(), id, destination);
       !copied.ok()) {
+    // Only folders left empty go (remove refuses the others).
+    if (made) {
+      for (std::filesystem::path at = Normal(destination);
+           at.string().size() >= made->string().size(); at = at.parent_path()) {
+        if (!std::filesystem::remove(at, error)) break;
+      }
+    }
+    if (copied.code() == absl::StatusCode::kDataLoss) {
+      return absl::DataLossError(
+          absl::StrCat(copied.message(),
+                       ": the checkpoint is damaged; export another of the trial's "
+                       "(`cohort checkpoint list EXPERIMENT_ID --trial TRIAL_ID` names them)"));
+    }
     return copied;
   }
   return copy.string();
