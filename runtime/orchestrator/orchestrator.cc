@@ -58,11 +58,16 @@ void Orchestrator::RecoverExperiments() {
       continue;
     }
     if (stored->config.searcher.name == "adaptive_asha") {
-      Notice(absl::StrCat("warning: experiment ", id,
-                          " (adaptive_asha) was active when the orchestrator stopped and cannot "
-                          "continue: its promotions are not recorded"));
+      const std::string why =
+          "adaptive_asha was active when the orchestrator stopped and cannot continue: its "
+          "promotions are not recorded; submit the experiment again";
+      Notice(absl::StrCat("warning: experiment ", id, ": ", why));
       stored->record.state = RunState::kError;
-      AddEndedExperiment(*std::move(stored));
+      AddEndedExperiment(*std::move(stored), why);
+      // Its record says so too (its trials stopped), as `describe` does, ending now.
+      Experiment& ended = *cluster_->experiments.at(id);
+      ended.ended_unix = clock_.UnixSeconds();
+      Save(ended);
       continue;
     }
     Admission admission;
@@ -88,7 +93,7 @@ void Orchestrator::RecoverExperiments() {
   }
 }
 
-void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
+void Orchestrator::AddEndedExperiment(StoredExperiment stored, absl::string_view error) {
   auto experiment = std::make_unique<Experiment>();
   const uint64_t id = stored.id;
   experiment->id = id;
@@ -103,7 +108,7 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored) {
       break;
     default:
       experiment->state = ExperimentState::kError;
-      experiment->error = "ended before the orchestrator restarted";
+      experiment->error = std::string(error);
       break;
   }
   experiment->submitted_unix = stored.submitted_unix;

@@ -329,7 +329,10 @@ class Orchestrator {
   // promotions are not recorded): it is listed as ended in error, with a warning.
   void RecoverExperiments();
   // An experiment that ended before this orchestrator started, from its run folder; read only.
-  void AddEndedExperiment(StoredExperiment stored);
+  // `error`: why it ended, when its record says neither completed nor stopped. (The record of an
+  // adaptive_asha experiment RecoverExperiments ends is saved after.)
+  void AddEndedExperiment(StoredExperiment stored,
+                          absl::string_view error = "ended before the orchestrator restarted");
   Trial* FindTrial(uint64_t trial_id);
   Task* FindTask(uint64_t task_id);
   // The connected agents that take tasks (not draining), as placement sees them. Agents held back
@@ -350,7 +353,7 @@ class Orchestrator {
   Clock& clock_;
   StateDirectory state_;
   std::unique_ptr<orchestration::Cluster> cluster_;  // agents, experiments, trials, tasks
-  std::deque<uint64_t> queue_;  // task ids waiting for slots, oldest first
+  std::deque<uint64_t> queue_;                       // task ids waiting for slots, oldest first
   uint64_t next_experiment_id_ = 1;
   uint64_t next_trial_id_ = 1;
   uint64_t next_task_id_ = 1;

@@ -163,6 +163,40 @@ TEST_F(OrchestratorChangesTest, APausedExperimentStaysPausedAcrossARestart) {
   EXPECT_EQ(starts(), 1u);
 }
 
+// An active adaptive_asha experiment cannot continue across a restart (its promotions are not
+// recorded): it ends in error saying so, its record as well as its description, ending then.
+TEST_F(OrchestratorChangesTest, AnActiveAdaptiveAshaExperimentEndsAtARestartSayingWhy) {
+  const uint64_t id = Submit(R"(name: asha
+entrypoint: /opt/plugins/libmlp.so
+hyperparameters:
+  global_batch_size: 16
+  learning_rate:
+    type: double
+    minval: 0.001
+    maxval: 0.1
+searcher:
+  name: adaptive_asha
+  metric: validation_loss
+  max_trials: 4
+  max_length:
+    batches: 8
+)");
+  ASSERT_NE(id, 0u);
+  clock_.Advance(100);
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  const ExperimentSummary summary =
+      std::get<ExperimentDescription>(restarted.OnClientRequest(DescribeExperiment{id})).summary;
+  EXPECT_EQ(summary.state, ExperimentState::kError);
+  EXPECT_EQ(summary.error,
+            "adaptive_asha was active when the orchestrator stopped and cannot continue: its "
+            "promotions are not recorded; submit the experiment again");
+  EXPECT_EQ(summary.ended_unix_time, clock_.UnixSeconds());  // the restart's time
+  const std::string record = Slurp(ExperimentFolder(id) + "/experiment.json");
+  EXPECT_THAT(record, HasSubstr("\"ERROR\""));
+  EXPECT_THAT(record, Not(HasSubstr("\"ACTIVE\"")));
+}
+
 TEST_F(OrchestratorChangesTest, KillingOneTrialStopsItAndTheSearchGoesOn) {
   Register("agent-1", 1);
   const uint64_t id = Submit(GridYaml(50));
