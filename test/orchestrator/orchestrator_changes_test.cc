@@ -166,21 +166,7 @@ TEST_F(OrchestratorChangesTest, APausedExperimentStaysPausedAcrossARestart) {
 // An active adaptive_asha experiment cannot continue across a restart (its promotions are not
 // recorded): it ends in error saying so, its record as well as its description, ending then.
 TEST_F(OrchestratorChangesTest, AnActiveAdaptiveAshaExperimentEndsAtARestartSayingWhy) {
-  const uint64_t id = Submit(R"(name: asha
-entrypoint: /opt/plugins/libmlp.so
-hyperparameters:
-  global_batch_size: 16
-  learning_rate:
-    type: double
-    minval: 0.001
-    maxval: 0.1
-searcher:
-  name: adaptive_asha
-  metric: validation_loss
-  max_trials: 4
-  max_length:
-    batches: 8
-)");
+  const uint64_t id = Submit(AshaYaml());
   ASSERT_NE(id, 0u);
   clock_.Advance(100);
   RecordingOutbox outbox;

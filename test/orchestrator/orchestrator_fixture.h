@@ -120,6 +120,29 @@ reproducibility:
 )");
 }
 
+// Four adaptive_asha trials of 1 slot over a learning rate, in 2 rungs to 8 batches.
+inline std::string AshaYaml() {
+  return R"(name: asha
+entrypoint: /opt/plugins/libmlp.so
+hyperparameters:
+  global_batch_size: 16
+  learning_rate:
+    type: double
+    minval: 0.001
+    maxval: 0.1
+searcher:
+  name: adaptive_asha
+  metric: validation_loss
+  max_trials: 4
+  max_rungs: 2
+  divisor: 2
+  max_length:
+    batches: 8
+reproducibility:
+  experiment_seed: 11
+)";
+}
+
 class OrchestratorTest : public ::testing::Test {
  protected:
   // With a provisioner, tasks go on its jobs' agents (agent_provisioner.h); it must outlive the

@@ -350,26 +350,7 @@ TEST_F(OrchestratorTest, IdenticalGpusAreNotWarned) {
 
 TEST_F(OrchestratorTest, AdaptiveAshaRunsToCompletionResumingPromotedTrials) {
   Register("agent-1", 4);
-  const std::string yaml = R"(name: asha
-entrypoint: /opt/plugins/libmlp.so
-hyperparameters:
-  global_batch_size: 16
-  learning_rate:
-    type: double
-    minval: 0.001
-    maxval: 0.1
-searcher:
-  name: adaptive_asha
-  metric: validation_loss
-  max_trials: 4
-  max_rungs: 2
-  divisor: 2
-  max_length:
-    batches: 8
-reproducibility:
-  experiment_seed: 11
-)";
-  const uint64_t experiment_id = Submit(yaml);
+  const uint64_t experiment_id = Submit(AshaYaml());
   ASSERT_NE(experiment_id, 0u);
 
   // Every task trains to what it was asked, checkpoints there and validates; the loss is the
