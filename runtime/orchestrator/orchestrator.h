@@ -17,7 +17,8 @@
 // task that trains the trial up to the op's batches (resuming from the trial's latest checkpoint),
 // validates and exits; the validation's searcher metric goes back to the searcher. At most
 // searcher.max_concurrent_trials trials of an experiment have a task at once. Tasks are placed in
-// submission order (placement.h); one that cannot be placed yet waits with the reason.
+// the order of their experiments' submission, then of their making (placement.h); one that cannot
+// be placed yet waits with the reason.
 //
 // A new Orchestrator on a state directory continues the experiments an earlier one left active
 // (RecoverExperiments), each trial from its latest checkpoint.

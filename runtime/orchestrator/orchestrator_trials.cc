@@ -95,7 +95,13 @@ void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
     task->queued_unix = clock_.UnixSeconds();
     trial.task_id = task->id;
     trial.lifecycle.TaskCreated();
-    queue_.push_back(task->id);
+    // The queue goes by experiment, oldest first (as Determined orders its jobs by submission),
+    // then in the order tasks were made: a trial restarted or placed again goes ahead of every
+    // later experiment's tasks rather than behind them.
+    const auto later = std::find_if(queue_.begin(), queue_.end(), [&](uint64_t queued) {
+      return cluster_->tasks.at(queued)->experiment_id > experiment.id;
+    });
+    queue_.insert(later, task->id);
     cluster_->tasks.emplace(task->id, std::move(task));
     ++training;
   }

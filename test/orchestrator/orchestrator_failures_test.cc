@@ -163,6 +163,27 @@ TEST_F(OrchestratorTest, AWorkerResumingFromAnOlderCheckpointTakesTheRecordBackW
   EXPECT_EQ(StartTasksSentTo("agent-1")[2].worker.resume_checkpoint_id, "ckpt-a");
 }
 
+// A restarted trial goes ahead of a later experiment's queued task (the queue goes by
+// experiment, as Determined orders its jobs), not behind it.
+TEST_F(OrchestratorTest, ARestartedTrialGoesAheadOfALaterExperimentsTasks) {
+  Register("agent-1", 1);
+  const uint64_t earlier = Submit(SingleYaml(1, /*batches=*/100, /*max_restarts=*/2));
+  const StartTask first = StartTasksSentTo("agent-1")[0];
+  const uint64_t later = Submit(SingleYaml(1));
+  ASSERT_THAT(TasksIn(TaskRowState::kQueued), SizeIs(1));
+  Accept(first.task_id);
+  Running(first.task_id);
+  ExitAll(first.task_id, 1);
+  const std::vector<StartTask> starts = StartTasksSentTo("agent-1");
+  ASSERT_THAT(starts, SizeIs(2));
+  EXPECT_EQ(starts[1].trial_id, first.trial_id);
+  EXPECT_EQ(starts[1].attempt, 1u);
+  const std::vector<TaskRow> queued = TasksIn(TaskRowState::kQueued);
+  ASSERT_THAT(queued, SizeIs(1));
+  EXPECT_EQ(queued[0].experiment_id, later);
+  EXPECT_NE(earlier, later);
+}
+
 TEST_F(OrchestratorTest, FailureBeforeRunningIsNotRestarted) {
   Register("agent-1", 1);
   const uint64_t experiment_id = Submit(SingleYaml(1, 100, /*max_restarts=*/5));
