@@ -11,6 +11,13 @@ namespace {
 // Everything a StartTask must say of itself, whatever the agent holds.
 absl::Status CheckShape(const StartTask& task) {
   const std::string what = absl::StrCat("task ", task.task_id, ": ");
+  if (task.task_id == 0) return absl::InvalidArgumentError("task 0: task ids start at 1");
+  for (const KeyValue& variable : task.environment) {
+    if (variable.key.empty() || variable.key.find('=') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(what, "environment variable name '",
+                                                     variable.key, "' is empty or holds '='"));
+    }
+  }
   if (task.worker.plugin_path.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(what, "worker.plugin_path is empty"));
   }
@@ -43,7 +50,14 @@ absl::Status CheckShape(const StartTask& task) {
     }
   }
   const bool spans_agents = task.world_size > task.ranks.size() || task.cross_size > 1;
-  if (!spans_agents) return absl::OkStatus();
+  if (!spans_agents) {
+    if (task.cross_rank != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, "cross rank ", task.cross_rank,
+                                                     " of a task on this agent alone (cross_size ",
+                                                     task.cross_size, ")"));
+    }
+    return absl::OkStatus();
+  }
   if (task.cross_size <= 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, "the world size ", task.world_size, " exceeds the ", task.ranks.size(),

@@ -81,7 +81,7 @@ TEST(TaskTableTest, RefusesATaskIdItHoldsAlready) {
   EXPECT_THAT(again.message(), HasSubstr("task 7 is already on this agent"));
 }
 
-TEST(TaskTableTest, RefusesInconsistentRanks) {
+TEST(TaskTableTest, RefusesAMalformedTaskNamingWhatIsWrong) {
   TaskTable table(CpuSlots(4));
   struct Case {
     std::string what;
@@ -118,6 +118,19 @@ TEST(TaskTableTest, RefusesInconsistentRanks) {
          t.rendezvous = {"tcp://10.0.0.5:29402", "task-7/"};
        },
        "cross rank 2 is not below the cross size 2"},
+      {"cross rank of a one-agent task", [](StartTask& t) { t.cross_rank = 7; },
+       "cross rank 7 of a task on this agent alone (cross_size 1)"},
+      {"task id 0", [](StartTask& t) { t.task_id = 0; }, "task ids start at 1"},
+      {"empty variable name",
+       [](StartTask& t) {
+         t.environment.push_back({"", "x"});
+       },
+       "environment variable name '' is empty or holds '='"},
+      {"variable name with =",
+       [](StartTask& t) {
+         t.environment.push_back({"A=B", "x"});
+       },
+       "environment variable name 'A=B' is empty or holds '='"},
   };
   for (const Case& c : cases) {
     StartTask task = TwoRankTask(7);
