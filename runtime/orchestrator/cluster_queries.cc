@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/config/optimizer_hyperparameters.h"
+#include "runtime/orchestrator/unknown_ids.h"
 
 namespace cohort::orchestration {
 namespace {
@@ -150,8 +151,7 @@ TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment
 ClientMessage DescribeExperimentReply(const Cluster& cluster, const DescribeExperiment& describe) {
   auto found = cluster.experiments.find(describe.experiment_id);
   if (found == cluster.experiments.end()) {
-    return ClientError{ClientErrorCode::kNotFound,
-                       absl::StrCat("no experiment ", describe.experiment_id)};
+    return UnknownExperiment(describe.experiment_id);
   }
   const Experiment& experiment = *found->second;
   ExperimentDescription description;
@@ -215,7 +215,7 @@ AgentTable ListAgentsReply(const Cluster& cluster) {
 ClientMessage TrialLogsReply(const Cluster& cluster, const TrialLogsRequest& request) {
   auto found = cluster.trials.find(request.trial_id);
   if (found == cluster.trials.end()) {
-    return ClientError{ClientErrorCode::kNotFound, absl::StrCat("no trial ", request.trial_id)};
+    return UnknownTrial(request.trial_id);
   }
   if (request.rank < -1) {
     return ClientError{

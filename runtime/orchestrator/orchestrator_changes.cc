@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/orchestrator/unknown_ids.h"
 
 namespace cohort {
 namespace {
@@ -23,8 +24,7 @@ ClientError Refused(const orchestration::Experiment& experiment, absl::string_vi
 ClientMessage Orchestrator::Change(const ChangeExperiment& change) {
   auto found = cluster_->experiments.find(change.experiment_id);
   if (found == cluster_->experiments.end()) {
-    return ClientError{ClientErrorCode::kNotFound,
-                       absl::StrCat("no experiment ", change.experiment_id)};
+    return UnknownExperiment(change.experiment_id);
   }
   Experiment& experiment = *found->second;
   switch (change.change) {
@@ -121,7 +121,7 @@ ClientMessage Orchestrator::Delete(Experiment& experiment) {
 ClientMessage Orchestrator::KillOneTrial(const KillTrial& kill) {
   Trial* trial = FindTrial(kill.trial_id);
   if (trial == nullptr) {
-    return ClientError{ClientErrorCode::kNotFound, absl::StrCat("no trial ", kill.trial_id)};
+    return UnknownTrial(kill.trial_id);
   }
   if (!trial->lifecycle.Stop()) return ClientAck{};  // ended already
   Experiment& experiment = *cluster_->experiments.at(trial->experiment_id);

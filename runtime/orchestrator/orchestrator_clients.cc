@@ -15,6 +15,7 @@
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/orchestrator/trial_config.h"
+#include "runtime/orchestrator/unknown_ids.h"
 
 namespace cohort {
 namespace {
@@ -244,8 +245,7 @@ std::string Orchestrator::DefaultCheckpointRoot(const ExperimentConfig& config, 
 ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
   auto found = cluster_->experiments.find(kill.experiment_id);
   if (found == cluster_->experiments.end()) {
-    return ClientError{ClientErrorCode::kNotFound,
-                       absl::StrCat("no experiment ", kill.experiment_id)};
+    return UnknownExperiment(kill.experiment_id);
   }
   Experiment& experiment = *found->second;
   if (!experiment.Going()) return ClientAck{};

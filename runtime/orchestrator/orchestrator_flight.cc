@@ -19,6 +19,7 @@
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/orchestrator/task_ending.h"
+#include "runtime/orchestrator/unknown_ids.h"
 
 namespace cohort {
 namespace {
@@ -69,7 +70,7 @@ void Orchestrator::SettleFlightRecords(const Experiment& experiment, Trial& tria
 ClientMessage Orchestrator::Diagnose(const DiagnoseTrial& request) {
   const auto trial_it = cluster_->trials.find(request.trial_id);
   if (trial_it == cluster_->trials.end()) {
-    return ClientError{ClientErrorCode::kNotFound, absl::StrCat("no trial ", request.trial_id)};
+    return UnknownTrial(request.trial_id);
   }
   const Trial& trial = *trial_it->second;
   const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
@@ -93,8 +94,8 @@ ClientMessage Orchestrator::Diagnose(const DiagnoseTrial& request) {
                                               : "no task of it is running, and none failed")};
   }
   const bool running = trial.task_id == *task_id;
-  const std::string path = running ? FlightSnapshotPath(experiment, trial.id)
-                                   : FlightReportPath(experiment, trial.id);
+  const std::string path =
+      running ? FlightSnapshotPath(experiment, trial.id) : FlightReportPath(experiment, trial.id);
   absl::StatusOr<FlightReport> report = GatherFlightReport(experiment.checkpoint_root, trial.id,
                                                            *task_id, ranks, path, ended_outside);
   if (!report.ok()) {

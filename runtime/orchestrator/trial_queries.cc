@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/orchestrator/cluster_queries.h"
+#include "runtime/orchestrator/unknown_ids.h"
 
 namespace cohort::orchestration {
 namespace {
@@ -70,15 +71,11 @@ std::vector<ValidationRow> ValidationsOf(const Experiment& experiment, uint64_t 
   return rows;
 }
 
-ClientError NoTrial(uint64_t trial_id) {
-  return ClientError{ClientErrorCode::kNotFound, absl::StrCat("no trial ", trial_id)};
-}
-
 }  // namespace
 
 ClientMessage DescribeTrialReply(const Cluster& cluster, const DescribeTrial& request) {
   auto found = cluster.trials.find(request.trial_id);
-  if (found == cluster.trials.end()) return NoTrial(request.trial_id);
+  if (found == cluster.trials.end()) return UnknownTrial(request.trial_id);
   const Trial& trial = *found->second;
   const Experiment& experiment = *cluster.experiments.at(trial.experiment_id);
   TrialDescription description;
@@ -96,7 +93,7 @@ ClientMessage ListCheckpointsReply(const Cluster& cluster, const ListCheckpoints
   CheckpointListing listing;
   if (request.trial_id != 0) {
     auto found = cluster.trials.find(request.trial_id);
-    if (found == cluster.trials.end()) return NoTrial(request.trial_id);
+    if (found == cluster.trials.end()) return UnknownTrial(request.trial_id);
     const Trial& trial = *found->second;
     if (request.experiment_id != 0 && request.experiment_id != trial.experiment_id) {
       return ClientError{
@@ -109,8 +106,7 @@ ClientMessage ListCheckpointsReply(const Cluster& cluster, const ListCheckpoints
   }
   auto found = cluster.experiments.find(request.experiment_id);
   if (found == cluster.experiments.end()) {
-    return ClientError{ClientErrorCode::kNotFound,
-                       absl::StrCat("no experiment ", request.experiment_id)};
+    return UnknownExperiment(request.experiment_id);
   }
   const Experiment& experiment = *found->second;
   std::vector<uint64_t> trial_ids;

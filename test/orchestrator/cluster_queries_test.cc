@@ -97,7 +97,8 @@ TEST(ClusterQueriesTest, DescribeListsTrialsInIdOrderAndCountsThemByOutcome) {
   const ClientMessage unknown = DescribeExperimentReply(b.cluster, DescribeExperiment{4});
   ASSERT_TRUE(std::holds_alternative<ClientError>(unknown));
   EXPECT_EQ(std::get<ClientError>(unknown).code, ClientErrorCode::kNotFound);
-  EXPECT_EQ(std::get<ClientError>(unknown).message, "no experiment 4");
+  EXPECT_EQ(std::get<ClientError>(unknown).message,
+            "no experiment 4 (`cohort experiment list --all` lists the experiments)");
 }
 
 TEST(ClusterQueriesTest, DescribeGivesTheLearningRateScaledToTheSlots) {
