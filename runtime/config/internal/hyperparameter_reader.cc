@@ -70,7 +70,10 @@ absl::StatusOr<HyperparameterSpace> ReadSpace(const YAML::Node& node, const std:
     r.AllowKeys({"type", "minval", "maxval", "base", "count"});
     ReadBounds(r, /*integers=*/false, &space);
     if (std::optional<double> base = r.ReadNumber("base")) {
-      if (*base <= 0) r.Fail(Mismatch(r.PathOf("base"), "a number > 0", r.Get("base")));
+      // Base 1 makes every value 1, whatever the bounds.
+      if (*base <= 0 || *base == 1) {
+        r.Fail(Mismatch(r.PathOf("base"), "a number > 0 other than 1", r.Get("base")));
+      }
       space.base = *base;
     }
     ReadCount(r, &space);
