@@ -114,6 +114,10 @@ FAILED_RUNS = [
      "optimizations.aggregation_frequncy: unknown key; did you mean 'aggregation_frequency'?"),
     ("more slots than records per batch", config_text(), ["resources.slots_per_trial=4"],
      "hyperparameters.global_batch_size: expected an integer from resources.slots_per_trial (4)"),
+    ("checkpoint storage that cannot be made", config_text(),
+     ["checkpoint_storage.host_path=/proc/nope"],
+     "checkpoint_storage.host_path: /proc/nope cannot hold the checkpoints: no folder can be made "
+     "in /proc"),
     ("unsupported checkpoint storage", config_text(), ["checkpoint_storage.type=s3"],
      "Determined's s3 storage is not supported"),
     ("unknown compression", config_text(), ["optimizations.gradient_compression={type: zip}"],

@@ -1,5 +1,7 @@
 #include "harness/cohort/run/run_setup.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <random>
@@ -39,6 +41,32 @@ absl::Status CheckBuiltInOptimizer(const ExperimentConfig& config, const std::st
   return OptimizerOptionsFromHyperparameters(config.hyperparameters).status();
 }
 
+// checkpoint_storage.host_path as the run will use it: a folder, or one that can be made in the
+// nearest folder above it that exists (tried with a folder made and removed at once, so nothing
+// is left: only trying tells, since root passes every permission check). Unset: the run folder.
+absl::Status CheckHostPath(const ExperimentConfig& config) {
+  const std::string& host_path = config.checkpoint_storage.host_path;
+  if (host_path.empty()) return absl::OkStatus();
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::path at = fs::path(AbsolutePath(host_path)).lexically_normal();
+  while (!fs::exists(at, error) && at.has_parent_path() && at != at.parent_path()) {
+    at = at.parent_path();
+  }
+  const auto unusable = [&](absl::string_view why) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint_storage.host_path: ", host_path,
+                                                      " cannot hold the checkpoints: ", why));
+  };
+  if (!fs::is_directory(at, error)) return unusable(absl::StrCat(at.string(), " is not a folder"));
+  const fs::path probe = at / absl::StrCat(".cohort-probe-", ::getpid());
+  if (!fs::create_directory(probe, error)) {
+    return unusable(
+        absl::StrCat("no folder can be made in ", at.string(), " (", error.message(), ")"));
+  }
+  fs::remove(probe, error);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
@@ -76,6 +104,7 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(loaded->entrypoint, loaded->config_dir);
   if (checked.ok()) checked = plugin.status();
   if (checked.ok()) checked = CheckBuiltInOptimizer(*loaded, *plugin);
+  if (checked.ok()) checked = CheckHostPath(*loaded);
   if (!checked.ok()) {
     return absl::Status(checked.code(), absl::StrCat(path, ": ", checked.message()));
   }
