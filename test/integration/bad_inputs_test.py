@@ -313,19 +313,24 @@ with temp_dir() as tmp:
     # A resume none of whose trial's recorded checkpoints is where it looks (deleted, or a
     # host_path edited into config.yaml) is refused, changing nothing: it trained the trial again
     # from batch 0, silently.
-    for case, damage in [
+    # So is one whose record cannot be read, which the resume would write over.
+    missing = ("recorded 1 checkpoint(s) of trial 1 (the latest trial-1-batch-4, at batch 4), but "
+               "none of them is in")
+    for case, damage, text in [
             ("checkpoints deleted",
-             lambda folder: shutil.rmtree(os.path.join(folder, "checkpoints"))),
+             lambda folder: shutil.rmtree(os.path.join(folder, "checkpoints")), missing),
             ("host_path edited into config.yaml",
              lambda folder: open(os.path.join(folder, "config.yaml"), "a").write(
-                 f"checkpoint_storage:\n  host_path: {elsewhere}\n"))]:
+                 f"checkpoint_storage:\n  host_path: {elsewhere}\n"), missing),
+            ("record unreadable",
+             lambda folder: open(os.path.join(folder, "experiment.json"), "w").write("{"),
+             "has a record that cannot be read")]:
         copy = os.path.join(tmp, case.replace(" ", "_"))
         shutil.copytree(changed, copy)
         damage(copy)
         kept = folder_bytes(copy)
         code, out, err = run("run", "--resume", copy)
-        text = (f"--resume: the run in {copy} recorded 1 checkpoint(s) of trial 1 (the latest "
-                f"trial-1-batch-4, at batch 4), but none of them is in")
+        text = f"--resume: the run in {copy} {text}"
         check(code == 1 and text in err, f"resume with {case}: exit {code}:\n{err}")
         check(folder_bytes(copy) == kept and not os.path.exists(elsewhere),
               f"a resume refused for {case} changed something")

@@ -227,6 +227,16 @@ bool TrainedAnything(const StoredRun& stored) {
 
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how) {
+  // A record that cannot be read would be written over by the resume's own: the trials'
+  // metrics, checkpoints and states lost.
+  if (absl::StatusOr<ExperimentRecord> record =
+          ReadExperimentRecord(stored.folder.experiment_json_path());
+      !record.ok() && !absl::IsNotFound(record.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        how, ": the run in ", stored.folder.path(), " has a record that cannot be read (",
+        record.status().message(),
+        "), which a resume would write over: put it back, or start a new run (--output)"));
+  }
   if (!TrainedAnything(stored)) return absl::OkStatus();
   // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
   ExperimentConfig at_stored_slots = config;
