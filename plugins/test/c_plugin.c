@@ -81,36 +81,26 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
   double init = 0.0;
   m->nan_rank = -1.0;
   m->hang_rank = -1.0;
-  cohort_error* hparam_error = optional_double(api, args->host, "init", &init);
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "nan_batch", &m->nan_batch);
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "nan_rank", &m->nan_rank);
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "hang_batch", &m->hang_batch);
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "hang_rank", &m->hang_rank);
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "exit_batch", &m->exit_batch);
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "exit_code", &m->exit_code);
-  if (hparam_error == NULL) {
-    hparam_error =
-        optional_double(api, args->host, "eval_writes_gradients", &m->eval_writes_gradients);
-  }
-  if (hparam_error == NULL) {
-    hparam_error = optional_double(api, args->host, "float32_loss_offset", &m->float32_loss_offset);
-  }
-  if (hparam_error == NULL) {
-    hparam_error = optional_double(api, args->host, "device_metrics", &m->device_metrics);
-  }
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "ready_twice", &m->ready_twice);
-  if (hparam_error == NULL)
-    hparam_error = optional_double(api, args->host, "ready_in_eval", &m->ready_in_eval);
-  if (hparam_error == NULL) {
-    hparam_error =
-        optional_double(api, args->host, "loss_over_no_records", &m->loss_over_no_records);
+  /* Every hyperparameter is optional: absent, its field keeps the default set above. */
+  const struct {
+    const char* name;
+    double* field;
+  } hparams[] = {{"init", &init},
+                 {"nan_batch", &m->nan_batch},
+                 {"nan_rank", &m->nan_rank},
+                 {"hang_batch", &m->hang_batch},
+                 {"hang_rank", &m->hang_rank},
+                 {"exit_batch", &m->exit_batch},
+                 {"exit_code", &m->exit_code},
+                 {"eval_writes_gradients", &m->eval_writes_gradients},
+                 {"float32_loss_offset", &m->float32_loss_offset},
+                 {"device_metrics", &m->device_metrics},
+                 {"ready_twice", &m->ready_twice},
+                 {"ready_in_eval", &m->ready_in_eval},
+                 {"loss_over_no_records", &m->loss_over_no_records}};
+  cohort_error* hparam_error = NULL;
+  for (size_t i = 0; hparam_error == NULL && i < sizeof hparams / sizeof hparams[0]; ++i) {
+    hparam_error = optional_double(api, args->host, hparams[i].name, hparams[i].field);
   }
   if (hparam_error != NULL) {
     free(m);

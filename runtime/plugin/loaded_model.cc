@@ -88,6 +88,11 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
     return absl::StrCat(training ? "train_batch" : "evaluate_batch", " (batch_index ",
                         batch.batch_index, ")");
   };
+  // A failure of this call every attempt would meet, named as Invoke names the plugin's own.
+  const auto permanent = [&](absl::StatusCode code, absl::string_view why) {
+    return PermanentFailure(
+        absl::Status(code, absl::StrCat("plugin ", plugin_->name(), ": ", what(), why)));
+  };
   if (training) host_->BeginTrainingBatch();
   absl::Status s = Invoke(training ? ModelPhase::kTraining : ModelPhase::kEvaluating, what, [&] {
     return training ? plugin_->api().train_batch(model_, &raw, &sink)
@@ -97,8 +102,7 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
   // previous train_batch returned) fails the batch whatever the plugin made of it, and would fail
   // every attempt the same way.
   if (absl::Status breach = training ? host_->TakeReadyBreach() : absl::OkStatus(); !breach.ok()) {
-    s = PermanentFailure(absl::Status(breach.code(), absl::StrCat("plugin ", plugin_->name(), ": ",
-                                                                  what(), ": ", breach.message())));
+    s = permanent(breach.code(), absl::StrCat(": ", breach.message()));
   }
   // The values the call left on the device are copied now, behind its work (even after a failure,
   // so nothing noted is left for the next call).
@@ -112,14 +116,15 @@ absl::StatusOr<BatchMetrics> LoadedModel::RunBatch(const BatchSpec& batch, bool 
   if (training) {
     const Metric* loss = sink.batch.Find("loss");
     if (loss == nullptr) {
-      return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
-          "plugin ", plugin_->name(), ": ", what(), " did not report the metric \"loss\"")));
+      return permanent(absl::StatusCode::kFailedPrecondition,
+                       " did not report the metric \"loss\"");
     }
     if (loss->record_count == 0 && !batch.record_indices.empty()) {
-      return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
-          "plugin ", plugin_->name(), ": ", what(),
-          " reported \"loss\" over 0 records of a batch of ", batch.record_indices.size(),
-          ": give metric_add the records the value is over (a mean's weight)")));
+      return permanent(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat(" reported \"loss\" over 0 records of a batch of ",
+                                    batch.record_indices.size(),
+                                    ": give metric_add the records the value is over (a mean's "
+                                    "weight)"));
     }
   }
   return std::move(sink.batch);
