@@ -407,9 +407,10 @@ bool TaskRun::ProcessesGone() const {
 
 bool TaskRun::LastMessagesIn() const {
   for (const std::unique_ptr<Rank>& rank : ranks_) {
-    // A rank that failed before its hello may still have said why (TrialFinished names its rank).
-    const bool may_have_said =
-        rank->said_hello || (rank->outcome.spawned && rank->outcome.exit_status != 0);
+    // Any rank that ended by itself may have said how its trial ended, its hello too: one that
+    // failed before its hello names itself in TrialFinished, and one whose hello and TrialFinished
+    // are still on their way when its exit (code 0) is seen must not be taken as unfinished.
+    const bool may_have_said = rank->said_hello || rank->outcome.spawned;
     if (may_have_said && rank->outcome.term_signal == 0 && !rank->outcome.finished) return false;
   }
   return true;
