@@ -407,9 +407,8 @@ bool TaskRun::ProcessesGone() const {
 
 bool TaskRun::LastMessagesIn() const {
   for (const std::unique_ptr<Rank>& rank : ranks_) {
-    // Any rank that ended by itself may have said how its trial ended, its hello too: one that
-    // failed before its hello names itself in TrialFinished, and one whose hello and TrialFinished
-    // are still on their way when its exit (code 0) is seen must not be taken as unfinished.
+    // Any rank that ended by itself may have said how its trial ended (before its hello, too:
+    // TrialFinished names its rank), even when its exit, code 0 included, is seen first.
     const bool may_have_said = rank->said_hello || rank->outcome.spawned;
     if (may_have_said && rank->outcome.term_signal == 0 && !rank->outcome.finished) return false;
   }
