@@ -4,6 +4,7 @@ fail, return errors or crash at run time, configs (`cohort run`, beyond the 40 f
 bad_config_test.py) and run folders that cannot be resumed. Faults of the trial's machinery
 (killed workers, hangs, out-of-step ranks, damaged checkpoints, unknown peers) have their own
 tests: docs/reliability.md lists them all."""
+import json
 import os
 import shutil
 import subprocess
@@ -349,16 +350,39 @@ with temp_dir() as tmp:
                             "resuming from checkpoint trial-1-batch-4",
                             "a relative host_path's run elsewhere")
     count += 1
-    for path, old, new in [("config.yaml", "learning_rate: 0.1", "learning_rate: 0.2"),
-                           ("experiment.json", '"COMPLETED"', '"ACTIVE"')]:
-        with open(os.path.join(changed, path)) as f:
-            text = f.read()
-        check(old in text, f"{path}: no '{old}' in:\n{text}")
-        with open(os.path.join(changed, path), "w") as f:
-            f.write(text.replace(old, new))
-    code, out, err = run("run", "--resume", changed)
+    # A run folder whose config.yaml was edited after training (its record holds the fingerprint
+    # of the settings it trained with) is refused before anything is written, naming the
+    # hyperparameter: it used to start the workers, which refused the checkpoints and marked the
+    # trial ERROR in the record.
+    edited = os.path.join(tmp, "edited")
+    shutil.copytree(changed, edited)
+    with open(os.path.join(edited, "config.yaml")) as f:
+        text = f.read()
+    check("learning_rate: 0.1" in text, f"config.yaml: no 'learning_rate: 0.1' in:\n{text}")
+    with open(os.path.join(edited, "config.yaml"), "w") as f:
+        f.write(text.replace("learning_rate: 0.1", "learning_rate: 0.2"))
+    kept = folder_bytes(edited)
+    code, out, err = run("run", "--resume", edited)
+    text = (f"--resume: the run in {edited} trained with settings its config.yaml no longer holds, "
+            "and its checkpoints hold what they made (hyperparameters.learning_rate: 0.1 in the "
+            "record, 0.2 in config.yaml)")
+    check(code == 1 and text in err, f"resume of an edited config.yaml: exit {code}:\n{err}")
+    check(folder_bytes(edited) == kept, "a resume refused for an edited config.yaml changed it")
+    count += 1
+    # With the record's fingerprint edited to match (the untrained run's above trained the same
+    # config at learning_rate 0.01), the workers still refuse the checkpoint by its own.
+    with open(os.path.join(untrained, "config.yaml")) as f:
+        config_yaml = f.read()
+    with open(os.path.join(edited, "config.yaml"), "w") as f:
+        f.write(config_yaml)
+    record = experiment(edited)
+    record["config_fingerprint"] = experiment(untrained)["config_fingerprint"]
+    record["state"] = "ACTIVE"
+    with open(os.path.join(edited, "experiment.json"), "w") as f:
+        json.dump(record, f)
+    code, out, err = run("run", "--resume", edited)
     text = "it was trained with other settings"
-    check(code == 1 and text in experiment(changed)["trials"][0]["error"],
+    check(code == 1 and text in experiment(edited)["trials"][0]["error"],
           f"resume with changed settings: exit {code}:\n{err}")
     count += 1
 

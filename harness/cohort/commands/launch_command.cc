@@ -18,6 +18,7 @@
 #include "harness/cohort/run/embedded_run.h"
 #include "harness/cohort/run/launch_keys.h"
 #include "harness/cohort/run/launched_rank.h"
+#include "harness/cohort/run/resume_checks.h"
 #include "harness/cohort/run/run_setup.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/agent/task_table.h"

@@ -10,6 +10,7 @@
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/this_process.h"
 #include "harness/cohort/run/embedded_run.h"
+#include "harness/cohort/run/resume_checks.h"
 #include "harness/cohort/run/run_setup.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/agent/task_table.h"

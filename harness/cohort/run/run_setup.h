@@ -1,9 +1,8 @@
 // What `cohort run` and `cohort launch` do alike before training: load the config as the run
-// folder records it, refuse a resume with other settings, and place the checkpoints.
+// folder records it, place the checkpoints, and lock and write the run folder
+// (resume_checks.h says whether a stored run may go on first).
 //
 //   absl::StatusOr<ExperimentConfig> config = LoadRunConfig(path, overrides, stored_seed);
-//   if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok())
-//     ...;  // refused before anything is written
 //   const std::string root = CheckpointRoot(*config, folder);
 //
 // Thread-safety: free functions.
@@ -47,19 +46,6 @@ struct StoredRun {
 // The run in `path`: NOT_FOUND when `path` holds none (no config.yaml), else the errors of reading
 // its config.
 absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path);
-
-// Whether `config` may continue `stored` (refused before anything is written, so the run folder
-// stays as it was): FAILED_PRECONDITION naming the settings that differ when it would train
-// otherwise (the checkpoints hold what the stored settings made), when it would look for the
-// checkpoints elsewhere (checkpoint_storage's host_path or storage_path changed), or when its
-// searcher.max_length ends a trial before the checkpoint it would resume from, or when none of a
-// trial's recorded checkpoints is in the checkpoint root (it would train again from its start);
-// UNIMPLEMENTED for adaptive_asha, whose promotions the run folder does not keep. A run that
-// trained nothing (it failed or was stopped before its first batch: no experiment.json, or no
-// trial with a batch or a checkpoint) holds nothing to contradict: any config may start there.
-// `how` names what the user asked for ("--resume").
-absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
-                              absl::string_view how);
 
 // The run folder's checkpoints/, or <host_path>[/<storage_path>]/<run folder name> when the config
 // names shared storage (so experiments sharing it never mix their checkpoints).

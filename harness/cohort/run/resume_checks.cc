@@ -1,0 +1,226 @@
+#include "harness/cohort/run/resume_checks.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "harness/cohort/process/this_process.h"
+#include "runtime/orchestrator/trial_config.h"
+#include "runtime/record/experiment_record.h"
+#include "runtime/record/experiment_record_reader.h"
+#include "yaml-cpp/yaml.h"
+
+namespace cohort {
+namespace {
+
+// A resume goes on from the run's checkpoints where they are: one that looked elsewhere would find
+// none and train every trial again from its start, beside the checkpoints it left.
+absl::Status CheckSameCheckpointRoot(const StoredRun& stored, const ExperimentConfig& config,
+                                     absl::string_view how) {
+  const std::string kept = AbsolutePath(CheckpointRoot(stored.config, stored.folder));
+  const std::string asked = AbsolutePath(CheckpointRoot(config, stored.folder));
+  if (kept == asked) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": checkpoint_storage: the run in ", stored.folder.path(), " keeps its checkpoints in ",
+      kept, ", and a resume goes on from them, but this config puts them in ", asked,
+      "; resume with the run's host_path and storage_path, or start a new run (--output)"));
+}
+
+// The global batch size a recorded trial trained with: its own hyperparameters' (a JSON object,
+// which YAML reads), else the experiment's.
+std::optional<uint64_t> RecordedGlobalBatchSize(const ExperimentRecord& record,
+                                                const TrialRecord& trial) {
+  const std::string& json =
+      trial.hyperparameters_json.empty() ? record.hyperparameters_json : trial.hyperparameters_json;
+  try {
+    const YAML::Node size = YAML::Load(json)["global_batch_size"];
+    if (size.IsScalar()) return size.as<uint64_t>();
+  } catch (const YAML::Exception&) {
+  }
+  return std::nullopt;
+}
+
+// A resume trains each trial to its length under `config`. A trial whose latest checkpoint is past
+// that length has trained more than asked: it would resume beyond its end and have no result
+// there, so a resume can keep or lengthen searcher.max_length but not end a trial before its
+// checkpoints.
+absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const ExperimentRecord& record,
+                                          const ExperimentConfig& config, absl::string_view how) {
+  absl::StatusOr<SearcherLength> length = SearcherMaxLength(config);
+  if (!length.ok()) return length.status();
+  for (const TrialRecord& trial : record.trials) {
+    if (trial.checkpoints.empty()) continue;
+    const CheckpointEntry& latest = trial.checkpoints.back();
+    uint64_t target = length->value;
+    if (length->in_records) {
+      const std::optional<uint64_t> batch = RecordedGlobalBatchSize(record, trial);
+      if (!batch || *batch == 0) continue;
+      target = TrialBatches(length->value, /*in_records=*/true, *batch);
+    }
+    if (latest.batches <= target) continue;
+    return absl::FailedPreconditionError(absl::StrCat(
+        how, ": searcher.max_length ends trial ", trial.id, " after ", target,
+        " batches, but the run in ", stored.folder.path(), " already holds its checkpoint ",
+        latest.id, " at batch ", latest.batches,
+        "; a resume can keep or lengthen max_length, not end a trial before what it has trained "
+        "(keep it at ",
+        latest.batches, " batches or more), or start a new run (--output)"));
+  }
+  return absl::OkStatus();
+}
+
+// A resume goes on from each trial's recorded checkpoints: a trial none of whose checkpoints is
+// in the checkpoint root (deleted, moved, or looked for elsewhere) would train again from its
+// start, silently. A damaged or partly missing one is the workers' to pass over.
+absl::Status CheckRecordedCheckpointsThere(const StoredRun& stored, const ExperimentRecord& record,
+                                           const ExperimentConfig& config, absl::string_view how) {
+  const std::string root = AbsolutePath(CheckpointRoot(config, stored.folder));
+  for (const TrialRecord& trial : record.trials) {
+    if (trial.checkpoints.empty()) continue;
+    const bool any = std::any_of(
+        trial.checkpoints.begin(), trial.checkpoints.end(), [&](const CheckpointEntry& entry) {
+          std::error_code error;
+          return std::filesystem::is_directory(std::filesystem::path(root) / entry.id, error);
+        });
+    if (any) continue;
+    const CheckpointEntry& latest = trial.checkpoints.back();
+    return absl::FailedPreconditionError(absl::StrCat(
+        how, ": the run in ", stored.folder.path(), " recorded ", trial.checkpoints.size(),
+        " checkpoint(s) of trial ", trial.id, " (the latest ", latest.id, ", at batch ",
+        latest.batches, "), but none of them is in ", root,
+        ": a resume would train the trial again from its start; put them back there, or start a "
+        "new run (--output)"));
+  }
+  return absl::OkStatus();
+}
+
+// Whether the run trained anything: a batch or a checkpoint of any trial.
+bool TrainedAnything(const ExperimentRecord& record) {
+  return std::any_of(record.trials.begin(), record.trials.end(), [](const TrialRecord& trial) {
+    return trial.batches_trained > 0 || !trial.checkpoints.empty();
+  });
+}
+
+// A value of a hyperparameters object as it reads: `0.1`, `adam`, `[1, 2]`.
+std::string ShownJsonValue(const YAML::Node& value) {
+  return value.IsScalar() ? value.Scalar() : YAML::Dump(value);
+}
+
+// Whether the searcher draws hyperparameter `name` for each trial (the single searcher gives
+// every trial the values config.hyperparameters holds).
+bool Searched(const ExperimentConfig& config, const std::string& name) {
+  if (config.searcher.name == "single") return false;
+  auto space = config.hyperparameter_spaces.find(name);
+  return space != config.hyperparameter_spaces.end() &&
+         space->second.kind != HyperparameterSpace::Kind::kConst;
+}
+
+// The hyperparameters whose recorded values (each trial's, in experiment.json) differ from
+// those `config` gives every trial (the searched ones each trial drew are left out), one line
+// each: "hyperparameters.learning_rate: 0.1 in the record, 0.2 in config.yaml".
+std::vector<std::string> RecordedHyperparameterChanges(const ExperimentRecord& record,
+                                                       const ExperimentConfig& config) {
+  std::set<std::string> lines;
+  try {
+    const YAML::Node now = YAML::Load(HyperparametersJson(config.hyperparameters));
+    for (const TrialRecord& trial : record.trials) {
+      const YAML::Node recorded = YAML::Load(trial.hyperparameters_json);
+      if (!recorded.IsMap()) continue;
+      std::set<std::string> names;
+      for (const auto& entry : now) names.insert(entry.first.as<std::string>());
+      for (const auto& entry : recorded) names.insert(entry.first.as<std::string>());
+      for (const std::string& name : names) {
+        if (Searched(config, name)) continue;
+        const YAML::Node before = recorded[name];
+        const YAML::Node after = now[name];
+        const std::string was = before ? ShownJsonValue(before) : "not set";
+        const std::string is = after ? ShownJsonValue(after) : "not set";
+        if (was == is) continue;
+        lines.insert(absl::StrCat("hyperparameters.", name, ": ", was, " in the record, ", is,
+                                  " in config.yaml"));
+      }
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return {lines.begin(), lines.end()};
+}
+
+// The run folder's config.yaml is what the run last trained with, and its record holds the
+// fingerprint of those settings: a config.yaml edited since would resume the checkpoints under
+// settings they were not made with (the workers would then refuse them, failing every trial).
+absl::Status CheckConfigAsRecorded(const StoredRun& stored, const ExperimentRecord& record,
+                                   absl::string_view how) {
+  const std::string now = TrainingFingerprint(stored.config);
+  if (now == record.fingerprint) return absl::OkStatus();
+  std::vector<std::string> changes = RecordedHyperparameterChanges(record, stored.config);
+  if (changes.empty()) {
+    changes.push_back(
+        absl::StrCat("a training setting other than the hyperparameters the "
+                     "record shows: fingerprint ",
+                     record.fingerprint, " in the record, ", now, " in config.yaml"));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": the run in ", stored.folder.path(),
+      " trained with settings its config.yaml no longer holds, and its checkpoints hold what they "
+      "made (",
+      absl::StrJoin(changes, "; "),
+      "); put config.yaml back as the run wrote it, or start a new run (--output) with the new "
+      "settings"));
+}
+
+}  // namespace
+
+absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
+                              absl::string_view how) {
+  absl::StatusOr<ExperimentRecord> record =
+      ReadExperimentRecord(stored.folder.experiment_json_path());
+  if (absl::IsNotFound(record.status())) return absl::OkStatus();
+  // A record that cannot be read would be written over by the resume's own: the trials'
+  // metrics, checkpoints and states lost.
+  if (!record.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        how, ": the run in ", stored.folder.path(), " has a record that cannot be read (",
+        record.status().message(),
+        "), which a resume would write over: put it back, or start a new run (--output)"));
+  }
+  if (!TrainedAnything(*record)) return absl::OkStatus();
+  if (absl::Status as_recorded = CheckConfigAsRecorded(stored, *record, how); !as_recorded.ok()) {
+    return as_recorded;
+  }
+  // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
+  ExperimentConfig at_stored_slots = config;
+  at_stored_slots.slots_per_trial = stored.config.slots_per_trial;
+  if (!TrainingChanges(stored.config, at_stored_slots).empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(how, ": the run in ", stored.folder.path(),
+                     " was trained with other settings, and its checkpoints hold what they made (",
+                     absl::StrJoin(TrainingChanges(stored.config, config), "; "),
+                     "); resume with the run's own settings, or start a new run (--output)"));
+  }
+  if (absl::Status slots = CheckSlotChange(stored.config, config); !slots.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(how, ": the run in ", stored.folder.path(),
+                                                      " cannot go on as asked: ", slots.message(),
+                                                      "; or start a new run (--output)"));
+  }
+  if (absl::Status same_root = CheckSameCheckpointRoot(stored, config, how); !same_root.ok()) {
+    return same_root;
+  }
+  if (absl::Status there = CheckRecordedCheckpointsThere(stored, *record, config, how);
+      !there.ok()) {
+    return there;
+  }
+  if (config.searcher.name == "adaptive_asha") {
+    return absl::UnimplementedError(absl::StrCat(
+        how, ": the run in ", stored.folder.path(),
+        " cannot continue: the single, grid and random searchers' experiments can, but "
+        "adaptive_asha's promotions are not kept in the run folder; start a new run (--output)"));
+  }
+  return CheckLengthCoversCheckpoints(stored, *record, config, how);
+}
+
+}  // namespace cohort
