@@ -54,6 +54,14 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   }
 
   TrialRecord& trial = record->trial(trial_id);
+  // Trained batches with nothing to go on from (a damaged checkpoint was named above) are trained
+  // again: said, since the user may have meant the run to go on.
+  if (point.checkpoint_id.empty() && point.warnings.empty() && trial.batches_trained > 0) {
+    point.warnings.push_back(absl::StrCat(
+        "warning: trial ", trial_id, " had trained ", trial.batches_trained,
+        " batches but keeps no checkpoint (none was written yet, or checkpoint_storage's "
+        "save_trial_latest and save_trial_best keep none); it trains again from batch 0"));
+  }
   TrialRecord fresh;
   fresh.id = trial_id;
   fresh.restarts = trial.restarts;

@@ -33,7 +33,9 @@ struct ResumePoint {
   uint64_t batches = 0;
   std::vector<MetricsReport> kept_reports;
   // One line per damaged checkpoint of the trial newer than the resume point (storage lists it
-  // but it is not whole), naming it, why, and where the trial resumes instead.
+  // but it is not whole), naming it, why, and where the trial resumes instead; or, for a trial
+  // the record says trained batches of, one line saying it trains them again when no checkpoint
+  // of it is kept at all.
   std::vector<std::string> warnings;
 };
 

@@ -1,5 +1,6 @@
 // RewindTrialFiles on a real run folder: metrics.jsonl and the TensorBoard events both go back
 // to the reports up to the checkpoint, and a metrics file that cannot be rewritten is a warning.
+// ResumeTrialFiles says when a trial that trained keeps no checkpoint to go on from.
 #include <filesystem>
 #include <vector>
 
@@ -74,6 +75,33 @@ TEST(TrialFilesTest, AMetricsFileThatCannotBeRewrittenIsAWarning) {
   const std::vector<std::string> lines = RewindTrialFiles(*folder, kTrial, 20, &record);
   ASSERT_THAT(lines, SizeIs(1));
   EXPECT_THAT(lines[0], HasSubstr("warning: "));
+}
+
+TEST(TrialFilesTest, AResumedTrialThatKeepsNoCheckpointIsSaidToTrainAgain) {
+  TempFolder root;
+  absl::StatusOr<RunFolder> folder = RunFolder::Create(root / "run");
+  ASSERT_TRUE(folder.ok()) << folder.status();
+  ASSERT_TRUE(folder->PrepareTrial(kTrial).ok());
+  const std::string checkpoints = root / "checkpoints";
+  std::filesystem::create_directories(checkpoints);
+  ExperimentRecord record;
+  const MetricsReport report = Training(30);
+  ASSERT_TRUE(AppendLine(folder->metrics_path(kTrial), MetricsReportJson(report)).ok());
+  record.Apply(report);
+
+  absl::StatusOr<ResumePoint> point = ResumeTrialFiles(*folder, kTrial, checkpoints, &record);
+  ASSERT_TRUE(point.ok()) << point.status();
+  EXPECT_EQ(point->batches, 0u);
+  EXPECT_THAT(point->warnings,
+              ElementsAre("warning: trial 4 had trained 30 batches but keeps no checkpoint (none "
+                          "was written yet, or checkpoint_storage's save_trial_latest and "
+                          "save_trial_best keep none); it trains again from batch 0"));
+  EXPECT_EQ(record.trial(kTrial).batches_trained, 0u);
+
+  // A trial that trained nothing yet starts without a word.
+  point = ResumeTrialFiles(*folder, kTrial, checkpoints, &record);
+  ASSERT_TRUE(point.ok()) << point.status();
+  EXPECT_THAT(point->warnings, SizeIs(0));
 }
 
 }  // namespace
