@@ -304,6 +304,15 @@ absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std
   return std::unique_ptr<CheckpointStorage>(*std::move(storage));
 }
 
+absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorageToRead(
+    const std::string& root) {
+  std::error_code error;
+  if (root.empty() || !std::filesystem::is_directory(root, error)) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint folder ", root));
+  }
+  return std::unique_ptr<CheckpointStorage>(std::make_unique<SharedFsStorage>(root));
+}
+
 absl::Status CopySharedFsCheckpoint(const std::string& from_root, absl::string_view id,
                                     const std::string& to_root) {
   absl::StatusOr<std::unique_ptr<SharedFsStorage>> from = OpenStore(from_root);

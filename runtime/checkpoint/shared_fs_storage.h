@@ -30,6 +30,11 @@ namespace cohort {
 // Errors name the path and the system's reason.
 absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std::string& root);
 
+// The store at `root` as it is, to read: nothing is created or removed (a query's view of a store
+// others write). NOT_FOUND when `root` is not a folder.
+absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorageToRead(
+    const std::string& root);
+
 // Copies checkpoint `id` of the store at `from_root` into the store at `to_root` (both shared_fs,
 // opened as OpenSharedFsStorage does), whole or not at all as Write: each file passes in pieces of
 // a few MiB, checked on the way against the manifest's size and checksum (DATA_LOSS naming the

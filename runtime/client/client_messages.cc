@@ -32,6 +32,8 @@ static_assert(static_cast<int>(ClientErrorCode::kUnschedulable) ==
               static_cast<int>(wire::ClientErrorCode::MAX));
 static_assert(static_cast<int>(TaskRowState::kStopping) ==
               static_cast<int>(wire::TaskRowState::MAX));
+static_assert(static_cast<int>(CheckpointCondition::kMissing) ==
+              static_cast<int>(wire::CheckpointCondition::MAX));
 // The union lists the messages in the variant's order, after NONE.
 static_assert(static_cast<size_t>(wire::ClientMessage::MAX) == std::variant_size_v<ClientMessage>);
 

@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 6;
+inline constexpr uint16_t kClientProtocolMinor = 7;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -321,6 +321,15 @@ struct TrialLogs {
   friend bool operator==(const TrialLogs&, const TrialLogs&) = default;
 };
 
+// What the orchestrator found of a recorded checkpoint in storage (minor 7). kUnchecked: it
+// could not look (an older orchestrator, or storage it cannot open).
+enum class CheckpointCondition : uint8_t {
+  kUnchecked = 0,
+  kWhole = 1,    // manifest and files' sizes as recorded (checksums are the restore's to verify)
+  kDamaged = 2,  // its folder is there, but not whole: a resume passes over it
+  kMissing = 3,  // no folder of it in storage
+};
+
 // One checkpoint kept in storage (minor 4).
 struct CheckpointRow {
   std::string checkpoint_id;
@@ -331,6 +340,8 @@ struct CheckpointRow {
   double metric = 0;   // the searcher metric validated after the same batches, if has_metric
   std::string path;    // its folder, as the orchestrator's host sees it
   uint64_t bytes = 0;  // its files' size together
+  CheckpointCondition condition = CheckpointCondition::kUnchecked;  // minor 7
+  std::string problem;  // minor 7: what is wrong with a damaged or missing one
   friend bool operator==(const CheckpointRow&, const CheckpointRow&) = default;
 };
 
@@ -437,6 +448,8 @@ bool ExperimentEnded(ExperimentState state);
 absl::string_view ExperimentChangeName(ExperimentChangeKind change);
 absl::string_view TrialStateName(TrialState state);
 absl::string_view TaskRowStateName(TaskRowState state);
+// "whole", "damaged", "missing", "-" (unchecked).
+absl::string_view CheckpointConditionName(CheckpointCondition condition);
 
 }  // namespace cohort
 

@@ -122,4 +122,18 @@ absl::string_view TaskRowStateName(TaskRowState state) {
   return "unknown";
 }
 
+absl::string_view CheckpointConditionName(CheckpointCondition condition) {
+  switch (condition) {
+    case CheckpointCondition::kUnchecked:
+      return "-";
+    case CheckpointCondition::kWhole:
+      return "whole";
+    case CheckpointCondition::kDamaged:
+      return "damaged";
+    case CheckpointCondition::kMissing:
+      return "missing";
+  }
+  return "unknown";
+}
+
 }  // namespace cohort

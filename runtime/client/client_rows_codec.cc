@@ -35,9 +35,10 @@ Offset<wire::ExperimentSummary> Encode(FlatBufferBuilder& builder, const Experim
 }
 
 Offset<wire::CheckpointRow> Encode(FlatBufferBuilder& builder, const CheckpointRow& row) {
-  return wire::CreateCheckpointRow(builder, CreateText(builder, row.checkpoint_id),
-                                   row.experiment_id, row.trial_id, row.batches, row.has_metric,
-                                   row.metric, CreateText(builder, row.path), row.bytes);
+  return wire::CreateCheckpointRow(
+      builder, CreateText(builder, row.checkpoint_id), row.experiment_id, row.trial_id, row.batches,
+      row.has_metric, row.metric, CreateText(builder, row.path), row.bytes,
+      ToWire<wire::CheckpointCondition>(row.condition), CreateText(builder, row.problem));
 }
 
 Offset<wire::TaskRow> Encode(FlatBufferBuilder& builder, const TaskRow& row) {
@@ -112,7 +113,7 @@ ExperimentSummary Read(Reader& reader, const wire::ExperimentSummary& t) {
           t.archived()};
 }
 
-CheckpointRow Read(Reader&, const wire::CheckpointRow& t) {
+CheckpointRow Read(Reader& reader, const wire::CheckpointRow& t) {
   return {TextOf(t.checkpoint_id()),
           t.experiment_id(),
           t.trial_id(),
@@ -120,7 +121,9 @@ CheckpointRow Read(Reader&, const wire::CheckpointRow& t) {
           t.has_metric(),
           t.metric(),
           TextOf(t.path()),
-          t.bytes()};
+          t.bytes(),
+          reader.Enum<CheckpointCondition>(t.condition(), "checkpoint condition"),
+          TextOf(t.problem())};
 }
 
 TaskRow Read(Reader& reader, const wire::TaskRow& t) {

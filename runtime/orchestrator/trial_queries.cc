@@ -1,15 +1,19 @@
 // The read-only requests about one trial and about checkpoints (cluster_queries.h): what they
 // need beyond the Cluster is read from the experiment's run folder (a trial's metrics.jsonl) and
-// its checkpoint storage (folder sizes).
+// its checkpoint storage (folder sizes, and whether each recorded checkpoint is whole there).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/unknown_ids.h"
 
@@ -31,8 +35,43 @@ uint64_t FolderBytes(const std::filesystem::path& folder) {
   return bytes;
 }
 
-// The checkpoints the record keeps of `trial_id`, oldest first.
-std::vector<CheckpointRow> CheckpointRowsOf(const Experiment& experiment, uint64_t trial_id) {
+// What the experiment's checkpoint storage says of its checkpoints: the damaged ones by id, with
+// what is wrong (none when the storage's folder is gone: each is then missing); nullopt when the
+// storage cannot be read (nothing is then checked). Read as it is: a query changes nothing there.
+std::optional<std::map<std::string, std::string>> DamagedCheckpoints(const Experiment& experiment) {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorageToRead(experiment.checkpoint_root);
+  if (absl::IsNotFound(storage.status())) return std::map<std::string, std::string>{};
+  if (!storage.ok()) return std::nullopt;
+  absl::StatusOr<std::vector<DamagedCheckpoint>> damaged = (*storage)->ListDamaged();
+  if (!damaged.ok()) return std::nullopt;
+  std::map<std::string, std::string> problems;
+  for (DamagedCheckpoint& checkpoint : *damaged) {
+    problems[checkpoint.id] = std::move(checkpoint.problem);
+  }
+  return problems;
+}
+
+// Whether the checkpoint in `folder` is whole, damaged or missing, by `damaged`.
+void CheckCondition(const std::optional<std::map<std::string, std::string>>& damaged,
+                    const std::filesystem::path& folder, CheckpointRow& row) {
+  if (!damaged) return;
+  std::error_code error;
+  if (!std::filesystem::is_directory(folder, error)) {
+    row.condition = CheckpointCondition::kMissing;
+    row.problem = absl::StrCat("no folder ", folder.string());
+  } else if (auto found = damaged->find(row.checkpoint_id); found != damaged->end()) {
+    row.condition = CheckpointCondition::kDamaged;
+    row.problem = found->second;
+  } else {
+    row.condition = CheckpointCondition::kWhole;
+  }
+}
+
+// The checkpoints the record keeps of `trial_id`, oldest first, checked against `damaged`.
+std::vector<CheckpointRow> CheckpointRowsOf(
+    const Experiment& experiment, uint64_t trial_id,
+    const std::optional<std::map<std::string, std::string>>& damaged) {
   std::vector<CheckpointRow> rows;
   for (const TrialRecord& record : experiment.record.trials) {
     if (record.id != trial_id) continue;
@@ -48,6 +87,7 @@ std::vector<CheckpointRow> CheckpointRowsOf(const Experiment& experiment, uint64
           std::filesystem::path(experiment.checkpoint_root) / entry.id;
       row.path = folder.string();
       row.bytes = FolderBytes(folder);
+      CheckCondition(damaged, folder, row);
       rows.push_back(std::move(row));
     }
   }
@@ -85,7 +125,7 @@ ClientMessage DescribeTrialReply(const Cluster& cluster, const DescribeTrial& re
   description.smaller_is_better = experiment.config.searcher.smaller_is_better;
   description.trial = SummarizeTrial(cluster, experiment, trial);
   description.validations = ValidationsOf(experiment, trial.id);
-  description.checkpoints = CheckpointRowsOf(experiment, trial.id);
+  description.checkpoints = CheckpointRowsOf(experiment, trial.id, DamagedCheckpoints(experiment));
   return description;
 }
 
@@ -101,7 +141,8 @@ ClientMessage ListCheckpointsReply(const Cluster& cluster, const ListCheckpoints
           absl::StrCat("no trial ", trial.id, " in experiment ", request.experiment_id,
                        " (it is experiment ", trial.experiment_id, "'s)")};
     }
-    listing.checkpoints = CheckpointRowsOf(*cluster.experiments.at(trial.experiment_id), trial.id);
+    const Experiment& experiment = *cluster.experiments.at(trial.experiment_id);
+    listing.checkpoints = CheckpointRowsOf(experiment, trial.id, DamagedCheckpoints(experiment));
     return listing;
   }
   auto found = cluster.experiments.find(request.experiment_id);
@@ -112,8 +153,9 @@ ClientMessage ListCheckpointsReply(const Cluster& cluster, const ListCheckpoints
   std::vector<uint64_t> trial_ids;
   for (const auto& [request_id, trial_id] : experiment.trials) trial_ids.push_back(trial_id);
   std::sort(trial_ids.begin(), trial_ids.end());
+  const std::optional<std::map<std::string, std::string>> damaged = DamagedCheckpoints(experiment);
   for (const uint64_t trial_id : trial_ids) {
-    for (CheckpointRow& row : CheckpointRowsOf(experiment, trial_id)) {
+    for (CheckpointRow& row : CheckpointRowsOf(experiment, trial_id, damaged)) {
       listing.checkpoints.push_back(std::move(row));
     }
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -21,6 +22,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::SizeIs;
 
 CheckpointInfo Info(const std::string& id, uint64_t trial_id, uint64_t batches) {
   CheckpointInfo info;
@@ -348,6 +350,22 @@ TEST_F(SharedFsStorageTest, OpeningCleansAbandonedEntries) {
   auto reopened = OpenSharedFsStorage(root_.path());
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_THAT(NamesIn(root_.path()), IsEmpty());
+}
+
+// A query's view of a store others write: what it lists, and nothing created or removed.
+TEST_F(SharedFsStorageTest, OpeningToReadChangesNothing) {
+  WriteExample("real", 1, 10);
+  ASSERT_EQ(::mkdir((root_ / ".partial-x-0000000000000001").c_str(), 0755), 0);
+  auto reader = OpenSharedFsStorageToRead(root_.path());
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_THAT(NamesIn(root_.path()), ElementsAre(".partial-x-0000000000000001", "real"));
+  auto listed = (*reader)->List();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_THAT(*listed, SizeIs(1));
+  EXPECT_EQ((*listed)[0].id, "real");
+  const std::string missing = root_ / "not-there";
+  EXPECT_TRUE(absl::IsNotFound(OpenSharedFsStorageToRead(missing).status()));
+  EXPECT_FALSE(std::filesystem::exists(missing));
 }
 
 }  // namespace

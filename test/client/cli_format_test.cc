@@ -132,17 +132,42 @@ TEST(TrialFormatTest, DescribesATrialWithItsValidationsAndCheckpoints) {
   description.trial.has_best_metric = true;
   description.trial.best_metric = 0.25;
   description.validations = {{500, {{"loss", 0.25}, {"accuracy", 0.9}}}, {100, {{"loss", 0.5}}}};
-  description.checkpoints = {{"trial-7-batch-500", 3, 7, 500, true, 0.25, "/ckpt/x", 28400}};
+  description.checkpoints = {{"trial-7-batch-500", 3, 7, 500, true, 0.25, "/ckpt/x", 28400,
+                              CheckpointCondition::kWhole, ""}};
   const std::string text = FormatTrialDescription(description);
   EXPECT_THAT(text, HasSubstr("trial 7 (experiment 3: mnist)\n"));
   EXPECT_THAT(text, HasSubstr("  batches          600/1000\n"));
   EXPECT_THAT(text, HasSubstr("  best loss        0.25 (smaller is better)\n"));
   EXPECT_THAT(text, HasSubstr("BATCHES  loss  accuracy\n500      0.25  0.9\n100      0.5   -\n"));
-  EXPECT_THAT(text, HasSubstr("trial-7-batch-500  7      500      0.25    28.4 KB  /ckpt/x\n"));
+  EXPECT_THAT(text,
+              HasSubstr("trial-7-batch-500  7      500      0.25    28.4 KB  whole  /ckpt/x\n"));
   description.validations.clear();
   description.checkpoints.clear();
   EXPECT_THAT(FormatTrialDescription(description),
               HasSubstr("validations:\nnone yet\n\ncheckpoints:\nno checkpoints\n"));
+}
+
+// A checkpoint a resume would pass over is marked in its row and named under the table with what
+// is wrong; one the orchestrator could not look at shows a dash.
+TEST(TrialFormatTest, CheckpointListingNamesWhatIsWrongWithACheckpoint) {
+  CheckpointListing listing;
+  listing.checkpoints = {
+      {"trial-1-batch-4", 1, 1, 4, false, 0, "/c/a", 10, CheckpointCondition::kWhole, ""},
+      {"trial-1-batch-8", 1, 1, 8, false, 0, "/c/b", 10, CheckpointCondition::kDamaged,
+       "its file parameters holds 9 of its 10 bytes"},
+      {"trial-1-batch-9", 1, 1, 9, false, 0, "/c/c", 0, CheckpointCondition::kMissing,
+       "no folder /c/c"},
+      {"trial-2-batch-4", 1, 2, 4, false, 0, "/c/d", 10, CheckpointCondition::kUnchecked, ""}};
+  EXPECT_EQ(FormatCheckpointListing(listing),
+            "CHECKPOINT       TRIAL  BATCHES  METRIC  SIZE  STATE    PATH\n"
+            "trial-1-batch-4  1      4        -       10 B  whole    /c/a\n"
+            "trial-1-batch-8  1      8        -       10 B  damaged  /c/b\n"
+            "trial-1-batch-9  1      9        -       0 B   missing  /c/c\n"
+            "trial-2-batch-4  2      4        -       10 B  -        /c/d\n"
+            "trial-1-batch-8 is damaged: its file parameters holds 9 of its 10 bytes\n"
+            "trial-1-batch-9 is missing: no folder /c/c\n"
+            "a resume or restart passes over these, going on from the newest whole checkpoint "
+            "before them\n");
 }
 
 TEST(TextTableTest, PadsColumnsToTheWidestCellWithoutTrailingSpaces) {

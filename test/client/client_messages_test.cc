@@ -51,7 +51,9 @@ ExperimentSummary FullSummary() {
 }
 
 CheckpointRow FullCheckpoint() {
-  return {"trial-3-batch-1200", kMaxU64, 3, kMaxU64, true, -0.125, kAwkwardText, kMaxU64};
+  return {
+      "trial-3-batch-1200",          kMaxU64,     3, kMaxU64, true, -0.125, kAwkwardText, kMaxU64,
+      CheckpointCondition::kDamaged, kAwkwardText};
 }
 
 TrialSummary FullTrial() {
@@ -116,14 +118,18 @@ std::vector<ClientMessage> EveryMessageFullySet() {
       KillTrial{kMaxU64},
       DescribeTrial{kMaxU64},
       ListCheckpoints{kMaxU64, kMaxU64 - 1},
-      TrialDescription{kMaxU64,
-                       kAwkwardText,
-                       "validation_loss",
-                       false,
-                       FullTrial(),
-                       {{100, {{"validation_loss", 0.5}, {"accuracy", -0.0}}}, {kMaxU64, {}}},
-                       {FullCheckpoint(), {"trial-3-batch-5", 7, 3, 5, false, 0, "", 0}}},
-      CheckpointListing{{FullCheckpoint(), {"trial-4-batch-1", 1, 4, 1, false, 0, "/x", 12}}},
+      TrialDescription{
+          kMaxU64,
+          kAwkwardText,
+          "validation_loss",
+          false,
+          FullTrial(),
+          {{100, {{"validation_loss", 0.5}, {"accuracy", -0.0}}}, {kMaxU64, {}}},
+          {FullCheckpoint(),
+           {"trial-3-batch-5", 7, 3, 5, false, 0, "", 0, CheckpointCondition::kUnchecked, ""}}},
+      CheckpointListing{{FullCheckpoint(),
+                         {"trial-4-batch-1", 1, 4, 1, false, 0, "/x", 12,
+                          CheckpointCondition::kMissing, "no folder /x"}}},
       DiagnoseTrial{kMaxU64},
       TrialDiagnosis{kMaxU64,
                      kMaxU64 - 1,
@@ -369,6 +375,14 @@ TEST(ClientMessagesTest, RefusesEnumValuesItDoesNotKnowNamingThem) {
   }
   {
     FlatBufferBuilder builder;
+    auto row = wire::CreateCheckpointRow(builder, 0, 1, 1, 1, false, 0, 0, 0,
+                                         static_cast<wire::CheckpointCondition>(4));
+    auto listing = wire::CreateCheckpointListing(builder, builder.CreateVector(&row, 1));
+    ExpectInvalid(Envelope(builder, 1, 0, wire::ClientMessage::CheckpointListing, listing.Union()),
+                  "CheckpointListing: unknown checkpoint condition 4");
+  }
+  {
+    FlatBufferBuilder builder;
     auto error = wire::CreateClientError(builder, static_cast<wire::ClientErrorCode>(99));
     const uint16_t newer = kClientProtocolMinor + 1;
     ExpectInvalid(
@@ -500,6 +514,10 @@ TEST(ClientMessagesTest, NamesEveryState) {
   EXPECT_EQ(TaskRowStateName(TaskRowState::kStarting), "starting");
   EXPECT_EQ(TaskRowStateName(TaskRowState::kRunning), "running");
   EXPECT_EQ(TaskRowStateName(TaskRowState::kStopping), "stopping");
+  EXPECT_EQ(CheckpointConditionName(CheckpointCondition::kUnchecked), "-");
+  EXPECT_EQ(CheckpointConditionName(CheckpointCondition::kWhole), "whole");
+  EXPECT_EQ(CheckpointConditionName(CheckpointCondition::kDamaged), "damaged");
+  EXPECT_EQ(CheckpointConditionName(CheckpointCondition::kMissing), "missing");
 }
 
 // A client of minor 3 does not know kPaused: it is told kActive, in lists and descriptions; a

@@ -99,7 +99,8 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(only_second and all(row["trial_id"] == second for row in only_second), only_second)
     table = cluster.must("checkpoint", "list", str(experiment))
     check(table.splitlines()[0].split() == ["CHECKPOINT", "TRIAL", "BATCHES", "METRIC", "SIZE",
-                                            "PATH"], table)
+                                            "STATE", "PATH"], table)
+    check(all(row["state"] == "whole" and row["problem"] is None for row in listed), listed)
     row = listed[-1]
     export_dir = os.path.join(tmp, "exported")
     out = cluster.must("checkpoint", "export", row["id"], export_dir)
@@ -126,8 +127,22 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
                                  os.path.join(damaged_dir, "deeper"))
     check(code == 1 and "fails its checksum" in err and "the checkpoint is damaged; export another"
           in err and not os.path.exists(damaged_dir), f"{code}\n{err}")
+    # The list shows what a resume would pass over: a file that lost its end, a folder gone.
+    with open(parameters, "wb") as f:
+        f.write(whole[:-1])
+    shown = {r["id"]: r for r in json.loads(cluster.must("checkpoint", "list", str(experiment),
+                                                          "--json"))}[row["id"]]
+    check(shown["state"] == "damaged" and "parameters" in shown["problem"], shown)
+    table = cluster.must("checkpoint", "list", str(experiment))
+    check(f"{row['id']} is damaged: " in table and "a resume or restart passes over these" in table,
+          table)
     with open(parameters, "wb") as f:
         f.write(whole)
+    os.rename(row["path"], row["path"] + ".away")
+    shown = {r["id"]: r for r in json.loads(cluster.must("checkpoint", "list", str(experiment),
+                                                          "--json"))}[row["id"]]
+    check(shown["state"] == "missing" and shown["problem"] == f"no folder {row['path']}", shown)
+    os.rename(row["path"] + ".away", row["path"])
 
     # Archive hides it from the list, --all shows it, unarchive brings it back.
     cluster.must("experiment", "archive", str(experiment))

@@ -26,8 +26,10 @@ constexpr char kListUsage[] =
     "\n"
     "Lists the checkpoints kept in storage for an experiment's trials (those that\n"
     "checkpoint_storage's save_* settings keep), oldest first per trial: the\n"
-    "searcher metric validated at the same batch, the size and the folder as the\n"
-    "orchestrator's host sees it.\n"
+    "searcher metric validated at the same batch, the size, the state (whole,\n"
+    "damaged or missing, as the orchestrator finds it in storage: a resume passes\n"
+    "over the damaged and missing ones, each named under the table with what is\n"
+    "wrong) and the folder as the orchestrator's host sees it.\n"
     "\n"
     "  --trial TRIAL_ID         only this trial's checkpoints\n"
     "  --json                   print an array of one JSON object per checkpoint\n";

@@ -121,6 +121,19 @@ void CheckpointObject(const CheckpointRow& row, JsonWriter& json) {
   }
   json.Field("path", row.path);
   json.Field("bytes", row.bytes);
+  // null where the orchestrator could not look.
+  json.Key("state");
+  if (row.condition == CheckpointCondition::kUnchecked) {
+    json.Null();
+  } else {
+    json.String(CheckpointConditionName(row.condition));
+  }
+  json.Key("problem");
+  if (row.problem.empty()) {
+    json.Null();
+  } else {
+    json.String(row.problem);
+  }
   json.EndObject();
 }
 

@@ -102,12 +102,23 @@ std::string FormatTrialDescription(const TrialDescription& description) {
 
 std::string FormatCheckpointListing(const CheckpointListing& listing) {
   if (listing.checkpoints.empty()) return "no checkpoints\n";
-  TextTable table({"CHECKPOINT", "TRIAL", "BATCHES", "METRIC", "SIZE", "PATH"});
+  TextTable table({"CHECKPOINT", "TRIAL", "BATCHES", "METRIC", "SIZE", "STATE", "PATH"});
+  std::string problems;
   for (const CheckpointRow& row : listing.checkpoints) {
     table.AddRow({row.checkpoint_id, absl::StrCat(row.trial_id), absl::StrCat(row.batches),
-                  MetricOrDash(row), FormatBytes(row.bytes), row.path});
+                  MetricOrDash(row), FormatBytes(row.bytes),
+                  std::string(CheckpointConditionName(row.condition)), row.path});
+    if (!row.problem.empty()) {
+      absl::StrAppend(&problems, row.checkpoint_id, " is ", CheckpointConditionName(row.condition),
+                      ": ", row.problem, "\n");
+    }
   }
-  return table.Render();
+  if (!problems.empty()) {
+    absl::StrAppend(&problems,
+                    "a resume or restart passes over these, going on from the newest "
+                    "whole checkpoint before them\n");
+  }
+  return table.Render() + problems;
 }
 
 }  // namespace cohort
