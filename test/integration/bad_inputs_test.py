@@ -350,6 +350,38 @@ with temp_dir() as tmp:
                             "resuming from checkpoint trial-1-batch-4",
                             "a relative host_path's run elsewhere")
     count += 1
+    # Runs whose folders share a name under one host_path would share a checkpoint folder there,
+    # each deleting the other's checkpoints or taking them for its own: the first claims it, and
+    # a second is refused before its run folder exists. So is a folder there that holds anything.
+    store = os.path.join(tmp, "shared_store")
+    config = write_config(tmp, config_text(), file_name="shared_store.yaml")
+    on_store = "checkpoint_storage.host_path=" + store
+    first = os.path.join(tmp, "a", "same")
+    code, out, err = run("run", config, "--output", first, "--set", on_store)
+    check(code == 0, f"a run on shared storage: exit {code}:\n{err}")
+    marker = read_bytes(os.path.join(store, "same", ".cohort-run-folder")).decode()
+    check(marker == first + "\n", f"the claim of {store}/same names {marker!r}")
+    second = os.path.join(tmp, "b", "same")
+    kept = folder_bytes(store)
+    code, out, err = run("run", config, "--output", second, "--set", on_store)
+    text = (f"checkpoint_storage: this run's checkpoints would go in {store}/same, which holds "
+            f"those of the run in {first} (whose folder has the same name): give this run a "
+            "folder of another name (--output) or another checkpoint_storage.storage_path")
+    check(code == 1 and text in err, f"a second run of the same folder name: exit {code}:\n{err}")
+    check(folder_bytes(store) == kept and not os.path.exists(second),
+          "a run refused for a claimed checkpoint folder changed something")
+    os.makedirs(os.path.join(store, "stranger"))
+    with open(os.path.join(store, "stranger", "notes.txt"), "w") as f:
+        f.write("someone's\n")
+    code, out, err = run("run", config, "--output", os.path.join(tmp, "stranger"), "--set",
+                         on_store)
+    text = (f"this run's checkpoints would go in {store}/stranger, which already holds 1 entries "
+            "(notes.txt)")
+    check(code == 1 and text in err, f"a run onto a folder that holds files: exit {code}:\n{err}")
+    resumes_from_its_config(first, f"host_path: {store}",
+                            "resuming from checkpoint trial-1-batch-4", "a run on shared storage")
+    count += 1
+
     # A run folder whose config.yaml was edited after training (its record holds the fingerprint
     # of the settings it trained with) is refused before anything is written, naming the
     # hyperparameter: it used to start the workers, which refused the checkpoints and marked the

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/process/entrypoint.h"
 #include "harness/cohort/process/this_process.h"
+#include "harness/cohort/run/checkpoint_root_claim.h"
 #include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/config/yaml_quoting.h"
 #include "runtime/plugin/plugin_library.h"
@@ -114,12 +115,23 @@ absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {
   return StoredRun{*std::move(folder), *std::move(config)};
 }
 
-std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder) {
-  const CheckpointStorageConfig& storage = config.checkpoint_storage;
-  if (storage.host_path.empty()) return folder.default_checkpoint_root();
+namespace {
+
+// <host_path>[/<storage_path>]/<the name of the run folder at `run_path`> ("runs/hp/" is hp too).
+std::string SharedCheckpointRoot(const CheckpointStorageConfig& storage,
+                                 const std::string& run_path) {
   std::filesystem::path root(storage.host_path);
   if (!storage.storage_path.empty()) root /= storage.storage_path;
-  return (root / std::filesystem::path(folder.path()).filename()).string();
+  std::filesystem::path run = std::filesystem::path(run_path).lexically_normal();
+  if (!run.has_filename()) run = run.parent_path();
+  return (root / run.filename()).string();
+}
+
+}  // namespace
+
+std::string CheckpointRoot(const ExperimentConfig& config, const RunFolder& folder) {
+  if (config.checkpoint_storage.host_path.empty()) return folder.default_checkpoint_root();
+  return SharedCheckpointRoot(config.checkpoint_storage, folder.path());
 }
 
 absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
@@ -129,6 +141,15 @@ absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
   if (!plugin.ok()) return plugin.status();
   const bool resume = folder.has_value();
+  // Shared storage holds the checkpoints of runs of any folder, under their folders' names.
+  const bool shared = !config.checkpoint_storage.host_path.empty();
+  if (!folder && shared) {
+    if (absl::Status free = CheckCheckpointRootFree(
+            AbsolutePath(SharedCheckpointRoot(config.checkpoint_storage, path)));
+        !free.ok()) {
+      return free;
+    }
+  }
   if (!folder) {
     absl::StatusOr<RunFolder> created = RunFolder::Create(path);
     if (!created.ok()) return created.status();
@@ -141,11 +162,18 @@ absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
   absl::StatusOr<StateDirectoryLock> lock =
       StateDirectoryLock::Acquire(folder->path() + "/local", wording);
   if (!lock.ok()) return lock.status();
+  const std::string checkpoint_root = AbsolutePath(CheckpointRoot(config, *folder));
+  if (shared) {
+    if (absl::Status claimed =
+            ClaimCheckpointRoot(checkpoint_root, AbsolutePath(folder->path()), resume);
+        !claimed.ok()) {
+      return claimed;
+    }
+  }
   if (absl::Status status = WriteFileAtomically(folder->config_path(), config.effective_yaml);
       !status.ok()) {
     return status;
   }
-  const std::string checkpoint_root = AbsolutePath(CheckpointRoot(config, *folder));
   config.entrypoint = AbsolutePath(*plugin);
   return PreparedRun{LocalSubmission{std::move(config), *folder, checkpoint_root, resume},
                      *std::move(lock)};
