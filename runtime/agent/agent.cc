@@ -81,8 +81,8 @@ absl::Status Agent::Run() {
   const auto heartbeat_ms = static_cast<uint64_t>(kAgentHeartbeatSeconds * 1000);
   uv_timer_start(&heartbeat_, OnHeartbeatTimer, heartbeat_ms, heartbeat_ms);
   if (options_.stop_requests == nullptr) {
-    const int signal_numbers[2] = {SIGINT, SIGTERM};
-    for (int i = 0; i < 2; ++i) {
+    const int signal_numbers[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; ++i) {
       uv_signal_init(&loop_, &signals_[i]);
       signals_[i].data = this;
       uv_signal_start(&signals_[i], OnSignal, signal_numbers[i]);
@@ -110,7 +110,10 @@ void Agent::OnHeartbeatTimer(uv_timer_t* timer) {
 }
 
 void Agent::OnSignal(uv_signal_t* handle, int signal) {
-  static_cast<Agent*>(handle->data)->Shutdown(signal == SIGINT ? "SIGINT" : "SIGTERM");
+  static_cast<Agent*>(handle->data)
+      ->Shutdown(signal == SIGINT    ? "SIGINT"
+                 : signal == SIGTERM ? "SIGTERM"
+                                     : "SIGHUP");
 }
 
 void Agent::PumpConnection() {
@@ -216,8 +219,7 @@ void Agent::WatchConnection() {
                      runs_.size(), " task(s) here keep running); reconnecting"));
   } else if (connection_lost_) {
     connection_lost_ = false;
-    Log(absl::StrCat("the connection to the orchestrator at ", options_.orchestrator,
-                     " is back"));
+    Log(absl::StrCat("the connection to the orchestrator at ", options_.orchestrator, " is back"));
   }
 }
 

@@ -209,7 +209,7 @@ class Agent final : private TaskRun::Listener {
   uv_poll_t poll_;
   uv_timer_t tick_;
   uv_timer_t heartbeat_;
-  uv_signal_t signals_[2];  // SIGINT, SIGTERM; only without options_.stop_requests
+  uv_signal_t signals_[3];  // SIGINT, SIGTERM, SIGHUP; only without options_.stop_requests
 };
 
 }  // namespace cohort

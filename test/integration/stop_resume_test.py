@@ -1,6 +1,7 @@
 """Stopping a run and resuming it gives bitwise the same final parameters as never stopping, both
 for a Ctrl-C (the worker checkpoints and stops) and for a worker killed outright (the supervisor
-restarts it from the latest checkpoint)."""
+restarts it from the latest checkpoint). A closed terminal (SIGHUP) stops the run as Ctrl-C does,
+and output whose reader went away (`cohort run ... | head`) does not stop it at all."""
 import os
 import signal
 
@@ -50,4 +51,28 @@ with temp_dir() as tmp:
     state = experiment(c)
     check(state["trials"][0]["restarts"] == 1, state)
     check(final_parameters(c, BATCHES) == expected, "C's final parameters differ from A's")
+
+    # D: the terminal closes (SIGHUP): a stop as Ctrl-C's, which a resume continues.
+    d = os.path.join(tmp, "d")
+    process = start("run", config, "--output", d)
+    wait_for(lambda: experiment(d)["trials"][0]["checkpoints"], what="D's first checkpoint")
+    process.send_signal(signal.SIGHUP)
+    out, err = process.communicate(timeout=120)
+    check(process.returncode == 130, f"SIGHUP: the run exited {process.returncode}:\n{out}\n{err}")
+    check(experiment(d)["state"] == "STOPPED", experiment(d))
+    code, out, err = run("run", "--resume", d)
+    check(code == 0 and final_parameters(d, BATCHES) == expected,
+          f"D resumed after SIGHUP: exit {code}, or its final parameters differ from A's:\n{err}")
+
+    # E: the reader of its output ends (a pipe into `head`): the run trains on to its end, as
+    # its run folder records, instead of ending at its next line of output.
+    e = os.path.join(tmp, "e")
+    process = start("run", config, "--output", e)
+    wait_for(lambda: experiment(e)["trials"][0]["checkpoints"], what="E's first checkpoint")
+    process.stdout.close()
+    process.stderr.close()
+    check(process.wait(timeout=300) == 0, f"with its output closed, the run exited "
+          f"{process.returncode}")
+    check(experiment(e)["state"] == "COMPLETED", experiment(e))
+    check(final_parameters(e, BATCHES) == expected, "E's final parameters differ from A's")
 print("ok")

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -54,7 +55,8 @@ constexpr char kAgentUsage[] =
     "                           serve Prometheus metrics at http://HOST:PORT/metrics (slots,\n"
     "                           tasks, records/s, heartbeat ages; HOST 0.0.0.0 when absent)\n"
     "\n"
-    "SIGINT or SIGTERM stops every task (10 s to checkpoint, then SIGKILL; a second signal kills\n"
+    "SIGINT, SIGTERM or SIGHUP stops every task (10 s to checkpoint, then SIGKILL; a second signal "
+    "kills\n"
     "at once) and exits 0. Exit status: 0 stopped, 1 error, 2 bad usage.\n";
 
 struct AgentArgs {
@@ -185,6 +187,8 @@ int RunAgentCommand(const std::vector<std::string>& args) {
     LogDaemonLine("cohort agent",
                   absl::StrCat("metrics at port ", metrics->port(), ", path /metrics"));
   }
+  // Log lines to a reader that went away (`cohort agent | tee`, killed) fail; the agent goes on.
+  std::signal(SIGPIPE, SIG_IGN);
   if (absl::Status status = Agent(std::move(options)).Run(); !status.ok()) {
     return CommandError(status);
   }

@@ -28,11 +28,18 @@ StopSignals::StopSignals(Second second) {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &previous_[0]);
   sigaction(SIGTERM, &action, &previous_[1]);
+  sigaction(SIGHUP, &action, &previous_[2]);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, &previous_[3]);
 }
 
 StopSignals::~StopSignals() {
   sigaction(SIGINT, &previous_[0], nullptr);
   sigaction(SIGTERM, &previous_[1], nullptr);
+  sigaction(SIGHUP, &previous_[2], nullptr);
+  sigaction(SIGPIPE, &previous_[3], nullptr);
 }
 
 int StopSignals::count() { return received.load(); }
@@ -44,6 +51,7 @@ std::thread StartWithoutStopSignals(std::function<void()> body) {
   sigemptyset(&blocked);
   sigaddset(&blocked, SIGINT);
   sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &blocked, &previous);
   std::thread thread(std::move(body));
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);

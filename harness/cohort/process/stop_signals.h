@@ -1,7 +1,8 @@
-// StopSignals: how a long-running `cohort` command learns that SIGINT or SIGTERM asked it to
-// stop. While a StopSignals is alive, each delivery of either signal is counted (no SA_RESTART,
-// so a blocking wait returns at once with EINTR); the previous handlers come back when it is
-// destroyed.
+// StopSignals: how a long-running `cohort` command learns that SIGINT, SIGTERM or SIGHUP (its
+// terminal closed) asked it to stop. While a StopSignals is alive, each delivery of one of them is
+// counted (no SA_RESTART, so a blocking wait returns at once with EINTR), and SIGPIPE is ignored:
+// output to a pipe whose reader ended (`cohort run ... | head`) fails, and the command goes on
+// instead of ending mid-training. The previous handlers come back when it is destroyed.
 //
 //   StopSignals signals(StopSignals::Second::kEndsProcess);   // cohort orchestrator
 //   server->Run(StopSignals::requested());
@@ -39,11 +40,11 @@ class StopSignals {
   static const std::atomic<bool>& requested();
 
  private:
-  struct sigaction previous_[2] = {};
+  struct sigaction previous_[4] = {};  // SIGINT, SIGTERM, SIGHUP, SIGPIPE
 };
 
-// Starts `body` on a thread that never takes SIGINT or SIGTERM, so that they reach the calling
-// thread's StopSignals (a thread running an agent or a loop of its own, say).
+// Starts `body` on a thread that never takes SIGINT, SIGTERM or SIGHUP, so that they reach the
+// calling thread's StopSignals (a thread running an agent or a loop of its own, say).
 std::thread StartWithoutStopSignals(std::function<void()> body);
 
 }  // namespace cohort
