@@ -72,7 +72,13 @@ void Orchestrator::RecoverExperiments() {
     }
     Admission admission;
     admission.id = id;
-    for (const TrialRecord& trial : stored->record.trials) admission.trial_ids.push_back(trial.id);
+    for (const TrialRecord& trial : stored->record.trials) {
+      admission.trial_ids.push_back(trial.id);
+      // A trial killed (`cohort trial kill`) or failed in an experiment that goes on.
+      if (trial.state == RunState::kStopped || trial.state == RunState::kError) {
+        admission.ended_trials.emplace(trial.id, trial);
+      }
+    }
     admission.config = std::move(stored->config);
     admission.folder = std::move(stored->folder);
     admission.resume = true;
@@ -124,17 +130,7 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored, absl::string_view
     trial->request_id = ++request_id;
     trial->hparams_json = recorded.hyperparameters_json;
     trial->log.AppendRecorded(experiment->folder->log_path(recorded.id));
-    trial->lifecycle.End(recorded.state == RunState::kCompleted ? TrialState::kCompleted
-                         : recorded.state == RunState::kError   ? TrialState::kError
-                                                                : TrialState::kStopped);
-    trial->target_batches = recorded.total_batches;
-    trial->batches_trained = recorded.batches_trained;
-    trial->restarts = recorded.restarts;
-    trial->error = recorded.error;
-    if (!recorded.checkpoints.empty()) {
-      trial->latest_checkpoint_id = recorded.checkpoints.back().id;
-      trial->latest_checkpoint_batches = recorded.checkpoints.back().batches;
-    }
+    trial->EndAsRecorded(recorded);
     experiment->trials[trial->request_id] = trial->id;
     cluster_->trials.emplace(trial->id, std::move(trial));
   }

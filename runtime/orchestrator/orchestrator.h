@@ -202,7 +202,8 @@ class Orchestrator {
     bool resume = false;              // see LocalSubmission::resume
     bool paused = false;              // admitted paused: no trial trains until activated
     std::deque<uint64_t> trial_ids;   // ids for its first trials, in creation order (recovery)
-    double submitted_unix = 0;        // when it was first submitted (recovery); 0: now
+    std::map<uint64_t, TrialRecord> ended_trials;  // see Experiment::ended_trials (recovery)
+    double submitted_unix = 0;                     // when it was first submitted (recovery); 0: now
   };
   // Validates and adds an experiment.
   ClientMessage Admit(Admission admission);

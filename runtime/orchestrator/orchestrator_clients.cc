@@ -224,6 +224,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   experiment->resume = admission.resume;
   if (admission.paused) experiment->state = ExperimentState::kPaused;
   experiment->recorded_trial_ids = std::move(admission.trial_ids);
+  experiment->ended_trials = std::move(admission.ended_trials);
   Experiment& added = *cluster_->experiments.emplace(id, std::move(experiment)).first->second;
   Event(absl::StrCat("experiment ", id, " (", added.config.name, ") ",
                      admission.resume ? "resumed" : "submitted", ": ", added.config.searcher.name,

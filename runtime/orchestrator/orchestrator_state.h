@@ -87,7 +87,10 @@ struct Experiment {
   // sizes differ.
   bool searcher_counts_records = false;
   std::deque<uint64_t> recorded_trial_ids;  // ids its next trials take (a recovered experiment)
-  bool dirty = false;                       // record changed since the last Save
+  // A recovered experiment's trials that its record says were killed or failed, by id: they stay
+  // so, rather than training again (its searcher hears they exited early).
+  std::map<uint64_t, TrialRecord> ended_trials;
+  bool dirty = false;  // record changed since the last Save
   double last_save = 0;
 
   // Not ended: active, or paused (its trials wait; its searcher still hears their ends).
@@ -105,13 +108,13 @@ struct Trial {
   uint64_t request_id = 0;
   Hyperparameters hparams;
   std::string hparams_json;
-  TrialLifecycle lifecycle;     // its stage; changed only through its events
+  TrialLifecycle lifecycle;        // its stage; changed only through its events
   uint64_t global_batch_size = 0;  // its hyperparameters'
   uint64_t target_units = 0;       // of the latest TrainTrial, in its searcher's unit
   uint64_t target_batches = 0;     // the same in this trial's batches
   uint64_t batches_trained = 0;
-  uint64_t records_trained = 0;   // from its latest progress (back on a rewind)
-  uint64_t exchanged_bytes = 0;   // the sum of its training reports', over every attempt
+  uint64_t records_trained = 0;  // from its latest progress (back on a rewind)
+  uint64_t exchanged_bytes = 0;  // the sum of its training reports', over every attempt
   uint32_t restarts = 0;
   uint32_t attempts = 0;  // tasks created so far; the next task's attempt number
   uint64_t task_id = 0;
@@ -134,6 +137,22 @@ struct Trial {
   }
   TrialState state() const { return lifecycle.state(); }
   bool ended() const { return lifecycle.ended(); }
+
+  // Ended as `recorded` says (a trial of a stored record): its state (COMPLETED, ERROR, else
+  // STOPPED), target, batches, restarts, error and latest checkpoint.
+  void EndAsRecorded(const TrialRecord& recorded) {
+    lifecycle.End(recorded.state == RunState::kCompleted ? TrialState::kCompleted
+                  : recorded.state == RunState::kError   ? TrialState::kError
+                                                         : TrialState::kStopped);
+    target_batches = recorded.total_batches;
+    batches_trained = recorded.batches_trained;
+    restarts = recorded.restarts;
+    error = recorded.error;
+    if (!recorded.checkpoints.empty()) {
+      latest_checkpoint_id = recorded.checkpoints.back().id;
+      latest_checkpoint_batches = recorded.checkpoints.back().batches;
+    }
+  }
 };
 
 struct Task {

@@ -18,6 +18,7 @@
 namespace cohort {
 
 void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& ops) {
+  std::vector<uint64_t> exited_early;  // request ids of trials recovered as ended
   for (const SearcherOp& op : ops) {
     if (const auto* create = std::get_if<CreateTrial>(&op)) {
       auto trial = std::make_unique<Trial>(options_.log_lines_in_memory);
@@ -42,7 +43,14 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       record.hyperparameters_json = trial->hparams_json;
       experiment.trials[create->request_id] = trial->id;
       Trial& added = *cluster_->trials.emplace(trial->id, std::move(trial)).first->second;
-      if (experiment.resume) ResumeTrial(experiment, added);
+      if (auto ended = experiment.ended_trials.extract(added.id); !ended.empty()) {
+        added.log.AppendRecorded(experiment.folder->log_path(added.id));
+        added.EndAsRecorded(ended.mapped());
+        record = std::move(ended.mapped());
+        exited_early.push_back(added.request_id);
+      } else if (experiment.resume) {
+        ResumeTrial(experiment, added);
+      }
     } else if (const auto* train = std::get_if<TrainTrial>(&op)) {
       auto found = experiment.trials.find(train->request_id);
       if (found == experiment.trials.end()) continue;
@@ -64,6 +72,9 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
     } else if (std::holds_alternative<Shutdown>(op)) {
       experiment.searcher_done = true;
     }
+  }
+  for (const uint64_t request_id : exited_early) {
+    Apply(experiment, experiment.searcher->OnTrialExitedEarly(request_id));
   }
   StartTasksWithinLimits(experiment);
   MaybeEndExperiment(experiment);

@@ -2,8 +2,10 @@
 // the caller's folder, applying retention once completed, and resuming from its latest
 // checkpoint (a trial that had validated its target keeping that validation, on a resume as on a
 // restart); a new orchestrator on the same state directory continuing the active experiments
-// and showing the ended ones, and what their trials printed (a trial's log.txt read back);
-// experiment.json read back (ReadExperimentRecord).
+// (their killed and failed trials kept ended) and showing the ended ones, and what their trials
+// printed (a trial's log.txt read back); experiment.json read back (ReadExperimentRecord).
+#include <set>
+
 #include "runtime/base/file_io.h"
 #include "runtime/orchestrator/trial_log.h"
 #include "test/orchestrator/orchestrator_fixture.h"
@@ -280,6 +282,65 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
   const ClientMessage next = restarted.OnClientRequest(SubmitExperiment{SingleYaml(1)});
   ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(next));
   EXPECT_EQ(std::get<ExperimentSubmitted>(next).experiment_id, grid + 1);
+}
+
+// A trial killed (`cohort trial kill`) or failed in an experiment that goes on stays so when a
+// new orchestrator continues the experiment, with what it trained: it used to train again from
+// its checkpoint. The trials that had not ended go on, and the searcher without the ended ones.
+TEST_F(OrchestratorTest, ARestartedOrchestratorKeepsKilledAndFailedTrialsEnded) {
+  Register("agent-1", 2);
+  const uint64_t grid = Submit(GridYaml(100));
+  const std::vector<StartTask> running = StartTasksSentTo("agent-1");
+  ASSERT_THAT(running, SizeIs(2));
+  const StartTask& killed = running[0];
+  Accept(killed.task_id);
+  Running(killed.task_id);
+  Validate(killed.task_id, 30, 0.7);
+  ASSERT_TRUE(
+      std::holds_alternative<ClientAck>(orchestrator_.OnClientRequest(KillTrial{killed.trial_id})));
+  FromAgent("agent-1", TaskStatus{killed.task_id, TaskState::kStopping, {}});
+  ExitAll(killed.task_id, 0);
+  ASSERT_EQ(TrialOf(grid, killed.trial_id).state, TrialState::kStopped);
+  // The other fails, again at each of its restarts (max_restarts 5), until it ends in error.
+  const uint64_t failed_trial = running[1].trial_id;
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    uint64_t task_id = 0;
+    for (const StartTask& start : StartTasksSentTo("agent-1")) {
+      if (start.trial_id == failed_trial) task_id = start.task_id;
+    }
+    Accept(task_id);
+    ExitAll(task_id, 1);
+    clock_.Advance(60);
+    orchestrator_.Tick();
+  }
+  ASSERT_EQ(TrialOf(grid, failed_trial).state, TrialState::kError);
+
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  DecodedControl hello;
+  hello.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
+  hello.header = ControlHeader{1, 0, "agent-1"};
+  hello.message = Hello("agent-1", 2);
+  restarted.OnAgentMessage("agent-1", hello);
+  std::set<uint64_t> started;
+  for (const SentMessage& sent : outbox.sent()) {
+    if (const auto* start = std::get_if<StartTask>(&sent.message)) started.insert(start->trial_id);
+  }
+  EXPECT_THAT(started, SizeIs(2));
+  EXPECT_EQ(started.count(killed.trial_id), 0u) << "the killed trial trains again";
+  EXPECT_EQ(started.count(failed_trial), 0u) << "the failed trial trains again";
+  const ClientMessage described = restarted.OnClientRequest(DescribeExperiment{grid});
+  ASSERT_TRUE(std::holds_alternative<ExperimentDescription>(described));
+  for (const TrialSummary& trial : std::get<ExperimentDescription>(described).trials) {
+    if (trial.trial_id == killed.trial_id) {
+      EXPECT_EQ(trial.state, TrialState::kStopped);
+      EXPECT_EQ(trial.batches_trained, 30u);
+      EXPECT_TRUE(trial.has_best_metric);
+    } else if (trial.trial_id == failed_trial) {
+      EXPECT_EQ(trial.state, TrialState::kError);
+      EXPECT_FALSE(trial.error.empty());
+    }
+  }
 }
 
 // A restarted orchestrator shows what trials printed before it: the tail of each trial's log.txt,
