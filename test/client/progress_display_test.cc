@@ -95,8 +95,25 @@ TEST_F(ProgressDisplayTest, EachTrialInTrainingHasALineRedrawnInPlace) {
     display.Update(Progress(2, step * 100, 0.5));
     display.Update(Progress(1, step * 120, 0.25));
   }
-  EXPECT_THAT(Screen(Output()), ElementsAre("trial 1  600/5000 batches  loss 0.2500",
-                                            "trial 2  500/5000 batches  loss 0.5000"));
+  EXPECT_THAT(Screen(Output()),
+              ElementsAre("trial 1  600/5000 batches", "trial 2  500/5000 batches"));
+}
+
+// The line's loss is the latest training report's mean (a batch's own loss, which progress
+// carries, is no report's), and a report newer than the throttled progress moves it on.
+TEST_F(ProgressDisplayTest, ATerminalLineShowsTheLatestReportsLossAndBatches) {
+  ProgressDisplay display = Terminal();
+  display.Update(Progress(1, 1, 0.7226));
+  MetricsReport report;
+  report.trial_id = 1;
+  report.kind = ReportKind::kTraining;
+  report.batches = 200;
+  report.records = 6400;
+  report.metrics = {{"loss", 0.9005}};
+  display.Metrics(report);
+  EXPECT_THAT(Screen(Output()), ElementsAre("trial 1  200/5000 batches  loss 0.9005"));
+  display.Update(Progress(1, 250, 0.1));
+  EXPECT_THAT(Screen(Output()), ElementsAre("trial 1  250/5000 batches  loss 0.9005"));
 }
 
 TEST_F(ProgressDisplayTest, MessagesGoAboveAndAnEndedTrialsLineGoes) {
@@ -108,7 +125,7 @@ TEST_F(ProgressDisplayTest, MessagesGoAboveAndAnEndedTrialsLineGoes) {
   display.TrialEnded(1);
   display.Update(Progress(2, 300, 0.4));
   EXPECT_THAT(Screen(Output()), ElementsAre("trial 1 validation after 100 batches: loss=0.2",
-                                            "trial 2  300/5000 batches  loss 0.4000"));
+                                            "trial 2  300/5000 batches"));
   display.TrialEnded(2);
   display.Message("experiment done");
   display.Finish();

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -19,13 +20,13 @@ std::string FormatDuration(double seconds) {
   return h > 0 ? absl::StrFormat("%d:%02d:%02d", h, m, s) : absl::StrFormat("%d:%02d", m, s);
 }
 
-std::string ProgressLine(const ProgressReport& progress) {
+std::string ProgressLine(const ProgressReport& progress, std::optional<double> loss) {
   std::string line =
       progress.total_batches == 0  // not known yet
-          ? absl::StrFormat("trial %d  %d batches  loss %.4f", progress.trial_id, progress.batches,
-                            progress.latest_loss)
-          : absl::StrFormat("trial %d  %d/%d batches  loss %.4f", progress.trial_id,
-                            progress.batches, progress.total_batches, progress.latest_loss);
+          ? absl::StrFormat("trial %d  %d batches", progress.trial_id, progress.batches)
+          : absl::StrFormat("trial %d  %d/%d batches", progress.trial_id, progress.batches,
+                            progress.total_batches);
+  if (loss) absl::StrAppendFormat(&line, "  loss %.4f", *loss);
   if (progress.records_per_second > 0 && progress.total_batches >= progress.batches) {
     const double batches_per_record =
         progress.batches > 0
@@ -61,14 +62,17 @@ void ProgressDisplay::Clear() {
 void ProgressDisplay::Redraw() {
   if (!terminal_) return;
   std::vector<std::string> lines;
-  for (const auto& [trial_id, progress] : training_) {
+  for (const auto& [trial_id, trial] : training_) {
     if (lines.size() == kMaxTrialLines) {
       const size_t more = training_.size() - kMaxTrialLines;
       lines.push_back(
           absl::StrCat("... and ", more, more == 1 ? " more trial" : " more trials", " training"));
       break;
     }
-    lines.push_back(ProgressLine(progress));
+    // A report newer than the (throttled) progress moves the line on.
+    ProgressReport shown = trial.progress;
+    shown.batches = std::max(shown.batches, trial.reported_batches);
+    lines.push_back(ProgressLine(shown, trial.loss));
   }
   // A line as wide as the terminal would move the cursor to the next row on some terminals.
   if (const size_t width = Width(); width > 1) {
@@ -84,7 +88,7 @@ void ProgressDisplay::Redraw() {
 }
 
 void ProgressDisplay::Update(const ProgressReport& progress) {
-  training_[progress.trial_id] = progress;
+  training_[progress.trial_id].progress = progress;
   Redraw();
 }
 
@@ -94,19 +98,23 @@ void ProgressDisplay::TrialEnded(uint64_t trial_id) {
 
 void ProgressDisplay::Metrics(const MetricsReport& report) {
   if (report.kind == ReportKind::kTraining) {
-    if (terminal_) return;  // the redrawn lines show it
-    // A plain line per report, with the report's own batch count and mean loss.
-    ProgressReport progress = training_[report.trial_id];
-    progress.trial_id = report.trial_id;
-    progress.batches = report.batches;
-    progress.records = report.records;
-    // The report's own pace: the latest progress may be from reports ago (it is throttled).
-    if (report.records_per_second > 0) progress.records_per_second = report.records_per_second;
+    TrialLine& trial = training_[report.trial_id];
+    trial.progress.trial_id = report.trial_id;
+    trial.reported_batches = report.batches;
     for (const NamedValue& metric : report.metrics) {
-      if (metric.name == "loss") progress.latest_loss = metric.value;
+      if (metric.name == "loss") trial.loss = metric.value;
     }
-    training_[report.trial_id] = progress;
-    Message(ProgressLine(progress));
+    if (terminal_) {
+      Redraw();
+      return;
+    }
+    // A plain line per report, with the report's own batch count, mean loss and pace (the latest
+    // progress may be from reports ago: it is throttled).
+    ProgressReport plain = trial.progress;
+    plain.batches = report.batches;
+    plain.records = report.records;
+    if (report.records_per_second > 0) plain.records_per_second = report.records_per_second;
+    Message(ProgressLine(plain, trial.loss));
     return;
   }
   std::string line =

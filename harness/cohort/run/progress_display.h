@@ -3,6 +3,8 @@
 // On a terminal, one line per trial in training, oldest trial first, redrawn in place:
 //   trial 1  1200/5000 batches  loss 0.3121  51234 records/s  ETA 0:07
 //   trial 2  800/5000 batches  loss 0.4410  48800 records/s  ETA 0:10
+// its batches the latest that its progress or its training reports gave, and its loss the mean
+// of its latest training report (none before the first),
 // at most kMaxTrialLines of them (then "... and 3 more trials training"), each cut to the
 // terminal's width so that none wraps. A trial's line goes when its task ends (TrialEnded), and
 // comes back with its next task's progress. Otherwise (a pipe, a CI log) a trial's line is printed
@@ -44,6 +46,13 @@ class ProgressDisplay {
   void Finish();
 
  private:
+  // A trial's line: its latest progress and training report.
+  struct TrialLine {
+    ProgressReport progress;        // batches, total, pace
+    std::optional<double> loss;     // the mean loss of its latest training report
+    uint64_t reported_batches = 0;  // that report's batches
+  };
+
   void Clear();
   void Redraw();
   size_t Width() const;
@@ -52,11 +61,12 @@ class ProgressDisplay {
   bool terminal_;
   std::optional<size_t> width_;  // nullopt: ask the terminal
   size_t lines_shown_ = 0;
-  std::map<uint64_t, ProgressReport> training_;  // by trial id
+  std::map<uint64_t, TrialLine> training_;  // by trial id
 };
 
-// "trial 1  1200/5000 batches  loss 0.3121  51234 records/s  ETA 0:07".
-std::string ProgressLine(const ProgressReport& progress);
+// "trial 1  1200/5000 batches  loss 0.3121  51234 records/s  ETA 0:07", the loss left out when
+// there is none (progress.latest_loss is not read).
+std::string ProgressLine(const ProgressReport& progress, std::optional<double> loss);
 
 // "0:07", "1:02:03".
 std::string FormatDuration(double seconds);
