@@ -22,7 +22,8 @@
  * `ready_twice` and `ready_in_eval` (non-zero; tests of the host's check of gradients_ready):
  * train_batch reports x[2] ready a second time, or evaluate_batch reports x ready, and either
  * drops the error the host returns and goes on as a careless plugin would; `loss_over_no_records`
- * (non-zero): train_batch reports its loss with record_count 0.
+ * (non-zero): train_batch reports its loss with record_count 0; `log_batch` N (tests of the host's
+ * log): its N-th training batch logs "a logged batch trained" at info level through the host.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
@@ -50,6 +51,7 @@ struct cohort_model {
   double ready_twice;         /* non-zero: train_batch reports a range twice, ignoring the error */
   double ready_in_eval;       /* non-zero: evaluate_batch calls gradients_ready, ignoring it */
   double loss_over_no_records; /* non-zero: the training loss is reported over 0 records */
+  double log_batch;           /* 0: never */
   double reported_loss;       /* what metric_add_device points at */
 };
 
@@ -97,7 +99,8 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
                  {"device_metrics", &m->device_metrics},
                  {"ready_twice", &m->ready_twice},
                  {"ready_in_eval", &m->ready_in_eval},
-                 {"loss_over_no_records", &m->loss_over_no_records}};
+                 {"loss_over_no_records", &m->loss_over_no_records},
+                 {"log_batch", &m->log_batch}};
   cohort_error* hparam_error = NULL;
   for (size_t i = 0; hparam_error == NULL && i < sizeof hparams / sizeof hparams[0]; ++i) {
     hparam_error = optional_double(api, args->host, hparams[i].name, hparams[i].field);
@@ -178,6 +181,10 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch,
     for (;;) pause();
   }
   if (chosen(m->exit_batch, -1.0, m->batches_trained + 1, rank)) exit((int)m->exit_code);
+  if (chosen(m->log_batch, -1.0, m->batches_trained + 1, rank)) {
+    static const char kTrained[] = "a logged batch trained";
+    m->api->log(m->host, COHORT_LOG_INFO, kTrained, sizeof kTrained - 1);
+  }
   cohort_error* e = m->api->gradients_ready(m->host, 0, 0, DIM);
   if (e != NULL) return e;
   if (m->ready_twice != 0) m->api->error_destroy(m->api->gradients_ready(m->host, 0, DIM - 1, 1));

@@ -8,7 +8,7 @@
 
 cohort_host::cohort_host(cohort::ModelHostOptions opts) : options(std::move(opts)) {
   options.context.struct_size = COHORT_STRUCT_SIZE(cohort_trial_context, stream);
-  if (!options.log) options.log = cohort::StderrLogSink(options.context.rank);
+  if (!options.log) options.log = cohort::StderrLogSink();
 }
 
 void cohort_host::BeginTrainingBatch() {
@@ -52,11 +52,10 @@ absl::string_view LogLevelName(cohort_log_level level) {
   }
 }
 
-LogSink StderrLogSink(uint32_t rank) {
-  return [rank](cohort_log_level level, absl::string_view message) {
+LogSink StderrLogSink() {
+  return [](cohort_log_level level, absl::string_view message) {
     // One write per line keeps lines from concurrent threads whole.
-    const std::string line =
-        absl::StrCat("[rank ", rank, "] ", LogLevelName(level), ": ", message, "\n");
+    const std::string line = absl::StrCat(LogLevelName(level), ": ", message, "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);
   };
 }

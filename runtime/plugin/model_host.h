@@ -95,8 +95,9 @@ struct cohort_host {
 namespace cohort {
 using ModelHost = cohort_host;
 
-// A LogSink writing "[rank R] LEVEL: message" lines to stderr.
-LogSink StderrLogSink(uint32_t rank);
+// A LogSink writing "LEVEL: message" lines to stderr (the agent that captures a worker's stderr
+// puts "[rank R] " before each line of it).
+LogSink StderrLogSink();
 
 // "debug", "info", "warning", "error".
 absl::string_view LogLevelName(cohort_log_level level);
