@@ -107,9 +107,11 @@ with temp_dir() as tmp:
             pass
         elif os.path.exists(run_dir):
             failures.append(f"{case}: refused after making the run folder {run_dir}:\n{out}{err}")
-        elif not any(f"error: {config}{how}: " in err for how in ("", " as --set changes it")):
-            # Refused before anything ran: every message names the file, as the loader's do.
-            failures.append(f"{case}: the message does not start with the file's path:\n{err}")
+        elif f"error: {config}{' as --set changes it' if overrides else ''}: " not in err:
+            # Refused before anything ran: every message names the file, as the loader's do, and
+            # the --set that made the error (each case's file alone is good).
+            failures.append(f"{case}: the message does not start with the file's path and what "
+                            f"made the error:\n{err}")
         elif code != 1:
             failures.append(f"{case}: exit {code}, expected 1")
 check(not failures, "\n\n".join(failures))

@@ -65,9 +65,25 @@ absl::Status CheckHostPath(const ExperimentConfig& config) {
 
 }  // namespace
 
+namespace {
+
+// What the orchestrator checks beyond the file's own rules (Orchestrator::CheckExperiment), the
+// plugin the entrypoint names and the built-in optimizer's hyperparameters, and the host_path.
+absl::Status CheckRun(const ExperimentConfig& config) {
+  absl::Status checked = Orchestrator::CheckExperiment(config);
+  absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
+  if (checked.ok()) checked = plugin.status();
+  if (checked.ok()) checked = CheckBuiltInOptimizer(config, *plugin);
+  if (checked.ok()) checked = CheckHostPath(config);
+  return checked;
+}
+
+}  // namespace
+
 absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
                                                std::vector<std::string> overrides,
                                                std::optional<uint64_t> seed_in_use) {
+  const size_t user_overrides = overrides.size();
   absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
   if (!config.ok()) return config;
   // The name (which may come from the file name) and the seed go into config.yaml explicitly.
@@ -94,17 +110,19 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
   }
   absl::StatusOr<ExperimentConfig> loaded = LoadExperimentConfig(path, overrides);
   if (!loaded.ok()) return loaded;
-  // What the orchestrator checks beyond the file's own rules, and the plugin it names, told with
-  // the file as those are.
-  absl::Status checked = Orchestrator::CheckExperiment(*loaded);
-  absl::StatusOr<std::string> plugin = ResolveEntrypoint(loaded->entrypoint, loaded->config_dir);
-  if (checked.ok()) checked = plugin.status();
-  if (checked.ok()) checked = CheckBuiltInOptimizer(*loaded, *plugin);
-  if (checked.ok()) checked = CheckHostPath(*loaded);
-  if (!checked.ok()) {
-    return absl::Status(checked.code(), absl::StrCat(path, ": ", checked.message()));
+  // The checks beyond the file's own rules, told as the loader tells those: "as --set changes it"
+  // where the file without the user's --set passes them.
+  absl::Status checked = CheckRun(*loaded);
+  if (checked.ok()) return loaded;
+  bool file_alone_good = false;
+  if (user_overrides > 0) {
+    overrides.erase(overrides.begin(), overrides.begin() + static_cast<ptrdiff_t>(user_overrides));
+    absl::StatusOr<ExperimentConfig> alone = LoadExperimentConfig(path, overrides);
+    file_alone_good = alone.ok() && CheckRun(*alone).ok();
   }
-  return loaded;
+  return absl::Status(
+      checked.code(),
+      absl::StrCat(path, file_alone_good ? " as --set changes it: " : ": ", checked.message()));
 }
 
 absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {
