@@ -3,6 +3,7 @@
 // placement, saving).
 #include "runtime/orchestrator/orchestrator.h"
 
+#include <algorithm>
 #include <utility>
 #include <variant>
 
@@ -136,6 +137,28 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored, absl::string_view
   }
   experiment->record = std::move(stored.record);
   cluster_->experiments.emplace(id, std::move(experiment));
+}
+
+void Orchestrator::Save(Experiment& experiment) {
+  experiment.dirty = false;
+  experiment.last_save = clock_.MonotonicSeconds();
+  // The trials' states, restarts, targets and errors live in the Trials; the record takes them
+  // here, once per save.
+  experiment.record.state = RunStateOf(experiment.state);
+  for (TrialRecord& record : experiment.record.trials) {
+    if (const Trial* trial = FindTrial(record.id)) {
+      record.state = RunStateOf(trial->state());
+      record.restarts = trial->restarts;
+      record.total_batches = trial->target_batches;
+      record.error = trial->error;
+      record.batches_trained = std::max(record.batches_trained, trial->batches_trained);
+    }
+  }
+  if (absl::Status saved = WriteFileAtomically(experiment.folder->experiment_json_path(),
+                                               experiment.record.ToJson());
+      !saved.ok()) {
+    Notice(absl::StrCat("warning: ", saved.message()));
+  }
 }
 
 Orchestrator::~Orchestrator() {

@@ -315,6 +315,9 @@ class Orchestrator {
   // Sends KillTask for every part not yet ended (once per task).
   void StopTask(Task& task, absl::string_view reason, uint32_t grace_seconds);
   void Save(Experiment& experiment);
+  // "[cohort] `text`" in the trial's log (log.txt and `cohort trial logs`), as of `attempt`: how
+  // its tasks start and end, among what its ranks print.
+  void NoteInTrialLog(Trial& trial, uint32_t attempt, absl::string_view text);
   void Event(std::string line, OrchestratorEvent::Level level = OrchestratorEvent::Level::kDetail);
   void Notice(std::string line) { Event(std::move(line), OrchestratorEvent::Level::kNotice); }
   // Keeps each task's GPU readings from an agent that does not run its rank 0.

@@ -282,8 +282,8 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
       metrics.kind == ReportKind::kValidation && value && std::isnan(*value) &&
       !trial.told_nan_metric) {
     trial.told_nan_metric = true;
-    Notice(absl::StrCat("warning: trial ", trial.id, " validated ", experiment.config.searcher.metric,
-                        "=nan after ", metrics.batches,
+    Notice(absl::StrCat("warning: trial ", trial.id, " validated ",
+                        experiment.config.searcher.metric, "=nan after ", metrics.batches,
                         " batches: its training diverged, and a NaN is never its best validation "
                         "(optimizations.nonfinite_gradients: fail ends a trial at its first "
                         "non-finite gradient)"));
@@ -300,6 +300,16 @@ void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
     trial.segment_metric = experiment.record.SearcherMetricOf(metrics);
   }
   experiment.dirty = true;
+}
+
+void Orchestrator::NoteInTrialLog(Trial& trial, uint32_t attempt, absl::string_view text) {
+  const LogLine line{0, LogStream::kStdout, clock_.UnixSeconds(), absl::StrCat("[cohort] ", text)};
+  trial.log.Append(attempt, line);
+  const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
+      !appended.ok()) {
+    Notice(absl::StrCat("warning: ", appended.message()));
+  }
 }
 
 void Orchestrator::WarnOfStragglers(Task& task, const MetricsReport& report) {

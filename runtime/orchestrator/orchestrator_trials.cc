@@ -241,17 +241,17 @@ void Orchestrator::Launch(Task& task, const Placement& placement) {
                         ": a trial runs at the pace of its slowest GPU; give it "
                         "identical GPUs (cohort doctor names each agent's models)"));
   }
-  if (task.resume_checkpoint_id.empty()) {
-    Event(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
-                       " trains to batch ", trial.target_batches, " on ", agents));
-  } else {
-    Notice(absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): task ", task.id,
-                        " trains to batch ", trial.target_batches, " on ", agents,
-                        ", resuming from checkpoint ", task.resume_checkpoint_id,
-                        common.worker.validate_at_resume
-                            ? ", which it validates first (its validation was not recorded)"
-                            : ""));
-  }
+  const std::string starts =
+      absl::StrCat("task ", task.id, " trains to batch ", trial.target_batches, " on ", agents,
+                   task.resume_checkpoint_id.empty() ? "" : ", resuming from checkpoint ",
+                   task.resume_checkpoint_id,
+                   common.worker.validate_at_resume
+                       ? ", which it validates first (its validation was not recorded)"
+                       : "");
+  NoteInTrialLog(trial, task.attempt, starts);
+  const std::string line =
+      absl::StrCat("trial ", trial.id, " (experiment ", experiment.id, "): ", starts);
+  task.resume_checkpoint_id.empty() ? Event(line) : Notice(line);
 }
 
 bool Orchestrator::EndPart(Task& task, const std::string& agent_id) {
@@ -279,6 +279,7 @@ void Orchestrator::StopTask(Task& task, absl::string_view reason, uint32_t grace
 
 void Orchestrator::Finish(Task& task) {
   const uint64_t task_id = task.id;
+  const uint32_t attempt = task.attempt;
   const uint32_t grow_to = task.grow_to;
   Trial& trial = *cluster_->trials.at(task.trial_id);
   Experiment& experiment = *cluster_->experiments.at(task.experiment_id);
@@ -310,8 +311,14 @@ void Orchestrator::Finish(Task& task) {
   trial.lifecycle.TaskEnded(decision);
   const std::string from =
       trial.latest_checkpoint_id.empty() ? std::string("the start") : trial.latest_checkpoint_id;
+  // How the task ended, in the trial's log, where what its ranks printed stops.
+  const std::string ended = absl::StrCat("task ", task_id, " ended");
   switch (decision.next) {
     case TrialNext::kEnd:
+      if (decision.end_state != TrialState::kCompleted) {
+        NoteInTrialLog(trial, attempt,
+                       absl::StrCat(ended, ": the trial ", TrialStateName(decision.end_state)));
+      }
       EndTrial(trial, decision.end_state, "");
       // A trial killed on its own: its searcher goes on without it.
       if (decision.end_state == TrialState::kStopped && experiment.Going()) {
@@ -319,12 +326,15 @@ void Orchestrator::Finish(Task& task) {
       }
       break;
     case TrialNext::kPause:
+      NoteInTrialLog(trial, attempt, absl::StrCat(ended, ": paused, to go on from ", from));
       RewindTrial(experiment, trial);
       Event(absl::StrCat("trial ", trial.id, ": paused; it goes on from ", from,
                          " when its experiment is activated"));
       break;
     case TrialNext::kPlaceAgain:
       // Not the trial's fault: trained again from its latest checkpoint without using a restart.
+      NoteInTrialLog(trial, attempt,
+                     absl::StrCat(ended, ": ", decision.reason, "; placed again from ", from));
       RewindTrial(experiment, trial);
       Notice(absl::StrCat("trial ", trial.id, ": ", decision.reason, "; placing it again from ",
                           from));
@@ -336,11 +346,18 @@ void Orchestrator::Finish(Task& task) {
       ++trial.restarts;
       trial.error = decision.reason;
       // It trains again from its latest checkpoint: what was reported after it is forgotten.
+      NoteInTrialLog(
+          trial, attempt,
+          absl::StrCat(ended, ", failed: ", decision.reason, "; restart ", trial.restarts, " of ",
+                       experiment.config.max_restarts, " from ", from));
       RewindTrial(experiment, trial);
       Notice(absl::StrCat("trial ", trial.id, " failed: ", decision.reason, "; restart ",
                           trial.restarts, " of ", experiment.config.max_restarts, " from ", from));
       break;
     case TrialNext::kFail:
+      NoteInTrialLog(
+          trial, attempt,
+          absl::StrCat(ended, ", failed: ", decision.reason, "; the trial ends in error"));
       EndTrial(trial, TrialState::kError, decision.reason);
       if (experiment.Going()) {
         Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
@@ -462,28 +479,6 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
       "experiment ", experiment.id, " ", ExperimentStateName(experiment.state),
       experiment.error.empty() ? std::string() : absl::StrCat(": ", experiment.error)));
   Save(experiment);
-}
-
-void Orchestrator::Save(Experiment& experiment) {
-  experiment.dirty = false;
-  experiment.last_save = clock_.MonotonicSeconds();
-  // The trials' states, restarts, targets and errors live in the Trials; the record takes them
-  // here, once per save.
-  experiment.record.state = RunStateOf(experiment.state);
-  for (TrialRecord& record : experiment.record.trials) {
-    if (const Trial* trial = FindTrial(record.id)) {
-      record.state = RunStateOf(trial->state());
-      record.restarts = trial->restarts;
-      record.total_batches = trial->target_batches;
-      record.error = trial->error;
-      record.batches_trained = std::max(record.batches_trained, trial->batches_trained);
-    }
-  }
-  if (absl::Status saved = WriteFileAtomically(experiment.folder->experiment_json_path(),
-                                               experiment.record.ToJson());
-      !saved.ok()) {
-    Notice(absl::StrCat("warning: ", saved.message()));
-  }
 }
 
 }  // namespace cohort

@@ -103,6 +103,19 @@ TEST_F(OrchestratorTest, FailureAfterRunningRestartsFromTheLatestCheckpoint) {
   EXPECT_FALSE(description.summary.error.empty());
   EXPECT_THAT(Tasks(), IsEmpty());
   EXPECT_TRUE(orchestrator_.Idle());
+  // The trial's log says where each attempt starts and how it ended, among what its ranks print.
+  std::ifstream log_file(
+      absl::StrCat(ExperimentFolder(experiment_id), "/trials/", trial_id, "/log.txt"));
+  const std::string log((std::istreambuf_iterator<char>(log_file)),
+                        std::istreambuf_iterator<char>());
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("[cohort] task ", first.task_id, " ended, failed: ")));
+  EXPECT_THAT(log, HasSubstr("; restart 1 of 2 from ckpt-b\n"));
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("[cohort] task ", starts[1].task_id,
+                                          " trains to batch 100 on agent-1, resuming from "
+                                          "checkpoint ckpt-b")));
+  EXPECT_THAT(log,
+              HasSubstr(absl::StrCat("[cohort] task ", starts[2].task_id, " ended, failed: ")));
+  EXPECT_THAT(log, HasSubstr("; the trial ends in error\n"));
 }
 
 // A restarted worker that finds the latest checkpoint damaged resumes from an older one and says

@@ -25,26 +25,29 @@ TEST_F(OrchestratorTest, LogsAreNumberedFilteredAndEndWithTheTrial) {
                  LogLine{0, LogStream::kStdout, 3.0, "rank zero ends"}};
   FromAgent("agent-1", batch);
 
+  // The orchestrator's line on how the task starts, then the ranks' lines in order.
   TrialLogs all = Logs(trial_id, -1, 0, 0);
   EXPECT_EQ(all.trial_id, trial_id);
-  ASSERT_THAT(all.lines, SizeIs(4));
+  ASSERT_THAT(all.lines, SizeIs(5));
   for (size_t index = 0; index < all.lines.size(); ++index) {
     EXPECT_EQ(all.lines[index].sequence, index + 1);
     EXPECT_EQ(all.lines[index].attempt, 0u);
   }
-  EXPECT_EQ(all.lines[2].text, "rank one warns");
-  EXPECT_TRUE(all.lines[2].stderr_stream);
+  EXPECT_EQ(all.lines[0].text,
+            absl::StrCat("[cohort] task ", start.task_id, " trains to batch 10 on agent-1"));
+  EXPECT_EQ(all.lines[3].text, "rank one warns");
+  EXPECT_TRUE(all.lines[3].stderr_stream);
   EXPECT_FALSE(all.trial_ended);
 
-  const TrialLogs after = Logs(trial_id, -1, 2, 0);
+  const TrialLogs after = Logs(trial_id, -1, 3, 0);
   ASSERT_THAT(after.lines, SizeIs(2));
-  EXPECT_EQ(after.lines[0].sequence, 3u);
+  EXPECT_EQ(after.lines[0].sequence, 4u);
   EXPECT_EQ(after.lines[1].text, "rank zero ends");
 
   const TrialLogs rank_one = Logs(trial_id, 1, 0, 0);
   ASSERT_THAT(rank_one.lines, SizeIs(2));
-  EXPECT_EQ(rank_one.lines[0].sequence, 2u);
-  EXPECT_EQ(rank_one.lines[1].sequence, 3u);
+  EXPECT_EQ(rank_one.lines[0].sequence, 3u);
+  EXPECT_EQ(rank_one.lines[1].sequence, 4u);
   for (const TrialLogLine& line : rank_one.lines) EXPECT_EQ(line.rank, 1u);
 
   const TrialLogs first_two = Logs(trial_id, -1, 0, 2);
@@ -53,7 +56,7 @@ TEST_F(OrchestratorTest, LogsAreNumberedFilteredAndEndWithTheTrial) {
 
   // Each metrics report adds a line of the orchestrator's, so a followed log shows the trial move.
   Validate(start.task_id, 10, 0.25);
-  const TrialLogs validated = Logs(trial_id, -1, 4, 0);
+  const TrialLogs validated = Logs(trial_id, -1, 5, 0);
   ASSERT_THAT(validated.lines, SizeIs(1));
   EXPECT_EQ(validated.lines[0].text,
             "[cohort] validation after 10 batches: validation_loss=0.25 accuracy=0.75");
@@ -65,11 +68,11 @@ TEST_F(OrchestratorTest, LogsAreNumberedFilteredAndEndWithTheTrial) {
   const TrialLogs partial = Logs(trial_id, -1, 0, 2);
   EXPECT_THAT(partial.lines, SizeIs(2));
   EXPECT_FALSE(partial.trial_ended);
-  const TrialLogs rest = Logs(trial_id, -1, partial.lines.back().sequence, 3);
-  ASSERT_THAT(rest.lines, SizeIs(3));
-  EXPECT_EQ(rest.lines.back().sequence, 5u);
+  const TrialLogs rest = Logs(trial_id, -1, partial.lines.back().sequence, 4);
+  ASSERT_THAT(rest.lines, SizeIs(4));
+  EXPECT_EQ(rest.lines.back().sequence, 6u);
   EXPECT_TRUE(rest.trial_ended);
-  EXPECT_TRUE(Logs(trial_id, -1, 5, 0).trial_ended);
+  EXPECT_TRUE(Logs(trial_id, -1, 6, 0).trial_ended);
 
   const ClientMessage unknown = orchestrator_.OnClientRequest(TrialLogsRequest{999, -1, 0, 0});
   ASSERT_TRUE(std::holds_alternative<ClientError>(unknown));
@@ -115,9 +118,9 @@ TEST_F(OrchestratorTest, AgentLinesAreNoticesAndMarkedInTheTrialLog) {
       Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/log.txt"));
   EXPECT_THAT(log, HasSubstr("[rank 0] batch 5\n[agent] warning: rank 0 has sent no heartbeat"));
   const TrialLogs logs = Logs(start.trial_id, -1, 0, 10);
-  ASSERT_THAT(logs.lines, SizeIs(2));
-  EXPECT_EQ(logs.lines[1].text, "[agent] warning: rank 0 has sent no heartbeat");
-  EXPECT_TRUE(logs.lines[1].stderr_stream);
+  ASSERT_THAT(logs.lines, SizeIs(3));  // after the orchestrator's line on the task's start
+  EXPECT_EQ(logs.lines[2].text, "[agent] warning: rank 0 has sent no heartbeat");
+  EXPECT_TRUE(logs.lines[2].stderr_stream);
 }
 
 // A worker's own warning (a hyperparameter nothing read) reaches whoever follows the trial too;

@@ -376,7 +376,9 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorShowsWhatTrialsPrintedBefore) {
   };
   EXPECT_THAT(texts(first.trial_id, -1), Contains("0: ended's line"));
   EXPECT_THAT(texts(second.trial_id, -1),
-              ElementsAre("0: rank 0's line", "1: rank 1's [bracketed] line",
+              ElementsAre(absl::StrCat("0: [cohort] task ", second.task_id,
+                                       " trains to batch 100 on agent-1"),
+                          "0: rank 0's line", "1: rank 1's [bracketed] line",
                           "0: [cohort] validation after 40 batches: validation_loss=0.7 "
                           "accuracy=0.3"));
   EXPECT_THAT(texts(second.trial_id, 1), ElementsAre("1: rank 1's [bracketed] line"));
