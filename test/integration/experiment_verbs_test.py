@@ -77,6 +77,8 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
              "the killed trial to stop")
     check(trial_json(cluster, second)["trial"]["state"] == "running", trial_json(cluster, second))
     check(cluster.state_of(experiment) == "active", cluster.must("experiment", "list"))
+    out = cluster.must("trial", "kill", str(first))  # ended: nothing to do, and says so
+    check(f"trial {first} is stopped already: nothing to kill" in out, out)
 
     # Deleting or archiving an active experiment is refused; nothing changes.
     code, out, err = cluster.cli("experiment", "delete", str(experiment), "--yes")
@@ -87,6 +89,8 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
 
     cluster.must("experiment", "kill", str(experiment))
     check(cluster.wait_ended(experiment) == "stopped", cluster.logs())
+    out = cluster.must("experiment", "kill", str(experiment))
+    check(f"experiment {experiment} is stopped already: nothing to kill" in out, out)
     code, out, err = cluster.cli("experiment", "pause", str(experiment))
     check(code == 1 and f"experiment {experiment} is stopped; only an active experiment can be "
           "paused" in err, f"{code}\n{err}")

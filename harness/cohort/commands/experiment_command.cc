@@ -158,6 +158,16 @@ int Kill(const std::vector<std::string>& arguments) {
   const std::optional<ExperimentArgs> parsed = ParseExperimentArgs(spec, arguments, &exit_code);
   if (!parsed) return exit_code;
   const uint64_t id = parsed->id;
+  // An ended experiment has nothing to kill: said, and still a success.
+  const absl::StatusOr<ExperimentDescription> before =
+      AskOrchestrator<ExperimentDescription>(parsed->args, DescribeExperiment{id});
+  if (!before.ok()) return ClientFailure(before.status());
+  if (ExperimentEnded(before->summary.state)) {
+    std::printf("experiment %llu is %s already: nothing to kill\n",
+                static_cast<unsigned long long>(id),
+                std::string(ExperimentStateName(before->summary.state)).c_str());
+    return 0;
+  }
   return AskAndPrint<ClientAck>(parsed->args, KillExperiment{id}, [id](const ClientAck&) {
     return absl::StrCat("experiment ", id, ": kill requested\n");
   });

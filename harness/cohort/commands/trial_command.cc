@@ -89,6 +89,17 @@ int Kill(const std::vector<std::string>& arguments) {
   std::optional<ClientArgs> args;
   const std::optional<uint64_t> id = ParseTrialArgs(spec, arguments, &args, &exit_code);
   if (!id) return exit_code;
+  // An ended trial has nothing to kill: said, and still a success.
+  const absl::StatusOr<TrialDescription> before =
+      AskOrchestrator<TrialDescription>(*args, DescribeTrial{*id});
+  if (!before.ok()) return ClientFailure(before.status());
+  if (const TrialState state = before->trial.state; state == TrialState::kCompleted ||
+                                                    state == TrialState::kStopped ||
+                                                    state == TrialState::kError) {
+    std::printf("trial %llu is %s already: nothing to kill\n", static_cast<unsigned long long>(*id),
+                std::string(TrialStateName(state)).c_str());
+    return 0;
+  }
   return AskAndPrint<ClientAck>(*args, KillTrial{*id}, [id](const ClientAck&) {
     return absl::StrCat("trial ", *id, ": kill requested\n");
   });
