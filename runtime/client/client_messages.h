@@ -242,6 +242,9 @@ struct TrialSummary {
   // Minor 6: with optimizations.learning_rate_scaling, the built-in optimizer's learning rate on
   // the trial's slots; 0 otherwise.
   double scaled_learning_rate = 0;
+  // Minor 7: the batches of the last training and validation reports (0 when none).
+  uint64_t latest_training_batches = 0;
+  uint64_t latest_validation_batches = 0;
 
   friend bool operator==(const TrialSummary&, const TrialSummary&) = default;
 };

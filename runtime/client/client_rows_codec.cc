@@ -69,7 +69,8 @@ Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary
       CreateText(builder, t.error), EncodeAll(builder, t.latest_timings), t.records_per_second,
       t.scaling_efficiency, t.baseline_experiment_id,
       t.latest_gpus.empty() ? 0 : EncodeAll(builder, t.latest_gpus),
-      t.latest_ranks.empty() ? 0 : EncodeAll(builder, t.latest_ranks), t.scaled_learning_rate);
+      t.latest_ranks.empty() ? 0 : EncodeAll(builder, t.latest_ranks), t.scaled_learning_rate,
+      t.latest_training_batches, t.latest_validation_batches);
 }
 
 Offset<wire::ValidationRow> Encode(FlatBufferBuilder& builder, const ValidationRow& row) {
@@ -173,7 +174,9 @@ TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
           t.baseline_experiment_id(),
           ReadAll(reader, t.latest_gpus()),
           ReadAll(reader, t.latest_ranks()),
-          t.scaled_learning_rate()};
+          t.scaled_learning_rate(),
+          t.latest_training_batches(),
+          t.latest_validation_batches()};
 }
 
 ValidationRow Read(Reader& reader, const wire::ValidationRow& t) {

@@ -124,6 +124,7 @@ TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment
     if (record.id != trial.id) continue;
     if (record.latest_training) {
       summary.latest_training = record.latest_training->metrics;
+      summary.latest_training_batches = record.latest_training->batches;
       summary.latest_timings = record.latest_training->timings;
       summary.records_per_second = record.latest_training->records_per_second;
       summary.latest_gpus = record.latest_training->gpus;
@@ -133,7 +134,10 @@ TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment
                             &summary.baseline_experiment_id)
               .value_or(0.0);
     }
-    if (record.latest_validation) summary.latest_validation = record.latest_validation->metrics;
+    if (record.latest_validation) {
+      summary.latest_validation = record.latest_validation->metrics;
+      summary.latest_validation_batches = record.latest_validation->batches;
+    }
     // The record keeps the best validation (forgetting what a rewind trained again).
     const std::optional<double> best =
         record.best_validation ? experiment.record.SearcherMetricOf(*record.best_validation)

@@ -410,6 +410,17 @@ TEST_F(CliFormatTest, FollowShowsMetricsAsTheyCome) {
   later.trials[2].latest_validation = {{"validation_loss", 0.29}, {"accuracy", 0.91}};
   EXPECT_THAT(ExperimentChanges(&now, later),
               ElementsAre("trial 9 validation: validation_loss=0.29 accuracy=0.91"));
+  // A report is labelled with its own batch, not the trial's progress since.
+  ExperimentDescription labelled = later;
+  labelled.trials[2].batches_trained = 2680;
+  labelled.trials[2].latest_training = {{"loss", 0.28}};
+  labelled.trials[2].latest_training_batches = 2650;
+  labelled.trials[2].latest_validation = {{"validation_loss", 0.27}, {"accuracy", 0.92}};
+  labelled.trials[2].latest_validation_batches = 2500;
+  EXPECT_THAT(ExperimentChanges(&later, labelled),
+              ElementsAre("trial 9 at batch 2650/5000: loss=0.28 (51234 records/s)",
+                          "trial 9 validation after 2500 batches: validation_loss=0.27 "
+                          "accuracy=0.92"));
   EXPECT_THAT(ExperimentChanges(&later, later), ElementsAre());
 }
 

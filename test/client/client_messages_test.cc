@@ -78,7 +78,9 @@ TrialSummary FullTrial() {
           {{0, 1, "NVIDIA H100 80GB HBM3", 97.5, uint64_t{40} << 30, kMaxU64},
            {kMaxU32, kMaxU32, kAwkwardText, 0.0, 0, 0}},
           {{0, 0.004, 0.005, 1.0, 0.97}, {kMaxU32, 0.5, 0.75, 0.0066, 1.0}},
-          0.1};
+          0.1,
+          1150,
+          kMaxU64};
 }
 
 // One of each message, in the variant's order, every field set to a value other than its default.

@@ -38,7 +38,10 @@ void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
                       std::vector<std::string>& lines) {
   if (!trial.latest_training.empty() &&
       (previous == nullptr || trial.latest_training != previous->latest_training)) {
-    std::string line = absl::StrCat("trial ", trial.trial_id, " at batch ", trial.batches_trained);
+    // The report's own batch (an older orchestrator sends none: the trial's progress then).
+    const uint64_t batches =
+        trial.latest_training_batches > 0 ? trial.latest_training_batches : trial.batches_trained;
+    std::string line = absl::StrCat("trial ", trial.trial_id, " at batch ", batches);
     if (trial.target_batches > 0) absl::StrAppend(&line, "/", trial.target_batches);
     absl::StrAppend(&line, ": ", FormatMetrics(trial.latest_training));
     if (trial.records_per_second > 0) {
@@ -48,8 +51,11 @@ void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
   }
   if (!trial.latest_validation.empty() &&
       (previous == nullptr || trial.latest_validation != previous->latest_validation)) {
-    lines.push_back(absl::StrCat("trial ", trial.trial_id,
-                                 " validation: ", FormatMetrics(trial.latest_validation)));
+    std::string line = absl::StrCat("trial ", trial.trial_id, " validation");
+    if (trial.latest_validation_batches > 0) {
+      absl::StrAppend(&line, " after ", trial.latest_validation_batches, " batches");
+    }
+    lines.push_back(absl::StrCat(line, ": ", FormatMetrics(trial.latest_validation)));
   }
 }
 
