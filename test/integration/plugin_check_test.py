@@ -26,6 +26,14 @@ code, out, err = check_plugin(os.path.join(PLUGINS, "test", "defect_wrong_gradie
                               "--hparam", "float32_loss_offset=300")
 check(code == 1 and "plugin check FAILED" in out and "(allowed " in out, f"exit {code}:\n{out}\n{err}")
 
+# A loss that is not finite (here one past float32's range) is named as the cause, before the
+# gradient check that it makes fail.
+code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
+                              "--hparam", "float32_loss_offset=1e39")
+check(code == 1 and "train_batch's loss is inf, not finite: FAILED" in out
+      and out.index("not finite: FAILED") < out.index("gradient check:"),
+      f"a loss that is not finite: exit {code}:\n{out}\n{err}")
+
 # An evaluate_batch that writes into the gradients is named.
 code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
                               "--hparam", "eval_writes_gradients=1")

@@ -154,6 +154,14 @@ int RunChecks(const CheckOptions& options) {
               FormatMetrics(*trained).c_str());
 
   int failures = 0;
+  // A loss that is not finite makes every finite difference NaN: said first, as the cause.
+  if (const Metric* loss = trained->Find("loss"); loss != nullptr && !std::isfinite(loss->value)) {
+    ++failures;
+    std::printf(
+        "  train_batch's loss is %g, not finite: FAILED (the gradient check below cannot "
+        "hold; look for an overflow, a log of 0, or values never set)\n",
+        loss->value);
+  }
   if (*validation_records > 0) {
     const BatchSpec validation =
         FirstBatch(COHORT_SPLIT_VALIDATION, options.batch_size, *validation_records);
