@@ -175,7 +175,8 @@ class TrialRunner {
   // ZeRO (a sharded optimizer): every rank's stepped range of the parameters to every rank.
   absl::Status ShareShardParameters();
   // optimizations.nonfinite_gradients before a step: true to step; false when the step's
-  // gradients are to be dropped ("skip"); an error naming the batch and tensor for "fail".
+  // gradients are to be dropped ("skip"; a warning at the 1st, 10th, 100th... skip, for whoever
+  // follows the trial); an error naming the batch and tensor for "fail".
   absl::StatusOr<bool> GradientsUsable();
   // A report of `metrics` after the batches trained so far.
   MetricsReport Report(ReportKind kind, const std::vector<ReducedMetric>& metrics);
@@ -222,6 +223,7 @@ class TrialRunner {
   static constexpr size_t kMaxUnsettledBatches = 1024;
   std::vector<BatchMetrics> unsettled_training_;
   uint64_t batches_since_step_ = 0;
+  uint64_t skipped_steps_ = 0;  // dropped for non-finite gradients, this attempt
   // ZeRO on a GPU: the device group the stepped shards of a device block travel over, or without
   // one the host copy they travel through.
   DeviceShardGroup device_shards_;

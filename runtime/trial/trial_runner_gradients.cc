@@ -50,9 +50,21 @@ absl::StatusOr<bool> TrialRunner::GradientsUsable() {
     return absl::FailedPreconditionError(absl::StrCat(
         what, "; optimizations.nonfinite_gradients is fail (skip would drop such steps instead)"));
   }
+  ++skipped_steps_;
   if (reporter()) {
     options_.events->OnNotice(
         absl::StrCat(what, "; optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
+    // Each skip is in the trial's log; the 1st, 10th, 100th... are warnings, which reach whoever
+    // follows the trial: a trial whose every step is skipped trains no more.
+    uint64_t power = 1;
+    while (power < skipped_steps_ && power <= UINT64_MAX / 10) power *= 10;
+    if (power == skipped_steps_) {
+      options_.events->OnNotice(absl::StrCat(
+          "warning: ", skipped_steps_, skipped_steps_ == 1 ? " optimizer step" : " optimizer steps",
+          " skipped for a gradient that is not finite since this attempt began (the latest at "
+          "batch ",
+          batch, "); the trial's log names each"));
+    }
   }
   return false;
 }

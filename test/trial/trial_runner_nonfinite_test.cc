@@ -83,7 +83,11 @@ TEST_F(NonFiniteGradientTest, SkipDropsThatStepAndTrainsOn) {
   EXPECT_EQ(*exit, TrialExit::kCompleted);
   EXPECT_THAT((*trial)->events().notices,
               ElementsAre("batch 3: the gradient is not finite (tensor 'x' element 0 is nan); "
-                          "optimizer step skipped (optimizations.nonfinite_gradients: skip)"));
+                          "optimizer step skipped (optimizations.nonfinite_gradients: skip)",
+                          // The first skip is a warning too (then the 10th, 100th...).
+                          "warning: 1 optimizer step skipped for a gradient that is not finite "
+                          "since this attempt began (the latest at batch 3); the trial's log "
+                          "names each"));
   const std::vector<double> expected = ReplayQuadratic(kNanBatch);
   const std::vector<float> got = Parameters(**trial);
   for (size_t j = 0; j < expected.size(); ++j) EXPECT_NEAR(got[j], expected[j], 1e-5) << j;
