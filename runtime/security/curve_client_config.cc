@@ -12,7 +12,7 @@ namespace cohort {
 absl::StatusOr<std::string> ReadServerPublicKey(const std::string& file_or_z85) {
   // A path wins: a path may itself be 40 characters of the Z85 alphabet ('/' and '.' are in it).
   struct stat info {};
-  if (::stat(file_or_z85.c_str(), &info) == 0) return ReadPublicKeyFile(file_or_z85);
+  if (::stat(file_or_z85.c_str(), &info) == 0) return ReadPeerPublicKeyFile(file_or_z85);
   if (IsCurveKey(file_or_z85)) return file_or_z85;
   return absl::InvalidArgumentError(absl::StrCat(
       "'", file_or_z85, "' is neither a key file nor a CURVE public key (40 characters of Z85)"));

@@ -194,6 +194,15 @@ absl::Status WritePublicKeyFile(const std::string& path, absl::string_view name,
 }
 
 absl::StatusOr<CurveKeyPair> ReadSecretKeyFile(const std::string& path) {
+  // A public key file named where a secret one belongs: said so, not that its mode is unsafe.
+  if (absl::StatusOr<std::string> any = ReadKeyFile(path, /*private_only=*/false);
+      any.ok() && ParseEntries(*any).count("secret-key") == 0 &&
+      ParseEntries(*any).count("public-key") != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key file ", path,
+                     " has no secret-key line: it holds a public key only; give this side's "
+                     "secret key file (the .key `cohort keygen` wrote beside the .pub)"));
+  }
   absl::StatusOr<std::string> text = ReadKeyFile(path, /*private_only=*/true);
   if (!text.ok()) return text.status();
   const std::map<std::string, std::string> entries = ParseEntries(*text);
@@ -212,6 +221,19 @@ absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadKeyFile(path, /*private_only=*/false);
   if (!text.ok()) return text.status();
   return KeyEntry(ParseEntries(*text), path, "public-key");
+}
+
+absl::StatusOr<std::string> ReadPeerPublicKeyFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadKeyFile(path, /*private_only=*/false);
+  if (!text.ok()) return text.status();
+  const std::map<std::string, std::string> entries = ParseEntries(*text);
+  if (entries.count("secret-key") != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key file ", path,
+                     " holds a secret key: give the peer's public key file (its .pub), and "
+                     "keep the secret one with its owner only"));
+  }
+  return KeyEntry(entries, path, "public-key");
 }
 
 absl::StatusOr<std::string> ReadKeyFileName(const std::string& path) {

@@ -61,15 +61,19 @@ absl::Status WriteSecretKeyFile(const std::string& path, absl::string_view name,
 absl::Status WritePublicKeyFile(const std::string& path, absl::string_view name,
                                 absl::string_view public_key);
 
-// Both keys from a secret key file. PERMISSION_DENIED when the file is accessible to its group
-// or to others (the message says how to fix it); INVALID_ARGUMENT when a key is missing or
-// malformed, or the public key does not belong to the secret key; NOT_FOUND/UNAVAILABLE when it
-// cannot be read.
+// Both keys from a secret key file. INVALID_ARGUMENT when it holds no secret key (a public key
+// file is named as one); PERMISSION_DENIED when the file is accessible to its group or to others
+// (the message says how to fix it); INVALID_ARGUMENT when a key is malformed, or the public key
+// does not belong to the secret key; NOT_FOUND/UNAVAILABLE when it cannot be read.
 absl::StatusOr<CurveKeyPair> ReadSecretKeyFile(const std::string& path);
 
 // The public key from a public (or secret) key file; errors as ReadSecretKeyFile, without the
 // permission check.
 absl::StatusOr<std::string> ReadPublicKeyFile(const std::string& path);
+
+// The public key of a peer from its public key file: as ReadPublicKeyFile, and INVALID_ARGUMENT
+// for a file that holds a secret key (a peer's secret stays with its owner: its .pub is asked).
+absl::StatusOr<std::string> ReadPeerPublicKeyFile(const std::string& path);
 
 // The name in a key file's metadata (`name = "agent-7"`, as `cohort keygen` writes it), or ""
 // when it has none; errors as ReadPublicKeyFile.

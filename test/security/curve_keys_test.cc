@@ -80,6 +80,23 @@ TEST(CurveKeysTest, FilesRoundTripWithPrivateSecretFile) {
   EXPECT_THAT(text, Not(HasSubstr("secret-key")));
 }
 
+// One key file named where the other belongs is said to be so: a public key given as this side's
+// secret (not told that its mode 0644 is unsafe), a secret key given as a peer's public one.
+TEST(CurveKeysTest, NamesAKeyFileGivenForTheOtherKind) {
+  TempFolder folder;
+  const CurveKeyPair keys = GenerateCurveKeyPair().value();
+  ASSERT_TRUE(WriteSecretKeyFile(folder / "alice.key", "alice", keys).ok());
+  ASSERT_TRUE(WritePublicKeyFile(folder / "alice.pub", "alice", keys.public_key).ok());
+  const absl::StatusOr<CurveKeyPair> secret = ReadSecretKeyFile(folder / "alice.pub");
+  EXPECT_EQ(secret.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(secret.status().message(),
+              HasSubstr("alice.pub has no secret-key line: it holds a public key only"));
+  const absl::StatusOr<std::string> peer = ReadPeerPublicKeyFile(folder / "alice.key");
+  EXPECT_EQ(peer.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(peer.status().message(), HasSubstr("alice.key holds a secret key"));
+  EXPECT_EQ(ReadPeerPublicKeyFile(folder / "alice.pub").value(), keys.public_key);
+}
+
 TEST(CurveKeysTest, NeverOverwritesAKeyFile) {
   TempFolder folder;
   const CurveKeyPair keys = GenerateCurveKeyPair().value();
