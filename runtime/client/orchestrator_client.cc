@@ -181,7 +181,8 @@ absl::StatusOr<ClientMessage> OrchestratorClient::Request(const ClientMessage& r
   const bool was_connected = watch_->ever_connected();
   std::string message = absl::StrFormat(
       "no answer from the orchestrator at %s within %g s (%s)", endpoint_, timeout_seconds,
-      was_connected ? "the connection was made: has `cohort orchestrator` stopped?"
+      was_connected ? "the connection was made: has `cohort orchestrator` stopped, or is this its "
+                      "agents' port (--listen) rather than its clients' (--client-listen)?"
                     : "is `cohort orchestrator` running?");
   if (!dropped_why.empty()) {
     absl::StrAppend(&message, "; dropped a message that could not be read: ", dropped_why);

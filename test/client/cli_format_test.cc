@@ -763,7 +763,8 @@ TEST(OrchestratorClientTest, NoAnswerInTimeIsUnavailableAndNamesTheEndpoint) {
   EXPECT_THAT(reply.status().message(),
               HasSubstr(absl::StrCat("no answer from the orchestrator at ", orchestrator.endpoint(),
                                      " within 0.3 s (the connection was made: has `cohort "
-                                     "orchestrator` stopped?)")));
+                                     "orchestrator` stopped, or is this its agents' port "
+                                     "(--listen) rather than its clients' (--client-listen)?)")));
   EXPECT_THAT(reply.status().message(), HasSubstr("dropped a message that could not be read"));
   // It was connected without CURVE: a CURVE mismatch would have refused the handshake.
   EXPECT_THAT(reply.status().message(), Not(HasSubstr(kCurveHint)));
