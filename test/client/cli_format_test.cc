@@ -251,6 +251,16 @@ TEST_F(CliFormatTest, ExperimentListHasOneRowPerExperiment) {
                   "3   mnist-grid  active   grid      42%       2/3/0/1  2024-05-01 12:00:00",
                   "4   cifar       error    single    100%      0/0/0/1  -",
                   "5   killed      stopped  grid      42%       0/2/2/0  2024-05-01 12:00:00"));
+  // With an archived experiment among them (`--all`), a column marks which.
+  list.experiments.back().archived = true;
+  EXPECT_THAT(
+      Lines(FormatExperimentList(list)),
+      ElementsAre(
+          "ID  NAME        STATE    SEARCHER  PROGRESS  TRIALS   SUBMITTED            "
+          "ARCHIVED",
+          "3   mnist-grid  active   grid      42%       2/3/0/1  2024-05-01 12:00:00",
+          "4   cifar       error    single    100%      0/0/0/1  -",
+          "5   killed      stopped  grid      42%       0/2/2/0  2024-05-01 12:00:00  yes"));
 }
 
 TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -118,9 +120,16 @@ std::string FormatMetrics(const std::vector<NamedValue>& metrics) {
 }
 
 std::string FormatExperimentList(const ExperimentList& list) {
-  TextTable table({"ID", "NAME", "STATE", "SEARCHER", "PROGRESS", "TRIALS", "SUBMITTED"});
+  // A list with archived experiments (--all) marks them in a column of their own, as det does.
+  const bool any_archived =
+      std::any_of(list.experiments.begin(), list.experiments.end(),
+                  [](const ExperimentSummary& experiment) { return experiment.archived; });
+  std::vector<std::string> header = {"ID",       "NAME",   "STATE",    "SEARCHER",
+                                     "PROGRESS", "TRIALS", "SUBMITTED"};
+  if (any_archived) header.push_back("ARCHIVED");
+  TextTable table(std::move(header));
   for (const ExperimentSummary& experiment : list.experiments) {
-    table.AddRow({
+    std::vector<std::string> row = {
         absl::StrCat(experiment.experiment_id),
         experiment.name,
         std::string(ExperimentStateName(experiment.state)),
@@ -128,7 +137,9 @@ std::string FormatExperimentList(const ExperimentList& list) {
         FormatProgress(experiment.progress),
         TrialCounts(experiment),
         FormatUnixTime(experiment.submitted_unix_time),
-    });
+    };
+    if (any_archived) row.push_back(experiment.archived ? "yes" : "");
+    table.AddRow(std::move(row));
   }
   return table.Render();
 }
