@@ -134,6 +134,12 @@ with temp_dir() as tmp:
                      "the killed experiment shown as stopped")
         status, body = get(f"{base}/api/trials/999/metrics")
         check(status == 404, f"{status} {body}")
+        # An ended experiment's own view follows its archiving, as the list does.
+        wait_for(lambda: json.loads(get(f"{base}/api/experiments/{experiment}")[1])["state"]
+                 == "stopped", 30, "the experiment's view to show it stopped")
+        cluster.must("experiment", "archive", str(experiment))
+        wait_for(lambda: json.loads(get(f"{base}/api/experiments/{experiment}")[1])["archived"],
+                 30, "the archived experiment's view to say so")
 
     # Off loopback: a token is required, and asked of every request.
     state = os.path.join(tmp, "state-2")

@@ -71,10 +71,11 @@ void Dashboard::Refresh(const Ask& ask) {
   if (const auto* experiments = std::get_if<ExperimentList>(&list)) {
     std::map<uint64_t, EndedExperiment> ended;
     for (const ExperimentSummary& summary : experiments->experiments) {
-      // An ended experiment changes no more (but for its archived flag, which the list shows):
-      // its documents are taken once, not every second.
+      // An ended experiment changes no more but for its archived flag: its documents are taken
+      // once, not every second, and again when it is archived or unarchived.
       const bool has_ended = ExperimentEnded(summary.state);
-      if (auto kept = ended_.find(summary.experiment_id); has_ended && kept != ended_.end()) {
+      if (auto kept = ended_.find(summary.experiment_id);
+          has_ended && kept != ended_.end() && kept->second.archived == summary.archived) {
         for (const auto& [path, json] : kept->second.documents) documents[path] = json;
         for (const uint64_t trial_id : kept->second.trial_ids) {
           trial_experiment[trial_id] = summary.experiment_id;
@@ -113,6 +114,7 @@ void Dashboard::Refresh(const Ask& ask) {
       if (has_ended) {
         EndedExperiment& kept = ended[summary.experiment_id];
         kept.documents = std::move(mine);
+        kept.archived = summary.archived;
         for (const TrialSummary& trial : description->trials) {
           kept.trial_ids.push_back(trial.trial_id);
         }

@@ -67,6 +67,7 @@ class Dashboard {
   struct EndedExperiment {
     std::map<std::string, std::string> documents;
     std::vector<uint64_t> trial_ids;
+    bool archived = false;  // as its documents say it: taken again when that changes
   };
   std::map<uint64_t, EndedExperiment> ended_;
   std::mutex mutex_;
