@@ -276,7 +276,9 @@ with temp_dir() as tmp:
              "trains otherwise than rank 0's",
              "hyperparameters.learning_rate: 0.05 at rank 0, 0.5 here"),
             ("a rank outside the world", {"variables": {"RANK": "2", "WORLD_SIZE": "3"}},
-             "a process joined as 'rank-2', which is no rank of this 2-rank launch", None),
+             "a process joined as 'rank-2', which is no rank of this 2-rank launch",
+             # told as rank 0 ends, not at --join-timeout
+             "ended before it placed a task on this rank (rank-2): its output says why"),
             ("an experiment rank 1 cannot read", {"config": os.path.join(tmp, "no-such.yaml")},
              "only 1 of the 2 ranks joined", "no-such.yaml"),
     ]:

@@ -131,6 +131,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
 
   const double started = SystemClock().MonotonicSeconds();
   double probed_at = 0;
+  bool rank_zero_seen = false;  // rank 0 served once, before this rank had a task
   std::optional<std::string> error;
   while (!agent_ended.load()) {
     std::this_thread::sleep_for(kPollInterval);
@@ -147,6 +148,21 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
                               options.probe_interval_seconds)) {
         break;  // rank 0 has ended: so has the job
       }
+    }
+    // Before its first task, a rank 0 that served and serves no more has ended without placing
+    // one here (it refused this rank, or failed itself): said at once, not at --join-timeout.
+    if (!progress.EverStarted() && now - probed_at >= 4 * options.probe_interval_seconds) {
+      probed_at = now;
+      const bool serves = AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
+                                             options.probe_interval_seconds);
+      if (rank_zero_seen && !serves) {
+        error = absl::StrCat("rank 0 at ", orchestrator,
+                             " ended before it placed a task on this rank (", options.agent_id,
+                             "): its output says why (a rank it refused, or its own error; see ",
+                             log_path, ")");
+        break;
+      }
+      rank_zero_seen = rank_zero_seen || serves;
     }
     if (!progress.EverStarted() && now - started > options.join_seconds) {
       error = absl::StrCat("rank 0 at ", orchestrator, " placed no task on this rank (",
