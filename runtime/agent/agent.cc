@@ -193,6 +193,13 @@ void Agent::TellOfUnansweredHellos(double now) {
     unanswered_since_.reset();
     return;
   }
+  // A refused handshake (a key the orchestrator does not take) is told at once, not as silence.
+  if (std::optional<std::string> refused = connection_->RefusedHandshake();
+      refused && *refused != refusal_told_) {
+    refusal_told_ = *refused;
+    Log(absl::StrCat("the orchestrator at ", options_.orchestrator,
+                     " refused this agent: ", *refused, "; still trying"));
+  }
   if (!unanswered_since_) {
     unanswered_since_ = unanswered_told_ = now;
     return;

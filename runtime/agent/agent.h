@@ -189,16 +189,17 @@ class Agent final : private TaskRun::Listener {
   bool registered_ = false;
   // From the Ack of the latest AgentHello; 0 before it and after ErrorReply NotRegistered.
   uint16_t orchestrator_minor_ = 0;
-  double last_hello_ = 0;             // monotonic seconds
+  double last_hello_ = 0;  // monotonic seconds
   // Since when AgentHellos have gone unanswered (monotonic seconds; nullopt while registered),
   // and when the agent last said so in its log.
   std::optional<double> unanswered_since_;
   double unanswered_told_ = 0;
-  std::optional<double> last_heard_;  // monotonic seconds of the orchestrator's latest message
+  std::string refusal_told_;             // the orchestrator's refusal of the handshake last logged
+  std::optional<double> last_heard_;     // monotonic seconds of the orchestrator's latest message
   bool orchestrator_connected_ = false;  // as WatchConnection last saw it
   bool connection_lost_ = false;         // lost since it was last seen connected
-  double last_metrics_ = -1;          // monotonic seconds of the latest metrics page
-  double last_gpu_sample_ = -1;       // monotonic seconds of the latest GPU readings
+  double last_metrics_ = -1;             // monotonic seconds of the latest metrics page
+  double last_gpu_sample_ = -1;          // monotonic seconds of the latest GPU readings
   // The GPU slots' readings (NVML); null when the agent offers no GPU slot.
   std::unique_ptr<GpuMonitor> gpu_monitor_;
   int shutdown_requests_ = 0;    // signals and stop requests acted on

@@ -68,6 +68,9 @@ class OrchestratorConnection {
   // Whether the connection's handshake has succeeded and it was not lost since (reads the
   // socket's events that arrived; never blocks).
   bool Connected();
+  // Why the orchestrator refused the handshake, until one succeeds ("it refused the handshake
+  // (...)", ConnectionWatch); nullopt otherwise.
+  std::optional<std::string> RefusedHandshake();
 
   int fd() const { return fd_; }
   const std::string& endpoint() const { return endpoint_; }
@@ -83,7 +86,8 @@ class OrchestratorConnection {
   DroppedHandler on_dropped_;
   zmq::context_t context_;  // declared before socket_: destroyed after it, waiting for the linger
   zmq::socket_t socket_;
-  std::unique_ptr<ConnectionWatch> watch_;  // declared after socket_: stops watching before it closes
+  std::unique_ptr<ConnectionWatch>
+      watch_;  // declared after socket_: stops watching before it closes
   int fd_ = -1;
   uint64_t last_message_id_ = 0;
 };

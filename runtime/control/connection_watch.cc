@@ -59,11 +59,16 @@ void ConnectionWatch::Update() {
           if (!failure_) failure_ = "nothing listens there (the connection was refused)";
           break;
         case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
-          failure_ = "it refused the handshake (authentication: the keys do not match its own)";
+          // Its ZAP handler said no: CURVE worked both ways, and this side's key is not authorized.
+          failure_ =
+              "it refused the handshake (authentication: this side's key, --key, is not among "
+              "those it authorizes; its log names the key)";
           break;
         case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
         case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
-          failure_ = "it refused the handshake (another security mechanism: one side uses CURVE)";
+          failure_ =
+              "it refused the handshake (one side uses CURVE and the other not; or, with CURVE on "
+              "both, the server's public key given, --orchestrator-key, is not its own)";
           break;
         default:
           break;

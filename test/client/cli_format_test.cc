@@ -824,6 +824,27 @@ TEST(OrchestratorClientTest, ARefusedHandshakeIsToldAtOnceWithTheCurveHint) {
   EXPECT_LT(waited, 5.0);
 }
 
+// A CURVE client that names another server key than the orchestrator's is told that may be why.
+TEST(OrchestratorClientTest, AWrongServerKeyIsNamedAsAPossibleCause) {
+  const CurveKeyPair server = GenerateCurveKeyPair().value();
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.set(zmq::sockopt::curve_server, true);
+  router.set(zmq::sockopt::curve_secretkey, server.secret_key);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  const CurveClientConfig wrong{GenerateCurveKeyPair().value(), "cli",
+                                GenerateCurveKeyPair().value().public_key};
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
+      OrchestratorClient::Connect(endpoint, wrong);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<ClientMessage> reply = (*client)->Request(ListTasks{}, 10);
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(reply.status().message(),
+              HasSubstr("the server's public key given, --orchestrator-key, is not its own"));
+}
+
 TEST(OrchestratorClientTest, ACurveClientGetsNoCurveHint) {
   const CurveClientConfig curve{GenerateCurveKeyPair().value(), "cli",
                                 GenerateCurveKeyPair().value().public_key};

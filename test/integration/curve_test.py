@@ -4,7 +4,8 @@
 client; the orchestrator runs with --curve always (its rendezvous listener included),
 authorizing the two agents and the client:
 - agent-1 with its key registers, and `cohort agent list` with the client's key shows it;
-- the stranger's agent never appears, and the orchestrator's log names the refused key;
+- the stranger's agent never appears, the orchestrator's log names the refused key, and the
+  stranger's own log says at once that its key was refused;
 - `cohort submit` without a key gets no answer, and the error hints at CURVE;
 - with the client's key (from the environment) the experiment is submitted under the client's
   name and completes: its trial has 2 ranks on two 1-slot agents, whose workers meet at the
@@ -104,6 +105,10 @@ with temp_dir() as tmp:
         check("not authorized" in read(log_path), read(log_path))
         time.sleep(1)
         check("agent-9" not in must("agent", "list"), must("agent", "list"))
+        # The stranger is told at once, not after its 30 s of silence.
+        wait_for(lambda: "refused this agent: it refused the handshake (authentication: this "
+                 "side's key, --key, is not among those it authorizes" in
+                 read(os.path.join(tmp, "agent-9.log")), 10, "the stranger told of its refusal")
 
         # Two ranks, one on each agent: they meet at the orchestrator's rendezvous.
         config = mlp_config(tmp, name="curve-mlp", batches=60, period=30)
