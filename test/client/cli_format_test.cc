@@ -797,16 +797,24 @@ TEST(OrchestratorClientTest, NothingListeningIsToldAtOnce) {
   EXPECT_LT(waited, 5.0);
 }
 
+// A CURVE server of a key of its own on loopback, that answers nothing.
+struct CurveRouter {
+  CurveRouter() {
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::curve_server, true);
+    socket.set(zmq::sockopt::curve_secretkey, GenerateCurveKeyPair().value().secret_key);
+    socket.bind("tcp://127.0.0.1:*");
+    endpoint = socket.get(zmq::sockopt::last_endpoint);
+  }
+  zmq::context_t context;
+  zmq::socket_t socket{context, zmq::socket_type::router};
+  std::string endpoint;
+};
+
 // A CURVE orchestrator and a plain client (or the reverse): the refusal says so, at once.
 TEST(OrchestratorClientTest, ARefusedHandshakeIsToldAtOnceWithTheCurveHint) {
-  const CurveKeyPair server = GenerateCurveKeyPair().value();
-  zmq::context_t context;
-  zmq::socket_t router(context, zmq::socket_type::router);
-  router.set(zmq::sockopt::linger, 0);
-  router.set(zmq::sockopt::curve_server, true);
-  router.set(zmq::sockopt::curve_secretkey, server.secret_key);
-  router.bind("tcp://127.0.0.1:*");
-  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  CurveRouter router;
+  const std::string& endpoint = router.endpoint;
 
   absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
       OrchestratorClient::Connect(endpoint);
@@ -826,14 +834,8 @@ TEST(OrchestratorClientTest, ARefusedHandshakeIsToldAtOnceWithTheCurveHint) {
 
 // A CURVE client that names another server key than the orchestrator's is told that may be why.
 TEST(OrchestratorClientTest, AWrongServerKeyIsNamedAsAPossibleCause) {
-  const CurveKeyPair server = GenerateCurveKeyPair().value();
-  zmq::context_t context;
-  zmq::socket_t router(context, zmq::socket_type::router);
-  router.set(zmq::sockopt::linger, 0);
-  router.set(zmq::sockopt::curve_server, true);
-  router.set(zmq::sockopt::curve_secretkey, server.secret_key);
-  router.bind("tcp://127.0.0.1:*");
-  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  CurveRouter router;
+  const std::string& endpoint = router.endpoint;
   const CurveClientConfig wrong{GenerateCurveKeyPair().value(), "cli",
                                 GenerateCurveKeyPair().value().public_key};
   absl::StatusOr<std::unique_ptr<OrchestratorClient>> client =
