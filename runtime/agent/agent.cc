@@ -217,6 +217,10 @@ void Agent::TellOfUnansweredHellos(double now) {
 
 void Agent::WatchConnection() {
   const bool connected = connection_->Connected();
+  if (!told_connected_ && options_.on_connected && connection_->EverConnected()) {
+    told_connected_ = true;
+    options_.on_connected();
+  }
   if (connected == orchestrator_connected_) return;
   orchestrator_connected_ = connected;
   if (!connected) {

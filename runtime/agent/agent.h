@@ -116,6 +116,10 @@ struct AgentOptions {
   // the task (ErrorReply InvalidRequest with its message), as a `cohort launch` rank refuses a
   // task its launcher's variables or its config contradict.
   std::function<absl::Status(const StartTask& task)> check_task;
+  // When set, told on Run's thread once, when a handshake with the orchestrator first succeeded
+  // (however soon the connection was lost again): a `cohort launch` rank learns that its rank 0
+  // served.
+  std::function<void()> on_connected;
 };
 
 class Agent final : private TaskRun::Listener {
@@ -195,6 +199,7 @@ class Agent final : private TaskRun::Listener {
   std::optional<double> unanswered_since_;
   double unanswered_told_ = 0;
   std::string refusal_told_;             // the orchestrator's refusal of the handshake last logged
+  bool told_connected_ = false;          // on_connected was called
   std::optional<double> last_heard_;     // monotonic seconds of the orchestrator's latest message
   bool orchestrator_connected_ = false;  // as WatchConnection last saw it
   bool connection_lost_ = false;         // lost since it was last seen connected

@@ -68,6 +68,8 @@ class OrchestratorConnection {
   // Whether the connection's handshake has succeeded and it was not lost since (reads the
   // socket's events that arrived; never blocks).
   bool Connected();
+  // Whether a handshake ever succeeded (the events read by Connected).
+  bool EverConnected() const { return watch_->ever_connected(); }
   // Why the orchestrator refused the handshake, until one succeeds ("it refused the handshake
   // (...)", ConnectionWatch); nullopt otherwise.
   std::optional<std::string> RefusedHandshake();

@@ -22,6 +22,13 @@ constexpr char kRemedy[] =
     "give this run a folder of another name (--output) or another "
     "checkpoint_storage.storage_path";
 
+// `run_folder` as a marker names it: "/a/runs/hp/" and "/a/runs/./hp" are "/a/runs/hp".
+std::string Normal(const std::string& run_folder) {
+  fs::path path = fs::path(run_folder).lexically_normal();
+  if (!path.has_filename() && path.has_parent_path()) path = path.parent_path();
+  return path.string();
+}
+
 // The run folder the marker in `root` names; empty when there is none or it cannot be read.
 std::string ClaimedBy(const std::string& root) {
   absl::StatusOr<std::string> text =
@@ -39,10 +46,12 @@ absl::Status Taken(const std::string& root, const std::string& holder) {
 
 }  // namespace
 
-absl::Status CheckCheckpointRootFree(const std::string& root) {
+absl::Status CheckCheckpointRootFree(const std::string& root, const std::string& run_folder) {
   std::error_code error;
   if (!fs::exists(root, error)) return absl::OkStatus();
-  if (const std::string holder = ClaimedBy(root); !holder.empty()) return Taken(root, holder);
+  if (const std::string holder = ClaimedBy(root); !holder.empty()) {
+    return holder == Normal(run_folder) ? absl::OkStatus() : Taken(root, holder);
+  }
   std::vector<std::string> names;
   for (auto it = fs::directory_iterator(root, error); !error && it != fs::directory_iterator();
        it.increment(error)) {
@@ -79,10 +88,10 @@ absl::Status ClaimCheckpointRoot(const std::string& root, const std::string& run
           absl::StrCat("checkpoint_storage: cannot write ", marker, ": ", std::strerror(errno)));
     }
     const std::string holder = ClaimedBy(root);
-    if (allow_claimed || holder == run_folder) return absl::OkStatus();
+    if (allow_claimed || holder == Normal(run_folder)) return absl::OkStatus();
     return Taken(root, holder.empty() ? std::string("another folder") : holder);
   }
-  const std::string text = run_folder + "\n";
+  const std::string text = Normal(run_folder) + "\n";
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
   if (!written) {

@@ -4,7 +4,7 @@
 // its folder there with a marker, `.cohort-run-folder`, naming its run folder; a new run refuses
 // a folder that another run claimed or that already holds anything.
 //
-//   if (absl::Status free = CheckCheckpointRootFree(root); !free.ok()) ...;  // nothing made yet
+//   if (absl::Status free = CheckCheckpointRootFree(root, run_folder); !free.ok()) ...;
 //   ... create the run folder ...
 //   if (absl::Status claimed = ClaimCheckpointRoot(root, run_folder); !claimed.ok()) ...;
 //
@@ -20,9 +20,10 @@ namespace cohort {
 
 inline constexpr char kCheckpointRootMarker[] = ".cohort-run-folder";
 
-// OK when `root` does not exist or is an empty folder; FAILED_PRECONDITION naming the run that
-// claimed it, or what it holds, otherwise. Reads only.
-absl::Status CheckCheckpointRootFree(const std::string& root);
+// OK when `root` does not exist, is an empty folder, or is claimed by the run in `run_folder` (an
+// absolute path: a start of it that failed before training, tried again); FAILED_PRECONDITION
+// naming the run that claimed it, or what it holds, otherwise. Reads only.
+absl::Status CheckCheckpointRootFree(const std::string& root, const std::string& run_folder);
 
 // Makes `root` (and its parents) and claims it for the run in `run_folder` (an absolute path),
 // unless a run already did: FAILED_PRECONDITION naming that run when it is another one

@@ -55,6 +55,16 @@ class RankProgress {
     return ever_started_;
   }
 
+  // The agent's handshake with rank 0's orchestrator succeeded once.
+  void Connected() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ever_connected_ = true;
+  }
+  bool EverConnected() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ever_connected_;
+  }
+
   // A task this rank refused (it contradicts the rank), which ends it.
   void Refused(absl::string_view why) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -75,6 +85,7 @@ class RankProgress {
   mutable std::mutex mutex_;
   std::set<uint64_t> running_;
   bool ever_started_ = false;
+  bool ever_connected_ = false;
   std::optional<std::string> failure_;
   std::optional<std::string> refused_;
 };
@@ -109,6 +120,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   agent.log = [log_path](absl::string_view line) { AppendLine(log_path, line).IgnoreError(); };
   agent.stop_requests = &stop_requests;
   agent.on_task_started = [&progress](uint64_t task_id) { progress.Started(task_id); };
+  agent.on_connected = [&progress] { progress.Connected(); };
   agent.on_task_exited = [&progress](uint64_t task_id, const std::vector<TaskExit>& exits) {
     progress.Exited(task_id, exits);
   };
@@ -131,7 +143,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
 
   const double started = SystemClock().MonotonicSeconds();
   double probed_at = 0;
-  bool rank_zero_seen = false;  // rank 0 served once, before this rank had a task
+  bool rank_zero_seen = false;  // rank 0 served once (a probe, or the agent's handshake)
   std::optional<std::string> error;
   while (!agent_ended.load()) {
     std::this_thread::sleep_for(kPollInterval);
@@ -155,14 +167,14 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
       probed_at = now;
       const bool serves = AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
                                              options.probe_interval_seconds);
-      if (rank_zero_seen && !serves) {
+      if ((rank_zero_seen || progress.EverConnected()) && !serves) {
         error = absl::StrCat("rank 0 at ", orchestrator,
                              " ended before it placed a task on this rank (", options.agent_id,
                              "): its output says why (a rank it refused, or its own error; see ",
                              log_path, ")");
         break;
       }
-      rank_zero_seen = rank_zero_seen || serves;
+      rank_zero_seen = rank_zero_seen || serves || progress.EverConnected();
     }
     if (!progress.EverStarted() && now - started > options.join_seconds) {
       error = absl::StrCat("rank 0 at ", orchestrator, " placed no task on this rank (",

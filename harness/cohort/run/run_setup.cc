@@ -163,7 +163,8 @@ absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
   const bool shared = !config.checkpoint_storage.host_path.empty();
   if (!folder && shared) {
     if (absl::Status free = CheckCheckpointRootFree(
-            AbsolutePath(SharedCheckpointRoot(config.checkpoint_storage, path)));
+            AbsolutePath(SharedCheckpointRoot(config.checkpoint_storage, path)),
+            AbsolutePath(path));
         !free.ok()) {
       return free;
     }
