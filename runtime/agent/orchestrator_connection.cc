@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/base/daemon_log.h"
 #include "runtime/control/socket_io.h"
@@ -70,12 +69,6 @@ OrchestratorConnection::OrchestratorConnection(std::string endpoint, std::string
 bool OrchestratorConnection::Connected() {
   watch_->Update();
   return watch_->connected();
-}
-
-std::optional<std::string> OrchestratorConnection::RefusedHandshake() {
-  std::optional<std::string> failure = watch_->Failure();
-  if (!failure || !absl::StartsWith(*failure, "it refused the handshake")) return std::nullopt;
-  return failure;
 }
 
 absl::StatusOr<uint64_t> OrchestratorConnection::Send(const ControlMessage& message,

@@ -70,9 +70,8 @@ class OrchestratorConnection {
   bool Connected();
   // Whether a handshake ever succeeded (the events read by Connected).
   bool EverConnected() const { return watch_->ever_connected(); }
-  // Why the orchestrator refused the handshake, until one succeeds ("it refused the handshake
-  // (...)", ConnectionWatch); nullopt otherwise.
-  std::optional<std::string> RefusedHandshake();
+  // Why the orchestrator refused the handshake, until one succeeds (ConnectionWatch::Refusal).
+  std::optional<std::string> RefusedHandshake() { return watch_->Refusal(); }
 
   int fd() const { return fd_; }
   const std::string& endpoint() const { return endpoint_; }

@@ -447,6 +447,8 @@ absl::string_view ClientMessageName(const ClientMessage& message);
 absl::string_view ExperimentStateName(ExperimentState state);
 // Completed, stopped and error are the ends; active, stopping and paused are not.
 bool ExperimentEnded(ExperimentState state);
+// The same for a trial: completed, stopped and error; queued, running and paused are not.
+bool TrialEnded(TrialState state);
 // "pause", "activate", "archive", "unarchive", "delete".
 absl::string_view ExperimentChangeName(ExperimentChangeKind change);
 absl::string_view TrialStateName(TrialState state);

@@ -62,6 +62,11 @@ bool ExperimentEnded(ExperimentState state) {
          state == ExperimentState::kError;
 }
 
+bool TrialEnded(TrialState state) {
+  return state == TrialState::kCompleted || state == TrialState::kStopped ||
+         state == TrialState::kError;
+}
+
 absl::string_view ExperimentChangeName(ExperimentChangeKind change) {
   switch (change) {
     case ExperimentChangeKind::kPause:

@@ -49,6 +49,7 @@ void ConnectionWatch::Update() {
         case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
           connected_ = ever_connected_ = true;
           failure_.reset();
+          refused_ = false;
           break;
         case ZMQ_EVENT_DISCONNECTED:
           // Also sent for a connection whose handshake failed: only a connected one is lost.
@@ -63,12 +64,14 @@ void ConnectionWatch::Update() {
           failure_ =
               "it refused the handshake (authentication: this side's key, --key, is not among "
               "those it authorizes; its log names the key)";
+          refused_ = true;
           break;
         case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
         case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
           failure_ =
               "it refused the handshake (one side uses CURVE and the other not; or, with CURVE on "
               "both, the server's public key given, --orchestrator-key, is not its own)";
+          refused_ = true;
           break;
         default:
           break;
@@ -83,6 +86,11 @@ std::optional<std::string> ConnectionWatch::Failure() {
   Update();
   if (ever_connected_) return std::nullopt;
   return failure_;
+}
+
+std::optional<std::string> ConnectionWatch::Refusal() {
+  std::optional<std::string> failure = Failure();
+  return refused_ ? failure : std::nullopt;
 }
 
 }  // namespace cohort

@@ -45,6 +45,8 @@ class ConnectionWatch {
   // answers meanwhile), "it refused the handshake (<what>)" when the peer refused it; nullopt
   // while nothing is known.
   std::optional<std::string> Failure();
+  // Failure() when it is the peer's refusal of the handshake (not "nothing listens there").
+  std::optional<std::string> Refusal();
 
   // Whether a handshake has succeeded and the connection has not been lost since, as far as the
   // events read so far tell: the peer is there and speaks the same security mechanism.
@@ -61,6 +63,7 @@ class ConnectionWatch {
   bool ever_connected_ = false;
   uint64_t losses_ = 0;
   std::optional<std::string> failure_;
+  bool refused_ = false;  // failure_ is a refused handshake
 };
 
 }  // namespace cohort

@@ -114,6 +114,12 @@ std::map<std::string, std::string> ParseEntries(absl::string_view text) {
   return entries;
 }
 
+// A public key file's text: a public key and no secret one.
+bool HoldsPublicKeyOnly(absl::string_view text) {
+  const std::map<std::string, std::string> entries = ParseEntries(text);
+  return entries.count("secret-key") == 0 && entries.count("public-key") != 0;
+}
+
 absl::StatusOr<std::string> KeyEntry(const std::map<std::string, std::string>& entries,
                                      const std::string& path, const std::string& field) {
   auto it = entries.find(field);
@@ -196,8 +202,7 @@ absl::Status WritePublicKeyFile(const std::string& path, absl::string_view name,
 absl::StatusOr<CurveKeyPair> ReadSecretKeyFile(const std::string& path) {
   // A public key file named where a secret one belongs: said so, not that its mode is unsafe.
   if (absl::StatusOr<std::string> any = ReadKeyFile(path, /*private_only=*/false);
-      any.ok() && ParseEntries(*any).count("secret-key") == 0 &&
-      ParseEntries(*any).count("public-key") != 0) {
+      any.ok() && HoldsPublicKeyOnly(*any)) {
     return absl::InvalidArgumentError(
         absl::StrCat("key file ", path,
                      " has no secret-key line: it holds a public key only; give this side's "

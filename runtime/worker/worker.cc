@@ -116,7 +116,6 @@ absl::Status Worker::BuildModel() {
   host.hyperparameters = config.hyperparameters;
   host.memory = &memory_;
   if (device_.cuda != nullptr) host.device_values = &device_.cuda->value_reader();
-  host.log = StderrLogSink();
   // The exchange exists only once the model registered its tensors; the hook finds it then.
   host.on_gradients_ready = [this](uint32_t tensor, uint64_t offset, uint64_t count) {
     if (exchange_) exchange_->OnGradientsReady(tensor, offset, count);

@@ -80,6 +80,17 @@ class ProgressDisplayTest : public ::testing::Test {
     return progress;
   }
 
+  // A training report of `trial` after `batches` (32 records each) with its mean loss.
+  static MetricsReport Training(uint64_t trial, uint64_t batches, double loss) {
+    MetricsReport report;
+    report.trial_id = trial;
+    report.kind = ReportKind::kTraining;
+    report.batches = batches;
+    report.records = batches * 32;
+    report.metrics = {{"loss", loss}};
+    return report;
+  }
+
  private:
   std::FILE* Open() {
     file_ = std::tmpfile();
@@ -104,13 +115,7 @@ TEST_F(ProgressDisplayTest, EachTrialInTrainingHasALineRedrawnInPlace) {
 TEST_F(ProgressDisplayTest, ATerminalLineShowsTheLatestReportsLossAndBatches) {
   ProgressDisplay display = Terminal();
   display.Update(Progress(1, 1, 0.7226));
-  MetricsReport report;
-  report.trial_id = 1;
-  report.kind = ReportKind::kTraining;
-  report.batches = 200;
-  report.records = 6400;
-  report.metrics = {{"loss", 0.9005}};
-  display.Metrics(report);
+  display.Metrics(Training(1, 200, 0.9005));
   EXPECT_THAT(Screen(Output()), ElementsAre("trial 1  200/5000 batches  loss 0.9005"));
   display.Update(Progress(1, 250, 0.1));
   EXPECT_THAT(Screen(Output()), ElementsAre("trial 1  250/5000 batches  loss 0.9005"));
@@ -150,13 +155,7 @@ TEST_F(ProgressDisplayTest, APipeGetsAPlainLinePerTrainingReportAndNoRedraws) {
   display.Update(Progress(1, 100, 0.25));
   display.Update(Progress(2, 100, 0.5));
   EXPECT_THAT(Output(), IsEmpty());
-  MetricsReport report;
-  report.trial_id = 2;
-  report.kind = ReportKind::kTraining;
-  report.batches = 200;
-  report.records = 6400;
-  report.metrics = {{"loss", 0.375}};
-  display.Metrics(report);
+  display.Metrics(Training(2, 200, 0.375));
   const std::string output = Output();
   EXPECT_EQ(output, "trial 2  200/5000 batches  loss 0.3750\n");
   EXPECT_THAT(output, Not(HasSubstr("\033")));
@@ -167,13 +166,8 @@ TEST_F(ProgressDisplayTest, APlainLineShowsItsOwnReportsPaceNotTheLastProgresses
   ProgressReport progress = Progress(1, 100, 0.25);
   progress.records_per_second = 1000;  // a progress message from reports ago
   display.Update(progress);
-  MetricsReport report;
-  report.trial_id = 1;
-  report.kind = ReportKind::kTraining;
-  report.batches = 300;
-  report.records = 9600;
+  MetricsReport report = Training(1, 300, 0.125);
   report.records_per_second = 3200;  // 100 batches a second: 4700 to go
-  report.metrics = {{"loss", 0.125}};
   display.Metrics(report);
   EXPECT_EQ(Output(), "trial 1  300/5000 batches  loss 0.1250  3200 records/s  ETA 0:47\n");
 }

@@ -10,6 +10,27 @@ from cohort_cli import *
 BATCHES = interruptible(2000)
 HIDDEN = 128  # slow enough per batch to be interrupted mid-way
 
+
+def started_to_first_checkpoint(config, folder, name):
+    """`cohort run` of `config` into `folder`, once it has written its first checkpoint."""
+    process = start("run", config, "--output", folder)
+    wait_for(lambda: experiment(folder)["trials"][0]["checkpoints"],
+             what=f"{name}'s first checkpoint")
+    return process
+
+
+def stopped_by(signal_number, config, folder, name):
+    """The run stopped by `signal_number` after its first checkpoint, as a stop ends it (exit
+    130, STOPPED); its stdout."""
+    process = started_to_first_checkpoint(config, folder, name)
+    process.send_signal(signal_number)
+    out, err = process.communicate(timeout=120)
+    check(process.returncode == 130,
+          f"{name}: the stopped run exited {process.returncode}:\n{out}\n{err}")
+    check(experiment(folder)["state"] == "STOPPED", experiment(folder))
+    return out
+
+
 with temp_dir() as tmp:
     config = mlp_config(tmp, batches=BATCHES, period=50, hidden_size=HIDDEN, max_restarts=1)
 
@@ -21,14 +42,8 @@ with temp_dir() as tmp:
 
     # B: Ctrl-C after the first checkpoint, then --resume.
     b = os.path.join(tmp, "b")
-    process = start("run", config, "--output", b)
-    wait_for(lambda: experiment(b)["trials"][0]["checkpoints"], what="B's first checkpoint")
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    check(process.returncode == 130, f"stopped run exited {process.returncode}:\n{out}\n{err}")
-    stopped = experiment(b)
-    check(stopped["state"] == "STOPPED", stopped)
-    stopped_at = stopped["trials"][0]["batches_trained"]
+    out = stopped_by(signal.SIGINT, config, b, "B")
+    stopped_at = experiment(b)["trials"][0]["batches_trained"]
     check(0 < stopped_at < BATCHES, f"stopped at {stopped_at}")
     check(f"--resume {b}" in out, out)
 
@@ -42,8 +57,7 @@ with temp_dir() as tmp:
 
     # C: the worker is killed (SIGKILL) mid-way; max_restarts 1 restarts it from its checkpoint.
     c = os.path.join(tmp, "c")
-    process = start("run", config, "--output", c)
-    wait_for(lambda: experiment(c)["trials"][0]["checkpoints"], what="C's first checkpoint")
+    process = started_to_first_checkpoint(config, c, "C")
     kill_the_worker(c)
     out, err = process.communicate(timeout=300)
     check(process.returncode == 0, f"restarted run exited {process.returncode}:\n{out}\n{err}")
@@ -54,12 +68,7 @@ with temp_dir() as tmp:
 
     # D: the terminal closes (SIGHUP): a stop as Ctrl-C's, which a resume continues.
     d = os.path.join(tmp, "d")
-    process = start("run", config, "--output", d)
-    wait_for(lambda: experiment(d)["trials"][0]["checkpoints"], what="D's first checkpoint")
-    process.send_signal(signal.SIGHUP)
-    out, err = process.communicate(timeout=120)
-    check(process.returncode == 130, f"SIGHUP: the run exited {process.returncode}:\n{out}\n{err}")
-    check(experiment(d)["state"] == "STOPPED", experiment(d))
+    stopped_by(signal.SIGHUP, config, d, "D")
     code, out, err = run("run", "--resume", d)
     check(code == 0 and final_parameters(d, BATCHES) == expected,
           f"D resumed after SIGHUP: exit {code}, or its final parameters differ from A's:\n{err}")
@@ -67,8 +76,7 @@ with temp_dir() as tmp:
     # E: the reader of its output ends (a pipe into `head`): the run trains on to its end, as
     # its run folder records, instead of ending at its next line of output.
     e = os.path.join(tmp, "e")
-    process = start("run", config, "--output", e)
-    wait_for(lambda: experiment(e)["trials"][0]["checkpoints"], what="E's first checkpoint")
+    process = started_to_first_checkpoint(config, e, "E")
     process.stdout.close()
     process.stderr.close()
     check(process.wait(timeout=300) == 0, f"with its output closed, the run exited "

@@ -145,11 +145,7 @@ TEST_F(OrchestratorChangesTest, APausedExperimentStaysPausedAcrossARestart) {
   EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
     return absl::StrContains(event.line, absl::StrCat("experiment ", id, " is paused"));
   }));
-  DecodedControl hello;
-  hello.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
-  hello.header = ControlHeader{1, 0, "agent-1"};
-  hello.message = Hello("agent-1", 1);
-  restarted.OnAgentMessage("agent-1", hello);
+  HelloTo(restarted, "agent-1", 1);
   auto starts = [&outbox] {
     size_t count = 0;
     for (const SentMessage& sent : outbox.sent())

@@ -188,6 +188,15 @@ class OrchestratorTest : public ::testing::Test {
     return hello;
   }
 
+  // `agent_id`'s first hello, with `slots` CPU slots, to another orchestrator (a restarted one).
+  static void HelloTo(Orchestrator& orchestrator, const std::string& agent_id, uint32_t slots) {
+    DecodedControl hello;
+    hello.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
+    hello.header = ControlHeader{1, 0, agent_id};
+    hello.message = Hello(agent_id, slots);
+    orchestrator.OnAgentMessage(agent_id, hello);
+  }
+
   // Registers the agent with `slots` CPU slots; returns the hello's message id.
   uint64_t Register(const std::string& agent_id, uint32_t slots) {
     return FromAgent(agent_id, Hello(agent_id, slots));

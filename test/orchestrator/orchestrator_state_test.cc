@@ -226,11 +226,7 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
                                       " was active when the orchestrator stopped: it continues, "
                                       "each trial from its latest checkpoint");
   }));
-  DecodedControl hello;
-  hello.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
-  hello.header = ControlHeader{1, 0, "agent-1"};
-  hello.message = Hello("agent-1", 2);
-  restarted.OnAgentMessage("agent-1", hello);
+  HelloTo(restarted, "agent-1", 2);
 
   std::vector<StartTask> resumed;
   for (const SentMessage& sent : outbox.sent()) {
@@ -317,11 +313,7 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorKeepsKilledAndFailedTrialsEnded) 
 
   RecordingOutbox outbox;
   Orchestrator restarted(Options(folder_.path()), outbox, clock_);
-  DecodedControl hello;
-  hello.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
-  hello.header = ControlHeader{1, 0, "agent-1"};
-  hello.message = Hello("agent-1", 2);
-  restarted.OnAgentMessage("agent-1", hello);
+  HelloTo(restarted, "agent-1", 2);
   std::set<uint64_t> started;
   for (const SentMessage& sent : outbox.sent()) {
     if (const auto* start = std::get_if<StartTask>(&sent.message)) started.insert(start->trial_id);

@@ -93,9 +93,7 @@ int Kill(const std::vector<std::string>& arguments) {
   const absl::StatusOr<TrialDescription> before =
       AskOrchestrator<TrialDescription>(*args, DescribeTrial{*id});
   if (!before.ok()) return ClientFailure(before.status());
-  if (const TrialState state = before->trial.state; state == TrialState::kCompleted ||
-                                                    state == TrialState::kStopped ||
-                                                    state == TrialState::kError) {
+  if (const TrialState state = before->trial.state; TrialEnded(state)) {
     std::printf("trial %llu is %s already: nothing to kill\n", static_cast<unsigned long long>(*id),
                 std::string(TrialStateName(state)).c_str());
     return 0;

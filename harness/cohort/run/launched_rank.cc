@@ -143,7 +143,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
 
   const double started = SystemClock().MonotonicSeconds();
   double probed_at = 0;
-  bool rank_zero_seen = false;  // rank 0 served once (a probe, or the agent's handshake)
+  bool rank_zero_probed = false;  // a probe found rank 0 serving
   std::optional<std::string> error;
   while (!agent_ended.load()) {
     std::this_thread::sleep_for(kPollInterval);
@@ -167,14 +167,14 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
       probed_at = now;
       const bool serves = AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
                                              options.probe_interval_seconds);
-      if ((rank_zero_seen || progress.EverConnected()) && !serves) {
+      if (!serves && (rank_zero_probed || progress.EverConnected())) {
         error = absl::StrCat("rank 0 at ", orchestrator,
                              " ended before it placed a task on this rank (", options.agent_id,
                              "): its output says why (a rank it refused, or its own error; see ",
                              log_path, ")");
         break;
       }
-      rank_zero_seen = rank_zero_seen || serves || progress.EverConnected();
+      rank_zero_probed = rank_zero_probed || serves;
     }
     if (!progress.EverStarted() && now - started > options.join_seconds) {
       error = absl::StrCat("rank 0 at ", orchestrator, " placed no task on this rank (",

@@ -31,14 +31,11 @@ absl::Status CheckSameCheckpointRoot(const StoredRun& stored, const ExperimentCo
       "; resume with the run's host_path and storage_path, or start a new run (--output)"));
 }
 
-// The global batch size a recorded trial trained with: its own hyperparameters' (a JSON object,
-// which YAML reads), else the experiment's.
-std::optional<uint64_t> RecordedGlobalBatchSize(const ExperimentRecord& record,
-                                                const TrialRecord& trial) {
-  const std::string& json =
-      trial.hyperparameters_json.empty() ? record.hyperparameters_json : trial.hyperparameters_json;
+// The global batch size a recorded trial trained with: its hyperparameters' (a JSON object, which
+// YAML reads; experiment.json holds every trial's).
+std::optional<uint64_t> RecordedGlobalBatchSize(const TrialRecord& trial) {
   try {
-    const YAML::Node size = YAML::Load(json)["global_batch_size"];
+    const YAML::Node size = YAML::Load(trial.hyperparameters_json)["global_batch_size"];
     if (size.IsScalar()) return size.as<uint64_t>();
   } catch (const YAML::Exception&) {
   }
@@ -58,7 +55,7 @@ absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const Experim
     const CheckpointEntry& latest = trial.checkpoints.back();
     uint64_t target = length->value;
     if (length->in_records) {
-      const std::optional<uint64_t> batch = RecordedGlobalBatchSize(record, trial);
+      const std::optional<uint64_t> batch = RecordedGlobalBatchSize(trial);
       if (!batch || *batch == 0) continue;
       target = TrialBatches(length->value, /*in_records=*/true, *batch);
     }
@@ -128,11 +125,12 @@ std::vector<std::string> RecordedHyperparameterChanges(const ExperimentRecord& r
   std::set<std::string> lines;
   try {
     const YAML::Node now = YAML::Load(HyperparametersJson(config.hyperparameters));
+    std::set<std::string> names_now;
+    for (const auto& entry : now) names_now.insert(entry.first.as<std::string>());
     for (const TrialRecord& trial : record.trials) {
       const YAML::Node recorded = YAML::Load(trial.hyperparameters_json);
       if (!recorded.IsMap()) continue;
-      std::set<std::string> names;
-      for (const auto& entry : now) names.insert(entry.first.as<std::string>());
+      std::set<std::string> names = names_now;
       for (const auto& entry : recorded) names.insert(entry.first.as<std::string>());
       for (const std::string& name : names) {
         if (Searched(config, name)) continue;

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/process/entrypoint.h"
 #include "harness/cohort/process/this_process.h"
-#include "harness/cohort/run/checkpoint_root_claim.h"
+#include "runtime/checkpoint/root_claim.h"
 #include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/config/yaml_quoting.h"
 #include "runtime/plugin/plugin_library.h"

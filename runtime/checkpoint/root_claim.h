@@ -8,9 +8,10 @@
 //   ... create the run folder ...
 //   if (absl::Status claimed = ClaimCheckpointRoot(root, run_folder); !claimed.ok()) ...;
 //
-// Thread-safety: free functions; two processes racing for one folder: one claim wins.
-#ifndef COHORT_HARNESS_COHORT_RUN_CHECKPOINT_ROOT_CLAIM_H_
-#define COHORT_HARNESS_COHORT_RUN_CHECKPOINT_ROOT_CLAIM_H_
+// Thread-safety: free functions; of two processes claiming one folder, one wins (the marker is
+// created exclusively).
+#ifndef COHORT_RUNTIME_CHECKPOINT_ROOT_CLAIM_H_
+#define COHORT_RUNTIME_CHECKPOINT_ROOT_CLAIM_H_
 
 #include <string>
 
@@ -33,4 +34,4 @@ absl::Status ClaimCheckpointRoot(const std::string& root, const std::string& run
 
 }  // namespace cohort
 
-#endif  // COHORT_HARNESS_COHORT_RUN_CHECKPOINT_ROOT_CLAIM_H_
+#endif  // COHORT_RUNTIME_CHECKPOINT_ROOT_CLAIM_H_
