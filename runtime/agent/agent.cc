@@ -7,6 +7,7 @@
 #include <iterator>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -350,10 +351,19 @@ void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
       Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
     }
     registered_ = true;
-    // Exits whose Ack may have been lost with an earlier registration go again.
+    told_dropped_reports_ = false;
+    // Reports and exits whose Ack may have been lost with an earlier registration go again, the
+    // reports first: they came before their task's exit.
+    if (orchestrator_minor_ < kControlMinorWithAcknowledgedReports) {
+      unacked_reports_.Clear();  // it acknowledges none
+    } else {
+      unacked_reports_.SendAgain(correlation_id,
+                                 [this](const ControlMessage& report) { return Send(report); });
+    }
     for (UnackedExit& pending : unacked_exits_) pending.message_id = Send(pending.exit);
     return;
   }
+  if (unacked_reports_.Acknowledged(correlation_id)) return;
   std::erase_if(unacked_exits_,
                 [&](const UnackedExit& pending) { return pending.message_id == correlation_id; });
   ForgetAcknowledgedTasks();
@@ -409,7 +419,17 @@ void Agent::OnTaskReport(const ControlMessage& report) {
       if (std::optional<LogBatch> held = batcher->second.Take()) Send(*held);
     }
   }
-  Send(report);
+  const uint64_t message_id = Send(report);
+  if (std::holds_alternative<TaskProgress>(report)) return;  // the next one says more
+  // Kept for an orchestrator that acknowledges reports, and while the agent does not know yet.
+  if (!registered_ || orchestrator_minor_ >= kControlMinorWithAcknowledgedReports) {
+    unacked_reports_.Keep(message_id, report);
+  }
+  if (const uint64_t dropped = unacked_reports_.TakeDropped();
+      dropped > 0 && !std::exchange(told_dropped_reports_, true)) {
+    Log(absl::StrCat("the orchestrator has not acknowledged the latest ", unacked_reports_.size(),
+                     " task reports: dropping the oldest, which its record will lack"));
+  }
 }
 
 void Agent::SampleGpus(double now) {

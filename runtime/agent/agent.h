@@ -14,7 +14,10 @@
 //   host there means the orchestrator's: ReachableRendezvousEndpoint); its workers publish
 //   advertise_address to their Gloo peers (COHORT_GLOO_HOSTNAME).
 // - TaskExit messages are kept until acknowledged and sent again after a re-registration; an
-//   exited task is forgotten once all of its exits are acknowledged.
+//   exited task is forgotten once all of its exits are acknowledged. So are a task's metrics and
+//   checkpoint reports (UnackedReports), by an orchestrator of kControlMinorWithAcknowledgedReports
+//   or later: sent again before the exits, so that a restarted orchestrator fills the trial's
+//   record with what its predecessor missed.
 // - KillTask stops a task (Ack, or ErrorReply UnknownTask for an id it never had); TaskListRequest
 //   gets the TaskList.
 // - Send only what the peer knows: the orchestrator's protocol minor comes from the envelope of
@@ -58,6 +61,7 @@
 #include "runtime/agent/orchestrator_connection.h"
 #include "runtime/agent/task_run.h"
 #include "runtime/agent/task_table.h"
+#include "runtime/agent/unacked_reports.h"
 #include "runtime/control/heartbeat_monitor.h"
 #include "runtime/observe/metrics_endpoint.h"
 #include "runtime/security/curve_client_config.h"
@@ -188,6 +192,8 @@ class Agent final : private TaskRun::Listener {
   std::map<uint64_t, std::unique_ptr<TaskRun>> runs_;
   std::map<uint64_t, LogBatcher> log_batchers_;
   std::vector<UnackedExit> unacked_exits_;
+  UnackedReports unacked_reports_;
+  bool told_dropped_reports_ = false;        // since the latest registration
   std::deque<uint64_t> forgotten_task_ids_;  // the latest kRememberedTaskIds, oldest first
   uint64_t hello_id_ = 0;                    // the AgentHello waiting for its answer; 0 if none
   bool registered_ = false;

@@ -33,12 +33,15 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kControlProtocolMajor = 1;
-inline constexpr uint16_t kControlProtocolMinor = 10;
+inline constexpr uint16_t kControlProtocolMinor = 11;
 // The first minor with TaskProgress and LogStream::kAgent: an agent sends them only to an
 // orchestrator that said it speaks at least this minor.
 inline constexpr uint16_t kControlMinorWithProgress = 1;
 // The first minor whose TaskCheckpointReport has `restored`.
 inline constexpr uint16_t kControlMinorWithRestoredCheckpoints = 5;
+// The first minor whose orchestrator acknowledges each TaskMetricsReport and TaskCheckpointReport
+// (an agent keeps them until then, to send again after a re-registration).
+inline constexpr uint16_t kControlMinorWithAcknowledgedReports = 11;
 
 // An agent id is printable text (no control characters) of at most this many bytes (a ZeroMQ
 // routing id's most); a message with another is refused.

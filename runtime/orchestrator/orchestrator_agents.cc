@@ -1,17 +1,14 @@
 // The Orchestrator's side of the control channel: agents' messages (docs/protocol.md).
 #include <algorithm>
-#include <cmath>
 #include <set>
 #include <utility>
 #include <variant>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
-#include "runtime/record/tensorboard_events.h"
 
 namespace cohort {
 namespace {
@@ -72,9 +69,11 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
         } else if constexpr (std::is_same_v<T, TaskExit>) {
           OnTaskExit(agent_id, message_id, m);
         } else if constexpr (std::is_same_v<T, TaskMetricsReport>) {
-          OnMetrics(m);
+          OnMetrics(agent_id, m);
+          AcknowledgeReport(agent_id, message);
         } else if constexpr (std::is_same_v<T, TaskCheckpointReport>) {
           OnCheckpoint(m);
+          AcknowledgeReport(agent_id, message);
         } else if constexpr (std::is_same_v<T, LogBatch>) {
           OnLogBatch(m);
         } else if constexpr (std::is_same_v<T, TaskProgress>) {
@@ -131,9 +130,17 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
   // either) are stopped; parts the orchestrator placed there that the agent no longer holds are
   // lost.
   std::set<uint64_t> held;
+  agent.earlier_task_trials.clear();
   for (const TaskEntry& entry : hello.tasks) {
     held.insert(entry.task_id);
     Task* task = FindTask(entry.task_id);
+    // Its reports that the agent sends again (this orchestrator may never have had them) fill its
+    // trial's record up to the checkpoint the trial goes on from.
+    if (auto trial = cluster_->trials.find(entry.trial_id);
+        task == nullptr && trial != cluster_->trials.end() &&
+        trial->second->experiment_id == entry.experiment_id) {
+      agent.earlier_task_trials[entry.task_id] = entry.trial_id;
+    }
     if (entry.state == TaskState::kExited) continue;  // its TaskExits follow
     if (task == nullptr || task->parts.count(agent_id) == 0) {
       outbox_.Send(agent_id, KillTask{entry.task_id, "unknown to the orchestrator", 0}, 0);
@@ -158,6 +165,12 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
     StopTask(task, task.flags.failure, 0);
     EndPart(task, agent_id);
   }
+}
+
+void Orchestrator::AcknowledgeReport(const std::string& agent_id, const DecodedControl& message) {
+  // An older agent keeps no report to send again, and would take the Ack for another message's.
+  if (message.version.minor < kControlMinorWithAcknowledgedReports) return;
+  outbox_.Send(agent_id, Ack{}, message.header.message_id);
 }
 
 void Orchestrator::OnTaskStatus(const std::string& agent_id, const TaskStatus& status) {
@@ -234,137 +247,6 @@ void Orchestrator::OnDeparting(Agent& agent, const AgentHeartbeat& beat) {
   }
   agent.connected = false;
   Notice(absl::StrCat("agent ", agent.id, " left: it shut down, running no task"));
-}
-
-void Orchestrator::AddOtherAgentsGpus(Task& task, MetricsReport& metrics) {
-  const size_t forwarded = metrics.gpus.size();
-  for (auto& [agent_id, part] : task.parts) {
-    metrics.gpus.insert(metrics.gpus.end(), part.gpus.begin(), part.gpus.end());
-    part.gpus.clear();
-  }
-  if (metrics.gpus.size() == forwarded) return;
-  std::sort(metrics.gpus.begin(), metrics.gpus.end(),
-            [](const GpuReading& a, const GpuReading& b) { return a.rank < b.rank; });
-  // The forwarding agent warned about its own GPUs; across agents only the orchestrator sees all.
-  const std::optional<std::string> unbalanced = GpuImbalance(metrics.gpus);
-  if (unbalanced && !task.gpus_unbalanced) {
-    Notice(absl::StrCat("warning: trial ", task.trial_id, ": ", *unbalanced));
-  }
-  task.gpus_unbalanced = unbalanced.has_value();
-}
-
-void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
-  Task* task = FindTask(report.task_id);
-  if (task == nullptr) return;
-  Trial& trial = *cluster_->trials.at(task->trial_id);
-  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
-  MetricsReport metrics = report.report;
-  metrics.trial_id = trial.id;
-  metrics.scaling_efficiency.reset();  // the orchestrator's to say, below
-  if (metrics.kind == ReportKind::kTraining) {
-    metrics.scaling_efficiency =
-        orchestration::ScalingEfficiency(*cluster_, experiment, metrics.records_per_second);
-    AddOtherAgentsGpus(*task, metrics);
-    WarnOfStragglers(*task, metrics);
-  }
-  if (absl::Status appended =
-          AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));
-      !appended.ok()) {
-    Notice(absl::StrCat("warning: ", appended.message()));
-  }
-  if (absl::Status appended =
-          AppendTensorBoardReport(experiment.folder->tensorboard_path(trial.id), metrics);
-      !appended.ok()) {
-    Notice(absl::StrCat("warning: ", appended.message()));
-  }
-  experiment.record.Apply(metrics);
-  if (const std::optional<double> value = experiment.record.SearcherMetricOf(metrics);
-      metrics.kind == ReportKind::kValidation && value && std::isnan(*value) &&
-      !trial.told_nan_metric) {
-    trial.told_nan_metric = true;
-    Notice(absl::StrCat("warning: trial ", trial.id, " validated ",
-                        experiment.config.searcher.metric, "=nan after ", metrics.batches,
-                        " batches: its training diverged, and a NaN is never its best validation "
-                        "(optimizations.nonfinite_gradients: fail ends a trial at its first "
-                        "non-finite gradient)"));
-  }
-  const LogLine line{0, LogStream::kStdout, metrics.unix_time, MetricsLogText(metrics)};
-  trial.log.Append(task->attempt, line);
-  if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
-      !appended.ok()) {
-    Notice(absl::StrCat("warning: ", appended.message()));
-  }
-  trial.exchanged_bytes += metrics.exchanged_bytes;
-  trial.batches_trained = std::max(trial.batches_trained, metrics.batches);
-  if (metrics.kind == ReportKind::kValidation && metrics.batches == trial.target_batches) {
-    trial.segment_metric = experiment.record.SearcherMetricOf(metrics);
-  }
-  experiment.dirty = true;
-}
-
-void Orchestrator::NoteInTrialLog(Trial& trial, uint32_t attempt, absl::string_view text) {
-  const LogLine line{0, LogStream::kStdout, clock_.UnixSeconds(), absl::StrCat("[cohort] ", text)};
-  trial.log.Append(attempt, line);
-  const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
-  if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
-      !appended.ok()) {
-    Notice(absl::StrCat("warning: ", appended.message()));
-  }
-}
-
-void Orchestrator::WarnOfStragglers(Task& task, const MetricsReport& report) {
-  Trial& trial = *cluster_->trials.at(task.trial_id);
-  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
-  const double threshold = experiment.config.optimizations.straggler_threshold;
-  for (const RankPace& slow : task.stragglers.Observe(report.ranks, threshold)) {
-    std::string agent = "an unknown agent";
-    for (const auto& [agent_id, part] : task.parts) {
-      if (part.ranks.count(static_cast<int32_t>(slow.rank)) != 0) agent = "agent " + agent_id;
-    }
-    const std::string line =
-        absl::StrCat("warning: ", DescribeStraggler(slow), "; it runs on ", agent,
-                     absl::StrFormat(" (optimizations.straggler_threshold %g)", threshold));
-    Notice(absl::StrCat("trial ", trial.id, ": ", line));
-    trial.log.Append(task.attempt, {0, LogStream::kAgent, report.unix_time, line});
-    if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line);
-        !appended.ok()) {
-      Notice(absl::StrCat("warning: ", appended.message()));
-    }
-  }
-}
-
-void Orchestrator::OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,
-                                             const TaskCheckpointReport& report) {
-  if (report.batches >= trial.latest_checkpoint_batches) return;  // nothing recorded is redone
-  Notice(
-      absl::StrCat("trial ", trial.id, " resumed from ",
-                   report.checkpoint_id.empty() ? std::string("its start") : report.checkpoint_id,
-                   " at batch ", report.batches, ", not from ", trial.latest_checkpoint_id,
-                   " (damaged): what it reported after batch ", report.batches,
-                   " is trained again and recorded anew"));
-  trial.latest_checkpoint_id = report.checkpoint_id;
-  trial.latest_checkpoint_batches = report.batches;
-  RewindTrial(experiment, trial);
-  experiment.dirty = true;
-}
-
-void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
-  Task* task = FindTask(report.task_id);
-  if (task == nullptr) return;
-  Trial& trial = *cluster_->trials.at(task->trial_id);
-  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
-  if (report.restored) {
-    OnRestoredOlderCheckpoint(experiment, trial, report);
-    return;
-  }
-  if (report.batches >= trial.latest_checkpoint_batches) {
-    trial.latest_checkpoint_id = report.checkpoint_id;
-    trial.latest_checkpoint_batches = report.batches;
-  }
-  experiment.record.Apply(CheckpointReport{trial.id, report.checkpoint_id, report.batches,
-                                           report.records, report.bytes});
-  ApplyRetention(experiment, /*trials_may_resume=*/true);
-  Save(experiment);
 }
 
 void Orchestrator::OnProgress(const TaskProgress& progress) {

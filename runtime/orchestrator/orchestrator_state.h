@@ -51,6 +51,9 @@ struct Agent {
   // and told it to kill: their ranks still to exit. Their slots stay in `busy` until the last one's
   // TaskExit, so nothing is placed where the agent would refuse it.
   std::map<uint64_t, std::set<int32_t>> leftover_ranks;
+  // The trial of each task it held at its latest AgentHello that this orchestrator does not run
+  // (a predecessor's, or one that ended meanwhile): the reports it sends again for them.
+  std::map<uint64_t, uint64_t> earlier_task_trials;
   bool connected = false;
   // It stopped a task on its own (it is shutting down): no new task is placed there until its
   // next AgentHello.
@@ -129,6 +132,8 @@ struct Trial {
   uint64_t failed_task_id = 0;
   std::map<uint32_t, std::string> failed_task_ended_outside;
   bool told_nan_metric = false;  // its searcher metric was validated NaN, and that was said
+  // An earlier task's reports (sent again by its agent) were recorded, and that was said.
+  bool told_earlier_reports = false;
 
   // What it trained, in its searcher's unit (batches, or records: Experiment's
   // searcher_counts_records).

@@ -11,7 +11,9 @@
 // start (TaskExit rank -1); SIGTERM ending the agent with status 0. Embedded: an orchestrator of
 // minor 0 gets no TaskProgress and no agent line; a rank stopped with SIGSTOP is named in an
 // agent line (and again once it resumes), and its task is still killed; stop requests end Run
-// without signals, stopping the tasks with grace first.
+// without signals, stopping the tasks with grace first; the task reports the orchestrator did
+// not acknowledge are sent again after a re-registration (before the exit), to an orchestrator of
+// minor 11 or later only.
 //
 // Environment: COHORT_EXE (the cohort binary), COHORT_PLUGIN_DIR (the built plugins).
 #include <fcntl.h>
@@ -792,6 +794,87 @@ TEST_F(EmbeddedAgentTest, AStopRequestStopsTheTasksWithGraceThenRunReturns) {
   ASSERT_TRUE(WaitForRunToReturn(seconds(5))) << AgentLog();
   EXPECT_TRUE(run_status_.ok()) << run_status_;
   EXPECT_THAT(AgentLog(), HasSubstr("stop requested: stopping 1 task(s), 10 s grace"));
+}
+
+// The task reports (metrics, checkpoints) received from `index` on, each as its message id and
+// the report's batches; `kind` says which: 'T' training, 'V' validation, 'C' checkpoint.
+struct ReceivedReport {
+  uint64_t message_id = 0;
+  char kind = 0;
+  uint64_t batches = 0;
+  friend bool operator==(const ReceivedReport&, const ReceivedReport&) = default;
+};
+std::vector<ReceivedReport> ReportsFrom(const FakeOrchestrator& orchestrator, size_t index) {
+  std::vector<ReceivedReport> reports;
+  for (size_t i = index; i < orchestrator.received().size(); ++i) {
+    const DecodedControl& message = orchestrator.received()[i].message;
+    if (const auto* metrics = std::get_if<TaskMetricsReport>(&message.message)) {
+      reports.push_back({message.header.message_id,
+                         metrics->report.kind == ReportKind::kTraining ? 'T' : 'V',
+                         metrics->report.batches});
+    } else if (const auto* checkpoint = std::get_if<TaskCheckpointReport>(&message.message)) {
+      reports.push_back({message.header.message_id, 'C', checkpoint->batches});
+    }
+  }
+  return reports;
+}
+
+// Reports as (kind, batches), without their message ids.
+std::vector<std::pair<char, uint64_t>> Contents(const std::vector<ReceivedReport>& reports) {
+  std::vector<std::pair<char, uint64_t>> contents;
+  for (const ReceivedReport& report : reports) contents.emplace_back(report.kind, report.batches);
+  return contents;
+}
+
+// An orchestrator that restarted, or never had some reports (they went while it was away), says
+// NotRegistered: once registered again, the agent sends every report not acknowledged yet again,
+// in order, and not those acknowledged; then the exit.
+TEST_F(EmbeddedAgentTest, SendsTheReportsNotAcknowledgedAgainAfterRegisteringAgain) {
+  StartAgent();
+  ExpectAck(orchestrator_.Send(MlpTask(24, {{0, 0, 0}}, 200, 50)));
+  orchestrator_.HoldExitAnswers();
+  ASSERT_EQ(WaitForExits(24, 1).size(), 1u) << AgentLog();
+  const std::vector<ReceivedReport> first = ReportsFrom(orchestrator_, 0);
+  // Training every 20 batches, a validation and a checkpoint every 50.
+  ASSERT_EQ(first.size(), 18u) << AgentLog();
+  std::vector<ReceivedReport> unacknowledged;
+  for (size_t i = 0; i < first.size(); ++i) {
+    if (i % 2 == 0) {
+      orchestrator_.Send(Ack{}, first[i].message_id);
+    } else {
+      unacknowledged.push_back(first[i]);
+    }
+  }
+  const size_t before = orchestrator_.received().size();
+  orchestrator_.Send(ErrorReply{ControlErrorCode::kNotRegistered, "unknown agent"});
+  ASSERT_TRUE(orchestrator_.WaitFor<AgentHello>(seconds(10)).has_value()) << AgentLog();
+  orchestrator_.AnswerHeldExits();
+  std::optional<std::pair<ControlHeader, TaskExit>> exit = orchestrator_.WaitFor<TaskExit>(
+      seconds(10), [](const TaskExit& e) { return e.task_id == 24; });
+  ASSERT_TRUE(exit.has_value()) << "the exit goes again too; agent log:\n" << AgentLog();
+  const std::vector<ReceivedReport> again = ReportsFrom(orchestrator_, before);
+  EXPECT_EQ(Contents(again), Contents(unacknowledged));
+  for (const ReceivedReport& report : again) {
+    EXPECT_LT(report.message_id, exit->first.message_id) << "the reports go before the exit";
+  }
+}
+
+// An orchestrator of an older minor acknowledges no report: none is sent to it again.
+TEST_F(EmbeddedAgentTest, SendsAnOrchestratorOfAnOlderMinorNoReportAgain) {
+  orchestrator_.AnswerHellosAsMinor(kControlMinorWithAcknowledgedReports - 1);
+  StartAgent();
+  ExpectAck(orchestrator_.Send(MlpTask(25, {{0, 0, 0}}, 100, 50)));
+  ASSERT_EQ(WaitForExits(25, 1).size(), 1u) << AgentLog();
+  ASSERT_FALSE(ReportsFrom(orchestrator_, 0).empty()) << AgentLog();
+  const size_t before = orchestrator_.received().size();
+  orchestrator_.Send(ErrorReply{ControlErrorCode::kNotRegistered, "unknown agent"});
+  ASSERT_TRUE(orchestrator_.WaitFor<AgentHello>(seconds(10)).has_value()) << AgentLog();
+  // A heartbeat follows the registration within its period: the reports would have gone first.
+  ASSERT_TRUE(
+      orchestrator_.WaitFor<AgentHeartbeat>(seconds(static_cast<int>(kAgentHeartbeatSeconds) + 5))
+          .has_value())
+      << AgentLog();
+  EXPECT_THAT(ReportsFrom(orchestrator_, before), IsEmpty());
 }
 
 }  // namespace

@@ -10,8 +10,9 @@
 - an orchestrator killed mid-experiment and started again continues the experiment from its
   trial's latest checkpoint; a preempted agent's trial (SIGTERM to the agent) goes on from the
   checkpoint its worker wrote on the way out, on another agent, without using up a restart;
-- a trial that ends while the orchestrator is down (its final reports lost) is validated at its
-  final checkpoint when the orchestrator comes back, so the searcher has its result; a second
+- a trial that ends while the orchestrator is down is validated at its final checkpoint when the
+  orchestrator comes back, so the searcher has its result, and what it reported meanwhile is
+  recorded then (its agent sends it again), so its metrics.jsonl has no gap; a second
   orchestrator on the same state directory is refused; an idle agent stopped with SIGINT is gone
   from the orchestrator's view at once.
 """
@@ -222,6 +223,15 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(trial["best_validation"] is not None and
           trial["latest_validation"]["batches"] == target, trial)
     check("reported no 'accuracy'" not in cluster.log(), cluster.log())
+    # The agent sent again what no orchestrator heard: the record has no gap where it was down.
+    reports = metrics(folder)
+    validated = [r["batches"] for r in reports if r["kind"] == "validation"]
+    check(validated == list(range(1000, target + 1, 1000)), f"validations recorded: {validated}")
+    trained = [r["batches"] for r in reports if r["kind"] == "training"]
+    missing = sorted(set(range(20, target + 1, 20)) - set(trained))
+    check(trained == list(range(20, target + 1, 20)),
+          f"{len(trained)} training reports recorded, {len(missing)} missing: {missing[:10]}")
+    check(" reported while no orchestrator heard it, up to batch " in cluster.log(), cluster.log())
     check(trial["checkpoints"][-1] == {"id": f"trial-1-batch-{target}", "batches": target,
                                        "searcher_metric": trial["latest_validation"]["metrics"]
                                        ["accuracy"]}, trial["checkpoints"])

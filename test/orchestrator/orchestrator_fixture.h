@@ -316,6 +316,19 @@ class OrchestratorTest : public ::testing::Test {
     ExitAll(task_id, 0);
   }
 
+  // A single-trial experiment of `batches` on agent-1, registered with one slot, its task
+  // accepted and running: the experiment's id, and the task's StartTask.
+  std::pair<uint64_t, StartTask> RunOneTrial(uint64_t batches) {
+    Register("agent-1", 1);
+    const uint64_t experiment_id = Submit(SingleYaml(1, batches));
+    const std::vector<StartTask> starts = StartTasksSentTo("agent-1");
+    EXPECT_THAT(starts, SizeIs(1));
+    if (starts.empty()) return {experiment_id, StartTask{}};
+    Accept(starts[0].task_id);
+    Running(starts[0].task_id);
+    return {experiment_id, starts[0]};
+  }
+
   // searcher.max_length (batches) of the StartTask's config.
   static uint64_t TargetOf(const StartTask& start) {
     absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(start.worker.config_yaml);
@@ -433,6 +446,23 @@ inline void WriteCheckpoint(CheckpointStorage& storage, uint64_t batches, uint64
   info.trial_id = trial_id;
   info.batches_trained = batches;
   ASSERT_TRUE(storage.Write(info, {{"parameters", std::string(64, 'p')}}).ok());
+}
+
+// The reports in trial `trial_id`'s metrics.jsonl in `experiment_folder`, in file order, each as
+// its kind and batch: "T20" (training at batch 20), "V40" (validation at batch 40).
+inline std::vector<std::string> RecordedReports(const std::string& experiment_folder,
+                                                uint64_t trial_id) {
+  std::vector<std::string> reports;
+  const std::string text =
+      Slurp(absl::StrCat(experiment_folder, "/trials/", trial_id, "/metrics.jsonl"));
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, trial_id);
+    EXPECT_TRUE(report.ok()) << report.status();
+    if (!report.ok()) continue;
+    reports.push_back(
+        absl::StrCat(report->kind == ReportKind::kTraining ? "T" : "V", report->batches));
+  }
+  return reports;
 }
 
 }  // namespace cohort::orchestrator_test

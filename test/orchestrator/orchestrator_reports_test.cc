@@ -1,6 +1,7 @@
 // What the Orchestrator keeps of what trials report: trial logs (numbered, filtered, ending with
 // the trial) and the state directory's files, the agent's own log lines, progress, every agent's
-// GPU readings joined into the training report, and those readings through metrics.jsonl.
+// GPU readings joined into the training report, and those readings through metrics.jsonl; reports
+// sent again (an Ack lost) acknowledged and recorded once.
 #include "test/orchestrator/orchestrator_fixture.h"
 
 namespace cohort::orchestrator_test {
@@ -145,11 +146,7 @@ TEST_F(OrchestratorTest, AWorkersWarningIsANotice) {
 }
 
 TEST_F(OrchestratorTest, ProgressCountsTheTrialsBatches) {
-  Register("agent-1", 1);
-  const uint64_t experiment_id = Submit(SingleYaml(1, 100));
-  const StartTask start = StartTasksSentTo("agent-1").at(0);
-  Accept(start.task_id);
-  Running(start.task_id);
+  const auto [experiment_id, start] = RunOneTrial(100);
   FromAgent("agent-1", TaskProgress{start.task_id, {start.trial_id, 37, 100, 37 * 32, 0.5, 900}});
   EXPECT_EQ(TrialOf(experiment_id, start.trial_id).batches_trained, 37u);
   EXPECT_THAT(SentTo<ErrorReply>("agent-1"), IsEmpty());
@@ -212,6 +209,55 @@ TEST(MetricsReportJsonTest, GpuReadingsRoundTrip) {
   absl::StatusOr<MetricsReport> back = ParseMetricsReportJson(line, 4);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->gpus, report.gpus);
+}
+
+// ---------------------------------------------------------------- reports sent again
+
+// An agent sends again the reports whose Ack it may have lost with its connection: each is
+// acknowledged again, and recorded once.
+TEST_F(OrchestratorTest, AReportSentAgainIsAcknowledgedAndRecordedOnce) {
+  const auto [experiment_id, start] = RunOneTrial(100);
+  const std::string checkpoint = absl::StrCat("trial-", start.trial_id, "-batch-20");
+  std::vector<uint64_t> report_ids;
+  for (int round = 0; round < 2; ++round) {
+    Train(start.task_id, 20, 100);
+    report_ids.push_back(last_agent_message_id_);
+    Validate(start.task_id, 20, 0.5);
+    report_ids.push_back(last_agent_message_id_);
+    Checkpoint(start.task_id, checkpoint, 20);
+    report_ids.push_back(last_agent_message_id_);
+  }
+  std::set<uint64_t> acknowledged;
+  for (const SentMessage& sent : outbox_.sent()) {
+    if (sent.agent_id == "agent-1" && std::holds_alternative<Ack>(sent.message)) {
+      acknowledged.insert(sent.correlation_id);
+    }
+  }
+  for (const uint64_t id : report_ids) EXPECT_EQ(acknowledged.count(id), 1u) << "report " << id;
+  EXPECT_THAT(RecordedReports(ExperimentFolder(experiment_id), start.trial_id),
+              ElementsAre("T20", "V20"));
+  const std::string record =
+      Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/experiment.json"));
+  const std::string listed = absl::StrCat("\"id\":\"", checkpoint, "\"");
+  ASSERT_THAT(record, HasSubstr(listed));
+  EXPECT_EQ(record.find(listed), record.rfind(listed)) << "listed once: " << record;
+
+  // An agent of an older minor keeps no report to send again: its reports get no Ack.
+  DecodedControl older;
+  older.version = ControlVersion{kControlProtocolMajor, kControlMinorWithAcknowledgedReports - 1};
+  older.header = ControlHeader{++last_agent_message_id_, 0, "agent-1"};
+  MetricsReport training;
+  training.trial_id = start.trial_id;
+  training.kind = ReportKind::kTraining;
+  training.batches = 40;
+  training.metrics = {{"loss", 0.4}};
+  older.message = TaskMetricsReport{start.task_id, training};
+  orchestrator_.OnAgentMessage("agent-1", older);
+  EXPECT_FALSE(std::any_of(outbox_.sent().begin(), outbox_.sent().end(), [&](const SentMessage& m) {
+    return m.correlation_id == older.header.message_id;
+  }));
+  EXPECT_THAT(RecordedReports(ExperimentFolder(experiment_id), start.trial_id),
+              ElementsAre("T20", "V20", "T40"));
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // checkpoint (a trial that had validated its target keeping that validation, on a resume as on a
 // restart); a new orchestrator on the same state directory continuing the active experiments
 // (their killed and failed trials kept ended) and showing the ended ones, and what their trials
-// printed (a trial's log.txt read back); experiment.json read back (ReadExperimentRecord).
+// printed (a trial's log.txt read back), and recording what an earlier task reported while no
+// orchestrator heard it; experiment.json read back (ReadExperimentRecord).
 #include <set>
 
 #include "runtime/base/file_io.h"
@@ -278,6 +279,90 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
   const ClientMessage next = restarted.OnClientRequest(SubmitExperiment{SingleYaml(1)});
   ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(next));
   EXPECT_EQ(std::get<ExperimentSubmitted>(next).experiment_id, grid + 1);
+}
+
+// What a task reported while no orchestrator heard it (its agent sends it again once registered
+// with the next one) fills its trial's record up to the checkpoint the trial goes on from: the
+// record has no gap there. What came after that checkpoint is trained again and reported anew,
+// and a report the predecessor had recorded (its Ack lost) is left out.
+TEST_F(OrchestratorTest, ARestartedOrchestratorRecordsWhatAnEarlierTaskReportedUpToItsCheckpoint) {
+  const auto [experiment_id, start] = RunOneTrial(1000);
+  Train(start.task_id, 20, 100);
+  Validate(start.task_id, 20, 0.9);
+  orchestrator_.Tick();
+  // The orchestrator stops; the task trains on, and writes a checkpoint that no one hears of.
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(absl::StrCat(folder_.path(), "/checkpoints/experiment-", experiment_id));
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  WriteCheckpoint(**storage, 60, start.trial_id);
+
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  uint64_t message_id = 0;
+  auto from_agent = [&](ControlMessage message) {
+    DecodedControl decoded;
+    decoded.version = ControlVersion{kControlProtocolMajor, kControlProtocolMinor};
+    decoded.header = ControlHeader{++message_id, 0, "agent-1"};
+    decoded.message = std::move(message);
+    restarted.OnAgentMessage("agent-1", decoded);
+    return decoded.header.message_id;
+  };
+  auto report = [&](ReportKind kind, uint64_t batches) {
+    MetricsReport metrics;
+    metrics.trial_id = start.trial_id;
+    metrics.kind = kind;
+    metrics.batches = batches;
+    metrics.records = batches * 32;
+    metrics.metrics = {{kind == ReportKind::kTraining ? "loss" : "validation_loss", 0.5}};
+    return from_agent(TaskMetricsReport{start.task_id, metrics});
+  };
+  AgentHello hello = Hello("agent-1", 2);  // the earlier task holds slot 0 until it exits
+  hello.tasks.push_back(
+      TaskEntry{start.task_id, start.trial_id, experiment_id, TaskState::kRunning, {0}, {0}});
+  from_agent(hello);
+  // Sent again: the validation at 20 (recorded; its Ack was lost), then what came after it.
+  std::vector<uint64_t> ids = {
+      report(ReportKind::kValidation, 20),
+      report(ReportKind::kTraining, 40),
+      report(ReportKind::kValidation, 40),
+      report(ReportKind::kTraining, 60),
+      from_agent(TaskCheckpointReport{start.task_id,
+                                      start.trial_id,
+                                      absl::StrCat("trial-", start.trial_id, "-batch-60"),
+                                      60,
+                                      1920,
+                                      64,
+                                      {},
+                                      false}),
+      report(ReportKind::kTraining, 80),
+      report(ReportKind::kValidation, 80)};
+
+  EXPECT_THAT(RecordedReports(ExperimentFolder(experiment_id), start.trial_id),
+              ElementsAre("T20", "V20", "T40", "V40", "T60"));
+  std::set<uint64_t> acknowledged;
+  bool killed = false;
+  for (const SentMessage& sent : outbox.sent()) {
+    if (std::holds_alternative<Ack>(sent.message)) acknowledged.insert(sent.correlation_id);
+    if (const auto* kill = std::get_if<KillTask>(&sent.message)) {
+      killed = killed || kill->task_id == start.task_id;
+    }
+  }
+  for (const uint64_t id : ids) EXPECT_EQ(acknowledged.count(id), 1u) << "report " << id;
+  EXPECT_TRUE(killed) << "the earlier task is still stopped";
+  std::vector<OrchestratorEvent> events = restarted.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
+    return event.line == absl::StrCat("trial ", start.trial_id, ": recording what task ",
+                                      start.task_id,
+                                      " reported while no orchestrator heard it, up to batch 60");
+  }));
+  // The new task trains from batch 60 on: its reports follow these.
+  std::vector<StartTask> resumed;
+  for (const SentMessage& sent : outbox.sent()) {
+    if (const auto* task = std::get_if<StartTask>(&sent.message)) resumed.push_back(*task);
+  }
+  ASSERT_THAT(resumed, SizeIs(1));
+  EXPECT_EQ(resumed[0].worker.resume_checkpoint_id,
+            absl::StrCat("trial-", start.trial_id, "-batch-60"));
 }
 
 // A trial killed (`cohort trial kill`) or failed in an experiment that goes on stays so when a

@@ -1,0 +1,39 @@
+#include "runtime/agent/unacked_reports.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace cohort {
+
+void UnackedReports::Keep(uint64_t message_id, ControlMessage report) {
+  if (capacity_ == 0) {
+    ++dropped_;
+    return;
+  }
+  if (reports_.size() == capacity_) {
+    reports_.pop_front();
+    ++dropped_;
+  }
+  reports_.push_back(Kept{message_id, std::move(report)});
+}
+
+bool UnackedReports::Acknowledged(uint64_t message_id) {
+  if (message_id == 0) return false;
+  // Acks come in the order the reports went: the oldest is almost always the one.
+  auto found = std::find_if(reports_.begin(), reports_.end(),
+                            [&](const Kept& kept) { return kept.message_id == message_id; });
+  if (found == reports_.end()) return false;
+  reports_.erase(found);
+  return true;
+}
+
+void UnackedReports::SendAgain(uint64_t before_id,
+                               const std::function<uint64_t(const ControlMessage&)>& send) {
+  for (Kept& kept : reports_) {
+    if (kept.message_id == 0 || kept.message_id < before_id) kept.message_id = send(kept.report);
+  }
+}
+
+uint64_t UnackedReports::TakeDropped() { return std::exchange(dropped_, 0); }
+
+}  // namespace cohort

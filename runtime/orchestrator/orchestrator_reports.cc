@@ -1,0 +1,208 @@
+// The Orchestrator's side of the agents' task reports: metrics and checkpoints, recorded in the
+// trial's run folder, the repeats of an agent sending again what it may have lost left out, and
+// those of tasks the orchestrator no longer runs (a predecessor's) filling the trial's record up to
+// the checkpoint it goes on from (docs/protocol.md, "Reconnecting after an orchestrator restart").
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/orchestrator/cluster_queries.h"
+#include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/orchestrator_state.h"
+#include "runtime/record/tensorboard_events.h"
+
+namespace cohort {
+
+void Orchestrator::AddOtherAgentsGpus(Task& task, MetricsReport& metrics) {
+  const size_t forwarded = metrics.gpus.size();
+  for (auto& [agent_id, part] : task.parts) {
+    metrics.gpus.insert(metrics.gpus.end(), part.gpus.begin(), part.gpus.end());
+    part.gpus.clear();
+  }
+  if (metrics.gpus.size() == forwarded) return;
+  std::sort(metrics.gpus.begin(), metrics.gpus.end(),
+            [](const GpuReading& a, const GpuReading& b) { return a.rank < b.rank; });
+  // The forwarding agent warned about its own GPUs; across agents only the orchestrator sees all.
+  const std::optional<std::string> unbalanced = GpuImbalance(metrics.gpus);
+  if (unbalanced && !task.gpus_unbalanced) {
+    Notice(absl::StrCat("warning: trial ", task.trial_id, ": ", *unbalanced));
+  }
+  task.gpus_unbalanced = unbalanced.has_value();
+}
+
+namespace {
+
+// Whether the record holds `report` already: a trial's reports of one kind come in the order of
+// their batches (a trial that goes back to a checkpoint forgets what came after it first), so one
+// at or before the latest recorded of its kind is a repeat (an agent sending again what its Ack
+// may have been lost with, or a task validating again where its predecessor did).
+bool Recorded(const ExperimentRecord& record, uint64_t trial_id, const MetricsReport& report) {
+  for (const TrialRecord& trial : record.trials) {
+    if (trial.id != trial_id) continue;
+    const std::optional<MetricsReport>& latest =
+        report.kind == ReportKind::kTraining ? trial.latest_training : trial.latest_validation;
+    return latest && report.batches <= latest->batches;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Orchestrator::OnMetrics(const std::string& agent_id, const TaskMetricsReport& report) {
+  Task* task = FindTask(report.task_id);
+  if (task == nullptr) {
+    OnEarlierTaskMetrics(*cluster_->agents.at(agent_id), report);
+    return;
+  }
+  Trial& trial = *cluster_->trials.at(task->trial_id);
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  if (Recorded(experiment.record, trial.id, report.report)) return;
+  MetricsReport metrics = report.report;
+  metrics.trial_id = trial.id;
+  metrics.scaling_efficiency.reset();  // the orchestrator's to say, below
+  if (metrics.kind == ReportKind::kTraining) {
+    metrics.scaling_efficiency =
+        orchestration::ScalingEfficiency(*cluster_, experiment, metrics.records_per_second);
+    AddOtherAgentsGpus(*task, metrics);
+    WarnOfStragglers(*task, metrics);
+  }
+  RecordMetrics(experiment, trial, task->attempt, metrics);
+}
+
+void Orchestrator::OnEarlierTaskMetrics(const Agent& agent, const TaskMetricsReport& report) {
+  auto earlier = agent.earlier_task_trials.find(report.task_id);
+  if (earlier == agent.earlier_task_trials.end()) return;
+  auto found = cluster_->trials.find(earlier->second);
+  if (found == cluster_->trials.end()) return;
+  Trial& trial = *found->second;
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  // What came after the checkpoint the trial goes on from is trained again, and reported anew.
+  if (report.report.batches > trial.latest_checkpoint_batches ||
+      Recorded(experiment.record, trial.id, report.report)) {
+    return;
+  }
+  MetricsReport metrics = report.report;
+  metrics.trial_id = trial.id;
+  metrics.scaling_efficiency.reset();
+  if (metrics.kind == ReportKind::kTraining) {
+    metrics.scaling_efficiency =
+        orchestration::ScalingEfficiency(*cluster_, experiment, metrics.records_per_second);
+  }
+  if (!trial.told_earlier_reports) {
+    trial.told_earlier_reports = true;
+    Notice(absl::StrCat("trial ", trial.id, ": recording what task ", report.task_id,
+                        " reported while no orchestrator heard it, up to batch ",
+                        trial.latest_checkpoint_batches));
+  }
+  RecordMetrics(experiment, trial, /*attempt=*/0, metrics);
+}
+
+void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t attempt,
+                                 const MetricsReport& metrics) {
+  if (absl::Status appended =
+          AppendLine(experiment.folder->metrics_path(trial.id), MetricsReportJson(metrics));
+      !appended.ok()) {
+    Notice(absl::StrCat("warning: ", appended.message()));
+  }
+  if (absl::Status appended =
+          AppendTensorBoardReport(experiment.folder->tensorboard_path(trial.id), metrics);
+      !appended.ok()) {
+    Notice(absl::StrCat("warning: ", appended.message()));
+  }
+  experiment.record.Apply(metrics);
+  if (const std::optional<double> value = experiment.record.SearcherMetricOf(metrics);
+      metrics.kind == ReportKind::kValidation && value && std::isnan(*value) &&
+      !trial.told_nan_metric) {
+    trial.told_nan_metric = true;
+    Notice(absl::StrCat("warning: trial ", trial.id, " validated ",
+                        experiment.config.searcher.metric, "=nan after ", metrics.batches,
+                        " batches: its training diverged, and a NaN is never its best validation "
+                        "(optimizations.nonfinite_gradients: fail ends a trial at its first "
+                        "non-finite gradient)"));
+  }
+  const LogLine line{0, LogStream::kStdout, metrics.unix_time, MetricsLogText(metrics)};
+  trial.log.Append(attempt, line);
+  if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
+      !appended.ok()) {
+    Notice(absl::StrCat("warning: ", appended.message()));
+  }
+  trial.exchanged_bytes += metrics.exchanged_bytes;
+  trial.batches_trained = std::max(trial.batches_trained, metrics.batches);
+  if (metrics.kind == ReportKind::kValidation && metrics.batches == trial.target_batches) {
+    trial.segment_metric = experiment.record.SearcherMetricOf(metrics);
+  }
+  experiment.dirty = true;
+}
+
+void Orchestrator::NoteInTrialLog(Trial& trial, uint32_t attempt, absl::string_view text) {
+  const LogLine line{0, LogStream::kStdout, clock_.UnixSeconds(), absl::StrCat("[cohort] ", text)};
+  trial.log.Append(attempt, line);
+  const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
+      !appended.ok()) {
+    Notice(absl::StrCat("warning: ", appended.message()));
+  }
+}
+
+void Orchestrator::WarnOfStragglers(Task& task, const MetricsReport& report) {
+  Trial& trial = *cluster_->trials.at(task.trial_id);
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  const double threshold = experiment.config.optimizations.straggler_threshold;
+  for (const RankPace& slow : task.stragglers.Observe(report.ranks, threshold)) {
+    std::string agent = "an unknown agent";
+    for (const auto& [agent_id, part] : task.parts) {
+      if (part.ranks.count(static_cast<int32_t>(slow.rank)) != 0) agent = "agent " + agent_id;
+    }
+    const std::string line =
+        absl::StrCat("warning: ", DescribeStraggler(slow), "; it runs on ", agent,
+                     absl::StrFormat(" (optimizations.straggler_threshold %g)", threshold));
+    Notice(absl::StrCat("trial ", trial.id, ": ", line));
+    trial.log.Append(task.attempt, {0, LogStream::kAgent, report.unix_time, line});
+    if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line);
+        !appended.ok()) {
+      Notice(absl::StrCat("warning: ", appended.message()));
+    }
+  }
+}
+
+void Orchestrator::OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,
+                                             const TaskCheckpointReport& report) {
+  if (report.batches >= trial.latest_checkpoint_batches) return;  // nothing recorded is redone
+  Notice(
+      absl::StrCat("trial ", trial.id, " resumed from ",
+                   report.checkpoint_id.empty() ? std::string("its start") : report.checkpoint_id,
+                   " at batch ", report.batches, ", not from ", trial.latest_checkpoint_id,
+                   " (damaged): what it reported after batch ", report.batches,
+                   " is trained again and recorded anew"));
+  trial.latest_checkpoint_id = report.checkpoint_id;
+  trial.latest_checkpoint_batches = report.batches;
+  RewindTrial(experiment, trial);
+  experiment.dirty = true;
+}
+
+void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
+  Task* task = FindTask(report.task_id);
+  if (task == nullptr) return;
+  Trial& trial = *cluster_->trials.at(task->trial_id);
+  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
+  if (report.restored) {
+    OnRestoredOlderCheckpoint(experiment, trial, report);
+    return;
+  }
+  // A trial's checkpoints come in the order of their batches: an older one, or the latest again,
+  // is a repeat (retention may have removed it since).
+  if (report.batches < trial.latest_checkpoint_batches ||
+      report.checkpoint_id == trial.latest_checkpoint_id) {
+    return;
+  }
+  trial.latest_checkpoint_id = report.checkpoint_id;
+  trial.latest_checkpoint_batches = report.batches;
+  experiment.record.Apply(CheckpointReport{trial.id, report.checkpoint_id, report.batches,
+                                           report.records, report.bytes});
+  ApplyRetention(experiment, /*trials_may_resume=*/true);
+  Save(experiment);
+}
+
+}  // namespace cohort
