@@ -88,6 +88,14 @@ with temp_dir() as tmp:
     check(code != 0 and "resources.slots_per_trial: 1 before, 2 now" in err and
           "would train 14" in err, f"({code}) {err}")
     check(folder_bytes(odd) == before, "a refused resume changed the run folder")
+    # Another learning rate as well: refused for it alone (the slot count may change on its own).
+    code, out, err = run("run", "--resume", odd, "--cpu-slots", "2",
+                         "--set", "resources.slots_per_trial=2",
+                         "--set", "hyperparameters.learning_rate=0.2")
+    check(code != 0 and "trained with other settings" in err and
+          "hyperparameters.learning_rate" in err and "slots_per_trial" not in err,
+          f"({code}) {err}")
+    check(folder_bytes(odd) == before, "a refused resume changed the run folder")
 
     # Compression with per-slot state (top-k's residuals): refused, nothing changed.
     topk = os.path.join(tmp, "topk")

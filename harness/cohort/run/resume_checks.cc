@@ -193,11 +193,12 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
   ExperimentConfig at_stored_slots = config;
   at_stored_slots.slots_per_trial = stored.config.slots_per_trial;
-  if (!TrainingChanges(stored.config, at_stored_slots).empty()) {
+  if (const std::vector<std::string> changes = TrainingChanges(stored.config, at_stored_slots);
+      !changes.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(how, ": the run in ", stored.folder.path(),
                      " was trained with other settings, and its checkpoints hold what they made (",
-                     absl::StrJoin(TrainingChanges(stored.config, config), "; "),
+                     absl::StrJoin(changes, "; "),
                      "); resume with the run's own settings, or start a new run (--output)"));
   }
   if (absl::Status slots = CheckSlotChange(stored.config, config); !slots.ok()) {
