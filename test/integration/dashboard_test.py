@@ -64,7 +64,7 @@ with temp_dir() as tmp:
     web_port = free_port()
     base = f"http://127.0.0.1:{web_port}"
     with Cluster(tmp, "--web-address", str(web_port)) as cluster:
-        wait_for(lambda: f"web dashboard at port {web_port}" in cluster.log(), 30,
+        wait_for(lambda: f"web dashboard at {base}/" in cluster.log(), 30,
                  "the dashboard to start")
         cluster.add_agent("agent-1", 2)
         experiment = cluster.submit(two_rate_grid(tmp, "dashboard-<b>grid</b>", batches=4_000_000,

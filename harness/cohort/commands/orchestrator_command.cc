@@ -315,7 +315,16 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
                   absl::StrCat("metrics at port ", metrics->port(), ", path /metrics"));
   }
   if (dashboard) {
-    LogDaemonLine("orchestrator", absl::StrCat("web dashboard at port ", dashboard->port()));
+    // The address to open: the one given (on every interface: this machine's name), the port it
+    // got, and where the token comes from (never the token itself: logs are read by others).
+    std::string host = ParseListenAddress(parsed.web_address, "127.0.0.1")->host;
+    if (host == "0.0.0.0") host = HostName();
+    LogDaemonLine("orchestrator",
+                  absl::StrCat("web dashboard at http://", host, ":", dashboard->port(), "/",
+                               parsed.web_token_file.empty()
+                                   ? ""
+                                   : absl::StrCat(" (add ?token= and the secret in ",
+                                                  parsed.web_token_file, ")")));
   }
   if (absl::Status status = (*server)->Run(StopSignals::requested()); !status.ok()) {
     return CommandError(status.message());
