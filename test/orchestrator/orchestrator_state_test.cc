@@ -286,7 +286,9 @@ TEST_F(OrchestratorTest, RestartedOrchestratorContinuesActiveExperiments) {
 // record has no gap there. What came after that checkpoint is trained again and reported anew,
 // and a report the predecessor had recorded (its Ack lost) is left out.
 TEST_F(OrchestratorTest, ARestartedOrchestratorRecordsWhatAnEarlierTaskReportedUpToItsCheckpoint) {
-  const auto [experiment_id, start] = RunOneTrial(1000);
+  const std::pair<uint64_t, StartTask> run = RunOneTrial(1000);
+  const uint64_t experiment_id = run.first;
+  const StartTask& start = run.second;  // captured below, which a structured binding cannot be
   Train(start.task_id, 20, 100);
   Validate(start.task_id, 20, 0.9);
   orchestrator_.Tick();
