@@ -25,7 +25,7 @@
 
 namespace cohort {
 
-// About 10 minutes of reports at ten a second: a few MB at most.
+// About 10 minutes of a trial reporting ten times a second.
 inline constexpr size_t kMaxUnackedReports = 6000;
 
 class UnackedReports {

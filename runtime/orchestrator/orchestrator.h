@@ -226,11 +226,9 @@ class Orchestrator {
   void OnHello(const std::string& agent_id, uint64_t message_id, const AgentHello& hello);
   void OnTaskStatus(const std::string& agent_id, const TaskStatus& status);
   void OnTaskExit(const std::string& agent_id, uint64_t message_id, const TaskExit& exit);
-  // A task's metrics report, recorded unless it repeats one recorded (RecordMetrics).
-  void OnMetrics(const std::string& agent_id, const TaskMetricsReport& report);
-  // The same for a task this orchestrator does not run, which `agent` held at its AgentHello:
-  // recorded when it falls after the latest recorded and up to its trial's latest checkpoint.
-  void OnEarlierTaskMetrics(const Agent& agent, const TaskMetricsReport& report);
+  // A task's metrics report, recorded (RecordMetrics) unless it repeats one recorded; of a task
+  // this orchestrator does not run, only up to its trial's latest checkpoint.
+  void OnMetrics(const TaskMetricsReport& report);
   // Appends `metrics` to the trial's metrics.jsonl, TensorBoard events and log (as of
   // `attempt`), and applies it to the record and the searcher's view of the trial.
   void RecordMetrics(Experiment& experiment, Trial& trial, uint32_t attempt,

@@ -69,7 +69,7 @@ void Orchestrator::OnAgentMessage(const std::string& agent_id, const DecodedCont
         } else if constexpr (std::is_same_v<T, TaskExit>) {
           OnTaskExit(agent_id, message_id, m);
         } else if constexpr (std::is_same_v<T, TaskMetricsReport>) {
-          OnMetrics(agent_id, m);
+          OnMetrics(m);
           AcknowledgeReport(agent_id, message);
         } else if constexpr (std::is_same_v<T, TaskCheckpointReport>) {
           OnCheckpoint(m);
@@ -130,17 +130,9 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
   // either) are stopped; parts the orchestrator placed there that the agent no longer holds are
   // lost.
   std::set<uint64_t> held;
-  agent.earlier_task_trials.clear();
   for (const TaskEntry& entry : hello.tasks) {
     held.insert(entry.task_id);
     Task* task = FindTask(entry.task_id);
-    // Its reports that the agent sends again (this orchestrator may never have had them) fill its
-    // trial's record up to the checkpoint the trial goes on from.
-    if (auto trial = cluster_->trials.find(entry.trial_id);
-        task == nullptr && trial != cluster_->trials.end() &&
-        trial->second->experiment_id == entry.experiment_id) {
-      agent.earlier_task_trials[entry.task_id] = entry.trial_id;
-    }
     if (entry.state == TaskState::kExited) continue;  // its TaskExits follow
     if (task == nullptr || task->parts.count(agent_id) == 0) {
       outbox_.Send(agent_id, KillTask{entry.task_id, "unknown to the orchestrator", 0}, 0);

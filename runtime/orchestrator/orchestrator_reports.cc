@@ -1,10 +1,11 @@
 // The Orchestrator's side of the agents' task reports: metrics and checkpoints, recorded in the
 // trial's run folder, the repeats of an agent sending again what it may have lost left out, and
-// those of tasks the orchestrator no longer runs (a predecessor's) filling the trial's record up to
+// those of tasks the orchestrator does not run (a predecessor's) filling the trial's record up to
 // the checkpoint it goes on from (docs/protocol.md, "Reconnecting after an orchestrator restart").
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,53 +51,35 @@ bool Recorded(const ExperimentRecord& record, uint64_t trial_id, const MetricsRe
 
 }  // namespace
 
-void Orchestrator::OnMetrics(const std::string& agent_id, const TaskMetricsReport& report) {
+void Orchestrator::OnMetrics(const TaskMetricsReport& report) {
   Task* task = FindTask(report.task_id);
-  if (task == nullptr) {
-    OnEarlierTaskMetrics(*cluster_->agents.at(agent_id), report);
-    return;
-  }
-  Trial& trial = *cluster_->trials.at(task->trial_id);
+  // A task this orchestrator does not run (a predecessor's, or one that ended meanwhile) reports
+  // for the trial its agent forwards it as.
+  auto found = cluster_->trials.find(task != nullptr ? task->trial_id : report.report.trial_id);
+  if (found == cluster_->trials.end()) return;
+  Trial& trial = *found->second;
   Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
   if (Recorded(experiment.record, trial.id, report.report)) return;
+  // Of such a task, what came after the checkpoint its trial goes on from is trained again, and
+  // reported anew.
+  if (task == nullptr && report.report.batches > trial.latest_checkpoint_batches) return;
   MetricsReport metrics = report.report;
   metrics.trial_id = trial.id;
   metrics.scaling_efficiency.reset();  // the orchestrator's to say, below
   if (metrics.kind == ReportKind::kTraining) {
     metrics.scaling_efficiency =
         orchestration::ScalingEfficiency(*cluster_, experiment, metrics.records_per_second);
-    AddOtherAgentsGpus(*task, metrics);
-    WarnOfStragglers(*task, metrics);
+    if (task != nullptr) {
+      AddOtherAgentsGpus(*task, metrics);
+      WarnOfStragglers(*task, metrics);
+    }
   }
-  RecordMetrics(experiment, trial, task->attempt, metrics);
-}
-
-void Orchestrator::OnEarlierTaskMetrics(const Agent& agent, const TaskMetricsReport& report) {
-  auto earlier = agent.earlier_task_trials.find(report.task_id);
-  if (earlier == agent.earlier_task_trials.end()) return;
-  auto found = cluster_->trials.find(earlier->second);
-  if (found == cluster_->trials.end()) return;
-  Trial& trial = *found->second;
-  Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
-  // What came after the checkpoint the trial goes on from is trained again, and reported anew.
-  if (report.report.batches > trial.latest_checkpoint_batches ||
-      Recorded(experiment.record, trial.id, report.report)) {
-    return;
-  }
-  MetricsReport metrics = report.report;
-  metrics.trial_id = trial.id;
-  metrics.scaling_efficiency.reset();
-  if (metrics.kind == ReportKind::kTraining) {
-    metrics.scaling_efficiency =
-        orchestration::ScalingEfficiency(*cluster_, experiment, metrics.records_per_second);
-  }
-  if (!trial.told_earlier_reports) {
-    trial.told_earlier_reports = true;
+  if (task == nullptr && !std::exchange(trial.told_earlier_reports, true)) {
     Notice(absl::StrCat("trial ", trial.id, ": recording what task ", report.task_id,
                         " reported while no orchestrator heard it, up to batch ",
                         trial.latest_checkpoint_batches));
   }
-  RecordMetrics(experiment, trial, /*attempt=*/0, metrics);
+  RecordMetrics(experiment, trial, task != nullptr ? task->attempt : 0, metrics);
 }
 
 void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t attempt,

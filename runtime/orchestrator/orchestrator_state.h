@@ -51,9 +51,6 @@ struct Agent {
   // and told it to kill: their ranks still to exit. Their slots stay in `busy` until the last one's
   // TaskExit, so nothing is placed where the agent would refuse it.
   std::map<uint64_t, std::set<int32_t>> leftover_ranks;
-  // The trial of each task it held at its latest AgentHello that this orchestrator does not run
-  // (a predecessor's, or one that ended meanwhile): the reports it sends again for them.
-  std::map<uint64_t, uint64_t> earlier_task_trials;
   bool connected = false;
   // It stopped a task on its own (it is shutting down): no new task is placed there until its
   // next AgentHello.
