@@ -142,11 +142,10 @@ void Agent::OnTick() {
   for (auto& [task_id, batcher] : log_batchers_) {
     if (std::optional<LogBatch> due = batcher.Due(now)) Send(*due);
   }
-  if (!registered_ && shutdown_requests_ == 0 && now - last_hello_ >= kAgentHelloRetrySeconds) {
-    SendHello();
-  }
+  KeepRegistering(now);
+  SendWaiting();
   TellOfUnansweredHellos(now);
-  WatchConnection();
+  WatchConnection(now);
   PumpConnection();
   SampleGpus(now);
   PublishMetrics(now);
@@ -182,64 +181,21 @@ uint64_t Agent::Send(const ControlMessage& message, uint64_t correlation_id) {
   std::optional<ControlMessage> known = KnownAtMinor(message, orchestrator_minor_);
   if (!known) return 0;
   absl::StatusOr<uint64_t> id = connection_->Send(*known, correlation_id);
+  // A long outage fills the queue: its first failure is told, the rest counted until one leaves.
   if (!id.ok()) {
-    Log(absl::StrCat("cannot send ", DescribeControlMessage(message), ": ", id.status().message()));
+    if (unsent_++ == 0) {
+      Log(absl::StrCat("cannot send ", DescribeControlMessage(message), ": ", id.status().message(),
+                       " (what cannot be sent until the queue drains is counted, not logged; the "
+                       "task reports among it are kept and sent again)"));
+    }
     return 0;
   }
+  if (unsent_ > 0) {
+    Log(absl::StrCat("the queue to the orchestrator has room again (", unsent_,
+                     " sends failed while it was full)"));
+  }
+  unsent_ = 0;
   return *id;
-}
-
-void Agent::TellOfUnansweredHellos(double now) {
-  if (registered_ || shutdown_requests_ > 0) {
-    unanswered_since_.reset();
-    return;
-  }
-  // A refused handshake (a key the orchestrator does not take) is told at once, not as silence.
-  if (std::optional<std::string> refused = connection_->RefusedHandshake();
-      refused && *refused != refusal_told_) {
-    refusal_told_ = *refused;
-    Log(absl::StrCat("the orchestrator at ", options_.orchestrator,
-                     " refused this agent: ", *refused, "; still trying"));
-  }
-  if (!unanswered_since_) {
-    unanswered_since_ = unanswered_told_ = now;
-    return;
-  }
-  if (now - unanswered_told_ < options_.unanswered_note_seconds) return;
-  unanswered_told_ = now;
-  // ZeroMQ connects quietly: nothing listening, a wrong key and a taken id all look like silence.
-  Log(absl::StrCat("no answer from the orchestrator at ", options_.orchestrator, " for ",
-                   static_cast<int>(now - *unanswered_since_),
-                   " s; still trying. Is `cohort orchestrator` running and listening there",
-                   options_.curve ? ", with the key this agent was given" : "",
-                   "? Is another agent already connected under the id '", options_.agent_id,
-                   "' (the orchestrator does not hear a second one)?"));
-}
-
-void Agent::WatchConnection() {
-  const bool connected = connection_->Connected();
-  if (!told_connected_ && options_.on_connected && connection_->EverConnected()) {
-    told_connected_ = true;
-    options_.on_connected();
-  }
-  if (connected == orchestrator_connected_) return;
-  orchestrator_connected_ = connected;
-  if (!connected) {
-    connection_lost_ = true;
-    // Tasks do not need the orchestrator to train: they go on, their reports queued meanwhile.
-    Log(absl::StrCat("lost the connection to the orchestrator at ", options_.orchestrator, " (",
-                     runs_.size(), " task(s) here keep running); reconnecting"));
-  } else if (connection_lost_) {
-    connection_lost_ = false;
-    Log(absl::StrCat("the connection to the orchestrator at ", options_.orchestrator, " is back"));
-  }
-}
-
-void Agent::SendHello() {
-  AgentHello hello{options_.agent_id, options_.cohort_version, options_.hostname, table_.slots(),
-                   table_.Entries()};
-  hello_id_ = Send(hello);
-  last_hello_ = SystemClock().MonotonicSeconds();
 }
 
 void Agent::SendHeartbeat() {
@@ -263,7 +219,13 @@ void Agent::SendHeartbeat() {
 }
 
 void Agent::SendExit(const TaskExit& exit) {
-  unacked_exits_.push_back(UnackedExit{Send(exit), exit});
+  // Behind whatever waits to be sent: a task's exit comes after its reports.
+  const bool waits =
+      unacked_reports_.HasUnsent() ||
+      std::any_of(unacked_exits_.begin(), unacked_exits_.end(),
+                  [](const UnackedExit& pending) { return pending.message_id == 0; });
+  unacked_exits_.push_back(UnackedExit{waits ? 0 : Send(exit), exit});
+  if (waits) SendWaiting();
 }
 
 void Agent::Handle(const DecodedControl& received) {
@@ -346,6 +308,8 @@ void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
   if (correlation_id == 0) return;
   if (correlation_id == hello_id_) {
     hello_id_ = 0;
+    hello_pending_ = false;
+    told_unheard_ = false;
     orchestrator_minor_ = version.minor;
     if (!registered_) {
       Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
@@ -357,10 +321,10 @@ void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
     if (orchestrator_minor_ < kControlMinorWithAcknowledgedReports) {
       unacked_reports_.Clear();  // it acknowledges none
     } else {
-      unacked_reports_.SendAgain(correlation_id,
-                                 [this](const ControlMessage& report) { return Send(report); });
+      unacked_reports_.MarkUnsentBefore(correlation_id);
     }
-    for (UnackedExit& pending : unacked_exits_) pending.message_id = Send(pending.exit);
+    for (UnackedExit& pending : unacked_exits_) pending.message_id = 0;
+    SendWaiting();
     return;
   }
   if (unacked_reports_.Acknowledged(correlation_id)) return;
@@ -393,6 +357,7 @@ void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
   }
   if (correlation_id != 0 && correlation_id == hello_id_) {
     hello_id_ = 0;
+    hello_pending_ = false;
     Log(absl::StrCat("the orchestrator refused the registration (", error.message,
                      "); trying again in ", kAgentHelloRetrySeconds, " s"));
     return;
@@ -419,11 +384,19 @@ void Agent::OnTaskReport(const ControlMessage& report) {
       if (std::optional<LogBatch> held = batcher->second.Take()) Send(*held);
     }
   }
-  const uint64_t message_id = Send(report);
-  if (std::holds_alternative<TaskProgress>(report)) return;  // the next one says more
-  // Kept for an orchestrator that acknowledges reports, and while the agent does not know yet.
-  if (!registered_ || orchestrator_minor_ >= kControlMinorWithAcknowledgedReports) {
-    unacked_reports_.Keep(message_id, report);
+  if (std::holds_alternative<TaskProgress>(report)) {
+    Send(report);  // not kept: the next one says more
+    return;
+  }
+  // Kept for an orchestrator that acknowledges reports, and while the agent does not know yet;
+  // behind the kept reports that could not be sent yet, to keep their order.
+  if (registered_ && orchestrator_minor_ < kControlMinorWithAcknowledgedReports) {
+    Send(report);
+  } else if (unacked_reports_.HasUnsent()) {
+    unacked_reports_.Keep(0, report);
+    SendWaiting();
+  } else {
+    unacked_reports_.Keep(Send(report), report);
   }
   if (const uint64_t dropped = unacked_reports_.TakeDropped();
       dropped > 0 && !std::exchange(told_dropped_reports_, true)) {

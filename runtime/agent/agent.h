@@ -70,6 +70,11 @@ namespace cohort {
 
 inline constexpr double kAgentHeartbeatSeconds = 5.0;
 inline constexpr double kAgentHelloRetrySeconds = 10.0;
+// How long an AgentHello goes unanswered on a connection that is up before the agent drops that
+// connection and registers on a fresh one (the orchestrator may not hear it: OrchestratorConnection
+// ::ConnectAfresh). Under the orchestrator's agent timeout (15 s), so that the agent is heard again
+// before the orchestrator gives it up.
+inline constexpr double kAgentUnheardHelloSeconds = 5.0;
 // How long AgentHellos go unanswered before the agent says so in its log (and again each time as
 // long again passes).
 inline constexpr double kAgentUnansweredNoteSeconds = 30.0;
@@ -145,13 +150,23 @@ class Agent final : private TaskRun::Listener {
   void HandleKillTask(uint64_t message_id, const KillTask& kill);
   void HandleAck(uint64_t correlation_id, const ControlVersion& version);
   void HandleErrorReply(uint64_t correlation_id, const ErrorReply& error);
+  // agent_registration.cc: registering, and registering again.
   void SendHello();
-  void SendHeartbeat();
+  // Sends the AgentHello again when it is due: unregistered, every kAgentHelloRetrySeconds; a
+  // hello unanswered for kAgentUnheardHelloSeconds on a connection that is up, on a fresh one.
+  void KeepRegistering(double now);
+  // Sends, in order, the kept reports and then the exits that could not be sent yet (the queue
+  // was full, or a registration sends them again), while registered with no registration
+  // waiting for its answer; stops at the first that cannot go.
+  void SendWaiting();
   // While unregistered: every options_.unanswered_note_seconds without an answer, says so in the
   // log with what to check.
   void TellOfUnansweredHellos(double now);
-  // Says in the log when the connection to the orchestrator is lost, and when it is back.
-  void WatchConnection();
+  // Says in the log when the connection to the orchestrator is lost, and when it is back; a
+  // connection back registers again, which sends the unacknowledged reports again (whatever went
+  // with the lost connection) and tells an orchestrator that gave the agent up that it is back.
+  void WatchConnection(double now);
+  void SendHeartbeat();
   // Sends what the orchestrator's minor knows of `message` (KnownAtMinor), logging a failure;
   // the message id, 0 when not sent (nothing known, or the sending failed).
   uint64_t Send(const ControlMessage& message, uint64_t correlation_id = 0);
@@ -194,8 +209,10 @@ class Agent final : private TaskRun::Listener {
   std::vector<UnackedExit> unacked_exits_;
   UnackedReports unacked_reports_;
   bool told_dropped_reports_ = false;        // since the latest registration
+  uint64_t unsent_ = 0;  // messages Send could not queue since the latest one it could
   std::deque<uint64_t> forgotten_task_ids_;  // the latest kRememberedTaskIds, oldest first
   uint64_t hello_id_ = 0;                    // the AgentHello waiting for its answer; 0 if none
+  bool hello_pending_ = false;  // an AgentHello was sent (or could not be) and is not answered
   bool registered_ = false;
   // From the Ack of the latest AgentHello; 0 before it and after ErrorReply NotRegistered.
   uint16_t orchestrator_minor_ = 0;
@@ -209,6 +226,8 @@ class Agent final : private TaskRun::Listener {
   std::optional<double> last_heard_;     // monotonic seconds of the orchestrator's latest message
   bool orchestrator_connected_ = false;  // as WatchConnection last saw it
   bool connection_lost_ = false;         // lost since it was last seen connected
+  double connected_since_ = 0;           // monotonic seconds WatchConnection saw it up from
+  bool told_unheard_ = false;            // logged a fresh connection since the latest answer
   double last_metrics_ = -1;             // monotonic seconds of the latest metrics page
   double last_gpu_sample_ = -1;          // monotonic seconds of the latest GPU readings
   // The GPU slots' readings (NVML); null when the agent offers no GPU slot.

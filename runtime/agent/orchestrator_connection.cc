@@ -85,6 +85,17 @@ absl::StatusOr<uint64_t> OrchestratorConnection::Send(const ControlMessage& mess
   }
 }
 
+absl::Status OrchestratorConnection::ConnectAfresh() {
+  try {
+    socket_.disconnect(endpoint_);
+    socket_.connect(endpoint_);
+    return absl::OkStatus();
+  } catch (const zmq::error_t& error) {
+    return ZmqErrorStatus(
+        absl::StrCat("connecting afresh to the orchestrator at '", endpoint_, "'"), error);
+  }
+}
+
 std::vector<DecodedControl> OrchestratorConnection::Drain() {
   std::vector<DecodedControl> received;
   while (true) {

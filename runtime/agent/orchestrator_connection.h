@@ -62,6 +62,14 @@ class OrchestratorConnection {
   // message id. UNAVAILABLE when the queue is full (the orchestrator has been away long).
   absl::StatusOr<uint64_t> Send(const ControlMessage& message, uint64_t correlation_id = 0);
 
+  // Drops the connection and connects again on the same socket (same identity, same message ids,
+  // same fd()): for a connection that is up but whose orchestrator does not hear it. A ROUTER
+  // that still holds the agent's earlier connection (one lost while the orchestrator was stopped)
+  // takes a new one under the same identity for a stranger and never routes it; the next
+  // connection, made once the earlier one is gone there, is heard. Messages queued on the dropped
+  // connection are lost with it.
+  absl::Status ConnectAfresh();
+
   // Every valid message waiting now, in arrival order; never blocks.
   std::vector<DecodedControl> Drain();
 

@@ -11,9 +11,11 @@ void UnackedReports::Keep(uint64_t message_id, ControlMessage report) {
     return;
   }
   if (reports_.size() == capacity_) {
+    if (reports_.front().message_id == 0) --unsent_;
     reports_.pop_front();
     ++dropped_;
   }
+  if (message_id == 0) ++unsent_;
   reports_.push_back(Kept{message_id, std::move(report)});
 }
 
@@ -27,10 +29,22 @@ bool UnackedReports::Acknowledged(uint64_t message_id) {
   return true;
 }
 
-void UnackedReports::SendAgain(uint64_t before_id,
-                               const std::function<uint64_t(const ControlMessage&)>& send) {
+void UnackedReports::MarkUnsentBefore(uint64_t before_id) {
   for (Kept& kept : reports_) {
-    if (kept.message_id == 0 || kept.message_id < before_id) kept.message_id = send(kept.report);
+    if (kept.message_id != 0 && kept.message_id < before_id) {
+      kept.message_id = 0;
+      ++unsent_;
+    }
+  }
+}
+
+void UnackedReports::SendUnsent(const std::function<uint64_t(const ControlMessage&)>& send) {
+  for (Kept& kept : reports_) {
+    if (unsent_ == 0) return;
+    if (kept.message_id != 0) continue;
+    kept.message_id = send(kept.report);
+    if (kept.message_id == 0) return;
+    --unsent_;
   }
 }
 

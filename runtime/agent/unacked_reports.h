@@ -10,7 +10,8 @@
 //   UnackedReports unacked;
 //   unacked.Keep(Send(report), report);
 //   unacked.Acknowledged(ack.correlation_id);               // on an Ack
-//   unacked.SendAgain(hello_id, [&](const ControlMessage& m) { return Send(m); });
+//   unacked.MarkUnsentBefore(hello_id);                       // on the Ack of a hello
+//   unacked.SendUnsent([&](const ControlMessage& m) { return Send(m); });
 //
 // Thread-safety: not thread-safe.
 #ifndef COHORT_RUNTIME_AGENT_UNACKED_REPORTS_H_
@@ -37,12 +38,21 @@ class UnackedReports {
   // Forgets the report last sent as `message_id`; false when none is kept under it (the Ack
   // answers another message).
   bool Acknowledged(uint64_t message_id);
-  // Hands every report last sent before `before_id` (or never sent) to `send`, oldest first, and
-  // keeps it under the message id `send` returns (0: not sent). Reports sent since `before_id`
+  // Takes every report last sent before `before_id` for not sent (a registration again, sent as
+  // `before_id`: what went before may have been lost with the connection); the reports sent since
   // reach the orchestrator after it and are left as they are.
-  void SendAgain(uint64_t before_id, const std::function<uint64_t(const ControlMessage&)>& send);
+  void MarkUnsentBefore(uint64_t before_id);
+  // Hands the reports not sent to `send`, oldest first, each kept under the message id `send`
+  // returns, and stops at the first it cannot send (0): they stay in the order they were made,
+  // for the orchestrator takes a report older than one it has recorded for a repeat.
+  void SendUnsent(const std::function<uint64_t(const ControlMessage&)>& send);
+  // Whether a kept report waits to be sent: a new one goes behind it (Keep(0, ...), SendUnsent).
+  bool HasUnsent() const { return unsent_ > 0; }
   // Forgets them all (an orchestrator that acknowledges no report).
-  void Clear() { reports_.clear(); }
+  void Clear() {
+    reports_.clear();
+    unsent_ = 0;
+  }
 
   size_t size() const { return reports_.size(); }
   // How many were dropped for want of room since the previous call.
@@ -55,7 +65,8 @@ class UnackedReports {
   };
 
   size_t capacity_;
-  std::deque<Kept> reports_;  // in the order they were first sent
+  std::deque<Kept> reports_;  // in the order they were made
+  size_t unsent_ = 0;         // of reports_, those with message_id 0
   uint64_t dropped_ = 0;
 };
 

@@ -160,6 +160,11 @@ class Orchestrator {
 
   // Notices lost agents and unanswered StartTasks, places waiting tasks, saves records.
   void Tick();
+  // The orchestrator itself did not run for `seconds` (stopped, or starved of CPU): nothing it
+  // could not hear meanwhile counts against its agents. Their silence and their StartTasks' wait
+  // for an answer start over, so that the next Tick loses no agent the orchestrator has not had
+  // the time to read; said in the log.
+  void ExcuseOwnPause(double seconds);
 
   // The orchestrator's Prometheus page: agents (by connection state; each one's slots, busy
   // slots and heartbeat age), experiments and trials by state, tasks, and per trial its restarts

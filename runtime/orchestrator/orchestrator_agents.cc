@@ -317,6 +317,17 @@ void Orchestrator::HoldBackAgent(Agent& agent, const ErrorReply& refusal) {
                       "): no task is placed there for ", hold, " s"));
 }
 
+void Orchestrator::ExcuseOwnPause(double seconds) {
+  const double now = clock_.MonotonicSeconds();
+  for (auto& [id, agent] : cluster_->agents) {
+    if (agent->connected) agent->last_seen = std::max(agent->last_seen, now);
+  }
+  for (auto& [id, task] : cluster_->tasks) task->launched_at = std::max(task->launched_at, now);
+  Notice(absl::StrCat("the orchestrator's loop was held up for ", static_cast<int>(seconds),
+                      " s (the process stopped, starved of CPU, or busy): what its agents sent "
+                      "meanwhile is read now, and their silence is not held against them"));
+}
+
 void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
   agent.connected = false;
   Notice(absl::StrCat("agent ", agent.id, " lost: ", why));

@@ -25,6 +25,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 // Messages taken from one socket before the loop turns to the other socket and the tick.
 constexpr int kMessagesPerTurn = 256;
+// A gap this much longer than the tick interval between two turns of the loop is the
+// orchestrator's own pause (Orchestrator::ExcuseOwnPause).
+constexpr std::chrono::seconds kOwnPause{3};
 constexpr int kLingerMilliseconds = 1000;
 // The client ROUTER takes messages up to this size, so one over kMaxFrameBytes (a request never
 // needs that much) is answered and logged rather than dropped by ZeroMQ without a word. Beyond
@@ -132,6 +135,11 @@ class OrchestratorServer::RouterOutbox final : public AgentOutbox {
         ControlHeader{id, correlation_id, std::string(kOrchestratorSender)}, message);
     std::string why;
     if (!SendTo(server_.agent_socket_, agent_id, bytes, why)) {
+      // An answer that cannot leave is not worth a line each (an agent away sends a backlog):
+      // the agent sends again what it sees unanswered once it registers again.
+      if (std::holds_alternative<Ack>(message) || std::holds_alternative<ErrorReply>(message)) {
+        return 0;
+      }
       server_.Log(absl::StrCat("could not send ", ControlMessageName(message), " to agent ",
                                absl::CHexEscape(agent_id), ": ", why));
       return 0;
@@ -214,6 +222,14 @@ OrchestratorServer::~OrchestratorServer() = default;
 absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
   SteadyClock::time_point next_tick = SteadyClock::now() + options_.tick_interval;
   SteadyClock::time_point next_metrics = SteadyClock::now();
+  // Time the loop spent past what it meant to (a wait that overran, or a turn's work) is the
+  // process's own pause when it is that long: its agents are not blamed for it.
+  const auto excuse_overrun = [this](SteadyClock::time_point since, SteadyClock::duration meant) {
+    const SteadyClock::duration overrun = SteadyClock::now() - since - meant;
+    if (overrun > kOwnPause) {
+      orchestrator_->ExcuseOwnPause(std::chrono::duration<double>(overrun).count());
+    }
+  };
   while (!stop.load()) {
     const auto wait =
         std::max(std::chrono::milliseconds::zero(),
@@ -221,12 +237,17 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
     std::vector<zmq::pollitem_t> items = {{agent_socket_.handle(), 0, ZMQ_POLLIN, 0},
                                           {client_socket_.handle(), 0, ZMQ_POLLIN, 0}};
     if (rendezvous_) items.push_back({nullptr, rendezvous_->NotificationFd(), ZMQ_POLLIN, 0});
+    const SteadyClock::time_point poll_start = SteadyClock::now();
+    bool interrupted = false;
     try {
       zmq::poll(items, wait);
     } catch (const zmq::error_t& error) {
-      if (error.num() == EINTR) continue;  // a signal: look at `stop` again
-      return ZmqErrorStatus("waiting for messages", error);
+      if (error.num() != EINTR) return ZmqErrorStatus("waiting for messages", error);
+      interrupted = true;  // a signal (SIGCONT among them): look at `stop` again
     }
+    excuse_overrun(poll_start, wait);
+    if (interrupted) continue;
+    const SteadyClock::time_point turn_start = SteadyClock::now();
     if ((items[0].revents & ZMQ_POLLIN) != 0) {
       if (absl::Status status = ServeAgents(); !status.ok()) return status;
     }
@@ -236,6 +257,7 @@ absl::Status OrchestratorServer::Run(const std::atomic<bool>& stop) {
     // Its descriptor is edge-triggered (sending may consume the edge): served every turn.
     if (rendezvous_) rendezvous_->Serve();
     if (SteadyClock::now() >= next_tick) {
+      excuse_overrun(turn_start, SteadyClock::duration::zero());
       orchestrator_->Tick();
       for (const std::string& prefix : orchestrator_->TakeEndedRendezvousPrefixes()) {
         if (rendezvous_) rendezvous_->Forget(prefix);

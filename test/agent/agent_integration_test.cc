@@ -149,6 +149,7 @@ class FakeOrchestrator {
   void AnswerHellosAsMinor(uint16_t minor) { hello_minor_ = minor; }
   // From now on AgentHellos go unanswered, as a ROUTER leaves a second agent of a taken id.
   void IgnoreHellos() { ignore_hellos_ = true; }
+  void AnswerHellos() { ignore_hellos_ = false; }
 
   // While held, TaskExits are kept unanswered (a busy orchestrator); AnswerHeldExits answers them.
   void HoldExitAnswers() { hold_exit_answers_ = true; }
@@ -760,6 +761,23 @@ TEST_F(EmbeddedAgentTest, TellsOfAnOrchestratorThatDoesNotAnswer) {
                               "listening there? Is another agent already connected under "
                               "the id '",
                               kAgentId, "'")));
+}
+
+// A hello unheard on a connection that is up (a ROUTER that still holds the agent's earlier
+// connection routes nothing on the new one) goes again on a fresh connection.
+TEST_F(EmbeddedAgentTest, RegistersOnAFreshConnectionWhenAHelloGoesUnansweredOnOneThatIsUp) {
+  orchestrator_.IgnoreHellos();
+  StartAgent();  // takes the first hello, unanswered
+  orchestrator_.AnswerHellos();
+  ASSERT_TRUE(orchestrator_.WaitFor<AgentHello>(seconds(10)).has_value()) << AgentLog();
+  const auto deadline = Clock::now() + seconds(5);
+  while (!absl::StrContains(AgentLog(), "registered with") && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_THAT(AgentLog(), HasSubstr("has not answered this agent's registration for 5 s on a "
+                                    "connection that is up (it may still hold the one lost "
+                                    "before): registering on a fresh connection"));
+  EXPECT_THAT(AgentLog(), HasSubstr("registered with"));
 }
 
 TEST_F(EmbeddedAgentTest, RunReturnsAfterOneStopRequestWithoutTasks) {

@@ -22,11 +22,12 @@ TaskMetricsReport Training(uint64_t batches) {
   return report;
 }
 
-// The batches of each report handed to `send` by SendAgain(before_id), which numbers them from
-// `first_id`.
+// The batches of each report handed to `send` by SendUnsent after MarkUnsentBefore(before_id),
+// which numbers them from `first_id`.
 std::vector<uint64_t> SentAgain(UnackedReports& reports, uint64_t before_id, uint64_t first_id) {
   std::vector<uint64_t> batches;
-  reports.SendAgain(before_id, [&](const ControlMessage& message) {
+  reports.MarkUnsentBefore(before_id);
+  reports.SendUnsent([&](const ControlMessage& message) {
     if (const auto* metrics = std::get_if<TaskMetricsReport>(&message)) {
       batches.push_back(metrics->report.batches);
     } else if (const auto* checkpoint = std::get_if<TaskCheckpointReport>(&message)) {
@@ -68,6 +69,40 @@ TEST(UnackedReportsTest, ReportsSentAfterTheHelloOrNeverSentAreTreatedApart) {
   EXPECT_TRUE(reports.Acknowledged(51)) << "the one never sent is now sent";
 }
 
+// A full queue: what cannot be sent waits, in order, and a new report goes behind it.
+TEST(UnackedReportsTest, ReportsNotSentWaitInOrderBehindTheFirstThatCouldNotGo) {
+  UnackedReports reports;
+  reports.Keep(5, Training(20));
+  reports.Keep(6, Training(40));
+  EXPECT_FALSE(reports.HasUnsent());
+  // Registered again with hello 8: the queue takes one of the two, then is full.
+  std::vector<uint64_t> offered;
+  uint64_t room = 1;
+  const auto send = [&](const ControlMessage& message) -> uint64_t {
+    offered.push_back(std::get<TaskMetricsReport>(message).report.batches);
+    if (room == 0) return 0;
+    --room;
+    return 100 + offered.size();
+  };
+  reports.MarkUnsentBefore(8);
+  reports.SendUnsent(send);
+  EXPECT_THAT(offered, ElementsAre(20, 40)) << "it stops at the first it cannot send";
+  EXPECT_TRUE(reports.HasUnsent());
+  reports.Keep(0, Training(60));  // made meanwhile: behind the one waiting
+  offered.clear();
+  reports.SendUnsent(send);
+  EXPECT_THAT(offered, ElementsAre(40)) << "still full: the rest are not offered";
+  room = 10;
+  offered.clear();
+  reports.SendUnsent(send);
+  EXPECT_THAT(offered, ElementsAre(40, 60));
+  EXPECT_FALSE(reports.HasUnsent());
+  offered.clear();
+  reports.SendUnsent(send);
+  EXPECT_THAT(offered, ElementsAre()) << "nothing waits";
+  EXPECT_EQ(reports.size(), 3u);
+}
+
 TEST(UnackedReportsTest, PastItsCapacityTheOldestAreDroppedAndCounted) {
   UnackedReports reports(/*capacity=*/2);
   reports.Keep(1, Training(20));
@@ -79,6 +114,12 @@ TEST(UnackedReportsTest, PastItsCapacityTheOldestAreDroppedAndCounted) {
   EXPECT_EQ(reports.TakeDropped(), 2u);
   EXPECT_EQ(reports.TakeDropped(), 0u) << "counted since the previous call";
   EXPECT_THAT(SentAgain(reports, 10, 20), ElementsAre(60, 80));
+  reports.Keep(0, Training(100));
+  reports.Keep(0, Training(120));  // drops the one sent as 20, leaves two waiting
+  reports.Keep(0, Training(140));  // drops one of them
+  EXPECT_TRUE(reports.HasUnsent());
+  EXPECT_THAT(SentAgain(reports, 0, 30), ElementsAre(120, 140));
+  EXPECT_FALSE(reports.HasUnsent());
 }
 
 }  // namespace

@@ -268,6 +268,30 @@ TEST_F(OrchestratorTest, TaskItsAgentStoppedIsPlacedAgainWithoutUsingARestart) {
   }));
 }
 
+// The orchestrator's own pause (stopped, starved) is not its agents' silence: they are given the
+// whole timeout again from its end, to be read.
+TEST_F(OrchestratorTest, ItsOwnPauseIsNotHeldAgainstItsAgents) {
+  Register("agent-1", 1);
+  Submit(SingleYaml(1, 100));
+  ASSERT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
+  Accept(StartTasksSentTo("agent-1")[0].task_id);
+  clock_.Advance(20);
+  orchestrator_.ExcuseOwnPause(20);
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return event.line.find("the orchestrator's loop was held up for 20 s") != std::string::npos;
+  }));
+  orchestrator_.Tick();
+  EXPECT_TRUE(Agents().at(0).connected);
+  clock_.Advance(14);
+  orchestrator_.Tick();
+  EXPECT_TRUE(Agents().at(0).connected);
+  EXPECT_THAT(TasksIn(TaskRowState::kQueued), SizeIs(0));
+  clock_.Advance(2);  // silent for 16 s since the pause ended
+  orchestrator_.Tick();
+  EXPECT_FALSE(Agents().at(0).connected);
+}
+
 TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   Register("agent-1", 2);
   const uint64_t experiment_id = Submit(SingleYaml(2, 100));

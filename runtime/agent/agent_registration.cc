@@ -1,0 +1,105 @@
+// The agent's registration with its orchestrator: the AgentHello, sent again when it is due, and
+// what the agent says while nobody answers it (Agent, agent.h).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/agent/agent.h"
+#include "runtime/base/clock.h"
+
+namespace cohort {
+
+void Agent::SendHello() {
+  AgentHello hello{options_.agent_id, options_.cohort_version, options_.hostname, table_.slots(),
+                   table_.Entries()};
+  hello_id_ = Send(hello);
+  hello_pending_ = true;
+  last_hello_ = SystemClock().MonotonicSeconds();
+}
+
+void Agent::KeepRegistering(double now) {
+  if (shutdown_requests_ > 0) return;
+  if (hello_pending_ && orchestrator_connected_ &&
+      now - std::max(last_hello_, connected_since_) >= kAgentUnheardHelloSeconds) {
+    if (!std::exchange(told_unheard_, true)) {
+      Log(absl::StrCat("the orchestrator at ", options_.orchestrator,
+                       " has not answered this agent's registration for ",
+                       kAgentUnheardHelloSeconds,
+                       " s on a connection that is up (it may still hold the one lost before): "
+                       "registering on a fresh connection"));
+    }
+    if (absl::Status status = connection_->ConnectAfresh(); !status.ok()) Log(status.message());
+    connected_since_ = now;
+    SendHello();
+    return;
+  }
+  if (!registered_ && now - last_hello_ >= kAgentHelloRetrySeconds) SendHello();
+}
+
+void Agent::SendWaiting() {
+  // While a registration waits for its answer, its Ack sends them.
+  if (!registered_ || hello_pending_) return;
+  if (unacked_reports_.HasUnsent()) {
+    unacked_reports_.SendUnsent([this](const ControlMessage& report) { return Send(report); });
+    if (unacked_reports_.HasUnsent()) return;
+  }
+  for (UnackedExit& pending : unacked_exits_) {
+    if (pending.message_id != 0) continue;
+    pending.message_id = Send(pending.exit);
+    if (pending.message_id == 0) return;
+  }
+}
+
+void Agent::TellOfUnansweredHellos(double now) {
+  if (registered_ || shutdown_requests_ > 0) {
+    unanswered_since_.reset();
+    return;
+  }
+  // A refused handshake (a key the orchestrator does not take) is told at once, not as silence.
+  if (std::optional<std::string> refused = connection_->RefusedHandshake();
+      refused && *refused != refusal_told_) {
+    refusal_told_ = *refused;
+    Log(absl::StrCat("the orchestrator at ", options_.orchestrator,
+                     " refused this agent: ", *refused, "; still trying"));
+  }
+  if (!unanswered_since_) {
+    unanswered_since_ = unanswered_told_ = now;
+    return;
+  }
+  if (now - unanswered_told_ < options_.unanswered_note_seconds) return;
+  unanswered_told_ = now;
+  // ZeroMQ connects quietly: nothing listening, a wrong key and a taken id all look like silence.
+  Log(absl::StrCat("no answer from the orchestrator at ", options_.orchestrator, " for ",
+                   static_cast<int>(now - *unanswered_since_),
+                   " s; still trying. Is `cohort orchestrator` running and listening there",
+                   options_.curve ? ", with the key this agent was given" : "",
+                   "? Is another agent already connected under the id '", options_.agent_id,
+                   "' (the orchestrator does not hear a second one)?"));
+}
+
+void Agent::WatchConnection(double now) {
+  const bool connected = connection_->Connected();
+  if (!told_connected_ && options_.on_connected && connection_->EverConnected()) {
+    told_connected_ = true;
+    options_.on_connected();
+  }
+  if (connected == orchestrator_connected_) return;
+  orchestrator_connected_ = connected;
+  if (!connected) {
+    connection_lost_ = true;
+    // Tasks do not need the orchestrator to train: they go on, their reports queued meanwhile.
+    Log(absl::StrCat("lost the connection to the orchestrator at ", options_.orchestrator, " (",
+                     runs_.size(), " task(s) here keep running); reconnecting"));
+    return;
+  }
+  connected_since_ = now;
+  if (!connection_lost_) return;
+  connection_lost_ = false;
+  Log(absl::StrCat("the connection to the orchestrator at ", options_.orchestrator,
+                   " is back; registering again"));
+  if (!hello_pending_ && shutdown_requests_ == 0) SendHello();
+}
+
+}  // namespace cohort
