@@ -486,6 +486,26 @@ for args, environment, text in [
           f"{args} {environment}: exit {done.returncode}:\n{done.stderr}")
     count += 1
 
+# A random search resumed with fewer trials than it has is refused before anything is written: the
+# trials past the new max_trials used to be left out of its record, their files orphaned.
+with temp_dir() as tmp:
+    searched = os.path.join(tmp, "searched")
+    text = config_text().replace("  learning_rate: 0.1", """  learning_rate:
+    type: double
+    minval: 0.01
+    maxval: 0.1""").replace("  name: single", "  name: random\n  max_trials: 3")
+    config = write_config(tmp, text, file_name="random.yaml")
+    code, out, err = run("run", config, "--output", searched)
+    check(code == 0 and len(experiment(searched)["trials"]) == 3, f"exit {code}:\n{out}\n{err}")
+    before = folder_bytes(searched)
+    code, out, err = run("run", "--resume", searched, "--set", "searcher.max_trials=2")
+    text = (f"--resume: the run in {searched} has trials up to trial 3, more than "
+            "searcher.max_trials: 2 keeps (the others would be left out of its record); resume "
+            "with searcher.max_trials of 3 or more, or start a new run (--output)")
+    check(code == 1 and text in err, f"resume with fewer trials: exit {code}, expected '{text}':\n{err}")
+    check(folder_bytes(searched) == before, "a resume refused for fewer trials changed the run folder")
+    count += 1
+
 check(count >= 30, f"only {count} cases")
 print(f"{count} bad inputs refused with their texts")
 print("ok")

@@ -9,7 +9,8 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
   do: refused without the job's keys (naming --keys), bitwise equal with the keys of `cohort
   keygen --launch 2`, every listener on CURVE. Skipped where this machine has only loopback.
 - A grid of two trials runs both on the same two ranks.
-- A variable missing is an error naming it, and no run folder is made.
+- A variable missing is an error naming it, and no run folder is made; so is rank 0's port held
+  by another job.
 - A rank's worker killed mid-way fails the job (max_restarts is the launcher's: both ranks exit
   1); launched again on the same run folder, as torchrun restarts a job, the trial continues from
   its latest checkpoint and ends bitwise equal to the uninterrupted run.
@@ -205,6 +206,22 @@ with temp_dir() as tmp:
           "LOCAL_RANK" in result.stderr, f"half-set variables ({result.returncode}):\n"
           f"{result.stderr}")
     check(not os.path.exists(missing), "a refused launch made a run folder")
+
+    # Rank 0's port held by another job: refused, naming the port, and no run folder is made (it
+    # used to leave config.yaml and local/ there).
+    held = os.path.join(tmp, "held")
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = subprocess.run([COHORT, "launch", config, "--output", held],
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                env=environment(launcher_variables("mpirun", 0, port, "127.0.0.1")),
+                                timeout=60)
+    check(result.returncode == 1 and f"cannot listen at 127.0.0.1:{port}: Address already in use"
+          in result.stderr and "give this job another" in result.stderr,
+          f"a held port ({result.returncode}):\n{result.stderr}")
+    check(not os.path.exists(held), "a launch refused for a held port made a run folder")
 
     # A worker killed mid-way fails the job; launched again, the trial continues.
     restarted = os.path.join(tmp, "restarted")

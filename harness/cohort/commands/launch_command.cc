@@ -18,6 +18,7 @@
 #include "harness/cohort/run/embedded_run.h"
 #include "harness/cohort/run/launch_keys.h"
 #include "harness/cohort/run/launched_rank.h"
+#include "harness/cohort/run/port_probe.h"
 #include "harness/cohort/run/resume_checks.h"
 #include "harness/cohort/run/run_setup.h"
 #include "runtime/agent/gpu_slots.h"
@@ -273,6 +274,16 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
                  "decides\n",
                  asked->slots_per_trial, placement.world_size);
   }
+  // A port another job holds is refused before the run folder is written.
+  const std::string host = network.loopback ? "127.0.0.1" : "0.0.0.0";
+  const std::string port_hint = absl::StrCat(
+      "rank 0 serves the ranks at port ", placement.master_port,
+      ", from MASTER_PORT (under torchrun with its agent's store, the port after it) or "
+      "COHORT_LAUNCH_PORT: if another job holds it, give this job another");
+  if (absl::Status free = CheckTcpPortFree(host, placement.master_port); !free.ok()) {
+    std::fprintf(stderr, "error: %s; %s\n", std::string(free.message()).c_str(), port_hint.c_str());
+    return 1;
+  }
   absl::StatusOr<PreparedRun> prepared = PrepareSubmission(
       *std::move(config), stored ? std::optional<RunFolder>(stored->folder) : std::nullopt, path);
   if (!prepared.ok()) return CommandError(prepared.status());
@@ -285,7 +296,6 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
   EmbeddedRunOptions options;
   options.slots = {slot};
   options.executable = executable;
-  const std::string host = network.loopback ? "127.0.0.1" : "0.0.0.0";
   options.agent_endpoint = absl::StrCat("tcp://", host, ":", placement.master_port);
   options.rendezvous_endpoint = absl::StrCat("tcp://", host, ":*");
   options.agent_id = LaunchedAgentId(0, placement.world_size);
@@ -296,10 +306,7 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
     options.rank_agent_ids.push_back(LaunchedAgentId(rank, placement.world_size));
   }
   options.registration_seconds = args.join_seconds;
-  options.agent_endpoint_hint = absl::StrCat(
-      "rank 0 serves the ranks at port ", placement.master_port,
-      ", from MASTER_PORT (under torchrun with its agent's store, the port after it) or "
-      "COHORT_LAUNCH_PORT: if another job holds it, give this job another");
+  options.agent_endpoint_hint = port_hint;
   options.continue_command =
       absl::StrCat("every rank's launch again: cohort launch ", args.experiment, " --output");
   return RunEmbedded(std::move(submission), options);

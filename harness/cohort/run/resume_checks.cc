@@ -96,6 +96,21 @@ absl::Status CheckRecordedCheckpointsThere(const StoredRun& stored, const Experi
   return absl::OkStatus();
 }
 
+// A random search resumed with fewer trials (searcher.max_trials) than the run already has would
+// leave the others out of its record, their metrics and checkpoints orphaned.
+absl::Status CheckSearcherKeepsTrials(const StoredRun& stored, const ExperimentRecord& record,
+                                      const ExperimentConfig& config, absl::string_view how) {
+  if (config.searcher.name != "random") return absl::OkStatus();
+  uint64_t highest = 0;
+  for (const TrialRecord& trial : record.trials) highest = std::max(highest, trial.id);
+  if (highest <= config.searcher.max_trials) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": the run in ", stored.folder.path(), " has trials up to trial ", highest,
+      ", more than searcher.max_trials: ", config.searcher.max_trials,
+      " keeps (the others would be left out of its record); resume with searcher.max_trials of ",
+      highest, " or more, or start a new run (--output)"));
+}
+
 // Whether the run trained anything: a batch or a checkpoint of any trial.
 bool TrainedAnything(const ExperimentRecord& record) {
   return std::any_of(record.trials.begin(), record.trials.end(), [](const TrialRecord& trial) {
@@ -212,6 +227,9 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   if (absl::Status there = CheckRecordedCheckpointsThere(stored, *record, config, how);
       !there.ok()) {
     return there;
+  }
+  if (absl::Status keeps = CheckSearcherKeepsTrials(stored, *record, config, how); !keeps.ok()) {
+    return keeps;
   }
   if (config.searcher.name == "adaptive_asha") {
     return absl::UnimplementedError(absl::StrCat(

@@ -27,7 +27,9 @@ namespace cohort {
 // - it would look for the checkpoints elsewhere (checkpoint_storage's host_path or storage_path);
 // - none of a trial's recorded checkpoints is in the checkpoint root (it would train the trial
 //   again from its start);
-// - its searcher.max_length ends a trial before the checkpoint it would resume from.
+// - its searcher.max_length ends a trial before the checkpoint it would resume from;
+// - its random searcher's max_trials is lower than a recorded trial's id (that trial would be
+//   left out of the record).
 // UNIMPLEMENTED for adaptive_asha, whose promotions the run folder does not keep. A run that
 // trained nothing (it failed or was stopped before its first batch: no experiment.json, or no
 // trial with a batch or a checkpoint) holds nothing to contradict: any config may start there.
