@@ -102,4 +102,21 @@ for flag, value, said in (("--step", "0", "--step takes a number above 0, not '0
                           ("--coordinates", "0", "--coordinates takes a positive integer")):
     code, out, err = check_plugin("mlp", flag, value)
     check(code != 0 and said in err, f"{flag} {value}: exit {code}:\n{out}\n{err}")
+# A build tree copied elsewhere looks plugin names up in its own plugins folder, beside its binary
+# (it used to look in the folder it was built in, and ran that build's plugin).
+import shutil
+import subprocess
+with temp_dir() as tmp:
+    copy = os.path.join(tmp, "copied-build")
+    os.makedirs(os.path.join(copy, "harness", "cohort"))
+    os.makedirs(os.path.join(copy, "plugins", "linreg"))
+    shutil.copy2(COHORT, os.path.join(copy, "harness", "cohort", "cohort"))
+    shutil.copy2(plugin("linreg"), os.path.join(copy, "plugins", "linreg", "linreg.so"))
+    done = subprocess.run([os.path.join(copy, "harness", "cohort", "cohort"), "doctor"],
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, COHORT_PLUGIN_PATH=""))
+    text = done.stdout + done.stderr
+    check(f"{copy}/plugins: 1 plugin(s)" in text and f"{PLUGINS}:" not in text,
+          f"the copied build's plugin folders:\n{text}")
+
 print("ok")

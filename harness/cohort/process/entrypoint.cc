@@ -8,8 +8,24 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "harness/cohort/process/this_process.h"
 
 namespace cohort {
+namespace {
+
+// The plugins folder of the build tree this binary runs from (<build>/plugins, beside
+// <build>/harness/cohort/cohort, holding <name>/<name>.so): a copied or moved build finds its own
+// plugins, not those of the folder it was built in. Empty for a binary elsewhere (installed).
+std::string BuildTreePluginFolder() {
+  namespace fs = std::filesystem;
+  absl::StatusOr<std::string> self = SelfExecutable();
+  if (!self.ok()) return "";
+  const fs::path folder = fs::path(*self).parent_path();
+  if (folder.filename() != "cohort" || folder.parent_path().filename() != "harness") return "";
+  return (folder.parent_path().parent_path() / "plugins").string();
+}
+
+}  // namespace
 
 std::vector<std::string> PluginFolders() {
   std::vector<std::string> folders;
@@ -18,7 +34,7 @@ std::vector<std::string> PluginFolders() {
       folders.emplace_back(dir);
     }
   }
-  folders.push_back(COHORT_BUILD_PLUGIN_DIR);
+  if (std::string build = BuildTreePluginFolder(); !build.empty()) folders.push_back(build);
   folders.push_back(COHORT_INSTALLED_PLUGIN_DIR);
   return folders;
 }
@@ -40,8 +56,9 @@ absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
     if (path.is_relative() && !config_dir.empty()) path = fs::path(config_dir) / path;
     candidates.push_back(path.lexically_normal().string());
   } else {
+    const std::string build = BuildTreePluginFolder();
     for (const std::string& folder : PluginFolders()) {
-      candidates.push_back(folder == COHORT_BUILD_PLUGIN_DIR
+      candidates.push_back(!build.empty() && folder == build
                                ? absl::StrCat(folder, "/", entrypoint, "/", entrypoint, ".so")
                                : absl::StrCat(folder, "/", entrypoint, ".so"));
     }
