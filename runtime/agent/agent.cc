@@ -183,18 +183,18 @@ uint64_t Agent::Send(const ControlMessage& message, uint64_t correlation_id) {
   absl::StatusOr<uint64_t> id = connection_->Send(*known, correlation_id);
   // A long outage fills the queue: its first failure is told, the rest counted until one leaves.
   if (!id.ok()) {
-    if (unsent_++ == 0) {
+    if (failed_sends_++ == 0) {
       Log(absl::StrCat("cannot send ", DescribeControlMessage(message), ": ", id.status().message(),
                        " (what cannot be sent until the queue drains is counted, not logged; the "
                        "task reports among it are kept and sent again)"));
     }
     return 0;
   }
-  if (unsent_ > 0) {
-    Log(absl::StrCat("the queue to the orchestrator has room again (", unsent_,
+  if (failed_sends_ > 0) {
+    Log(absl::StrCat("the queue to the orchestrator has room again (", failed_sends_,
                      " sends failed while it was full)"));
   }
-  unsent_ = 0;
+  failed_sends_ = 0;
   return *id;
 }
 

@@ -71,9 +71,9 @@ namespace cohort {
 inline constexpr double kAgentHeartbeatSeconds = 5.0;
 inline constexpr double kAgentHelloRetrySeconds = 10.0;
 // How long an AgentHello goes unanswered on a connection that is up before the agent drops that
-// connection and registers on a fresh one (the orchestrator may not hear it: OrchestratorConnection
-// ::ConnectAfresh). Under the orchestrator's agent timeout (15 s), so that the agent is heard again
-// before the orchestrator gives it up.
+// connection and registers on a fresh one (the orchestrator may not hear it: see
+// OrchestratorConnection::ConnectAfresh). Under the orchestrator's agent timeout (15 s), so that
+// the agent is heard again before the orchestrator gives it up.
 inline constexpr double kAgentUnheardHelloSeconds = 5.0;
 // How long AgentHellos go unanswered before the agent says so in its log (and again each time as
 // long again passes).
@@ -209,7 +209,7 @@ class Agent final : private TaskRun::Listener {
   std::vector<UnackedExit> unacked_exits_;
   UnackedReports unacked_reports_;
   bool told_dropped_reports_ = false;        // since the latest registration
-  uint64_t unsent_ = 0;  // messages Send could not queue since the latest one it could
+  uint64_t failed_sends_ = 0;  // Sends that could not queue since the latest one that could
   std::deque<uint64_t> forgotten_task_ids_;  // the latest kRememberedTaskIds, oldest first
   uint64_t hello_id_ = 0;                    // the AgentHello waiting for its answer; 0 if none
   bool hello_pending_ = false;  // an AgentHello was sent (or could not be) and is not answered

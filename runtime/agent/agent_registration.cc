@@ -31,8 +31,7 @@ void Agent::KeepRegistering(double now) {
                        "registering on a fresh connection"));
     }
     if (absl::Status status = connection_->ConnectAfresh(); !status.ok()) Log(status.message());
-    connected_since_ = now;
-    SendHello();
+    SendHello();  // the next fresh connection waits as long again from this hello
     return;
   }
   if (!registered_ && now - last_hello_ >= kAgentHelloRetrySeconds) SendHello();

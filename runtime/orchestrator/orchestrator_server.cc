@@ -25,8 +25,8 @@ using SteadyClock = std::chrono::steady_clock;
 
 // Messages taken from one socket before the loop turns to the other socket and the tick.
 constexpr int kMessagesPerTurn = 256;
-// A gap this much longer than the tick interval between two turns of the loop is the
-// orchestrator's own pause (Orchestrator::ExcuseOwnPause).
+// The loop overrunning a wait, or a turn's work lasting, longer than this is the orchestrator's
+// own pause (Orchestrator::ExcuseOwnPause).
 constexpr std::chrono::seconds kOwnPause{3};
 constexpr int kLingerMilliseconds = 1000;
 // The client ROUTER takes messages up to this size, so one over kMaxFrameBytes (a request never
