@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 7;
+inline constexpr uint16_t kClientProtocolMinor = 8;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -245,6 +245,10 @@ struct TrialSummary {
   // Minor 7: the batches of the last training and validation reports (0 when none).
   uint64_t latest_training_batches = 0;
   uint64_t latest_validation_batches = 0;
+  // Minor 8: the batches of best_metric (0 when none), and the trial's best checkpoint, the kept
+  // one with the best searcher metric (ExperimentRecord::BestCheckpoint; empty when none is kept).
+  uint64_t best_metric_batches = 0;
+  std::string best_checkpoint_id = {};
 
   friend bool operator==(const TrialSummary&, const TrialSummary&) = default;
 };

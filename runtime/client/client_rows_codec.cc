@@ -70,7 +70,8 @@ Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary
       t.scaling_efficiency, t.baseline_experiment_id,
       t.latest_gpus.empty() ? 0 : EncodeAll(builder, t.latest_gpus),
       t.latest_ranks.empty() ? 0 : EncodeAll(builder, t.latest_ranks), t.scaled_learning_rate,
-      t.latest_training_batches, t.latest_validation_batches);
+      t.latest_training_batches, t.latest_validation_batches, t.best_metric_batches,
+      CreateText(builder, t.best_checkpoint_id));
 }
 
 Offset<wire::ValidationRow> Encode(FlatBufferBuilder& builder, const ValidationRow& row) {
@@ -176,7 +177,9 @@ TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {
           ReadAll(reader, t.latest_ranks()),
           t.scaled_learning_rate(),
           t.latest_training_batches(),
-          t.latest_validation_batches()};
+          t.latest_validation_batches(),
+          t.best_metric_batches(),
+          TextOf(t.best_checkpoint_id())};
 }
 
 ValidationRow Read(Reader& reader, const wire::ValidationRow& t) {

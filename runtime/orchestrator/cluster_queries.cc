@@ -145,6 +145,10 @@ TrialSummary SummarizeTrial(const Cluster& cluster, const Experiment& experiment
     if (best && !std::isnan(*best)) {
       summary.has_best_metric = true;
       summary.best_metric = *best;
+      summary.best_metric_batches = record.best_validation->batches;
+    }
+    if (const CheckpointEntry* checkpoint = experiment.record.BestCheckpoint(record)) {
+      summary.best_checkpoint_id = checkpoint->id;
     }
   }
   summary.latest_checkpoint_id = trial.latest_checkpoint_id;

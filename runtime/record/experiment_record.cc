@@ -119,6 +119,15 @@ void WriteHyperparameters(JsonWriter& json, const Hyperparameters& hyperparamete
   json.EndObject();
 }
 
+void WriteCheckpointId(JsonWriter& json, absl::string_view key, const CheckpointEntry* checkpoint) {
+  json.Key(key);
+  if (checkpoint != nullptr) {
+    json.String(checkpoint->id);
+  } else {
+    json.Null();
+  }
+}
+
 }  // namespace
 
 const char* RunStateName(RunState state) {
@@ -229,6 +238,32 @@ void ExperimentRecord::RewindTrial(uint64_t id, uint64_t batches) {
   t.batches_trained = std::min(t.batches_trained, batches);
 }
 
+const CheckpointEntry* ExperimentRecord::BestCheckpoint(const TrialRecord& trial) const {
+  const CheckpointEntry* best = nullptr;
+  for (const CheckpointEntry& checkpoint : trial.checkpoints) {
+    if (!checkpoint.metric) continue;
+    const std::optional<double> so_far = best ? best->metric : std::nullopt;
+    if (IsBetterMetric(*checkpoint.metric, so_far, smaller_is_better)) best = &checkpoint;
+  }
+  return best;
+}
+
+const TrialRecord* ExperimentRecord::BestTrial() const {
+  const TrialRecord* best = nullptr;
+  std::optional<double> best_metric;
+  for (const TrialRecord& trial : trials) {
+    if (!trial.best_validation) continue;
+    const std::optional<double> metric = SearcherMetricOf(*trial.best_validation);
+    if (!metric) continue;
+    const bool better = IsBetterMetric(*metric, best_metric, smaller_is_better) ||
+                        (best != nullptr && *metric == *best_metric && trial.id < best->id);
+    if (!better) continue;
+    best = &trial;
+    best_metric = metric;
+  }
+  return best;
+}
+
 std::string ExperimentRecord::ToJson() const {
   JsonWriter json;
   json.BeginObject();
@@ -239,6 +274,18 @@ std::string ExperimentRecord::ToJson() const {
   json.Field("experiment_seed", experiment_seed);
   json.Field("config_fingerprint", fingerprint);
   json.Field("archived", archived);
+  // Derived from the trials (not read back): what a search found, and the checkpoint to use.
+  json.Key("best_trial");
+  if (const TrialRecord* best = BestTrial()) {
+    json.BeginObject();
+    json.Field("id", best->id);
+    json.Field("batches", best->best_validation->batches);
+    json.Field("searcher_metric", *SearcherMetricOf(*best->best_validation));
+    WriteCheckpointId(json, "best_checkpoint", BestCheckpoint(*best));
+    json.EndObject();
+  } else {
+    json.Null();
+  }
   json.Key("trials");
   json.BeginArray();
   for (const TrialRecord& t : trials) {
@@ -269,6 +316,7 @@ std::string ExperimentRecord::ToJson() const {
       json.EndObject();
     }
     json.EndArray();
+    WriteCheckpointId(json, "best_checkpoint", BestCheckpoint(t));
     json.Key("error");
     if (t.error.empty()) {
       json.Null();

@@ -78,6 +78,14 @@ struct ExperimentRecord {
   // Forgets what came after `batches` (a resumed trial trains those batches again).
   void RewindTrial(uint64_t id, uint64_t batches);
 
+  // The trial's kept checkpoint with the best searcher metric (the oldest of equals, as the best
+  // validation is), or null when no kept checkpoint was validated at its batches. What Determined
+  // calls a trial's best checkpoint: the one to use, while the latest is the one a resume takes.
+  const CheckpointEntry* BestCheckpoint(const TrialRecord& trial) const;
+  // The trial whose best validation has the best searcher metric (the lowest id of equals), or
+  // null before any trial validated it.
+  const TrialRecord* BestTrial() const;
+
   std::string ToJson() const;
 };
 

@@ -95,6 +95,8 @@ ExperimentDescription Description() {
   done.batches_trained = 5000;
   done.has_best_metric = true;
   done.best_metric = 0.0812;
+  done.best_metric_batches = 4000;
+  done.best_checkpoint_id = "ckpt-7-4000";
   done.latest_checkpoint_id = "ckpt-7-5000";
   done.latest_validation = {{"validation_loss", 0.0812}, {"accuracy", 0.97}};
   done.latest_timings = {{"compute", 1.25}, {"exchange_wait", 0.0625}, {"optimizer", 0.0075}};
@@ -131,13 +133,18 @@ TEST(TrialFormatTest, DescribesATrialWithItsValidationsAndCheckpoints) {
   description.trial.hyperparameters_json = R"({"lr":0.1})";
   description.trial.has_best_metric = true;
   description.trial.best_metric = 0.25;
+  description.trial.best_metric_batches = 500;
+  description.trial.best_checkpoint_id = "trial-7-batch-500";
+  description.trial.latest_checkpoint_id = "trial-7-batch-600";
   description.validations = {{500, {{"loss", 0.25}, {"accuracy", 0.9}}}, {100, {{"loss", 0.5}}}};
   description.checkpoints = {{"trial-7-batch-500", 3, 7, 500, true, 0.25, "/ckpt/x", 28400,
                               CheckpointCondition::kWhole, ""}};
   const std::string text = FormatTrialDescription(description);
   EXPECT_THAT(text, HasSubstr("trial 7 (experiment 3: mnist)\n"));
   EXPECT_THAT(text, HasSubstr("  batches          600/1000\n"));
-  EXPECT_THAT(text, HasSubstr("  best loss        0.25 (smaller is better)\n"));
+  EXPECT_THAT(text, HasSubstr("  best loss        0.25 after 500 batches (smaller is better)\n"
+                              "  best checkpoint  trial-7-batch-500\n"
+                              "  last checkpoint  trial-7-batch-600\n"));
   EXPECT_THAT(text, HasSubstr("BATCHES  loss  accuracy\n500      0.25  0.9\n100      0.5   -\n"));
   EXPECT_THAT(text,
               HasSubstr("trial-7-batch-500  7      500      0.25    28.4 KB  whole  /ckpt/x\n"));
@@ -272,23 +279,37 @@ TEST_F(CliFormatTest, DescribeShowsSummaryTrialTableMetricsAndErrors) {
   EXPECT_THAT(text, HasSubstr("  progress         42%\n"));
   EXPECT_THAT(text,
               HasSubstr("  trials           6: 2 active, 3 completed, 0 stopped, 1 errored\n"));
-  EXPECT_THAT(text, HasSubstr("  best trial       7 (validation_loss 0.0812)\n"));
+  EXPECT_THAT(text, HasSubstr("  best trial       7 (validation_loss 0.0812 after 4000 batches, "
+                              "checkpoint ckpt-7-4000)\n"));
   EXPECT_THAT(text, HasSubstr("  slots per trial  2\n"));
   EXPECT_THAT(text, HasSubstr("  submitted        2024-05-01 12:00:00\n"));
   EXPECT_THAT(text, HasSubstr("  duration         1:02:03\n"));  // still running: up to now
   EXPECT_THAT(text, Not(HasSubstr("ended")));
-  EXPECT_THAT(
-      text,
-      HasSubstr("TRIAL  STATE      BATCHES    RESTARTS  BEST-METRIC  CHECKPOINT   HYPERPARAMETERS\n"
-                "7      completed  5000/5000  0         0.0812       ckpt-7-5000  {\"lr\":0.1}\n"
-                "8      error      1200/5000  5         -            -            {\"lr\":0.1}\n"
-                "9      running    1200/5000  0         -            -            {\"lr\":0.1}\n"));
+  EXPECT_THAT(text,
+              HasSubstr("TRIAL  STATE      BATCHES    RESTARTS  BEST-METRIC  BEST-CHECKPOINT  "
+                        "LATEST-CHECKPOINT  HYPERPARAMETERS\n"
+                        "7      completed  5000/5000  0         0.0812       ckpt-7-4000      "
+                        "ckpt-7-5000        {\"lr\":0.1}\n"
+                        "8      error      1200/5000  5         -            -                "
+                        "-                  {\"lr\":0.1}\n"
+                        "9      running    1200/5000  0         -            -                "
+                        "-                  {\"lr\":0.1}\n"));
   EXPECT_THAT(text, HasSubstr("latest validation metrics:\n"
                               "  trial 7: validation_loss=0.0812 accuracy=0.97\n"));
   EXPECT_THAT(text, HasSubstr("throughput and where the time went, since the previous training "
                               "report:\n  trial 7: 3210 records/s, compute 1.25 s, exchange_wait "
                               "0.0625 s, optimizer 0.0075 s\n"));
   EXPECT_THAT(text, HasSubstr("trial errors:\n  trial 8: worker rank 1 exited with signal 11\n"));
+}
+
+// An orchestrator before client minor 8 tells neither where the best metric was validated nor the
+// best checkpoint: the best trial is named without them.
+TEST_F(CliFormatTest, DescribeOfAnOlderOrchestratorNamesTheBestTrialWithoutItsCheckpoint) {
+  ExperimentDescription description = Description();
+  description.trials.front().best_metric_batches = 0;
+  description.trials.front().best_checkpoint_id.clear();
+  const std::string text = FormatExperimentDescription(description, kMayFirstNoon);
+  EXPECT_THAT(text, HasSubstr("  best trial       7 (validation_loss 0.0812)\n"));
 }
 
 TEST_F(CliFormatTest, DescribeComparesAWiderTrialWithItsOneSlotBaseline) {
@@ -359,11 +380,15 @@ TEST_F(CliFormatTest, DescribeJsonIsOneObjectWithEveryField) {
   EXPECT_EQ(done["state"].as<std::string>(), "completed");
   EXPECT_DOUBLE_EQ(done["hyperparameters"]["lr"].as<double>(), 0.1);
   EXPECT_DOUBLE_EQ(done["best_metric"].as<double>(), 0.0812);
+  EXPECT_EQ(done["best_metric_batches"].as<int>(), 4000);
+  EXPECT_EQ(done["best_checkpoint"].as<std::string>(), "ckpt-7-4000");
   EXPECT_EQ(done["latest_checkpoint"].as<std::string>(), "ckpt-7-5000");
   EXPECT_DOUBLE_EQ(done["latest_validation"]["accuracy"].as<double>(), 0.97);
   EXPECT_TRUE(done["task_id"].IsNull());
   const YAML::Node running = root["trials"][2];
   EXPECT_TRUE(running["best_metric"].IsNull());
+  EXPECT_TRUE(running["best_metric_batches"].IsNull());
+  EXPECT_TRUE(running["best_checkpoint"].IsNull());
   EXPECT_TRUE(running["latest_checkpoint"].IsNull());
   EXPECT_EQ(root["trials"][1]["error"].as<std::string>(), "worker rank 1 exited with signal 11");
 }

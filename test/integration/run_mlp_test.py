@@ -23,6 +23,16 @@ with temp_dir() as tmp:
     check(sorted(os.listdir(os.path.join(run_dir, "checkpoints"))) == sorted(ids),
           os.listdir(os.path.join(run_dir, "checkpoints")))
     check(f"trial-1-batch-{best['batches']}" in ids, (best, ids))
+    # The best checkpoint is the one validated best; the run names it, and the best trial.
+    check(trial["best_checkpoint"] == f"trial-1-batch-{best['batches']}", trial)
+    check(state["best_trial"] == {"id": 1, "batches": best["batches"],
+                                  "searcher_metric": best["metrics"]["accuracy"],
+                                  "best_checkpoint": trial["best_checkpoint"]}, state["best_trial"])
+    roles = {"trial-1-batch-300": "best, latest" if best["batches"] == 300 else "latest"}
+    if best["batches"] != 300:
+        roles[trial["best_checkpoint"]] = "best"
+    for checkpoint, role in roles.items():
+        check(f"  checkpoint {checkpoint} ({role})\n" in out, (roles, out))
 
     reports = metrics(run_dir)
     training = [r["batches"] for r in reports if r["kind"] == "training"]

@@ -117,6 +117,32 @@ TEST(ClusterQueriesTest, DescribeGivesTheLearningRateScaledToTheSlots) {
   EXPECT_DOUBLE_EQ(described(), 0.1);
 }
 
+// A trial's description names its best checkpoint (the kept one validated best) beside its latest,
+// and where the best metric was validated.
+TEST(ClusterQueriesTest, DescribeNamesTheBestCheckpointBesideTheLatest) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(3);
+  experiment.record.searcher_metric = "loss";
+  experiment.record.smaller_is_better = true;
+  Trial& trial = b.AddTrial(experiment, 7, 1, TrialStage::kRunning);
+  for (auto [batches, loss] : {std::pair{100u, 0.4}, {200u, 0.2}, {300u, 0.3}}) {
+    experiment.record.Apply(MetricsReport{.trial_id = 7,
+                                          .kind = ReportKind::kValidation,
+                                          .batches = batches,
+                                          .metrics = {{"loss", loss}}});
+    const std::string id = "trial-7-batch-" + std::to_string(batches);
+    experiment.record.Apply(CheckpointReport{.trial_id = 7, .id = id, .batches = batches});
+    trial.latest_checkpoint_id = id;
+  }
+  const ClientMessage reply = DescribeExperimentReply(b.cluster, DescribeExperiment{3});
+  const TrialSummary& described = std::get<ExperimentDescription>(reply).trials.at(0);
+  EXPECT_TRUE(described.has_best_metric);
+  EXPECT_DOUBLE_EQ(described.best_metric, 0.2);
+  EXPECT_EQ(described.best_metric_batches, 200u);
+  EXPECT_EQ(described.best_checkpoint_id, "trial-7-batch-200");
+  EXPECT_EQ(described.latest_checkpoint_id, "trial-7-batch-300");
+}
+
 // A one-trial experiment half way through its trial is not at 0%: progress counts batches where
 // the search's batches are known.
 // A single searcher of 20000 batches for `experiment`, started: the ops it started with.

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
+#include "yaml-cpp/yaml.h"
 
 namespace cohort {
 namespace {
@@ -118,6 +120,70 @@ TEST(ExperimentRecordTest, OnlyTheLatestValidationsWaitForTheirCheckpoint) {
   const uint64_t last = 10 * kMaxUnmatchedValidations;
   record.Apply(CheckpointAt(last - 1));
   EXPECT_EQ(MetricOf(record, last - 1), 0.001 * static_cast<double>(last - 1));
+}
+
+// A trial's best checkpoint is the kept one validated best (the oldest of equals, as the best
+// validation is), not its latest; one that retention deleted is not named; a checkpoint without a
+// validation at its batches is never the best.
+TEST(ExperimentRecordTest, TheBestCheckpointIsTheKeptOneValidatedBest) {
+  ExperimentRecord record = EmptyRecord();
+  const TrialRecord& trial = record.trial(kRecordedTrial);
+  EXPECT_EQ(record.BestCheckpoint(trial), nullptr);
+  record.Apply(CheckpointAt(50));  // no validation at batch 50
+  EXPECT_EQ(record.BestCheckpoint(trial), nullptr);
+  for (auto [batches, accuracy] : {std::pair{100, 0.5}, {200, 0.9}, {300, 0.7}, {400, 0.9}}) {
+    record.Apply(ValidationAt(batches, accuracy));
+    record.Apply(CheckpointAt(batches));
+  }
+  record.Apply(CheckpointAt(450));
+  ASSERT_NE(record.BestCheckpoint(trial), nullptr);
+  EXPECT_EQ(record.BestCheckpoint(trial)->id, "trial-1-batch-200");
+  record.trial(kRecordedTrial).checkpoints.erase(trial.checkpoints.begin() + 2);  // batch 200
+  ASSERT_NE(record.BestCheckpoint(trial), nullptr);
+  EXPECT_EQ(record.BestCheckpoint(trial)->id, "trial-1-batch-400");
+  record.smaller_is_better = true;
+  EXPECT_EQ(record.BestCheckpoint(trial)->id, "trial-1-batch-100");
+}
+
+// The best trial is the one whose best validation is best (the lowest id of equals; a diverged
+// trial's NaN never), and experiment.json names it with its best checkpoint, as it names each
+// trial's.
+TEST(ExperimentRecordTest, TheBestTrialAndItsCheckpointAreInExperimentJson) {
+  ExperimentRecord record = EmptyRecord();
+  EXPECT_EQ(record.BestTrial(), nullptr);
+  EXPECT_TRUE(YAML::Load(record.ToJson())["best_trial"].IsNull());
+  auto validate = [&](uint64_t trial, uint64_t batches, double accuracy, bool checkpoint) {
+    MetricsReport report = ValidationAt(batches, accuracy);
+    report.trial_id = trial;
+    record.Apply(report);
+    if (!checkpoint) return;
+    CheckpointReport saved = CheckpointAt(batches);
+    saved.trial_id = trial;
+    saved.id = "trial-" + std::to_string(trial) + "-batch-" + std::to_string(batches);
+    record.Apply(saved);
+  };
+  validate(3, 100, 0.8, true);
+  validate(3, 200, 0.6, true);
+  validate(1, 100, std::nan(""), true);
+  validate(2, 300, 0.8, false);  // as good as trial 3's best, and validated without a checkpoint
+  ASSERT_NE(record.BestTrial(), nullptr);
+  EXPECT_EQ(record.BestTrial()->id, 2u);
+  const YAML::Node json = YAML::Load(record.ToJson());
+  EXPECT_EQ(json["best_trial"]["id"].as<int>(), 2);
+  EXPECT_EQ(json["best_trial"]["batches"].as<int>(), 300);
+  EXPECT_DOUBLE_EQ(json["best_trial"]["searcher_metric"].as<double>(), 0.8);
+  EXPECT_TRUE(json["best_trial"]["best_checkpoint"].IsNull());
+  validate(3, 300, 0.95, true);
+  EXPECT_EQ(record.BestTrial()->id, 3u);
+  const YAML::Node after = YAML::Load(record.ToJson());
+  EXPECT_EQ(after["best_trial"]["best_checkpoint"].as<std::string>(), "trial-3-batch-300");
+  for (const YAML::Node& trial : after["trials"]) {
+    if (trial["id"].as<int>() == 3) {
+      EXPECT_EQ(trial["best_checkpoint"].as<std::string>(), "trial-3-batch-300");
+    } else {
+      EXPECT_TRUE(trial["best_checkpoint"].IsNull()) << trial["id"];  // NaN; no checkpoint
+    }
+  }
 }
 
 }  // namespace

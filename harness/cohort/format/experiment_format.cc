@@ -21,7 +21,8 @@ std::string TrialCounts(const ExperimentSummary& summary) {
                       StoppedTrials(summary), "/", summary.errored_trials);
 }
 
-// "7 (validation_loss 0.0812)": the trial with the best searcher metric, or "-" before any.
+// "7 (validation_loss 0.0812 after 1200 batches, checkpoint trial-7-batch-1200)": the trial with
+// the best searcher metric and its best checkpoint, or "-" before any.
 std::string BestTrial(const ExperimentDescription& description) {
   const TrialSummary* best = nullptr;
   for (const TrialSummary& trial : description.trials) {
@@ -32,10 +33,18 @@ std::string BestTrial(const ExperimentDescription& description) {
     if (better) best = &trial;
   }
   if (best == nullptr) return "-";
-  return absl::StrFormat(
-      "%d (%s %.6g)", best->trial_id,
-      description.searcher_metric.empty() ? "metric" : description.searcher_metric,
-      best->best_metric);
+  std::string text =
+      absl::StrFormat("%d (%s %.6g", best->trial_id,
+                      description.searcher_metric.empty() ? "metric" : description.searcher_metric,
+                      best->best_metric);
+  // An orchestrator before client minor 8 tells neither the batches nor the best checkpoint.
+  if (best->best_metric_batches > 0) {
+    absl::StrAppend(&text, " after ", best->best_metric_batches, " batches");
+  }
+  if (!best->best_checkpoint_id.empty()) {
+    absl::StrAppend(&text, ", checkpoint ", best->best_checkpoint_id);
+  }
+  return text + ")";
 }
 
 std::string SummaryLines(const ExperimentDescription& description, double now_unix_time) {
@@ -68,8 +77,8 @@ std::string SummaryLines(const ExperimentDescription& description, double now_un
 }
 
 std::string TrialTable(const std::vector<TrialSummary>& trials) {
-  TextTable table(
-      {"TRIAL", "STATE", "BATCHES", "RESTARTS", "BEST-METRIC", "CHECKPOINT", "HYPERPARAMETERS"});
+  TextTable table({"TRIAL", "STATE", "BATCHES", "RESTARTS", "BEST-METRIC", "BEST-CHECKPOINT",
+                   "LATEST-CHECKPOINT", "HYPERPARAMETERS"});
   for (const TrialSummary& trial : trials) {
     table.AddRow({
         absl::StrCat(trial.trial_id),
@@ -77,6 +86,7 @@ std::string TrialTable(const std::vector<TrialSummary>& trials) {
         absl::StrCat(trial.batches_trained, "/", trial.target_batches),
         absl::StrCat(trial.restarts),
         trial.has_best_metric ? absl::StrFormat("%.6g", trial.best_metric) : "-",
+        trial.best_checkpoint_id.empty() ? "-" : trial.best_checkpoint_id,
         trial.latest_checkpoint_id.empty() ? "-" : trial.latest_checkpoint_id,
         trial.hyperparameters_json.empty() ? "-" : trial.hyperparameters_json,
     });

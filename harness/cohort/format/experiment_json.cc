@@ -45,6 +45,18 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
   } else {
     json.Null();
   }
+  json.Key("best_metric_batches");
+  if (trial.has_best_metric && trial.best_metric_batches > 0) {
+    json.Integer(trial.best_metric_batches);
+  } else {
+    json.Null();
+  }
+  json.Key("best_checkpoint");
+  if (!trial.best_checkpoint_id.empty()) {
+    json.String(trial.best_checkpoint_id);
+  } else {
+    json.Null();
+  }
   json.Key("latest_checkpoint");
   if (!trial.latest_checkpoint_id.empty()) {
     json.String(trial.latest_checkpoint_id);

@@ -68,9 +68,19 @@ std::string FormatTrialDescription(const TrialDescription& description) {
     AppendField(
         absl::StrCat("best ", description.searcher_metric.empty() ? std::string("metric")
                                                                   : description.searcher_metric),
-        absl::StrFormat("%.6g (%s is better)", trial.best_metric,
-                        description.smaller_is_better ? "smaller" : "larger"),
+        absl::StrCat(
+            absl::StrFormat("%.6g", trial.best_metric),
+            trial.best_metric_batches > 0
+                ? absl::StrCat(" after ", trial.best_metric_batches, " batches")
+                : "",
+            description.smaller_is_better ? " (smaller is better)" : " (larger is better)"),
         &out);
+  }
+  if (!trial.best_checkpoint_id.empty()) {
+    AppendField("best checkpoint", trial.best_checkpoint_id, &out);
+  }
+  if (!trial.latest_checkpoint_id.empty()) {
+    AppendField("last checkpoint", trial.latest_checkpoint_id, &out);
   }
   AppendField("latest training", FormatMetrics(trial.latest_training), &out);
   if (trial.scaled_learning_rate > 0) {
