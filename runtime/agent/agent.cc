@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -94,12 +95,25 @@ absl::Status Agent::Run() {
                    options_.slots.size() == 1 ? " slot" : " slots",
                    ", connecting to the orchestrator at ", options_.orchestrator,
                    options_.curve ? " over CURVE" : ""));
+  if (const size_t removed = PruneTaskFolders(); removed > 0) {
+    Log(absl::StrCat("removed the folders of ", removed, " ended task(s) from ", options_.work_dir,
+                     "/tasks (it keeps the newest ", options_.ended_task_folders_kept, ")"));
+  }
   SendHello();
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
   Log("stopped");
   connection_.reset();  // waits briefly for the last messages to leave
   return absl::OkStatus();
+}
+
+size_t Agent::PruneTaskFolders() {
+  std::set<uint64_t> running;
+  for (const auto& [task_id, run] : runs_) running.insert(task_id);
+  PrunedTaskFolders pruned =
+      PruneEndedTaskFolders(options_.work_dir, running, options_.ended_task_folders_kept);
+  for (const std::string& problem : pruned.problems) Log(problem);
+  return pruned.removed.size();
 }
 
 void Agent::OnPoll(uv_poll_t* poll, int, int) { static_cast<Agent*>(poll->data)->PumpConnection(); }
@@ -135,10 +149,14 @@ void Agent::OnTick() {
   TakeStopRequests();
   PumpConnection();
   const double now = SystemClock().MonotonicSeconds();
+  bool any_closed = false;
   for (auto it = runs_.begin(); it != runs_.end();) {
     it->second->Poll(now);
-    it = it->second->closed() ? runs_.erase(it) : std::next(it);
+    const bool closed = it->second->closed();
+    any_closed = any_closed || closed;
+    it = closed ? runs_.erase(it) : std::next(it);
   }
+  if (any_closed) PruneTaskFolders();
   for (auto& [task_id, batcher] : log_batchers_) {
     if (std::optional<LogBatch> due = batcher.Due(now)) Send(*due);
   }

@@ -59,6 +59,7 @@
 #include "runtime/agent/gpu_monitor.h"
 #include "runtime/agent/log_batcher.h"
 #include "runtime/agent/orchestrator_connection.h"
+#include "runtime/agent/task_folders.h"
 #include "runtime/agent/task_run.h"
 #include "runtime/agent/task_table.h"
 #include "runtime/agent/unacked_reports.h"
@@ -129,6 +130,9 @@ struct AgentOptions {
   // (however soon the connection was lost again): a `cohort launch` rank learns that its rank 0
   // served.
   std::function<void()> on_connected;
+  // How many ended tasks' folders stay in <work_dir>/tasks/ (task_folders.h): older ones are
+  // removed when Run starts and whenever a task ends.
+  size_t ended_task_folders_kept = kEndedTaskFoldersKept;
 };
 
 class Agent final : private TaskRun::Listener {
@@ -144,6 +148,8 @@ class Agent final : private TaskRun::Listener {
 
  private:
   void OnTick();
+  // Removes the folders of ended tasks past options_.ended_task_folders_kept; returns how many.
+  size_t PruneTaskFolders();
   void PumpConnection();
   void Handle(const DecodedControl& received);
   void HandleStartTask(uint64_t message_id, const StartTask& start);

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -619,8 +620,10 @@ TEST_F(AgentTest, ATaskThatCannotStartEndsAsAWhole) {
 // signals and logs through AgentOptions::log.
 class EmbeddedAgentTest : public OrchestratorTest {
  protected:
+  // `adjust`, when given, sees the options (and may prepare their work dir) before Run.
   void StartAgent(double silent_rank_warning_seconds = kSilentWarningSeconds,
-                  double unanswered_note_seconds = kAgentUnansweredNoteSeconds) {
+                  double unanswered_note_seconds = kAgentUnansweredNoteSeconds,
+                  const std::function<void(AgentOptions&)>& adjust = nullptr) {
     ASSERT_FALSE(Env("COHORT_EXE").empty()) << "COHORT_EXE names the cohort binary";
     char pattern[] = "/tmp/cohort-embedded-agent-test-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
@@ -641,6 +644,7 @@ class EmbeddedAgentTest : public OrchestratorTest {
     options.stop_requests = &stop_requests_;
     options.silent_rank_warning_seconds = silent_rank_warning_seconds;
     options.unanswered_note_seconds = unanswered_note_seconds;
+    if (adjust) adjust(options);
     agent_thread_ = std::thread([this, options = std::move(options)]() mutable {
       run_status_ = Agent(std::move(options)).Run();
       run_returned_ = true;
@@ -778,6 +782,40 @@ TEST_F(EmbeddedAgentTest, RegistersOnAFreshConnectionWhenAHelloGoesUnansweredOnO
                                     "connection that is up (it may still hold the one lost "
                                     "before): registering on a fresh connection"));
   EXPECT_THAT(AgentLog(), HasSubstr("registered with"));
+}
+
+// The agent keeps the folders of its newest ended tasks only: those an earlier agent left go when
+// it starts, and each ended task's folder goes once newer ones take its place.
+TEST_F(EmbeddedAgentTest, KeepsTheFoldersOfItsNewestEndedTasksOnly) {
+  std::string tasks;
+  StartAgent(kSilentWarningSeconds, kAgentUnansweredNoteSeconds, [&](AgentOptions& options) {
+    options.ended_task_folders_kept = 1;
+    tasks = options.work_dir + "/tasks";
+    for (const char* leftover : {"3", "4", "5"}) {
+      std::filesystem::create_directories(tasks + "/" + leftover);
+    }
+  });
+  auto folders = [&] {
+    std::set<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(tasks)) {
+      names.insert(entry.path().filename().string());
+    }
+    return names;
+  };
+  EXPECT_EQ(folders(), std::set<std::string>{"5"});
+  EXPECT_THAT(AgentLog(), HasSubstr("removed the folders of 2 ended task(s) from "));
+  for (const uint64_t task_id : {30u, 31u}) {
+    StartTask task = MlpTask(task_id, {{0, 0, 0}}, 20, 20);
+    task.worker.checkpoint_root = dir_ + "/checkpoints";  // else they are kept in its folder
+    ExpectAck(orchestrator_.Send(task));
+    ASSERT_EQ(WaitForExits(task_id, 1).size(), 1u) << AgentLog();
+    const std::set<std::string> only_it{absl::StrCat(task_id)};
+    const auto deadline = Clock::now() + seconds(10);
+    while (folders() != only_it && Clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    EXPECT_EQ(folders(), only_it) << AgentLog();
+  }
 }
 
 TEST_F(EmbeddedAgentTest, RunReturnsAfterOneStopRequestWithoutTasks) {

@@ -468,13 +468,16 @@ with temp_dir() as tmp:
             count += 1
 
 # An address without its transport (as other tools take "host:port") is bad usage, naming the
-# endpoint it likely means; so is an agent --id of nothing (it joined under the host name).
+# endpoint it likely means; so is an agent --id of nothing (it joined under the host name), and a
+# count of task folders to keep that is not one.
 for args, environment, text in [
         (["agent", "--orchestrator", "127.0.0.1:39400", "--slots", "1"], {},
          "--orchestrator '127.0.0.1:39400' is not a ZeroMQ endpoint (transport://address, such as "
          "tcp://127.0.0.1:39400)"),
         (["agent", "--orchestrator", "tcp://127.0.0.1:39400", "--id", ""], {},
          "--id needs a name (leave it out for the host name)"),
+        (["agent", "--orchestrator", "tcp://127.0.0.1:39400", "--keep-task-folders", "-1"], {},
+         "--keep-task-folders needs a number >= 0, not '-1'"),
         (["experiment", "list", "--orchestrator", "127.0.0.1:39401"], {},
          "--orchestrator '127.0.0.1:39401' is not a ZeroMQ endpoint"),
         (["experiment", "list"], {"COHORT_ORCHESTRATOR": "localhost:39401"},

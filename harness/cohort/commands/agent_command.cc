@@ -28,7 +28,7 @@ namespace {
 constexpr char kAgentUsage[] =
     "usage: cohort agent --orchestrator ENDPOINT [--id ID] [--slots N|auto] [--work-dir DIR]\n"
     "                    [--advertise-address HOST] [--key FILE --orchestrator-key KEY]\n"
-    "                    [--metrics-address [HOST:]PORT]\n"
+    "                    [--metrics-address [HOST:]PORT] [--keep-task-folders N]\n"
     "\n"
     "Runs this machine's agent: registers its slots with the orchestrator and runs the tasks\n"
     "it is given, one worker process per slot (docs/protocol.md).\n"
@@ -41,6 +41,9 @@ constexpr char kAgentUsage[] =
     "                           names, when it is set), else one per CPU core\n"
     "  --work-dir DIR           where each task's folder (config, log, checkpoints) goes, as\n"
     "                           DIR/tasks/<task id>/ (default: <temp dir>/cohort-agent-<id>)\n"
+    "  --keep-task-folders N    how many ended tasks' folders stay in DIR/tasks (default 32):\n"
+    "                           older ones are removed as tasks end (the orchestrator keeps\n"
+    "                           each trial's log); a folder holding checkpoints/ stays\n"
     "  --advertise-address HOST this machine's address as other agents' workers reach it: the\n"
     "                           workers of a trial spanning agents bind their Gloo connections\n"
     "                           there and publish it to their peers (COHORT_GLOO_HOSTNAME);\n"
@@ -69,6 +72,7 @@ struct AgentArgs {
   std::string key_file;
   std::string orchestrator_key;
   std::string metrics_address;
+  std::string keep_task_folders;
 };
 
 int AgentUsage(absl::string_view problem) {
@@ -115,6 +119,7 @@ int RunAgentCommand(const std::vector<std::string>& args) {
                          : arg == "--key"               ? &parsed.key_file
                          : arg == "--orchestrator-key"  ? &parsed.orchestrator_key
                          : arg == "--metrics-address"   ? &parsed.metrics_address
+                         : arg == "--keep-task-folders" ? &parsed.keep_task_folders
                                                         : nullptr;
     if (value == nullptr) return AgentUsage(absl::StrCat("unexpected argument '", arg, "'"));
     if (i + 1 == args.size()) return AgentUsage(absl::StrCat(arg, " needs a value"));
@@ -133,6 +138,12 @@ int RunAgentCommand(const std::vector<std::string>& args) {
   if (parsed.slots != "auto" && (!absl::SimpleAtoi(parsed.slots, &count) || count == 0)) {
     return AgentUsage(
         absl::StrCat("--slots needs a number >= 1 or auto, not '", parsed.slots, "'"));
+  }
+  size_t keep_task_folders = kEndedTaskFoldersKept;
+  if (!parsed.keep_task_folders.empty() &&
+      !absl::SimpleAtoi(parsed.keep_task_folders, &keep_task_folders)) {
+    return AgentUsage(absl::StrCat("--keep-task-folders needs a number >= 0, not '",
+                                   parsed.keep_task_folders, "'"));
   }
   absl::StatusOr<std::vector<AgentSlot>> slots = count > 0 ? CpuSlots(count) : AutoSlots();
   if (!slots.ok()) return CommandError(slots.status());
@@ -165,6 +176,7 @@ int RunAgentCommand(const std::vector<std::string>& args) {
   options.executable = *executable;
   options.base_environment = InheritedEnvironment();
   options.advertise_address = parsed.advertise_address;
+  options.ended_task_folders_kept = keep_task_folders;
   options.curve = *std::move(curve);
   if (options.curve && options.curve->key_name != options.agent_id) {
     std::fprintf(stderr,
