@@ -1,11 +1,14 @@
 // The Orchestrator's side of the control channel: agents' messages (docs/protocol.md).
 #include <algorithm>
 #include <set>
+#include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
@@ -20,6 +23,32 @@ std::string DescribeExit(const TaskExit& exit) {
 
 // How long the ranks of a task on other agents get to stop after one rank failed.
 constexpr uint32_t kFailedPeerGraceSeconds = 5;
+
+// ", and rank 1 with it": the ranks of the task's part on `agent_id` that had not exited.
+std::string RanksLostWith(const orchestration::Task& task, const std::string& agent_id) {
+  std::vector<int32_t> ranks;
+  if (auto part = task.parts.find(agent_id); part != task.parts.end()) {
+    for (const int32_t rank : part->second.ranks) {
+      if (rank != kWholeTask && part->second.exits.count(rank) == 0) ranks.push_back(rank);
+    }
+  }
+  if (ranks.empty()) return "";
+  return absl::StrCat(", and ", ranks.size() == 1 ? "rank " : "ranks ", absl::StrJoin(ranks, ", "),
+                      " with it");
+}
+
+// Makes `lost`, the loss of the task's part on an agent, the task's failure. That part's ranks
+// ended unseen, so a rank's error reported meanwhile from elsewhere (a peer's closed connection)
+// is a consequence and comes after it; any other failure stays first.
+void BlameLostAgent(orchestration::Task& task, std::string lost) {
+  task.flags.agent_lost = true;
+  if (task.flags.failure.empty()) {
+    task.flags.failure = std::move(lost);
+  } else if (task.failure_is_rank_error) {
+    task.flags.failure = absl::StrCat(lost, "; then ", task.flags.failure);
+    task.failure_is_rank_error = false;
+  }
+}
 
 }  // namespace
 
@@ -151,9 +180,7 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
   }
   for (const uint64_t task_id : lost) {
     Task& task = *cluster_->tasks.at(task_id);
-    task.flags.agent_lost = true;
-    if (task.flags.failure.empty())
-      task.flags.failure = absl::StrCat("agent ", agent_id, " no longer holds it");
+    BlameLostAgent(task, absl::StrCat("agent ", agent_id, " no longer holds it"));
     StopTask(task, task.flags.failure, 0);
     EndPart(task, agent_id);
   }
@@ -338,9 +365,8 @@ void Orchestrator::LoseAgent(Agent& agent, absl::string_view why) {
   }
   for (const uint64_t task_id : affected) {
     Task& task = *cluster_->tasks.at(task_id);
-    task.flags.agent_lost = true;
-    if (task.flags.failure.empty())
-      task.flags.failure = absl::StrCat("agent ", agent.id, " was lost");
+    BlameLostAgent(task,
+                   absl::StrCat("agent ", agent.id, " was lost", RanksLostWith(task, agent.id)));
     task.parts.at(agent.id).lost = true;
     StopTask(task, task.flags.failure, 0);
     EndPart(task, agent.id);

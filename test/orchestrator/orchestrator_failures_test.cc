@@ -363,6 +363,47 @@ TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   }
 }
 
+// An agent killed under a trial spanning two agents takes its rank with it unseen, and the rank on
+// the other agent fails first (its peer's connection closed): the lost agent is named as the
+// cause, before that consequence, and the trial is placed again without using a restart.
+TEST_F(OrchestratorTest, ALostAgentIsNamedBeforeThePeerRankThatFailedFirst) {
+  Register("agent-1", 1);
+  Register("agent-2", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(2, 100));
+  ASSERT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
+  ASSERT_THAT(StartTasksSentTo("agent-2"), SizeIs(1));
+  const StartTask start = StartTasksSentTo("agent-1")[0];
+  for (const SentMessage& sent : outbox_.sent()) {
+    if (std::holds_alternative<StartTask>(sent.message)) {
+      FromAgent(sent.agent_id, Ack{}, sent.message_id);
+    }
+  }
+  for (const char* agent : {"agent-1", "agent-2"}) {
+    FromAgent(agent, TaskStatus{start.task_id, TaskState::kRunning, {}});
+  }
+  TaskExit peer;
+  peer.task_id = start.task_id;
+  peer.rank = 0;
+  peer.exit_code = 1;
+  peer.reason = "gradient exchange: Connection closed by peer";
+  FromAgent("agent-1", peer);
+  orchestrator_.TakeEvents();
+
+  clock_.Advance(16);  // agent-2 silent past the timeout; agent-1 heard from
+  FromAgent("agent-1", AgentHeartbeat{});
+  orchestrator_.Tick();
+  const std::string expected =
+      "trial 1: agent agent-2 was lost, and rank 1 with it; then rank 0 exited with code 1 "
+      "(gradient exchange: Connection closed by peer); placing it again";
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
+    return event.line.find(expected) != std::string::npos;
+  })) << ::testing::PrintToString(events.size()) << " events, none with: " << expected;
+  const TrialSummary trial = TrialOf(experiment_id, start.trial_id);
+  EXPECT_EQ(trial.restarts, 0u);
+  EXPECT_NE(trial.state, TrialState::kError);
+}
+
 TEST_F(OrchestratorTest, NothingIsPlacedOnSlotsHeldByATaskItToldTheAgentToKill) {
   // An orchestrator that started again meets an agent still running a task of the one before.
   AgentHello hello = Hello("agent-1", 1);
