@@ -439,12 +439,17 @@ with temp_dir() as tmp:
         check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{err}")
         count += 1
 
-    # Mistyped commands get the nearest one; a client with nothing to talk to is told at once.
+    # Mistyped commands get the nearest one, and Determined's verbs their name here; a client with
+    # nothing to talk to is told at once.
     for case, arguments, text in [
             ("a mistyped command", ["experimnt", "list"],
              "unknown command 'experimnt'; did you mean 'experiment'?"),
             ("a mistyped subcommand", ["e", "lst"],
              "unknown subcommand 'lst'; did you mean 'list'?"),
+            ("Determined's verb", ["experiment", "create", "exp.yaml", "."],
+             "unknown subcommand 'create'; `det experiment create` is `cohort submit CONFIG` here"),
+            ("Determined's checkpoint verb", ["checkpoint", "download", "trial-1-batch-4"],
+             "`det checkpoint download` is `cohort checkpoint export CHECKPOINT_ID DIR` here"),
             ("no orchestrator listening", ["e", "ls", "--orchestrator", "tcp://127.0.0.1:1"],
              "no orchestrator at tcp://127.0.0.1:1: nothing listens there")]:
         code, out, err = run(*arguments, timeout=5)

@@ -24,6 +24,30 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// What a Determined user's `det GROUP VERB` is called here, for the verbs Cohort names otherwise;
+// null for the others.
+const char* DeterminedVerb(absl::string_view group, absl::string_view verb) {
+  struct Renamed {
+    const char* group;
+    const char* verb;
+    const char* here;
+  };
+  static constexpr Renamed kRenamed[] = {
+      {"experiment", "create",
+       "`det experiment create` is `cohort submit CONFIG` here (`cohort run CONFIG` trains on "
+       "this machine alone)"},
+      {"experiment", "cancel", "`det experiment cancel` is `cohort experiment kill ID` here"},
+      {"experiment", "list-checkpoints",
+       "`det experiment list-checkpoints` is `cohort checkpoint list ID` here"},
+      {"checkpoint", "download",
+       "`det checkpoint download` is `cohort checkpoint export CHECKPOINT_ID DIR` here"},
+  };
+  for (const Renamed& renamed : kRenamed) {
+    if (group == renamed.group && verb == renamed.verb) return renamed.here;
+  }
+  return nullptr;
+}
+
 std::string Environment(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? "" : value;
@@ -166,7 +190,9 @@ int RunClientSubcommand(absl::string_view group, absl::string_view usage,
     names.push_back(name);
   }
   if (!arguments.empty()) {
-    if (const std::optional<std::string> near = ClosestName(arguments[0], names)) {
+    if (const char* here = DeterminedVerb(group, arguments[0])) {
+      absl::StrAppend(&problem, "; ", here);
+    } else if (const std::optional<std::string> near = ClosestName(arguments[0], names)) {
       absl::StrAppend(&problem, "; did you mean '", *near, "'?");
     }
   }
