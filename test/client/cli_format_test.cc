@@ -459,6 +459,58 @@ TEST_F(CliFormatTest, FollowShowsMetricsAsTheyCome) {
   EXPECT_THAT(ExperimentChanges(&later, later), ElementsAre());
 }
 
+// A trial that validated more than once between two looks (a fast one) has each validation shown,
+// in order, once; after a rewind (a restart from a checkpoint) its latest is shown alone.
+TEST_F(CliFormatTest, FollowShowsEveryValidationOfAFastTrial) {
+  ExperimentDescription before = Description();
+  TrialSummary& trial = before.trials[2];  // trial 9
+  trial.latest_validation = {{"loss", 0.5}};
+  trial.latest_validation_batches = 100;
+  int asked = 0;
+  const TrialValidations validations = [&](uint64_t trial_id) {
+    ++asked;
+    EXPECT_EQ(trial_id, 9u);
+    return std::vector<ValidationRow>{{100, {{"loss", 0.5}}},
+                                      {200, {{"loss", 0.4}}},
+                                      {300, {{"loss", 0.3}}},
+                                      {400, {{"loss", 0.2}}}};
+  };
+  ExperimentDescription now = before;
+  now.trials[2].latest_validation = {{"loss", 0.2}};
+  now.trials[2].latest_validation_batches = 400;
+  EXPECT_THAT(ExperimentChanges(&before, now, validations),
+              ElementsAre("trial 9 validation after 200 batches: loss=0.4",
+                          "trial 9 validation after 300 batches: loss=0.3",
+                          "trial 9 validation after 400 batches: loss=0.2"));
+  EXPECT_EQ(asked, 1);
+  EXPECT_THAT(ExperimentChanges(&now, now, validations), ElementsAre());
+  EXPECT_EQ(asked, 1);  // nothing new: nothing asked
+
+  // Seen first with validations behind it (it ran between submission and the first look).
+  ExperimentDescription first = now;
+  first.trials = {now.trials[2]};
+  first.trials[0].latest_validation_batches = 300;
+  first.trials[0].latest_validation = {{"loss", 0.3}};
+  EXPECT_THAT(ExperimentChanges(nullptr, first, validations),
+              ElementsAre("trial 9 running, hyperparameters {\"lr\":0.1}",
+                          "trial 9 validation after 100 batches: loss=0.5",
+                          "trial 9 validation after 200 batches: loss=0.4",
+                          "trial 9 validation after 300 batches: loss=0.3"));
+
+  ExperimentDescription rewound = now;
+  rewound.trials[2].latest_validation = {{"loss", 0.31}};
+  rewound.trials[2].latest_validation_batches = 300;
+  asked = 0;
+  EXPECT_THAT(ExperimentChanges(&now, rewound, validations),
+              ElementsAre("trial 9 validation after 300 batches: loss=0.31"));
+  EXPECT_EQ(asked, 0);
+
+  // Without an answer (the orchestrator did not give one), the latest still shows.
+  EXPECT_THAT(
+      ExperimentChanges(&before, now, [](uint64_t) { return std::vector<ValidationRow>{}; }),
+      ElementsAre("trial 9 validation after 400 batches: loss=0.2"));
+}
+
 TEST_F(CliFormatTest, FollowExitStatusByHowTheExperimentEnded) {
   EXPECT_FALSE(ExperimentEnded(ExperimentState::kActive));
   EXPECT_FALSE(ExperimentEnded(ExperimentState::kStopping));

@@ -11,7 +11,8 @@ orchestrator and agent on loopback:
 - `experiment archive` hides an ended experiment from `experiment list` (not from `--all`) and
   `unarchive` shows it again; `experiment delete` asks for --yes off a terminal, refuses an active
   experiment, and removes an ended one's run folder and checkpoints;
-- an ended experiment cannot be paused, and says why.
+- an ended experiment cannot be paused, and says why;
+- `submit --follow` shows every validation of a fast trial, and describe its best checkpoint.
 """
 import json
 import os
@@ -170,5 +171,19 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     code, out, err = cluster.cli("experiment", "describe", str(experiment))
     check(code == 1 and f"no experiment {experiment}" in err, f"{code}\n{err}")
     check(os.path.isdir(copy), "the exported copy is the user's: a delete leaves it")
+
+    # `submit --follow` of a trial that validates many times a second shows every validation once,
+    # in order, and exits 0 when it completes; describe names its best checkpoint.
+    followed = mlp_config(tmp, name="followed", batches=1000, period=100, file_name="followed.yaml")
+    code, out, err = cluster.cli("submit", followed, "--follow")
+    check(code == 0, f"submit --follow: exit {code}\n{out}\n{err}")
+    shown = [int(b) for b in re.findall(r"^trial \d+ validation after (\d+) batches: ", out, re.M)]
+    check(shown == list(range(100, 1001, 100)), f"validations shown {shown}:\n{out}")
+    check(re.search(r"^experiment \d+ completed$", out, re.M), out)
+    followed_id = int(re.search(r"experiment (\d+) submitted", out).group(1))
+    described = json.loads(cluster.must("experiment", "describe", str(followed_id), "--json"))
+    trial = described["trials"][0]
+    check(trial["best_checkpoint"] == f"trial-{trial['id']}-batch-{trial['best_metric_batches']}",
+          trial)
     print("pause, activate, trial kill and describe, checkpoint list and export, archive and "
-          "delete: ok")
+          "delete, submit --follow: ok")

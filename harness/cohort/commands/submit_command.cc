@@ -31,7 +31,8 @@ ClientCommandSpec SubmitSpec() {
           "\n"
           "  --set KEY=VALUE          override a config value by its dotted path, e.g.\n"
           "                           --set hyperparameters.learning_rate=0.05\n"
-          "  --follow                 then print each trial's state changes until the\n"
+          "  --follow                 then print each trial's state changes, its latest\n"
+          "                           training metrics and every validation until the\n"
           "                           experiment ends\n",
           kOrchestratorOptionUsage,
           "\n"
@@ -67,12 +68,18 @@ absl::StatusOr<std::string> SubmittableConfig(const std::string& path,
 
 // Prints the experiment's changes every second until it ends; returns the exit status.
 int Follow(OrchestratorClient& client, uint64_t experiment_id) {
+  // A trial that validated more than once since the last look is asked for the others.
+  const TrialValidations validations = [&client](uint64_t trial_id) {
+    absl::StatusOr<TrialDescription> trial = client.RequestReply<TrialDescription>(
+        DescribeTrial{trial_id}, kClientRequestTimeoutSeconds);
+    return trial.ok() ? trial->validations : std::vector<ValidationRow>{};
+  };
   std::optional<ExperimentDescription> last;
   while (true) {
     absl::StatusOr<ExperimentDescription> now = client.RequestReply<ExperimentDescription>(
         DescribeExperiment{experiment_id}, kClientRequestTimeoutSeconds);
     if (!now.ok()) return ClientFailure(now.status());
-    for (const std::string& line : ExperimentChanges(last ? &*last : nullptr, *now)) {
+    for (const std::string& line : ExperimentChanges(last ? &*last : nullptr, *now, validations)) {
       std::printf("%s\n", line.c_str());
     }
     std::fflush(stdout);

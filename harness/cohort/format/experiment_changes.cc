@@ -33,9 +33,16 @@ std::string TrialStateLine(const TrialSummary& trial, const std::string& metric)
   return line;
 }
 
+std::string ValidationLine(uint64_t trial_id, uint64_t batches,
+                           const std::vector<NamedValue>& metrics) {
+  std::string line = absl::StrCat("trial ", trial_id, " validation");
+  if (batches > 0) absl::StrAppend(&line, " after ", batches, " batches");
+  return absl::StrCat(line, ": ", FormatMetrics(metrics));
+}
+
 // The trial's new training and validation metrics since `previous` (nullptr: none seen).
 void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
-                      std::vector<std::string>& lines) {
+                      const TrialValidations& validations, std::vector<std::string>& lines) {
   if (!trial.latest_training.empty() &&
       (previous == nullptr || trial.latest_training != previous->latest_training)) {
     // The report's own batch (an older orchestrator sends none: the trial's progress then).
@@ -49,14 +56,24 @@ void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
     }
     lines.push_back(std::move(line));
   }
-  if (!trial.latest_validation.empty() &&
-      (previous == nullptr || trial.latest_validation != previous->latest_validation)) {
-    std::string line = absl::StrCat("trial ", trial.trial_id, " validation");
-    if (trial.latest_validation_batches > 0) {
-      absl::StrAppend(&line, " after ", trial.latest_validation_batches, " batches");
-    }
-    lines.push_back(absl::StrCat(line, ": ", FormatMetrics(trial.latest_validation)));
+  if (trial.latest_validation.empty() ||
+      (previous != nullptr && trial.latest_validation == previous->latest_validation)) {
+    return;
   }
+  // Validations reported between the two descriptions (a fast trial's) are asked for; after a
+  // rewind (a restart from a checkpoint) the latest is the one news.
+  const uint64_t seen = previous == nullptr ? 0 : previous->latest_validation_batches;
+  const uint64_t latest = trial.latest_validation_batches;
+  if (validations && latest > seen) {
+    bool reached_latest = false;
+    for (const ValidationRow& row : validations(trial.trial_id)) {
+      if (row.batches <= seen || row.batches > latest) continue;
+      lines.push_back(ValidationLine(trial.trial_id, row.batches, row.metrics));
+      reached_latest = row.batches == latest;
+    }
+    if (reached_latest) return;
+  }
+  lines.push_back(ValidationLine(trial.trial_id, latest, trial.latest_validation));
 }
 
 std::string ExperimentStateLine(const ExperimentSummary& summary) {
@@ -71,7 +88,8 @@ std::string ExperimentStateLine(const ExperimentSummary& summary) {
 }  // namespace
 
 std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
-                                           const ExperimentDescription& now) {
+                                           const ExperimentDescription& now,
+                                           const TrialValidations& validations) {
   std::map<uint64_t, const TrialSummary*> known;
   if (before != nullptr) {
     for (const TrialSummary& trial : before->trials) known[trial.trial_id] = &trial;
@@ -85,7 +103,7 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
         absl::StrAppend(&line, ", hyperparameters ", trial.hyperparameters_json);
       }
       lines.push_back(std::move(line));
-      AppendNewMetrics(trial, nullptr, lines);
+      AppendNewMetrics(trial, nullptr, validations, lines);
       continue;
     }
     const TrialSummary& previous = *found->second;
@@ -94,7 +112,7 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
       if (!trial.error.empty()) absl::StrAppend(&line, ": ", trial.error);
       lines.push_back(std::move(line));
     }
-    AppendNewMetrics(trial, &previous, lines);
+    AppendNewMetrics(trial, &previous, validations, lines);
     if (trial.state != previous.state) lines.push_back(TrialStateLine(trial, now.searcher_metric));
   }
   const ExperimentState previous_state =

@@ -8,16 +8,19 @@
 //   last = now;
 //
 // Lines: a new trial ("trial 7 queued, hyperparameters {"lr":0.1}"), a trial's new metrics as they
-// come ("trial 7 at batch 1200/5000: loss=0.31 (51234 records/s)", "trial 7 validation:
-// loss=0.29 accuracy=0.91"), a trial's new state ("trial 7 running", "trial 7 completed after 500
-// batches, best loss 0.0812", "trial 7 error: <why>"), a restart ("trial 7 restart 1: <last
-// failure>"), and the experiment's new state ("experiment 3 completed", "experiment 3 error:
-// <why>").
+// come ("trial 7 at batch 1200/5000: loss=0.31 (51234 records/s)", the latest training report
+// only; "trial 7 validation after 1200 batches: loss=0.29 accuracy=0.91", every validation, also
+// those reported between two descriptions, which `validations` is asked for), a trial's new state
+// ("trial 7 running", "trial 7 completed after 500 batches, best loss 0.0812", "trial 7 error:
+// <why>"), a restart ("trial 7 restart 1: <last failure>"), and the experiment's new state
+// ("experiment 3 completed", "experiment 3 error: <why>").
 //
 // Thread-safety: reentrant.
 #ifndef COHORT_HARNESS_COHORT_FORMAT_EXPERIMENT_CHANGES_H_
 #define COHORT_HARNESS_COHORT_FORMAT_EXPERIMENT_CHANGES_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,10 +28,17 @@
 
 namespace cohort {
 
+// Every validation trial `trial_id` reported, ascending (a DescribeTrial's); empty when they
+// cannot be had.
+using TrialValidations = std::function<std::vector<ValidationRow>(uint64_t trial_id)>;
+
 // The changes from `before` (nullptr: nothing seen yet, as if the experiment were active with no
-// trials) to `now`, trials in ascending id, then the experiment's own.
+// trials) to `now`, trials in ascending id, then the experiment's own. A trial whose latest
+// validation is newer than it was gets a line for each validation `validations` gives since (up
+// to that latest one); without `validations`, or when it gives none, for the latest only.
 std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
-                                           const ExperimentDescription& now);
+                                           const ExperimentDescription& now,
+                                           const TrialValidations& validations = nullptr);
 
 // 0 completed, 130 stopped, 1 error (and any state that has not ended).
 int ExitStatusForEnded(ExperimentState state);
