@@ -154,6 +154,27 @@ TEST(TrialFormatTest, DescribesATrialWithItsValidationsAndCheckpoints) {
               HasSubstr("validations:\nnone yet\n\ncheckpoints:\nno checkpoints\n"));
 }
 
+// `checkpoint list --best N`: the N validated best, best first either way the metric goes; those
+// without a metric (or a NaN, a diverged trial's) are not ranked.
+TEST(TrialFormatTest, BestCheckpointsAreTheValidatedBestFirst) {
+  CheckpointListing listing;
+  listing.checkpoints = {
+      {"trial-1-batch-4", 1, 1, 4, true, 0.5, "/c/a", 10, CheckpointCondition::kWhole, ""},
+      {"trial-1-batch-8", 1, 1, 8, false, 0, "/c/b", 10, CheckpointCondition::kWhole, ""},
+      {"trial-2-batch-4", 1, 2, 4, true, 0.2, "/c/c", 10, CheckpointCondition::kWhole, ""},
+      {"trial-2-batch-8", 1, 2, 8, true, std::nan(""), "/c/d", 10, CheckpointCondition::kWhole, ""},
+      {"trial-3-batch-4", 1, 3, 4, true, 0.5, "/c/e", 10, CheckpointCondition::kWhole, ""}};
+  auto ids = [](const CheckpointListing& best) {
+    std::vector<std::string> out;
+    for (const CheckpointRow& row : best.checkpoints) out.push_back(row.checkpoint_id);
+    return out;
+  };
+  EXPECT_THAT(ids(BestCheckpoints(listing, /*smaller_is_better=*/true, 2)),
+              ElementsAre("trial-2-batch-4", "trial-1-batch-4"));
+  EXPECT_THAT(ids(BestCheckpoints(listing, /*smaller_is_better=*/false, 10)),
+              ElementsAre("trial-1-batch-4", "trial-3-batch-4", "trial-2-batch-4"));
+}
+
 // A checkpoint a resume would pass over is marked in its row and named under the table with what
 // is wrong; one the orchestrator could not look at shows a dash.
 TEST(TrialFormatTest, CheckpointListingNamesWhatIsWrongWithACheckpoint) {

@@ -12,7 +12,8 @@ orchestrator and agent on loopback:
   `unarchive` shows it again; `experiment delete` asks for --yes off a terminal, refuses an active
   experiment, and removes an ended one's run folder and checkpoints;
 - an ended experiment cannot be paused, and says why;
-- `submit --follow` shows every validation of a fast trial, and describe its best checkpoint.
+- `submit --follow` shows every validation of a fast trial; describe names its best checkpoint,
+  as `checkpoint list --best 1` does.
 """
 import json
 import os
@@ -185,5 +186,9 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     trial = described["trials"][0]
     check(trial["best_checkpoint"] == f"trial-{trial['id']}-batch-{trial['best_metric_batches']}",
           trial)
+    best = json.loads(cluster.must("checkpoint", "list", str(followed_id), "--best", "1", "--json"))
+    check([row["id"] for row in best] == [trial["best_checkpoint"]], (best, trial))
+    code, out, err = cluster.cli("checkpoint", "list", str(followed_id), "--best", "0")
+    check(code == 2 and "--best needs a count >= 1, not '0'" in err, f"{code}\n{err}")
     print("pause, activate, trial kill and describe, checkpoint list and export, archive and "
           "delete, submit --follow: ok")

@@ -1,5 +1,8 @@
-// `cohort checkpoint list EXPERIMENT_ID [--trial TRIAL_ID] [--json] | export CHECKPOINT_ID DIR`.
+// `cohort checkpoint list EXPERIMENT_ID [--trial TRIAL_ID] [--best N] [--json]` and
+// `cohort checkpoint export CHECKPOINT_ID DIR`.
+#include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -16,13 +19,14 @@ namespace {
 constexpr char kCheckpointUsage[] =
     "usage: cohort checkpoint SUBCOMMAND [ARGS]\n"
     "\n"
-    "  list EXPERIMENT_ID       the checkpoints an experiment keeps (--trial: one trial's)\n"
+    "  list EXPERIMENT_ID       the checkpoints an experiment keeps (--trial: one trial's;\n"
+    "                           --best N: the N validated best)\n"
     "  export CHECKPOINT_ID DIR copy a checkpoint, every byte verified, into DIR\n"
     "\n"
     "`cohort checkpoint SUBCOMMAND --help` explains its options.\n";
 
 constexpr char kListUsage[] =
-    "usage: cohort checkpoint list EXPERIMENT_ID [--trial TRIAL_ID] [--json]\n"
+    "usage: cohort checkpoint list EXPERIMENT_ID [--trial TRIAL_ID] [--best N] [--json]\n"
     "\n"
     "Lists the checkpoints kept in storage for an experiment's trials (those that\n"
     "checkpoint_storage's save_* settings keep), oldest first per trial: the\n"
@@ -32,6 +36,8 @@ constexpr char kListUsage[] =
     "wrong) and the folder as the orchestrator's host sees it.\n"
     "\n"
     "  --trial TRIAL_ID         only this trial's checkpoints\n"
+    "  --best N                 only the N with the best searcher metric, best first (as\n"
+    "                           Determined's `det experiment list-checkpoints --best N`)\n"
     "  --json                   print an array of one JSON object per checkpoint\n";
 
 constexpr char kExportUsage[] =
@@ -50,7 +56,7 @@ int List(const std::vector<std::string>& arguments) {
   const ClientCommandSpec spec{"cohort checkpoint list",
                                absl::StrCat(kListUsage, kOrchestratorOptionUsage),
                                {"EXPERIMENT_ID"},
-                               {"--trial"},
+                               {"--trial", "--best"},
                                {"--json"}};
   int exit_code = 0;
   std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
@@ -65,10 +71,30 @@ int List(const std::vector<std::string>& arguments) {
     if (!id) return exit_code;
     request.trial_id = *id;
   }
-  const bool json = args->Has("--json");
-  return AskAndPrint<CheckpointListing>(*args, request, [json](const CheckpointListing& reply) {
-    return json ? CheckpointListingJson(reply) + "\n" : FormatCheckpointListing(reply);
-  });
+  std::optional<uint64_t> best;
+  if (const std::optional<std::string> count = args->Value("--best")) {
+    best = ParseUnsigned(*count);
+    if (!best || *best == 0) {
+      return ClientUsageError(spec, absl::StrCat("--best needs a count >= 1, not '", *count, "'"));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<OrchestratorClient>> client = ConnectToOrchestrator(*args);
+  if (!client.ok()) return ClientFailure(client.status());
+  absl::StatusOr<CheckpointListing> listing =
+      (*client)->RequestReply<CheckpointListing>(request, kClientRequestTimeoutSeconds);
+  if (!listing.ok()) return ClientFailure(listing.status());
+  if (best) {
+    // Which way the searcher metric is better is the experiment's.
+    absl::StatusOr<ExperimentDescription> experiment =
+        (*client)->RequestReply<ExperimentDescription>(DescribeExperiment{request.experiment_id},
+                                                       kClientRequestTimeoutSeconds);
+    if (!experiment.ok()) return ClientFailure(experiment.status());
+    *listing = BestCheckpoints(*listing, experiment->smaller_is_better, *best);
+  }
+  const std::string text = args->Has("--json") ? CheckpointListingJson(*listing) + "\n"
+                                               : FormatCheckpointListing(*listing);
+  std::fputs(text.c_str(), stdout);
+  return 0;
 }
 
 // `path` absolute, without "." or ".." or a trailing '/'.

@@ -1,6 +1,7 @@
 #include "harness/cohort/format/trial_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -53,6 +54,20 @@ std::string FormatBytes(uint64_t bytes) {
   }
   const int decimals = value < 10 ? 2 : value < 100 ? 1 : 0;  // three significant digits
   return absl::StrFormat("%.*f %s", decimals, value, units[unit]);
+}
+
+CheckpointListing BestCheckpoints(const CheckpointListing& listing, bool smaller_is_better,
+                                  size_t count) {
+  CheckpointListing best;
+  for (const CheckpointRow& row : listing.checkpoints) {
+    if (row.has_metric && !std::isnan(row.metric)) best.checkpoints.push_back(row);
+  }
+  std::stable_sort(best.checkpoints.begin(), best.checkpoints.end(),
+                   [smaller_is_better](const CheckpointRow& a, const CheckpointRow& b) {
+                     return smaller_is_better ? a.metric < b.metric : a.metric > b.metric;
+                   });
+  if (best.checkpoints.size() > count) best.checkpoints.resize(count);
+  return best;
 }
 
 std::string FormatTrialDescription(const TrialDescription& description) {

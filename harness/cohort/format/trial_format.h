@@ -32,6 +32,13 @@ std::string FormatTrialDescription(const TrialDescription& description);
 // the same batches, or "-"), SIZE and PATH; "no checkpoints" when there are none.
 std::string FormatCheckpointListing(const CheckpointListing& listing);
 
+// The `count` checkpoints of `listing` with the best searcher metric, best first (equals in the
+// listing's order: by trial, oldest first); those without a metric, or with a NaN, are left out.
+// `cohort checkpoint list
+// --best N`, as Determined's `det experiment list-checkpoints --best N`.
+CheckpointListing BestCheckpoints(const CheckpointListing& listing, bool smaller_is_better,
+                                  size_t count);
+
 }  // namespace cohort
 
 #endif  // COHORT_HARNESS_COHORT_FORMAT_TRIAL_FORMAT_H_
