@@ -61,7 +61,30 @@ absl::StatusOr<std::unique_ptr<Dashboard>> Dashboard::Start(DashboardOptions opt
   return dashboard;
 }
 
+const ClientMessage& Dashboard::CheckpointsOf(const ExperimentDescription& description,
+                                              const Ask& ask, double now,
+                                              std::map<uint64_t, TakenListing>& listings) {
+  std::string ids;
+  for (const TrialSummary& trial : description.trials) {
+    absl::StrAppend(&ids, trial.trial_id, ":", trial.latest_checkpoint_id, ":",
+                    trial.best_checkpoint_id, ";");
+  }
+  const uint64_t experiment_id = description.summary.experiment_id;
+  TakenListing& kept = listings[experiment_id];
+  const auto before = listings_.find(experiment_id);
+  if (before != listings_.end() && before->second.checkpoint_ids == ids &&
+      now - before->second.taken_at < kCheckpointListingSeconds) {
+    kept = before->second;
+  } else {
+    kept = TakenListing{ids, now, ask(ListCheckpoints{experiment_id, 0})};
+  }
+  return kept.reply;
+}
+
 void Dashboard::Refresh(const Ask& ask) {
+  const double now =
+      (options_.clock != nullptr ? *options_.clock : SystemClock()).MonotonicSeconds();
+  std::map<uint64_t, TakenListing> listings;  // the active experiments' of this snapshot
   std::map<std::string, std::string> documents;
   std::map<uint64_t, uint64_t> trial_experiment;
   const ClientMessage list = ask(ListExperiments{/*include_archived=*/true});
@@ -92,7 +115,9 @@ void Dashboard::Refresh(const Ask& ask) {
       // Each trial's view: its row of the description and its checkpoints (no validations:
       // the page draws them from the trial's reports, and reading them here would cost the
       // orchestrator's loop a pass over every trial's file every second).
-      const ClientMessage listed = ask(ListCheckpoints{summary.experiment_id, 0});
+      // An experiment that has just ended is listed afresh: that listing is its last.
+      const ClientMessage listed = has_ended ? ask(ListCheckpoints{summary.experiment_id, 0})
+                                             : CheckpointsOf(*description, ask, now, listings);
       const auto* checkpoints = std::get_if<CheckpointListing>(&listed);
       for (const TrialSummary& trial : description->trials) {
         trial_experiment[trial.trial_id] = summary.experiment_id;
@@ -121,6 +146,7 @@ void Dashboard::Refresh(const Ask& ask) {
       }
     }
     ended_ = std::move(ended);  // deleted experiments are forgotten
+    listings_ = std::move(listings);
   }
   if (auto json = JsonOf<TaskListing>(ask(ListTasks{}), TaskListingJson)) {
     documents["/api/tasks"] = *json;
