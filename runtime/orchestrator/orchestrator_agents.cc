@@ -165,6 +165,16 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
     if (entry.state == TaskState::kExited) continue;  // its TaskExits follow
     if (task == nullptr || task->parts.count(agent_id) == 0) {
       outbox_.Send(agent_id, KillTask{entry.task_id, "unknown to the orchestrator", 0}, 0);
+      // An earlier orchestrator's task ends in its trial's log too (once, however often the
+      // agent registers before its exits come), where its worker lines stop.
+      auto trial = cluster_->trials.find(entry.trial_id);
+      if (task == nullptr && trial != cluster_->trials.end() &&
+          agent.leftover_ranks.count(entry.task_id) == 0) {
+        NoteInTrialLog(*trial->second, 0,
+                       absl::StrCat("task ", entry.task_id, " on ", agent_id,
+                                    ", placed before this orchestrator started, is stopped: "
+                                    "unknown to this orchestrator, which places the trial itself"));
+      }
       std::set<int32_t>& ranks = agent.leftover_ranks[entry.task_id];
       for (const uint32_t rank : entry.ranks) ranks.insert(static_cast<int32_t>(rank));
       for (const uint32_t slot : entry.slots) agent.busy[slot] = SlotUser{entry.task_id, 0};

@@ -351,6 +351,15 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorRecordsWhatAnEarlierTaskReportedU
   }
   for (const uint64_t id : ids) EXPECT_EQ(acknowledged.count(id), 1u) << "report " << id;
   EXPECT_TRUE(killed) << "the earlier task is still stopped";
+  // Its end is in the trial's log, once though the agent registered twice.
+  from_agent(hello);
+  const std::string log =
+      Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/log.txt"));
+  const std::string ended = absl::StrCat("[cohort] task ", start.task_id,
+                                         " on agent-1, placed before this orchestrator started, "
+                                         "is stopped");
+  EXPECT_THAT(log, HasSubstr(ended));
+  EXPECT_EQ(log.find(ended), log.rfind(ended)) << log;
   std::vector<OrchestratorEvent> events = restarted.TakeEvents();
   EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
     return event.line == absl::StrCat("trial ", start.trial_id, ": recording what task ",
