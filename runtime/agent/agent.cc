@@ -90,6 +90,9 @@ absl::Status Agent::Run() {
       uv_signal_start(&signals_[i], OnSignal, signal_numbers[i]);
     }
   }
+  uv_signal_init(&loop_, &continued_);
+  continued_.data = this;
+  uv_signal_start(&continued_, OnContinued, SIGCONT);
 
   Log(absl::StrCat("agent '", options_.agent_id, "' with ", options_.slots.size(),
                    options_.slots.size() == 1 ? " slot" : " slots",
@@ -157,6 +160,7 @@ void Agent::OnTick() {
     it = closed ? runs_.erase(it) : std::next(it);
   }
   if (any_closed) PruneTaskFolders();
+  if (now < continue_workers_until_ && now - workers_continued_at_ >= 0.5) ContinueWorkers(now);
   for (auto& [task_id, batcher] : log_batchers_) {
     if (std::optional<LogBatch> due = batcher.Due(now)) Send(*due);
   }
@@ -176,6 +180,7 @@ void Agent::OnTick() {
     if (options_.stop_requests == nullptr) {
       for (uv_signal_t& signal : signals_) CloseHandle(reinterpret_cast<uv_handle_t*>(&signal));
     }
+    CloseHandle(reinterpret_cast<uv_handle_t*>(&continued_));
   }
 }
 

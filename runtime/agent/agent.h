@@ -83,6 +83,8 @@ inline constexpr uint32_t kShutdownGraceSeconds = 10;
 // How many forgotten (exited and acknowledged) task ids the agent remembers, so that a repeated
 // KillTask is still acknowledged and a repeated StartTask still refused as a duplicate.
 inline constexpr size_t kRememberedTaskIds = 1024;
+// How long after its SIGCONT the agent sends SIGCONT to its workers again, twice a second.
+inline constexpr double kContinueWorkersSeconds = 2.0;
 
 struct AgentOptions {
   std::string orchestrator;  // the orchestrator's ROUTER endpoint
@@ -200,6 +202,11 @@ class Agent final : private TaskRun::Listener {
   static void OnTimer(uv_timer_t* timer);
   static void OnHeartbeatTimer(uv_timer_t* timer);
   static void OnSignal(uv_signal_t* handle, int signal);
+  // SIGCONT: the agent was stopped and goes on. Its workers stopped themselves meanwhile
+  // (SupervisorWatch): they are continued now, and again for kContinueWorkersSeconds, in case one
+  // saw the agent stopped just before and stopped just after.
+  static void OnContinued(uv_signal_t* handle, int signal);
+  void ContinueWorkers(double now);
 
   struct UnackedExit {
     uint64_t message_id = 0;  // of its last sending; 0 if it could not be sent
@@ -247,6 +254,9 @@ class Agent final : private TaskRun::Listener {
   uv_timer_t tick_;
   uv_timer_t heartbeat_;
   uv_signal_t signals_[3];  // SIGINT, SIGTERM, SIGHUP; only without options_.stop_requests
+  uv_signal_t continued_;   // SIGCONT
+  double continue_workers_until_ = 0;
+  double workers_continued_at_ = 0;
 };
 
 }  // namespace cohort

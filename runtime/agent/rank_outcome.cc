@@ -2,11 +2,11 @@
 
 #include <string.h>
 
-#include <fstream>
-#include <iterator>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/base/process_state.h"
 
 namespace cohort {
 
@@ -61,13 +61,7 @@ TaskExit ExitOfRank(uint64_t task_id, uint32_t rank, const RankOutcome& outcome,
 }
 
 bool ProcessIsStopped(int pid) {
-  if (pid <= 0) return false;
-  // /proc/<pid>/stat: "pid (comm) state ...", the command in parentheses may hold spaces.
-  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t paren = text.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
-  const char state = text[paren + 2];
+  const std::optional<char> state = ProcessState(pid);
   return state == 'T' || state == 't';
 }
 

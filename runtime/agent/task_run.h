@@ -112,6 +112,9 @@ class TaskRun {
   // then SIGKILLs the groups still alive after `grace_seconds` (at once for 0). A later Kill may
   // shorten the grace period, never lengthen it. No effect once every process has exited.
   void Kill(absl::string_view reason, uint32_t grace_seconds);
+  // Sends SIGCONT to every running rank's process group: the agent was continued, and its ranks,
+  // which stop themselves while it is stopped, go on with it. Changes nothing of how they end.
+  void Continue();
 
   // Serves the worker channel (rendezvous, hellos, reports), forwards the progress due, watches
   // the ranks' heartbeats and, once the processes are gone and their last messages in (or a

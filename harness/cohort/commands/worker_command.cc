@@ -10,18 +10,20 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/channel_rendezvous_store.h"
 #include "runtime/control/worker_link.h"
 #include "runtime/security/curve_client_config.h"
 #include "runtime/security/rendezvous_key_variables.h"
-#include "runtime/base/permanent_failure.h"
 #include "runtime/trial/trial_runner.h"
 #include "runtime/worker/one_slot_exchange.h"
+#include "runtime/worker/supervisor_watch.h"
 #include "runtime/worker/worker.h"
 
 namespace cohort {
@@ -251,8 +253,8 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
   // go on training, or write checkpoints, beside the copy the orchestrator places again. The
   // supervisor names itself, so a worker orphaned before prctl took effect notices too.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (const char* supervisor = std::getenv("COHORT_SUPERVISOR_PID");
-      supervisor != nullptr && std::atoll(supervisor) != static_cast<long long>(::getppid())) {
+  const char* supervisor = std::getenv("COHORT_SUPERVISOR_PID");
+  if (supervisor != nullptr && std::atoll(supervisor) != static_cast<long long>(::getppid())) {
     std::fprintf(stderr, "worker: its supervisor (pid %s) is gone\n", supervisor);
     return 1;
   }
@@ -269,6 +271,18 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
   }
   // Before anything else runs in this process.
   const absl::StatusOr<std::optional<CurveClientConfig>> rendezvous_keys = TakeRendezvousKeys();
+  // Nor does it train on while its supervisor is stopped: it stops too, and goes on when the
+  // supervisor, continued, continues it (only a Cohort supervisor, which names itself, does).
+  std::optional<SupervisorWatch> watch;
+  if (supervisor != nullptr) {
+    const int supervisor_pid = ::getppid();
+    watch.emplace(supervisor_pid, kSupervisorWatchSeconds, [supervisor_pid](double seconds) {
+      std::fprintf(stderr,
+                   "worker: was stopped for %.1f s with its supervisor (pid %d), which was "
+                   "stopped; going on\n",
+                   seconds, supervisor_pid);
+    });
+  }
   absl::StatusOr<std::unique_ptr<WorkerLink>> link = WorkerLink::Connect(args->endpoint);
   if (!link.ok()) {
     std::fprintf(stderr, "worker: %s\n", std::string(link.status().message()).c_str());
