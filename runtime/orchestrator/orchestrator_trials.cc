@@ -355,9 +355,11 @@ void Orchestrator::Finish(Task& task) {
                           trial.restarts, " of ", experiment.config.max_restarts, " from ", from));
       break;
     case TrialNext::kFail:
-      NoteInTrialLog(
-          trial, attempt,
-          absl::StrCat(ended, ", failed: ", decision.reason, "; the trial ends in error"));
+      NoteInTrialLog(trial, attempt,
+                     absl::StrCat(ended, ", failed: ", decision.reason, "; the trial ends in error",
+                                  decision.not_restarted.empty()
+                                      ? ""
+                                      : absl::StrCat(" (", decision.not_restarted, ")")));
       EndTrial(trial, TrialState::kError, decision.reason);
       if (experiment.Going()) {
         Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));

@@ -83,10 +83,20 @@ TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial)
   if (ending.permanent) {
     absl::StrAppend(&decision.reason, " (every attempt would fail the same way: not restarted)");
   }
-  const bool may_restart = !ending.permanent &&
-                           (ending.reached_running || ending.crashed || ending.job_lost) &&
-                           trial.restarts < trial.max_restarts;
+  const bool before_training = !(ending.reached_running || ending.crashed || ending.job_lost);
+  const bool may_restart =
+      !ending.permanent && !before_training && trial.restarts < trial.max_restarts;
   decision.next = may_restart ? TrialNext::kRestart : TrialNext::kFail;
+  if (may_restart || ending.permanent) return decision;
+  if (before_training) {
+    decision.not_restarted =
+        "it failed before its workers started training, as another attempt would: not restarted";
+  } else if (trial.max_restarts == 0) {
+    decision.not_restarted = "max_restarts is 0";
+  } else {
+    decision.not_restarted =
+        absl::StrCat("its ", trial.max_restarts, " restarts (max_restarts) are used");
+  }
   return decision;
 }
 

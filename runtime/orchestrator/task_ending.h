@@ -116,6 +116,10 @@ struct TrialDecision {
   TrialNext next = TrialNext::kSegmentDone;
   TrialState end_state = TrialState::kCompleted;  // for kEnd
   std::string reason;
+  // For kFail, why the failure is not restarted: "it failed before its workers started training
+  // (...)", "max_restarts is 0", "its 5 restarts (max_restarts) are used"; empty when `reason`
+  // says so already (a failure every attempt would meet).
+  std::string not_restarted;
 };
 
 // The restart policy. A failure restarts the trial, within max_restarts, when its task had

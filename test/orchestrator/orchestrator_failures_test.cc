@@ -115,7 +115,8 @@ TEST_F(OrchestratorTest, FailureAfterRunningRestartsFromTheLatestCheckpoint) {
                                           "checkpoint ckpt-b")));
   EXPECT_THAT(log,
               HasSubstr(absl::StrCat("[cohort] task ", starts[2].task_id, " ended, failed: ")));
-  EXPECT_THAT(log, HasSubstr("; the trial ends in error\n"));
+  EXPECT_THAT(log,
+              HasSubstr("; the trial ends in error (its 2 restarts (max_restarts) are used)\n"));
 }
 
 // A restarted worker that finds the latest checkpoint damaged resumes from an older one and says
@@ -212,6 +213,11 @@ TEST_F(OrchestratorTest, FailureBeforeRunningIsNotRestarted) {
   EXPECT_EQ(trial.restarts, 0u);
   EXPECT_THAT(trial.error, HasSubstr("exited with code 1"));
   EXPECT_EQ(Describe(experiment_id).summary.state, ExperimentState::kError);
+  // The trial's log says why it was not restarted, though max_restarts would allow it.
+  EXPECT_THAT(
+      Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/log.txt")),
+      HasSubstr("; the trial ends in error (it failed before its workers started "
+                "training, as another attempt would: not restarted)\n"));
 }
 
 TEST_F(OrchestratorTest, CrashBeforeRunningIsRestarted) {

@@ -60,7 +60,11 @@ TEST(TaskEndingTest, AFailureAfterRunningRestartsWithinMaxRestarts) {
   TrialDecision decision = NextForTrial(ending, Standing(/*restarts=*/4, /*max_restarts=*/5));
   EXPECT_EQ(decision.next, TrialNext::kRestart);
   EXPECT_EQ(decision.reason, "rank 1: exit code 1");
-  EXPECT_EQ(NextForTrial(ending, Standing(5, 5)).next, TrialNext::kFail);
+  EXPECT_TRUE(decision.not_restarted.empty());
+  decision = NextForTrial(ending, Standing(5, 5));
+  EXPECT_EQ(decision.next, TrialNext::kFail);
+  EXPECT_EQ(decision.not_restarted, "its 5 restarts (max_restarts) are used");
+  EXPECT_EQ(NextForTrial(ending, Standing(0, 0)).not_restarted, "max_restarts is 0");
 }
 
 TEST(TaskEndingTest, AFailureBeforeRunningEndsTheTrialUnlessAProcessCrashed) {
@@ -68,6 +72,9 @@ TEST(TaskEndingTest, AFailureBeforeRunningEndsTheTrialUnlessAProcessCrashed) {
   const TrialDecision decision = NextForTrial(before, Standing());
   EXPECT_EQ(decision.next, TrialNext::kFail);
   EXPECT_EQ(decision.reason, "a worker failed");
+  EXPECT_EQ(decision.not_restarted,
+            "it failed before its workers started training, as another attempt would: not "
+            "restarted");
   // A signal its agent did not send: a crash, which a restart may not meet again.
   const TaskEnding crashed = EndingOf(Parts({{"a", Exit(0, 0, SIGSEGV)}}), Flags(false));
   EXPECT_TRUE(crashed.crashed);
@@ -121,6 +128,7 @@ TEST(TaskEndingTest, APermanentFailureIsNeverRestarted) {
   const TrialDecision decision = NextForTrial(ending, Standing());
   EXPECT_EQ(decision.next, TrialNext::kFail);
   EXPECT_EQ(decision.reason, "no metric (every attempt would fail the same way: not restarted)");
+  EXPECT_TRUE(decision.not_restarted.empty());  // the reason says it
 }
 
 TEST(TaskEndingTest, AnExitBeforeTheTrialFinishedFailsWhateverItsCode) {
