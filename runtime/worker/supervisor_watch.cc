@@ -1,6 +1,7 @@
 #include "runtime/worker/supervisor_watch.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <utility>
@@ -31,7 +32,13 @@ void SupervisorWatch::Watch() {
   while (!wake_.wait_for(lock, period, [this] { return done_; })) {
     if (ProcessState(supervisor_pid_) != 'T') continue;
     const auto stopped = std::chrono::steady_clock::now();
-    ::raise(SIGSTOP);  // every thread of the process, until the supervisor's SIGCONT
+    // Every thread, and what the worker started when it leads its own process group (as its
+    // agent starts it), until the supervisor's SIGCONT to that group.
+    if (::getpgrp() == ::getpid()) {
+      ::kill(0, SIGSTOP);
+    } else {
+      ::raise(SIGSTOP);
+    }
     if (on_resumed_) {
       on_resumed_(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count());

@@ -4,8 +4,8 @@
 // is placed again elsewhere, and two copies of one rank would write the same trial's checkpoints.
 // A worker runs in a process group of its own, which a signal to its supervisor's group misses.
 //
-// It looks every `period_seconds`; when the supervisor's state is 'T' it raises SIGSTOP on this
-// process. The supervisor sends SIGCONT to its workers when it is continued itself (Agent), so
+// It looks every `period_seconds`; when the supervisor's state is 'T' it sends SIGSTOP to this
+// process's group when it leads one (a worker and what it started), else to this process. The supervisor sends SIGCONT to its workers when it is continued itself (Agent), so
 // the rank goes on with it, and `on_resumed` is told how long it was stopped. A supervisor under
 // a debugger (state 't') is left alone: it gets no SIGCONT to pass on.
 //
