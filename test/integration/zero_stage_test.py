@@ -15,7 +15,7 @@ from array import array
 
 from cohort_cli import *
 
-BATCHES = 300  # long enough to be stopped after the first checkpoint (100), sanitized too
+BATCHES = 300  # the stopped run is paced to be stopped after its first checkpoint (100)
 # The bound of slot_change_test.py for runs that differ in float rounding only.
 PARAMETER_ROUNDING = 1e-4
 # The hyperparameters each variant puts in place of the mlp config's "optimizer: sgd",
@@ -98,7 +98,10 @@ with temp_dir() as tmp:
     momentum = VARIANTS["momentum"]
     expected = final_state(os.path.join(tmp, "momentum-2-whole"))
     stopped = os.path.join(tmp, "stopped")
-    stopped_at = run_stopped_at_checkpoint(config(tmp, "stopped", momentum, 2, 1), stopped,
+    # Rank 0 sleeps 20 ms a batch (no number changes), so the stop lands before the end however
+    # fast the machine trains: 300 plain batches could end before the first checkpoint was seen.
+    paced = momentum + "\n  slow_rank: 0\n  slow_rank_ms: 20"
+    stopped_at = run_stopped_at_checkpoint(config(tmp, "stopped", paced, 2, 1), stopped,
                                            "--cpu-slots", "2")
     check(0 < stopped_at < BATCHES, f"stopped at {stopped_at}")
     at_four = {stage: os.path.join(tmp, f"four-{stage}") for stage in (0, 1)}
