@@ -280,8 +280,10 @@ absl::StatusOr<ExperimentConfig> Parse(absl::string_view yaml_text,
                                                    ", column ", e.mark.column + 1, ": ", e.msg));
   }
   if (config_internal::IsAbsent(root)) root.reset(YAML::Node(YAML::NodeType::Map));
-  if (!root.IsMap()) return Mismatch("", "a map of keys at the top level", root);
+  // Before anything walks the nodes (an error quoting the value, too): an alias inside its own
+  // anchor makes them a cycle, which only the bounds stop.
   if (absl::Status bounded = config_internal::CheckYamlBounds(root); !bounded.ok()) return bounded;
+  if (!root.IsMap()) return Mismatch("", "a map of keys at the top level", root);
   for (const std::string& assignment : overrides) {
     absl::Status status = config_internal::ApplyOverride(assignment, root);
     if (!status.ok()) return status;

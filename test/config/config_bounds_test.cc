@@ -62,6 +62,20 @@ TEST(ConfigBoundsTest, NestingHasABound) {
   }
 }
 
+// An alias inside its own anchor makes the nodes a cycle: refused by the nesting bound, whether
+// the cycle is the whole document (not a map: the error quoting it used to recurse until the
+// stack overflowed, found by the config fuzzer) or a value in it.
+TEST(ConfigBoundsTest, AnAliasInsideItsOwnAnchorIsRefused) {
+  for (const std::string& text :
+       {std::string("&c [*c, *c]\n"), std::string("   &c [,*c,*c,*c]\n  trial: 1\n"),
+        absl::StrCat(kBoundedValid, "  loop: &l [*l]\n")}) {
+    absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(text);
+    ASSERT_FALSE(config.ok()) << text;
+    EXPECT_TRUE(absl::IsInvalidArgument(config.status())) << config.status();
+    EXPECT_THAT(config.status().message(), HasSubstr("nests deeper than 64 levels")) << text;
+  }
+}
+
 TEST(ConfigBoundsTest, BytesHaveABoundWithAndWithoutOverrides) {
   const std::string padding(kMaxConfigBytes, '#');
   absl::StatusOr<ExperimentConfig> big =
