@@ -160,7 +160,7 @@ void Agent::OnTick() {
     it = closed ? runs_.erase(it) : std::next(it);
   }
   if (any_closed) PruneTaskFolders();
-  if (now < continue_workers_until_ && now - workers_continued_at_ >= 0.5) ContinueWorkers(now);
+  KeepContinuingWorkers(now);
   for (auto& [task_id, batcher] : log_batchers_) {
     if (std::optional<LogBatch> due = batcher.Due(now)) Send(*due);
   }

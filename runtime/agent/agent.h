@@ -83,8 +83,9 @@ inline constexpr uint32_t kShutdownGraceSeconds = 10;
 // How many forgotten (exited and acknowledged) task ids the agent remembers, so that a repeated
 // KillTask is still acknowledged and a repeated StartTask still refused as a duplicate.
 inline constexpr size_t kRememberedTaskIds = 1024;
-// How long after its SIGCONT the agent sends SIGCONT to its workers again, twice a second.
+// How long after its SIGCONT the agent sends SIGCONT to its workers again, and how often.
 inline constexpr double kContinueWorkersSeconds = 2.0;
+inline constexpr double kContinueWorkersEverySeconds = 0.5;
 
 struct AgentOptions {
   std::string orchestrator;  // the orchestrator's ROUTER endpoint
@@ -207,6 +208,9 @@ class Agent final : private TaskRun::Listener {
   // saw the agent stopped just before and stopped just after.
   static void OnContinued(uv_signal_t* handle, int signal);
   void ContinueWorkers(double now);
+  // On each tick: continues the workers again every kContinueWorkersEverySeconds while
+  // kContinueWorkersSeconds have not passed since the agent's SIGCONT.
+  void KeepContinuingWorkers(double now);
 
   struct UnackedExit {
     uint64_t message_id = 0;  // of its last sending; 0 if it could not be sent

@@ -17,6 +17,13 @@ void Agent::OnContinued(uv_signal_t* handle, int) {
   agent.ContinueWorkers(now);
 }
 
+void Agent::KeepContinuingWorkers(double now) {
+  if (now < continue_workers_until_ &&
+      now - workers_continued_at_ >= kContinueWorkersEverySeconds) {
+    ContinueWorkers(now);
+  }
+}
+
 void Agent::ContinueWorkers(double now) {
   workers_continued_at_ = now;
   for (auto& [task_id, run] : runs_) run->Continue();

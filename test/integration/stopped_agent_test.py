@@ -76,9 +76,9 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     before = batches(cluster, experiment_id)
     wait_for(lambda: batches(cluster, experiment_id) > before + 100, 60, "the trial to train on")
 
-    described = cluster.must("trial", "logs", "1")
-    said = [line for line in described.splitlines() if "worker: was stopped for " in line]
-    check(len(said) == 1 and "with its supervisor" in said[0], described)
+    logs = cluster.must("trial", "logs", "1")
+    said = [line for line in logs.splitlines() if "worker: was stopped for " in line]
+    check(len(said) == 1 and "with its supervisor" in said[0], logs)
     print(said[0])
     agent_log = open(os.path.join(tmp, "agent-1.log")).read()
     check("continued (SIGCONT): the 1 task(s) here, stopped with the agent, go on" in agent_log,

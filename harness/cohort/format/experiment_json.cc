@@ -1,5 +1,7 @@
 #include "harness/cohort/format/experiment_json.h"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "harness/cohort/format/experiment_format.h"
@@ -23,6 +25,26 @@ void TimeOrNull(double unix_time, JsonWriter& json) {
   }
 }
 
+// `key` with `text`, or null when it is empty (none).
+void TextOrNull(absl::string_view key, const std::string& text, JsonWriter& json) {
+  json.Key(key);
+  if (!text.empty()) {
+    json.String(text);
+  } else {
+    json.Null();
+  }
+}
+
+// `key` with `count`, or null when it is 0 (none).
+void CountOrNull(absl::string_view key, uint64_t count, JsonWriter& json) {
+  json.Key(key);
+  if (count != 0) {
+    json.Integer(count);
+  } else {
+    json.Null();
+  }
+}
+
 void TrialObject(const TrialSummary& trial, JsonWriter& json) {
   json.BeginObject();
   json.Field("id", trial.trial_id);
@@ -33,36 +55,16 @@ void TrialObject(const TrialSummary& trial, JsonWriter& json) {
   json.Field("batches_trained", trial.batches_trained);
   json.Field("target_batches", trial.target_batches);
   json.Field("restarts", uint64_t{trial.restarts});
-  json.Key("task_id");
-  if (trial.task_id != 0) {
-    json.Integer(trial.task_id);
-  } else {
-    json.Null();
-  }
+  CountOrNull("task_id", trial.task_id, json);
   json.Key("best_metric");
   if (trial.has_best_metric) {
     json.Number(trial.best_metric);
   } else {
     json.Null();
   }
-  json.Key("best_metric_batches");
-  if (trial.has_best_metric && trial.best_metric_batches > 0) {
-    json.Integer(trial.best_metric_batches);
-  } else {
-    json.Null();
-  }
-  json.Key("best_checkpoint");
-  if (!trial.best_checkpoint_id.empty()) {
-    json.String(trial.best_checkpoint_id);
-  } else {
-    json.Null();
-  }
-  json.Key("latest_checkpoint");
-  if (!trial.latest_checkpoint_id.empty()) {
-    json.String(trial.latest_checkpoint_id);
-  } else {
-    json.Null();
-  }
+  CountOrNull("best_metric_batches", trial.has_best_metric ? trial.best_metric_batches : 0, json);
+  TextOrNull("best_checkpoint", trial.best_checkpoint_id, json);
+  TextOrNull("latest_checkpoint", trial.latest_checkpoint_id, json);
   json.Key("latest_training");
   MetricsObject(trial.latest_training, json);
   json.Key("latest_validation");

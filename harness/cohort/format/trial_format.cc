@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "harness/cohort/format/experiment_format.h"
 #include "harness/cohort/format/text_table.h"
+#include "runtime/base/metric_order.h"
 
 namespace cohort {
 namespace {
@@ -62,9 +63,10 @@ CheckpointListing BestCheckpoints(const CheckpointListing& listing, bool smaller
   for (const CheckpointRow& row : listing.checkpoints) {
     if (row.has_metric && !std::isnan(row.metric)) best.checkpoints.push_back(row);
   }
+  // Without NaNs, IsBetterMetric is a strict order: equals keep the listing's order.
   std::stable_sort(best.checkpoints.begin(), best.checkpoints.end(),
                    [smaller_is_better](const CheckpointRow& a, const CheckpointRow& b) {
-                     return smaller_is_better ? a.metric < b.metric : a.metric > b.metric;
+                     return IsBetterMetric(a.metric, b.metric, smaller_is_better);
                    });
   if (best.checkpoints.size() > count) best.checkpoints.resize(count);
   return best;
