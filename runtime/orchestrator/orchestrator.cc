@@ -58,10 +58,11 @@ void Orchestrator::RecoverExperiments() {
       AddEndedExperiment(*std::move(stored));
       continue;
     }
-    if (stored->config.searcher.name == "adaptive_asha") {
+    if (stored->config.searcher.name == "adaptive_asha" && !stored->record.searcher_events_kept) {
       const std::string why =
           "adaptive_asha was active when the orchestrator stopped and cannot continue: its "
-          "promotions are not recorded; submit the experiment again";
+          "record was written before searcher events were kept, so its promotions are unknown; "
+          "submit the experiment again";
       Notice(absl::StrCat("warning: experiment ", id, ": ", why));
       stored->record.state = RunState::kError;
       AddEndedExperiment(*std::move(stored), why);
@@ -85,6 +86,7 @@ void Orchestrator::RecoverExperiments() {
     admission.resume = true;
     admission.paused = paused;
     admission.submitted_unix = stored->submitted_unix;
+    admission.searcher_events = std::move(stored->record.searcher_events);
     const std::string path = admission.folder->path();
     const ClientMessage reply = Admit(std::move(admission));
     if (const auto* refused = std::get_if<ClientError>(&reply)) {

@@ -124,8 +124,9 @@ struct LocalSubmission {
   std::string checkpoint_root;  // the experiment's checkpoint storage
   // Continue a stopped or failed run in `folder`: each trial starts from its latest whole
   // checkpoint in checkpoint_root, and its record from what was reported up to it
-  // (ResumeTrialRecord). Meant for searchers that create the same trials in the same order on
-  // every run (single, grid, random with the recorded seed).
+  // (ResumeTrialRecord); adaptive_asha's searcher hears again what the folder's experiment.json
+  // says it was told (ReplaySearcherEvents: its promotions stand). Meant for the same config
+  // and recorded seed, whose searcher creates the same trials in the same order.
   bool resume = false;
 };
 
@@ -209,6 +210,9 @@ class Orchestrator {
     std::deque<uint64_t> trial_ids;   // ids for its first trials, in creation order (recovery)
     std::map<uint64_t, TrialRecord> ended_trials;  // see Experiment::ended_trials (recovery)
     double submitted_unix = 0;                     // when it was first submitted (recovery); 0: now
+    // What its searcher was told before (a resume or recovery: the record's), heard again before
+    // anything trains (ReplaySearcherEvents) where the searcher DecidesFromResults.
+    std::vector<SearcherEvent> searcher_events;
   };
   // Validates and adds an experiment.
   ClientMessage Admit(Admission admission);
@@ -310,6 +314,20 @@ class Orchestrator {
                            uint32_t ranks, TaskEnding& ending);
   // The trial trained to its TrainTrial's target: its validation goes to the searcher.
   void FinishSegment(Experiment& experiment, Trial& trial);
+  // The searcher is told, and the record keeps in its searcher_events, that the trial validated
+  // `units` (its target) with `metric` (NaN: none), or exited early; the ops it answers are
+  // applied (orchestrator_searcher.cc).
+  void TellSearcherValidated(Experiment& experiment, Trial& trial, uint64_t units, double metric);
+  void TellSearcherExited(Experiment& experiment, Trial& trial);
+  // A resumed experiment's searcher, just started, hears `events` (what it was told before) again
+  // in order, so it takes the decisions it took, while no task starts: each validation is of a
+  // trial waiting to train to that very target and resumed at or past it (it goes back to idle,
+  // training nothing for it), each exit of a trial that stays ended. At the first event the
+  // resumed trials do not bear out, the replay stops, says why, and the search goes on from
+  // there. Then the ended trials whose exits it did not reach are told.
+  void ReplaySearcherEvents(Experiment& experiment, const std::vector<SearcherEvent>& events);
+  // Why `event` cannot be heard again now, or "" when it can.
+  std::string ReplayMismatch(const Experiment& experiment, const SearcherEvent& event) const;
   // The trial trains again from its latest checkpoint: what was reported after it is forgotten,
   // in the record, in metrics.jsonl and in the TensorBoard events.
   void RewindTrial(Experiment& experiment, Trial& trial);
@@ -343,8 +361,10 @@ class Orchestrator {
   // Takes over the experiments an earlier orchestrator left in the state directory. One whose
   // experiment.json says ACTIVE continues: admitted again under its id from its config.yaml, its
   // trials keeping their ids and resuming from their latest checkpoints. An ended one is listed
-  // and described as it ended. An active adaptive_asha experiment cannot continue (its
-  // promotions are not recorded): it is listed as ended in error, with a warning.
+  // and described as it ended. An adaptive_asha searcher hears again what its record says it was
+  // told. An
+  // active adaptive_asha experiment whose record predates searcher events cannot continue (its
+  // promotions are unknown): it is listed as ended in error, with a warning.
   void RecoverExperiments();
   // An experiment that ended before this orchestrator started, from its run folder; read only.
   // `error`: why it ended, when its record says neither completed nor stopped. (The record of an

@@ -128,9 +128,7 @@ ClientMessage Orchestrator::KillOneTrial(const KillTrial& kill) {
   Notice(absl::StrCat("trial ", trial->id, " (experiment ", experiment.id, "): killed"));
   SettleStop(*trial, TrialState::kStopped, "the trial was killed");
   if (trial->ended()) {
-    if (experiment.Going()) {
-      Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial->request_id));
-    }
+    if (experiment.Going()) TellSearcherExited(experiment, *trial);
     MaybeEndExperiment(experiment);
   }
   experiment.dirty = true;

@@ -16,6 +16,7 @@
 #include "runtime/orchestrator/orchestrator_state.h"
 #include "runtime/orchestrator/trial_config.h"
 #include "runtime/orchestrator/unknown_ids.h"
+#include "runtime/record/experiment_record_reader.h"
 
 namespace cohort {
 namespace {
@@ -125,6 +126,15 @@ ClientMessage Orchestrator::SubmitLocal(LocalSubmission submission) {
   admission.folder = std::move(submission.folder);
   admission.checkpoint_root = std::move(submission.checkpoint_root);
   admission.resume = submission.resume;
+  if (submission.resume) {
+    // What its searcher was told before; a record that cannot be read was refused by the caller
+    // (it would be written over), and one from before searcher events has none to replay.
+    if (absl::StatusOr<ExperimentRecord> recorded =
+            ReadExperimentRecord(admission.folder->experiment_json_path());
+        recorded.ok()) {
+      admission.searcher_events = std::move(recorded->searcher_events);
+    }
+  }
   ClientMessage reply = Admit(std::move(admission));
   PlaceQueuedTasks();
   return reply;
@@ -229,7 +239,20 @@ ClientMessage Orchestrator::Admit(Admission admission) {
   Event(absl::StrCat("experiment ", id, " (", added.config.name, ") ",
                      admission.resume ? "resumed" : "submitted", ": ", added.config.searcher.name,
                      " searcher, ", slots, " slot", slots == 1 ? "" : "s", " per trial"));
+  // Only a searcher whose decisions follow the results hears them again; the others' trials each
+  // train to their target from their checkpoints, their workers checking them against the config.
+  const std::vector<SearcherEvent> replayed = added.searcher->DecidesFromResults()
+                                                  ? std::move(admission.searcher_events)
+                                                  : std::vector<SearcherEvent>{};
+  added.replaying = true;
+  for (const SearcherEvent& event : replayed) {
+    if (event.exited) added.exits_to_replay.insert(event.trial_id);
+  }
   Apply(added, added.searcher->Start());
+  ReplaySearcherEvents(added, replayed);
+  added.replaying = false;
+  StartTasksWithinLimits(added);
+  MaybeEndExperiment(added);
   Save(added);
   submitted.experiment_id = id;
   return submitted;

@@ -90,6 +90,11 @@ struct Experiment {
   // A recovered experiment's trials that its record says were killed or failed, by id: they stay
   // so, rather than training again (its searcher hears they exited early).
   std::map<uint64_t, TrialRecord> ended_trials;
+  // While a resumed experiment's searcher hears its recorded events again (ReplaySearcherEvents):
+  // no task is created and the experiment does not end, and the ended trials whose exits are
+  // among those events (by id) are told as the replay reaches them, not when created.
+  bool replaying = false;
+  std::set<uint64_t> exits_to_replay;
   bool dirty = false;  // record changed since the last Save
   double last_save = 0;
 
@@ -121,6 +126,9 @@ struct Trial {
   std::string latest_checkpoint_id;
   uint64_t latest_checkpoint_batches = 0;
   std::optional<double> segment_metric;  // searcher metric validated at target_batches
+  // A resumed trial's searcher metric at each validation kept from before its resume point (by
+  // batches): ValidatedTarget finds a target's there when a later validation is the latest.
+  std::map<uint64_t, double> resumed_validations;
   std::string error;
   TrialLog log;
   // Its latest failed task of several ranks, and those of its ranks that ended outside Cohort

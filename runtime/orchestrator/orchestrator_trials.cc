@@ -18,7 +18,7 @@
 namespace cohort {
 
 void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& ops) {
-  std::vector<uint64_t> exited_early;  // request ids of trials recovered as ended
+  std::vector<uint64_t> exited_early;  // ids of trials recovered as ended
   for (const SearcherOp& op : ops) {
     if (const auto* create = std::get_if<CreateTrial>(&op)) {
       auto trial = std::make_unique<Trial>(options_.log_lines_in_memory);
@@ -47,7 +47,8 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
         added.log.AppendRecorded(experiment.folder->log_path(added.id));
         added.EndAsRecorded(ended.mapped());
         record = std::move(ended.mapped());
-        exited_early.push_back(added.request_id);
+        // A replay tells its exit where its events have it.
+        if (!experiment.exits_to_replay.contains(added.id)) exited_early.push_back(added.id);
       } else if (experiment.resume) {
         ResumeTrial(experiment, added);
       }
@@ -73,8 +74,8 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       experiment.searcher_done = true;
     }
   }
-  for (const uint64_t request_id : exited_early) {
-    Apply(experiment, experiment.searcher->OnTrialExitedEarly(request_id));
+  for (const uint64_t trial_id : exited_early) {
+    TellSearcherExited(experiment, *cluster_->trials.at(trial_id));
   }
   StartTasksWithinLimits(experiment);
   MaybeEndExperiment(experiment);
@@ -82,7 +83,7 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
 }
 
 void Orchestrator::StartTasksWithinLimits(Experiment& experiment) {
-  if (experiment.state != ExperimentState::kActive) return;
+  if (experiment.state != ExperimentState::kActive || experiment.replaying) return;
   const uint64_t limit = experiment.config.searcher.max_concurrent_trials == 0
                              ? std::numeric_limits<uint64_t>::max()
                              : experiment.config.searcher.max_concurrent_trials;
@@ -322,7 +323,7 @@ void Orchestrator::Finish(Task& task) {
       EndTrial(trial, decision.end_state, "");
       // A trial killed on its own: its searcher goes on without it.
       if (decision.end_state == TrialState::kStopped && experiment.Going()) {
-        Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
+        TellSearcherExited(experiment, trial);
       }
       break;
     case TrialNext::kPause:
@@ -361,9 +362,7 @@ void Orchestrator::Finish(Task& task) {
                                       ? ""
                                       : absl::StrCat(" (", decision.not_restarted, ")")));
       EndTrial(trial, TrialState::kError, decision.reason);
-      if (experiment.Going()) {
-        Apply(experiment, experiment.searcher->OnTrialExitedEarly(trial.request_id));
-      }
+      if (experiment.Going()) TellSearcherExited(experiment, trial);
       break;
   }
   StartTasksWithinLimits(experiment);
@@ -381,10 +380,7 @@ void Orchestrator::FinishSegment(Experiment& experiment, Trial& trial) {
                         experiment.config.searcher.metric, "' at batch ", trial.target_batches,
                         "; the searcher ranks it worst"));
   }
-  if (experiment.Going()) {
-    Apply(experiment,
-          experiment.searcher->OnValidation(trial.request_id, trial.target_units, metric));
-  }
+  if (experiment.Going()) TellSearcherValidated(experiment, trial, trial.target_units, metric);
 }
 
 void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
@@ -403,9 +399,14 @@ std::optional<double> Orchestrator::ValidatedTarget(const Experiment& experiment
   if (trial.batches_trained < trial.target_batches) return std::nullopt;
   for (const TrialRecord& record : experiment.record.trials) {
     if (record.id != trial.id || !record.latest_validation) continue;
-    if (record.latest_validation->batches != trial.target_batches) return std::nullopt;
-    return experiment.record.SearcherMetricOf(*record.latest_validation);
+    if (record.latest_validation->batches == trial.target_batches) {
+      return experiment.record.SearcherMetricOf(*record.latest_validation);
+    }
+    break;
   }
+  // Validated there before a resume point past the target (a trial the searcher had sent on).
+  const auto kept = trial.resumed_validations.find(trial.target_batches);
+  if (kept != trial.resumed_validations.end()) return kept->second;
   return std::nullopt;
 }
 
@@ -421,6 +422,12 @@ void Orchestrator::ResumeTrial(Experiment& experiment, Trial& trial) {
   trial.latest_checkpoint_id = point->checkpoint_id;
   trial.latest_checkpoint_batches = point->batches;
   trial.batches_trained = point->batches;
+  for (const MetricsReport& report : point->kept_reports) {
+    if (report.kind != ReportKind::kValidation) continue;
+    if (const std::optional<double> metric = experiment.record.SearcherMetricOf(report)) {
+      trial.resumed_validations[report.batches] = *metric;
+    }
+  }
 }
 
 void Orchestrator::ApplyRetention(Experiment& experiment, bool trials_may_resume) {
@@ -450,6 +457,7 @@ void Orchestrator::EndTrial(Trial& trial, TrialState state, absl::string_view er
 }
 
 void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
+  if (experiment.replaying) return;
   if (!experiment.Going() && experiment.state != ExperimentState::kStopping) return;
   size_t completed = 0;
   size_t errored = 0;

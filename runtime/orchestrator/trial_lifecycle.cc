@@ -61,6 +61,12 @@ bool TrialLifecycle::Train() {
   return true;
 }
 
+bool TrialLifecycle::Replayed() {
+  if (stage_ != TrialStage::kWaiting) return false;
+  stage_ = TrialStage::kIdle;
+  return true;
+}
+
 bool TrialLifecycle::TaskCreated() {
   if (stage_ != TrialStage::kWaiting) return false;
   stage_ = TrialStage::kQueued;

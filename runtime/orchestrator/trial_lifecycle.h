@@ -10,6 +10,8 @@
 //     +-------------------------- TaskEnded(kSegmentDone) -------------+  |
 //                                                       Close: kClosing   | Stop: kStopping
 //
+// Replayed (a resumed experiment's searcher hears a recorded validation again) takes kWaiting back
+// to kIdle without a task.
 // Pause (its experiment was paused) sends a queued trial back to kWaiting (its experiment creates
 // no task while paused); one with a placed task goes to kPausing, and its task's end decides as
 // from kRunning (TrialNext::kPause: back to kWaiting, to go on from its latest checkpoint).
@@ -63,6 +65,9 @@ class TrialLifecycle {
 
   // A TrainTrial: kIdle -> kWaiting. (kWaiting stays: the newer target counts.)
   bool Train();
+  // A resumed experiment's searcher heard again that the trial validated its target (a recorded
+  // SearcherEvent): kWaiting -> kIdle, as its task's kSegmentDone end would, with no task.
+  bool Replayed();
   // Its task was created: kWaiting -> kQueued.
   bool TaskCreated();
   // Its task was placed: kQueued -> kRunning.

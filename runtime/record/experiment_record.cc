@@ -119,6 +119,16 @@ void WriteHyperparameters(JsonWriter& json, const Hyperparameters& hyperparamete
   json.EndObject();
 }
 
+// `key`: the number, or null.
+void WriteOptionalNumber(JsonWriter& json, absl::string_view key, std::optional<double> value) {
+  json.Key(key);
+  if (value) {
+    json.Number(*value);
+  } else {
+    json.Null();
+  }
+}
+
 void WriteCheckpointId(JsonWriter& json, absl::string_view key, const CheckpointEntry* checkpoint) {
   json.Key(key);
   if (checkpoint != nullptr) {
@@ -307,12 +317,7 @@ std::string ExperimentRecord::ToJson() const {
       json.BeginObject();
       json.Field("id", c.id);
       json.Field("batches", c.batches);
-      json.Key("searcher_metric");
-      if (c.metric) {
-        json.Number(*c.metric);
-      } else {
-        json.Null();
-      }
+      WriteOptionalNumber(json, "searcher_metric", c.metric);
       json.EndObject();
     }
     json.EndArray();
@@ -322,6 +327,20 @@ std::string ExperimentRecord::ToJson() const {
       json.Null();
     } else {
       json.String(t.error);
+    }
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("searcher_events");
+  json.BeginArray();
+  for (const SearcherEvent& event : searcher_events) {
+    json.BeginObject();
+    json.Field("trial", event.trial_id);
+    if (event.exited) {
+      json.Field("exited", true);
+    } else {
+      json.Field("validated", event.units);
+      WriteOptionalNumber(json, "searcher_metric", event.metric);
     }
     json.EndObject();
   }

@@ -57,6 +57,19 @@ struct TrialRecord {
   std::string hyperparameters_json;  // this trial's; empty: the experiment's
 };
 
+// One thing an experiment's searcher was told, in the order it was told them: a trial's validation
+// at the target of its TrainTrial, or its early exit (errored or killed). Searchers are
+// deterministic, so hearing the same events again in order brings a new searcher of the same
+// config to the same decisions (adaptive_asha's promotions): how a resumed experiment goes on
+// from where its search stood.
+struct SearcherEvent {
+  uint64_t trial_id = 0;
+  bool exited = false;           // an early exit; else a validation
+  uint64_t units = 0;            // the validation's target, in the searcher's unit (batches or
+                                 // records); 0 for an exit
+  std::optional<double> metric;  // the searcher metric there; nullopt: none (it ranked worst)
+};
+
 struct ExperimentRecord {
   std::string name;
   RunState state = RunState::kActive;
@@ -67,6 +80,10 @@ struct ExperimentRecord {
   std::string hyperparameters_json;  // the single searcher's trial's, as a JSON object
   std::vector<TrialRecord> trials;
   bool archived = false;  // left out of `cohort experiment list` unless --all
+  std::vector<SearcherEvent> searcher_events;  // oldest first
+  // False for a record read back from an experiment.json written before searcher events were
+  // kept (it has no "searcher_events"): its searcher's decisions are unknown.
+  bool searcher_events_kept = true;
 
   static ExperimentRecord For(const ExperimentConfig& config);
 

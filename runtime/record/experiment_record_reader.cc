@@ -91,6 +91,21 @@ TrialRecord ReadTrial(const YAML::Node& node) {
   return trial;
 }
 
+SearcherEvent ReadSearcherEvent(const YAML::Node& node) {
+  SearcherEvent event;
+  event.trial_id = Required(node, "trial").as<uint64_t>();
+  if (node["exited"]) {
+    event.exited = node["exited"].as<bool>();
+    if (!event.exited) throw BadField{"a searcher event with \"exited\": false"};
+    return event;
+  }
+  event.units = Required(node, "validated").as<uint64_t>();
+  if (const YAML::Node metric = Required(node, "searcher_metric"); !metric.IsNull()) {
+    event.metric = metric.as<double>();
+  }
+  return event;
+}
+
 }  // namespace
 
 absl::StatusOr<ExperimentRecord> ReadExperimentRecord(const std::string& path) {
@@ -111,6 +126,14 @@ absl::StatusOr<ExperimentRecord> ReadExperimentRecord(const std::string& path) {
     if (root.IsMap() && root["archived"]) record.archived = root["archived"].as<bool>();
     for (const YAML::Node& trial : Required(root, "trials")) {
       record.trials.push_back(ReadTrial(trial));
+    }
+    // Optional: records written before the searcher's events were kept have none.
+    if (root["searcher_events"]) {
+      for (const YAML::Node& event : root["searcher_events"]) {
+        record.searcher_events.push_back(ReadSearcherEvent(event));
+      }
+    } else {
+      record.searcher_events_kept = false;
     }
     return record;
   } catch (const BadField& bad) {

@@ -38,6 +38,7 @@ class AdaptiveAshaSearcher final : public Searcher {
                                        double metric) override;
   std::vector<SearcherOp> OnTrialExitedEarly(uint64_t request_id) override;
   double Progress() const override;
+  bool DecidesFromResults() const override { return true; }
 
  private:
   // A new trial for bracket `bracket`: the next request id and the next draw.

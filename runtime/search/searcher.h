@@ -78,6 +78,11 @@ class Searcher {
   // or random search trains searcher.max_length); nullopt when it depends on the results (ASHA).
   // Progress in batches (those trained over this) moves while a trial trains.
   virtual std::optional<uint64_t> TotalBatches() const { return std::nullopt; }
+  // Whether what the searcher asks next depends on the results it was told and their order
+  // (adaptive_asha's promotions): a resumed experiment's searcher of this kind hears the recorded
+  // results again before anything trains. Single, grid and random searches ask the same whatever
+  // the results: their resumed trials each train to the same target again from their checkpoints.
+  virtual bool DecidesFromResults() const { return false; }
 };
 
 // The searcher that `config.searcher` names. `max_batches` is searcher.max_length in batches (the

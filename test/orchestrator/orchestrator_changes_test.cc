@@ -159,11 +159,86 @@ TEST_F(OrchestratorChangesTest, APausedExperimentStaysPausedAcrossARestart) {
   EXPECT_EQ(starts(), 1u);
 }
 
-// An active adaptive_asha experiment cannot continue across a restart (its promotions are not
-// recorded): it ends in error saying so, its record as well as its description, ending then.
-TEST_F(OrchestratorChangesTest, AnActiveAdaptiveAshaExperimentEndsAtARestartSayingWhy) {
+// The tasks `outbox` was sent, as (trial, target batches, checkpoint resumed from), less those of
+// `finished` tasks.
+std::set<std::tuple<uint64_t, uint64_t, std::string>> LiveTasks(
+    const RecordingOutbox& outbox, const std::set<uint64_t>& finished = {}) {
+  std::set<std::tuple<uint64_t, uint64_t, std::string>> live;
+  for (const SentMessage& sent : outbox.sent()) {
+    const auto* start = std::get_if<StartTask>(&sent.message);
+    if (start == nullptr || finished.contains(start->task_id)) continue;
+    absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(start->worker.config_yaml);
+    EXPECT_TRUE(config.ok()) << config.status();
+    live.emplace(start->trial_id, config.ok() ? config->searcher.max_length.value : 0,
+                 start->worker.resume_checkpoint_id);
+  }
+  return live;
+}
+
+// An active adaptive_asha experiment continues across a restart from the decisions its searcher
+// made: the searcher hears the record's events again, so the restarted orchestrator trains what
+// the first would have (a promoted trial from its rung's checkpoint), and no trial that reported
+// at its rung trains for it again.
+TEST_F(OrchestratorChangesTest, AnActiveAdaptiveAshaExperimentContinuesAtARestart) {
+  Register("agent-1", 8);
   const uint64_t id = Submit(AshaYaml());
   ASSERT_NE(id, 0u);
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(absl::StrCat(folder_.path(), "/checkpoints/experiment-", id));
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  // The first two trials to start train to their rung and checkpoint there, the second better.
+  const std::vector<StartTask> first = StartTasksSentTo("agent-1");
+  ASSERT_GE(first.size(), 2u);
+  std::set<uint64_t> finished;
+  for (size_t i = 0; i < 2; ++i) {
+    const StartTask& task = first[i];
+    const uint64_t target = TargetOf(task);
+    Accept(task.task_id);
+    Running(task.task_id);
+    Validate(task.task_id, target, i == 0 ? 0.9 : 0.1);
+    WriteCheckpoint(**storage, target, task.trial_id);
+    Checkpoint(task.task_id, absl::StrCat("trial-", task.trial_id, "-batch-", target), target);
+    ExitAll(task.task_id, 0);
+    finished.insert(task.task_id);
+  }
+  const auto live = LiveTasks(outbox_, finished);
+  // The better of the two was promoted (divisor 2): it goes on from its rung's checkpoint.
+  const uint64_t promoted = first[1].trial_id;
+  const uint64_t rung = TargetOf(first[1]);
+  EXPECT_TRUE(
+      live.contains({promoted, rung * 2, absl::StrCat("trial-", promoted, "-batch-", rung)}));
+  clock_.Advance(5);
+  orchestrator_.Tick();
+  EXPECT_THAT(Slurp(ExperimentFolder(id) + "/experiment.json"), HasSubstr("\"searcher_events\""));
+
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  EXPECT_EQ(std::get<ExperimentDescription>(restarted.OnClientRequest(DescribeExperiment{id}))
+                .summary.state,
+            ExperimentState::kActive);
+  const std::vector<OrchestratorEvent> events = restarted.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const OrchestratorEvent& event) {
+    return event.line == absl::StrCat("experiment ", id,
+                                      ": its searcher heard again the 2 results it had been told, "
+                                      "and goes on from the decisions it made");
+  }));
+  HelloTo(restarted, "agent-1", 8);
+  // The same tasks as the first orchestrator left running; the finished trials' rung checkpoints
+  // are where a promoted one goes on from.
+  EXPECT_EQ(LiveTasks(outbox), live);
+}
+
+// One whose record was written before searcher events were kept cannot continue (its promotions
+// are unknown): it ends in error saying so, its record as well as its description, ending then.
+TEST_F(OrchestratorChangesTest, AnAdaptiveAshaExperimentWithAnOlderRecordEndsAtARestartSayingWhy) {
+  const uint64_t id = Submit(AshaYaml());
+  ASSERT_NE(id, 0u);
+  const std::string path = ExperimentFolder(id) + "/experiment.json";
+  std::string older = Slurp(path);
+  const size_t events = older.find(",\"searcher_events\"");
+  ASSERT_NE(events, std::string::npos) << older;
+  older = older.substr(0, events) + "}";
+  ASSERT_TRUE(WriteFileAtomically(path, older).ok());
   clock_.Advance(100);
   RecordingOutbox outbox;
   Orchestrator restarted(Options(folder_.path()), outbox, clock_);
@@ -172,9 +247,10 @@ TEST_F(OrchestratorChangesTest, AnActiveAdaptiveAshaExperimentEndsAtARestartSayi
   EXPECT_EQ(summary.state, ExperimentState::kError);
   EXPECT_EQ(summary.error,
             "adaptive_asha was active when the orchestrator stopped and cannot continue: its "
-            "promotions are not recorded; submit the experiment again");
+            "record was written before searcher events were kept, so its promotions are unknown; "
+            "submit the experiment again");
   EXPECT_EQ(summary.ended_unix_time, clock_.UnixSeconds());  // the restart's time
-  const std::string record = Slurp(ExperimentFolder(id) + "/experiment.json");
+  const std::string record = Slurp(path);
   EXPECT_THAT(record, HasSubstr("\"ERROR\""));
   EXPECT_THAT(record, Not(HasSubstr("\"ACTIVE\"")));
 }

@@ -519,6 +519,8 @@ TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
   trial.checkpoints = {{"trial-7-batch-100", 100, 0.5}, {"trial-7-batch-120", 120, std::nullopt}};
   trial.error = "rank 0 was killed by signal 9";
   record.trial(8).hyperparameters_json = "{}";
+  record.searcher_events = {{8, false, 100, 0.25}, {7, true, 0, std::nullopt},
+                            {8, false, 400, std::nullopt}};
   const std::string path = folder.path() + "/experiment.json";
   ASSERT_TRUE(WriteFileAtomically(path, record.ToJson()).ok());
 
@@ -528,6 +530,13 @@ TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
   ASSERT_THAT(read->trials, SizeIs(2));
   EXPECT_EQ(read->trials[0].checkpoints[0].metric, 0.5);
   EXPECT_FALSE(read->trials[0].checkpoints[1].metric.has_value());
+  ASSERT_THAT(read->searcher_events, SizeIs(3));
+  EXPECT_TRUE(read->searcher_events_kept);
+  EXPECT_EQ(read->searcher_events[0].units, 100u);
+  EXPECT_EQ(read->searcher_events[0].metric, 0.25);
+  EXPECT_TRUE(read->searcher_events[1].exited);
+  EXPECT_EQ(read->searcher_events[1].trial_id, 7u);
+  EXPECT_FALSE(read->searcher_events[2].metric.has_value());
 
   EXPECT_TRUE(absl::IsNotFound(ReadExperimentRecord(folder.path() + "/none.json").status()));
   ASSERT_TRUE(WriteFileAtomically(path, R"({"name":"x","state":"RESUMING"})").ok());
@@ -548,6 +557,13 @@ TEST(ExperimentRecordReaderTest, ReadsBackWhatItWrote) {
   read = ReadExperimentRecord(path);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_FALSE(read->archived);
+  // One written before searcher events were kept has none, and says so.
+  older = older.substr(0, older.find(",\"searcher_events\"")) + "}";
+  ASSERT_TRUE(WriteFileAtomically(path, older).ok());
+  read = ReadExperimentRecord(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_THAT(read->searcher_events, IsEmpty());
+  EXPECT_FALSE(read->searcher_events_kept);
   ASSERT_TRUE(WriteFileAtomically(path, "[1, 2").ok());
   EXPECT_THAT(ReadExperimentRecord(path).status().message(), HasSubstr(path));
 }

@@ -111,6 +111,44 @@ absl::Status CheckSearcherKeepsTrials(const StoredRun& stored, const ExperimentR
       highest, " or more, or start a new run (--output)"));
 }
 
+// adaptive_asha's promotions so far were decided under the run's searcher settings, which its
+// brackets and rungs derive from: a resume replays them only under the same.
+absl::Status CheckAshaSettingsKept(const StoredRun& stored, const ExperimentRecord& record,
+                                   const ExperimentConfig& config, absl::string_view how) {
+  if (config.searcher.name != "adaptive_asha") return absl::OkStatus();
+  if (!record.searcher_events_kept) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        how, ": the run in ", stored.folder.path(),
+        " cannot continue: its experiment.json was written before the searcher's events were "
+        "kept, so adaptive_asha's promotions are unknown; start a new run (--output)"));
+  }
+  const SearcherConfig& before = stored.config.searcher;
+  const SearcherConfig& now = config.searcher;
+  std::vector<std::string> changes;
+  const auto changed = [&changes](absl::string_view key, const std::string& was,
+                                  const std::string& is) {
+    if (was != is)
+      changes.push_back(absl::StrCat("searcher.", key, ": ", was, " before, ", is, " now"));
+  };
+  changed("max_length", DescribeLength(before.max_length), DescribeLength(now.max_length));
+  changed("max_trials", absl::StrCat(before.max_trials), absl::StrCat(now.max_trials));
+  changed("max_concurrent_trials", absl::StrCat(before.max_concurrent_trials),
+          absl::StrCat(now.max_concurrent_trials));
+  changed("mode", std::string(PolicyName(before.mode)), std::string(PolicyName(now.mode)));
+  changed("divisor", absl::StrCat(before.divisor), absl::StrCat(now.divisor));
+  changed("max_rungs", absl::StrCat(before.max_rungs), absl::StrCat(now.max_rungs));
+  changed("bracket_rungs", absl::StrCat("[", absl::StrJoin(before.bracket_rungs, ", "), "]"),
+          absl::StrCat("[", absl::StrJoin(now.bracket_rungs, ", "), "]"));
+  changed("metric", before.metric, now.metric);
+  changed("smaller_is_better", before.smaller_is_better ? "true" : "false",
+          now.smaller_is_better ? "true" : "false");
+  if (changes.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": the run in ", stored.folder.path(),
+      " decided its adaptive_asha promotions under other searcher settings (",
+      absl::StrJoin(changes, "; "), "); resume with the run's own, or start a new run (--output)"));
+}
+
 // Whether the run trained anything: a batch or a checkpoint of any trial.
 bool TrainedAnything(const ExperimentRecord& record) {
   return std::any_of(record.trials.begin(), record.trials.end(), [](const TrialRecord& trial) {
@@ -231,11 +269,8 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   if (absl::Status keeps = CheckSearcherKeepsTrials(stored, *record, config, how); !keeps.ok()) {
     return keeps;
   }
-  if (config.searcher.name == "adaptive_asha") {
-    return absl::UnimplementedError(absl::StrCat(
-        how, ": the run in ", stored.folder.path(),
-        " cannot continue: the single, grid and random searchers' experiments can, but "
-        "adaptive_asha's promotions are not kept in the run folder; start a new run (--output)"));
+  if (absl::Status asha = CheckAshaSettingsKept(stored, *record, config, how); !asha.ok()) {
+    return asha;
   }
   return CheckLengthCoversCheckpoints(stored, *record, config, how);
 }

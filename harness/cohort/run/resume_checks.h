@@ -30,7 +30,10 @@ namespace cohort {
 // - its searcher.max_length ends a trial before the checkpoint it would resume from;
 // - its random searcher's max_trials is lower than a recorded trial's id (that trial would be
 //   left out of the record).
-// UNIMPLEMENTED for adaptive_asha, whose promotions the run folder does not keep. A run that
+// - under adaptive_asha, its searcher settings differ from the run's (its promotions, which the
+//   resumed searcher decides again from the record's searcher events, were made under them), or
+//   its record predates searcher events.
+// A run that
 // trained nothing (it failed or was stopped before its first batch: no experiment.json, or no
 // trial with a batch or a checkpoint) holds nothing to contradict: any config may start there.
 // `how` names what the user asked for ("--resume"), and starts every message.
