@@ -362,9 +362,8 @@ class Orchestrator {
   // experiment.json says ACTIVE continues: admitted again under its id from its config.yaml, its
   // trials keeping their ids and resuming from their latest checkpoints. An ended one is listed
   // and described as it ended. An adaptive_asha searcher hears again what its record says it was
-  // told. An
-  // active adaptive_asha experiment whose record predates searcher events cannot continue (its
-  // promotions are unknown): it is listed as ended in error, with a warning.
+  // told; an active adaptive_asha experiment whose record predates searcher events cannot
+  // continue (its promotions are unknown): it is listed as ended in error, with a warning.
   void RecoverExperiments();
   // An experiment that ended before this orchestrator started, from its run folder; read only.
   // `error`: why it ended, when its record says neither completed nor stopped. (The record of an

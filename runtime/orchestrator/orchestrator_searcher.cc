@@ -87,9 +87,10 @@ void Orchestrator::ReplaySearcherEvents(Experiment& experiment,
   // Ended trials whose exits the replay did not reach are told now, as at their creation.
   const std::set<uint64_t> untold = std::exchange(experiment.exits_to_replay, {});
   for (const uint64_t trial_id : untold) {
-    const auto found = cluster_->trials.find(trial_id);
-    if (found == cluster_->trials.end() || found->second->experiment_id != experiment.id) continue;
-    if (found->second->ended()) TellSearcherExited(experiment, *found->second);
+    Trial* trial = FindTrial(trial_id);
+    if (trial != nullptr && trial->experiment_id == experiment.id && trial->ended()) {
+      TellSearcherExited(experiment, *trial);
+    }
   }
   if (events.empty()) return;
   if (heard == events.size()) {

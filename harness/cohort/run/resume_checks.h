@@ -33,9 +33,9 @@ namespace cohort {
 // - under adaptive_asha, its searcher settings differ from the run's (its promotions, which the
 //   resumed searcher decides again from the record's searcher events, were made under them), or
 //   its record predates searcher events.
-// A run that
-// trained nothing (it failed or was stopped before its first batch: no experiment.json, or no
-// trial with a batch or a checkpoint) holds nothing to contradict: any config may start there.
+// A run that trained nothing (it failed or was stopped before its first batch: no
+// experiment.json, or no trial with a batch or a checkpoint) holds nothing to contradict: any
+// config may start there.
 // `how` names what the user asked for ("--resume"), and starts every message.
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how);
