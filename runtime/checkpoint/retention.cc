@@ -32,11 +32,14 @@ void KeepFirst(Records records, uint32_t count, Order first, std::set<std::strin
 
 std::vector<std::string> CheckpointsToDelete(const std::vector<CheckpointRecord>& checkpoints,
                                              const RetentionPolicy& policy) {
+  // Equal metrics rank as the record's best does (ExperimentRecord::BestTrial, BestCheckpoint):
+  // the lower trial id, then the checkpoint that reached the metric first.
   const auto better = [&policy](const CheckpointRecord* a, const CheckpointRecord* b) {
     if (*a->metric != *b->metric) {
       return policy.smaller_is_better ? *a->metric < *b->metric : *a->metric > *b->metric;
     }
-    return Newer(a, b);
+    return std::tie(a->trial_id, a->batches_trained, a->id) <
+           std::tie(b->trial_id, b->batches_trained, b->id);
   };
   std::map<uint64_t, Records> by_trial;
   std::map<uint64_t, Records> with_metric_by_trial;

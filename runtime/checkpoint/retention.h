@@ -7,7 +7,9 @@
 //   for (const std::string& id : doomed) storage.Delete(id);
 //
 // Newest means most batches_trained, then greatest id. Best compares metrics; equal metrics
-// rank the newer checkpoint first. A checkpoint without a metric (or with NaN) is never "best".
+// rank the lower trial id first, then the older checkpoint (fewest batches_trained, then least
+// id), as the record names its best trial and checkpoint, so the checkpoint `describe` and
+// `--best` name is the one kept. A checkpoint without a metric (or with NaN) is never "best".
 // Pure function: safe from any thread.
 #ifndef COHORT_RUNTIME_CHECKPOINT_RETENTION_H_
 #define COHORT_RUNTIME_CHECKPOINT_RETENTION_H_
