@@ -18,6 +18,7 @@
 #include "runtime/agent/rendezvous_endpoint.h"
 #include "runtime/base/clock.h"
 #include "runtime/base/daemon_log.h"
+#include "runtime/base/hangup_ignored.h"
 #include "runtime/gpu/nvml_gpu_query.h"
 
 namespace cohort {
@@ -82,11 +83,13 @@ absl::Status Agent::Run() {
   heartbeat_.data = this;
   const auto heartbeat_ms = static_cast<uint64_t>(kAgentHeartbeatSeconds * 1000);
   uv_timer_start(&heartbeat_, OnHeartbeatTimer, heartbeat_ms, heartbeat_ms);
+  const bool hangup_ignored = options_.stop_requests == nullptr && HangupIgnored();
   if (options_.stop_requests == nullptr) {
     const int signal_numbers[3] = {SIGINT, SIGTERM, SIGHUP};
     for (int i = 0; i < 3; ++i) {
       uv_signal_init(&loop_, &signals_[i]);
       signals_[i].data = this;
+      if (signal_numbers[i] == SIGHUP && hangup_ignored) continue;
       uv_signal_start(&signals_[i], OnSignal, signal_numbers[i]);
     }
   }
@@ -98,6 +101,7 @@ absl::Status Agent::Run() {
                    options_.slots.size() == 1 ? " slot" : " slots",
                    ", connecting to the orchestrator at ", options_.orchestrator,
                    options_.curve ? " over CURVE" : ""));
+  if (hangup_ignored) Log("SIGHUP is ignored, as it was when the agent started (nohup)");
   if (const size_t removed = PruneTaskFolders(); removed > 0) {
     Log(absl::StrCat("removed the folders of ", removed, " ended task(s) from ", options_.work_dir,
                      "/tasks (it keeps the newest ", options_.ended_task_folders_kept, ")"));

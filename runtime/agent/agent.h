@@ -24,9 +24,10 @@
 //   the Ack answering the latest AgentHello (0 before it, and again once the orchestrator says
 //   NotRegistered); below kControlMinorWithProgress, TaskProgress is dropped and LogStream::kAgent
 //   lines are left out of LogBatch (they stay in the task's log.txt). See KnownAtMinor.
-// - SIGINT or SIGTERM (or, for an embedded agent, AgentOptions::stop_requests) stops every task as
-//   a KillTask with kShutdownGraceSeconds would (a second request kills them at once); Run
-//   returns once every task has exited.
+// - SIGINT, SIGTERM or SIGHUP (or, for an embedded agent, AgentOptions::stop_requests) stops every
+//   task as a KillTask with kShutdownGraceSeconds would (a second request kills them at once); Run
+//   returns once every task has exited. A SIGHUP the agent was started ignoring (`nohup`) stays
+//   ignored (HangupIgnored).
 //
 //   AgentOptions options;
 //   options.orchestrator = "tcp://10.0.0.5:29400";
@@ -257,7 +258,8 @@ class Agent final : private TaskRun::Listener {
   uv_poll_t poll_;
   uv_timer_t tick_;
   uv_timer_t heartbeat_;
-  uv_signal_t signals_[3];  // SIGINT, SIGTERM, SIGHUP; only without options_.stop_requests
+  uv_signal_t signals_[3];  // SIGINT, SIGTERM, SIGHUP; only without options_.stop_requests (SIGHUP
+                            // initialized but not started while HangupIgnored)
   uv_signal_t continued_;   // SIGCONT
   double continue_workers_until_ = 0;
   double workers_continued_at_ = 0;

@@ -27,8 +27,10 @@ def free_port():
 
 
 class Cluster:
-    def __init__(self, tmp, *orchestrator_extra):
+    def __init__(self, tmp, *orchestrator_extra, wrapper=()):
+        """WRAPPER: a command every process of the cluster is started under (("nohup",), say)."""
         self.tmp = tmp
+        self.wrapper = tuple(wrapper)
         self.agent_endpoint = f"tcp://127.0.0.1:{free_port()}"
         self.client_endpoint = f"tcp://127.0.0.1:{free_port()}"
         self.rendezvous_endpoint = f"tcp://127.0.0.1:{free_port()}"
@@ -63,7 +65,8 @@ class Cluster:
         """Starts `cohort ARGS...`, its output to LOG_PATH, in this process's environment plus
         ENV (a dict, or None)."""
         with open(log_path, "a" if append else "w") as log:
-            process = subprocess.Popen([COHORT, *args], stdout=log, stderr=subprocess.STDOUT,
+            process = subprocess.Popen([*self.wrapper, COHORT, *args], stdout=log,
+                                       stderr=subprocess.STDOUT,
                                        env=dict(os.environ, **env) if env else None)
         self.processes.append(process)
         return process

@@ -58,9 +58,10 @@ constexpr char kAgentUsage[] =
     "                           serve Prometheus metrics at http://HOST:PORT/metrics (slots,\n"
     "                           tasks, records/s, heartbeat ages; HOST 0.0.0.0 when absent)\n"
     "\n"
-    "SIGINT, SIGTERM or SIGHUP stops every task (10 s to checkpoint, then SIGKILL; a second signal "
-    "kills\n"
-    "at once) and exits 0. Exit status: 0 stopped, 1 error, 2 bad usage.\n";
+    "SIGINT, SIGTERM or SIGHUP stops every task (10 s to checkpoint, then SIGKILL; a second "
+    "signal\n"
+    "kills at once) and exits 0; under nohup, SIGHUP stays ignored. Exit status: 0 stopped,\n"
+    "1 error, 2 bad usage.\n";
 
 struct AgentArgs {
   std::string orchestrator;

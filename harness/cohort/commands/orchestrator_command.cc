@@ -97,8 +97,8 @@ constexpr char kOrchestratorUsage[] =
     "                            --name slurm`, at this path on every node); needed with CURVE,\n"
     "                            its public key authorized under the name slurm\n"
     "\n"
-    "SIGINT or SIGTERM stops it (a second signal ends it at once). Exit status: 0 stopped,\n"
-    "1 error, 2 bad usage.\n";
+    "SIGINT, SIGTERM or SIGHUP stops it (a second signal ends it at once); under nohup, SIGHUP\n"
+    "stays ignored. Exit status: 0 stopped, 1 error, 2 bad usage.\n";
 
 struct OrchestratorArgs {
   std::string listen = "tcp://127.0.0.1:29400";

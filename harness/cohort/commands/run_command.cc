@@ -42,8 +42,9 @@ constexpr char kRunUsage[] =
     "                      worker gets one GPU (a plugin that registers its tensors on the\n"
     "                      trial's device trains there, with NCCL between slots)\n"
     "\n"
-    "Ctrl-C (or SIGTERM) asks the trials to checkpoint and stop (resume them with --resume); a\n"
-    "second one kills them. Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped.\n";
+    "Ctrl-C (or SIGTERM, or SIGHUP unless run under nohup) asks the trials to checkpoint and stop\n"
+    "(resume them with --resume); a second one kills them. Exit status: 0 completed, 1 error,\n"
+    "2 bad usage, 130 stopped.\n";
 
 struct RunArgs {
   std::string experiment;

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "runtime/base/hangup_ignored.h"
+
 namespace cohort {
 namespace {
 
@@ -28,7 +30,8 @@ StopSignals::StopSignals(Second second) {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &previous_[0]);
   sigaction(SIGTERM, &action, &previous_[1]);
-  sigaction(SIGHUP, &action, &previous_[2]);
+  hangup_handled_ = !HangupIgnored();
+  if (hangup_handled_) sigaction(SIGHUP, &action, &previous_[2]);
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
@@ -38,7 +41,7 @@ StopSignals::StopSignals(Second second) {
 StopSignals::~StopSignals() {
   sigaction(SIGINT, &previous_[0], nullptr);
   sigaction(SIGTERM, &previous_[1], nullptr);
-  sigaction(SIGHUP, &previous_[2], nullptr);
+  if (hangup_handled_) sigaction(SIGHUP, &previous_[2], nullptr);
   sigaction(SIGPIPE, &previous_[3], nullptr);
 }
 

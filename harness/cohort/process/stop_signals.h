@@ -2,7 +2,8 @@
 // terminal closed) asked it to stop. While a StopSignals is alive, each delivery of one of them is
 // counted (no SA_RESTART, so a blocking wait returns at once with EINTR), and SIGPIPE is ignored:
 // output to a pipe whose reader ended (`cohort run ... | head`) fails, and the command goes on
-// instead of ending mid-training. The previous handlers come back when it is destroyed.
+// instead of ending mid-training. A SIGHUP the process was started ignoring (`nohup cohort ...`)
+// stays ignored (HangupIgnored). The previous handlers come back when it is destroyed.
 //
 //   StopSignals signals(StopSignals::Second::kEndsProcess);   // cohort orchestrator
 //   server->Run(StopSignals::requested());
@@ -41,6 +42,7 @@ class StopSignals {
 
  private:
   struct sigaction previous_[4] = {};  // SIGINT, SIGTERM, SIGHUP, SIGPIPE
+  bool hangup_handled_ = false;        // false: SIGHUP was ignored, and stays so
 };
 
 // Starts `body` on a thread that never takes SIGINT, SIGTERM or SIGHUP, so that they reach the
