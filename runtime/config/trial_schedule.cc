@@ -6,11 +6,11 @@
 
 namespace cohort {
 
-uint64_t LengthInBatches(const Length& length, uint64_t global_batch_size,
+uint64_t LengthInBatches(const Length& length, uint64_t records_per_batch,
                          uint64_t records_per_epoch) {
   constexpr uint64_t kOverflow = std::numeric_limits<uint64_t>::max();
   auto batches_for = [&](uint64_t records) {
-    return records / global_batch_size + (records % global_batch_size != 0 ? 1 : 0);
+    return records / records_per_batch + (records % records_per_batch != 0 ? 1 : 0);
   };
   switch (length.unit) {
     case LengthUnit::kBatches:
@@ -42,7 +42,7 @@ absl::Status CheckTrialLength(const char* field, const Length& length, uint64_t 
 absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
                                                 uint64_t training_records) {
   const uint64_t records_per_epoch = config.records_per_epoch.value_or(training_records);
-  const uint64_t global = config.global_batch_size;
+  const uint64_t global = RecordsPerBatch(config.global_batch_size, config.slots_per_trial);
   TrialSchedule schedule;
   schedule.total_batches = LengthInBatches(config.searcher.max_length, global, records_per_epoch);
   if (absl::Status s = CheckTrialLength("searcher.max_length", config.searcher.max_length,
@@ -73,7 +73,8 @@ std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule) {
     notes.push_back(absl::StrCat(
         "searcher.max_length comes to ", schedule.total_batches,
         " batches, not a multiple of optimizations.aggregation_frequency ", window,
-        ": a trial's last optimizer step sums the ", left, " batches left, and a run resumed later "
+        ": a trial's last optimizer step sums the ", left, left == 1 ? " batch" : " batches",
+        " left, and a run resumed later "
         "to a longer length trains otherwise than one run to that length"));
   }
   const auto period_note = [&](const char* key, uint64_t period) {

@@ -1,8 +1,10 @@
 // TrialSchedule: an experiment config's lengths and periods, converted to training batches.
 //
-// records -> ceil(records / global batch); epochs -> ceil(epochs * records_per_epoch / global
-// batch), where records_per_epoch is the config's or, when it gives none, the plugin's training
-// dataset size. A period of 0 means "only at the end".
+// records -> ceil(records / records per batch); epochs -> ceil(epochs * records_per_epoch /
+// records per batch), where records_per_epoch is the config's or, when it gives none, the
+// plugin's training dataset size, and a batch holds the records its slots train (RecordsPerBatch:
+// global_batch_size less the remainder the slots drop), so an epoch trains every record of one. A
+// period of 0 means "only at the end".
 //
 //   auto schedule = MakeTrialSchedule(config, /*training_records=*/60000);
 //   if (schedule->ValidationDue(batches_before_step, batches)) ...
@@ -70,9 +72,18 @@ std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule);
 // The most batches a trial trains: about nine years at a microsecond per batch.
 inline constexpr uint64_t kMaxTrialBatches = uint64_t{1} << 48;
 
-// A length in batches, as above; a length whose records or batches do not fit 64 bits comes to
-// UINT64_MAX (more than kMaxTrialBatches), never wrapping to a small number.
-uint64_t LengthInBatches(const Length& length, uint64_t global_batch_size,
+// The records one batch trains: each of the `slots` trains global_batch_size / slots, the rest
+// of the global batch dropped (33 at 2 slots: 32). The same at every slot count a trial may go on
+// at (CheckSlotChange keeps it), so a length in records comes to the same batches at each.
+inline uint64_t RecordsPerBatch(uint64_t global_batch_size, uint32_t slots) {
+  return slots <= 1 || global_batch_size < slots ? global_batch_size
+                                                 : global_batch_size / slots * slots;
+}
+
+// A length in batches of `records_per_batch` (RecordsPerBatch), as above; a length whose records
+// or batches do not fit 64 bits comes to UINT64_MAX (more than kMaxTrialBatches), never wrapping
+// to a small number.
+uint64_t LengthInBatches(const Length& length, uint64_t records_per_batch,
                          uint64_t records_per_epoch);
 
 // INVALID_ARGUMENT naming `field` when `batches` (the length's) is 0 or over kMaxTrialBatches.

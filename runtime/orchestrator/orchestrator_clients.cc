@@ -200,7 +200,8 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     submitted.warnings.push_back(absl::StrCat(
         "hyperparameters.global_batch_size ", config.global_batch_size,
         " is not a multiple of resources.slots_per_trial ", slots, ": each slot trains ", per_slot,
-        per_slot == 1 ? " record" : " records", ", so a global batch holds ", per_slot * slots));
+        per_slot == 1 ? " record" : " records", ", so a global batch holds ", per_slot * slots,
+        " (lengths and periods in records or epochs count batches of ", per_slot * slots, ")"));
   }
 
   const uint64_t id = admission.id.value_or(next_experiment_id_);

@@ -59,7 +59,8 @@ void Orchestrator::Apply(Experiment& experiment, const std::vector<SearcherOp>& 
       if (trial.ended()) continue;
       trial.target_units = train->batches;
       trial.target_batches =
-          TrialBatches(train->batches, experiment.searcher_counts_records, trial.global_batch_size);
+          TrialBatches(train->batches, experiment.searcher_counts_records, trial.global_batch_size,
+                       experiment.config.slots_per_trial);
       // A trial of a resumed run may have trained and validated its target before the stop: its
       // task checks the checkpoint against the settings and ends, validating nothing again.
       trial.segment_metric = ValidatedTarget(experiment, trial);

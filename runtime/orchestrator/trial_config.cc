@@ -46,7 +46,8 @@ absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config) {
         "batches or records");
   }
   const uint64_t batches =
-      LengthInBatches(length, config.global_batch_size, config.records_per_epoch.value_or(0));
+      LengthInBatches(length, RecordsPerBatch(config.global_batch_size, config.slots_per_trial),
+                      config.records_per_epoch.value_or(0));
   if (batches == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "searcher.max_length: comes to 0 batches of hyperparameters.global_batch_size ",
@@ -73,9 +74,10 @@ absl::StatusOr<SearcherLength> SearcherMaxLength(const ExperimentConfig& config)
   return SearcherLength{records, true};
 }
 
-uint64_t TrialBatches(uint64_t units, bool in_records, uint64_t global_batch_size) {
+uint64_t TrialBatches(uint64_t units, bool in_records, uint64_t global_batch_size, uint32_t slots) {
   if (!in_records || global_batch_size == 0) return units;
-  return LengthInBatches(Length{LengthUnit::kRecords, units}, global_batch_size, 0);
+  return LengthInBatches(Length{LengthUnit::kRecords, units},
+                         RecordsPerBatch(global_batch_size, slots), 0);
 }
 
 absl::StatusOr<std::string> TrialConfigYaml(const ExperimentConfig& experiment,

@@ -39,9 +39,9 @@ struct SearcherLength {
 absl::StatusOr<SearcherLength> SearcherMaxLength(const ExperimentConfig& config);
 
 // A length the searcher asked for, `units`, in batches of a trial whose global batch is
-// `global_batch_size`: `units` when the searcher counts batches, else the fewest batches holding
-// that many records.
-uint64_t TrialBatches(uint64_t units, bool in_records, uint64_t global_batch_size);
+// `global_batch_size` over `slots`: `units` when the searcher counts batches, else the fewest
+// batches holding that many records (of RecordsPerBatch each).
+uint64_t TrialBatches(uint64_t units, bool in_records, uint64_t global_batch_size, uint32_t slots);
 
 // The experiment's effective YAML with `hparams` as the hyperparameters, `searcher.name: single`
 // and `searcher.max_length: <batches>`. The result parses to a config whose hyperparameters are

@@ -88,6 +88,34 @@ TEST(MakeTrialScheduleTest, ZeroPeriodMeansOnlyAtTheEnd) {
   EXPECT_TRUE(schedule->CheckpointDue(9, 10));
 }
 
+TEST(MakeTrialScheduleTest, AnEpochOfSlotsThatDropRecordsStillTrainsEveryRecord) {
+  // 33 records over 2 slots: each trains 16, so a batch holds 32 and an epoch of 60000 records
+  // takes 1875 batches (1819 batches of 32 would leave 1792 records untrained).
+  ExperimentConfig config = Config(Epochs(1), 33);
+  config.slots_per_trial = 2;
+  config.min_validation_period = Records(6400);  // 200 batches of 32
+  config.min_checkpoint_period = Epochs(1);
+  absl::StatusOr<TrialSchedule> schedule = MakeTrialSchedule(config, 60000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->total_batches, 1875u);
+  EXPECT_EQ(schedule->validation_period, 200u);
+  EXPECT_EQ(schedule->checkpoint_period, 1875u);
+  // Batches stay batches.
+  config.searcher.max_length = Batches(1000);
+  schedule = MakeTrialSchedule(config, 60000);
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  EXPECT_EQ(schedule->total_batches, 1000u);
+}
+
+TEST(MakeTrialScheduleTest, RecordsPerBatchDropsOnlyWhatTheSlotsCannotSplit) {
+  EXPECT_EQ(RecordsPerBatch(33, 1), 33u);
+  EXPECT_EQ(RecordsPerBatch(33, 2), 32u);
+  EXPECT_EQ(RecordsPerBatch(33, 4), 32u);
+  EXPECT_EQ(RecordsPerBatch(33, 3), 33u);
+  EXPECT_EQ(RecordsPerBatch(64, 8), 64u);
+  EXPECT_EQ(RecordsPerBatch(7, 16), 7u);  // fewer records than slots: refused elsewhere
+}
+
 TEST(MakeTrialScheduleTest, RecordsPerEpochFromTheConfigWins) {
   ExperimentConfig config = Config(Epochs(1), 10);
   config.records_per_epoch = 50;

@@ -2,6 +2,8 @@
 
 - 2 slots x per-slot batch b against 1 slot x 2b: parameters agree to 1e-6 relative;
 - aggregation_frequency 2 at global batch B against 1 at 2B: the same agreement;
+- a global batch the slots cannot split trains an epoch of every record, in batches of what the
+  slots train;
 - two identical 2-slot runs are bitwise identical;
 - stop-and-resume of a 2-slot run (stopped by SIGTERM, as a preempted machine is) is bitwise
   identical to an uninterrupted one.
@@ -67,6 +69,23 @@ with temp_dir() as tmp:
                        "optimizations.aggregation_frequency=2", batches=2 * STEPS, slots=2)
     assert_close(parameters(aggregated, 2 * STEPS), parameters(one, STEPS),
                  "aggregation 2 at batch 8 vs 1 at batch 16")
+
+    # A global batch the slots cannot split drops its remainder (33 at 2 slots trains 32 records a
+    # batch), and an epoch counts batches of what they train: every one of the 2048 records once.
+    config = mlp_config(tmp, name="uneven", batches=STEPS, period=STEPS, file_name="uneven.yaml")
+    with open(config) as f:
+        text = f.read().replace(f"max_length:\n    batches: {STEPS}", "max_length:\n    epochs: 1")
+    text += "records_per_epoch: 2048\n"
+    write_config(tmp, text, file_name="uneven.yaml")
+    uneven = os.path.join(tmp, "uneven")
+    code, out, err = run("run", config, "--output", uneven, "--cpu-slots", "2",
+                         "--set", "resources.slots_per_trial=2",
+                         "--set", "hyperparameters.global_batch_size=33")
+    check(code == 0, f"uneven failed ({code}):\n{out}\n{err}")
+    check("so a global batch holds 32 (lengths and periods in records or epochs count batches of "
+          "32)" in out + err, out + err)
+    trial = experiment(uneven)["trials"][0]
+    check(trial["batches_trained"] == 64 and trial["records_trained"] == 2048, trial)
 
     # Stop a longer 2-slot run after its first checkpoint, resume, compare with uninterrupted.
     long_batches = 700

@@ -50,10 +50,33 @@ TEST(TrialConfigTest, TheSearcherCountsBatchesUnlessTheBatchSizeIsSearchedOverRe
 }
 
 TEST(TrialConfigTest, ATrialTrainsTheBatchesOfItsOwnSizeThatHoldTheRecords) {
-  EXPECT_EQ(TrialBatches(6400, true, 16), 400u);
-  EXPECT_EQ(TrialBatches(6400, true, 64), 100u);
-  EXPECT_EQ(TrialBatches(6401, true, 64), 101u);  // at least the records asked
-  EXPECT_EQ(TrialBatches(50, false, 64), 50u);
+  EXPECT_EQ(TrialBatches(6400, true, 16, 1), 400u);
+  EXPECT_EQ(TrialBatches(6400, true, 64, 1), 100u);
+  EXPECT_EQ(TrialBatches(6401, true, 64, 1), 101u);  // at least the records asked
+  EXPECT_EQ(TrialBatches(50, false, 64, 1), 50u);
+}
+
+TEST(TrialConfigTest, ABatchTheSlotsCannotSplitHoldsTheRecordsTheyTrain) {
+  // 33 over 2 slots trains 32 records a batch: 6400 records are 200 batches, not 194.
+  EXPECT_EQ(TrialBatches(6400, true, 33, 2), 200u);
+  EXPECT_EQ(TrialBatches(6400, true, 33, 1), 194u);
+  EXPECT_EQ(TrialBatches(6400, true, 64, 2), 100u);  // a multiple drops nothing
+  EXPECT_EQ(TrialBatches(50, false, 33, 2), 50u);    // batches stay batches
+}
+
+TEST(TrialConfigTest, MaxLengthInRecordsCountsTheRecordsABatchTrains) {
+  ExperimentConfig config;
+  config.global_batch_size = 33;
+  config.slots_per_trial = 2;
+  config.records_per_epoch = 60000;
+  config.searcher.max_length = Length{LengthUnit::kEpochs, 1};
+  absl::StatusOr<uint64_t> batches = MaxLengthInBatches(config);
+  ASSERT_TRUE(batches.ok()) << batches.status();
+  EXPECT_EQ(*batches, 1875u);  // 60000 / 32: every record of the epoch once
+  config.slots_per_trial = 1;
+  batches = MaxLengthInBatches(config);
+  ASSERT_TRUE(batches.ok()) << batches.status();
+  EXPECT_EQ(*batches, 1819u);  // ceil(60000 / 33)
 }
 
 TEST(TrialConfigTest, ATrialsConfigHoldsItsOwnBatchSize) {

@@ -57,7 +57,7 @@ absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const Experim
     if (length->in_records) {
       const std::optional<uint64_t> batch = RecordedGlobalBatchSize(trial);
       if (!batch || *batch == 0) continue;
-      target = TrialBatches(length->value, /*in_records=*/true, *batch);
+      target = TrialBatches(length->value, /*in_records=*/true, *batch, config.slots_per_trial);
     }
     if (latest.batches <= target) continue;
     return absl::FailedPreconditionError(absl::StrCat(
