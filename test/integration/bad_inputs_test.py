@@ -434,7 +434,10 @@ with temp_dir() as tmp:
             ("no such config file", ["run", os.path.join(tmp, "missing.yaml")],
              "no such experiment config file"),
             ("resume of a folder that is not a run", ["run", "--resume", tmp],
-             "is not a run folder of cohort run (it has no config.yaml)")]:
+             "is not a run folder of cohort run (it has no config.yaml)"),
+            ("resume of a folder that does not exist",
+             ["run", "--resume", os.path.join(tmp, "no-such-run")],
+             f"there is no run folder {os.path.join(tmp, 'no-such-run')}")]:
         code, out, err = run(*arguments)
         check(code != 0 and text in err, f"{case}: exit {code}, expected '{text}' in:\n{err}")
         count += 1

@@ -23,6 +23,7 @@ namespace {
 
 constexpr char kRunUsage[] =
     "usage: cohort run EXPERIMENT.yaml [--output DIR] [--set KEY=VALUE]... [--resume DIR]\n"
+    "                  [--cpu-slots N | --gpus]\n"
     "\n"
     "Trains the experiment on this machine, every trial its searcher asks for, and writes a\n"
     "run folder (default runs/<name>-<timestamp>/): config.yaml, experiment.json,\n"
@@ -35,7 +36,8 @@ constexpr char kRunUsage[] =
     "                      --set searcher.max_length.batches=2000\n"
     "  --resume DIR        continue the run in DIR, each trial from its latest checkpoint\n"
     "                      (EXPERIMENT.yaml may then be left out: the run's own config.yaml is\n"
-    "                      used); for the single, grid and random searchers\n"
+    "                      used); under every searcher, an adaptive_asha search keeping its\n"
+    "                      promotions\n"
     "  --cpu-slots N       CPU slots this machine offers (default: its core count); more than\n"
     "                      the cores is allowed, for testing\n"
     "  --gpus              offer this machine's NVIDIA GPUs instead, one slot each: every\n"

@@ -73,8 +73,12 @@ absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
           absl::StrCat("entrypoint: ", candidate, " is a folder, not a plugin (a .so file)"));
     }
   }
-  return absl::NotFoundError(absl::StrCat("entrypoint: no plugin '", entrypoint, "'; looked for ",
-                                          absl::StrJoin(candidates, ", ")));
+  return absl::NotFoundError(absl::StrCat(
+      "entrypoint: no plugin '", entrypoint, "'; looked for ", absl::StrJoin(candidates, ", "),
+      NamesPluginByPath(entrypoint)
+          ? ""
+          : " (a plugin given by name is looked for in $COHORT_PLUGIN_PATH's folders first; give "
+            "its path, or add its folder there)"));
 }
 
 }  // namespace cohort
