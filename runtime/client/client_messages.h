@@ -33,7 +33,7 @@ namespace cohort {
 
 // The protocol version this build writes. Readers refuse another major and accept any minor.
 inline constexpr uint16_t kClientProtocolMajor = 1;
-inline constexpr uint16_t kClientProtocolMinor = 8;
+inline constexpr uint16_t kClientProtocolMinor = 9;
 
 // The enums' values are their wire values.
 enum class ExperimentState : uint8_t {
@@ -316,6 +316,9 @@ struct TrialLogLine {
   bool stderr_stream = false;
   double unix_time = 0;
   std::string text;  // without its newline
+  // (minor 9) The orchestrator's own line about the trial ("[cohort] task 4 trains to batch
+  // 500 on node-1", a metrics report), of no rank: `rank` is 0 and means nothing then.
+  bool orchestrator_line = false;
 
   friend bool operator==(const TrialLogLine&, const TrialLogLine&) = default;
 };

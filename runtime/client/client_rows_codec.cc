@@ -57,7 +57,7 @@ Offset<wire::AgentRow> Encode(FlatBufferBuilder& builder, const AgentRow& row) {
 Offset<wire::TrialLogLine> Encode(FlatBufferBuilder& builder, const TrialLogLine& line) {
   return wire::CreateTrialLogLine(builder, line.sequence, line.rank, line.attempt,
                                   line.stderr_stream, line.unix_time,
-                                  CreateText(builder, line.text));
+                                  CreateText(builder, line.text), line.orchestrator_line);
 }
 
 Offset<wire::TrialSummary> Encode(FlatBufferBuilder& builder, const TrialSummary& t) {
@@ -151,7 +151,8 @@ AgentRow Read(Reader& reader, const wire::AgentRow& t) {
 }
 
 TrialLogLine Read(Reader&, const wire::TrialLogLine& t) {
-  return {t.sequence(), t.rank(), t.attempt(), t.stderr_stream(), t.unix_time(), TextOf(t.text())};
+  return {t.sequence(),  t.rank(),         t.attempt(),          t.stderr_stream(),
+          t.unix_time(), TextOf(t.text()), t.orchestrator_line()};
 }
 
 TrialSummary Read(Reader& reader, const wire::TrialSummary& t) {

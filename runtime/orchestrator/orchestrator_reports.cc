@@ -105,8 +105,8 @@ void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t 
                         "(optimizations.nonfinite_gradients: fail ends a trial at its first "
                         "non-finite gradient)"));
   }
-  const LogLine line{0, LogStream::kStdout, metrics.unix_time, MetricsLogText(metrics)};
-  trial.log.Append(attempt, line);
+  const TrialLogLine& line =
+      trial.log.AppendOrchestratorLine(attempt, metrics.unix_time, MetricsLogText(metrics));
   if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
       !appended.ok()) {
     Notice(absl::StrCat("warning: ", appended.message()));
@@ -120,8 +120,8 @@ void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t 
 }
 
 void Orchestrator::NoteInTrialLog(Trial& trial, uint32_t attempt, absl::string_view text) {
-  const LogLine line{0, LogStream::kStdout, clock_.UnixSeconds(), absl::StrCat("[cohort] ", text)};
-  trial.log.Append(attempt, line);
+  const TrialLogLine& line = trial.log.AppendOrchestratorLine(attempt, clock_.UnixSeconds(),
+                                                              absl::StrCat("[cohort] ", text));
   const Experiment& experiment = *cluster_->experiments.at(trial.experiment_id);
   if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);
       !appended.ok()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -35,6 +36,9 @@ std::vector<std::string> LastLines(const std::string& path, size_t count) {
   return lines;
 }
 
+// How the orchestrator's own lines start, in log.txt as in `cohort trial logs`.
+constexpr absl::string_view kOrchestratorLinePrefix = "[cohort] ";
+
 // "[rank 3] text" -> rank 3, "text"; any other line is rank 0's, whole.
 LogLine RecordedLine(const std::string& text) {
   LogLine line{0, LogStream::kStdout, 0, text};
@@ -54,15 +58,31 @@ LogLine RecordedLine(const std::string& text) {
 
 }  // namespace
 
-const TrialLogLine& TrialLog::Append(uint32_t attempt, const LogLine& line) {
+const TrialLogLine& TrialLog::Keep(TrialLogLine line) {
   if (lines_.size() == capacity_) lines_.pop_front();
-  lines_.push_back(TrialLogLine{next_sequence_++, line.rank, attempt,
-                                line.stream == LogStream::kStderr, line.unix_time, line.text});
+  line.sequence = next_sequence_++;
+  lines_.push_back(std::move(line));
   return lines_.back();
 }
 
+const TrialLogLine& TrialLog::Append(uint32_t attempt, const LogLine& line) {
+  return Keep(TrialLogLine{0, line.rank, attempt, line.stream == LogStream::kStderr, line.unix_time,
+                           line.text, false});
+}
+
+const TrialLogLine& TrialLog::AppendOrchestratorLine(uint32_t attempt, double unix_time,
+                                                     const std::string& text) {
+  return Keep(TrialLogLine{0, 0, attempt, false, unix_time, text, true});
+}
+
 void TrialLog::AppendRecorded(const std::string& path) {
-  for (const std::string& text : LastLines(path, capacity_)) Append(0, RecordedLine(text));
+  for (const std::string& text : LastLines(path, capacity_)) {
+    if (absl::StartsWith(text, kOrchestratorLinePrefix)) {
+      AppendOrchestratorLine(0, 0, text);
+    } else {
+      Append(0, RecordedLine(text));
+    }
+  }
 }
 
 std::vector<TrialLogLine> TrialLog::After(uint64_t sequence, int32_t rank, size_t max_lines) const {
@@ -72,7 +92,10 @@ std::vector<TrialLogLine> TrialLog::After(uint64_t sequence, int32_t rank, size_
   const uint64_t first_kept = lines_.empty() ? next_sequence_ : lines_.front().sequence;
   const uint64_t start = std::max(sequence + 1, first_kept) - first_kept;
   for (size_t i = start; i < lines_.size() && found.size() < max_lines; ++i) {
-    if (rank < 0 || lines_[i].rank == static_cast<uint32_t>(rank)) found.push_back(lines_[i]);
+    const TrialLogLine& line = lines_[i];
+    if (rank < 0 || (!line.orchestrator_line && line.rank == static_cast<uint32_t>(rank))) {
+      found.push_back(line);
+    }
   }
   return found;
 }

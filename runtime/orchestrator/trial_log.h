@@ -1,8 +1,9 @@
 // TrialLog: a trial's worker output for `cohort trial logs`: every line numbered in arrival
 // order over the trial's life, the latest `capacity` kept in memory (the run folder's log.txt
 // keeps them all). Besides the workers' own lines, the orchestrator adds the agent's word about
-// the trial ("[agent] ...") and a line per metrics report ("[cohort] ...", MetricsLogText), so a
-// followed log shows the trial moving.
+// a rank ("[agent] ...", as that rank's) and lines of its own, of no rank: a line per metrics
+// report (MetricsLogText) and its notes on the trial's tasks, each "[cohort] ...", so a followed
+// log shows the trial moving.
 //
 //   TrialLog log(20000);
 //   log.Append(/*attempt=*/0, line);          // sequence 1
@@ -30,9 +31,13 @@ class TrialLog {
 
   // Numbers the line (the next sequence) and keeps it, forgetting the oldest beyond capacity.
   const TrialLogLine& Append(uint32_t attempt, const LogLine& line);
+  // The same for the orchestrator's own line about the trial (`text` starts "[cohort] "), which
+  // belongs to no rank (TrialLogLine::orchestrator_line).
+  const TrialLogLine& AppendOrchestratorLine(uint32_t attempt, double unix_time,
+                                             const std::string& text);
 
-  // Kept lines with a sequence above `sequence`, of `rank` (-1: every rank), oldest first, at
-  // most `max_lines`.
+  // Kept lines with a sequence above `sequence`, oldest first, at most `max_lines`: every line for
+  // `rank` -1, else only rank `rank`'s (the orchestrator's own lines left out).
   std::vector<TrialLogLine> After(uint64_t sequence, int32_t rank, size_t max_lines) const;
 
   // The sequence of the latest line, 0 before any.
@@ -40,12 +45,14 @@ class TrialLog {
 
   // Appends the last `capacity` lines of the trial's log.txt at `path`, which an earlier
   // orchestrator wrote, so a restarted one still shows what the trial printed before: a line
-  // "[rank N] text" is rank N's text, any other (the orchestrator's "[cohort] ..." and the agent's
-  // "[agent] ...") rank 0's as it stands; log.txt keeps neither the attempt (0 here) nor the time
-  // (0). A missing file appends nothing. Call before any other Append.
+  // "[rank N] text" is rank N's text, a "[cohort] ..." line the orchestrator's own, any other (the
+  // agent's "[agent] ...") rank 0's as it stands; log.txt keeps neither the attempt (0 here) nor
+  // the time (0). A missing file appends nothing. Call before any other Append.
   void AppendRecorded(const std::string& path);
 
  private:
+  const TrialLogLine& Keep(TrialLogLine line);
+
   size_t capacity_;
   uint64_t next_sequence_ = 1;
   std::deque<TrialLogLine> lines_;

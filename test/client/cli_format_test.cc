@@ -442,14 +442,75 @@ TEST_F(CliFormatTest, FollowReportsStateChangesRestartsAndTheEnd) {
   restarted.trials[3].error = "agent node-2 lost";
   EXPECT_THAT(
       ExperimentChanges(&now, restarted),
-      ElementsAre("trial 10 restart 1: agent node-2 lost", "trial 10 paused after 1200 batches"));
+      ElementsAre("trial 10 restart 1: agent node-2 lost",
+                  "trial 10 paused after 1200 batches; waiting for the searcher to promote or "
+                  "close it"));
 
   ExperimentDescription ended = restarted;
   ended.summary.state = ExperimentState::kError;
   ended.summary.error = "every trial failed";
   EXPECT_THAT(ExperimentChanges(&restarted, ended),
-              ElementsAre("experiment 3 error: every trial failed"));
+              ElementsAre("experiment 3 error: every trial failed; best trial 7 "
+                          "(validation_loss 0.0812 after 4000 batches, checkpoint ckpt-7-4000)"));
   EXPECT_THAT(ExperimentChanges(&ended, ended), ElementsAre());
+}
+
+// An ended experiment names its best trial and that trial's best checkpoint, as describe does.
+TEST_F(CliFormatTest, FollowEndsNamingTheBestTrial) {
+  const ExperimentDescription before = Description();
+  ExperimentDescription now = before;
+  for (TrialSummary& trial : now.trials) trial.has_best_metric = false;
+  now.summary.state = ExperimentState::kCompleted;
+  EXPECT_THAT(ExperimentChanges(&before, now), ElementsAre("experiment 3 completed"));
+  now.trials[1].has_best_metric = true;
+  now.trials[1].best_metric = 0.12;
+  now.trials[1].best_metric_batches = 800;
+  now.trials[1].best_checkpoint_id = "trial-8-batch-800";
+  EXPECT_THAT(ExperimentChanges(&before, now),
+              ElementsAre("experiment 3 completed, best trial 8 (validation_loss 0.12 after 800 "
+                          "batches, checkpoint trial-8-batch-800)"));
+}
+
+// The latest training report stands among the validations by its batch.
+TEST_F(CliFormatTest, FollowPutsTheTrainingReportAmongTheValidationsByBatch) {
+  ExperimentDescription now = Description();
+  now.trials = {Trial(9, TrialState::kRunning)};
+  now.trials[0].latest_training = {{"loss", 0.35}};
+  now.trials[0].latest_training_batches = 250;
+  now.trials[0].latest_validation = {{"loss", 0.3}};
+  now.trials[0].latest_validation_batches = 300;
+  const TrialValidations validations = [](uint64_t) {
+    return std::vector<ValidationRow>{
+        {100, {{"loss", 0.5}}}, {200, {{"loss", 0.4}}}, {300, {{"loss", 0.3}}}};
+  };
+  EXPECT_THAT(ExperimentChanges(nullptr, now, validations),
+              ElementsAre("trial 9 running, hyperparameters {\"lr\":0.1}",
+                          "trial 9 validation after 100 batches: loss=0.5",
+                          "trial 9 validation after 200 batches: loss=0.4",
+                          "trial 9 at batch 250/5000: loss=0.35",
+                          "trial 9 validation after 300 batches: loss=0.3"));
+}
+
+// A trial that ran between two looks and is past running at the first shows its metrics before
+// the state they led to, as they happened.
+TEST_F(CliFormatTest, FollowShowsAFastTrialsMetricsBeforeItsEnd) {
+  ExperimentDescription now = Description();
+  now.trials.resize(1);
+  now.trials[0] = Trial(12, TrialState::kPaused);
+  now.trials[0].batches_trained = 400;
+  now.trials[0].target_batches = 400;
+  now.trials[0].latest_training = {{"loss", 1.88}};
+  now.trials[0].latest_training_batches = 400;
+  now.trials[0].latest_validation = {{"validation_loss", 1.8}};
+  now.trials[0].latest_validation_batches = 400;
+  now.trials[0].has_best_metric = true;
+  now.trials[0].best_metric = 1.8;
+  EXPECT_THAT(
+      ExperimentChanges(nullptr, now),
+      ElementsAre("trial 12 hyperparameters {\"lr\":0.1}", "trial 12 at batch 400/400: loss=1.88",
+                  "trial 12 validation after 400 batches: validation_loss=1.8",
+                  "trial 12 paused after 400 batches, best validation_loss 1.8; waiting "
+                  "for the searcher to promote or close it"));
 }
 
 // A running trial's metrics are shown as they come, each report once.
@@ -473,10 +534,11 @@ TEST_F(CliFormatTest, FollowShowsMetricsAsTheyCome) {
   labelled.trials[2].latest_training_batches = 2650;
   labelled.trials[2].latest_validation = {{"validation_loss", 0.27}, {"accuracy", 0.92}};
   labelled.trials[2].latest_validation_batches = 2500;
+  // The validation after batch 2500 came before the training report of batch 2650.
   EXPECT_THAT(ExperimentChanges(&later, labelled),
-              ElementsAre("trial 9 at batch 2650/5000: loss=0.28 (51234 records/s)",
-                          "trial 9 validation after 2500 batches: validation_loss=0.27 "
-                          "accuracy=0.92"));
+              ElementsAre("trial 9 validation after 2500 batches: validation_loss=0.27 "
+                          "accuracy=0.92",
+                          "trial 9 at batch 2650/5000: loss=0.28 (51234 records/s)"));
   EXPECT_THAT(ExperimentChanges(&later, later), ElementsAre());
 }
 
@@ -621,6 +683,11 @@ TEST_F(CliFormatTest, LogLinesNameTheirRankWhateverTheStream) {
             "[rank 1] epoch 1 done");
   EXPECT_EQ(FormatLogLine({13, 0, 2, true, kMayFirstNoon, "warning: slow"}),
             "[rank 0] warning: slow");
+}
+
+TEST_F(CliFormatTest, TheOrchestratorsOwnLinesBelongToNoRank) {
+  EXPECT_EQ(FormatLogLine({14, 0, 0, false, kMayFirstNoon, "[cohort] task 4 ended", true}),
+            "[cohort] task 4 ended");
 }
 
 // ---- argument parsing

@@ -180,12 +180,20 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(code == 0, f"submit --follow: exit {code}\n{out}\n{err}")
     shown = [int(b) for b in re.findall(r"^trial \d+ validation after (\d+) batches: ", out, re.M)]
     check(shown == list(range(100, 1001, 100)), f"validations shown {shown}:\n{out}")
-    check(re.search(r"^experiment \d+ completed$", out, re.M), out)
     followed_id = int(re.search(r"experiment (\d+) submitted", out).group(1))
     described = json.loads(cluster.must("experiment", "describe", str(followed_id), "--json"))
     trial = described["trials"][0]
     check(trial["best_checkpoint"] == f"trial-{trial['id']}-batch-{trial['best_metric_batches']}",
           trial)
+    # Its last line names the best trial and checkpoint, as describe does.
+    check(out.splitlines()[-1] == (
+        f"experiment {followed_id} completed, best trial {trial['id']} (accuracy "
+        f"{trial['best_metric']:.6g} after {trial['best_metric_batches']} batches, checkpoint "
+        f"{trial['best_checkpoint']})"), out)
+    # The lines stand in the order of their batches.
+    order = [int(b) for b in re.findall(r"^trial \d+ (?:validation after|at batch) (\d+)", out,
+                                        re.M)]
+    check(order == sorted(order), f"lines out of order {order}:\n{out}")
     best = json.loads(cluster.must("checkpoint", "list", str(followed_id), "--best", "1", "--json"))
     check([row["id"] for row in best] == [trial["best_checkpoint"]], (best, trial))
     code, out, err = cluster.cli("checkpoint", "list", str(followed_id), "--best", "0")

@@ -108,9 +108,14 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     trial_id = str(record["trials"][0]["id"])
     logs = cluster.must("trial", "logs", trial_id, "--rank", "0")
     check("trial " + trial_id in logs and "[rank 0]" in logs, logs)
-    # The trial's reports are lines of its log too, so a followed log shows it moving.
-    check("[cohort] training after" in logs and "[cohort] validation after 2000 batches:" in logs,
-          logs)
+    check(all(line.startswith("[rank 0] ") for line in logs.splitlines()), logs)
+    # The trial's reports are lines of its log too, so a followed log shows it moving: the
+    # orchestrator's own, of no rank (left out above).
+    logs = cluster.must("trial", "logs", trial_id).splitlines()
+    check(any(line.startswith("[cohort] training after") for line in logs) and
+          any(line.startswith("[cohort] validation after 2000 batches:") for line in logs),
+          "\n".join(logs))
+    check(not any("] [cohort]" in line for line in logs), "\n".join(logs))
 
     # The same experiment trains the same wherever it goes: its trial's seed comes from its number
     # within the experiment, not from the orchestrator's id for it (5 and 6 here, 1 under

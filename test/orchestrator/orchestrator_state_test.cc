@@ -14,6 +14,9 @@
 namespace cohort::orchestrator_test {
 namespace {
 
+using ::testing::Contains;
+using ::testing::ElementsAreArray;
+
 TEST_F(OrchestratorTest, LocalSubmissionKeepsItsRecordInTheCallersFolder) {
   Register("agent-1", 1);
   const std::string run = absl::StrCat(folder_.path(), "/my-run");
@@ -432,7 +435,8 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorKeepsKilledAndFailedTrialsEnded) 
 }
 
 // A restarted orchestrator shows what trials printed before it: the tail of each trial's log.txt,
-// of an ended experiment and of one that goes on alike, with each worker line under its rank.
+// of an ended experiment and of one that goes on alike, with each worker line under its rank and
+// the orchestrator's own lines under none ("-" below), as the first orchestrator showed them.
 TEST_F(OrchestratorTest, ARestartedOrchestratorShowsWhatTrialsPrintedBefore) {
   Register("agent-1", 2);
   const uint64_t ended = Submit(SingleYaml(1, 10, 0));
@@ -452,24 +456,29 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorShowsWhatTrialsPrintedBefore) {
   Validate(second.task_id, 40, 0.7);
   orchestrator_.Tick();
 
-  RecordingOutbox outbox;
-  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
-  const auto texts = [&](uint64_t trial_id, int32_t rank) {
-    const ClientMessage reply = restarted.OnClientRequest(TrialLogsRequest{trial_id, rank, 0, 100});
+  const auto texts_of = [](Orchestrator& orchestrator, uint64_t trial_id, int32_t rank) {
+    const ClientMessage reply =
+        orchestrator.OnClientRequest(TrialLogsRequest{trial_id, rank, 0, 100});
     std::vector<std::string> found;
     for (const TrialLogLine& line : std::get<TrialLogs>(reply).lines) {
-      found.push_back(absl::StrCat(line.rank, ": ", line.text));
+      found.push_back(
+          absl::StrCat(line.orchestrator_line ? "-" : absl::StrCat(line.rank), ": ", line.text));
     }
     return found;
   };
-  EXPECT_THAT(texts(first.trial_id, -1), Contains("0: ended's line"));
-  EXPECT_THAT(texts(second.trial_id, -1),
-              ElementsAre(absl::StrCat("0: [cohort] task ", second.task_id,
-                                       " trains to batch 100 on agent-1"),
-                          "0: rank 0's line", "1: rank 1's [bracketed] line",
-                          "0: [cohort] validation after 40 batches: validation_loss=0.7 "
-                          "accuracy=0.3"));
-  EXPECT_THAT(texts(second.trial_id, 1), ElementsAre("1: rank 1's [bracketed] line"));
+  const std::vector<std::string> expected = {
+      absl::StrCat("-: [cohort] task ", second.task_id, " trains to batch 100 on agent-1"),
+      "0: rank 0's line", "1: rank 1's [bracketed] line",
+      "-: [cohort] validation after 40 batches: validation_loss=0.7 accuracy=0.3"};
+  EXPECT_THAT(texts_of(orchestrator_, second.trial_id, -1), ElementsAreArray(expected));
+  EXPECT_THAT(texts_of(orchestrator_, second.trial_id, 0), ElementsAre("0: rank 0's line"));
+
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  EXPECT_THAT(texts_of(restarted, first.trial_id, -1), Contains("0: ended's line"));
+  EXPECT_THAT(texts_of(restarted, second.trial_id, -1), ElementsAreArray(expected));
+  EXPECT_THAT(texts_of(restarted, second.trial_id, 0), ElementsAre("0: rank 0's line"));
+  EXPECT_THAT(texts_of(restarted, second.trial_id, 1), ElementsAre("1: rank 1's [bracketed] line"));
 }
 
 TEST(TrialLogTest, AppendRecordedKeepsTheLastLinesOfALongLog) {

@@ -23,11 +23,12 @@ ClientCommandSpec LogsSpec() {
       absl::StrCat("usage: cohort trial logs TRIAL_ID [--follow] [--rank R] [--tail N]\n"
                    "\n"
                    "Prints the trial's output lines, oldest first, as \"[rank R] text\" (its\n"
-                   "workers' stderr too, on stdout). TRIAL_ID is the TRIAL column of\n"
-                   "`cohort experiment describe`.\n"
+                   "workers' stderr too, on stdout), with the orchestrator's own lines about the\n"
+                   "trial (\"[cohort] ...\": its tasks, each metrics report) among them. TRIAL_ID\n"
+                   "is the TRIAL column of `cohort experiment describe`.\n"
                    "\n"
                    "  --follow                 keep printing new lines until the trial ends\n"
-                   "  --rank R                 only rank R's lines\n"
+                   "  --rank R                 only rank R's lines (no [cohort] line)\n"
                    "  --tail N                 start with the last N lines only\n",
                    kOrchestratorOptionUsage),
       {"TRIAL_ID"},

@@ -49,6 +49,7 @@ std::string FormatAgentTable(const AgentTable& table) {
 }
 
 std::string FormatLogLine(const TrialLogLine& line) {
+  if (line.orchestrator_line) return line.text;
   return absl::StrCat("[rank ", line.rank, "] ", line.text);
 }
 

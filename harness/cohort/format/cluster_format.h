@@ -23,7 +23,8 @@ std::string FormatTaskListing(const TaskListing& table);
 // A table AGENT HOST SLOTS BUSY CONNECTED TASKS.
 std::string FormatAgentTable(const AgentTable& table);
 
-// "[rank 1] text", for stdout and stderr lines alike.
+// "[rank 1] text", for stdout and stderr lines alike; the orchestrator's own lines ("[cohort]
+// ...", of no rank) as they are.
 std::string FormatLogLine(const TrialLogLine& line);
 
 }  // namespace cohort

@@ -22,6 +22,10 @@ std::string TrialStateLine(const TrialSummary& trial, const std::string& metric)
         absl::StrAppendFormat(&line, ", best %s %.6g", metric.empty() ? "metric" : metric,
                               trial.best_metric);
       }
+      // Paused is a trial at its rung: trained what it was asked, not stopped by anyone.
+      if (trial.state == TrialState::kPaused) {
+        absl::StrAppend(&line, "; waiting for the searcher to promote or close it");
+      }
       break;
     case TrialState::kError:
       if (!trial.error.empty()) absl::StrAppend(&line, ": ", trial.error);
@@ -40,14 +44,43 @@ std::string ValidationLine(uint64_t trial_id, uint64_t batches,
   return absl::StrCat(line, ": ", FormatMetrics(metrics));
 }
 
-// The trial's new training and validation metrics since `previous` (nullptr: none seen).
+// The trial's new training and validation metrics since `previous` (nullptr: none seen), in the
+// order of their batches: the latest training report among the validations it came between (a
+// validation after batch N follows the training report of batch N).
 void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
                       const TrialValidations& validations, std::vector<std::string>& lines) {
+  std::vector<std::pair<uint64_t, std::string>> validated;  // (batches, line), ascending
+  if (!trial.latest_validation.empty() &&
+      (previous == nullptr || trial.latest_validation != previous->latest_validation)) {
+    // Validations reported between the two descriptions (a fast trial's) are asked for; after a
+    // rewind (a restart from a checkpoint) the latest is the one news.
+    const uint64_t seen = previous == nullptr ? 0 : previous->latest_validation_batches;
+    const uint64_t latest = trial.latest_validation_batches;
+    bool reached_latest = false;
+    if (validations && latest > seen) {
+      for (const ValidationRow& row : validations(trial.trial_id)) {
+        if (row.batches <= seen || row.batches > latest) continue;
+        validated.emplace_back(row.batches,
+                               ValidationLine(trial.trial_id, row.batches, row.metrics));
+        reached_latest = row.batches == latest;
+      }
+    }
+    if (!reached_latest) {
+      validated.emplace_back(latest,
+                             ValidationLine(trial.trial_id, latest, trial.latest_validation));
+    }
+  }
+  size_t next = 0;
   if (!trial.latest_training.empty() &&
       (previous == nullptr || trial.latest_training != previous->latest_training)) {
     // The report's own batch (an older orchestrator sends none: the trial's progress then).
     const uint64_t batches =
         trial.latest_training_batches > 0 ? trial.latest_training_batches : trial.batches_trained;
+    // A validation of unknown batches (0: an older orchestrator's) comes after it, as it stands.
+    for (; next < validated.size() && validated[next].first > 0 && validated[next].first < batches;
+         ++next) {
+      lines.push_back(std::move(validated[next].second));
+    }
     std::string line = absl::StrCat("trial ", trial.trial_id, " at batch ", batches);
     if (trial.target_batches > 0) absl::StrAppend(&line, "/", trial.target_batches);
     absl::StrAppend(&line, ": ", FormatMetrics(trial.latest_training));
@@ -56,31 +89,22 @@ void AppendNewMetrics(const TrialSummary& trial, const TrialSummary* previous,
     }
     lines.push_back(std::move(line));
   }
-  if (trial.latest_validation.empty() ||
-      (previous != nullptr && trial.latest_validation == previous->latest_validation)) {
-    return;
-  }
-  // Validations reported between the two descriptions (a fast trial's) are asked for; after a
-  // rewind (a restart from a checkpoint) the latest is the one news.
-  const uint64_t seen = previous == nullptr ? 0 : previous->latest_validation_batches;
-  const uint64_t latest = trial.latest_validation_batches;
-  if (validations && latest > seen) {
-    bool reached_latest = false;
-    for (const ValidationRow& row : validations(trial.trial_id)) {
-      if (row.batches <= seen || row.batches > latest) continue;
-      lines.push_back(ValidationLine(trial.trial_id, row.batches, row.metrics));
-      reached_latest = row.batches == latest;
-    }
-    if (reached_latest) return;
-  }
-  lines.push_back(ValidationLine(trial.trial_id, latest, trial.latest_validation));
+  for (; next < validated.size(); ++next) lines.push_back(std::move(validated[next].second));
 }
 
-std::string ExperimentStateLine(const ExperimentSummary& summary) {
+// "experiment 3 completed, best trial 7 (...)"; an ended experiment names its best trial.
+std::string ExperimentStateLine(const ExperimentDescription& description) {
+  const ExperimentSummary& summary = description.summary;
   std::string line =
       absl::StrCat("experiment ", summary.experiment_id, " ", ExperimentStateName(summary.state));
   if (summary.state == ExperimentState::kError && !summary.error.empty()) {
     absl::StrAppend(&line, ": ", summary.error);
+  }
+  if (ExperimentEnded(summary.state)) {
+    if (const std::string best = BestTrial(description); best != "-") {
+      absl::StrAppend(&line, summary.state == ExperimentState::kError ? "; " : ", ", "best trial ",
+                      best);
+    }
   }
   return line;
 }
@@ -98,12 +122,19 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
   for (const TrialSummary& trial : now.trials) {
     const auto found = known.find(trial.trial_id);
     if (found == known.end()) {
-      std::string line = TrialStateLine(trial, now.searcher_metric);
+      // A trial first seen past running (it trained between two looks) is named first, its
+      // metrics next and the state they led to last, in the order they happened.
+      const bool went_on =
+          trial.state != TrialState::kQueued && trial.state != TrialState::kRunning;
+      std::string line = went_on ? absl::StrCat("trial ", trial.trial_id)
+                                 : TrialStateLine(trial, now.searcher_metric);
       if (!trial.hyperparameters_json.empty()) {
-        absl::StrAppend(&line, ", hyperparameters ", trial.hyperparameters_json);
+        absl::StrAppend(&line, went_on ? " " : ", ", "hyperparameters ",
+                        trial.hyperparameters_json);
       }
       lines.push_back(std::move(line));
       AppendNewMetrics(trial, nullptr, validations, lines);
+      if (went_on) lines.push_back(TrialStateLine(trial, now.searcher_metric));
       continue;
     }
     const TrialSummary& previous = *found->second;
@@ -117,7 +148,7 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
   }
   const ExperimentState previous_state =
       before != nullptr ? before->summary.state : ExperimentState::kActive;
-  if (now.summary.state != previous_state) lines.push_back(ExperimentStateLine(now.summary));
+  if (now.summary.state != previous_state) lines.push_back(ExperimentStateLine(now));
   return lines;
 }
 

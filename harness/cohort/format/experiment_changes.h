@@ -7,13 +7,16 @@
 //   if (ExperimentEnded(now.summary.state)) return ExitStatusForEnded(now.summary.state);
 //   last = now;
 //
-// Lines: a new trial ("trial 7 queued, hyperparameters {"lr":0.1}"), a trial's new metrics as they
-// come ("trial 7 at batch 1200/5000: loss=0.31 (51234 records/s)", the latest training report
+// Lines: a new trial ("trial 7 queued, hyperparameters {"lr":0.1}"; one first seen past running,
+// "trial 7 hyperparameters {...}", gets its state line after its metrics), a trial's new metrics as
+// they come ("trial 7 at batch 1200/5000: loss=0.31 (51234 records/s)", the latest training report
 // only; "trial 7 validation after 1200 batches: loss=0.29 accuracy=0.91", every validation, also
 // those reported between two descriptions, which `validations` is asked for), a trial's new state
-// ("trial 7 running", "trial 7 completed after 500 batches, best loss 0.0812", "trial 7 error:
-// <why>"), a restart ("trial 7 restart 1: <last failure>"), and the experiment's new state
-// ("experiment 3 completed", "experiment 3 error: <why>").
+// ("trial 7 running", "trial 7 completed after 500 batches, best loss 0.0812", "trial 7 paused
+// after 400 batches, best loss 1.8; waiting for the searcher to promote or close it", "trial 7
+// error: <why>"), a restart ("trial 7 restart 1: <last failure>"), and the experiment's new state
+// ("experiment 3 completed, best trial 7 (loss 0.0812 after 500 batches, checkpoint ...)",
+// "experiment 3 error: <why>").
 //
 // Thread-safety: reentrant.
 #ifndef COHORT_HARNESS_COHORT_FORMAT_EXPERIMENT_CHANGES_H_

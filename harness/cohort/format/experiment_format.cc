@@ -21,32 +21,6 @@ std::string TrialCounts(const ExperimentSummary& summary) {
                       StoppedTrials(summary), "/", summary.errored_trials);
 }
 
-// "7 (validation_loss 0.0812 after 1200 batches, checkpoint trial-7-batch-1200)": the trial with
-// the best searcher metric and its best checkpoint, or "-" before any.
-std::string BestTrial(const ExperimentDescription& description) {
-  const TrialSummary* best = nullptr;
-  for (const TrialSummary& trial : description.trials) {
-    if (!trial.has_best_metric) continue;
-    const bool better =
-        best == nullptr || (description.smaller_is_better ? trial.best_metric < best->best_metric
-                                                          : trial.best_metric > best->best_metric);
-    if (better) best = &trial;
-  }
-  if (best == nullptr) return "-";
-  std::string text =
-      absl::StrFormat("%d (%s %.6g", best->trial_id,
-                      description.searcher_metric.empty() ? "metric" : description.searcher_metric,
-                      best->best_metric);
-  // An orchestrator before client minor 8 tells neither the batches nor the best checkpoint.
-  if (best->best_metric_batches > 0) {
-    absl::StrAppend(&text, " after ", best->best_metric_batches, " batches");
-  }
-  if (!best->best_checkpoint_id.empty()) {
-    absl::StrAppend(&text, ", checkpoint ", best->best_checkpoint_id);
-  }
-  return text + ")";
-}
-
 std::string SummaryLines(const ExperimentDescription& description, double now_unix_time) {
   const ExperimentSummary& summary = description.summary;
   std::string out = absl::StrFormat("experiment %d: %s\n", summary.experiment_id, summary.name);
@@ -95,6 +69,30 @@ std::string TrialTable(const std::vector<TrialSummary>& trials) {
 }
 
 }  // namespace
+
+std::string BestTrial(const ExperimentDescription& description) {
+  const TrialSummary* best = nullptr;
+  for (const TrialSummary& trial : description.trials) {
+    if (!trial.has_best_metric) continue;
+    const bool better =
+        best == nullptr || (description.smaller_is_better ? trial.best_metric < best->best_metric
+                                                          : trial.best_metric > best->best_metric);
+    if (better) best = &trial;
+  }
+  if (best == nullptr) return "-";
+  std::string text =
+      absl::StrFormat("%d (%s %.6g", best->trial_id,
+                      description.searcher_metric.empty() ? "metric" : description.searcher_metric,
+                      best->best_metric);
+  // An orchestrator before client minor 8 tells neither the batches nor the best checkpoint.
+  if (best->best_metric_batches > 0) {
+    absl::StrAppend(&text, " after ", best->best_metric_batches, " batches");
+  }
+  if (!best->best_checkpoint_id.empty()) {
+    absl::StrAppend(&text, ", checkpoint ", best->best_checkpoint_id);
+  }
+  return text + ")";
+}
 
 void AppendField(absl::string_view label, absl::string_view value, std::string* out) {
   absl::StrAppendFormat(out, "  %-16s %s\n", label, value);

@@ -29,6 +29,10 @@ std::string FormatUnixTime(double unix_time);
 // Appends "  <label padded to 16> <value>\n": a field of a description (describe's header).
 void AppendField(absl::string_view label, absl::string_view value, std::string* out);
 
+// "7 (validation_loss 0.0812 after 1200 batches, checkpoint trial-7-batch-1200)": the trial with
+// the best searcher metric and its best checkpoint, or "-" before any.
+std::string BestTrial(const ExperimentDescription& description);
+
 // The searcher's progress as a whole percentage, "0%" to "100%".
 std::string FormatProgress(double fraction);
 
