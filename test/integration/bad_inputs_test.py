@@ -435,6 +435,15 @@ with temp_dir() as tmp:
              "no such experiment config file"),
             ("resume of a folder that is not a run", ["run", "--resume", tmp],
              "is not a run folder of cohort run (it has no config.yaml)"),
+            ("a learning rate the built-in optimizer refuses, submitted",
+             ["submit", write_config(tmp, config_text(), file_name="submitted.yaml"), "--set",
+              "hyperparameters.learning_rate=-1"],
+             "submitted.yaml as --set changes it: hyperparameter 'learning_rate' = -1 is out of "
+             "range; allowed: > 0"),
+            ("a missing plugin, submitted",
+             ["submit", write_config(tmp, config_text(entrypoint="./nope.so"),
+                                     file_name="no_plugin.yaml")],
+             "no_plugin.yaml: entrypoint: no plugin './nope.so'"),
             ("resume of a folder that does not exist",
              ["run", "--resume", os.path.join(tmp, "no-such-run")],
              f"there is no run folder {os.path.join(tmp, 'no-such-run')}")]:

@@ -10,6 +10,7 @@
 #include "harness/cohort/commands/client_commands.h"
 #include "harness/cohort/format/experiment_changes.h"
 #include "harness/cohort/process/entrypoint.h"
+#include "harness/cohort/run/run_setup.h"
 #include "runtime/client/orchestrator_client.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/config/yaml_quoting.h"
@@ -50,6 +51,11 @@ absl::StatusOr<std::string> SubmittableConfig(const std::string& path,
                                               std::vector<std::string> overrides) {
   absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
   if (!config.ok()) return config.status();
+  if (absl::Status checked =
+          CheckAsLoaderTells(path, *config, overrides, overrides.size(), CheckSubmittedPlugin);
+      !checked.ok()) {
+    return checked;
+  }
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config->entrypoint, config->config_dir);
   if (!plugin.ok()) return plugin.status();
   std::error_code error;

@@ -110,19 +110,32 @@ absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
   }
   absl::StatusOr<ExperimentConfig> loaded = LoadExperimentConfig(path, overrides);
   if (!loaded.ok()) return loaded;
-  // The checks beyond the file's own rules, told as the loader tells those: "as --set changes it"
-  // where the file without the user's --set passes them.
-  absl::Status checked = CheckRun(*loaded);
-  if (checked.ok()) return loaded;
+  absl::Status checked =
+      CheckAsLoaderTells(path, *loaded, std::move(overrides), user_overrides, CheckRun);
+  if (!checked.ok()) return checked;
+  return loaded;
+}
+
+absl::Status CheckAsLoaderTells(const std::string& path, const ExperimentConfig& loaded,
+                                std::vector<std::string> overrides, size_t user_overrides,
+                                const std::function<absl::Status(const ExperimentConfig&)>& check) {
+  absl::Status checked = check(loaded);
+  if (checked.ok()) return checked;
   bool file_alone_good = false;
   if (user_overrides > 0) {
     overrides.erase(overrides.begin(), overrides.begin() + static_cast<ptrdiff_t>(user_overrides));
     absl::StatusOr<ExperimentConfig> alone = LoadExperimentConfig(path, overrides);
-    file_alone_good = alone.ok() && CheckRun(*alone).ok();
+    file_alone_good = alone.ok() && check(*alone).ok();
   }
   return absl::Status(
       checked.code(),
       absl::StrCat(path, file_alone_good ? " as --set changes it: " : ": ", checked.message()));
+}
+
+absl::Status CheckSubmittedPlugin(const ExperimentConfig& config) {
+  absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
+  if (!plugin.ok()) return plugin.status();
+  return CheckBuiltInOptimizer(config, *plugin);
 }
 
 absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {

@@ -10,6 +10,7 @@
 #define COHORT_HARNESS_COHORT_RUN_RUN_SETUP_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,20 @@ namespace cohort {
 absl::StatusOr<ExperimentConfig> LoadRunConfig(const std::string& path,
                                                std::vector<std::string> overrides,
                                                std::optional<uint64_t> seed_in_use);
+
+// Runs `check` on `loaded`, the config at `path` loaded with `overrides` (the first
+// `user_overrides` of them the user's --set), and tells its error as the loader tells its own:
+// "<path>: ...", or "<path> as --set changes it: ..." where the file without the user's --set
+// passes the check. OK when `check` passes.
+absl::Status CheckAsLoaderTells(const std::string& path, const ExperimentConfig& loaded,
+                                std::vector<std::string> overrides, size_t user_overrides,
+                                const std::function<absl::Status(const ExperimentConfig&)>& check);
+
+// What `cohort submit` checks before it sends a config, as LoadRunConfig does for a run: the
+// plugin the entrypoint names, and for one that steps with the built-in optimizer the
+// hyperparameters that configure it, where every trial sees the same (the orchestrator checks
+// the rest, and the host_path is its machine's to check).
+absl::Status CheckSubmittedPlugin(const ExperimentConfig& config);
 
 // A run folder to continue and the config it was trained with.
 struct StoredRun {
