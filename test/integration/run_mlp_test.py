@@ -69,6 +69,14 @@ with temp_dir() as tmp:
     check(os.path.isdir(os.path.join(run_dir, "local", "tasks", "1")),
           os.listdir(os.path.join(run_dir, "local")))
 
+    # A completed run resumed as it stands has nothing left to train: it says so, prints its
+    # summary again and leaves every byte of its folder as it was (it used to start a task).
+    before = folder_bytes(run_dir)
+    code, again, err = run("run", "--resume", run_dir)
+    check(code == 0 and "has completed: nothing to resume" in err, f"{code}\n{again}\n{err}")
+    check(again == out, f"the summary differs:\n{again}\nagainst\n{out}")
+    check(folder_bytes(run_dir) == before, "a resume of the completed run changed its folder")
+
     # Any searcher runs: a grid of two trials shares the machine's two slots.
     grid_config = write_config(tmp, open(config).read().replace(
         "  hidden_size: 32\n", "  hidden_size:\n    type: categorical\n    vals: [16, 32]\n").replace(

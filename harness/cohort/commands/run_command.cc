@@ -12,10 +12,12 @@
 #include "harness/cohort/run/embedded_run.h"
 #include "harness/cohort/run/resume_checks.h"
 #include "harness/cohort/run/run_setup.h"
+#include "harness/cohort/run/run_summary.h"
 #include "runtime/agent/gpu_slots.h"
 #include "runtime/agent/task_table.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/orchestrator/orchestrator.h"
+#include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/run_folder.h"
 
 namespace cohort {
@@ -134,6 +136,20 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   if (stored) {
     if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok()) {
       return CommandError(can);
+    }
+    // A completed run resumed as it stands (its own config.yaml, no --set) has nothing left to
+    // train: its summary again, and its folder stays as it is.
+    if (args->experiment.empty() && args->overrides.empty()) {
+      absl::StatusOr<ExperimentRecord> record =
+          ReadExperimentRecord(stored->folder.experiment_json_path());
+      if (record.ok() && record->state == RunState::kCompleted) {
+        std::fprintf(stderr,
+                     "experiment %s: the run in %s has completed: nothing to resume (a longer "
+                     "searcher.max_length, given with --set, trains it on)\n",
+                     config->name.c_str(), stored->folder.path().c_str());
+        PrintRunSummary(*record, stored->folder.path(), stdout);
+        return 0;
+      }
     }
   }
   absl::StatusOr<std::vector<AgentSlot>> visible =
