@@ -27,6 +27,12 @@ double ThroughputMeter::ProgressRate(double now, uint64_t records) {
   return progress_rate_;
 }
 
+void ThroughputMeter::Exclude(double seconds) {
+  if (seconds <= 0) return;
+  report_start_ += seconds;
+  progress_start_ += seconds;
+}
+
 uint64_t ThroughputMeter::TakeExchangedBytes(uint64_t total_bytes) {
   const uint64_t bytes = total_bytes - reported_bytes_;
   reported_bytes_ = total_bytes;

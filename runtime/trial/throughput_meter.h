@@ -1,12 +1,14 @@
 // ThroughputMeter: the training thread's records per second, measured two ways. The report rate
-// covers the whole window since the previous training report (metrics.jsonl's
-// records_per_second); the progress rate is measured again once its window has lasted longer than
-// kProgressWindowSeconds, so a progress line a few times a second shows a steady figure. It also
-// counts the bytes the exchange moved between reports.
+// covers the window since the previous training report (metrics.jsonl's records_per_second); the
+// progress rate is measured again once its window has lasted longer than kProgressWindowSeconds,
+// so a progress line a few times a second shows a steady figure. Time spent validating is left
+// out of both (Exclude): it trains no record, and its own seconds are the report's `validation`
+// timing. It also counts the bytes the exchange moved between reports.
 //
 //   ThroughputMeter meter;
 //   meter.Start(clock.MonotonicSeconds(), progress.records_trained);
 //   ... train ...
+//   meter.Exclude(validation_seconds);
 //   report.records_per_second = meter.TakeReportRate(now, progress.records_trained);
 //   progress_report.records_per_second = meter.ProgressRate(now, progress.records_trained);
 //
@@ -32,6 +34,9 @@ class ThroughputMeter {
   // The progress rate: measured again, and its window started anew, when the window is longer
   // than kProgressWindowSeconds at `now`; else the last figure (0 before the first).
   double ProgressRate(double now, uint64_t records);
+
+  // Leaves `seconds` that trained nothing (a validation just ended) out of both windows.
+  void Exclude(double seconds);
 
   // Bytes the exchange moved since the previous call, given its running total `total_bytes`.
   uint64_t TakeExchangedBytes(uint64_t total_bytes);

@@ -420,6 +420,7 @@ absl::Status TrialRunner::CheckSearcherMetric() {
 
 absl::Status TrialRunner::Validate() {
   if (last_validation_batches_ == progress_.batches_trained) return absl::OkStatus();
+  const double started = options_.clock->MonotonicSeconds();
   Enter(TrialPhase::kValidating, progress_.batches_trained);
   // The device's values are taken all at once: the training ones first.
   if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
@@ -447,6 +448,7 @@ absl::Status TrialRunner::Validate() {
   if (absl::Status status = RequireSearcherMetric(result); !status.ok()) return status;
   if (reporter()) options_.events->OnMetrics(Report(ReportKind::kValidation, result));
   last_validation_batches_ = progress_.batches_trained;
+  throughput_.Exclude(options_.clock->MonotonicSeconds() - started);
 
   // checkpoint_policy: after this validation, checkpoint always (all), when it is the best so
   // far (best), or never (none). Nothing is trained yet at an initial validation.

@@ -24,6 +24,20 @@ TEST(ThroughputMeterTest, TheProgressRateIsMeasuredAgainOnlyAfterHalfASecond) {
   EXPECT_DOUBLE_EQ(meter.ProgressRate(2.0, 1000), 600.0);  // 600 records over 1 s
 }
 
+// A validation trains nothing: its seconds are left out of both rates, so the first report after
+// one shows the training pace, not the pace diluted by the evaluation.
+TEST(ThroughputMeterTest, ValidationTimeIsLeftOutOfBothRates) {
+  ThroughputMeter meter;
+  meter.Start(0.0, 0);
+  EXPECT_DOUBLE_EQ(meter.TakeReportRate(1.0, 1000), 1000.0);
+  meter.Exclude(3.0);  // validated from 1.0 to 4.0
+  EXPECT_DOUBLE_EQ(meter.TakeReportRate(5.0, 2000), 1000.0);
+  meter.Exclude(2.0);                                       // from 5.0 to 7.0
+  EXPECT_DOUBLE_EQ(meter.ProgressRate(8.0, 3000), 1000.0);  // 3000 records in 3 s of training
+  meter.Exclude(-1.0);                                      // a clock that went back: nothing
+  EXPECT_DOUBLE_EQ(meter.TakeReportRate(9.0, 4000), 1000.0);
+}
+
 TEST(ThroughputMeterTest, ExchangedBytesAreCountedSinceThePreviousReport) {
   ThroughputMeter meter;
   EXPECT_EQ(meter.TakeExchangedBytes(4096), 4096u);
