@@ -1,10 +1,13 @@
 #include "runtime/config/optimizer_hyperparameters.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/text/closest_name.h"
 
 namespace cohort {
 namespace {
@@ -36,9 +39,13 @@ absl::StatusOr<OptimizerKind> ReadKind(const Hyperparameters& hp) {
 
 absl::Status ReadSgd(const Hyperparameters& hp, OptimizerOptions& options) {
   if (hp.TypeOf("learning_rate") == COHORT_HPARAM_ABSENT) {
-    return absl::InvalidArgumentError(
+    std::vector<absl::string_view> given;
+    for (const auto& [name, value] : hp.values()) given.push_back(name);
+    const std::optional<std::string> slip = ClosestName("learning_rate", given);
+    return absl::InvalidArgumentError(absl::StrCat(
         "hyperparameter 'learning_rate' is required for optimizer sgd (it has no default); "
-        "allowed: > 0");
+        "allowed: > 0",
+        slip ? absl::StrCat(" (the config has '", *slip, "': a slip of it?)") : ""));
   }
   absl::StatusOr<double> momentum = DoubleOr(hp, "momentum", 0);
   if (!momentum.ok()) return momentum.status();

@@ -208,9 +208,12 @@ void TrialRunner::WarnOfUnreadHyperparameters() {
       read_by_cohort.push_back(std::move(name));
     }
   }
-  const std::vector<std::string> unread = UnreadHyperparameters(
-      options_.config->hyperparameters, options_.model->HyperparametersRead(), read_by_cohort);
-  if (!unread.empty()) options_.events->OnNotice(UnreadHyperparametersNotice(unread));
+  const std::set<std::string> read_by_plugin = options_.model->HyperparametersRead();
+  const std::vector<std::string> unread =
+      UnreadHyperparameters(options_.config->hyperparameters, read_by_plugin, read_by_cohort);
+  if (unread.empty()) return;
+  options_.events->OnNotice(UnreadHyperparametersNotice(
+      unread, AskedButNotSet(options_.config->hyperparameters, read_by_plugin, read_by_cohort)));
 }
 
 absl::StatusOr<bool> TrialRunner::StopAgreed(bool at_report) {

@@ -6,7 +6,9 @@
 //
 //   std::vector<std::string> unread = UnreadHyperparameters(
 //       config.hyperparameters, model.HyperparametersRead(), {"global_batch_size"});
-//   if (!unread.empty()) events.OnNotice(UnreadHyperparametersNotice(unread));
+//   std::vector<std::string> missing = AskedButNotSet(
+//       config.hyperparameters, model.HyperparametersRead(), {"global_batch_size"});
+//   if (!unread.empty()) events.OnNotice(UnreadHyperparametersNotice(unread, missing));
 //
 // Thread-safety: pure functions.
 #ifndef COHORT_RUNTIME_TRIAL_UNREAD_HYPERPARAMETERS_H_
@@ -25,8 +27,17 @@ std::vector<std::string> UnreadHyperparameters(const Hyperparameters& set,
                                                const std::set<std::string>& read_by_plugin,
                                                const std::vector<std::string>& read_by_cohort);
 
-// "warning: hyperparameters lr and dropout were not read ...": one line naming them.
-std::string UnreadHyperparametersNotice(const std::vector<std::string>& unread);
+// The names in `read_by_plugin` or `read_by_cohort` that are not in `set` (asked for, and taken
+// at their defaults), in name order: what a misspelled name was likely meant to be.
+std::vector<std::string> AskedButNotSet(const Hyperparameters& set,
+                                        const std::set<std::string>& read_by_plugin,
+                                        const std::vector<std::string>& read_by_cohort);
+
+// "warning: hyperparameters lr and dropout were not read ...": one line naming them, each with
+// the name of `asked_but_not_set` it is a slip of, if any ("learnig_rate (did you mean
+// learning_rate?)": ClosestName).
+std::string UnreadHyperparametersNotice(const std::vector<std::string>& unread,
+                                        const std::vector<std::string>& asked_but_not_set = {});
 
 }  // namespace cohort
 

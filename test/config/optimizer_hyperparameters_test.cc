@@ -32,6 +32,9 @@ TEST(OptimizerHyperparametersTest, SgdIsTheDefaultAndNeedsALearningRate) {
   EXPECT_EQ(OptimizerError({}),
             "hyperparameter 'learning_rate' is required for optimizer sgd (it has no default); "
             "allowed: > 0");
+  EXPECT_EQ(OptimizerError({{"learnig_rate", 0.1}, {"momentum", 0.9}}),
+            "hyperparameter 'learning_rate' is required for optimizer sgd (it has no default); "
+            "allowed: > 0 (the config has 'learnig_rate': a slip of it?)");
   auto options = ReadOptimizer({{"learning_rate", 0.1}});
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->kind, OptimizerKind::kSgd);

@@ -34,6 +34,24 @@ TEST(UnreadHyperparametersTest, NamesWhatNeitherThePluginNorCohortRead) {
               HasSubstr("hyperparameters dropout, lr were not read"));
 }
 
+// A slip of a name something asked for and found unset gets that name as a hint.
+TEST(UnreadHyperparametersTest, AMisspelledNameIsToldWhatItWasMeantToBe) {
+  Hyperparameters set;
+  set.Set("global_batch_size", 8);
+  set.Set("learnig_rate", 0.002);
+  set.Set("dropout", 0.5);
+  const std::vector<std::string> read_by_cohort = {"global_batch_size", "learning_rate", "beta1"};
+  const std::set<std::string> read_by_plugin = {"hidden_size"};
+  EXPECT_THAT(AskedButNotSet(set, read_by_plugin, read_by_cohort),
+              ElementsAre("beta1", "hidden_size", "learning_rate"));
+  const std::vector<std::string> unread =
+      UnreadHyperparameters(set, read_by_plugin, read_by_cohort);
+  EXPECT_THAT(
+      UnreadHyperparametersNotice(unread, AskedButNotSet(set, read_by_plugin, read_by_cohort)),
+      HasSubstr("hyperparameters dropout, learnig_rate (did you mean learning_rate?) were "
+                "not read"));
+}
+
 // The notices about unread hyperparameters among `notices`.
 std::vector<std::string> UnreadNotices(const std::vector<std::string>& notices) {
   std::vector<std::string> found;
