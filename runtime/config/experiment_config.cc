@@ -83,7 +83,7 @@ absl::Status ReadGlobalBatchSize(const YAML::Node& section, ExperimentConfig* co
   if (section.IsMap() && section["global_batch_size"].IsDefined()) {
     written.reset(section["global_batch_size"]);
   }
-  return Mismatch(
+  absl::Status mismatch = Mismatch(
       "hyperparameters.global_batch_size",
       absl::StrCat(min_batch == 1 ? absl::StrCat("an integer from 1 to ", kMaxGlobalBatchSize,
                                                  " (the batch size of one step summed over all "
@@ -92,6 +92,28 @@ absl::Status ReadGlobalBatchSize(const YAML::Node& section, ExperimentConfig* co
                                                  min_batch, ") to ", kMaxGlobalBatchSize),
                    ", or a search space of such integers (type int or categorical)"),
       written);
+  // In a search space, the value that breaks the rule.
+  if (batch == config->hyperparameter_spaces.end()) return mismatch;
+  const HyperparameterSpace& space = batch->second;
+  std::string culprit;
+  if (space.kind == HyperparameterSpace::Kind::kCategorical) {
+    for (const Hyperparameters::Value& value : space.vals) {
+      HyperparameterSpace one;
+      one.value = value;
+      if (!IntegersWithin(one, min_batch, static_cast<int64_t>(kMaxGlobalBatchSize))) {
+        const int64_t* integer = std::get_if<int64_t>(&value);
+        culprit = integer != nullptr ? absl::StrCat("its value ", *integer, " is not")
+                                     : absl::StrCat("its value ", DescribeValue(value));
+        break;
+      }
+    }
+  } else if (space.kind == HyperparameterSpace::Kind::kInt) {
+    culprit = space.minval < static_cast<double>(min_batch)
+                  ? absl::StrCat("its minval ", space.minval, " is below ", min_batch)
+                  : absl::StrCat("its maxval ", space.maxval, " is above ", kMaxGlobalBatchSize);
+  }
+  if (culprit.empty()) return mismatch;
+  return absl::Status(mismatch.code(), absl::StrCat(mismatch.message(), " (", culprit, ")"));
 }
 
 absl::Status ReadHyperparameters(const YAML::Node& section, ExperimentConfig* config) {

@@ -78,7 +78,8 @@ std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule) {
         "to a longer length trains otherwise than one run to that length"));
   }
   const auto period_note = [&](const char* key, uint64_t period) {
-    if (period == 0 || period % window == 0) return;
+    // A period that never falls due before the end moves nothing: the end is a step anyway.
+    if (period == 0 || period % window == 0 || period >= schedule.total_batches) return;
     const uint64_t first = (period + window - 1) / window * window;
     notes.push_back(absl::StrCat(key, " comes to ", period,
                                  " batches, not a multiple of optimizations.aggregation_frequency ",

@@ -78,7 +78,8 @@ std::vector<MalformedCase> Cases() {
       {"tensor fusion threshold zero",
        "",
        {"optimizations.tensor_fusion_threshold=0"},
-       "optimizations.tensor_fusion_threshold: expected an integer from 1 to 4294967295 (MB), or auto; got 0"},
+       "optimizations.tensor_fusion_threshold: expected an integer from 1 to 4294967295 (MB), or "
+       "auto; got 0"},
       {"aggregation frequency too wide for 64 bits",
        "",
        {"optimizations.aggregation_frequency=99999999999999999999"},
@@ -92,7 +93,8 @@ std::vector<MalformedCase> Cases() {
       {"tensor fusion threshold as another word",
        "",
        {"optimizations.tensor_fusion_threshold=fast"},
-       "optimizations.tensor_fusion_threshold: expected an integer from 1 to 4294967295 (MB), or auto; got 'fast'"},
+       "optimizations.tensor_fusion_threshold: expected an integer from 1 to 4294967295 (MB), or "
+       "auto; got 'fast'"},
       {"tensor fusion threshold auto with auto tuning off",
        "",
        {"optimizations.tensor_fusion_threshold=auto",
@@ -359,7 +361,12 @@ std::vector<MalformedCase> Cases() {
         "hyperparameters.global_batch_size={type: categorical, vals: [16, 4]}"},
        "hyperparameters.global_batch_size: expected an integer from resources.slots_per_trial (8) "
        "to 16777216, or a search space of such integers (type int or categorical); got {type: "
-       "categorical, vals: [16, 4]}"},
+       "categorical, vals: [16, 4]} (its value 4 is not)"},
+      {"global batch size searched from below the slots",
+       "",
+       {"resources.slots_per_trial=8",
+        "hyperparameters.global_batch_size={type: int, minval: 4, maxval: 64}"},
+       "got {type: int, minval: 4, maxval: 64} (its minval 4 is below 8)"},
       {"global batch size below slots",
        "",
        {"resources.slots_per_trial=8", "hyperparameters.global_batch_size=4"},
@@ -400,6 +407,10 @@ std::vector<MalformedCase> Cases() {
        {"reproducibility.experiment_seed=2147483648"},
        "reproducibility.experiment_seed: expected an integer between 0 and 2147483647; got "
        "2147483648"},
+      {"seed below zero, in the same words",
+       "",
+       {"reproducibility.experiment_seed=-1"},
+       "reproducibility.experiment_seed: expected an integer between 0 and 2147483647; got -1"},
       {"reproducibility key unknown",
        "",
        {"reproducibility.seed=1"},

@@ -278,6 +278,13 @@ TEST(TrialScheduleTest, NotesTheLengthsAnAggregationWindowMoves) {
   schedule.total_batches = 104;
   schedule.validation_period = 52;
   EXPECT_TRUE(AggregationWindowNotes(schedule).empty()) << "every length a multiple of 4";
+  // A period that never falls due before the end is no note (the end is a step anyway), and
+  // a length of one leftover batch says "batch".
+  schedule.total_batches = 101;
+  schedule.validation_period = 2500;
+  schedule.checkpoint_period = 101;
+  EXPECT_THAT(AggregationWindowNotes(schedule),
+              ElementsAre(HasSubstr("sums the 1 batch left, and")));
 }
 
 }  // namespace

@@ -11,11 +11,11 @@
 namespace cohort::config_internal {
 namespace {
 
-// Bounds this wide read as "an integer >= min" unless the value actually exceeds them.
+// Bounds wider than an int32 read as "an integer >= min" unless the value actually exceeds them.
 constexpr int64_t kUnremarkableMax = std::numeric_limits<int32_t>::max();
 
 std::string IntegerRange(int64_t min, int64_t max, bool out_of_range) {
-  if (max < kUnremarkableMax || out_of_range) {
+  if (max <= kUnremarkableMax || out_of_range) {
     return absl::StrCat("an integer between ", min, " and ", max);
   }
   if (min == std::numeric_limits<int64_t>::min()) return "an integer";
