@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -306,6 +307,9 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     ProgressReport kept = *progress;
     kept.trial_id = task_.trial_id;
     progress_.Keep(kept);
+    // The first goes out at once, ahead of the reports that follow it: it brings the trial's
+    // total, which a trial shorter than one report period would otherwise show no line with.
+    if (!std::exchange(progress_heard_, true)) ForwardProgress(progress_.Take());
   } else if (const auto* beat = std::get_if<Heartbeat>(&message)) {
     for (std::unique_ptr<Rank>& rank : ranks_) {
       if (rank->said_hello && rank->peer == peer && rank->running && !rank->outcome.finished) {

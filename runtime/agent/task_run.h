@@ -209,6 +209,7 @@ class TaskRun {
   std::function<std::vector<GpuReading>(const std::vector<RankAssignment>&)> gpu_readings_;
   bool gpus_unbalanced_ = false;  // the latest training report's GPUs were unbalanced
   ProgressThrottle progress_;
+  bool progress_heard_ = false;  // the task's first progress went out at once
   std::optional<uint64_t> records_trained_;
   uint64_t exchanged_bytes_ = 0;
   std::vector<std::unique_ptr<Rank>> ranks_;

@@ -77,6 +77,12 @@ with temp_dir() as tmp:
     check(again == out, f"the summary differs:\n{again}\nagainst\n{out}")
     check(folder_bytes(run_dir) == before, "a resume of the completed run changed its folder")
 
+    # A trial shorter than one report period still shows its total in its progress line: the
+    # agent passes a task's first progress on at once, ahead of the report that follows it.
+    short = mlp_config(tmp, name="short", batches=10, period=10, file_name="short.yaml")
+    code, short_out, short_err = run("run", short, "--output", os.path.join(tmp, "short"))
+    check(code == 0 and "trial 1  10/10 batches  loss " in short_err, f"{code}\n{short_err}")
+
     # Any searcher runs: a grid of two trials shares the machine's two slots.
     grid_config = write_config(tmp, open(config).read().replace(
         "  hidden_size: 32\n", "  hidden_size:\n    type: categorical\n    vals: [16, 32]\n").replace(
