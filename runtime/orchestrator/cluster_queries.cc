@@ -78,7 +78,8 @@ ExperimentSummary SummarizeExperiment(const Cluster& cluster, const Experiment& 
   uint64_t units_trained = 0;
   for (const auto& [request_id, trial_id] : experiment.trials) {
     const Trial& trial = *cluster.trials.at(trial_id);
-    units_trained += trial.UnitsTrained(experiment.searcher_counts_records);
+    units_trained +=
+        trial.UnitsTrained(experiment.searcher_counts_records, experiment.config.slots_per_trial);
     ++summary.trials;
     if (!trial.ended()) ++summary.active_trials;
     if (trial.state() == TrialState::kCompleted) ++summary.completed_trials;

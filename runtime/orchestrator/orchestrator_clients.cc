@@ -39,7 +39,8 @@ std::optional<std::string> SearchedBatchRemainderWarning(const ExperimentConfig&
                                      : absl::StrCat(absl::StrJoin(uneven, ", "),
                                                     uneven.size() == 1 ? " is" : " are"),
                       " not a multiple of resources.slots_per_trial ", slots,
-                      ": such a trial trains the largest multiple below its value in each batch");
+                      ": such a trial trains the largest multiple below its value in each batch "
+                      "(and lengths in records or epochs count batches of that many)");
 }
 
 }  // namespace

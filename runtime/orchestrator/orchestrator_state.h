@@ -19,6 +19,7 @@
 
 #include "runtime/client/client_messages.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/config/trial_schedule.h"
 #include "runtime/control/control_messages.h"
 #include "runtime/orchestrator/agent_provisioner.h"
 #include "runtime/orchestrator/placement.h"
@@ -141,9 +142,10 @@ struct Trial {
   bool told_earlier_reports = false;
 
   // What it trained, in its searcher's unit (batches, or records: Experiment's
-  // searcher_counts_records).
-  uint64_t UnitsTrained(bool counts_records) const {
-    return counts_records ? batches_trained * global_batch_size : batches_trained;
+  // searcher_counts_records, each batch the records its `slots` train).
+  uint64_t UnitsTrained(bool counts_records, uint32_t slots) const {
+    return counts_records ? batches_trained * RecordsPerBatch(global_batch_size, slots)
+                          : batches_trained;
   }
   TrialState state() const { return lifecycle.state(); }
   bool ended() const { return lifecycle.ended(); }

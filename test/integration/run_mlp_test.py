@@ -1,5 +1,6 @@
 """`cohort run` trains the mlp plugin end to end and leaves a complete run folder."""
 import os
+import shutil
 
 from cohort_cli import *
 
@@ -76,6 +77,18 @@ with temp_dir() as tmp:
     check(code == 0 and "has completed: nothing to resume" in err, f"{code}\n{again}\n{err}")
     check(again == out, f"the summary differs:\n{again}\nagainst\n{out}")
     check(folder_bytes(run_dir) == before, "a resume of the completed run changed its folder")
+    # A length edited into its config.yaml is something left to train: it trains on.
+    longer = os.path.join(tmp, "longer")
+    shutil.copytree(run_dir, longer)
+    with open(os.path.join(longer, "config.yaml")) as f:
+        stored = f.read()
+    check("  max_length:\n    batches: 300\n" in stored, stored)
+    with open(os.path.join(longer, "config.yaml"), "w") as f:
+        f.write(stored.replace("  max_length:\n    batches: 300\n",
+                               "  max_length:\n    batches: 400\n"))
+    code, _, err = run("run", "--resume", longer)
+    check(code == 0 and "nothing to resume" not in err and
+          experiment(longer)["trials"][0]["batches_trained"] == 400, f"{code}\n{err}")
 
     # A trial shorter than one report period still shows its total in its progress line: the
     # agent passes a task's first progress on at once, ahead of the report that follows it.

@@ -97,6 +97,28 @@ with temp_dir() as tmp:
           f"({code}) {err}")
     check(folder_bytes(odd) == before, "a refused resume changed the run folder")
 
+    # A searched global batch: each trial's own must keep its records per batch. Trial 2 trains
+    # 33 records a batch at 2 slots (32 of them) and would train 33 at 1: refused, naming it,
+    # though the config's own value (32, trial 1's) would go on.
+    searched = write_config(tmp, text.replace("hidden_layers: 2", LINEAR).replace(
+        "  global_batch_size: 16\n",
+        "  global_batch_size:\n    type: categorical\n    vals: [32, 33]\n").replace(
+        "  name: single\n", "  name: grid\n"), "searched.yaml")
+    grid = os.path.join(tmp, "grid")
+    process = start("run", searched, "--output", grid, "--cpu-slots", "4",
+                    "--set", "resources.slots_per_trial=2")
+    wait_for(lambda: all(t["checkpoints"] for t in experiment(grid)["trials"]) and
+             len(experiment(grid)["trials"]) == 2, what="both trials' first checkpoints")
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    check(process.returncode == 130, f"the stopped grid exited {process.returncode}:\n{err}")
+    before = folder_bytes(grid)
+    code, out, err = run("run", "--resume", grid, "--cpu-slots", "4", "--set",
+                         "resources.slots_per_trial=1")
+    check(code != 0 and "trial 2 trains a global_batch_size of its own" in err and
+          "a global batch of 33 trained 32 records per batch at 2 slots" in err, f"({code}) {err}")
+    check(folder_bytes(grid) == before, "a refused resume changed the run folder")
+
     # Compression with per-slot state (top-k's residuals): refused, nothing changed.
     topk = os.path.join(tmp, "topk")
     stopped_run(config, topk, "--set", "optimizations.gradient_compression={type: topk, ratio: 0.5}")

@@ -165,6 +165,25 @@ TEST(ClusterQueriesTest, ProgressMovesWithEveryBatchOfASingleTrial) {
   EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.57);
 }
 
+// A searcher counting records counts each batch as the records its slots train: 33 at 2 slots is
+// 32 a batch, so 6000 batches of a 384000-record search are half of it, not 51.6%.
+TEST(ClusterQueriesTest, ProgressInRecordsCountsTheRecordsABatchTrains) {
+  ClusterBuilder b;
+  Experiment& experiment = b.AddExperiment(1);
+  experiment.config.slots_per_trial = 2;
+  experiment.searcher_counts_records = true;
+  experiment.config.searcher.name = "single";
+  absl::StatusOr<std::unique_ptr<Searcher>> searcher =
+      CreateSearcher(experiment.config, /*max_batches=*/384000);
+  ASSERT_TRUE(searcher.ok()) << searcher.status();
+  experiment.searcher = *std::move(searcher);
+  ASSERT_FALSE(experiment.searcher->Start().empty());
+  Trial& trial = b.AddTrial(experiment, 1, 1, TrialStage::kRunning);
+  trial.global_batch_size = 33;
+  trial.batches_trained = 6000;
+  EXPECT_DOUBLE_EQ(SummarizeExperiment(b.cluster, experiment).progress, 0.5);
+}
+
 // A killed experiment's progress is what its trials trained: its searcher counts a killed trial
 // as finished, which showed a single trial killed at 57% as 100% done.
 // A single search whose one trial (id 1) ended in `stage` after `batches`, before its target: its

@@ -17,6 +17,7 @@
 #include "runtime/agent/task_table.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/orchestrator/orchestrator.h"
+#include "runtime/orchestrator/trial_config.h"
 #include "runtime/record/experiment_record_reader.h"
 #include "runtime/record/run_folder.h"
 
@@ -115,6 +116,28 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
   return parsed;
 }
 
+// The record of the run in `stored` when, resumed under `config` as it stands (`changed`: another
+// config file or a --set was given), it has nothing left to train: a single trial that completed
+// at the very length `config` asks for. Its summary is then all a resume has to give, and its
+// folder stays as it is. Other searchers go the whole way (their workers check their trials'
+// checkpoints again, and the searcher decides whether more trials follow).
+std::optional<ExperimentRecord> CompletedAsAsked(const StoredRun& stored,
+                                                 const ExperimentConfig& config, bool changed) {
+  if (changed || config.searcher.name != "single") return std::nullopt;
+  absl::StatusOr<ExperimentRecord> record =
+      ReadExperimentRecord(stored.folder.experiment_json_path());
+  if (!record.ok() || record->state != RunState::kCompleted || record->trials.size() != 1) {
+    return std::nullopt;
+  }
+  const TrialRecord& trial = record->trials.front();
+  const absl::StatusOr<uint64_t> target = MaxLengthInBatches(config);
+  if (trial.state != RunState::kCompleted || !target.ok() || trial.batches_trained != *target ||
+      trial.total_batches != *target) {
+    return std::nullopt;
+  }
+  return *std::move(record);
+}
+
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& arguments) {
@@ -137,19 +160,14 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
     if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok()) {
       return CommandError(can);
     }
-    // A completed run resumed as it stands (its own config.yaml, no --set) has nothing left to
-    // train: its summary again, and its folder stays as it is.
-    if (args->experiment.empty() && args->overrides.empty()) {
-      absl::StatusOr<ExperimentRecord> record =
-          ReadExperimentRecord(stored->folder.experiment_json_path());
-      if (record.ok() && record->state == RunState::kCompleted) {
-        std::fprintf(stderr,
-                     "experiment %s: the run in %s has completed: nothing to resume (a longer "
-                     "searcher.max_length, given with --set, trains it on)\n",
-                     config->name.c_str(), stored->folder.path().c_str());
-        PrintRunSummary(*record, stored->folder.path(), stdout);
-        return 0;
-      }
+    if (const std::optional<ExperimentRecord> record = CompletedAsAsked(
+            *stored, *config, !args->experiment.empty() || !args->overrides.empty())) {
+      std::fprintf(stderr,
+                   "experiment %s: the run in %s has completed: nothing to resume (a longer "
+                   "searcher.max_length, given with --set, trains it on)\n",
+                   config->name.c_str(), stored->folder.path().c_str());
+      PrintRunSummary(*record, stored->folder.path(), stdout);
+      return 0;
     }
   }
   absl::StatusOr<std::vector<AgentSlot>> visible =

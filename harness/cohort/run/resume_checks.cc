@@ -42,6 +42,31 @@ std::optional<uint64_t> RecordedGlobalBatchSize(const TrialRecord& trial) {
   return std::nullopt;
 }
 
+// Under a searched global_batch_size each trial trains its own: another slot count must keep the
+// records per batch of every trial's (CheckSlotChange judges the config's own value alone).
+absl::Status CheckEachTrialsSlotChange(const StoredRun& stored, const ExperimentRecord& record,
+                                       const ExperimentConfig& config, absl::string_view how) {
+  if (!config.global_batch_size_searched ||
+      stored.config.slots_per_trial == config.slots_per_trial) {
+    return absl::OkStatus();
+  }
+  for (const TrialRecord& trial : record.trials) {
+    if (trial.batches_trained == 0 && trial.checkpoints.empty()) continue;
+    const std::optional<uint64_t> batch = RecordedGlobalBatchSize(trial);
+    if (!batch) continue;
+    ExperimentConfig before = stored.config;
+    ExperimentConfig after = config;
+    before.global_batch_size = after.global_batch_size = *batch;
+    if (absl::Status slots = CheckSlotChange(before, after); !slots.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(how, ": the run in ", stored.folder.path(), " cannot go on as asked: trial ",
+                       trial.id, " trains a global_batch_size of its own: ", slots.message(),
+                       "; or start a new run (--output)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // A resume trains each trial to its length under `config`. A trial whose latest checkpoint is past
 // that length has trained more than asked: it would resume beyond its end and have no result
 // there, so a resume can keep or lengthen searcher.max_length but not end a trial before its
@@ -258,6 +283,9 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
     return absl::FailedPreconditionError(absl::StrCat(how, ": the run in ", stored.folder.path(),
                                                       " cannot go on as asked: ", slots.message(),
                                                       "; or start a new run (--output)"));
+  }
+  if (absl::Status slots = CheckEachTrialsSlotChange(stored, *record, config, how); !slots.ok()) {
+    return slots;
   }
   if (absl::Status same_root = CheckSameCheckpointRoot(stored, config, how); !same_root.ok()) {
     return same_root;

@@ -23,7 +23,8 @@ namespace cohort {
 //   with (it was edited since: the checkpoints hold what the recorded settings made), naming the
 //   hyperparameters that differ where the record shows them;
 // - `config` would train otherwise than the stored settings, naming each setting that differs;
-//   another slot count alone may go on where CheckSlotChange allows it;
+//   another slot count alone may go on where CheckSlotChange allows it, for every trial's own
+//   global_batch_size when it is searched;
 // - it would look for the checkpoints elsewhere (checkpoint_storage's host_path or storage_path);
 // - none of a trial's recorded checkpoints is in the checkpoint root (it would train the trial
 //   again from its start);
