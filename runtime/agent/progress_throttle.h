@@ -9,7 +9,8 @@
 //
 //   ProgressThrottle throttle;
 //   throttle.Keep(report);                                          // as reports arrive
-//   if (std::optional<ProgressReport> due = throttle.Due(now)) Send(*due);   // on every tick
+//   if (std::optional<ProgressReport> due = throttle.Due(now)) Send(*due);   // then, and on
+//                                                                             // every tick
 //   if (std::optional<ProgressReport> last = throttle.Take()) Send(*last);  // at the end
 //
 // Thread-safety: not thread-safe.

@@ -307,9 +307,10 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     ProgressReport kept = *progress;
     kept.trial_id = task_.trial_id;
     progress_.Keep(kept);
-    // The first goes out at once, ahead of the reports that follow it: it brings the trial's
-    // total, which a trial shorter than one report period would otherwise show no line with.
-    if (!std::exchange(progress_heard_, true)) ForwardProgress(progress_.Take());
+    // Due as it arrives (on the clock Poll's ticks use), so the first goes out at once, ahead of
+    // the reports that follow it: it brings the trial's total, which a trial shorter than one
+    // report period would otherwise show its training line without.
+    ForwardProgress(progress_.Due(SystemClock().MonotonicSeconds()));
   } else if (const auto* beat = std::get_if<Heartbeat>(&message)) {
     for (std::unique_ptr<Rank>& rank : ranks_) {
       if (rank->said_hello && rank->peer == peer && rank->running && !rank->outcome.finished) {

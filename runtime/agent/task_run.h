@@ -118,9 +118,9 @@ class TaskRun {
 
   // Serves the worker channel (rendezvous, hellos, reports), forwards the progress due, watches
   // the ranks' heartbeats and, once the processes are gone and their last messages in (or a
-  // second passed), reports the exits. `now`: monotonic seconds, never decreasing from call to
-  // call. The channel is also served as messages arrive; Poll is the fallback for missed
-  // wake-ups.
+  // second passed), reports the exits. `now`: SystemClock's monotonic seconds (the progress
+  // throttle also reads that clock as progress arrives), never decreasing from call to call. The
+  // channel is also served as messages arrive; Poll is the fallback for missed wake-ups.
   void Poll(double now);
 
   uint64_t task_id() const { return task_.task_id; }
@@ -209,7 +209,6 @@ class TaskRun {
   std::function<std::vector<GpuReading>(const std::vector<RankAssignment>&)> gpu_readings_;
   bool gpus_unbalanced_ = false;  // the latest training report's GPUs were unbalanced
   ProgressThrottle progress_;
-  bool progress_heard_ = false;  // the task's first progress went out at once
   std::optional<uint64_t> records_trained_;
   uint64_t exchanged_bytes_ = 0;
   std::vector<std::unique_ptr<Rank>> ranks_;

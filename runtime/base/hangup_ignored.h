@@ -1,7 +1,6 @@
-// HangupIgnored: whether this process was started with SIGHUP ignored, as `nohup`, `setsid -f`
-// wrappers and some service managers start a command so that it outlives its terminal. A command
-// that stops on SIGHUP (its terminal closed) leaves it ignored then, as a shell's own jobs do: the
-// user asked for the command to survive the hangup.
+// HangupIgnored: whether this process was started with SIGHUP ignored, as `nohup` starts a
+// command so that it outlives its terminal. A command that stops on SIGHUP (its terminal closed)
+// leaves it ignored then: the user asked for the command to survive the hangup.
 //
 //   if (!HangupIgnored()) InstallStopHandler(SIGHUP);
 //

@@ -45,7 +45,8 @@ absl::Status ReadSgd(const Hyperparameters& hp, OptimizerOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "hyperparameter 'learning_rate' is required for optimizer sgd (it has no default); "
         "allowed: > 0",
-        slip ? absl::StrCat(" (the config has '", *slip, "': a slip of it?)") : ""));
+        slip ? absl::StrCat(" (did you mean 'learning_rate' where the config has '", *slip, "'?)")
+             : ""));
   }
   absl::StatusOr<double> momentum = DoubleOr(hp, "momentum", 0);
   if (!momentum.ok()) return momentum.status();

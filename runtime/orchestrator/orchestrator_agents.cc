@@ -300,7 +300,8 @@ void Orchestrator::OnLogBatch(const LogBatch& batch) {
       shown.text = absl::StrCat("[agent] ", line.text);
       trial.log.Append(task->attempt, shown);
       // The agent's own word about the trial (a rank gone silent): worth telling whoever follows.
-      absl::StrAppend(&text, text.empty() ? "" : "\n", "[agent] ", line.text);
+      // log.txt keeps it under the rank it is about, as `cohort trial logs` shows it.
+      absl::StrAppend(&text, text.empty() ? "" : "\n", "[rank ", line.rank, "] ", shown.text);
       Notice(absl::StrCat("trial ", trial.id, ": ", line.text));
     } else {
       trial.log.Append(task->attempt, line);

@@ -142,8 +142,9 @@ void Orchestrator::WarnOfStragglers(Task& task, const MetricsReport& report) {
         absl::StrCat("warning: ", DescribeStraggler(slow), "; it runs on ", agent,
                      absl::StrFormat(" (optimizations.straggler_threshold %g)", threshold));
     Notice(absl::StrCat("trial ", trial.id, ": ", line));
-    trial.log.Append(task.attempt, {0, LogStream::kAgent, report.unix_time, line});
-    if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line);
+    const TrialLogLine& logged = trial.log.AppendOrchestratorLine(task.attempt, report.unix_time,
+                                                                  absl::StrCat("[cohort] ", line));
+    if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), logged.text);
         !appended.ok()) {
       Notice(absl::StrCat("warning: ", appended.message()));
     }

@@ -49,9 +49,12 @@ absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
 
 absl::StatusOr<RunFolder> RunFolder::Open(const std::string& path) {
   std::error_code error;
-  if (!std::filesystem::exists(path, error)) {
-    return absl::NotFoundError(absl::StrCat("there is no run folder ", path));
+  const bool there = std::filesystem::exists(path, error);
+  if (error) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot read the run folder ", path, ": ", error.message()));
   }
+  if (!there) return absl::NotFoundError(absl::StrCat("there is no run folder ", path));
   if (!std::filesystem::exists(path + "/config.yaml")) {
     return absl::NotFoundError(
         absl::StrCat(path, " is not a run folder of cohort run (it has no config.yaml)"));

@@ -26,7 +26,8 @@ class RunFolder {
  public:
   // Creates `path` (and its parents); FAILED_PRECONDITION if it already holds an experiment.
   static absl::StatusOr<RunFolder> Create(const std::string& path);
-  // An existing run folder (NOT_FOUND when it has no config.yaml).
+  // An existing run folder: NOT_FOUND when there is none at `path` or it has no config.yaml,
+  // FAILED_PRECONDITION when `path` cannot be looked at (a parent folder it may not read).
   static absl::StatusOr<RunFolder> Open(const std::string& path);
 
   const std::string& path() const { return path_; }

@@ -40,7 +40,7 @@ std::string UnreadHyperparametersNotice(const std::vector<std::string>& unread,
   std::vector<std::string> named;
   for (const std::string& name : unread) {
     const std::optional<std::string> meant = ClosestName(name, known);
-    named.push_back(meant ? absl::StrCat(name, " (did you mean ", *meant, "?)") : name);
+    named.push_back(meant ? absl::StrCat(name, " (did you mean '", *meant, "'?)") : name);
   }
   const bool one = unread.size() == 1;
   return absl::StrCat(

@@ -35,7 +35,7 @@ std::vector<std::string> AskedButNotSet(const Hyperparameters& set,
 
 // "warning: hyperparameters lr and dropout were not read ...": one line naming them, each with
 // the name of `asked_but_not_set` it is a slip of, if any ("learnig_rate (did you mean
-// learning_rate?)": ClosestName).
+// 'learning_rate'?)": ClosestName).
 std::string UnreadHyperparametersNotice(const std::vector<std::string>& unread,
                                         const std::vector<std::string>& asked_but_not_set = {});
 

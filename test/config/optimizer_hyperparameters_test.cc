@@ -34,7 +34,7 @@ TEST(OptimizerHyperparametersTest, SgdIsTheDefaultAndNeedsALearningRate) {
             "allowed: > 0");
   EXPECT_EQ(OptimizerError({{"learnig_rate", 0.1}, {"momentum", 0.9}}),
             "hyperparameter 'learning_rate' is required for optimizer sgd (it has no default); "
-            "allowed: > 0 (the config has 'learnig_rate': a slip of it?)");
+            "allowed: > 0 (did you mean 'learning_rate' where the config has 'learnig_rate'?)");
   auto options = ReadOptimizer({{"learning_rate", 0.1}});
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->kind, OptimizerKind::kSgd);

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import time
 
-from cohort_cli import COHORT, check, plugin, run, signal, wait_for, write_config
+from cohort_cli import COHORT, check, default_hangup, plugin, run, signal, wait_for, write_config
 
 
 def free_port():
@@ -66,7 +66,7 @@ class Cluster:
         ENV (a dict, or None)."""
         with open(log_path, "a" if append else "w") as log:
             process = subprocess.Popen([*self.wrapper, COHORT, *args], stdout=log,
-                                       stderr=subprocess.STDOUT,
+                                       stderr=subprocess.STDOUT, preexec_fn=default_hangup,
                                        env=dict(os.environ, **env) if env else None)
         self.processes.append(process)
         return process

@@ -72,15 +72,23 @@ def mlp_config(directory, name="mlp-test", batches=300, period=100, hidden_size=
         hidden_size=hidden_size, max_restarts=max_restarts), file_name=file_name)
 
 
+def default_hangup():
+    """For preexec_fn: the child starts with SIGHUP's default disposition even when the tests run
+    under nohup, as the tests that send it a SIGHUP expect (a command started with SIGHUP ignored
+    keeps it ignored)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def run(*args, timeout=300):
     """Runs `cohort ARGS...`; returns (exit code, stdout, stderr)."""
-    result = subprocess.run([COHORT, *args], capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run([COHORT, *args], capture_output=True, text=True, timeout=timeout,
+                            preexec_fn=default_hangup)
     return result.returncode, result.stdout, result.stderr
 
 
 def start(*args):
     return subprocess.Popen([COHORT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_hangup)
 
 
 def experiment(run_dir):
@@ -180,7 +188,7 @@ def temp_dir():
     return tempfile.TemporaryDirectory(prefix="cohort-it-")
 
 
-__all__ = ["COHORT", "PLUGINS", "plugin", "write_config", "mlp_config", "run", "start",
+__all__ = ["COHORT", "PLUGINS", "default_hangup", "plugin", "write_config", "mlp_config", "run", "start",
            "worker_pid", "kill_the_worker", "release", "experiment", "metrics", "wait_for", "read_bytes",
            "folder_bytes", "run_stopped_at_checkpoint", "final_parameters", "check", "temp_dir", "signal", "interruptible",
            "SANITIZED"]

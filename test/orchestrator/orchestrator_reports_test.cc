@@ -117,7 +117,9 @@ TEST_F(OrchestratorTest, AgentLinesAreNoticesAndMarkedInTheTrialLog) {
             absl::StrCat("trial ", start.trial_id, ": warning: rank 0 has sent no heartbeat"));
   const std::string log =
       Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/", start.trial_id, "/log.txt"));
-  EXPECT_THAT(log, HasSubstr("[rank 0] batch 5\n[agent] warning: rank 0 has sent no heartbeat"));
+  // Under the rank it is about, so a restarted orchestrator reads it back as that rank's.
+  EXPECT_THAT(
+      log, HasSubstr("[rank 0] batch 5\n[rank 0] [agent] warning: rank 0 has sent no heartbeat"));
   const TrialLogs logs = Logs(start.trial_id, -1, 0, 10);
   ASSERT_THAT(logs.lines, SizeIs(3));  // after the orchestrator's line on the task's start
   EXPECT_EQ(logs.lines[2].text, "[agent] warning: rank 0 has sent no heartbeat");

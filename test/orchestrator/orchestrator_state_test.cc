@@ -452,7 +452,8 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorShowsWhatTrialsPrintedBefore) {
   Running(second.task_id);
   FromAgent("agent-1", LogBatch{second.task_id,
                                 {{0, LogStream::kStdout, 1.7e9, "rank 0's line"},
-                                 {1, LogStream::kStderr, 1.7e9, "rank 1's [bracketed] line"}}});
+                                 {1, LogStream::kStderr, 1.7e9, "rank 1's [bracketed] line"},
+                                 {1, LogStream::kAgent, 1.7e9, "rank 1 is slow"}}});
   Validate(second.task_id, 40, 0.7);
   orchestrator_.Tick();
 
@@ -468,7 +469,7 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorShowsWhatTrialsPrintedBefore) {
   };
   const std::vector<std::string> expected = {
       absl::StrCat("-: [cohort] task ", second.task_id, " trains to batch 100 on agent-1"),
-      "0: rank 0's line", "1: rank 1's [bracketed] line",
+      "0: rank 0's line", "1: rank 1's [bracketed] line", "1: [agent] rank 1 is slow",
       "-: [cohort] validation after 40 batches: validation_loss=0.7 accuracy=0.3"};
   EXPECT_THAT(texts_of(orchestrator_, second.trial_id, -1), ElementsAreArray(expected));
   EXPECT_THAT(texts_of(orchestrator_, second.trial_id, 0), ElementsAre("0: rank 0's line"));
@@ -478,7 +479,8 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorShowsWhatTrialsPrintedBefore) {
   EXPECT_THAT(texts_of(restarted, first.trial_id, -1), Contains("0: ended's line"));
   EXPECT_THAT(texts_of(restarted, second.trial_id, -1), ElementsAreArray(expected));
   EXPECT_THAT(texts_of(restarted, second.trial_id, 0), ElementsAre("0: rank 0's line"));
-  EXPECT_THAT(texts_of(restarted, second.trial_id, 1), ElementsAre("1: rank 1's [bracketed] line"));
+  EXPECT_THAT(texts_of(restarted, second.trial_id, 1),
+              ElementsAre("1: rank 1's [bracketed] line", "1: [agent] rank 1 is slow"));
 }
 
 TEST(TrialLogTest, AppendRecordedKeepsTheLastLinesOfALongLog) {

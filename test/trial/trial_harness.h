@@ -41,10 +41,14 @@ namespace cohort::trial_test {
 using ::cohort::ManualClock;
 
 // Records every event. StopRequested (asked after every optimizer step) moves `clock` on by
-// `seconds_per_step` and answers true once the runner has trained `stop_after_batches` batches.
+// `seconds_per_step` and answers true once the runner has trained `stop_after_batches` batches;
+// a validation report, sent while the runner validates, moves it on by `seconds_per_validation`.
 class RecordingEvents final : public TrialEvents {
  public:
   void OnMetrics(const MetricsReport& report) override {
+    if (clock != nullptr && report.kind == ReportKind::kValidation) {
+      clock->now += seconds_per_validation;
+    }
     metrics.push_back(report);
     timeline.push_back(absl::StrCat(
         report.kind == ReportKind::kTraining ? "training@" : "validation@", report.batches));
@@ -76,6 +80,7 @@ class RecordingEvents final : public TrialEvents {
   const TrialRunner* runner = nullptr;
   ManualClock* clock = nullptr;
   double seconds_per_step = 0;
+  double seconds_per_validation = 0;
   uint64_t stop_after_batches = UINT64_MAX;
   // Called with the batches trained at each StopRequested, on the runner's thread.
   std::function<void(uint64_t batches)> after_step;

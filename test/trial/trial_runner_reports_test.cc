@@ -191,6 +191,29 @@ TEST_F(TrialRunnerTest, TrainingReportsSayWhereTheTimeWentAndTheThroughput) {
   EXPECT_TRUE(trial->events().Reports(ReportKind::kValidation).back().timings.empty());
 }
 
+// A validation trains nothing: its time shows as the report's validation timing and is left out
+// of records_per_second, so the report after it shows the training pace.
+TEST_F(TrialRunnerTest, TheThroughputLeavesOutTheTimeSpentValidating) {
+  ExperimentConfig config = LinregConfig();
+  config.min_validation_period = Batches(5);
+  std::unique_ptr<TrialHarness> trial = Trial(config);
+  ASSERT_NE(trial, nullptr);
+  trial->events().seconds_per_step = 0.1;
+  trial->events().seconds_per_validation = 2.0;
+  ASSERT_TRUE(trial->runner().Run().ok());
+  const std::vector<MetricsReport> reports = trial->events().Reports(ReportKind::kTraining);
+  ASSERT_EQ(reports.size(), 4u);
+  for (size_t r = 1; r < reports.size(); ++r) {
+    SCOPED_TRACE(r);
+    double validation = 0;
+    for (const NamedValue& timing : reports[r].timings) {
+      if (timing.name == "validation") validation = timing.value;
+    }
+    EXPECT_GE(validation, 2.0);  // the validation after the previous report's batch
+    EXPECT_NEAR(reports[r].records_per_second, 40 / 0.5, 1e-6);
+  }
+}
+
 TEST_F(TrialRunnerTest, SearcherMetricThePluginDoesNotReportFailsBeforeTheFirstBatch) {
   ExperimentConfig config = LinregConfig();
   config.searcher.metric = "accuracy";

@@ -48,7 +48,7 @@ TEST(UnreadHyperparametersTest, AMisspelledNameIsToldWhatItWasMeantToBe) {
       UnreadHyperparameters(set, read_by_plugin, read_by_cohort);
   EXPECT_THAT(
       UnreadHyperparametersNotice(unread, AskedButNotSet(set, read_by_plugin, read_by_cohort)),
-      HasSubstr("hyperparameters dropout, learnig_rate (did you mean learning_rate?) were "
+      HasSubstr("hyperparameters dropout, learnig_rate (did you mean 'learning_rate'?) were "
                 "not read"));
 }
 
