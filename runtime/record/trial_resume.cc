@@ -1,5 +1,6 @@
 #include "runtime/record/trial_resume.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -8,11 +9,29 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "runtime/base/file_io.h"
 #include "runtime/checkpoint/checkpoint_names.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/record/tensorboard_events.h"
 
 namespace cohort {
+namespace {
+
+// The most batches the trial's metrics.jsonl at `path` reports, 0 when it holds none (or cannot
+// be read: the rewind that follows says so).
+uint64_t ReportedBatches(const std::string& path, uint64_t trial_id) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return 0;
+  uint64_t batches = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, trial_id);
+    if (report.ok()) batches = std::max(batches, report->batches);
+  }
+  return batches;
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<MetricsReport>> RewindTrialRecord(const std::string& metrics_path,
                                                              uint64_t trial_id, uint64_t batches,
@@ -55,10 +74,15 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
 
   TrialRecord& trial = record->trial(trial_id);
   // Trained batches with nothing to go on from (a damaged checkpoint was named above) are trained
-  // again: said, since the user may have meant the run to go on.
-  if (point.checkpoint_id.empty() && point.warnings.empty() && trial.batches_trained > 0) {
+  // again: said, since the user may have meant the run to go on. The record may be a fresh one
+  // (`cohort run --resume`): its metrics.jsonl says what the trial trained then.
+  const uint64_t trained =
+      point.checkpoint_id.empty() && point.warnings.empty()
+          ? std::max(trial.batches_trained, ReportedBatches(metrics_path, trial_id))
+          : 0;
+  if (trained > 0) {
     point.warnings.push_back(absl::StrCat(
-        "warning: trial ", trial_id, " had trained ", trial.batches_trained,
+        "warning: trial ", trial_id, " had trained ", trained,
         " batches but keeps no checkpoint (none was written yet, or checkpoint_storage's "
         "save_trial_latest and save_trial_best keep none); it trains again from batch 0"));
   }

@@ -83,4 +83,19 @@ with temp_dir() as tmp:
           f"{process.returncode}")
     check(experiment(e)["state"] == "COMPLETED", experiment(e))
     check(final_parameters(e, BATCHES) == expected, "E's final parameters differ from A's")
+    # F: `cohort run` itself SIGKILLed before its first checkpoint: nothing to go on from, so the
+    # resume trains from batch 0 again, saying so (its record is fresh; metrics.jsonl tells).
+    f = os.path.join(tmp, "f")
+    unsaved = mlp_config(tmp, name="unsaved", batches=1000, period=1000, file_name="unsaved.yaml")
+    with open(unsaved) as config_file:
+        paced = config_file.read().replace("hyperparameters:\n",
+                                           "hyperparameters:\n  slow_rank: 0\n  slow_rank_ms: 2\n")
+    write_config(tmp, paced, file_name="unsaved.yaml")
+    process = start("run", unsaved, "--output", f)
+    wait_for(lambda: metrics(f), what="F's first training report")
+    process.kill()
+    process.communicate(timeout=60)
+    code, out, err = run("run", "--resume", f)
+    check(code == 0 and "batches but keeps no checkpoint" in err and
+          "it trains again from batch 0" in err, f"F resumed: exit {code}\n{err}")
 print("ok")
