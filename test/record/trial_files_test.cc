@@ -102,23 +102,15 @@ TEST(TrialFilesTest, AResumedTrialThatKeepsNoCheckpointIsSaidToTrainAgain) {
   point = ResumeTrialFiles(*folder, kTrial, checkpoints, &record);
   ASSERT_TRUE(point.ok()) << point.status();
   EXPECT_THAT(point->warnings, SizeIs(0));
-}
 
-// `cohort run --resume` hands in a fresh record: what the trial trained is read from its
-// metrics.jsonl, and the warning still comes (a run killed before its first checkpoint).
-TEST(TrialFilesTest, AFreshRecordStillHearsWhatTheTrialTrainedFromItsMetrics) {
-  TempFolder root;
-  absl::StatusOr<RunFolder> folder = RunFolder::Create(root / "run");
-  ASSERT_TRUE(folder.ok()) << folder.status();
-  ASSERT_TRUE(folder->PrepareTrial(kTrial).ok());
-  const std::string checkpoints = root / "checkpoints";
-  std::filesystem::create_directories(checkpoints);
+  // `cohort run --resume` hands in a fresh record: what the trial trained is read from its
+  // metrics.jsonl, and the warning still comes (a run killed before its first checkpoint).
   for (const uint64_t batches : {20, 40}) {
     ASSERT_TRUE(
         AppendLine(folder->metrics_path(kTrial), MetricsReportJson(Training(batches))).ok());
   }
   ExperimentRecord fresh;
-  absl::StatusOr<ResumePoint> point = ResumeTrialFiles(*folder, kTrial, checkpoints, &fresh);
+  point = ResumeTrialFiles(*folder, kTrial, checkpoints, &fresh);
   ASSERT_TRUE(point.ok()) << point.status();
   EXPECT_THAT(point->warnings, ElementsAre(HasSubstr("trial 4 had trained 40 batches but keeps "
                                                      "no checkpoint")));
