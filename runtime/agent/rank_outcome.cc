@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/base/process_state.h"
 
@@ -58,6 +59,11 @@ TaskExit ExitOfRank(uint64_t task_id, uint32_t rank, const RankOutcome& outcome,
                     "rank the others waited for");
   }
   return exit;
+}
+
+bool StoppedTheTrial(const TaskExit& exit) {
+  return exit.signal == 0 && exit.exit_code == 0 && !exit.unfinished &&
+         (exit.reason == "stopped" || absl::StartsWith(exit.reason, "stopped: "));
 }
 
 bool ProcessIsStopped(int pid) {

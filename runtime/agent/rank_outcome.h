@@ -37,6 +37,10 @@ struct RankOutcome {
 TaskExit ExitOfRank(uint64_t task_id, uint32_t rank, const RankOutcome& outcome,
                     const std::string& stop_reason);
 
+// Whether `exit` (ExitOfRank's) tells of a trial its worker stopped on request, checkpointed:
+// neither completed nor failed (a stop the orchestrator asked for, as its own SIGTERM does).
+bool StoppedTheTrial(const TaskExit& exit);
+
 // "signal 9 (SIGKILL)".
 std::string SignalName(int signal);
 

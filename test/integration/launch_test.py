@@ -247,6 +247,27 @@ with temp_dir() as tmp:
           "the relaunched trial's final parameters differ from the uninterrupted run's")
     print("a killed worker failed the job; launched again, it resumed and matched")
 
+    # Rank 0 stopped (SIGTERM, as a preempted pod is): every rank exits 130, not only rank 0, so
+    # a launcher (a Kubernetes Indexed Job) starts them all again; launched again, it goes on.
+    preempted = os.path.join(tmp, "preempted")
+    paced = write_config(tmp, read_bytes(config).decode().replace(
+        "hyperparameters:\n", "hyperparameters:\n  slow_rank: 0\n  slow_rank_ms: 5\n"),
+        file_name="paced.yaml")  # the same numbers, slow enough to be stopped mid-way
+    ranks = launch("torchrun", paced, preempted)
+    wait_for(lambda: experiment(preempted)["trials"][0]["checkpoints"],
+             what="the preempted run's first checkpoint")
+    ranks[0].send_signal(signal.SIGTERM)
+    results = finish(ranks)
+    check([code for code, _, _ in results] == [130, 130] and
+          "rank 0 stopped the job; launch every rank again" in results[1][2],
+          f"after rank 0's SIGTERM the ranks exited {[code for code, _, _ in results]}:\n"
+          f"{results[0][2]}\n{results[1][2]}")
+    results = finish(launch("torchrun", paced, preempted))
+    check([code for code, _, _ in results] == [0, 0] and
+          final_parameters(preempted, BATCHES) == expected,
+          f"relaunched after the stop: {[code for code, _, _ in results]}:\n{results[0][2]}")
+    print("rank 0 stopped: every rank exited 130; launched again, it resumed and matched")
+
     # Launched again with other settings: refused, nothing changed.
     before = folder_bytes(restarted)
     results = finish(launch("torchrun", config, restarted, "--set",

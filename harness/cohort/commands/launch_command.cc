@@ -64,7 +64,8 @@ constexpr char kLaunchUsage[] =
     "  --join-timeout SECONDS  how long rank 0 waits for every rank, and a rank for its task\n"
     "                          (default 300)\n"
     "\n"
-    "Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped by SIGINT or SIGTERM.\n";
+    "Exit status: 0 completed, 1 error, 2 bad usage, 130 stopped by SIGINT or SIGTERM (on every\n"
+    "rank when rank 0 was: launch them all again to continue).\n";
 
 struct LaunchArgs {
   std::string experiment;

@@ -15,6 +15,7 @@
 #include "harness/cohort/process/stop_signals.h"
 #include "harness/cohort/process/this_process.h"
 #include "runtime/agent/agent.h"
+#include "runtime/agent/rank_outcome.h"
 #include "runtime/base/clock.h"
 #include "runtime/launch/rank_network.h"
 #include "runtime/record/run_folder.h"
@@ -41,7 +42,15 @@ class RankProgress {
       if (exit.exit_code != 0 || exit.signal != 0) {
         failure_ = absl::StrCat("task ", task_id, ": ", exit.reason);
       }
+      stopped_ = StoppedTheTrial(exit);  // the latest task's word
     }
+  }
+
+  // The latest task stopped its trial on rank 0's word (rank 0 was asked to stop): the job
+  // stopped, not completed.
+  bool stopped() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stopped_;
   }
 
   // True once a task has run and none runs now.
@@ -86,6 +95,7 @@ class RankProgress {
   std::set<uint64_t> running_;
   bool ever_started_ = false;
   bool ever_connected_ = false;
+  bool stopped_ = false;
   std::optional<std::string> failure_;
   std::optional<std::string> refused_;
 };
@@ -196,6 +206,13 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   if (error) {
     std::fprintf(stderr, "error: %s\n", error->c_str());
     return 1;
+  }
+  // Rank 0 stopped the job (its own SIGINT or SIGTERM: a preemption): so did this rank, which a
+  // launcher must start again with the others, as rank 0 says (exit 130 there too).
+  if (progress.stopped()) {
+    std::fprintf(stderr, "%s: rank 0 stopped the job; launch every rank again to continue it\n",
+                 options.agent_id.c_str());
+    return 130;
   }
   // Rank 0's run folder holds what the job made; this rank's logs of a job that went well are
   // not needed.
