@@ -255,6 +255,10 @@ class Orchestrator {
   // (or from the start): the record goes back to where it resumed, so nothing is reported twice.
   void OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,
                                  const TaskCheckpointReport& report);
+  // Removes from storage, saying so, the trial's checkpoints after `restored_batches`, which its
+  // worker passed over as damaged (a checkpoint is whole or absent).
+  void RemovePassedOverCheckpoints(Experiment& experiment, const Trial& trial,
+                                   uint64_t restored_batches);
   void OnProgress(const TaskProgress& progress);
   void OnLogBatch(const LogBatch& batch);
   void OnAnswer(const std::string& agent_id, uint64_t correlation_id, const ErrorReply* error);

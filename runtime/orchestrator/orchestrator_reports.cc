@@ -4,11 +4,17 @@
 // the checkpoint it goes on from (docs/protocol.md, "Reconnecting after an orchestrator restart").
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/checkpoint/checkpoint_names.h"
+#include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
 #include "runtime/orchestrator/orchestrator_state.h"
@@ -162,8 +168,48 @@ void Orchestrator::OnRestoredOlderCheckpoint(Experiment& experiment, Trial& tria
                    " is trained again and recorded anew"));
   trial.latest_checkpoint_id = report.checkpoint_id;
   trial.latest_checkpoint_batches = report.batches;
+  RemovePassedOverCheckpoints(experiment, trial, report.batches);
   RewindTrial(experiment, trial);
   experiment.dirty = true;
+}
+
+void Orchestrator::RemovePassedOverCheckpoints(Experiment& experiment, const Trial& trial,
+                                               uint64_t restored_batches) {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(experiment.checkpoint_root);
+  if (!storage.ok()) {
+    Notice(absl::StrCat("warning: ", storage.status().message()));
+    return;
+  }
+  // The worker went on from the newest of the trial's checkpoints that it found whole: those
+  // after it, recorded or not (a damaged manifest keeps one out of the record), are damaged.
+  std::set<std::string> passed_over;
+  for (const TrialRecord& recorded : experiment.record.trials) {
+    if (recorded.id != trial.id) continue;
+    for (const CheckpointEntry& checkpoint : recorded.checkpoints) {
+      if (checkpoint.batches > restored_batches) passed_over.insert(checkpoint.id);
+    }
+  }
+  if (absl::StatusOr<std::vector<DamagedCheckpoint>> damaged = (*storage)->ListDamaged();
+      damaged.ok()) {
+    for (const DamagedCheckpoint& checkpoint : *damaged) {
+      const std::optional<CheckpointIdParts> parts =
+          checkpoint.info
+              ? CheckpointIdParts{checkpoint.info->trial_id, checkpoint.info->batches_trained}
+              : ParseCheckpointId(checkpoint.id);
+      if (parts && parts->trial_id == trial.id && parts->batches > restored_batches) {
+        passed_over.insert(checkpoint.id);
+      }
+    }
+  }
+  for (const std::string& id : passed_over) {
+    const absl::Status deleted = (*storage)->Delete(id);
+    Notice(deleted.ok() || absl::IsNotFound(deleted)
+               ? absl::StrCat("trial ", trial.id, ": removed the damaged checkpoint ", id,
+                              " (a checkpoint is whole or absent)")
+               : absl::StrCat("warning: trial ", trial.id, ": the damaged checkpoint ", id,
+                              " could not be removed: ", deleted.message()));
+  }
 }
 
 void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {

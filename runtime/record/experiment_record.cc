@@ -245,6 +245,8 @@ void ExperimentRecord::RewindTrial(uint64_t id, uint64_t batches) {
   if (after(t.best_validation)) t.best_validation.reset();
   std::erase_if(t.unmatched_validations,
                 [&](const auto& validation) { return validation.first > batches; });
+  // Checkpoints past it were passed over (damaged): none to go on from, keep or name best.
+  std::erase_if(t.checkpoints, [&](const CheckpointEntry& c) { return c.batches > batches; });
   t.batches_trained = std::min(t.batches_trained, batches);
 }
 

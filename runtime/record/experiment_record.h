@@ -92,7 +92,8 @@ struct ExperimentRecord {
   std::optional<double> SearcherMetricOf(const MetricsReport& report) const;
   void Apply(const MetricsReport& report);
   void Apply(const CheckpointReport& report);
-  // Forgets what came after `batches` (a resumed trial trains those batches again).
+  // Forgets what came after `batches` (a resumed trial trains those batches again), its
+  // checkpoints past it too.
   void RewindTrial(uint64_t id, uint64_t batches);
 
   // The trial's kept checkpoint with the best searcher metric (the oldest of equals, as the best

@@ -173,6 +173,14 @@ TEST(TrialFormatTest, BestCheckpointsAreTheValidatedBestFirst) {
               ElementsAre("trial-2-batch-4", "trial-1-batch-4"));
   EXPECT_THAT(ids(BestCheckpoints(listing, /*smaller_is_better=*/false, 10)),
               ElementsAre("trial-1-batch-4", "trial-3-batch-4", "trial-2-batch-4"));
+  // One storage holds damaged, or not at all, is none to use: the next best stands.
+  listing.checkpoints[2].condition = CheckpointCondition::kDamaged;
+  listing.checkpoints[0].condition = CheckpointCondition::kMissing;
+  EXPECT_THAT(ids(BestCheckpoints(listing, /*smaller_is_better=*/true, 2)),
+              ElementsAre("trial-3-batch-4"));
+  listing.checkpoints[4].condition = CheckpointCondition::kUnchecked;  // not looked at: kept
+  EXPECT_THAT(ids(BestCheckpoints(listing, /*smaller_is_better=*/true, 2)),
+              ElementsAre("trial-3-batch-4"));
 }
 
 // A checkpoint a resume would pass over is marked in its row and named under the table with what

@@ -88,6 +88,15 @@ with temp_dir() as tmp:
     # The record went back with the worker: the batches after the checkpoint it resumed from are
     # recorded once, not once before the damage and again after it.
     check(f"trial 1 resumed from {before} at batch " in out + err, out + err)
+    # And the damaged checkpoint is gone (whole or absent): from storage, so it is never named
+    # or kept again, and from the record, where it would have counted against save_trial_latest
+    # and stood as a best checkpoint.
+    check(f"trial 1: removed the damaged checkpoint {newest}" in out + err, out + err)
+    # (A stop that fell on a checkpoint period has its batch written again, whole, as training
+    # passes it: then it is there and recorded; else neither.)
+    kept = [checkpoint["id"] for checkpoint in experiment(c)["trials"][0]["checkpoints"]]
+    check(os.path.exists(os.path.join(storage, newest)) == (newest in kept),
+          (os.listdir(storage), kept))
     for run_dir in (a, b, c):
         reported_once(run_dir)
 print("ok")

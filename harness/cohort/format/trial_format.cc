@@ -61,7 +61,9 @@ CheckpointListing BestCheckpoints(const CheckpointListing& listing, bool smaller
                                   size_t count) {
   CheckpointListing best;
   for (const CheckpointRow& row : listing.checkpoints) {
-    if (row.has_metric && !std::isnan(row.metric)) best.checkpoints.push_back(row);
+    const bool usable = row.condition != CheckpointCondition::kDamaged &&
+                        row.condition != CheckpointCondition::kMissing;
+    if (usable && row.has_metric && !std::isnan(row.metric)) best.checkpoints.push_back(row);
   }
   // Without NaNs, IsBetterMetric is a strict order: equals keep the listing's order.
   std::stable_sort(best.checkpoints.begin(), best.checkpoints.end(),

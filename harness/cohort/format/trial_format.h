@@ -33,7 +33,8 @@ std::string FormatTrialDescription(const TrialDescription& description);
 std::string FormatCheckpointListing(const CheckpointListing& listing);
 
 // The `count` checkpoints of `listing` with the best searcher metric, best first (equals in the
-// listing's order: by trial, oldest first); those without a metric, or with a NaN, are left out.
+// listing's order: by trial, oldest first); those without a metric, or with a NaN, are left out,
+// and so are those storage holds damaged or not at all (none to use).
 // `cohort checkpoint list
 // --best N`, as Determined's `det experiment list-checkpoints --best N`.
 CheckpointListing BestCheckpoints(const CheckpointListing& listing, bool smaller_is_better,
