@@ -13,8 +13,8 @@ using Form = GradientCompressionSetting::Form;
 
 constexpr char kField[] = "optimizations.gradient_compression";
 constexpr char kAllowed[] =
-    "allowed: true, false, \"fp16\", \"bf16\", {type: topk, ratio: (0, 1]}, "
-    "{type: powersgd, rank: >= 1, start_iter: >= 0}";
+    "allowed: true, false, \"none\", \"fp16\", \"bf16\" (or {type: none | fp16 | bf16}), "
+    "{type: topk, ratio: (0, 1]}, {type: powersgd, rank: >= 1, start_iter: >= 0}";
 constexpr uint64_t kDefaultPowerSgdStartIter = 1000;
 
 absl::Status Invalid(absl::string_view key, absl::string_view problem) {
@@ -38,9 +38,15 @@ absl::Status NotFor(absl::string_view key, const std::optional<double>& value, K
 absl::StatusOr<uint64_t> WholeNumber(absl::string_view key, double value, double minimum,
                                      double limit) {
   if (!(value >= minimum && value <= limit && std::floor(value) == value)) {
-    // The value as read (a double: a 20-digit number shows as 1e+20), and both bounds.
-    return Invalid(key, absl::StrFormat("%.17g is not a whole number from %.17g to %.17g", value,
-                                        minimum, limit));
+    // The value as read (a double: a 20-digit number shows as 1e+20), and both bounds, a bound
+    // that is a whole number written out ("from 0 to 18446744073709551615", not 1.8e+19).
+    const auto bound = [](double b) {
+      return b >= 0 && b <= 1.8446744073709552e19 && std::floor(b) == b
+                 ? absl::StrCat(b >= 1.8446744073709552e19 ? UINT64_MAX : static_cast<uint64_t>(b))
+                 : absl::StrFormat("%.17g", b);
+    };
+    return Invalid(key, absl::StrFormat("%.17g is not a whole number from %s to %s", value,
+                                        bound(minimum), bound(limit)));
   }
   return static_cast<uint64_t>(value);
 }

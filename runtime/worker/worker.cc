@@ -151,10 +151,10 @@ absl::Status Worker::BuildOptimizer() {
       const double given = options->learning_rate;
       options->learning_rate = ScaledLearningRate(optimizations, given, options_.size);
       if (options_.rank == 0) {
-        std::printf("learning rate %g, scaled %s from %u to %u slots: %g\n", given,
+        std::printf("learning rate %g, scaled %s from %u to %u slot%s: %g\n", given,
                     std::string(PolicyName(optimizations.learning_rate_scaling)).c_str(),
                     optimizations.learning_rate_reference_slots, options_.size,
-                    options->learning_rate);
+                    options_.size == 1 ? "" : "s", options->learning_rate);
         std::fflush(stdout);
       }
     }
@@ -166,7 +166,7 @@ absl::Status Worker::BuildOptimizer() {
     optimizer_ = *std::move(created);
     if (!shard.whole() && options_.rank == 0) {
       std::printf(
-          "optimizer state sharded over %u slots (optimizations.zero_stage %u): %.1f MB on "
+          "optimizer state sharded over %u slots (optimizations.zero_stage %u): %.3g MB on "
           "rank 0\n",
           shard.size, optimizations.zero_stage,
           static_cast<double>(optimizer_->state_bytes()) / 1e6);
@@ -258,8 +258,9 @@ absl::Status Worker::BuildExchange() {
   if (!created.ok()) return created.status();
   exchange_ = *std::move(created);
   if (options_.rank == 0) {
-    std::printf("gradient exchange%s: %zu buckets over %s, compression %s\n",
-                options_.size == 1 ? " at one slot" : "", exchange_->plan().size(),
+    const size_t buckets = exchange_->plan().size();
+    std::printf("gradient exchange%s: %zu bucket%s over %s, compression %s\n",
+                options_.size == 1 ? " at one slot" : "", buckets, buckets == 1 ? "" : "s",
                 moves_gradients->name().c_str(), DescribeCompression(options.compression).c_str());
   }
   return absl::OkStatus();
