@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "runtime/arena/arena_shard.h"
 #include "runtime/arena/nonfinite_gradient.h"
 #include "runtime/collective/recorded_collective.h"
@@ -89,6 +90,10 @@ absl::Status TrialRunner::BeforeExchangedBatch() {
   GradientExchange& exchange = *options_.exchange;
   if (!fusion_started_ && reporter()) {
     const std::vector<BucketLimits>& candidates = fusion_tuner_->candidates();
+    const std::string sizes =
+        absl::StrJoin(candidates, ", ", [](std::string* out, const BucketLimits& limits) {
+          absl::StrAppend(out, BucketBytesText(limits.bucket_bytes));
+        });
     options_.events->OnNotice(
         candidates.size() == 1
             ? absl::StrCat("optimizations.tensor_fusion_threshold auto: one bucket size (",
@@ -96,7 +101,7 @@ absl::Status TrialRunner::BeforeExchangedBatch() {
                            ") cuts this model's gradient; nothing to compare")
         : fusion_tuner_->tuning()
             ? absl::StrCat("optimizations.tensor_fusion_threshold auto: comparing ",
-                           candidates.size(), " bucket sizes over ", kTuningBatches,
+                           candidates.size(), " bucket sizes (", sizes, ") over ", kTuningBatches,
                            " exchanged batches each", TooFewToTune(candidates.size()))
             : absl::StrCat("optimizations.tensor_fusion_threshold auto: ",
                            BucketBytesText(fusion_tuner_->current().bucket_bytes),

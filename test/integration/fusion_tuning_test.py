@@ -48,12 +48,15 @@ with temp_dir() as tmp:
     # hidden_size 384 over 256 inputs: a 1 MB gradient, in tensors of 0.4 and 0.6 MB and small ones.
     tuned = trained(tmp, "auto", 384, "auto")
     log = log_of(tuned)
-    compared = re.search(r"auto: comparing (\d+) bucket sizes over 6 exchanged batches each", log)
+    compared = re.search(r"auto: comparing (\d+) bucket sizes \(([^)]*)\) over 6 exchanged "
+                         r"batches each", log)
     check(compared and int(compared.group(1)) >= 2, log)
     kept = choices(log)
     check(len(kept) == 2 and kept[0] == kept[1], f"the ranks' choices differ or are missing:\n{log}")
     sizes = re.findall(r"(\d+(?:\.\d)? [KM]iB) [\d.]+ ms", kept[0])
     check(len(sizes) == int(compared.group(1)) and kept[0].count("(kept)") == 1, kept[0])
+    # The sizes named at the start are the ones compared.
+    check(compared.group(2).split(", ") == sizes, (compared.group(0), kept[0]))
     print("kept", kept[0])
 
     # Under the sanitizers the runs whose C++ the others take too are left out.
