@@ -77,6 +77,14 @@ with temp_dir() as tmp:
                 sharded = trained(tmp, f"{variant}-{slots}-stage{stage}", optimizer, slots, stage)
                 check(f"optimizer state sharded over {slots} slots (optimizations.zero_stage "
                       f"{stage})" in log_of(sharded), log_of(sharded))
+                # The stepped shards' broadcasts are traffic too: counted in exchanged_bytes,
+                # the parameters' float32 bytes each step, beside what the exchange moved.
+                moved = [sum(r["exchanged_bytes"] for r in metrics(run_dir)
+                             if r["kind"] == "training") for run_dir in (whole, sharded)]
+                parameters = len(final_state(whole)[0])
+                check(moved[1] >= moved[0] + BATCHES * parameters,
+                      f"stage {stage} at {slots} slots: exchanged_bytes {moved} for "
+                      f"{parameters} bytes of parameters")
                 if stage == 1 or slots == 2:
                     check(final_state(sharded) == final_state(whole),
                           f"{variant} at {slots} slots: stage {stage} did not train bitwise as 0")
