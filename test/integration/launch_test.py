@@ -23,6 +23,7 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
   as rank 0 said, or wait out the join timeout).
 """
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -72,6 +73,8 @@ LAUNCHER_NAMES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_POR
 def environment(variables):
     env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_NAMES}
     env.update(variables)
+    # The ranks' scratch folders (kept when a rank fails) go with the test's own.
+    env["TMPDIR"] = SCRATCH
     return env
 
 
@@ -143,6 +146,7 @@ def finish(ranks, timeout=300):
 
 
 with temp_dir() as tmp:
+    SCRATCH = tmp
     config = mlp_config(tmp, name="launched", batches=BATCHES, period=PERIOD)
     reference = os.path.join(tmp, "reference")
     code, out, err = run("run", config, "--output", reference, "--cpu-slots", "2",
@@ -239,6 +243,8 @@ with temp_dir() as tmp:
     check([code for code, _, _ in results] == [1, 1],
           f"after the kill the ranks exited {[code for code, _, _ in results]}:\n"
           f"{results[0][2]}\n{results[1][2]}")
+    kept = re.search(r"this rank's agent log and task folders are kept in (\S+)\)", results[1][2])
+    check(kept and os.path.isfile(os.path.join(kept.group(1), "agent.log")), results[1][2])
     results = finish(launch("torchrun", config, restarted))
     for rank, (code, out, err) in enumerate(results):
         check(code == 0, f"relaunched rank {rank} exited {code}:\n{out}\n{err}")

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/process/stop_signals.h"
 #include "harness/cohort/process/this_process.h"
@@ -204,7 +205,13 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   }
   if (!error) error = progress.failure();
   if (error) {
-    std::fprintf(stderr, "error: %s\n", error->c_str());
+    // The rank's own logs stay for a look: said, unless the error says where already.
+    const std::string kept =
+        absl::StrContains(*error, options.work_dir)
+            ? ""
+            : absl::StrCat(" (this rank's agent log and task folders are kept in ",
+                           options.work_dir, ")");
+    std::fprintf(stderr, "error: %s%s\n", error->c_str(), kept.c_str());
     return 1;
   }
   // Rank 0 stopped the job (its own SIGINT or SIGTERM: a preemption): so did this rank, which a
