@@ -140,8 +140,15 @@ class OrchestratorServer::RouterOutbox final : public AgentOutbox {
       if (std::holds_alternative<Ack>(message) || std::holds_alternative<ErrorReply>(message)) {
         return 0;
       }
+      // An agent whose connection closed is lost only once its heartbeats stay away for the
+      // agent timeout: said, so the quiet that follows reads as waiting, not as a hang.
+      const bool gone = why == "it is not connected";
       server_.Log(absl::StrCat("could not send ", ControlMessageName(message), " to agent ",
-                               absl::CHexEscape(agent_id), ": ", why));
+                               absl::CHexEscape(agent_id), ": ", why,
+                               gone ? " (its connection closed; it is taken for lost once its "
+                                      "heartbeats stay away for the agent timeout, unless it "
+                                      "connects again)"
+                                    : ""));
       return 0;
     }
     last_message_id_ = id;

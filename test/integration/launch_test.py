@@ -245,6 +245,9 @@ with temp_dir() as tmp:
           f"{results[0][2]}\n{results[1][2]}")
     kept = re.search(r"this rank's agent log and task folders are kept in (\S+)\)", results[1][2])
     check(kept and os.path.isfile(os.path.join(kept.group(1), "agent.log")), results[1][2])
+    # Rank 1's task failed because rank 0 ended: said first, not only its peer's reset.
+    check("rank 0 at tcp://" in results[1][2] and "no longer answers: it ended" in results[1][2],
+          results[1][2])
     results = finish(launch("torchrun", config, restarted))
     for rank, (code, out, err) in enumerate(results):
         check(code == 0, f"relaunched rank {rank} exited {code}:\n{out}\n{err}")

@@ -204,6 +204,15 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
     return 130;
   }
   if (!error) error = progress.failure();
+  // A task that failed while rank 0 went away (its peer's connection reset): rank 0's end is the
+  // news, said first.
+  if (error && progress.failure() == error &&
+      !AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
+                          options.probe_interval_seconds)) {
+    error =
+        absl::StrCat("rank 0 at ", orchestrator,
+                     " no longer answers: it ended (its output says why); this rank's ", *error);
+  }
   if (error) {
     // The rank's own logs stay for a look: said, unless the error says where already.
     const std::string kept =
