@@ -6,6 +6,13 @@
 
 namespace cohort {
 
+std::optional<CheckpointIdParts> PartsOf(const DamagedCheckpoint& checkpoint) {
+  if (checkpoint.info) {
+    return CheckpointIdParts{checkpoint.info->trial_id, checkpoint.info->batches_trained};
+  }
+  return ParseCheckpointId(checkpoint.id);
+}
+
 absl::StatusOr<CheckpointInfo> LatestCheckpoint(const CheckpointStorage& storage,
                                                 uint64_t trial_id) {
   absl::StatusOr<std::vector<CheckpointInfo>> all = storage.List();

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/checkpoint/checkpoint_info.h"
+#include "runtime/checkpoint/checkpoint_names.h"
 
 namespace cohort {
 
@@ -34,6 +35,10 @@ struct DamagedCheckpoint {
   std::optional<CheckpointInfo> info;  // its manifest, when that is readable and its own
   std::string problem;
 };
+
+// The trial and batch a damaged checkpoint holds: its manifest's, or without one its id's
+// (ParseCheckpointId); nullopt when neither says.
+std::optional<CheckpointIdParts> PartsOf(const DamagedCheckpoint& checkpoint);
 
 class CheckpointStorage {
  public:

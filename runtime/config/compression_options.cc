@@ -38,12 +38,11 @@ absl::Status NotFor(absl::string_view key, const std::optional<double>& value, K
 absl::StatusOr<uint64_t> WholeNumber(absl::string_view key, double value, double minimum,
                                      double limit) {
   if (!(value >= minimum && value <= limit && std::floor(value) == value)) {
-    // The value as read (a double: a 20-digit number shows as 1e+20), and both bounds, a bound
-    // that is a whole number written out ("from 0 to 18446744073709551615", not 1.8e+19).
+    // The value as read (a double: a 20-digit number shows as 1e+20), and both bounds, whole
+    // numbers below 2^64 (every bound here) written out: "to 9223372036854775808", not 9.2e+18.
     const auto bound = [](double b) {
-      return b >= 0 && b <= 1.8446744073709552e19 && std::floor(b) == b
-                 ? absl::StrCat(b >= 1.8446744073709552e19 ? UINT64_MAX : static_cast<uint64_t>(b))
-                 : absl::StrFormat("%.17g", b);
+      return b >= 0 && b < 0x1p64 && std::floor(b) == b ? absl::StrCat(static_cast<uint64_t>(b))
+                                                        : absl::StrFormat("%.17g", b);
     };
     return Invalid(key, absl::StrFormat("%.17g is not a whole number from %s to %s", value,
                                         bound(minimum), bound(limit)));

@@ -47,11 +47,16 @@ void ReadEntrypoint(MapReader& r, std::string* out) {
   r.String("entrypoint", out);
 }
 
+// Whether `value` is an integer from `low` to `high`.
+bool IntegerWithin(const Hyperparameters::Value& value, int64_t low, int64_t high) {
+  const int64_t* integer = std::get_if<int64_t>(&value);
+  return integer != nullptr && *integer >= low && *integer <= high;
+}
+
 // Whether every value `space` can take is an integer from `low` to `high`.
 bool IntegersWithin(const HyperparameterSpace& space, int64_t low, int64_t high) {
   auto within = [low, high](const Hyperparameters::Value& value) {
-    const int64_t* integer = std::get_if<int64_t>(&value);
-    return integer != nullptr && *integer >= low && *integer <= high;
+    return IntegerWithin(value, low, high);
   };
   switch (space.kind) {
     case HyperparameterSpace::Kind::kConst:
@@ -98,9 +103,7 @@ absl::Status ReadGlobalBatchSize(const YAML::Node& section, ExperimentConfig* co
   std::string culprit;
   if (space.kind == HyperparameterSpace::Kind::kCategorical) {
     for (const Hyperparameters::Value& value : space.vals) {
-      HyperparameterSpace one;
-      one.value = value;
-      if (!IntegersWithin(one, min_batch, static_cast<int64_t>(kMaxGlobalBatchSize))) {
+      if (!IntegerWithin(value, min_batch, static_cast<int64_t>(kMaxGlobalBatchSize))) {
         const int64_t* integer = std::get_if<int64_t>(&value);
         culprit = integer != nullptr ? absl::StrCat("its value ", *integer, " is not")
                                      : absl::StrCat("its value ", DescribeValue(value));

@@ -11,6 +11,7 @@
 #include "runtime/base/fnv1a.h"
 #include "runtime/config/compression_options.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/config/trial_schedule.h"
 #include "runtime/text/counted.h"
 
 namespace cohort {
@@ -197,14 +198,16 @@ absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentCon
                      Counted(was, "slot"), " only"));
   }
   const uint64_t batch = after.global_batch_size;
-  const uint64_t trained = batch / was * was;
-  const uint64_t would_train = batch / now * now;
+  const uint64_t trained = RecordsPerBatch(batch, was);
+  const uint64_t would_train = RecordsPerBatch(batch, now);
   if (trained != would_train) {
     // The counts that keep the records per batch: n with batch / n * n == trained (a few).
     constexpr size_t kCountsNamed = 8;
     std::vector<std::string> keeping;
     for (uint64_t n = 1; n <= batch && keeping.size() < kCountsNamed; ++n) {
-      if (batch / n * n == trained) keeping.push_back(absl::StrCat(n));
+      if (RecordsPerBatch(batch, static_cast<uint32_t>(n)) == trained) {
+        keeping.push_back(absl::StrCat(n));
+      }
     }
     return absl::FailedPreconditionError(absl::StrCat(
         "resources.slots_per_trial: ", was, " before, ", now, " now; a global batch of ", batch,

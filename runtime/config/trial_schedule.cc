@@ -42,9 +42,11 @@ absl::Status CheckTrialLength(const char* field, const Length& length, uint64_t 
 absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
                                                 uint64_t training_records) {
   const uint64_t records_per_epoch = config.records_per_epoch.value_or(training_records);
-  const uint64_t global = RecordsPerBatch(config.global_batch_size, config.slots_per_trial);
+  const uint64_t records_per_batch =
+      RecordsPerBatch(config.global_batch_size, config.slots_per_trial);
   TrialSchedule schedule;
-  schedule.total_batches = LengthInBatches(config.searcher.max_length, global, records_per_epoch);
+  schedule.total_batches =
+      LengthInBatches(config.searcher.max_length, records_per_batch, records_per_epoch);
   if (absl::Status s = CheckTrialLength("searcher.max_length", config.searcher.max_length,
                                         schedule.total_batches);
       !s.ok()) {
@@ -52,11 +54,11 @@ absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
   }
   if (config.min_validation_period) {
     schedule.validation_period =
-        LengthInBatches(*config.min_validation_period, global, records_per_epoch);
+        LengthInBatches(*config.min_validation_period, records_per_batch, records_per_epoch);
   }
   if (config.min_checkpoint_period) {
     schedule.checkpoint_period =
-        LengthInBatches(*config.min_checkpoint_period, global, records_per_epoch);
+        LengthInBatches(*config.min_checkpoint_period, records_per_batch, records_per_epoch);
   }
   schedule.report_period = config.scheduling_unit;
   schedule.aggregation_frequency = config.optimizations.aggregation_frequency;

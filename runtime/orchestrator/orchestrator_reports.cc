@@ -13,7 +13,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/checkpoint/checkpoint_names.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
@@ -193,10 +192,7 @@ void Orchestrator::RemovePassedOverCheckpoints(Experiment& experiment, const Tri
   if (absl::StatusOr<std::vector<DamagedCheckpoint>> damaged = (*storage)->ListDamaged();
       damaged.ok()) {
     for (const DamagedCheckpoint& checkpoint : *damaged) {
-      const std::optional<CheckpointIdParts> parts =
-          checkpoint.info
-              ? CheckpointIdParts{checkpoint.info->trial_id, checkpoint.info->batches_trained}
-              : ParseCheckpointId(checkpoint.id);
+      const std::optional<CheckpointIdParts> parts = PartsOf(checkpoint);
       if (parts && parts->trial_id == trial.id && parts->batches > restored_batches) {
         passed_over.insert(checkpoint.id);
       }

@@ -403,14 +403,19 @@ absl::StatusOr<MetricsReport> ParseMetricsReportJson(absl::string_view line, uin
 }
 
 absl::StatusOr<std::vector<MetricsReport>> TrimMetricsFile(const std::string& path,
-                                                           uint64_t trial_id, uint64_t batches) {
+                                                           uint64_t trial_id, uint64_t batches,
+                                                           uint64_t* reported_batches) {
   std::vector<MetricsReport> kept_reports;
+  if (reported_batches != nullptr) *reported_batches = 0;
   if (!std::filesystem::exists(path)) return kept_reports;
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
   std::string kept;
   for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
     absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, trial_id);
+    if (report.ok() && reported_batches != nullptr) {
+      *reported_batches = std::max(*reported_batches, report->batches);
+    }
     if (!report.ok() || report->batches > batches) continue;
     kept_reports.push_back(*std::move(report));
     absl::StrAppend(&kept, line, "\n");

@@ -112,9 +112,11 @@ std::string HyperparametersJson(const Hyperparameters& hyperparameters);
 
 // Drops from the trial's metrics.jsonl at `path` the reports after `batches` (a resumed trial
 // trains those batches again) and returns the reports kept, in order. A missing file keeps
-// nothing; lines that do not parse are dropped.
+// nothing; lines that do not parse are dropped. `reported_batches`, when given, gets the most
+// batches any report of the file held, dropped ones included (0 for none).
 absl::StatusOr<std::vector<MetricsReport>> TrimMetricsFile(const std::string& path,
-                                                           uint64_t trial_id, uint64_t batches);
+                                                           uint64_t trial_id, uint64_t batches,
+                                                           uint64_t* reported_batches = nullptr);
 
 // GPU readings as a JSON array of {rank, gpu, name, utilization, memory_used, memory_total}, as
 // metrics.jsonl and `describe --json` hold them.

@@ -9,36 +9,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "runtime/base/file_io.h"
 #include "runtime/checkpoint/checkpoint_names.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/record/tensorboard_events.h"
 
 namespace cohort {
-namespace {
-
-// The most batches the trial's metrics.jsonl at `path` reports, 0 when it holds none (or cannot
-// be read: the rewind that follows says so).
-uint64_t ReportedBatches(const std::string& path, uint64_t trial_id) {
-  absl::StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return 0;
-  uint64_t batches = 0;
-  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
-    absl::StatusOr<MetricsReport> report = ParseMetricsReportJson(line, trial_id);
-    if (report.ok()) batches = std::max(batches, report->batches);
-  }
-  return batches;
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<MetricsReport>> RewindTrialRecord(const std::string& metrics_path,
                                                              uint64_t trial_id, uint64_t batches,
-                                                             ExperimentRecord* record) {
+                                                             ExperimentRecord* record,
+                                                             uint64_t* reported_batches) {
   record->RewindTrial(trial_id, batches);
   absl::StatusOr<std::vector<MetricsReport>> kept =
-      TrimMetricsFile(metrics_path, trial_id, batches);
+      TrimMetricsFile(metrics_path, trial_id, batches, reported_batches);
   if (!kept.ok()) return kept.status();
   for (const MetricsReport& report : *kept) record->Apply(report);
   return kept;
@@ -60,11 +42,7 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
   absl::StatusOr<std::vector<DamagedCheckpoint>> damaged = storage.ListDamaged();
   if (!damaged.ok()) return damaged.status();
   for (const DamagedCheckpoint& checkpoint : *damaged) {
-    // Its manifest says which trial and batch it holds; without one, its id does.
-    const std::optional<CheckpointIdParts> parts =
-        checkpoint.info
-            ? CheckpointIdParts{checkpoint.info->trial_id, checkpoint.info->batches_trained}
-            : ParseCheckpointId(checkpoint.id);
+    const std::optional<CheckpointIdParts> parts = PartsOf(checkpoint);
     if (!parts || parts->trial_id != trial_id || parts->batches <= point.batches) continue;
     point.warnings.push_back(
         absl::StrCat("warning: checkpoint ", checkpoint.id, " of trial ", trial_id, " is damaged (",
@@ -74,26 +52,27 @@ absl::StatusOr<ResumePoint> ResumeTrialRecord(const std::string& metrics_path, u
 
   TrialRecord& trial = record->trial(trial_id);
   // Trained batches with nothing to go on from (a damaged checkpoint was named above) are trained
-  // again: said, since the user may have meant the run to go on. The record may be a fresh one
-  // (`cohort run --resume`): its metrics.jsonl says what the trial trained then.
-  const uint64_t trained =
-      point.checkpoint_id.empty() && point.warnings.empty()
-          ? std::max(trial.batches_trained, ReportedBatches(metrics_path, trial_id))
-          : 0;
-  if (trained > 0) {
-    point.warnings.push_back(absl::StrCat(
-        "warning: trial ", trial_id, " had trained ", trained,
-        " batches but keeps no checkpoint (none was written yet, or checkpoint_storage's "
-        "save_trial_latest and save_trial_best keep none); it trains again from batch 0"));
-  }
+  // again: said below, since the user may have meant the run to go on.
+  const bool nothing_to_go_on = point.checkpoint_id.empty() && point.warnings.empty();
+  const uint64_t recorded_batches = trial.batches_trained;
   TrialRecord fresh;
   fresh.id = trial_id;
   fresh.restarts = trial.restarts;
   fresh.hyperparameters_json = std::move(trial.hyperparameters_json);
   trial = std::move(fresh);
+  uint64_t reported_batches = 0;
   absl::StatusOr<std::vector<MetricsReport>> kept =
-      RewindTrialRecord(metrics_path, trial_id, point.batches, record);
+      RewindTrialRecord(metrics_path, trial_id, point.batches, record, &reported_batches);
   if (!kept.ok()) return kept.status();
+  // The record may be a fresh one (`cohort run --resume`): the metrics file says what the trial
+  // trained then.
+  if (const uint64_t trained = std::max(recorded_batches, reported_batches);
+      nothing_to_go_on && trained > 0) {
+    point.warnings.push_back(absl::StrCat(
+        "warning: trial ", trial_id, " had trained ", trained,
+        " batches but keeps no checkpoint (none was written yet, or checkpoint_storage's "
+        "save_trial_latest and save_trial_best keep none); it trains again from batch 0"));
+  }
   // Each checkpoint up to the resume point, with the searcher metric validated at its batch.
   std::map<uint64_t, std::optional<double>> metric_at;
   for (const MetricsReport& report : *kept) {

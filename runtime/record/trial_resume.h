@@ -42,10 +42,12 @@ struct ResumePoint {
 // Forgets what trial `trial_id` reported after `batches` (it trains those batches again), in
 // `record` and in its metrics file at `metrics_path`: the record's latest and best reports are
 // again those up to `batches`. Returns the reports kept, in order; an error when the metrics file
-// cannot be rewritten (the record is rewound all the same).
+// cannot be rewritten (the record is rewound all the same). `reported_batches`: as
+// TrimMetricsFile's.
 absl::StatusOr<std::vector<MetricsReport>> RewindTrialRecord(const std::string& metrics_path,
                                                              uint64_t trial_id, uint64_t batches,
-                                                             ExperimentRecord* record);
+                                                             ExperimentRecord* record,
+                                                             uint64_t* reported_batches = nullptr);
 
 // Replaces the record's trial `trial_id` (keeping its hyperparameters and restarts) with what
 // its metrics file at `metrics_path` and `storage` say up to its latest checkpoint. An error when

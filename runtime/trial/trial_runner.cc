@@ -332,11 +332,7 @@ absl::Status TrialRunner::ShareShardParameters() {
       !status.ok()) {
     return InCollective(status, "sharing the shards' parameters", progress_.batches_trained);
   }
-  // Every block goes through the broadcasts whole, a range from each owner: this rank hands the
-  // collectives each block's bytes, as the exchange counts what it hands them.
-  for (const ArenaBlock& block : options_.model->arena().blocks()) {
-    shard_broadcast_bytes_ += block.element_count * block.element_size;
-  }
+  ++shard_broadcasts_;
   return absl::OkStatus();
 }
 
@@ -374,8 +370,14 @@ absl::Status TrialRunner::ReportTraining() {
     const GradientExchange::Times exchange = options_.exchange->TakeTimes();
     report.timings.push_back({"exchange", exchange.exchange_seconds});
     report.timings.push_back({"codec", exchange.codec_seconds});
-    report.exchanged_bytes =
-        throughput_.TakeExchangedBytes(exchange.bytes) + std::exchange(shard_broadcast_bytes_, 0);
+    // Each step's shard broadcasts move every block whole, a range from each owner: this rank
+    // hands the collectives each block's bytes, as the exchange counts what it hands them.
+    uint64_t block_bytes = 0;
+    for (const ArenaBlock& block : options_.model->arena().blocks()) {
+      block_bytes += block.element_count * block.element_size;
+    }
+    report.exchanged_bytes = throughput_.TakeExchangedBytes(exchange.bytes) +
+                             std::exchange(shard_broadcasts_, 0) * block_bytes;
   }
   // The checkpoint writer's time, on its own thread with checkpoint_storage.async.
   if (checkpoint_write_seconds_ > 0) {

@@ -228,7 +228,7 @@ class TrialRunner {
   // one the host copy they travel through.
   DeviceShardGroup device_shards_;
   std::vector<char> shard_staging_;
-  uint64_t shard_broadcast_bytes_ = 0;  // handed to the shards' broadcasts since the last report
+  uint64_t shard_broadcasts_ = 0;  // steps whose shards were broadcast since the last report
   // With tensor_fusion_threshold auto and an exchange; the exchanged batch's start on the clock.
   std::optional<FusionTuner> fusion_tuner_;
   double exchanged_batch_began_ = 0;

@@ -42,6 +42,19 @@ def compare(whole, moved, how):
           f"{loss_gap:.1e} of the 1-slot run's")
 
 
+def refused_resume(folder, slots, *sets, cpu_slots=2):
+    """`cohort run --resume FOLDER` at `slots` slots with `sets` (KEY=VALUE): checks it was refused
+    and changed no byte of the folder; returns its stderr."""
+    before = folder_bytes(folder)
+    args = ["--set", f"resources.slots_per_trial={slots}"]
+    for setting in sets:
+        args += ["--set", setting]
+    code, out, err = run("run", "--resume", folder, "--cpu-slots", str(cpu_slots), *args)
+    check(code != 0, f"the resume of {folder} at {slots} slots went on:\n{out}\n{err}")
+    check(folder_bytes(folder) == before, "a refused resume changed the run folder")
+    return err
+
+
 def stopped_run(config, folder, *overrides):
     """Starts `cohort run`, stops it (Ctrl-C) after its first checkpoint; returns the batch."""
     stopped_at = run_stopped_at_checkpoint(config, folder, "--cpu-slots", "2", *overrides)
@@ -82,20 +95,12 @@ with temp_dir() as tmp:
     # A global batch that 2 slots would train less of: refused, nothing changed.
     odd = os.path.join(tmp, "odd")
     stopped_run(config, odd, "--set", "hyperparameters.global_batch_size=15")
-    before = folder_bytes(odd)
-    code, out, err = run("run", "--resume", odd, "--cpu-slots", "2", "--set",
-                         "resources.slots_per_trial=2")
-    check(code != 0 and "resources.slots_per_trial: 1 before, 2 now" in err and
-          "would train 14" in err, f"({code}) {err}")
-    check(folder_bytes(odd) == before, "a refused resume changed the run folder")
+    err = refused_resume(odd, 2)
+    check("resources.slots_per_trial: 1 before, 2 now" in err and "would train 14" in err, err)
     # Another learning rate as well: refused for it alone (the slot count may change on its own).
-    code, out, err = run("run", "--resume", odd, "--cpu-slots", "2",
-                         "--set", "resources.slots_per_trial=2",
-                         "--set", "hyperparameters.learning_rate=0.2")
-    check(code != 0 and "trained with other settings" in err and
-          "hyperparameters.learning_rate" in err and "slots_per_trial" not in err,
-          f"({code}) {err}")
-    check(folder_bytes(odd) == before, "a refused resume changed the run folder")
+    err = refused_resume(odd, 2, "hyperparameters.learning_rate=0.2")
+    check("trained with other settings" in err and "hyperparameters.learning_rate" in err and
+          "slots_per_trial" not in err, err)
 
     # A searched global batch: each trial's own must keep its records per batch. Trial 2 trains
     # 33 records a batch at 2 slots (32 of them) and would train 33 at 1: refused, naming it,
@@ -112,21 +117,14 @@ with temp_dir() as tmp:
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     check(process.returncode == 130, f"the stopped grid exited {process.returncode}:\n{err}")
-    before = folder_bytes(grid)
-    code, out, err = run("run", "--resume", grid, "--cpu-slots", "4", "--set",
-                         "resources.slots_per_trial=1")
-    check(code != 0 and "trial 2 trains a global_batch_size of its own" in err and
-          "a global batch of 33 trained 32 records per batch at 2 slots" in err, f"({code}) {err}")
-    check(folder_bytes(grid) == before, "a refused resume changed the run folder")
+    err = refused_resume(grid, 1, cpu_slots=4)
+    check("trial 2 trains a global_batch_size of its own" in err and
+          "a global batch of 33 trained 32 records per batch at 2 slots" in err, err)
 
     # Compression with per-slot state (top-k's residuals): refused, nothing changed.
     topk = os.path.join(tmp, "topk")
     stopped_run(config, topk, "--set", "optimizations.gradient_compression={type: topk, ratio: 0.5}")
-    before = folder_bytes(topk)
-    code, out, err = run("run", "--resume", topk, "--cpu-slots", "2", "--set",
-                         "resources.slots_per_trial=2")
-    check(code != 0 and "optimizations.gradient_compression topk keeps state" in err,
-          f"({code}) {err}")
-    check(folder_bytes(topk) == before, "a refused resume changed the run folder")
+    err = refused_resume(topk, 2)
+    check("optimizations.gradient_compression topk keeps state" in err, err)
     print("slot changes that would change the global batch or lose per-slot state: refused")
 print("ok")
