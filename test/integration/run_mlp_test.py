@@ -110,6 +110,15 @@ with temp_dir() as tmp:
         check(trial["state"] == "COMPLETED" and trial["batches_trained"] == 40, trial)
         check(metrics(grid_dir, trial["id"])[-1]["batches"] == 40, trial)
     check("COMPLETED, 2 trials" in out and "trial 2 COMPLETED after 40 of 40 batches" in out, out)
+    # A completed search resumed as it stands, from its folder or from the file it ran, has
+    # nothing left to train either (it used to start a task for every trial).
+    before = folder_bytes(grid_dir)
+    for asked in (("--resume", grid_dir), (grid_config, "--resume", grid_dir)):
+        code, again, err = run("run", *asked)
+        check(code == 0 and "has completed: nothing to resume" in err and
+              "trains its trials on" in err and "task" not in err, f"{code}\n{again}\n{err}")
+        check(again == out, f"the summary differs:\n{again}\nagainst\n{out}")
+    check(folder_bytes(grid_dir) == before, "a resume of the completed search changed its folder")
 
     # A second run into the same folder is refused; nothing there is touched.
     code, out, err = run("run", config, "--output", run_dir)

@@ -116,24 +116,28 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
   return parsed;
 }
 
-// The record of the run in `stored` when, resumed under `config` as it stands (`changed`: another
-// config file or a --set was given), it has nothing left to train: a single trial that completed
-// at the very length `config` asks for. Its summary is then all a resume has to give, and its
-// folder stays as it is. Other searchers go the whole way (their workers check their trials'
-// checkpoints again, and the searcher decides whether more trials follow).
+// The record of the run in `stored` when, resumed under `config`, it has nothing left to train:
+// `config` is the run's own (the folder's config.yaml, or a file and --set that come to the same
+// settings), the experiment completed, and so did every trial of it, the single searcher's at the
+// very length asked. Its summary is then all a resume has to give, and its folder stays as it
+// is. A trial that failed trains again in a resume, and a changed config may ask for more (a
+// longer searcher.max_length): those go the whole way.
 std::optional<ExperimentRecord> CompletedAsAsked(const StoredRun& stored,
-                                                 const ExperimentConfig& config, bool changed) {
-  if (changed || config.searcher.name != "single") return std::nullopt;
+                                                 const ExperimentConfig& config) {
+  if (config.effective_yaml != stored.config.effective_yaml) return std::nullopt;
   absl::StatusOr<ExperimentRecord> record =
       ReadExperimentRecord(stored.folder.experiment_json_path());
-  if (!record.ok() || record->state != RunState::kCompleted || record->trials.size() != 1) {
+  if (!record.ok() || record->state != RunState::kCompleted || record->trials.empty()) {
     return std::nullopt;
   }
-  const TrialRecord& trial = record->trials.front();
   const absl::StatusOr<uint64_t> target = MaxLengthInBatches(config);
-  if (trial.state != RunState::kCompleted || !target.ok() || trial.batches_trained != *target ||
-      trial.total_batches != *target) {
-    return std::nullopt;
+  if (!target.ok()) return std::nullopt;
+  for (const TrialRecord& trial : record->trials) {
+    if (trial.state != RunState::kCompleted) return std::nullopt;
+    if (config.searcher.name == "single" &&
+        (trial.batches_trained != *target || trial.total_batches != *target)) {
+      return std::nullopt;
+    }
   }
   return *std::move(record);
 }
@@ -160,12 +164,15 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
     if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok()) {
       return CommandError(can);
     }
-    if (const std::optional<ExperimentRecord> record = CompletedAsAsked(
-            *stored, *config, !args->experiment.empty() || !args->overrides.empty())) {
-      std::fprintf(stderr,
-                   "experiment %s: the run in %s has completed: nothing to resume (a longer "
-                   "searcher.max_length, given with --set, trains it on)\n",
-                   config->name.c_str(), stored->folder.path().c_str());
+    if (const std::optional<ExperimentRecord> record = CompletedAsAsked(*stored, *config)) {
+      const std::string& searcher = config->searcher.name;
+      std::fprintf(stderr, "experiment %s: the run in %s has completed: nothing to resume (%s)\n",
+                   config->name.c_str(), stored->folder.path().c_str(),
+                   searcher == "adaptive_asha"
+                       ? "its promotions are decided: another search is a new run, --output"
+                   : searcher == "single"
+                       ? "a longer searcher.max_length, given with --set, trains it on"
+                       : "a longer searcher.max_length, given with --set, trains its trials on");
       PrintRunSummary(*record, stored->folder.path(), stdout);
       return 0;
     }
