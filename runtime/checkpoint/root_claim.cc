@@ -49,21 +49,32 @@ absl::Status CheckCheckpointRootFree(const std::string& root, const std::string&
   absl::StatusOr<bool> exists = checkpoint_internal::PathExists(root);
   if (!exists.ok()) return exists.status();
   if (!*exists) return absl::OkStatus();
-  if (const std::string holder = ClaimedBy(root); !holder.empty()) {
-    return holder == Normal(run_folder) ? absl::OkStatus() : Taken(root, holder);
-  }
+  const std::string holder = ClaimedBy(root);
+  if (!holder.empty() && holder != Normal(run_folder)) return Taken(root, holder);
   absl::StatusOr<std::vector<std::string>> names = checkpoint_internal::ListFolder(root);
   if (!names.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         WouldGoIn(root), ", which cannot be read as a folder (", names.status().message(), ")"));
   }
+  names->erase(std::remove(names->begin(), names->end(), kCheckpointRootMarker), names->end());
   if (names->empty()) return absl::OkStatus();
   const size_t shown = std::min<size_t>(names->size(), 3);
-  return absl::FailedPreconditionError(absl::StrCat(
-      WouldGoIn(root), ", which already holds ", names->size(), " entries (",
-      absl::StrJoin(names->begin(), names->begin() + shown, ", "),
-      names->size() > shown ? ", ..." : "",
-      "), another run's whose folder has the same name, or someone else's: ", kRemedy));
+  const std::string held =
+      absl::StrCat(names->size(), names->size() == 1 ? " entry (" : " entries (",
+                   absl::StrJoin(names->begin(), names->begin() + shown, ", "),
+                   names->size() > shown ? ", ..." : "", ")");
+  if (!holder.empty()) {
+    // This folder's own claim, from an earlier run in it that has since been removed: a new run
+    // would take its checkpoints for its own (and resume from them).
+    return absl::FailedPreconditionError(
+        absl::StrCat(WouldGoIn(root), ", which holds ", held, " of an earlier run in ", holder,
+                     ", whose folder has since been removed: remove them too (rm -r ", root,
+                     "), or give this run a folder of another name (--output) or another "
+                     "checkpoint_storage.storage_path"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat(WouldGoIn(root), ", which already holds ", held,
+                   ", another run's whose folder has the same name, or someone else's: ", kRemedy));
 }
 
 absl::Status ClaimCheckpointRoot(const std::string& root, const std::string& run_folder,

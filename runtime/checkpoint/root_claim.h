@@ -22,8 +22,9 @@ namespace cohort {
 inline constexpr char kCheckpointRootMarker[] = ".cohort-run-folder";
 
 // OK when `root` does not exist, is an empty folder, or is claimed by the run in `run_folder` (an
-// absolute path: a start of it that failed before training, tried again); FAILED_PRECONDITION
-// naming the run that claimed it, or what it holds, otherwise. Reads only.
+// absolute path: a start of it that failed before training, tried again) and holds nothing else;
+// FAILED_PRECONDITION naming the run that claimed it, or what it holds (an earlier run's
+// checkpoints, when that run's folder was removed and made again), otherwise. Reads only.
 absl::Status CheckCheckpointRootFree(const std::string& root, const std::string& run_folder);
 
 // Makes `root` (and its parents) and claims it for the run in `run_folder` (an absolute path),

@@ -1,8 +1,10 @@
 // A run's claim of its folder in shared checkpoint storage: the first run claims it, the same run
 // may claim it again (a retried start, a resume), another run of the same folder name is refused
-// naming the first, and a folder that holds anything unclaimed is refused naming what it holds.
+// naming the first, a folder that holds anything unclaimed is refused naming what it holds, and
+// so is one its own run folder claimed when an earlier run there left checkpoints in it.
 #include "runtime/checkpoint/root_claim.h"
 
+#include <filesystem>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -41,7 +43,24 @@ TEST(RootClaimTest, AnUnclaimedFolderThatHoldsAnythingIsRefused) {
   WriteBytes(store / "notes.txt", "someone's");
   const absl::Status held = CheckCheckpointRootFree(store.path(), "/runs/x");
   EXPECT_TRUE(absl::IsFailedPrecondition(held)) << held;
-  EXPECT_THAT(held.message(), HasSubstr("which already holds 1 entries (notes.txt)"));
+  EXPECT_THAT(held.message(), HasSubstr("which already holds 1 entry (notes.txt)"));
+}
+
+// runs/hp trained, was removed, and a new run is started in runs/hp: the marker names the same
+// folder, but the checkpoints are the earlier run's, and the new run would resume from them.
+TEST(RootClaimTest, AnEarlierRunsCheckpointsUnderTheSameFoldersClaimAreRefused) {
+  TempFolder store;
+  const std::string root = store / "hp";
+  ASSERT_TRUE(ClaimCheckpointRoot(root, "/runs/hp", /*allow_claimed=*/false).ok());
+  EXPECT_TRUE(CheckCheckpointRootFree(root, "/runs/hp").ok()) << "the claim alone";
+  std::filesystem::create_directories(root + "/trial-1-batch-200");
+  WriteBytes(root + "/trial-1-batch-200/metadata.json", "{}");
+  const absl::Status held = CheckCheckpointRootFree(root, "/runs/hp");
+  EXPECT_TRUE(absl::IsFailedPrecondition(held)) << held;
+  EXPECT_THAT(held.message(),
+              HasSubstr("which holds 1 entry (trial-1-batch-200) of an earlier run in /runs/hp, "
+                        "whose folder has since been removed: remove them too (rm -r " +
+                        root + ")"));
 }
 
 }  // namespace

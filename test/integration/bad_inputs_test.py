@@ -375,11 +375,25 @@ with temp_dir() as tmp:
         f.write("someone's\n")
     code, out, err = run("run", config, "--output", os.path.join(tmp, "stranger"), "--set",
                          on_store)
-    text = (f"this run's checkpoints would go in {store}/stranger, which already holds 1 entries "
+    text = (f"this run's checkpoints would go in {store}/stranger, which already holds 1 entry "
             "(notes.txt)")
     check(code == 1 and text in err, f"a run onto a folder that holds files: exit {code}:\n{err}")
     resumes_from_its_config(first, f"host_path: {store}",
                             "resuming from checkpoint trial-1-batch-4", "a run on shared storage")
+    # A run folder removed and made again is a new run: the checkpoints its earlier run left
+    # under the same claim are not its own (it used to resume from them).
+    again = os.path.join(tmp, "again", "same_again")
+    code, out, err = run("run", config, "--output", again, "--set", on_store)
+    check(code == 0, f"a run on shared storage: exit {code}:\n{err}")
+    shutil.rmtree(again)
+    kept = folder_bytes(store)
+    code, out, err = run("run", config, "--output", again, "--set", on_store)
+    text = (f"this run's checkpoints would go in {store}/same_again, which holds 1 entry "
+            f"(trial-1-batch-4) of an earlier run in {again}, whose folder has since been "
+            f"removed: remove them too (rm -r {store}/same_again)")
+    check(code == 1 and text in err, f"a run folder made again: exit {code}:\n{err}")
+    check(folder_bytes(store) == kept and not os.path.exists(again),
+          "a run refused for an earlier run's checkpoints changed something")
     count += 1
 
     # A run folder whose config.yaml was edited after training (its record holds the fingerprint
