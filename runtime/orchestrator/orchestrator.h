@@ -230,6 +230,11 @@ class Orchestrator {
   // The storage root of experiment `id` under `config` when none was given: checkpoint_storage's
   // host_path (and storage_path), else the orchestrator's root, then experiment-<id>.
   std::string DefaultCheckpointRoot(const ExperimentConfig& config, uint64_t id) const;
+  // The first experiment id from `first` whose DefaultCheckpointRoot is free for a new experiment
+  // (CheckCheckpointRootFree: it holds nothing, or nothing but the claim of the experiment's own
+  // folder); an error when none of the next thousand is.
+  absl::StatusOr<uint64_t> IdWithFreeCheckpointRoot(const ExperimentConfig& config,
+                                                    uint64_t first) const;
 
   // ---- agents
   void OnHello(const std::string& agent_id, uint64_t message_id, const AgentHello& hello);

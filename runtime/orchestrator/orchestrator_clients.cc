@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/checkpoint/root_claim.h"
 #include "runtime/config/trial_schedule.h"
 #include "runtime/orchestrator/cluster_queries.h"
 #include "runtime/orchestrator/orchestrator.h"
@@ -205,7 +206,27 @@ ClientMessage Orchestrator::Admit(Admission admission) {
         " (lengths and periods in records or epochs count batches of ", per_slot * slots, ")"));
   }
 
-  const uint64_t id = admission.id.value_or(next_experiment_id_);
+  // A new experiment's checkpoint folder is <storage root>/experiment-<id>: shared storage may
+  // hold one of that name already (another orchestrator's experiment, or this one's from before
+  // its state directory was made anew), whose checkpoints it would take for its own.
+  const bool claims_root = !admission.id && !folder && checkpoint_root.empty();
+  uint64_t id = admission.id.value_or(next_experiment_id_);
+  if (claims_root) {
+    absl::StatusOr<uint64_t> free = IdWithFreeCheckpointRoot(config, id);
+    if (!free.ok()) {
+      return ClientError{ClientErrorCode::kUnspecified, std::string(free.status().message())};
+    }
+    if (*free != id) {
+      submitted.warnings.push_back(absl::StrCat(
+          "checkpoint_storage: ", DefaultCheckpointRoot(config, id),
+          *free - id == 1 ? "" : absl::StrCat(" to experiment-", *free - 1),
+          " hold checkpoints of experiments this orchestrator does not keep (another "
+          "orchestrator's, or from before its state directory was made anew): this experiment "
+          "is ",
+          *free, ", whose folder there is free"));
+    }
+    id = *free;
+  }
   if (!folder) {
     absl::StatusOr<RunFolder> created = RunFolder::Create(state_.ExperimentPath(id));
     if (!created.ok()) {
@@ -218,6 +239,13 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     folder = *std::move(created);
   }
   if (checkpoint_root.empty()) checkpoint_root = DefaultCheckpointRoot(config, id);
+  if (claims_root) {
+    if (absl::Status claimed = ClaimCheckpointRoot(checkpoint_root, folder->path(),
+                                                   /*allow_claimed=*/false);
+        !claimed.ok()) {
+      return ClientError{ClientErrorCode::kUnspecified, std::string(claimed.message())};
+    }
+  }
   const absl::StatusOr<SearcherLength> length = SearcherMaxLength(config);  // checked above
   absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(config, length->value);
   next_experiment_id_ = std::max(next_experiment_id_, id + 1);
@@ -266,6 +294,20 @@ std::string Orchestrator::DefaultCheckpointRoot(const ExperimentConfig& config, 
                                                        : storage.host_path);
   if (!storage.host_path.empty() && !storage.storage_path.empty()) root /= storage.storage_path;
   return (root / absl::StrCat("experiment-", id)).string();
+}
+
+absl::StatusOr<uint64_t> Orchestrator::IdWithFreeCheckpointRoot(const ExperimentConfig& config,
+                                                                uint64_t first) const {
+  constexpr uint64_t kIdsTried = 1000;
+  absl::Status refused;
+  for (uint64_t id = first; id < first + kIdsTried; ++id) {
+    refused = CheckCheckpointRootFree(DefaultCheckpointRoot(config, id), state_.ExperimentPath(id));
+    if (refused.ok()) return id;
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("checkpoint_storage: none of the checkpoint folders of experiments ", first,
+                   " to ", first + kIdsTried - 1, " is free (the last: ", refused.message(),
+                   "); give the experiment another checkpoint_storage.storage_path"));
 }
 
 ClientMessage Orchestrator::Kill(const KillExperiment& kill) {

@@ -62,6 +62,40 @@ checkpoint_storage:
   EXPECT_EQ(orchestrator_.RecordOf(experiment_id + 1), nullptr);
 }
 
+// Shared storage (checkpoint_storage.host_path) holds experiment-1 and experiment-2 of another
+// orchestrator: a new experiment here passes over their folders (it would take their
+// checkpoints for its own, and resume a trial from them), says so, and claims the folder it
+// takes. It used to be experiment 1 and write into theirs.
+TEST_F(OrchestratorTest, ANewExperimentPassesOverCheckpointFoldersOfAnotherOrchestrator) {
+  Register("agent-1", 1);
+  const std::string shared = absl::StrCat(folder_.path(), "/shared");
+  for (uint64_t other = 1; other <= 2; ++other) {
+    absl::StatusOr<std::unique_ptr<CheckpointStorage>> theirs =
+        OpenSharedFsStorage(absl::StrCat(shared, "/experiment-", other));
+    ASSERT_TRUE(theirs.ok()) << theirs.status();
+    WriteCheckpoint(**theirs, 40);
+  }
+  const std::string before =
+      Slurp(absl::StrCat(shared, "/experiment-1/trial-1-batch-40/metadata.json"));
+  const ClientMessage reply = orchestrator_.OnClientRequest(SubmitExperiment{
+      SingleYaml(1, 40) + absl::StrCat("checkpoint_storage:\n  host_path: ", shared, "\n")});
+  const auto* submitted = std::get_if<ExperimentSubmitted>(&reply);
+  ASSERT_NE(submitted, nullptr) << ClientMessageName(reply);
+  EXPECT_EQ(submitted->experiment_id, 3u);
+  EXPECT_THAT(submitted->warnings,
+              Contains(HasSubstr(absl::StrCat("checkpoint_storage: ", shared,
+                                              "/experiment-1 to experiment-2 hold checkpoints "
+                                              "of experiments this orchestrator does not keep"))));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  EXPECT_EQ(start.worker.checkpoint_root, absl::StrCat(shared, "/experiment-3"));
+  EXPECT_EQ(start.worker.resume_checkpoint_id, "");
+  EXPECT_EQ(Slurp(absl::StrCat(shared, "/experiment-3/.cohort-run-folder")),
+            ExperimentFolder(3) + "\n");
+  EXPECT_EQ(Slurp(absl::StrCat(shared, "/experiment-1/trial-1-batch-40/metadata.json")), before);
+  // The next one follows it; one without shared storage keeps to the orchestrator's own root.
+  EXPECT_EQ(Submit(SingleYaml(1, 40)), 4u);
+}
+
 // What a stopped `cohort run` of SingleYaml(1, 100, 0) left in a run folder of the test's: trial
 // 1's reports (kind, batches, validation_loss) and its checkpoints after `checkpoints` batches.
 struct LeftReport {
