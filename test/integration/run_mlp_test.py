@@ -119,6 +119,12 @@ with temp_dir() as tmp:
               "trains its trials on" in err and "task" not in err, f"{code}\n{again}\n{err}")
         check(again == out, f"the summary differs:\n{again}\nagainst\n{out}")
     check(folder_bytes(grid_dir) == before, "a resume of the completed search changed its folder")
+    # The metric it ranked its trials by chose the checkpoints kept as their best: a resume under
+    # another is refused, naming both, and changes nothing (retention used to delete them).
+    code, _, err = run("run", "--resume", grid_dir, "--set", "searcher.smaller_is_better=true")
+    check(code == 1 and "kept their best checkpoints under another searcher or metric "
+          "(searcher.smaller_is_better: false before, true now)" in err, f"{code}\n{err}")
+    check(folder_bytes(grid_dir) == before, "a refused resume changed the folder")
 
     # A second run into the same folder is refused; nothing there is touched.
     code, out, err = run("run", config, "--output", run_dir)

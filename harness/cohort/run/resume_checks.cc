@@ -136,6 +136,30 @@ absl::Status CheckSearcherKeepsTrials(const StoredRun& stored, const ExperimentR
       highest, " or more, or start a new run (--output)"));
 }
 
+// What every searcher's choices so far rest on: the searcher itself (its trials' hyperparameters
+// are its draws) and the metric it ranks them by, which also chose the checkpoints retention
+// kept as each trial's best (under another, retention deletes them for the new ranking's).
+absl::Status CheckSearcherRankingKept(const StoredRun& stored, const ExperimentConfig& config,
+                                      absl::string_view how) {
+  const SearcherConfig& before = stored.config.searcher;
+  const SearcherConfig& now = config.searcher;
+  std::vector<std::string> changes;
+  const auto changed = [&changes](absl::string_view key, const std::string& was,
+                                  const std::string& is) {
+    if (was != is)
+      changes.push_back(absl::StrCat("searcher.", key, ": ", was, " before, ", is, " now"));
+  };
+  changed("name", before.name, now.name);
+  changed("metric", before.metric, now.metric);
+  changed("smaller_is_better", before.smaller_is_better ? "true" : "false",
+          now.smaller_is_better ? "true" : "false");
+  if (changes.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": the run in ", stored.folder.path(),
+      " chose its trials and kept their best checkpoints under another searcher or metric (",
+      absl::StrJoin(changes, "; "), "); resume with the run's own, or start a new run (--output)"));
+}
+
 // adaptive_asha's promotions so far were decided under the run's searcher settings, which its
 // brackets and rungs derive from: a resume replays them only under the same.
 absl::Status CheckAshaSettingsKept(const StoredRun& stored, const ExperimentRecord& record,
@@ -164,9 +188,6 @@ absl::Status CheckAshaSettingsKept(const StoredRun& stored, const ExperimentReco
   changed("max_rungs", absl::StrCat(before.max_rungs), absl::StrCat(now.max_rungs));
   changed("bracket_rungs", absl::StrCat("[", absl::StrJoin(before.bracket_rungs, ", "), "]"),
           absl::StrCat("[", absl::StrJoin(now.bracket_rungs, ", "), "]"));
-  changed("metric", before.metric, now.metric);
-  changed("smaller_is_better", before.smaller_is_better ? "true" : "false",
-          now.smaller_is_better ? "true" : "false");
   if (changes.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       how, ": the run in ", stored.folder.path(),
@@ -293,6 +314,9 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   if (absl::Status there = CheckRecordedCheckpointsThere(stored, *record, config, how);
       !there.ok()) {
     return there;
+  }
+  if (absl::Status ranking = CheckSearcherRankingKept(stored, config, how); !ranking.ok()) {
+    return ranking;
   }
   if (absl::Status keeps = CheckSearcherKeepsTrials(stored, *record, config, how); !keeps.ok()) {
     return keeps;
