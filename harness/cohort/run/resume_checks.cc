@@ -136,6 +136,15 @@ absl::Status CheckSearcherKeepsTrials(const StoredRun& stored, const ExperimentR
       highest, " or more, or start a new run (--output)"));
 }
 
+// The searcher settings a resume changes, each as "searcher.<key>: <was> before, <is> now".
+struct SearcherChanges {
+  std::vector<std::string> lines;
+  void Note(absl::string_view key, const std::string& was, const std::string& is) {
+    if (was != is)
+      lines.push_back(absl::StrCat("searcher.", key, ": ", was, " before, ", is, " now"));
+  }
+};
+
 // What every searcher's choices so far rest on: the searcher itself (its trials' hyperparameters
 // are its draws) and the metric it ranks them by, which also chose the checkpoints retention
 // kept as each trial's best (under another, retention deletes them for the new ranking's).
@@ -143,21 +152,17 @@ absl::Status CheckSearcherRankingKept(const StoredRun& stored, const ExperimentC
                                       absl::string_view how) {
   const SearcherConfig& before = stored.config.searcher;
   const SearcherConfig& now = config.searcher;
-  std::vector<std::string> changes;
-  const auto changed = [&changes](absl::string_view key, const std::string& was,
-                                  const std::string& is) {
-    if (was != is)
-      changes.push_back(absl::StrCat("searcher.", key, ": ", was, " before, ", is, " now"));
-  };
-  changed("name", before.name, now.name);
-  changed("metric", before.metric, now.metric);
-  changed("smaller_is_better", before.smaller_is_better ? "true" : "false",
-          now.smaller_is_better ? "true" : "false");
-  if (changes.empty()) return absl::OkStatus();
+  SearcherChanges changes;
+  changes.Note("name", before.name, now.name);
+  changes.Note("metric", before.metric, now.metric);
+  changes.Note("smaller_is_better", before.smaller_is_better ? "true" : "false",
+               now.smaller_is_better ? "true" : "false");
+  if (changes.lines.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       how, ": the run in ", stored.folder.path(),
       " chose its trials and kept their best checkpoints under another searcher or metric (",
-      absl::StrJoin(changes, "; "), "); resume with the run's own, or start a new run (--output)"));
+      absl::StrJoin(changes.lines, "; "),
+      "); resume with the run's own, or start a new run (--output)"));
 }
 
 // adaptive_asha's promotions so far were decided under the run's searcher settings, which its
@@ -173,26 +178,22 @@ absl::Status CheckAshaSettingsKept(const StoredRun& stored, const ExperimentReco
   }
   const SearcherConfig& before = stored.config.searcher;
   const SearcherConfig& now = config.searcher;
-  std::vector<std::string> changes;
-  const auto changed = [&changes](absl::string_view key, const std::string& was,
-                                  const std::string& is) {
-    if (was != is)
-      changes.push_back(absl::StrCat("searcher.", key, ": ", was, " before, ", is, " now"));
-  };
-  changed("max_length", DescribeLength(before.max_length), DescribeLength(now.max_length));
-  changed("max_trials", absl::StrCat(before.max_trials), absl::StrCat(now.max_trials));
-  changed("max_concurrent_trials", absl::StrCat(before.max_concurrent_trials),
-          absl::StrCat(now.max_concurrent_trials));
-  changed("mode", std::string(PolicyName(before.mode)), std::string(PolicyName(now.mode)));
-  changed("divisor", absl::StrCat(before.divisor), absl::StrCat(now.divisor));
-  changed("max_rungs", absl::StrCat(before.max_rungs), absl::StrCat(now.max_rungs));
-  changed("bracket_rungs", absl::StrCat("[", absl::StrJoin(before.bracket_rungs, ", "), "]"),
-          absl::StrCat("[", absl::StrJoin(now.bracket_rungs, ", "), "]"));
-  if (changes.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      how, ": the run in ", stored.folder.path(),
-      " decided its adaptive_asha promotions under other searcher settings (",
-      absl::StrJoin(changes, "; "), "); resume with the run's own, or start a new run (--output)"));
+  SearcherChanges changes;
+  changes.Note("max_length", DescribeLength(before.max_length), DescribeLength(now.max_length));
+  changes.Note("max_trials", absl::StrCat(before.max_trials), absl::StrCat(now.max_trials));
+  changes.Note("max_concurrent_trials", absl::StrCat(before.max_concurrent_trials),
+               absl::StrCat(now.max_concurrent_trials));
+  changes.Note("mode", std::string(PolicyName(before.mode)), std::string(PolicyName(now.mode)));
+  changes.Note("divisor", absl::StrCat(before.divisor), absl::StrCat(now.divisor));
+  changes.Note("max_rungs", absl::StrCat(before.max_rungs), absl::StrCat(now.max_rungs));
+  changes.Note("bracket_rungs", absl::StrCat("[", absl::StrJoin(before.bracket_rungs, ", "), "]"),
+               absl::StrCat("[", absl::StrJoin(now.bracket_rungs, ", "), "]"));
+  if (changes.lines.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(how, ": the run in ", stored.folder.path(),
+                   " decided its adaptive_asha promotions under other searcher settings (",
+                   absl::StrJoin(changes.lines, "; "),
+                   "); resume with the run's own, or start a new run (--output)"));
 }
 
 // Whether the run trained anything: a batch or a checkpoint of any trial.
