@@ -157,6 +157,19 @@ for case, path, text in REFUSED_PLUGINS:
 
 
 with temp_dir() as tmp:
+    # `cohort run` opens the plugin before anything is made: one that does not open is refused
+    # as `plugin info` refuses it, and no run folder is left (one used to be made, its trial
+    # failing in its worker).
+    for case, path, text in REFUSED_PLUGINS:
+        if not os.path.exists(path):
+            continue  # named as the entrypoint that finds no plugin
+        config = write_config(tmp, config_text(path), file_name="refused_plugin.yaml")
+        folder = os.path.join(tmp, "refused_plugin")
+        code, out, err = run("run", config, "--output", folder)
+        check(code == 1 and "refused_plugin.yaml: entrypoint: " in err and text in err,
+              f"{case} under cohort run: exit {code}, expected '{text}' in:\n{err}")
+        check(not os.path.exists(folder), f"{case}: cohort run made {folder}")
+        count += 1
     os.makedirs(os.path.join(tmp, "folder.so"))  # beside the configs: a folder, not a plugin
     for case, text_of_config, sets, text in FAILED_RUNS:
         name = case.replace(" ", "_")

@@ -21,8 +21,18 @@ namespace {
 // hyperparameters configure: what its worker would refuse (an unknown optimizer, a learning rate
 // <= 0) is refused now, before a run folder exists. Only where every trial sees the same values:
 // the single searcher, or no built-in optimizer hyperparameter searched (the other trials' values
-// are their workers' to check). A plugin that does not open is its worker's to name.
-absl::Status CheckBuiltInOptimizer(const ExperimentConfig& config, const std::string& plugin_path) {
+// are their workers' to check). `must_open`: a plugin that does not open (another ABI major, no
+// entry point, not a plugin) is refused as its worker would refuse it; else it is the workers' to
+// name (`cohort submit`'s, whose agents' hosts may open what this one cannot).
+absl::Status CheckBuiltInOptimizer(const ExperimentConfig& config, const std::string& plugin_path,
+                                   bool must_open) {
+  absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin = PluginLibrary::Open(plugin_path);
+  if (!plugin.ok()) {
+    if (!must_open) return absl::OkStatus();
+    return absl::Status(plugin.status().code(),
+                        absl::StrCat("entrypoint: ", plugin.status().message()));
+  }
+  if ((*plugin)->has_optimizer()) return absl::OkStatus();
   if (config.searcher.name != "single") {
     for (const OptimizerOptions::Kind kind :
          {OptimizerOptions::Kind::kSgd, OptimizerOptions::Kind::kAdam,
@@ -32,8 +42,6 @@ absl::Status CheckBuiltInOptimizer(const ExperimentConfig& config, const std::st
       }
     }
   }
-  absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin = PluginLibrary::Open(plugin_path);
-  if (!plugin.ok() || (*plugin)->has_optimizer()) return absl::OkStatus();
   return OptimizerOptionsFromHyperparameters(config.hyperparameters).status();
 }
 
@@ -73,7 +81,7 @@ absl::Status CheckRun(const ExperimentConfig& config) {
   absl::Status checked = Orchestrator::CheckExperiment(config);
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
   if (checked.ok()) checked = plugin.status();
-  if (checked.ok()) checked = CheckBuiltInOptimizer(config, *plugin);
+  if (checked.ok()) checked = CheckBuiltInOptimizer(config, *plugin, /*must_open=*/true);
   if (checked.ok()) checked = CheckHostPath(config);
   return checked;
 }
@@ -135,7 +143,7 @@ absl::Status CheckAsLoaderTells(const std::string& path, const ExperimentConfig&
 absl::Status CheckSubmittedPlugin(const ExperimentConfig& config) {
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
   if (!plugin.ok()) return plugin.status();
-  return CheckBuiltInOptimizer(config, *plugin);
+  return CheckBuiltInOptimizer(config, *plugin, /*must_open=*/false);
 }
 
 absl::StatusOr<StoredRun> OpenStoredRun(const std::string& path) {
