@@ -115,6 +115,13 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored, absl::string_view
     case RunState::kStopped:
       experiment->state = ExperimentState::kStopped;
       break;
+    case RunState::kError:
+      // It ended as its trials failed (MaybeEndExperiment): said again as it was said then.
+      experiment->state = ExperimentState::kError;
+      experiment->error = orchestration::TrialsFailedError(
+          std::count_if(stored.record.trials.begin(), stored.record.trials.end(),
+                        [](const TrialRecord& trial) { return trial.state == RunState::kError; }));
+      break;
     default:
       experiment->state = ExperimentState::kError;
       experiment->error = std::string(error);

@@ -41,6 +41,11 @@ inline double RefusalHoldSeconds(uint32_t refusals) {
   return refusals == 0 ? 0.0 : refusals > 5 ? 30.0 : static_cast<double>(1u << (refusals - 1));
 }
 
+// Why an experiment none of whose trials completed ended in error, `errored` of them failing.
+inline const char* TrialsFailedError(size_t errored) {
+  return errored == 1 ? "its trial failed" : "every trial failed";
+}
+
 // One agent as the orchestrator knows it. `busy` holds the slots of tasks the orchestrator
 // placed there and whose part on the agent has not ended.
 struct Agent {

@@ -475,7 +475,7 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
     return;
   } else if (completed == 0 && errored > 0) {
     experiment.state = ExperimentState::kError;
-    experiment.error = errored == 1 ? "its trial failed" : "every trial failed";
+    experiment.error = orchestration::TrialsFailedError(errored);
   } else {
     experiment.state = ExperimentState::kCompleted;
     // No trial resumes any more: save_trial_latest holds for the latest checkpoints too.

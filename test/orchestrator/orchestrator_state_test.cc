@@ -468,6 +468,25 @@ TEST_F(OrchestratorTest, ARestartedOrchestratorKeepsKilledAndFailedTrialsEnded) 
   }
 }
 
+// An experiment that ended in error as its trial failed says so after a restart too: the error
+// comes from its trials' states (it used to read "ended before the orchestrator restarted").
+TEST_F(OrchestratorTest, AnExperimentWhoseTrialFailedSaysSoAfterARestart) {
+  Register("agent-1", 1);
+  const uint64_t failed = Submit(SingleYaml(1, 10, 0));
+  const StartTask start = StartTasksSentTo("agent-1").at(0);
+  Accept(start.task_id);
+  ExitAll(start.task_id, 1);
+  ASSERT_EQ(Describe(failed).summary.state, ExperimentState::kError);
+  EXPECT_EQ(Describe(failed).summary.error, "its trial failed");
+
+  RecordingOutbox outbox;
+  Orchestrator restarted(Options(folder_.path()), outbox, clock_);
+  const ClientMessage described = restarted.OnClientRequest(DescribeExperiment{failed});
+  ASSERT_TRUE(std::holds_alternative<ExperimentDescription>(described));
+  EXPECT_EQ(std::get<ExperimentDescription>(described).summary.state, ExperimentState::kError);
+  EXPECT_EQ(std::get<ExperimentDescription>(described).summary.error, "its trial failed");
+}
+
 // A restarted orchestrator shows what trials printed before it: the tail of each trial's log.txt,
 // of an ended experiment and of one that goes on alike, with each worker line under its rank and
 // the orchestrator's own lines under none ("-" below), as the first orchestrator showed them.
