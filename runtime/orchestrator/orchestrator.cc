@@ -115,17 +115,19 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored, absl::string_view
     case RunState::kStopped:
       experiment->state = ExperimentState::kStopped;
       break;
-    case RunState::kError:
-      // It ended as its trials failed (MaybeEndExperiment): said again as it was said then.
-      experiment->state = ExperimentState::kError;
-      experiment->error = orchestration::TrialsFailedError(
-          std::count_if(stored.record.trials.begin(), stored.record.trials.end(),
-                        [](const TrialRecord& trial) { return trial.state == RunState::kError; }));
-      break;
-    default:
+    default: {
       experiment->state = ExperimentState::kError;
       experiment->error = std::string(error);
+      if (!experiment->error.empty()) break;
+      // One that ended as its trials failed (MaybeEndExperiment) says so again.
+      const auto errored = static_cast<size_t>(
+          std::count_if(stored.record.trials.begin(), stored.record.trials.end(),
+                        [](const TrialRecord& trial) { return trial.state == RunState::kError; }));
+      experiment->error = stored.record.state == RunState::kError && errored > 0
+                              ? orchestration::TrialsFailedError(errored)
+                              : "ended before the orchestrator restarted";
       break;
+    }
   }
   experiment->submitted_unix = stored.submitted_unix;
   experiment->ended_unix = stored.saved_unix;

@@ -375,10 +375,10 @@ class Orchestrator {
   // continue (its promotions are unknown): it is listed as ended in error, with a warning.
   void RecoverExperiments();
   // An experiment that ended before this orchestrator started, from its run folder; read only.
-  // `error`: why it ended, when its record says neither completed nor stopped. (The record of an
-  // adaptive_asha experiment RecoverExperiments ends is saved after.)
-  void AddEndedExperiment(StoredExperiment stored,
-                          absl::string_view error = "ended before the orchestrator restarted");
+  // `error`: why it ended, when its record says neither completed nor stopped; by default, that
+  // its trials failed where the record says so, else that it ended before this orchestrator
+  // started. (The record of an adaptive_asha experiment RecoverExperiments ends is saved after.)
+  void AddEndedExperiment(StoredExperiment stored, absl::string_view error = "");
   Trial* FindTrial(uint64_t trial_id);
   Task* FindTask(uint64_t task_id);
   // The connected agents that take tasks (not draining), as placement sees them. Agents held back
