@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -294,6 +295,7 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     }
     exchanged_bytes_ += metrics->exchanged_bytes;
     listener_.OnTaskReport(std::move(forwarded));
+    ReportedBatches(peer, metrics->batches);
   } else if (const auto* checkpoint = std::get_if<CheckpointReport>(&message)) {
     listener_.OnTaskReport(TaskCheckpointReport{task_.task_id,
                                                 task_.trial_id,
@@ -311,6 +313,7 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
     // the reports that follow it: it brings the trial's total, which a trial shorter than one
     // report period would otherwise show its training line without.
     ForwardProgress(progress_.Due(SystemClock().MonotonicSeconds()));
+    ReportedBatches(peer, progress->batches);
   } else if (const auto* beat = std::get_if<Heartbeat>(&message)) {
     for (std::unique_ptr<Rank>& rank : ranks_) {
       if (rank->said_hello && rank->peer == peer && rank->running && !rank->outcome.finished) {
@@ -332,6 +335,14 @@ void TaskRun::Handle(const std::string& peer, const WorkerMessage& message) {
   }
 }
 
+void TaskRun::ReportedBatches(const std::string& peer, uint64_t batches) {
+  for (std::unique_ptr<Rank>& rank : ranks_) {
+    if (rank->said_hello && rank->peer == peer) {
+      rank->reported_batches = std::max(rank->reported_batches, batches);
+    }
+  }
+}
+
 void TaskRun::StopWatching(Rank& rank) {
   rank.heartbeats.Forget(rank.assignment.rank);
   rank.unstamped_beat.reset();
@@ -345,6 +356,7 @@ void TaskRun::WatchHeartbeats(double now) {
       rank->unstamped_beat.reset();
       if (back) AgentLine(*rank, *std::move(back));
     }
+    rank->heartbeats.Reported(rank->assignment.rank, rank->reported_batches);
     for (const std::string& silent : rank->heartbeats.Check(now)) {
       AgentLine(*rank, absl::StrCat("warning: ", silent));
     }

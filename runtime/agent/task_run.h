@@ -159,6 +159,8 @@ class TaskRun {
     HeartbeatMonitor heartbeats;  // watches this rank alone: what it says is about this rank
     // Batches trained at its latest sign of life (hello, heartbeat) since the last Poll.
     std::optional<uint64_t> unstamped_beat;
+    // The most batches its reports (metrics, progress) said it had trained.
+    uint64_t reported_batches = 0;
   };
 
   TaskRun(uv_loop_t* loop, const StartTask& task, Listener& listener);
@@ -173,6 +175,9 @@ class TaskRun {
   // Stamps the signs of life since the last Poll with `now` and says which ranks fell silent or
   // came back.
   void WatchHeartbeats(double now);
+  // The rank at `peer` said it had trained `batches` batches (a report): what a warning of its
+  // silence names.
+  void ReportedBatches(const std::string& peer, uint64_t batches);
   // Stops watching `rank`'s heartbeats: its silence from now on is expected.
   void StopWatching(Rank& rank);
   void ForwardProgress(std::optional<ProgressReport> progress);

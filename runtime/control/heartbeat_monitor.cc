@@ -25,6 +25,12 @@ std::optional<std::string> HeartbeatMonitor::Beat(uint32_t rank, uint64_t batche
   return resumed;
 }
 
+void HeartbeatMonitor::Reported(uint32_t rank, uint64_t batches_trained) {
+  const auto found = ranks_.find(rank);
+  if (found == ranks_.end()) return;
+  found->second.batches_trained = std::max(found->second.batches_trained, batches_trained);
+}
+
 std::optional<double> HeartbeatMonitor::LongestSilence(double now) const {
   std::optional<double> longest;
   for (const auto& [rank, state] : ranks_) {
@@ -40,8 +46,8 @@ std::vector<std::string> HeartbeatMonitor::Check(double now) {
     if (state.reported_silent || silent_for < silent_warning_seconds_) continue;
     state.reported_silent = true;
     warnings.push_back(absl::StrFormat(
-        "rank %d has sent no heartbeat for %d s (its last: %d batches trained); it may be stuck "
-        "in the plugin or in a collective",
+        "rank %d has sent no heartbeat for %d s (it had trained %d batches, as it last said); it "
+        "may be stuck in the plugin or in a collective",
         rank, WholeSeconds(silent_for), state.batches_trained));
   }
   return warnings;

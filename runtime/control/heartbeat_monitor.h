@@ -44,9 +44,14 @@ class HeartbeatMonitor {
 
   // One warning line for each watched rank that has been silent for silent_warning_seconds or
   // more at `now` and was not reported since its last beat, in rank order:
-  //   "rank 1 has sent no heartbeat for 30 s (its last: 812 batches trained); it may be stuck in
-  //    the plugin or in a collective"
+  //   "rank 1 has sent no heartbeat for 30 s (it had trained 812 batches, as it last said); it
+  //    may be stuck in the plugin or in a collective"
   std::vector<std::string> Check(double now);
+
+  // `rank` reported (metrics, progress) that it had trained `batches_trained` batches: what a
+  // later silence warning names as its last, where heartbeats came too seldom to say (a loop
+  // faster than their interval). Not a sign of life; unknown ranks are ignored.
+  void Reported(uint32_t rank, uint64_t batches_trained);
 
   // Stops watching `rank`; a later Beat watches it again. Unknown ranks are ignored.
   void Forget(uint32_t rank) { ranks_.erase(rank); }

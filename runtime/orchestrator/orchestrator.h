@@ -155,6 +155,11 @@ class Orchestrator {
   // nothing; ClientError kInvalidRequest for any other.
   ClientMessage Query(const ClientMessage& request) const;
 
+  // Stops experiment `experiment_id` as a KillExperiment does (each trial checkpoints and exits,
+  // within kill_grace_seconds), its tasks' agents told `reason` ("the run was stopped"), as
+  // `cohort run` stops on Ctrl-C.
+  ClientMessage StopExperiment(uint64_t experiment_id, absl::string_view reason);
+
   // Admits `submission` as OnClientRequest admits a SubmitExperiment (ExperimentSubmitted, or the
   // ClientError a client would get), its record in submission.folder.
   ClientMessage SubmitLocal(LocalSubmission submission);

@@ -311,9 +311,13 @@ absl::StatusOr<uint64_t> Orchestrator::IdWithFreeCheckpointRoot(const Experiment
 }
 
 ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
-  auto found = cluster_->experiments.find(kill.experiment_id);
+  return StopExperiment(kill.experiment_id, "the experiment was killed");
+}
+
+ClientMessage Orchestrator::StopExperiment(uint64_t experiment_id, absl::string_view reason) {
+  auto found = cluster_->experiments.find(experiment_id);
   if (found == cluster_->experiments.end()) {
-    return UnknownExperiment(kill.experiment_id);
+    return UnknownExperiment(experiment_id);
   }
   Experiment& experiment = *found->second;
   if (!experiment.Going()) return ClientAck{};
@@ -321,8 +325,7 @@ ClientMessage Orchestrator::Kill(const KillExperiment& kill) {
   Event(absl::StrCat("experiment ", experiment.id, ": killed; stopping its trials"));
   for (const auto& [request_id, trial_id] : experiment.trials) {
     Trial& trial = *cluster_->trials.at(trial_id);
-    if (trial.lifecycle.Stop())
-      SettleStop(trial, TrialState::kStopped, "the experiment was killed");
+    if (trial.lifecycle.Stop()) SettleStop(trial, TrialState::kStopped, reason);
   }
   MaybeEndExperiment(experiment);
   return ClientAck{};

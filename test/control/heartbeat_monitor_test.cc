@@ -23,8 +23,8 @@ struct FakeClock {
 
 std::string SilentLine(int rank, int seconds, int batch) {
   return "rank " + std::to_string(rank) + " has sent no heartbeat for " + std::to_string(seconds) +
-         " s (its last: " + std::to_string(batch) +
-         " batches trained); it may be stuck in the plugin or in a collective";
+         " s (it had trained " + std::to_string(batch) +
+         " batches, as it last said); it may be stuck in the plugin or in a collective";
 }
 
 TEST(HeartbeatMonitorTest, SaysNothingWhileEveryRankBeats) {
@@ -57,6 +57,19 @@ TEST(HeartbeatMonitorTest, WarnsOnceWhenARankFallsSilent) {
     EXPECT_THAT(monitor.Check(start + later), IsEmpty()) << "at " << later << " s";
   }
   EXPECT_TRUE(monitor.Watches(1));
+}
+
+// A loop faster than the heartbeat interval beats once at its start: the batches its reports
+// name since are the last it said (a warning used to say 0 batches of a rank stuck at 130).
+TEST(HeartbeatMonitorTest, NamesTheBatchesTheRankLastReportedWithoutBeating) {
+  HeartbeatMonitor monitor;
+  monitor.Reported(0, 50);  // not watched yet: nothing to keep
+  EXPECT_FALSE(monitor.Watches(0));
+  monitor.Beat(0, 0, 10.0);
+  monitor.Reported(0, 100);
+  monitor.Reported(0, 60);  // an older report never lowers it
+  EXPECT_THAT(monitor.Check(10.0 + 29.0), IsEmpty()) << "a report is no sign of life";
+  EXPECT_THAT(monitor.Check(10.0 + 30.0), ElementsAre(SilentLine(0, 30, 100)));
 }
 
 TEST(HeartbeatMonitorTest, ReportsWholeSecondsOfSilenceRoundedDown) {

@@ -31,6 +31,8 @@ namespace {
 
 // How long the orchestrator may wait for the exits of tasks the agent killed on a second signal.
 constexpr double kExitsAfterKillSeconds = 5;
+// How long a trial has, once the run is stopped, to checkpoint and exit before it is killed.
+constexpr uint32_t kStopGraceSeconds = 30;
 // Lines of the trial log shown when a trial fails.
 constexpr size_t kLogTailLines = 10;
 
@@ -122,9 +124,10 @@ class EmbeddedSession {
     }
     if (signals >= 1 && stop_requests_sent_ == 0) {
       stop_requests_sent_ = 1;
-      display_.Message(
-          "stopping: each trial checkpoints and exits (a second Ctrl-C kills them at once)");
-      orchestrator.OnClientRequest(KillExperiment{experiment_id_});
+      display_.Message(absl::StrCat("stopping: each trial checkpoints and exits, or is killed ",
+                                    kStopGraceSeconds,
+                                    " s on if it has not (a second Ctrl-C kills them at once)"));
+      orchestrator.StopExperiment(experiment_id_, "the run was stopped");
     }
     if (signals >= 2 && stop_requests_sent_ == 1) {
       stop_requests_sent_ = 2;
@@ -339,6 +342,7 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   std::atomic<bool> agent_ended{false};
   OrchestratorOptions orchestrator_options;
   orchestrator_options.state_dir = local_dir;
+  orchestrator_options.kill_grace_seconds = kStopGraceSeconds;
   orchestrator_options.checkpoint_root = checkpoint_root;
   orchestrator_options.rendezvous_endpoint = options.rendezvous_endpoint;
   OrchestratorServerOptions server_options;
