@@ -265,6 +265,11 @@ class Orchestrator {
   // (or from the start): the record goes back to where it resumed, so nothing is reported twice.
   void OnRestoredOlderCheckpoint(Experiment& experiment, Trial& trial,
                                  const TaskCheckpointReport& report);
+  // A task of the trial ended: a checkpoint of the trial newer than its latest recorded, whole in
+  // storage but never reported (written in the background, its worker stuck or killed before
+  // saying so), becomes its latest, as a report of it would have made it. The trial then goes on
+  // from it, and the record names it, as a resume from the run folder would find it.
+  void AdoptUnreportedCheckpoint(Experiment& experiment, Trial& trial);
   // Removes from storage, saying so, the trial's checkpoints after `restored_batches`, which its
   // worker passed over as damaged (a checkpoint is whole or absent).
   void RemovePassedOverCheckpoints(Experiment& experiment, const Trial& trial,

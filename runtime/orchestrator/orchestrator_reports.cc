@@ -208,6 +208,33 @@ void Orchestrator::RemovePassedOverCheckpoints(Experiment& experiment, const Tri
   }
 }
 
+void Orchestrator::AdoptUnreportedCheckpoint(Experiment& experiment, Trial& trial) {
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(experiment.checkpoint_root);
+  if (!storage.ok()) return;  // retention says so
+  absl::StatusOr<std::vector<CheckpointInfo>> listed = (*storage)->List();
+  if (!listed.ok()) return;
+  const CheckpointInfo* newest = nullptr;  // List sorts by trial, then batches
+  for (const CheckpointInfo& info : *listed) {
+    if (info.trial_id == trial.id && info.batches_trained > trial.latest_checkpoint_batches) {
+      newest = &info;
+    }
+  }
+  if (newest == nullptr) return;
+  uint64_t bytes = 0;
+  for (const CheckpointFileInfo& file : newest->files) bytes += file.size;
+  Notice(absl::StrCat("trial ", trial.id, ": checkpoint ", newest->id,
+                      " was written whole but its task ended before reporting it: it is the "
+                      "trial's latest"));
+  trial.latest_checkpoint_id = newest->id;
+  trial.latest_checkpoint_batches = newest->batches_trained;
+  trial.batches_trained = std::max(trial.batches_trained, newest->batches_trained);
+  experiment.record.Apply(CheckpointReport{trial.id, newest->id, newest->batches_trained,
+                                           newest->records_trained, bytes});
+  ApplyRetention(experiment, /*trials_may_resume=*/true);
+  experiment.dirty = true;
+}
+
 void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
   Task* task = FindTask(report.task_id);
   if (task == nullptr) return;

@@ -301,6 +301,7 @@ void Orchestrator::Finish(Task& task) {
   ReleaseJob(task);
   trial.task_id = 0;
   cluster_->tasks.erase(task_id);  // `task` is gone from here on
+  AdoptUnreportedCheckpoint(experiment, trial);
 
   const TrialDecision decision =
       NextForTrial(ending, {.experiment_stopping = trial.lifecycle.stopping() ||

@@ -119,6 +119,41 @@ TEST_F(OrchestratorTest, FailureAfterRunningRestartsFromTheLatestCheckpoint) {
               HasSubstr("; the trial ends in error (its 2 restarts (max_restarts) are used)\n"));
 }
 
+// A checkpoint written whole in the background, but whose task failed before reporting it (its
+// worker stuck, then killed): the trial goes on from it, and the record names it as its latest,
+// as a resume from the run folder would find it. Restarts used to go back to the older one.
+TEST_F(OrchestratorTest, ACheckpointWrittenButNotReportedBeforeAFailureIsWhereTheTrialGoesOn) {
+  Register("agent-1", 1);
+  const uint64_t experiment_id = Submit(SingleYaml(1, /*batches=*/100, /*max_restarts=*/2));
+  const StartTask first = StartTasksSentTo("agent-1")[0];
+  absl::StatusOr<std::unique_ptr<CheckpointStorage>> storage =
+      OpenSharedFsStorage(first.worker.checkpoint_root);
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  Accept(first.task_id);
+  Running(first.task_id);
+  Train(first.task_id, 20, 100);
+  WriteCheckpoint(**storage, 20);
+  Checkpoint(first.task_id, "trial-1-batch-20", 20);
+  Validate(first.task_id, 40, 0.4);
+  WriteCheckpoint(**storage, 40);  // never reported
+  ExitAll(first.task_id, 1);
+
+  const StartTask second = StartTasksSentTo("agent-1").at(1);
+  EXPECT_EQ(second.worker.resume_checkpoint_id, "trial-1-batch-40");
+  const TrialSummary trial = TrialOf(experiment_id, first.trial_id);
+  EXPECT_EQ(trial.latest_checkpoint_id, "trial-1-batch-40");
+  EXPECT_EQ(trial.batches_trained, 40u);
+  const std::vector<OrchestratorEvent> events = orchestrator_.TakeEvents();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const OrchestratorEvent& event) {
+    return absl::StrContains(event.line,
+                             "trial 1: checkpoint trial-1-batch-40 was written whole but its task "
+                             "ended before reporting it: it is the trial's latest");
+  }));
+  // The validation at its batch is kept: it is no longer after the latest checkpoint.
+  EXPECT_THAT(RecordedReports(ExperimentFolder(experiment_id), first.trial_id),
+              ElementsAre("T20", "V40"));
+}
+
 // A restarted worker that finds the latest checkpoint damaged resumes from an older one and says
 // so: the record goes back there with it, so what it trains again is not recorded twice, and the
 // next restart asks for the checkpoint it used.
