@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -34,27 +33,6 @@ absl::Status WrongType(absl::string_view name, const Hyperparameters::Value& val
 
 std::string DescribeValue(const Hyperparameters::Value& value) {
   return std::visit(Describer{}, value);
-}
-
-absl::Status Hyperparameters::SetFromAssignment(absl::string_view assignment) {
-  const size_t eq = assignment.find('=');
-  if (eq == absl::string_view::npos || eq == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("expected NAME=VALUE, got '", assignment, "'"));
-  }
-  std::string name(assignment.substr(0, eq));
-  std::string text(assignment.substr(eq + 1));
-  int64_t i = 0;
-  double d = 0;
-  if (absl::SimpleAtoi(text, &i)) {
-    Set(std::move(name), i);
-  } else if (absl::SimpleAtod(text, &d)) {
-    Set(std::move(name), d);
-  } else if (text == "true" || text == "false") {
-    Set(std::move(name), text == "true");
-  } else {
-    Set(std::move(name), std::move(text));
-  }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<const Hyperparameters::Value*> Hyperparameters::Find(absl::string_view name) const {

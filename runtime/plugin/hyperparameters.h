@@ -48,10 +48,6 @@ class Hyperparameters {
     }
   }
 
-  // Parses "name=value" (as typed on a command line): an integer, then a number, then
-  // true/false, otherwise a string. INVALID_ARGUMENT without '=' or with an empty name.
-  absl::Status SetFromAssignment(absl::string_view assignment);
-
   cohort_hparam_type TypeOf(absl::string_view name) const;
   absl::StatusOr<int64_t> GetInt(absl::string_view name) const;
   absl::StatusOr<double> GetDouble(absl::string_view name) const;

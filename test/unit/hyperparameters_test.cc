@@ -5,23 +5,6 @@
 namespace cohort {
 namespace {
 
-TEST(HyperparametersTest, AssignmentsInferTheType) {
-  Hyperparameters hp;
-  ASSERT_TRUE(hp.SetFromAssignment("layers=3").ok());
-  ASSERT_TRUE(hp.SetFromAssignment("lr=1e-3").ok());
-  ASSERT_TRUE(hp.SetFromAssignment("nesterov=true").ok());
-  ASSERT_TRUE(hp.SetFromAssignment("data_dir=/tmp/mnist").ok());
-  ASSERT_TRUE(hp.SetFromAssignment("empty=").ok());
-  EXPECT_EQ(hp.TypeOf("layers"), COHORT_HPARAM_INT);
-  EXPECT_EQ(hp.TypeOf("lr"), COHORT_HPARAM_DOUBLE);
-  EXPECT_EQ(hp.TypeOf("nesterov"), COHORT_HPARAM_BOOL);
-  EXPECT_EQ(hp.TypeOf("data_dir"), COHORT_HPARAM_STRING);
-  EXPECT_EQ(**hp.GetString("empty"), "");
-  EXPECT_DOUBLE_EQ(*hp.GetDouble("lr"), 1e-3);
-  EXPECT_EQ(hp.SetFromAssignment("novalue").message(), "expected NAME=VALUE, got 'novalue'");
-  EXPECT_FALSE(hp.SetFromAssignment("=3").ok());
-}
-
 TEST(HyperparametersTest, OnlyIntWidensToDouble) {
   Hyperparameters hp;
   hp.Set("n", 2);

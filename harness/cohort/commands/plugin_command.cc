@@ -17,6 +17,7 @@
 #include "harness/cohort/process/entrypoint.h"
 #include "runtime/arena/default_memory_provider.h"
 #include "runtime/arena/dtype.h"
+#include "runtime/config/hyperparameter_assignment.h"
 #include "runtime/conformance/gradient_check.h"
 #include "runtime/plugin/loaded_model.h"
 #include "runtime/plugin/plugin_library.h"
@@ -41,7 +42,10 @@ constexpr char kPluginUsage[] =
     "       --tolerance times the gradient (default 0.02), plus --abs-tolerance (default 1e-4),\n"
     "       plus what the loss's own rounding in the tensor's dtype makes of the difference\n"
     "       (8 units in its last place, over the step); it probes --coordinates per tensor\n"
-    "       (default 6).\n";
+    "       (default 6).\n"
+    "       --hparam values are typed as the experiment config types them (`3` an int, `yes`\n"
+    "       a bool, `nan` and '3' strings, [64, 32] a list), so the check sees the types its\n"
+    "       trials get.\n";
 
 struct CheckOptions {
   std::string path;
@@ -227,7 +231,8 @@ int ParseCheckOptions(const std::vector<std::string>& args, CheckOptions& option
     const std::string& arg = args[i];
     const bool has_value = i + 1 < args.size();
     if (arg == "--hparam" && has_value) {
-      if (absl::Status s = options.hyperparameters.SetFromAssignment(args[++i]); !s.ok())
+      if (absl::Status s = SetHyperparameterFromAssignment(args[++i], options.hyperparameters);
+          !s.ok())
         return CommandError(s);
     } else if (arg == "--batch-size" && has_value) {
       if (!absl::SimpleAtoi(args[++i], &options.batch_size) || options.batch_size == 0) {
