@@ -4,6 +4,8 @@
 // Model: tensor "w" (float64, 2 elements); record r has target (r, -r); loss = mean of
 // 0.5 * |w - t_r|^2. Hyperparameter "throw_in_train" picks what train_batch throws:
 // "cohort" (cohort::Error NOT_FOUND), "std" (std::runtime_error), "other" (an int), or nothing.
+// Hyperparameter "state_holds_w" (bool): its state also holds w, which load_state checks against
+// the tensor (the host restores tensors before load_state: FAILED_PRECONDITION when they differ).
 #include <cohort/plugin.hpp>
 #include <stdexcept>
 #include <string>
@@ -15,7 +17,8 @@ class CppModel : public cohort::Model {
   explicit CppModel(cohort::Host& host)
       : Model(host),
         throw_in_train_(host.hparam_string_or("throw_in_train", "")),
-        learning_rate_(host.hparam_double_or("learning_rate", 0.5)) {
+        learning_rate_(host.hparam_double_or("learning_rate", 0.5)),
+        state_holds_w_(host.hparam_bool_or("state_holds_w", false)) {
     w_ = host.register_tensors({{"w", 2, COHORT_DTYPE_FLOAT64}})[0];
   }
 
@@ -49,12 +52,27 @@ class CppModel : public cohort::Model {
     steps_ = step.step + 1;
   }
 
-  void save_state(cohort::Writer& writer) override { writer.write_value(steps_); }
-  void load_state(cohort::Reader& reader) override { steps_ = reader.read_value<uint64_t>(); }
+  void save_state(cohort::Writer& writer) override {
+    writer.write_value(steps_);
+    if (state_holds_w_) {
+      for (int j = 0; j < 2; ++j) writer.write_value(w_.data<double>()[j]);
+    }
+  }
+  void load_state(cohort::Reader& reader) override {
+    steps_ = reader.read_value<uint64_t>();
+    if (!state_holds_w_) return;
+    for (int j = 0; j < 2; ++j) {
+      const double saved = reader.read_value<double>();
+      if (saved != w_.data<double>()[j]) {
+        throw cohort::Error(COHORT_STATUS_FAILED_PRECONDITION, "w is not yet the checkpoint's");
+      }
+    }
+  }
 
  private:
   std::string throw_in_train_;
   double learning_rate_;
+  bool state_holds_w_;
   cohort::TensorView w_;
   uint64_t steps_ = 0;
 };

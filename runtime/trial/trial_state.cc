@@ -222,17 +222,18 @@ absl::StatusOr<TrialProgress> RestoreTrialState(const std::map<std::string, std:
           "the checkpoint's optimizer state does not fit this optimizer: ", status.message()));
     }
   }
-  if (model.has_state()) {
-    if (absl::Status status = model.LoadState(files.at("plugin_state")); !status.ok()) {
-      return status;
-    }
-  }
   if (absl::Status written = WriteBlockValues(arena, **parameters); !written.ok()) return written;
   if (state != nullptr) {
     if (absl::Status written = WriteBlockValues(*state, *state_values); !written.ok())
       return written;
   }
   if (absl::Status status = arena.ZeroGradients(); !status.ok()) return status;
+  // Last: the plugin's load_state sees the tensors as the checkpoint holds them.
+  if (model.has_state()) {
+    if (absl::Status status = model.LoadState(files.at("plugin_state")); !status.ok()) {
+      return status;
+    }
+  }
   return progress;
 }
 

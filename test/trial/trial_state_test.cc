@@ -204,6 +204,35 @@ TEST_F(TrialStateTest, PluginWithoutStateWritesNoPluginStateFile) {
   EXPECT_EQ(files->count("optimizer"), 1u);
 }
 
+// The plugin's load_state runs once the tensors hold the checkpoint's values, so it may derive
+// what it keeps from them (cpp_layer with state_holds_w refuses a w other than the one it saved;
+// it used to be called before the parameters were written).
+TEST_F(TrialStateTest, LoadStateSeesTheTensorsAsTheCheckpointHoldsThem) {
+  ExperimentConfig config = LinregConfig();
+  config.entrypoint = "cpp_layer";
+  config.hyperparameters.Set("state_holds_w", true);
+  const auto cpp_layer = [&]() {
+    absl::StatusOr<std::unique_ptr<TrialHarness>> trial = TrialHarness::Create(
+        "test/cpp_layer.so", config, folder_.path(), 1, kTrialSeed, /*builtin_optimizer=*/false);
+    EXPECT_TRUE(trial.ok()) << trial.status();
+    return trial.ok() ? *std::move(trial) : nullptr;
+  };
+  std::unique_ptr<TrialHarness> saved = cpp_layer();
+  ASSERT_NE(saved, nullptr);
+  const ArenaBlock& w = saved->model().arena().blocks().at(0);
+  ASSERT_EQ(w.element_count, 2u);
+  const double trained[2] = {3.5, -1.25};
+  std::memcpy(w.data, trained, sizeof trained);
+  absl::StatusOr<Files> files = CaptureTrialState(saved->model(), nullptr, TrialProgress{});
+  ASSERT_TRUE(files.ok()) << files.status();
+
+  std::unique_ptr<TrialHarness> restored = cpp_layer();
+  ASSERT_NE(restored, nullptr);
+  absl::StatusOr<TrialProgress> back = RestoreTrialState(*files, restored->model(), nullptr);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(restored->ParameterBytes(), saved->ParameterBytes());
+}
+
 TEST_F(TrialStateTest, OtherTensorLayoutIsFailedPrecondition) {
   const Files files = TrainedFiles();
   ExperimentConfig wider = LinregConfig();

@@ -391,7 +391,9 @@ typedef struct cohort_plugin_api {
   cohort_error* (*optimizer_step)(cohort_model* model, const cohort_step_info* step);
 
   /* Optional (both NULL, or both set). State outside the registered tensors, written into and
-   * read back from a checkpoint. load_state gets exactly the bytes save_state wrote. */
+   * read back from a checkpoint. load_state gets exactly the bytes save_state wrote, and is called
+   * once the parameter and state tensors hold the checkpoint's values (so it may derive caches
+   * from them). */
   cohort_error* (*save_state)(cohort_model* model, cohort_writer* writer);
   cohort_error* (*load_state)(cohort_model* model, cohort_reader* reader);
 } cohort_plugin_api;
