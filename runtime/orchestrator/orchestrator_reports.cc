@@ -110,6 +110,18 @@ void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t 
                         "(optimizations.nonfinite_gradients: fail ends a trial at its first "
                         "non-finite gradient)"));
   }
+  if (metrics.kind == ReportKind::kTraining && !trial.told_nonfinite_loss) {
+    for (const NamedValue& metric : metrics.metrics) {
+      if (metric.name != "loss" || std::isfinite(metric.value)) continue;
+      trial.told_nonfinite_loss = true;
+      Notice(absl::StrCat("warning: trial ", trial.id, "'s training loss is ",
+                          std::isnan(metric.value) ? "nan" : "infinite", " at batch ",
+                          metrics.batches,
+                          ": its training diverged, or its plugin computes the loss wrongly "
+                          "(optimizations.nonfinite_gradients: skip or fail guards the steps "
+                          "against non-finite gradients)"));
+    }
+  }
   const TrialLogLine& line =
       trial.log.AppendOrchestratorLine(attempt, metrics.unix_time, MetricsLogText(metrics));
   if (absl::Status appended = AppendLine(experiment.folder->log_path(trial.id), line.text);

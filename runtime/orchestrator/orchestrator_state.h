@@ -143,6 +143,7 @@ struct Trial {
   uint64_t failed_task_id = 0;
   std::map<uint32_t, std::string> failed_task_ended_outside;
   bool told_nan_metric = false;  // its searcher metric was validated NaN, and that was said
+  bool told_nonfinite_loss = false;  // a training loss was NaN or infinite, and that was said
   // An earlier task's reports (sent again by its agent) were recorded, and that was said.
   bool told_earlier_reports = false;
 

@@ -147,6 +147,26 @@ TEST_F(OrchestratorTest, AWorkersWarningIsANotice) {
                                          ": rank 0 warning: hyperparameter lr was not read"));
 }
 
+// A training loss that is not finite is said once per trial, as a NaN validation is (it used to
+// pass in silence: `loss nan` in the progress line, null in metrics.jsonl, a COMPLETED run).
+TEST_F(OrchestratorTest, ANonFiniteTrainingLossIsSaidOnce) {
+  const auto [experiment_id, start] = RunOneTrial(100);
+  orchestrator_.TakeEvents();
+  Train(start.task_id, 20, 100);
+  Report(start.task_id, ReportKind::kTraining, 40, {{"loss", std::nan("")}}, 100);
+  Report(start.task_id, ReportKind::kTraining, 60, {{"loss", std::nan("")}}, 100);
+  std::vector<std::string> warnings;
+  for (const OrchestratorEvent& event : orchestrator_.TakeEvents()) {
+    if (event.level == OrchestratorEvent::Level::kNotice) warnings.push_back(event.line);
+  }
+  EXPECT_THAT(warnings,
+              ElementsAre(absl::StrCat("warning: trial ", start.trial_id,
+                                       "'s training loss is nan at batch 40: its training "
+                                       "diverged, or its plugin computes the loss wrongly "
+                                       "(optimizations.nonfinite_gradients: skip or fail guards "
+                                       "the steps against non-finite gradients)")));
+}
+
 TEST_F(OrchestratorTest, ProgressCountsTheTrialsBatches) {
   const auto [experiment_id, start] = RunOneTrial(100);
   FromAgent("agent-1", TaskProgress{start.task_id, {start.trial_id, 37, 100, 37 * 32, 0.5, 900}});
