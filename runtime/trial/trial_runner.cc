@@ -400,6 +400,12 @@ absl::Status TrialRunner::ReportTraining() {
 
 absl::Status TrialRunner::RequireSearcherMetric(const std::vector<ReducedMetric>& result) const {
   if (FindMetric(result, options_.config->searcher.metric) != nullptr) return absl::OkStatus();
+  if (validation_records_ == 0) {
+    return PermanentFailure(absl::FailedPreconditionError(
+        absl::StrCat("searcher.metric: '", options_.config->searcher.metric,
+                     "' cannot be validated: plugin ", options_.model->plugin().name(),
+                     " has no validation records (dataset_size of its validation split is 0)")));
+  }
   std::vector<std::string> names;
   for (const ReducedMetric& metric : result) names.push_back(metric.name);
   return PermanentFailure(absl::FailedPreconditionError(

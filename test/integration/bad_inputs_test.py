@@ -108,6 +108,11 @@ FAILED_RUNS = [
      "hyperparameter 'init' is a string (\"abc\"), not a double"),
     ("searcher metric the plugin does not report", config_text(),
      ["searcher.metric=accuracy"], "'accuracy' is not among the validation metrics"),
+    ("plugin with no validation records",
+     config_text(os.path.join(PLUGINS, "mlp", "mlp.so"),
+                 "\n  synthetic_validation_records: 0"), [],
+     "searcher.metric: 'loss' cannot be validated: plugin mlp has no validation records "
+     "(dataset_size of its validation split is 0)"),
     ("non-finite gradient with fail", config_text(extra_hyperparameters="\n  nan_batch: 2"),
      ["optimizations.nonfinite_gradients=fail"],
      "batch 2: the gradient is not finite (tensor 'x' element 0 is nan)"),
