@@ -1,5 +1,6 @@
 #include "runtime/trial/rank_sync.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "runtime/arena/block_staging.h"
 #include "runtime/arena/device_memory.h"
 #include "runtime/base/fnv1a.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/trial/trial_state.h"
 
@@ -24,6 +26,21 @@ absl::StatusOr<std::vector<T>> Gather(CollectiveBackend& backend, T value) {
   }
   return all;
 }
+
+// A rank's metric names, joined, in a fixed size (cut where they run over) for a Gather.
+struct MetricNamesText {
+  std::array<char, 240> bytes{};
+
+  static MetricNamesText Of(const std::vector<std::string>& names) {
+    MetricNamesText text;
+    const std::string joined = absl::StrJoin(names, ", ");
+    std::memcpy(text.bytes.data(), joined.data(), std::min(joined.size(), text.bytes.size() - 1));
+    return text;
+  }
+  std::string text() const {
+    return std::string(bytes.data(), strnlen(bytes.data(), bytes.size()));
+  }
+};
 
 // The checkpoint's layout text plus every tensor's shape (which PowerSGD relies on).
 std::string LayoutWithShapes(const TensorArena& arena, const TensorArena* state) {
@@ -94,9 +111,15 @@ absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulat
                        " ", own.size() / 3, "; every rank must report the same metrics"));
     }
     if (names_hash != own_names_hash) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "rank ", rank, " reported metrics named otherwise than rank ", backend.rank(), "'s (",
-          absl::StrJoin(own_names, ", "), "); every rank must report the same metrics"));
+      // Every rank sees the same hashes, so all of them gather the names the message shows.
+      absl::StatusOr<std::vector<MetricNamesText>> names =
+          Gather(backend, MetricNamesText::Of(own_names));
+      if (!names.ok()) return names.status();
+      // The same on every rank and every attempt: not restarted.
+      return PermanentFailure(absl::FailedPreconditionError(
+          absl::StrCat("rank ", rank, " reported metrics named (", (*names)[rank].text(),
+                       ") but rank ", backend.rank(), " (", absl::StrJoin(own_names, ", "),
+                       "); every rank must report the same metrics")));
     }
   }
   std::vector<double> all(own.size() * backend.size());

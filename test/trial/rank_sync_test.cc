@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/arena/device_memory.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "test/collective/rank_threads.h"
 
@@ -199,9 +200,11 @@ TEST(RankSyncTest, MetricsNamedOtherwiseOnOneRankFailTheMergeNamingThem) {
       });
   EXPECT_TRUE(absl::IsFailedPrecondition(results[0])) << results[0];
   EXPECT_THAT(std::string(results[0].message()),
-              HasSubstr("rank 1 reported metrics named otherwise than rank 0's (accuracy, loss)"));
+              HasSubstr("rank 1 reported metrics named (acc, loss) but rank 0 (accuracy, loss); "
+                        "every rank must report the same metrics"));
   EXPECT_THAT(std::string(results[1].message()),
-              HasSubstr("rank 0 reported metrics named otherwise than rank 1's (acc, loss)"));
+              HasSubstr("rank 0 reported metrics named (accuracy, loss) but rank 1 (acc, loss)"));
+  EXPECT_TRUE(IsPermanentFailure(results[0])) << "every attempt would fail the same way";
 }
 
 }  // namespace
