@@ -47,6 +47,8 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(f"experiment {experiment}: paused" in out, out)
     wait_for(lambda: not cluster.task_rows(), 120, "the paused experiment's tasks to exit")
     check(cluster.state_of(experiment) == "paused", cluster.must("experiment", "list"))
+    out = cluster.must("experiment", "pause", str(experiment))  # nothing to do, and says so
+    check(f"experiment {experiment} is paused already: nothing to pause" in out, out)
     stopped_at = {}
     for trial in (first, second):
         described = trial_json(cluster, trial)
@@ -63,6 +65,8 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     # Activate: each trial goes on from the checkpoint it stopped at, with no restart used.
     out = cluster.must("experiment", "activate", str(experiment))
     check(f"experiment {experiment}: activated" in out, out)
+    out = cluster.must("experiment", "activate", str(experiment))
+    check(f"experiment {experiment} is active already: nothing to activate" in out, out)
     for trial in (first, second):
         wait_for(lambda: trial_json(cluster, trial)["trial"]["batches_trained"]
                  > stopped_at[trial] + 100, 120, f"trial {trial} to go on")

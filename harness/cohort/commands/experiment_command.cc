@@ -188,6 +188,22 @@ ClientSubcommand ChangeCommand(ExperimentChangeKind change, const char* usage, c
     const std::optional<ExperimentArgs> parsed = ParseExperimentArgs(spec, arguments, &exit_code);
     if (!parsed) return exit_code;
     const uint64_t id = parsed->id;
+    // Pausing a paused experiment, or activating an active one, has nothing to do: said, and
+    // still a success.
+    if (change == ExperimentChangeKind::kPause || change == ExperimentChangeKind::kActivate) {
+      const ExperimentState already = change == ExperimentChangeKind::kPause
+                                          ? ExperimentState::kPaused
+                                          : ExperimentState::kActive;
+      const absl::StatusOr<ExperimentDescription> before =
+          AskOrchestrator<ExperimentDescription>(parsed->args, DescribeExperiment{id});
+      if (!before.ok()) return ClientFailure(before.status());
+      if (before->summary.state == already) {
+        std::printf("experiment %llu is %s already: nothing to %s\n",
+                    static_cast<unsigned long long>(id),
+                    std::string(ExperimentStateName(already)).c_str(), verb.c_str());
+        return 0;
+      }
+    }
     if (deleting && !parsed->args.Has("--yes")) {
       if (!isatty(STDIN_FILENO)) {
         return ClientUsageError(spec, "deleting asks for confirmation: add --yes");
