@@ -4,9 +4,11 @@
 // Model: tensor "w" (float64, 2 elements); record r has target (r, -r); loss = mean of
 // 0.5 * |w - t_r|^2. Hyperparameter "throw_in_train" picks what train_batch throws:
 // "cohort" (cohort::Error NOT_FOUND), "std" (std::runtime_error), "other" (an int), or nothing.
+// Hyperparameter "w_init" ([a, b], through hparam_text): w's initial values.
 // Hyperparameter "state_holds_w" (bool): its state also holds w, which load_state checks against
 // the tensor (the host restores tensors before load_state: FAILED_PRECONDITION when they differ).
 #include <cohort/plugin.hpp>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +22,14 @@ class CppModel : public cohort::Model {
         learning_rate_(host.hparam_double_or("learning_rate", 0.5)),
         state_holds_w_(host.hparam_bool_or("state_holds_w", false)) {
     w_ = host.register_tensors({{"w", 2, COHORT_DTYPE_FLOAT64}})[0];
+    // "w_init" (a list of two numbers, read as its YAML text: SDK 1.5): w's initial values.
+    if (host.hparam_type("w_init") == COHORT_HPARAM_OTHER) {
+      const std::string text = host.hparam_text("w_init");
+      double* w = w_.data<double>();
+      if (std::sscanf(text.c_str(), "[%lf, %lf]", &w[0], &w[1]) != 2) {
+        throw cohort::Error(COHORT_STATUS_INVALID_ARGUMENT, "w_init is not [a, b]: " + text);
+      }
+    }
   }
 
   uint64_t dataset_size(cohort_split) override { return 8; }

@@ -76,6 +76,20 @@ cohort_error* HparamString(cohort_host* host, const char* name, size_t name_len,
   return nullptr;
 }
 
+cohort_error* HparamText(cohort_host* host, const char* name, size_t name_len, const char** out,
+                         size_t* out_len) {
+  const std::string key(NoteRead(host, View(name, name_len)));
+  absl::StatusOr<std::string> text = host->options.hyperparameters.GetText(key);
+  if (!text.ok()) return Fail(text.status());
+  std::lock_guard<std::mutex> lock(host->hyperparameters_read_mutex);
+  // The first answer stays (a trial's values never change): its pointer outlives later calls.
+  const std::string& kept =
+      host->hyperparameter_texts.try_emplace(key, *std::move(text)).first->second;
+  *out = kept.data();
+  *out_len = kept.size();
+  return nullptr;
+}
+
 // The host's copy of specs[index]; reads the 1.1 shape and the 1.4 kind only when struct_size
 // covers them.
 absl::StatusOr<TensorDescriptor> Describe(const cohort_tensor_spec& spec, size_t index) {
@@ -253,7 +267,7 @@ cohort_error* GradientsReady(cohort_host* host, uint32_t tensor_index, uint64_t 
 const cohort_host_api* HostApi() {
   static const cohort_host_api table = [] {
     cohort_host_api t{};
-    t.struct_size = COHORT_STRUCT_SIZE(cohort_host_api, metric_add_device);
+    t.struct_size = COHORT_STRUCT_SIZE(cohort_host_api, hparam_text);
     t.abi_version = {COHORT_ABI_VERSION_MAJOR, COHORT_ABI_VERSION_MINOR};
     t.extensions = nullptr;
     t.error_create = &ErrorCreate;
@@ -274,6 +288,7 @@ const cohort_host_api* HostApi() {
     t.writer_write = &WriterWrite;
     t.reader_read = &ReaderRead;
     t.reader_remaining = &ReaderRemaining;
+    t.hparam_text = &HparamText;
     return t;
   }();
   return &table;

@@ -19,8 +19,22 @@ struct Describer {
     return absl::StrCat("a string (\"", v, "\")");
   }
   std::string operator()(const Hyperparameters::Other& v) const {
+    if (v.text == "~") return "null";
     return absl::StrCat("a list or map (", v.text, ")");
   }
+};
+
+// A value as YAML writes it.
+struct TextOf {
+  std::string operator()(int64_t v) const { return absl::StrCat(v); }
+  std::string operator()(double v) const {
+    char buffer[64];
+    const std::to_chars_result written = std::to_chars(buffer, buffer + sizeof buffer, v);
+    return std::string(buffer, written.ptr);
+  }
+  std::string operator()(bool v) const { return v ? "true" : "false"; }
+  std::string operator()(const std::string& v) const { return v; }
+  std::string operator()(const Hyperparameters::Other& v) const { return v.text; }
 };
 
 absl::Status WrongType(absl::string_view name, const Hyperparameters::Value& value,
@@ -88,6 +102,12 @@ absl::StatusOr<const std::string*> Hyperparameters::GetString(absl::string_view 
   if (!v.ok()) return v.status();
   if (const std::string* s = std::get_if<std::string>(*v)) return s;
   return WrongType(name, **v, "a string");
+}
+
+absl::StatusOr<std::string> Hyperparameters::GetText(absl::string_view name) const {
+  absl::StatusOr<const Value*> v = Find(name);
+  if (!v.ok()) return v.status();
+  return std::visit(TextOf{}, **v);
 }
 
 }  // namespace cohort

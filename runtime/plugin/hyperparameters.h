@@ -54,6 +54,9 @@ class Hyperparameters {
   absl::StatusOr<bool> GetBool(absl::string_view name) const;
   // The reference stays valid until the value is replaced or the object destroyed.
   absl::StatusOr<const std::string*> GetString(absl::string_view name) const;
+  // Any value as YAML text (hparam_text, SDK 1.5): an Other's flow-style text, a string as it
+  // is, a number (a double in its shortest round-trip form) or a bool as YAML writes it.
+  absl::StatusOr<std::string> GetText(absl::string_view name) const;
 
   const std::map<std::string, Value, std::less<>>& values() const { return values_; }
 

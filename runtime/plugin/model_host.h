@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -77,6 +78,8 @@ struct cohort_host {
   // not), from any thread.
   std::mutex hyperparameters_read_mutex;
   std::set<std::string> hyperparameters_read;
+  // hparam_text's answers, kept for the model's lifetime (under hyperparameters_read_mutex).
+  std::map<std::string, std::string, std::less<>> hyperparameter_texts;
 
   // gradients_ready's record of the batch, from any thread: the ranges reported final since
   // train_batch began (set up by register_tensors), and the first report refused since then, or

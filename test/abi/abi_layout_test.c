@@ -119,6 +119,9 @@ ENDS_AT(cohort_host_api, metric_add_device, 168);
 #if COHORT_ABI_VERSION_MINOR >= 4 /* appended in 1.4 */
 ENDS_AT(cohort_tensor_spec, kind, 68);
 #endif
+#if COHORT_ABI_VERSION_MINOR >= 5 /* appended in 1.5 */
+ENDS_AT(cohort_host_api, hparam_text, 176);
+#endif
 /* How far apart a spec array's elements lie, which a 1.4 host derives from the plugin's minor. */
 #if COHORT_ABI_VERSION_MINOR == 0
 _Static_assert(sizeof(cohort_tensor_spec) == 48, "1.0 spec arrays are 48 bytes apart");

@@ -185,6 +185,18 @@ INSTANTIATE_TEST_SUITE_P(
                       ThrowCase{"other", absl::StatusCode::kUnknown,
                                 "plugin threw an exception that is not a std::exception"}));
 
+// A list hyperparameter reaches a C++ model as its YAML text (hparam_text, SDK 1.5).
+TEST_F(AbiTest, CppLayerReadsAListHyperparameterAsText) {
+  Hyperparameters hp;
+  hp.Set("w_init", Hyperparameters::Other{"[1.5, -2]"});
+  auto model = Create("test/cpp_layer.so", hp);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ArenaBlock& w = (*model)->arena().blocks().at(0);
+  ASSERT_EQ(w.element_count, 2u);
+  EXPECT_EQ(static_cast<const double*>(w.data)[0], 1.5);
+  EXPECT_EQ(static_cast<const double*>(w.data)[1], -2.0);
+}
+
 TEST_F(AbiTest, CppLayerHyperparameterErrorsReachTheHost) {
   Hyperparameters hp;
   hp.Set("learning_rate", "fast");

@@ -71,7 +71,7 @@ class HostApiTest : public ::testing::Test {
 TEST_F(HostApiTest, TableDeclaresItsVersionAndSize) {
   EXPECT_EQ(api_->abi_version.major, static_cast<uint32_t>(COHORT_ABI_VERSION_MAJOR));
   EXPECT_EQ(api_->abi_version.minor, static_cast<uint32_t>(COHORT_ABI_VERSION_MINOR));
-  EXPECT_EQ(api_->struct_size, COHORT_STRUCT_SIZE(cohort_host_api, metric_add_device));
+  EXPECT_EQ(api_->struct_size, COHORT_STRUCT_SIZE(cohort_host_api, hparam_text));
 }
 
 TEST_F(HostApiTest, ErrorsCarryCodeAndMessage) {
@@ -118,6 +118,33 @@ TEST_F(HostApiTest, TypedHyperparameters) {
   EXPECT_EQ(api_->hparam_type(&host_, "lr", 2), COHORT_HPARAM_DOUBLE);
   EXPECT_EQ(api_->hparam_type(&host_, "sizes", 5), COHORT_HPARAM_OTHER);
   EXPECT_EQ(api_->hparam_type(&host_, "momentum", 8), COHORT_HPARAM_ABSENT);
+}
+
+// hparam_text (1.5) reads any value as YAML text, a list above all, which the typed getters
+// cannot; the text stays where it was for the model's lifetime.
+TEST_F(HostApiTest, AnyHyperparameterReadsAsYamlText) {
+  ASSERT_TRUE(COHORT_HAS_FIELD(api_, cohort_host_api, hparam_text));
+  const auto text = [&](const std::string& name) {
+    const char* s = nullptr;
+    size_t n = 0;
+    cohort_error* error = api_->hparam_text(&host_, name.data(), name.size(), &s, &n);
+    if (error != nullptr) return "error: " + Message(error);
+    return std::string(s, n);
+  };
+  EXPECT_EQ(text("sizes"), "[1, 2]");
+  EXPECT_EQ(text("layers"), "3");
+  EXPECT_EQ(text("lr"), "0.25");
+  EXPECT_EQ(text("nesterov"), "true");
+  EXPECT_EQ(text("optimizer"), "adam");
+  EXPECT_EQ(text("momentum"),
+            "error: hyperparameter 'momentum' is not set; the trial has: layers, lr, nesterov, "
+            "optimizer, sizes");
+  const char* first = nullptr;
+  const char* again = nullptr;
+  size_t n = 0;
+  ASSERT_EQ(api_->hparam_text(&host_, "sizes", 5, &first, &n), nullptr);
+  ASSERT_EQ(api_->hparam_text(&host_, "sizes", 5, &again, &n), nullptr);
+  EXPECT_EQ(first, again);
 }
 
 TEST_F(HostApiTest, HyperparameterErrorsNameTheKeyAndTheType) {

@@ -66,7 +66,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 
 #define COHORT_ABI_VERSION_MAJOR 1
-#define COHORT_ABI_VERSION_MINOR 4
+#define COHORT_ABI_VERSION_MINOR 5
 
 /* The size a struct of these headers reports: offset of `last_field` plus its size. */
 #define COHORT_STRUCT_SIZE(type, last_field) \
@@ -343,6 +343,15 @@ typedef struct cohort_host_api {
   cohort_error* (*metric_add_device)(cohort_metrics* metrics, const char* name, size_t name_len,
                                      const void* device_value, cohort_dtype dtype,
                                      uint64_t record_count, cohort_reduction reduction);
+
+  /* 1.5: */
+  /* Any hyperparameter as YAML text, whatever its type: a list or a map (COHORT_HPARAM_OTHER) in
+   * flow style (`[64, 32]`, `{depth: 2, width: 64}`, null as `~`), a string as it is, an int, a
+   * double (shortest round trip) or a bool (`true`, `false`) as YAML writes it. NOT_FOUND for a
+   * missing name, naming it. The text stays valid for the model's lifetime. A plugin that calls
+   * it sets host_minor_required to 5 (older hosts lack it). */
+  cohort_error* (*hparam_text)(cohort_host* host, const char* name, size_t name_len,
+                               const char** out, size_t* out_len);
 } cohort_host_api;
 
 /* ---------------------------------------------------------------------------------------------

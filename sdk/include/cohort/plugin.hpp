@@ -140,9 +140,27 @@ class Host {
     check(api_->hparam_string(host_, name.data(), name.size(), &p, &n));
     return std::string(p, n);
   }
-  bool has_hparam(std::string_view name) const {
-    return api_->hparam_type(host_, name.data(), name.size()) != COHORT_HPARAM_ABSENT;
+  // Any hyperparameter as YAML text (SDK 1.5): a list or map in flow style (`[64, 32]`), a
+  // string as it is, a number or bool as YAML writes it. Throws cohort::Error when missing, or
+  // on a host older than 1.5 (a model that calls it declares host_minor_required = 5).
+  std::string hparam_text(std::string_view name) const {
+    if (!COHORT_HAS_FIELD(api_, cohort_host_api, hparam_text)) {
+      throw Error(COHORT_STATUS_FAILED_PRECONDITION,
+                  "hparam_text needs a host of ABI 1.5 (this host is 1." +
+                      std::to_string(api_->abi_version.minor) +
+                      "); declare host_minor_required = 5");
+    }
+    const char* p = nullptr;
+    size_t n = 0;
+    check(api_->hparam_text(host_, name.data(), name.size(), &p, &n));
+    return std::string(p, n);
   }
+  // COHORT_HPARAM_INT, _DOUBLE, _BOOL, _STRING, _OTHER (a list or a map: hparam_text reads it),
+  // or _ABSENT.
+  cohort_hparam_type hparam_type(std::string_view name) const {
+    return api_->hparam_type(host_, name.data(), name.size());
+  }
+  bool has_hparam(std::string_view name) const { return hparam_type(name) != COHORT_HPARAM_ABSENT; }
   // The value, or `fallback` when the hyperparameter is absent (a wrong type still throws).
   int64_t hparam_int_or(std::string_view name, int64_t fallback) const {
     return has_hparam(name) ? hparam_int(name) : fallback;
