@@ -767,6 +767,21 @@ TEST_F(EmbeddedAgentTest, TellsOfAnOrchestratorThatDoesNotAnswer) {
                               kAgentId, "'")));
 }
 
+// An answer it cannot read before it registered (the orchestrator's clients' port speaks the
+// client protocol) asks whether that is the port it was given, at once.
+TEST_F(EmbeddedAgentTest, AnUnreadableAnswerBeforeRegisteringAsksWhetherItIsTheClientsPort) {
+  orchestrator_.IgnoreHellos();
+  StartAgent();
+  ASSERT_TRUE(orchestrator_.WaitFor<AgentHello>(seconds(10)).has_value()) << AgentLog();
+  orchestrator_.SendRaw("this is not a control envelope");
+  const auto deadline = Clock::now() + seconds(10);
+  while (!absl::StrContains(AgentLog(), "dropped a message") && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_THAT(AgentLog(), HasSubstr("; is this the orchestrator's clients' port (--client-listen) "
+                                    "rather than its agents' (--listen)?"));
+}
+
 // A hello unheard on a connection that is up (a ROUTER that still holds the agent's earlier
 // connection routes nothing on the new one) goes again on a fresh connection.
 TEST_F(EmbeddedAgentTest, RegistersOnAFreshConnectionWhenAHelloGoesUnansweredOnOneThatIsUp) {
