@@ -68,15 +68,7 @@ absl::Status Agent::Run() {
   absl::StatusOr<std::unique_ptr<OrchestratorConnection>> connection =
       OrchestratorConnection::Connect(
           options_.orchestrator, options_.agent_id,
-          [this](absl::string_view why) {
-            // Unreadable answers before any registration: likely another of its ports.
-            Log(absl::StrCat("dropped ", why,
-                             registered_
-                                 ? ""
-                                 : "; is this the orchestrator's clients' port "
-                                   "(--client-listen) rather than its agents' (--listen)?"));
-          },
-          options_.curve);
+          [this](absl::string_view why) { TellOfDroppedMessage(why); }, options_.curve);
   if (!connection.ok()) return connection.status();
   connection_ = *std::move(connection);
 

@@ -172,6 +172,9 @@ class Agent final : private TaskRun::Listener {
   // While unregistered: every options_.unanswered_note_seconds without an answer, says so in the
   // log with what to check.
   void TellOfUnansweredHellos(double now);
+  // A message from the orchestrator's address that could not be read, dropped: said in the log,
+  // asking before any registration whether the address is the orchestrator's clients' port.
+  void TellOfDroppedMessage(absl::string_view why);
   // Says in the log when the connection to the orchestrator is lost, and when it is back; a
   // connection back registers again, which sends the unacknowledged reports again (whatever went
   // with the lost connection) and tells an orchestrator that gave the agent up that it is back.

@@ -78,6 +78,14 @@ void Agent::TellOfUnansweredHellos(double now) {
                    "' (the orchestrator does not hear a second one)?"));
 }
 
+void Agent::TellOfDroppedMessage(absl::string_view why) {
+  // Unreadable answers before any registration: likely another of its ports.
+  Log(absl::StrCat("dropped ", why,
+                   registered_ ? ""
+                               : "; is this the orchestrator's clients' port (--client-listen) "
+                                 "rather than its agents' (--listen)?"));
+}
+
 void Agent::WatchConnection(double now) {
   const bool connected = connection_->Connected();
   if (!told_connected_ && options_.on_connected && connection_->EverConnected()) {

@@ -122,7 +122,9 @@ std::string SilentText(const std::vector<uint32_t>& silent,
                        const std::map<uint32_t, const FlightRecord*>& by_rank,
                        const std::map<uint32_t, std::string>& ended_outside,
                        const std::optional<Parting>& parting) {
-  std::vector<std::string> deaths;
+  // Ranks that ended the same way in the same place are told together ("ranks 0, 1 each ended
+  // with its agent node-1 (lost) in it"), in the order of their first rank.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> deaths;
   std::vector<uint32_t> quiet;
   for (const uint32_t rank : silent) {
     const auto died = ended_outside.find(rank);
@@ -130,7 +132,7 @@ std::string SilentText(const std::vector<uint32_t>& silent,
       quiet.push_back(rank);
       continue;
     }
-    std::string death = absl::StrCat("rank ", rank, " ", died->second);
+    std::string death = died->second;
     const auto record = by_rank.find(rank);
     const FlightEntry* last = nullptr;
     if (record != by_rank.end() && !record->second->entries.empty()) {
@@ -140,11 +142,18 @@ std::string SilentText(const std::vector<uint32_t>& silent,
       const bool in_parting = parting && parting->group == last->group && parting->seq == last->seq;
       absl::StrAppend(&death, " in ", in_parting ? "it" : DescribeCollective(*last));
     }
-    deaths.push_back(std::move(death));
+    const auto same = std::find_if(deaths.begin(), deaths.end(),
+                                   [&](const auto& told) { return told.first == death; });
+    if (same != deaths.end()) {
+      same->second.push_back(rank);
+    } else {
+      deaths.emplace_back(std::move(death), std::vector<uint32_t>{rank});
+    }
   }
   std::string text;
-  if (!deaths.empty()) {
-    absl::StrAppend(&text, " ", absl::StrJoin(deaths, "; "));
+  for (const auto& [death, ranks] : deaths) {
+    absl::StrAppend(&text, text.empty() ? " " : "; ", RankList(ranks),
+                    ranks.size() > 1 ? " each " : " ", death);
   }
   if (!quiet.empty()) {
     absl::StrAppend(&text, deaths.empty() ? " " : "; ", RankList(quiet),

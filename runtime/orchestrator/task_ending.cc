@@ -95,7 +95,9 @@ TrialDecision NextForTrial(const TaskEnding& ending, const TrialStanding& trial)
     decision.not_restarted = "max_restarts is 0";
   } else {
     decision.not_restarted =
-        absl::StrCat("its ", trial.max_restarts, " restarts (max_restarts) are used");
+        trial.max_restarts == 1
+            ? std::string("its 1 restart (max_restarts) is used")
+            : absl::StrCat("its ", trial.max_restarts, " restarts (max_restarts) are used");
   }
   return decision;
 }

@@ -91,6 +91,16 @@ TEST(FlightDiagnosisTest, ARankKilledOutsideCohortIsTheLikelyCauseThoughItsRecor
   EXPECT_THAT(found.ranks[1], HasSubstr("; its process was killed by signal 9"));
 }
 
+// Ranks that ended alike, in the same place, are told together (two ranks of one lost agent).
+TEST(FlightDiagnosisTest, RanksThatEndedAlikeAreToldTogether) {
+  const std::vector<FlightRecord> records = {Rank(0, 9, true), Rank(1, 9, true)};
+  const FlightDiagnosis found = DiagnoseFlights(
+      records, 2,
+      {{0, "ended with its agent node-1 (lost)"}, {1, "ended with its agent node-1 (lost)"}});
+  EXPECT_THAT(found.summary, HasSubstr(" ranks 0, 1 each ended with its agent node-1 (lost) in it, "
+                                       "the likely cause."));
+}
+
 TEST(FlightDiagnosisTest, AKilledRankIsNamedWithTheCollectiveItDiedInBesideASilentOne) {
   // Rank 2 died in a collective of the gradient group while the host group parts at #4, which
   // rank 1 never reached and stopped stamping.

@@ -65,6 +65,8 @@ TEST(TaskEndingTest, AFailureAfterRunningRestartsWithinMaxRestarts) {
   EXPECT_EQ(decision.next, TrialNext::kFail);
   EXPECT_EQ(decision.not_restarted, "its 5 restarts (max_restarts) are used");
   EXPECT_EQ(NextForTrial(ending, Standing(0, 0)).not_restarted, "max_restarts is 0");
+  EXPECT_EQ(NextForTrial(ending, Standing(1, 1)).not_restarted,
+            "its 1 restart (max_restarts) is used");
 }
 
 TEST(TaskEndingTest, AFailureBeforeRunningEndsTheTrialUnlessAProcessCrashed) {
