@@ -217,15 +217,23 @@ ClientMessage Orchestrator::Admit(Admission admission) {
       return ClientError{ClientErrorCode::kUnspecified, std::string(free.status().message())};
     }
     if (*free != id) {
+      const bool one = *free - id == 1;
       submitted.warnings.push_back(absl::StrCat(
           "checkpoint_storage: ", DefaultCheckpointRoot(config, id),
-          *free - id == 1 ? "" : absl::StrCat(" to experiment-", *free - 1),
-          " hold checkpoints of experiments this orchestrator does not keep (another "
-          "orchestrator's, or from before its state directory was made anew): this experiment "
-          "is ",
+          one ? " is not free: it holds"
+              : absl::StrCat(" to experiment-", *free - 1, " are not free: they hold"),
+          " what this orchestrator did not write (another orchestrator's checkpoints, or its own "
+          "from before its state directory was made anew): this experiment is ",
           *free, ", whose folder there is free"));
     }
     id = *free;
+    // Claimed before its run folder is made, so a claim that fails leaves nothing behind.
+    if (absl::Status claimed =
+            ClaimCheckpointRoot(DefaultCheckpointRoot(config, id), state_.ExperimentPath(id),
+                                /*allow_claimed=*/false);
+        !claimed.ok()) {
+      return ClientError{ClientErrorCode::kUnspecified, std::string(claimed.message())};
+    }
   }
   if (!folder) {
     absl::StatusOr<RunFolder> created = RunFolder::Create(state_.ExperimentPath(id));
@@ -239,13 +247,6 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     folder = *std::move(created);
   }
   if (checkpoint_root.empty()) checkpoint_root = DefaultCheckpointRoot(config, id);
-  if (claims_root) {
-    if (absl::Status claimed = ClaimCheckpointRoot(checkpoint_root, folder->path(),
-                                                   /*allow_claimed=*/false);
-        !claimed.ok()) {
-      return ClientError{ClientErrorCode::kUnspecified, std::string(claimed.message())};
-    }
-  }
   const absl::StatusOr<SearcherLength> length = SearcherMaxLength(config);  // checked above
   absl::StatusOr<std::unique_ptr<Searcher>> searcher = CreateSearcher(config, length->value);
   next_experiment_id_ = std::max(next_experiment_id_, id + 1);

@@ -103,24 +103,30 @@ absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulat
   absl::StatusOr<std::vector<std::array<uint64_t, 2>>> shapes =
       Gather(backend, std::array<uint64_t, 2>{own.size(), own_names_hash});
   if (!shapes.ok()) return shapes.status();
-  for (uint32_t rank = 0; rank < shapes->size(); ++rank) {
-    const auto [size, names_hash] = (*shapes)[rank];
-    if (size != own.size()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("rank ", rank, " reported ", size / 3, " metrics and rank ", backend.rank(),
-                       " ", own.size() / 3, "; every rank must report the same metrics"));
-    }
-    if (names_hash != own_names_hash) {
-      // Every rank sees the same hashes, so all of them gather the names the message shows.
-      absl::StatusOr<std::vector<MetricNamesText>> names =
-          Gather(backend, MetricNamesText::Of(own_names));
-      if (!names.ok()) return names.status();
-      // The same on every rank and every attempt: not restarted.
-      return PermanentFailure(absl::FailedPreconditionError(
-          absl::StrCat("rank ", rank, " reported metrics named (", (*names)[rank].text(),
-                       ") but rank ", backend.rank(), " (", absl::StrJoin(own_names, ", "),
-                       "); every rank must report the same metrics")));
-    }
+  // Every rank sees the same shapes, so every rank decides alike: a count that differs from
+  // rank 0's fails them all at once; else names that differ make them all gather the names the
+  // message shows. Either is the same on every attempt: not restarted.
+  const std::vector<std::array<uint64_t, 2>>& all_shapes = *shapes;
+  for (uint32_t rank = 0; rank < all_shapes.size(); ++rank) {
+    if (all_shapes[rank][0] == all_shapes[0][0]) continue;
+    const uint32_t other = rank == backend.rank() ? 0 : rank;
+    return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
+        "rank ", other, " reported ", all_shapes[other][0] / 3, " metrics and rank ",
+        backend.rank(), " ", own.size() / 3, "; every rank must report the same metrics")));
+  }
+  const auto differs = [&](const std::array<uint64_t, 2>& shape) {
+    return shape[1] != all_shapes[0][1];
+  };
+  if (std::any_of(all_shapes.begin(), all_shapes.end(), differs)) {
+    absl::StatusOr<std::vector<MetricNamesText>> names =
+        Gather(backend, MetricNamesText::Of(own_names));
+    if (!names.ok()) return names.status();
+    uint32_t other = 0;
+    while (other < all_shapes.size() && all_shapes[other][1] == own_names_hash) ++other;
+    return PermanentFailure(absl::FailedPreconditionError(
+        absl::StrCat("rank ", other, " reported metrics named (", (*names)[other].text(),
+                     ") but rank ", backend.rank(), " (", absl::StrJoin(own_names, ", "),
+                     "); every rank must report the same metrics")));
   }
   std::vector<double> all(own.size() * backend.size());
   if (!own.empty()) {

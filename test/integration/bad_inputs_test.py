@@ -403,6 +403,13 @@ with temp_dir() as tmp:
     again = os.path.join(tmp, "again", "same_again")
     code, out, err = run("run", config, "--output", again, "--set", on_store)
     check(code == 0, f"a run on shared storage: exit {code}:\n{err}")
+    # While its folder is there, a second run into it is refused as one into any run folder,
+    # never told to remove that run's checkpoints.
+    kept = folder_bytes(store)
+    code, out, err = run("run", config, "--output", again, "--set", on_store)
+    check(code == 1 and f"run folder {again} already holds an experiment; use --resume" in err
+          and "remove them" not in err, f"a second run into a run folder: exit {code}:\n{err}")
+    check(folder_bytes(store) == kept, "a refused second run changed the shared storage")
     shutil.rmtree(again)
     kept = folder_bytes(store)
     code, out, err = run("run", config, "--output", again, "--set", on_store)

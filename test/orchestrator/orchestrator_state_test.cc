@@ -84,8 +84,8 @@ TEST_F(OrchestratorTest, ANewExperimentPassesOverCheckpointFoldersOfAnotherOrche
   EXPECT_EQ(submitted->experiment_id, 3u);
   EXPECT_THAT(submitted->warnings,
               Contains(HasSubstr(absl::StrCat("checkpoint_storage: ", shared,
-                                              "/experiment-1 to experiment-2 hold checkpoints "
-                                              "of experiments this orchestrator does not keep"))));
+                                              "/experiment-1 to experiment-2 are not free: "
+                                              "they hold what this orchestrator did not write"))));
   const StartTask start = StartTasksSentTo("agent-1").at(0);
   EXPECT_EQ(start.worker.checkpoint_root, absl::StrCat(shared, "/experiment-3"));
   EXPECT_EQ(start.worker.resume_checkpoint_id, "");

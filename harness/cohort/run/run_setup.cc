@@ -182,6 +182,11 @@ absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
   const bool resume = folder.has_value();
   // Shared storage holds the checkpoints of runs of any folder, under their folders' names.
   const bool shared = !config.checkpoint_storage.host_path.empty();
+  // A folder that holds a run already is refused as such (RunFolder::Create says so), before its
+  // checkpoints in shared storage could be taken for an earlier run's.
+  if (!folder && std::filesystem::exists(std::filesystem::path(path) / "config.yaml")) {
+    return RunFolder::Create(path).status();
+  }
   if (!folder && shared) {
     if (absl::Status free = CheckCheckpointRootFree(
             AbsolutePath(SharedCheckpointRoot(config.checkpoint_storage, path)),
