@@ -341,7 +341,7 @@ void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
     if (!registered_) {
       Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
     }
-    registered_ = true;
+    registered_ = ever_registered_ = true;
     told_dropped_reports_ = false;
     // Reports and exits whose Ack may have been lost with an earlier registration go again, the
     // reports first: they came before their task's exit.

@@ -235,6 +235,7 @@ class Agent final : private TaskRun::Listener {
   uint64_t hello_id_ = 0;                    // the AgentHello waiting for its answer; 0 if none
   bool hello_pending_ = false;  // an AgentHello was sent (or could not be) and is not answered
   bool registered_ = false;
+  bool ever_registered_ = false;  // registered once at least, whatever came after
   // From the Ack of the latest AgentHello; 0 before it and after ErrorReply NotRegistered.
   uint16_t orchestrator_minor_ = 0;
   double last_hello_ = 0;  // monotonic seconds

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/agent/agent.h"
 #include "runtime/base/clock.h"
@@ -79,11 +80,13 @@ void Agent::TellOfUnansweredHellos(double now) {
 }
 
 void Agent::TellOfDroppedMessage(absl::string_view why) {
-  // Unreadable answers before any registration: likely another of its ports.
+  // Unreadable answers before it ever registered: likely another of the orchestrator's ports.
+  const bool unreadable = absl::StrContains(why, "malformed control message");
   Log(absl::StrCat("dropped ", why,
-                   registered_ ? ""
-                               : "; is this the orchestrator's clients' port (--client-listen) "
-                                 "rather than its agents' (--listen)?"));
+                   ever_registered_ || !unreadable
+                       ? ""
+                       : "; is this the orchestrator's clients' port (--client-listen) rather "
+                         "than its agents' (--listen)?"));
 }
 
 void Agent::WatchConnection(double now) {

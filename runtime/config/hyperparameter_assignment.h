@@ -6,6 +6,7 @@
 //   SetHyperparameterFromAssignment("nesterov=yes", hyperparameters); // bool true
 //   SetHyperparameterFromAssignment("tag=nan", hyperparameters);      // string "nan"
 //   SetHyperparameterFromAssignment("sizes=[64, 32]", hyperparameters);  // Other "[64, 32]"
+//   SetHyperparameterFromAssignment("opt={lr: 0.1}", hyperparameters);   // opt.lr: double 0.1
 //
 // Thread-safety: mutates `hyperparameters`; one caller at a time.
 #ifndef COHORT_RUNTIME_CONFIG_HYPERPARAMETER_ASSIGNMENT_H_
@@ -18,9 +19,10 @@
 namespace cohort {
 
 // Sets NAME to VALUE: plain scalars typed (decimal int, finite number, true/false/yes/no/on/off),
-// quoted or other scalars as strings (`'3'` is "3"), lists and maps as Other holding their YAML
-// text; an empty VALUE is the empty string. INVALID_ARGUMENT, quoting the assignment, without
-// '=', with an empty NAME, or when VALUE is not YAML.
+// quoted or other scalars as strings (`'3'` is "3"), lists as Other holding their YAML text, an
+// empty VALUE or null as Other `~`; a map is a group, as in the config (`opt={lr: 0.1}` sets
+// `opt.lr`). INVALID_ARGUMENT, quoting the assignment, without '=', with an empty NAME, or when
+// VALUE is not YAML.
 absl::Status SetHyperparameterFromAssignment(absl::string_view assignment,
                                              Hyperparameters& hyperparameters);
 

@@ -15,13 +15,15 @@ int64_t WholeSeconds(double seconds) { return static_cast<int64_t>(seconds); }
 std::optional<std::string> HeartbeatMonitor::Beat(uint32_t rank, uint64_t batches_trained,
                                                   double now) {
   RankState& state = ranks_[rank];
+  // What its reports said since (Reported) may be ahead of a heartbeat's count.
+  const uint64_t batches = std::max(state.batches_trained, batches_trained);
   std::optional<std::string> resumed;
   if (state.reported_silent) {
     resumed =
         absl::StrFormat("rank %d is sending heartbeats again after %d s of silence (at batch %d)",
-                        rank, WholeSeconds(now - state.last_beat), batches_trained);
+                        rank, WholeSeconds(now - state.last_beat), batches);
   }
-  state = RankState{now, batches_trained, false};
+  state = RankState{now, batches, false};
   return resumed;
 }
 

@@ -323,7 +323,7 @@ ClientMessage Orchestrator::StopExperiment(uint64_t experiment_id, absl::string_
   Experiment& experiment = *found->second;
   if (!experiment.Going()) return ClientAck{};
   experiment.state = ExperimentState::kStopping;
-  Event(absl::StrCat("experiment ", experiment.id, ": killed; stopping its trials"));
+  Event(absl::StrCat("experiment ", experiment.id, ": ", reason, "; stopping its trials"));
   for (const auto& [request_id, trial_id] : experiment.trials) {
     Trial& trial = *cluster_->trials.at(trial_id);
     if (trial.lifecycle.Stop()) SettleStop(trial, TrialState::kStopped, reason);

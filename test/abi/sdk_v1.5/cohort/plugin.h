@@ -345,11 +345,12 @@ typedef struct cohort_host_api {
                                      uint64_t record_count, cohort_reduction reduction);
 
   /* 1.5: */
-  /* Any hyperparameter as YAML text, whatever its type: a list or a map (COHORT_HPARAM_OTHER) in
-   * flow style (`[64, 32]`, `{depth: 2, width: 64}`, null as `~`), a string as it is, an int, a
-   * double (shortest round trip) or a bool (`true`, `false`) as YAML writes it. NOT_FOUND for a
-   * missing name, naming it. The text stays valid for the model's lifetime. A plugin that calls
-   * it sets host_minor_required to 5 (older hosts lack it). */
+  /* Any hyperparameter as YAML text, whatever its type: a list, or a map given as one value (a
+   * const's or a categorical's: COHORT_HPARAM_OTHER), in flow style (`[64, 32]`, `{depth: 2}`,
+   * null as `~`), a string as it is, an int, a double (shortest round trip) or a bool (`true`,
+   * `false`) as YAML writes it. (A plain map in the config is a group: its keys are named
+   * `group.key`.) NOT_FOUND for a missing name, naming it. The text stays valid for the model's
+   * lifetime. A plugin that calls it sets host_minor_required to 5 (older hosts lack it). */
   cohort_error* (*hparam_text)(cohort_host* host, const char* name, size_t name_len,
                                const char** out, size_t* out_len);
 } cohort_host_api;
@@ -400,9 +401,10 @@ typedef struct cohort_plugin_api {
   cohort_error* (*optimizer_step)(cohort_model* model, const cohort_step_info* step);
 
   /* Optional (both NULL, or both set). State outside the registered tensors, written into and
-   * read back from a checkpoint. load_state gets exactly the bytes save_state wrote, and is called
-   * once the parameter and state tensors hold the checkpoint's values (so it may derive caches
-   * from them). */
+   * read back from a checkpoint. load_state gets exactly the bytes save_state wrote; from 1.5 it
+   * is called once the parameter and state tensors hold the checkpoint's values, so it may derive
+   * caches from them (hosts before 1.5 call it before: a plugin relying on it sets
+   * host_minor_required to 5). */
   cohort_error* (*save_state)(cohort_model* model, cohort_writer* writer);
   cohort_error* (*load_state)(cohort_model* model, cohort_reader* reader);
 } cohort_plugin_api;
