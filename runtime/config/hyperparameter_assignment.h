@@ -21,8 +21,9 @@ namespace cohort {
 // Sets NAME to VALUE: plain scalars typed (decimal int, finite number, true/false/yes/no/on/off),
 // quoted or other scalars as strings (`'3'` is "3"), lists as Other holding their YAML text, an
 // empty VALUE or null as Other `~`; a map is a group, as in the config (`opt={lr: 0.1}` sets
-// `opt.lr`). INVALID_ARGUMENT, quoting the assignment, without '=', with an empty NAME, or when
-// VALUE is not YAML.
+// `opt.lr`), and a search space the single searcher's choice. INVALID_ARGUMENT, quoting the
+// assignment, without '=', with an empty NAME, or when VALUE is not YAML; the config's error,
+// naming the field, for a space it refuses.
 absl::Status SetHyperparameterFromAssignment(absl::string_view assignment,
                                              Hyperparameters& hyperparameters);
 

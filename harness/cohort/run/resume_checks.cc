@@ -143,6 +143,12 @@ struct SearcherChanges {
     if (was != is)
       lines.push_back(absl::StrCat("searcher.", key, ": ", was, " before, ", is, " now"));
   }
+  // The metric trials are ranked by, and which way.
+  void NoteRanking(const SearcherConfig& before, const SearcherConfig& now) {
+    Note("metric", before.metric, now.metric);
+    Note("smaller_is_better", before.smaller_is_better ? "true" : "false",
+         now.smaller_is_better ? "true" : "false");
+  }
 };
 
 // What every searcher's choices so far rest on: the searcher itself (its trials' hyperparameters
@@ -156,9 +162,7 @@ absl::Status CheckSearcherRankingKept(const StoredRun& stored, const ExperimentC
   if (before.name == "adaptive_asha" && now.name == "adaptive_asha") return absl::OkStatus();
   SearcherChanges changes;
   changes.Note("name", before.name, now.name);
-  changes.Note("metric", before.metric, now.metric);
-  changes.Note("smaller_is_better", before.smaller_is_better ? "true" : "false",
-               now.smaller_is_better ? "true" : "false");
+  changes.NoteRanking(before, now);
   if (changes.lines.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       how, ": the run in ", stored.folder.path(),
@@ -190,9 +194,7 @@ absl::Status CheckAshaSettingsKept(const StoredRun& stored, const ExperimentReco
   changes.Note("max_rungs", absl::StrCat(before.max_rungs), absl::StrCat(now.max_rungs));
   changes.Note("bracket_rungs", absl::StrCat("[", absl::StrJoin(before.bracket_rungs, ", "), "]"),
                absl::StrCat("[", absl::StrJoin(now.bracket_rungs, ", "), "]"));
-  changes.Note("metric", before.metric, now.metric);
-  changes.Note("smaller_is_better", before.smaller_is_better ? "true" : "false",
-               now.smaller_is_better ? "true" : "false");
+  changes.NoteRanking(before, now);
   if (changes.lines.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat(how, ": the run in ", stored.folder.path(),

@@ -184,7 +184,7 @@ absl::StatusOr<PreparedRun> PrepareSubmission(ExperimentConfig config,
   const bool shared = !config.checkpoint_storage.host_path.empty();
   // A folder that holds a run already is refused as such (RunFolder::Create says so), before its
   // checkpoints in shared storage could be taken for an earlier run's.
-  if (!folder && std::filesystem::exists(std::filesystem::path(path) / "config.yaml")) {
+  if (!folder && RunFolder::Open(path).ok()) {
     return RunFolder::Create(path).status();
   }
   if (!folder && shared) {
