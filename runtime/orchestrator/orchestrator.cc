@@ -119,17 +119,17 @@ void Orchestrator::AddEndedExperiment(StoredExperiment stored, absl::string_view
       experiment->state = ExperimentState::kError;
       experiment->error = std::string(error);
       if (!experiment->error.empty()) break;
-      // One that ended as its trials failed (MaybeEndExperiment: none completed) says so again.
+      // One that ended as its trials failed says so again, as MaybeEndExperiment said it.
       const auto count = [&](RunState state) {
         return static_cast<size_t>(
             std::count_if(stored.record.trials.begin(), stored.record.trials.end(),
                           [state](const TrialRecord& trial) { return trial.state == state; }));
       };
-      const size_t errored = count(RunState::kError);
-      experiment->error =
-          stored.record.state == RunState::kError && errored > 0 && count(RunState::kCompleted) == 0
-              ? orchestration::TrialsFailedError(errored)
-              : "ended before the orchestrator restarted";
+      const char* failed =
+          orchestration::TrialsFailedError(count(RunState::kCompleted), count(RunState::kError));
+      experiment->error = stored.record.state == RunState::kError && failed != nullptr
+                              ? failed
+                              : "ended before the orchestrator restarted";
       break;
     }
   }

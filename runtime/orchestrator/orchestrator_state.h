@@ -41,8 +41,11 @@ inline double RefusalHoldSeconds(uint32_t refusals) {
   return refusals == 0 ? 0.0 : refusals > 5 ? 30.0 : static_cast<double>(1u << (refusals - 1));
 }
 
-// Why an experiment none of whose trials completed ended in error, `errored` of them failing.
-inline const char* TrialsFailedError(size_t errored) {
+// Why an experiment whose searcher is done ends in error: none of its trials completed and
+// `errored` of them failed ("its trial failed", "every trial failed"); nullptr where it completed
+// (a trial completed, or none failed: every one was stopped).
+inline const char* TrialsFailedError(size_t completed, size_t errored) {
+  if (completed > 0 || errored == 0) return nullptr;
   return errored == 1 ? "its trial failed" : "every trial failed";
 }
 

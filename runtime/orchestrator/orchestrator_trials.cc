@@ -474,9 +474,9 @@ void Orchestrator::MaybeEndExperiment(Experiment& experiment) {
     experiment.state = ExperimentState::kStopped;
   } else if (!experiment.searcher_done) {
     return;
-  } else if (completed == 0 && errored > 0) {
+  } else if (const char* failed = orchestration::TrialsFailedError(completed, errored)) {
     experiment.state = ExperimentState::kError;
-    experiment.error = orchestration::TrialsFailedError(errored);
+    experiment.error = failed;
   } else {
     experiment.state = ExperimentState::kCompleted;
     // No trial resumes any more: save_trial_latest holds for the latest checkpoints too.
