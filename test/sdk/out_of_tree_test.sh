@@ -44,6 +44,16 @@ grep -q '^plugin check passed$' "$work/check.txt"
 "$cohort" plugin check "$work/line.so" | tee "$work/check_line.txt"
 grep -q '^plugin check passed$' "$work/check_line.txt"
 
+# The build tree's uninstalled file, which pkg-config prefers where PKG_CONFIG_PATH names
+# meson-uninstalled/: the source tree's headers and version script, no install needed.
+uninstalled=$(PKG_CONFIG_PATH=$build/meson-uninstalled pkg-config --cflags --libs cohort-sdk)
+echo "pkg-config cohort-sdk (uninstalled): $uninstalled"
+mkdir "$work/uninstalled"
+PKG_CONFIG_PATH=$build/meson-uninstalled make -s -B -C "$work/examples/out_of_tree_plugin" \
+  OUT="$work/uninstalled"
+"$cohort" plugin check "$work/uninstalled/quadratic.so" --hparam dim=5 | tee "$work/check_uninstalled.txt"
+grep -q '^plugin check passed$' "$work/check_uninstalled.txt"
+
 for plugin in "$work/quadratic.so" "$work/line.so" "$work/doc_line.so" $(find "$work/stage" -name '*.so' -path '*cohort/plugins*'); do
   exported=$(nm -D --defined-only "$plugin" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort | tr '\n' ' ')
   if [[ "$exported" != "cohort_plugin_entry " ]]; then
