@@ -23,11 +23,14 @@
  * train_batch reports x[2] ready a second time, or evaluate_batch reports x ready, and either
  * drops the error the host returns and goes on as a careless plugin would; `loss_over_no_records`
  * (non-zero): train_batch reports its loss with record_count 0; `log_batch` N (tests of the host's
- * log): its N-th training batch logs "a logged batch trained" at info level through the host.
+ * log): its N-th training batch logs "a logged batch trained" at info level through the host;
+ * `error_batch` N and `error_rank` R (tests of how a failure is told): its N-th training batch
+ * returns an error, "a deliberate error at training batch N", on rank R only when R is given.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cohort/plugin.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +55,8 @@ struct cohort_model {
   double ready_in_eval;       /* non-zero: evaluate_batch calls gradients_ready, ignoring it */
   double loss_over_no_records; /* non-zero: the training loss is reported over 0 records */
   double log_batch;           /* 0: never */
+  double error_batch;         /* 0: never */
+  double error_rank;          /* < 0: every rank */
   double reported_loss;       /* what metric_add_device points at */
 };
 
@@ -83,6 +88,7 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
   double init = 0.0;
   m->nan_rank = -1.0;
   m->hang_rank = -1.0;
+  m->error_rank = -1.0;
   /* Every hyperparameter is optional: absent, its field keeps the default set above. */
   const struct {
     const char* name;
@@ -93,6 +99,8 @@ static cohort_error* model_create(const cohort_model_create_args* args, cohort_m
                  {"hang_batch", &m->hang_batch},
                  {"hang_rank", &m->hang_rank},
                  {"exit_batch", &m->exit_batch},
+                 {"error_batch", &m->error_batch},
+                 {"error_rank", &m->error_rank},
                  {"exit_code", &m->exit_code},
                  {"eval_writes_gradients", &m->eval_writes_gradients},
                  {"float32_loss_offset", &m->float32_loss_offset},
@@ -181,6 +189,12 @@ static cohort_error* train_batch(cohort_model* m, const cohort_batch* batch,
     for (;;) pause();
   }
   if (chosen(m->exit_batch, -1.0, m->batches_trained + 1, rank)) exit((int)m->exit_code);
+  if (chosen(m->error_batch, m->error_rank, m->batches_trained + 1, rank)) {
+    static const char kDeliberate[] = "a deliberate error at training batch %.0f";
+    char message[sizeof kDeliberate + 24];
+    snprintf(message, sizeof message, kDeliberate, m->error_batch);
+    return fail(m->api, COHORT_STATUS_INTERNAL, message);
+  }
   if (chosen(m->log_batch, -1.0, m->batches_trained + 1, rank)) {
     static const char kTrained[] = "a logged batch trained";
     m->api->log(m->host, COHORT_LOG_INFO, kTrained, sizeof kTrained - 1);

@@ -304,18 +304,30 @@ absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std
   return std::unique_ptr<CheckpointStorage>(*std::move(storage));
 }
 
-absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorageToRead(
-    const std::string& root) {
+namespace {
+
+// OpenSharedFsStorageToRead's store, as its own type: nothing made, nothing cleaned.
+absl::StatusOr<std::unique_ptr<SharedFsStorage>> OpenStoreToRead(const std::string& root) {
   std::error_code error;
   if (root.empty() || !std::filesystem::is_directory(root, error)) {
     return absl::NotFoundError(absl::StrCat("no checkpoint folder ", root));
   }
-  return std::unique_ptr<CheckpointStorage>(std::make_unique<SharedFsStorage>(root));
+  return std::make_unique<SharedFsStorage>(root);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorageToRead(
+    const std::string& root) {
+  absl::StatusOr<std::unique_ptr<SharedFsStorage>> storage = OpenStoreToRead(root);
+  if (!storage.ok()) return storage.status();
+  return std::unique_ptr<CheckpointStorage>(*std::move(storage));
 }
 
 absl::Status CopySharedFsCheckpoint(const std::string& from_root, absl::string_view id,
                                     const std::string& to_root) {
-  absl::StatusOr<std::unique_ptr<SharedFsStorage>> from = OpenStore(from_root);
+  // Only read: a client's export makes no folder of the storage where it does not reach it.
+  absl::StatusOr<std::unique_ptr<SharedFsStorage>> from = OpenStoreToRead(from_root);
   if (!from.ok()) return from.status();
   absl::StatusOr<std::unique_ptr<SharedFsStorage>> to = OpenStore(to_root);
   if (!to.ok()) return to.status();

@@ -35,8 +35,9 @@ absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorage(const std
 absl::StatusOr<std::unique_ptr<CheckpointStorage>> OpenSharedFsStorageToRead(
     const std::string& root);
 
-// Copies checkpoint `id` of the store at `from_root` into the store at `to_root` (both shared_fs,
-// opened as OpenSharedFsStorage does), whole or not at all as Write: each file passes in pieces of
+// Copies checkpoint `id` of the store at `from_root` into the store at `to_root` (both shared_fs;
+// opened as OpenSharedFsStorageToRead does: nothing is made or cleaned there; `to_root` as
+// OpenSharedFsStorage does), whole or not at all as Write: each file passes in pieces of
 // a few MiB, checked on the way against the manifest's size and checksum (DATA_LOSS naming the
 // file, and nothing is left in `to_root`), so the copy needs memory of a piece, not of the
 // checkpoint. NOT_FOUND without that checkpoint; ALREADY_EXISTS as Write.

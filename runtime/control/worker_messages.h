@@ -120,6 +120,10 @@ enum class TrialExit { kCompleted, kStopped, kFailed };
 // plugin's contract, the metric names, a full disk): the trial is not restarted. Other failures
 // exit 1.
 inline constexpr int kPermanentFailureExitCode = 3;
+// The exit status of a worker whose trial failed in a collective with the other ranks
+// (CollectiveFailure: a peer's closed connection, a timed-out exchange), often another rank's
+// failure seen from here: restarted as exit 1 is, but named after a rank that failed on its own.
+inline constexpr int kCollectiveFailureExitCode = 4;
 
 // Last message of a worker.
 struct TrialFinished {

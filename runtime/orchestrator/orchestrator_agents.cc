@@ -37,17 +37,25 @@ std::string RanksLostWith(const orchestration::Task& task, const std::string& ag
                       " with it");
 }
 
+// Names `why` (how a rank or an agent's part ended, blamed `blame`) in the task's failure: as the
+// failure where there is none yet, or before one a rank's exit set that is less to blame (a
+// peer's closed connection reported first); any other failure stays first.
+void Blame(orchestration::Task& task, std::string why, FailureBlame blame) {
+  if (task.flags.failure.empty()) {
+    task.flags.failure = std::move(why);
+    task.failure_blame = blame;
+  } else if (task.failure_blame != FailureBlame::kNone && blame > task.failure_blame) {
+    task.flags.failure = absl::StrCat(why, "; then ", task.flags.failure);
+    task.failure_blame = blame;
+  }
+}
+
 // Makes `lost`, the loss of the task's part on an agent, the task's failure. That part's ranks
-// ended unseen, so a rank's error reported meanwhile from elsewhere (a peer's closed connection)
-// is a consequence and comes after it; any other failure stays first.
+// ended unseen, so a rank's error reported meanwhile from elsewhere is a consequence and comes
+// after it.
 void BlameLostAgent(orchestration::Task& task, std::string lost) {
   task.flags.agent_lost = true;
-  if (task.flags.failure.empty()) {
-    task.flags.failure = std::move(lost);
-  } else if (task.failure_is_rank_error) {
-    task.flags.failure = absl::StrCat(lost, "; then ", task.flags.failure);
-    task.failure_is_rank_error = false;
-  }
+  Blame(task, std::move(lost), FailureBlame::kOutside);
 }
 
 }  // namespace
@@ -232,18 +240,15 @@ void Orchestrator::OnTaskExit(const std::string& agent_id, uint64_t message_id,
   if (found == task->parts.end() || found->second.done) return;
   AgentPart& part = found->second;
   part.exits[exit.rank] = exit;
-  // A rank that ended outside Cohort is the cause; its peers' errors are consequences that may
-  // reach the orchestrator first.
-  const bool killed_outside = EndedOutsideCohort(exit);
+  // A rank that ended outside Cohort, or failed on its own, is the cause; its peers' errors are
+  // consequences that may reach the orchestrator first.
   if (ExitFailed(exit) && task->flags.failure.empty() && !task->flags.stopping) {
-    task->flags.failure = DescribeExit(exit);
-    task->failure_is_rank_error = !killed_outside;
+    Blame(*task, DescribeExit(exit), BlameOf(exit));
     // The ranks elsewhere could only wait for this one.
     StopTask(*task, absl::StrCat("another rank failed: ", task->flags.failure),
              kFailedPeerGraceSeconds);
-  } else if (killed_outside && task->failure_is_rank_error) {
-    task->flags.failure = absl::StrCat(DescribeExit(exit), "; then ", task->flags.failure);
-    task->failure_is_rank_error = false;
+  } else if (ExitFailed(exit) && !task->flags.failure.empty()) {
+    Blame(*task, DescribeExit(exit), BlameOf(exit));
   }
   bool part_done = part.exits.count(kWholeTask) > 0;
   if (!part_done) {

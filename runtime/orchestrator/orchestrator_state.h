@@ -189,7 +189,9 @@ struct Task {
   double launched_at = 0;  // monotonic
   std::map<std::string, AgentPart> parts;
   TaskFlags flags;  // what the orchestrator knew of it: running, stopping, lost, its failure
-  bool failure_is_rank_error = false;  // flags.failure is a rank's own error exit (OnTaskExit)
+  // How much flags.failure is the cause, where a rank's exit set it (OnTaskExit); kNone where
+  // nothing did or something else did (then nothing is named before it).
+  FailureBlame failure_blame = FailureBlame::kNone;
   bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
   StragglerWatch stragglers;     // its ranks' paces, report after report
   // An elastic trial's task on fewer slots than its trial's, stopped to go on from its

@@ -5,6 +5,17 @@
 
 namespace cohort {
 
+FailureBlame BlameOf(const TaskExit& exit) {
+  if (EndedOutsideCohort(exit)) return FailureBlame::kOutside;
+  if (!ExitFailed(exit)) return FailureBlame::kNone;
+  // Signalled as its peers failed and ended by the signal; one that exited with a code of its
+  // own meanwhile failed as that code says (its own error came before the signal).
+  if (exit.killed_by_agent && exit.signal != 0) return FailureBlame::kInCollective;
+  const bool in_collective =
+      exit.signal == 0 && !exit.unfinished && exit.exit_code == kCollectiveFailureExitCode;
+  return in_collective ? FailureBlame::kInCollective : FailureBlame::kOwn;
+}
+
 std::string HowItEnded(const TaskExit& exit) {
   // An agent's reason for a signal names it already ("killed by signal 9 (SIGKILL)").
   if (exit.signal != 0 && absl::StartsWith(exit.reason, "killed ")) {

@@ -36,6 +36,15 @@ inline bool EndedOutsideCohort(const TaskExit& exit) {
   return (exit.signal != 0 && !exit.killed_by_agent) || exit.stopped;
 }
 
+// How much a rank's exit is the cause of its task's failure, least first: none (it did not fail),
+// failed in a collective with the others (kCollectiveFailureExitCode: a peer's closed connection,
+// often that peer's own failure seen from here) or killed by a signal its agent sent (as its
+// peers failed), failed on its own (its plugin's error, a failure every attempt would meet, an exit
+// without finishing), ended outside Cohort (EndedOutsideCohort; an agent lost with its ranks is as
+// much a cause). A task's failure names its most-to-blame exit first, whichever came first.
+enum class FailureBlame { kNone, kInCollective, kOwn, kOutside };
+FailureBlame BlameOf(const TaskExit& exit);
+
 // "was killed by signal 9 (SIGKILL)" (the agent's reason, which names the signal), "exited with
 // code 1 (<reason>)".
 std::string HowItEnded(const TaskExit& exit);

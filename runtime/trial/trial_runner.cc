@@ -10,11 +10,12 @@
 #include "runtime/arena/divide_gradients.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/arena/nonfinite_gradient.h"
+#include "runtime/base/collective_failure.h"
 #include "runtime/base/metric_order.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/collective/recorded_collective.h"
 #include "runtime/config/optimizer_hyperparameters.h"
 #include "runtime/trial/bucket_trace.h"
-#include "runtime/base/permanent_failure.h"
 #include "runtime/trial/rank_sync.h"
 #include "runtime/trial/shard_parameters.h"
 #include "runtime/trial/splitmix64.h"
@@ -107,7 +108,7 @@ absl::Status TrialRunner::InCollective(absl::Status status, absl::string_view wh
                     options_.config->optimizations.collective_timeout,
                     " s): a rank stopped taking part; the trial log says where each rank was");
   }
-  return absl::Status(status.code(), message);
+  return CollectiveFailure(status, message);
 }
 
 absl::StatusOr<TrialExit> TrialRunner::Run() {

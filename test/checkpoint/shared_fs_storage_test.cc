@@ -427,5 +427,16 @@ TEST_F(SharedFsCopyTest, ADamagedSourceIsDataLossAndLeavesNothingBehind) {
             absl::StatusCode::kNotFound);
 }
 
+// The source is only read: a store that is not there is not made (an export from a machine
+// without the shared storage made its folders there), and neither is the destination.
+TEST_F(SharedFsCopyTest, AMissingSourceIsNotFoundAndMadeNowhere) {
+  const std::filesystem::path missing = root_ / "experiment-12";
+  const std::filesystem::path into = std::filesystem::path(destination_.path()) / "out";
+  EXPECT_EQ(CopySharedFsCheckpoint(missing.string(), "big", into.string()).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(missing));
+  EXPECT_FALSE(std::filesystem::exists(into));
+}
+
 }  // namespace
 }  // namespace cohort

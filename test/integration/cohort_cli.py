@@ -72,6 +72,28 @@ def mlp_config(directory, name="mlp-test", batches=300, period=100, hidden_size=
         hidden_size=hidden_size, max_restarts=max_restarts), file_name=file_name)
 
 
+def quadratic_config(directory, name, batches, slots=2, hyperparameters=None,
+                     file_name="experiment.yaml"):
+    """The test plugin c_quadratic (plugins/test/c_plugin.c) at `slots` slots, no restart;
+    `hyperparameters` adds its test switches (error_batch, log_batch, ...)."""
+    extra = "".join(f"  {key}: {value}\n" for key, value in (hyperparameters or {}).items())
+    return write_config(directory, f"""\
+name: {name}
+entrypoint: {os.path.join(PLUGINS, 'test', 'c_quadratic.so')}
+hyperparameters:
+  global_batch_size: 4
+  learning_rate: 0.25
+{extra}resources:
+  slots_per_trial: {slots}
+searcher:
+  name: single
+  metric: loss
+  max_length:
+    batches: {batches}
+max_restarts: 0
+""", file_name=file_name)
+
+
 def default_hangup():
     """For preexec_fn: the child starts with SIGHUP's default disposition even when the tests run
     under nohup, as the tests that send it a SIGHUP expect (a command started with SIGHUP ignored
@@ -188,7 +210,7 @@ def temp_dir():
     return tempfile.TemporaryDirectory(prefix="cohort-it-")
 
 
-__all__ = ["COHORT", "PLUGINS", "default_hangup", "plugin", "write_config", "mlp_config", "run", "start",
+__all__ = ["COHORT", "PLUGINS", "default_hangup", "plugin", "write_config", "mlp_config", "quadratic_config", "run", "start",
            "worker_pid", "kill_the_worker", "release", "experiment", "metrics", "wait_for", "read_bytes",
            "folder_bytes", "run_stopped_at_checkpoint", "final_parameters", "check", "temp_dir", "signal", "interruptible",
            "SANITIZED"]

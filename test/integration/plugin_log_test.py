@@ -6,22 +6,7 @@ import os
 from cohort_cli import *
 
 with temp_dir() as tmp:
-    config = write_config(tmp, f"""\
-name: plugin-log
-entrypoint: {os.path.join(PLUGINS, 'test', 'c_quadratic.so')}
-hyperparameters:
-  global_batch_size: 4
-  learning_rate: 0.25
-  log_batch: 2
-resources:
-  slots_per_trial: 2
-searcher:
-  name: single
-  metric: loss
-  max_length:
-    batches: 4
-max_restarts: 0
-""")
+    config = quadratic_config(tmp, "plugin-log", batches=4, hyperparameters={"log_batch": 2})
     folder = os.path.join(tmp, "run")
     code, out, err = run("run", config, "--output", folder, "--cpu-slots", "2")
     check(code == 0, f"exit {code}:\n{out}\n{err}")

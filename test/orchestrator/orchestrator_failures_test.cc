@@ -445,6 +445,34 @@ TEST_F(OrchestratorTest, ALostAgentIsNamedBeforeThePeerRankThatFailedFirst) {
   EXPECT_NE(trial.state, TrialState::kError);
 }
 
+// Rank 1's plugin failed; rank 0, in the gradient exchange with it, lost its connection and was
+// heard first: the trial's error names rank 1 first, then rank 0.
+TEST_F(OrchestratorTest, ARankThatFailedOnItsOwnIsNamedBeforeThePeerThatFailedInACollective) {
+  Register("agent-1", 2);
+  const uint64_t experiment_id = Submit(SingleYaml(2, 100));
+  ASSERT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
+  const StartTask start = StartTasksSentTo("agent-1")[0];
+  Accept(start.task_id);
+  Running(start.task_id);
+  TaskExit peer;
+  peer.task_id = start.task_id;
+  peer.rank = 0;
+  peer.exit_code = kCollectiveFailureExitCode;
+  peer.reason = "failed: batch 121, gradient exchange: Connection reset by peer";
+  FromAgent("agent-1", peer);
+  TaskExit cause = peer;
+  cause.rank = 1;
+  cause.exit_code = 1;
+  cause.reason = "failed: plugin tiny: train_batch (batch_index 120): deliberate";
+  FromAgent("agent-1", cause);
+  const TrialSummary trial = TrialOf(experiment_id, start.trial_id);
+  EXPECT_THAT(trial.error,
+              HasSubstr("rank 1 exited with code 1 (failed: plugin tiny: train_batch (batch_index "
+                        "120): deliberate); then rank 0 exited with code 4 (failed: batch 121, "
+                        "gradient exchange: Connection reset by peer)"));
+  EXPECT_EQ(trial.restarts, 1u);
+}
+
 TEST_F(OrchestratorTest, NothingIsPlacedOnSlotsHeldByATaskItToldTheAgentToKill) {
   // An orchestrator that started again meets an agent still running a task of the one before.
   AgentHello hello = Hello("agent-1", 1);

@@ -308,6 +308,15 @@ TEST_F(OrchestratorTest, RefusedSubmissionsSayWhy) {
   EXPECT_EQ(not_absolute.code, ClientErrorCode::kInvalidRequest);
   EXPECT_THAT(not_absolute.message, HasSubstr("entrypoint"));
 
+  // Each agent's workers would take it from their own working folder.
+  const ClientError relative_storage = SubmitRefused(
+      SingleYaml(1) + "checkpoint_storage:\n  type: shared_fs\n  host_path: relstore\n");
+  EXPECT_EQ(relative_storage.code, ClientErrorCode::kInvalidRequest);
+  EXPECT_THAT(relative_storage.message,
+              HasSubstr("checkpoint_storage.host_path: expected an absolute path"));
+  EXPECT_THAT(relative_storage.message, HasSubstr("got 'relstore'"));
+  EXPECT_FALSE(std::filesystem::exists("relstore"));
+
   // Nothing was created.
   const ClientMessage list = orchestrator_.OnClientRequest(ListExperiments{});
   ASSERT_TRUE(std::holds_alternative<ExperimentList>(list));

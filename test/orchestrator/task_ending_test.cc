@@ -110,6 +110,25 @@ TEST(TaskEndingTest, TheRanksThatEndedOutsideCohortAreTheFlightDiagnosisCauses) 
             "was killed by signal 9 (SIGKILL)");
 }
 
+TEST(TaskEndingTest, ARankThatFailedOnItsOwnIsMoreToBlameThanOneThatFailedInACollective) {
+  EXPECT_EQ(BlameOf(Exit(0, 0)), FailureBlame::kNone);
+  EXPECT_EQ(BlameOf(Exit(0, kCollectiveFailureExitCode)), FailureBlame::kInCollective);
+  EXPECT_EQ(BlameOf(Exit(0, 0, SIGKILL, /*killed_by_agent=*/true)), FailureBlame::kInCollective);
+  EXPECT_EQ(BlameOf(Exit(0, 1)), FailureBlame::kOwn);
+  // Its own error came first; the agent's signal, sent as a peer failed, found it exiting.
+  EXPECT_EQ(BlameOf(Exit(0, 1, 0, /*killed_by_agent=*/true)), FailureBlame::kOwn);
+  EXPECT_EQ(BlameOf(Exit(0, kPermanentFailureExitCode)), FailureBlame::kOwn);
+  // A process that exited 4 without finishing its trial (a plugin's exit(4)) said nothing of a
+  // collective.
+  TaskExit unfinished = Exit(0, kCollectiveFailureExitCode);
+  unfinished.unfinished = true;
+  EXPECT_EQ(BlameOf(unfinished), FailureBlame::kOwn);
+  EXPECT_EQ(BlameOf(Exit(0, 0, SIGSEGV)), FailureBlame::kOutside);
+  TaskExit stopped = Exit(0, 0, SIGKILL, /*killed_by_agent=*/true);
+  stopped.stopped = true;
+  EXPECT_EQ(BlameOf(stopped), FailureBlame::kOutside);
+}
+
 TEST(TaskEndingTest, AJobLostBeforeItsAgentsRegisteredRestartsWithinMaxRestarts) {
   TaskFlags flags = Flags(false, false, false,
                           "Slurm job 12 ended (NODE_FAIL) before its agents "

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/collective_failure.h"
 #include "runtime/base/permanent_failure.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/control/channel_rendezvous_store.h"
@@ -302,7 +303,8 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
   (void)(*link)->Send(finished);
   std::fflush(stdout);
   if (exit.ok()) return 0;
-  return IsPermanentFailure(exit.status()) ? kPermanentFailureExitCode : 1;
+  if (IsPermanentFailure(exit.status())) return kPermanentFailureExitCode;
+  return IsCollectiveFailure(exit.status()) ? kCollectiveFailureExitCode : 1;
 }
 
 }  // namespace cohort
