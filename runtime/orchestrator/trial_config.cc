@@ -30,7 +30,10 @@ std::string YamlValue(const Hyperparameters::Value& value) {
     std::string operator()(double v) const { return YamlDouble(v); }
     std::string operator()(bool v) const { return v ? "true" : "false"; }
     std::string operator()(const std::string& v) const { return QuotedYamlScalar(v); }
-    std::string operator()(const Hyperparameters::Other& v) const { return v.text; }
+    // A map as it stands would be read back as a group of hyperparameters: a constant's value.
+    std::string operator()(const Hyperparameters::Other& v) const {
+      return absl::StrCat("{type: const, val: ", v.text, "}");
+    }
   };
   return std::visit(Writer{}, value);
 }

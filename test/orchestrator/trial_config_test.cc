@@ -94,6 +94,23 @@ TEST(TrialConfigTest, ATrialsConfigHoldsItsOwnBatchSize) {
   EXPECT_EQ(trial->searcher.max_length.unit, LengthUnit::kBatches);
 }
 
+// A constant's map (or a categorical's) reaches the trial as one value, not as a group of
+// hyperparameters named by its keys.
+TEST(TrialConfigTest, AMapValueStaysOneHyperparameter) {
+  const ExperimentConfig experiment = Config("32", "{batches: 10}");
+  Hyperparameters hparams;
+  hparams.Set("global_batch_size", 32);
+  hparams.Set("arch", Hyperparameters::Other{"{depth: 2, widths: [1, 2]}"});
+  hparams.Set("layers", Hyperparameters::Other{"[64, 32]"});
+  const absl::StatusOr<std::string> yaml = TrialConfigYaml(experiment, hparams, 10);
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  const absl::StatusOr<ExperimentConfig> trial = ParseExperimentConfig(*yaml);
+  ASSERT_TRUE(trial.ok()) << trial.status();
+  EXPECT_EQ(trial->hyperparameters.GetText("arch").value_or(""), "{depth: 2, widths: [1, 2]}");
+  EXPECT_EQ(trial->hyperparameters.GetText("layers").value_or(""), "[64, 32]");
+  EXPECT_FALSE(trial->hyperparameters.GetText("arch.depth").ok());
+}
+
 TEST(TrialConfigTest, ALengthInEpochsNeedsRecordsPerEpoch) {
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(
       "entrypoint: /opt/plugins/libmlp.so\n"
