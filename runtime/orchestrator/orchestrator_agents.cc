@@ -21,6 +21,9 @@ std::string DescribeExit(const TaskExit& exit) {
   return absl::StrCat(who, " ", HowItEnded(exit));
 }
 
+// The workers' warning and error lines told of a trial, at most (its log keeps them all).
+constexpr uint32_t kToldLogLines = 20;
+
 // How long the ranks of a task on other agents get to stop after one rank failed.
 constexpr uint32_t kFailedPeerGraceSeconds = 5;
 
@@ -311,9 +314,16 @@ void Orchestrator::OnLogBatch(const LogBatch& batch) {
     } else {
       trial.log.Append(task->attempt, line);
       absl::StrAppend(&text, text.empty() ? "" : "\n", "[rank ", line.rank, "] ", line.text);
-      // A worker's own warning (a hyperparameter nothing read) is told like the agent's word.
-      if (absl::StartsWith(line.text, "warning: ")) {
-        Notice(absl::StrCat("trial ", trial.id, ": rank ", line.rank, " ", line.text));
+      // A worker's own warning (a hyperparameter nothing read) or a plugin's warning or error is
+      // told like the agent's word, up to kToldLogLines a trial (a plugin may log one a batch).
+      if (absl::StartsWith(line.text, "warning: ") || absl::StartsWith(line.text, "error: ")) {
+        if (trial.told_log_lines < kToldLogLines) {
+          Notice(absl::StrCat("trial ", trial.id, ": rank ", line.rank, " ", line.text));
+        } else if (trial.told_log_lines == kToldLogLines) {
+          Notice(absl::StrCat("trial ", trial.id, ": more warnings and errors than ", kToldLogLines,
+                              " are in its log only"));
+        }
+        ++trial.told_log_lines;
       }
     }
   }

@@ -147,6 +147,30 @@ TEST_F(OrchestratorTest, AWorkersWarningIsANotice) {
                                          ": rank 0 warning: hyperparameter lr was not read"));
 }
 
+// A plugin's error lines are told as its warnings are, up to 20 a trial: one that logs an error
+// every batch does not drown the console (its log keeps every line).
+TEST_F(OrchestratorTest, APluginsErrorLinesAreNoticesUpToTwentyATrial) {
+  const StartTask start = RunOneTrial(100).second;
+  orchestrator_.TakeEvents();
+  LogBatch batch{start.task_id, {}};
+  for (int line = 1; line <= 25; ++line) {
+    batch.lines.push_back(
+        {1, LogStream::kStderr, 1.7e9, absl::StrCat("error: tiny: no data for batch ", line)});
+  }
+  FromAgent("agent-1", batch);
+  std::vector<std::string> notices;
+  for (const OrchestratorEvent& event : orchestrator_.TakeEvents()) {
+    if (event.level == OrchestratorEvent::Level::kNotice) notices.push_back(event.line);
+  }
+  ASSERT_THAT(notices, SizeIs(21));
+  EXPECT_EQ(notices[0],
+            absl::StrCat("trial ", start.trial_id, ": rank 1 error: tiny: no data for batch 1"));
+  EXPECT_EQ(notices[19],
+            absl::StrCat("trial ", start.trial_id, ": rank 1 error: tiny: no data for batch 20"));
+  EXPECT_EQ(notices[20], absl::StrCat("trial ", start.trial_id,
+                                      ": more warnings and errors than 20 are in its log only"));
+}
+
 // A training loss that is not finite is said once per trial, as a NaN validation is (it used to
 // pass in silence: `loss nan` in the progress line, null in metrics.jsonl, a COMPLETED run).
 TEST_F(OrchestratorTest, ANonFiniteTrainingLossIsSaidOnce) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cohort/plugin.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/plugin/batch_metrics.h"
@@ -145,6 +146,21 @@ TEST_F(HostApiTest, AnyHyperparameterReadsAsYamlText) {
   ASSERT_EQ(api_->hparam_text(&host_, "sizes", 5, &first, &n), nullptr);
   ASSERT_EQ(api_->hparam_text(&host_, "sizes", 5, &again, &n), nullptr);
   EXPECT_EQ(first, again);
+}
+
+// The C++ layer's `_or` getters take a null (`~`, `--set name=`) for the default, as the config
+// does; any other list or map is still a wrong type.
+TEST_F(HostApiTest, TheCppLayersOrGettersTakeANullForTheDefault) {
+  ModelHostOptions options = Options();
+  options.hyperparameters.Set("dump", Hyperparameters::Other{"~"});
+  ModelHost host(std::move(options));
+  const cohort::Host cpp(HostApi(), &host);
+  EXPECT_EQ(cpp.hparam_string_or("dump", "none"), "none");
+  EXPECT_EQ(cpp.hparam_double_or("dump", 0.5), 0.5);
+  EXPECT_EQ(cpp.hparam_string_or("missing", "none"), "none");
+  EXPECT_EQ(cpp.hparam_double_or("lr", 0.5), 0.25);
+  EXPECT_THROW(cpp.hparam_string_or("sizes", "none"), cohort::Error);
+  EXPECT_THROW(cpp.hparam_string("dump"), cohort::Error) << "only the _or getters default";
 }
 
 TEST_F(HostApiTest, HyperparameterErrorsNameTheKeyAndTheType) {

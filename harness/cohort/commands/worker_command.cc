@@ -298,7 +298,9 @@ int RunWorkerCommand(const std::vector<std::string>& arguments) {
   finished.exit = exit.ok() ? *exit : TrialExit::kFailed;
   if (!exit.ok()) {
     finished.message = std::string(exit.status().message());
-    std::fprintf(stderr, "error: %s\n", finished.message.c_str());
+    // Not "error: ": the orchestrator tells the trial's failure itself, where it tells the
+    // plugin's error lines as they come.
+    std::fprintf(stderr, "failed: %s\n", finished.message.c_str());
   }
   (void)(*link)->Send(finished);
   std::fflush(stdout);

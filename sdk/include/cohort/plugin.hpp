@@ -115,8 +115,10 @@ class Host {
   void log(cohort_log_level level, std::string_view message) const {
     api_->log(host_, level, message.data(), message.size());
   }
+  void debug(std::string_view message) const { log(COHORT_LOG_DEBUG, message); }
   void info(std::string_view message) const { log(COHORT_LOG_INFO, message); }
   void warn(std::string_view message) const { log(COHORT_LOG_WARNING, message); }
+  void error(std::string_view message) const { log(COHORT_LOG_ERROR, message); }
 
   // Typed hyperparameters: throw cohort::Error when missing or of another type.
   int64_t hparam_int(std::string_view name) const {
@@ -161,18 +163,20 @@ class Host {
     return api_->hparam_type(host_, name.data(), name.size());
   }
   bool has_hparam(std::string_view name) const { return hparam_type(name) != COHORT_HPARAM_ABSENT; }
-  // The value, or `fallback` when the hyperparameter is absent (a wrong type still throws).
+  // The value, or `fallback` when the hyperparameter is absent or null (`~`, or `--set name=`:
+  // null means the default, as everywhere in the config; a host before 1.5 cannot tell a null
+  // from another list or map, which then throws as a wrong type does).
   int64_t hparam_int_or(std::string_view name, int64_t fallback) const {
-    return has_hparam(name) ? hparam_int(name) : fallback;
+    return given(name) ? hparam_int(name) : fallback;
   }
   double hparam_double_or(std::string_view name, double fallback) const {
-    return has_hparam(name) ? hparam_double(name) : fallback;
+    return given(name) ? hparam_double(name) : fallback;
   }
   bool hparam_bool_or(std::string_view name, bool fallback) const {
-    return has_hparam(name) ? hparam_bool(name) : fallback;
+    return given(name) ? hparam_bool(name) : fallback;
   }
   std::string hparam_string_or(std::string_view name, std::string fallback) const {
-    return has_hparam(name) ? hparam_string(name) : std::move(fallback);
+    return given(name) ? hparam_string(name) : std::move(fallback);
   }
 
   // Registers every tensor of the model (once, from the constructor). The specs are laid out as
@@ -243,6 +247,13 @@ class Host {
   }
 
  private:
+  // Present and not null (the `_or` getters' test).
+  bool given(std::string_view name) const {
+    const cohort_hparam_type type = hparam_type(name);
+    if (type != COHORT_HPARAM_OTHER) return type != COHORT_HPARAM_ABSENT;
+    return !COHORT_HAS_FIELD(api_, cohort_host_api, hparam_text) || hparam_text(name) != "~";
+  }
+
   const cohort_host_api* api_;
   cohort_host* host_;
 };
