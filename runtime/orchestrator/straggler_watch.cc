@@ -9,7 +9,10 @@ std::vector<RankPace> StragglerWatch::Observe(const std::vector<RankPace>& ranks
   std::vector<RankPace> stragglers;
   for (const RankPace& pace : ranks) {
     if (pace.rank >= streak_.size()) streak_.resize(pace.rank + 1, 0);
-    const bool slow = threshold > 0 && pace.vs_fastest * (1 + threshold) < 1;
+    // A rank behind by a few microseconds a batch (a model that steps in microseconds) is noise.
+    const double behind = pace.step_seconds * (1 - pace.vs_fastest);
+    const bool slow = threshold > 0 && pace.vs_fastest * (1 + threshold) < 1 &&
+                      behind >= kStragglerMinSecondsBehind;
     streak_[pace.rank] = slow ? streak_[pace.rank] + 1 : 0;
     if (streak_[pace.rank] == kStragglerReports) stragglers.push_back(pace);
   }

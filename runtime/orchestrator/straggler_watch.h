@@ -6,7 +6,8 @@
 //   for (const RankPace& slow : watch.Observe(report.ranks, /*threshold=*/0.2)) Warn(slow);
 //
 // Slower by more than `threshold`: step_seconds > (1 + threshold) x the fastest rank's, i.e.
-// vs_fastest < 1 / (1 + threshold). A threshold of 0 never warns.
+// vs_fastest < 1 / (1 + threshold), and by kStragglerMinSecondsBehind a batch at least. A
+// threshold of 0 never warns.
 //
 // Thread-safety: one thread.
 #ifndef COHORT_RUNTIME_ORCHESTRATOR_STRAGGLER_WATCH_H_
@@ -21,6 +22,9 @@
 namespace cohort {
 
 inline constexpr uint32_t kStragglerReports = 3;
+// What a straggler's step takes beyond the fastest rank's, at least: less is noise (the ranks of
+// a model that steps in a tenth of a millisecond differ by 20% from one report to the next).
+inline constexpr double kStragglerMinSecondsBehind = 0.001;
 
 class StragglerWatch {
  public:

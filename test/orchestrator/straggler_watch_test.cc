@@ -36,6 +36,13 @@ TEST(StragglerWatchTest, TheThresholdIsAFractionSlowerThanTheFastest) {
   StragglerWatch watch;
   // 1 / 0.84 = 1.19x the fastest: not more than 20% slower.
   for (int i = 0; i < 5; ++i) EXPECT_THAT(watch.Observe(Report(0.84), 0.2), IsEmpty());
+  // 1.2x the fastest's 0.00012 s: 24 microseconds behind, noise.
+  StragglerWatch tiny;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_THAT(
+        tiny.Observe({{0, 0.0001, 0.00012, 1.0, 1.0}, {1, 0.0001, 0.000144, 0.5 / 0.6, 1.0}}, 0.1),
+        IsEmpty());
+  }
   StragglerWatch off;
   for (int i = 0; i < 5; ++i) EXPECT_THAT(off.Observe(Report(0.01), 0), IsEmpty());
 }

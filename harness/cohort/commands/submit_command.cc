@@ -1,6 +1,10 @@
 // `cohort submit`: validates an experiment config here, then hands it to the orchestrator.
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <thread>
@@ -38,7 +42,7 @@ ClientCommandSpec SubmitSpec() {
           kOrchestratorOptionUsage,
           "\n"
           "Exit status: 0 submitted (with --follow: completed), 1 error, 2 bad usage, 130 (with\n"
-          "--follow) stopped.\n"),
+          "--follow) the experiment stopped, or Ctrl-C stopped following it (it goes on).\n"),
       {"EXPERIMENT.yaml"},
       {"--set"},
       {"--follow"},
@@ -72,8 +76,26 @@ absl::StatusOr<std::string> SubmittableConfig(const std::string& path,
   return resolved->effective_yaml;
 }
 
-// Prints the experiment's changes every second until it ends; returns the exit status.
+// What Ctrl-C during --follow says: the experiment is the orchestrator's, and goes on.
+char follow_interrupted[160];
+
+void SayFollowingStopped(int) {
+  const ssize_t written =
+      ::write(STDERR_FILENO, follow_interrupted, std::strlen(follow_interrupted));
+  (void)written;
+  ::_exit(130);
+}
+
+// Prints the experiment's changes every second until it ends; returns the exit status. Ctrl-C
+// (or SIGTERM) stops following, saying the experiment goes on.
 int Follow(OrchestratorClient& client, uint64_t experiment_id) {
+  std::snprintf(follow_interrupted, sizeof follow_interrupted,
+                "\nstopped following experiment %llu; it goes on in the orchestrator (`cohort "
+                "experiment kill %llu` stops it)\n",
+                static_cast<unsigned long long>(experiment_id),
+                static_cast<unsigned long long>(experiment_id));
+  std::signal(SIGINT, SayFollowingStopped);
+  std::signal(SIGTERM, SayFollowingStopped);
   // A trial that validated more than once since the last look is asked for the others.
   const TrialValidations validations = [&client](uint64_t trial_id) {
     absl::StatusOr<TrialDescription> trial = client.RequestReply<TrialDescription>(

@@ -26,6 +26,9 @@ namespace {
 
 // How often the main thread looks at the agent's progress.
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
+// Probes of rank 0 in a row (one each 4 probe intervals) that find it serving no more while a task
+// runs, before this rank stops the task.
+constexpr uint32_t kUnansweredProbesToStop = 3;
 
 // What the agent's hooks tell the main thread.
 class RankProgress {
@@ -155,12 +158,31 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   const double started = SystemClock().MonotonicSeconds();
   double probed_at = 0;
   bool rank_zero_probed = false;  // a probe found rank 0 serving
+  uint32_t unanswered_probes = 0;  // in a row, while a task runs
   std::optional<std::string> error;
   while (!agent_ended.load()) {
     std::this_thread::sleep_for(kPollInterval);
     const double now = SystemClock().MonotonicSeconds();
     if (StopSignals::count() > stop_requests.load()) stop_requests.store(StopSignals::count());
     if (stop_requests.load() > 0) continue;  // the agent stops its task and returns
+    // While a task runs, a rank 0 that serves no more has ended, and its orchestrator with it
+    // (killed, or its node lost): this rank's task could only wait for peers that are gone, up to
+    // its collective_timeout. It is stopped instead (the agent's grace, then a kill).
+    if (progress.EverStarted() && !progress.Idle() &&
+        now - probed_at >= 4 * options.probe_interval_seconds) {
+      probed_at = now;
+      const bool serves = AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
+                                             options.probe_interval_seconds);
+      unanswered_probes = serves ? 0 : unanswered_probes + 1;
+      if (unanswered_probes >= kUnansweredProbesToStop) {
+        error = absl::StrCat("rank 0 at ", orchestrator,
+                             " no longer answers: it ended (its output says why); this rank "
+                             "stopped its task, which could only wait for it");
+        AppendLine(log_path, *error).IgnoreError();
+        stop_requests.store(1);
+        continue;
+      }
+    }
     if (std::optional<std::string> refused = progress.refused()) {
       error = *std::move(refused);  // rank 0 was told, and fails its trial
       break;
