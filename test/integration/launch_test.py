@@ -27,6 +27,7 @@ import re
 import signal
 import socket
 import subprocess
+import time
 
 from cohort_cli import *
 from cluster import free_port
@@ -303,6 +304,25 @@ with temp_dir() as tmp:
           "rank 1 (" in err and "left and did not join again within 2 s (--join-timeout)" in err,
           f"rank 0 after rank 1's launch was killed ({ranks[0].returncode}):\n{err}")
     print("a rank that left and did not come back failed the launch")
+
+    # Rank 0's launch process killed outright while rank 1's worker cannot see its peer go (held
+    # with SIGSTOP, as a worker waiting in a collective that no reset reaches): rank 1 finds rank 0
+    # serves no more and stops its task, instead of waiting for it without end.
+    orphan = os.path.join(tmp, "orphan")
+    ranks = launch("torchrun", long_config, orphan)
+    wait_for(lambda: experiment(orphan)["trials"][0]["batches_trained"] > 0, what="training")
+    rank_1_worker = children(ranks[1].pid)
+    check(len(rank_1_worker) == 1, f"rank 1's launch has children {rank_1_worker}")
+    os.kill(rank_1_worker[0], signal.SIGSTOP)
+    ranks[0].kill()
+    ranks[0].wait()
+    killed_at = time.monotonic()
+    out, err = ranks[1].communicate(timeout=120)
+    waited = time.monotonic() - killed_at
+    check(ranks[1].returncode == 1 and "no longer answers: it ended" in err and
+          "stopped its task" in err,
+          f"rank 1 after rank 0's launch was killed ({ranks[1].returncode}):\n{err}")
+    print(f"rank 0's launch killed: rank 1 stopped its task and failed {waited:.1f} s later")
 
     # A config without a seed: rank 0 draws one, and rank 1 takes it as its own (it used to refuse
     # the task for "reproducibility.experiment_seed: 139670726 at rank 0, unset here").
