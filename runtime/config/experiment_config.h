@@ -112,6 +112,9 @@ struct SearcherConfig {
   std::string metric;           // required: the validation metric that ranks trials and checkpoints
   bool smaller_is_better = true;
   Length max_length;        // required, >= 1: the longest a trial trains
+  // max_length was given as Determined's newer `max_time` and `time_metric` (batches, records or
+  // epochs): the same length, which a trial's config states as max_length instead.
+  bool max_length_as_time = false;
   uint64_t max_trials = 1;  // random, adaptive_asha: required, >= 1
   // grid, random, adaptive_asha: trials trained at once; 0 means as many as possible.
   uint64_t max_concurrent_trials = 16;

@@ -90,6 +90,10 @@ absl::StatusOr<std::string> TrialConfigYaml(const ExperimentConfig& experiment,
     overrides.push_back(absl::StrCat("hyperparameters.", name, "=", YamlValue(value)));
   }
   overrides.push_back("searcher.name=single");
+  if (experiment.searcher.max_length_as_time) {  // stated as max_length instead
+    overrides.push_back("searcher.max_time=");
+    overrides.push_back("searcher.time_metric=");
+  }
   overrides.push_back(absl::StrCat("searcher.max_length=", batches));
   absl::StatusOr<ExperimentConfig> trial =
       ParseExperimentConfig(experiment.effective_yaml, overrides);

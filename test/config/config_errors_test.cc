@@ -229,7 +229,8 @@ std::vector<MalformedCase> Cases() {
       {"searcher without max_length",
        "",
        {"searcher.max_length="},
-       "searcher.max_length: expected a length such as {batches: 1000}; got null"},
+       "searcher.max_length: expected a length such as {batches: 1000} (or max_time with "
+       "time_metric); got null"},
       {"searcher key misspelt",
        "",
        {"searcher.metrik=loss"},

@@ -168,3 +168,40 @@ searcher: {name: random, metric: loss, max_length: 10, max_trials: 2}
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+// Determined's newer ASHA configs give the length as max_time in time_metric: the same length as
+// max_length, which a trial's config states instead.
+TEST(SearcherConfigTest, MaxTimeInATimeMetricIsMaxLength) {
+  const ExperimentConfig c = MustParseSearcher(R"(
+  name: adaptive_asha
+  metric: loss
+  max_trials: 4
+  max_time: 640
+  time_metric: records
+)");
+  EXPECT_EQ(DescribeLength(c.searcher.max_length), "640 records");
+  EXPECT_TRUE(c.searcher.max_length_as_time);
+  EXPECT_THAT(c.ignored_keys, IsEmpty());
+
+  const auto refused = [](absl::string_view searcher) {
+    absl::StatusOr<ExperimentConfig> config =
+        ParseExperimentConfig(absl::StrCat(kSearcherBase, "searcher:\n", searcher));
+    return config.ok() ? std::string("parsed") : std::string(config.status().message());
+  };
+  EXPECT_EQ(refused("  name: single\n  metric: loss\n  max_time: 10\n  time_metric: loss\n"),
+            "searcher.time_metric: expected one of batches, records, epochs; got 'loss'");
+  EXPECT_EQ(refused("  name: single\n  metric: loss\n  max_time: 10\n"),
+            "searcher.time_metric: expected batches, records or epochs; got nothing");
+  EXPECT_THAT(refused("  name: single\n  metric: loss\n  max_time: 10\n  time_metric: batches\n"
+                      "  max_length: {batches: 10}\n"),
+              ::testing::HasSubstr("expected one of them"));
+  EXPECT_THAT(refused("  name: single\n  metric: loss\n"),
+              ::testing::HasSubstr("searcher.max_length: expected a length such as {batches: "
+                                   "1000} (or max_time with time_metric); got nothing"));
+}
+
+}  // namespace
+}  // namespace cohort

@@ -111,6 +111,23 @@ TEST(TrialConfigTest, AMapValueStaysOneHyperparameter) {
   EXPECT_FALSE(trial->hyperparameters.GetText("arch.depth").ok());
 }
 
+// An experiment whose length is max_time in time_metric: its trials' configs state max_length.
+TEST(TrialConfigTest, ATrialOfAMaxTimeExperimentStatesMaxLength) {
+  absl::StatusOr<ExperimentConfig> experiment = ParseExperimentConfig(
+      "entrypoint: /opt/plugins/libmlp.so\n"
+      "searcher: {name: single, metric: loss, max_time: 300, time_metric: batches}\n"
+      "hyperparameters:\n  global_batch_size: 32\n");
+  ASSERT_TRUE(experiment.ok()) << experiment.status();
+  Hyperparameters hparams;
+  hparams.Set("global_batch_size", 32);
+  const absl::StatusOr<std::string> yaml = TrialConfigYaml(*experiment, hparams, 120);
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  const absl::StatusOr<ExperimentConfig> trial = ParseExperimentConfig(*yaml);
+  ASSERT_TRUE(trial.ok()) << trial.status();
+  EXPECT_EQ(DescribeLength(trial->searcher.max_length), "120 batches");
+  EXPECT_FALSE(trial->searcher.max_length_as_time);
+}
+
 TEST(TrialConfigTest, ALengthInEpochsNeedsRecordsPerEpoch) {
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(
       "entrypoint: /opt/plugins/libmlp.so\n"

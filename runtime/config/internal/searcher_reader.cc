@@ -13,10 +13,12 @@ namespace {
 constexpr int64_t kMaxRungs = 64;
 
 // Every key of Determined's searcher configs, in the order errors list them.
-constexpr std::array<absl::string_view, 21> kDeterminedKeys = {"name",
+constexpr std::array<absl::string_view, 23> kDeterminedKeys = {"name",
                                                                "metric",
                                                                "smaller_is_better",
                                                                "max_length",
+                                                               "max_time",
+                                                               "time_metric",
                                                                "max_trials",
                                                                "max_concurrent_trials",
                                                                "mode",
@@ -77,6 +79,32 @@ void ReadBracketRungs(MapReader& r, std::vector<uint32_t>* out) {
   *out = std::move(rungs);
 }
 
+// `max_length`, or Determined's newer `max_time` with `time_metric` (batches, records or epochs,
+// the names of Cohort's lengths; Determined also takes any validation metric that counts).
+void ReadMaxLength(MapReader& r, SearcherConfig* out) {
+  if (!r.Has("max_time") && !r.Has("time_metric")) {
+    r.Require("max_length", "a length such as {batches: 1000} (or max_time with time_metric)");
+    r.LengthField("max_length", 1, &out->max_length);
+    return;
+  }
+  if (r.Has("max_length")) {
+    return r.Fail(absl::InvalidArgumentError(
+        "searcher.max_length and searcher.max_time: expected one of them (max_time counts in "
+        "time_metric, as max_length does in its key); got both"));
+  }
+  r.Require("max_time", "an integer >= 1, the length in time_metric");
+  r.Require("time_metric", "batches, records or epochs");
+  const std::optional<int64_t> max_time = r.ReadInt("max_time", 1);
+  std::string unit;
+  r.SupportedChoice("time_metric", {"batches", "records", "epochs"}, {}, "time_metric", "", &unit);
+  if (!r.ok() || !max_time) return;
+  out->max_length.value = static_cast<uint64_t>(*max_time);
+  out->max_length.unit = unit == "records"  ? LengthUnit::kRecords
+                         : unit == "epochs" ? LengthUnit::kEpochs
+                                            : LengthUnit::kBatches;
+  out->max_length_as_time = true;
+}
+
 }  // namespace
 
 absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* ignored_keys,
@@ -89,7 +117,8 @@ absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* igno
       "", &out->name);
   if (!r.ok()) return r.status();
 
-  std::vector<absl::string_view> used = {"name", "metric", "smaller_is_better", "max_length"};
+  std::vector<absl::string_view> used = {"name",       "metric",   "smaller_is_better",
+                                         "max_length", "max_time", "time_metric"};
   const std::vector<absl::string_view> extra = ExtraKeysOf(out->name);
   used.insert(used.end(), extra.begin(), extra.end());
   auto uses = [&used](absl::string_view key) {
@@ -104,8 +133,7 @@ absl::Status ReadSearcher(const YAML::Node& node, std::vector<std::string>* igno
   r.Require("metric", "the name of a validation metric");
   r.String("metric", &out->metric);
   r.Bool("smaller_is_better", &out->smaller_is_better);
-  r.Require("max_length", "a length such as {batches: 1000}");
-  r.LengthField("max_length", 1, &out->max_length);
+  ReadMaxLength(r, out);
   if (uses("max_trials")) r.Require("max_trials", "an integer >= 1 (the number of trials)");
 
   // Every typed key is checked, even where this searcher ignores it: a wrong type is a typo.
