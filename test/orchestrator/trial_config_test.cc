@@ -94,6 +94,14 @@ TEST(TrialConfigTest, ATrialsConfigHoldsItsOwnBatchSize) {
   EXPECT_EQ(trial->searcher.max_length.unit, LengthUnit::kBatches);
 }
 
+// The config a task of the trial runs, as its workers read it.
+absl::StatusOr<ExperimentConfig> TrialOf(const ExperimentConfig& experiment,
+                                         const Hyperparameters& hparams, uint64_t batches) {
+  const absl::StatusOr<std::string> yaml = TrialConfigYaml(experiment, hparams, batches);
+  if (!yaml.ok()) return yaml.status();
+  return ParseExperimentConfig(*yaml);
+}
+
 // A constant's map (or a categorical's) reaches the trial as one value, not as a group of
 // hyperparameters named by its keys.
 TEST(TrialConfigTest, AMapValueStaysOneHyperparameter) {
@@ -102,9 +110,7 @@ TEST(TrialConfigTest, AMapValueStaysOneHyperparameter) {
   hparams.Set("global_batch_size", 32);
   hparams.Set("arch", Hyperparameters::Other{"{depth: 2, widths: [1, 2]}"});
   hparams.Set("layers", Hyperparameters::Other{"[64, 32]"});
-  const absl::StatusOr<std::string> yaml = TrialConfigYaml(experiment, hparams, 10);
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
-  const absl::StatusOr<ExperimentConfig> trial = ParseExperimentConfig(*yaml);
+  const absl::StatusOr<ExperimentConfig> trial = TrialOf(experiment, hparams, 10);
   ASSERT_TRUE(trial.ok()) << trial.status();
   EXPECT_EQ(trial->hyperparameters.GetText("arch").value_or(""), "{depth: 2, widths: [1, 2]}");
   EXPECT_EQ(trial->hyperparameters.GetText("layers").value_or(""), "[64, 32]");
@@ -120,9 +126,7 @@ TEST(TrialConfigTest, ATrialOfAMaxTimeExperimentStatesMaxLength) {
   ASSERT_TRUE(experiment.ok()) << experiment.status();
   Hyperparameters hparams;
   hparams.Set("global_batch_size", 32);
-  const absl::StatusOr<std::string> yaml = TrialConfigYaml(*experiment, hparams, 120);
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
-  const absl::StatusOr<ExperimentConfig> trial = ParseExperimentConfig(*yaml);
+  const absl::StatusOr<ExperimentConfig> trial = TrialOf(*experiment, hparams, 120);
   ASSERT_TRUE(trial.ok()) << trial.status();
   EXPECT_EQ(DescribeLength(trial->searcher.max_length), "120 batches");
   EXPECT_FALSE(trial->searcher.max_length_as_time);
