@@ -114,9 +114,11 @@ void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t 
     for (const NamedValue& metric : metrics.metrics) {
       if (metric.name != "loss" || std::isfinite(metric.value)) continue;
       trial.told_nonfinite_loss = true;
+      // The report's loss is over the batches since the one before: it names them.
       Notice(absl::StrCat("warning: trial ", trial.id, "'s training loss is ",
-                          std::isnan(metric.value) ? "nan" : "infinite", " at batch ",
-                          metrics.batches,
+                          std::isnan(metric.value) ? "nan" : "infinite",
+                          " in its report after batch ", metrics.batches,
+                          " (a batch of those since its report before was)",
                           ": its training diverged, or its plugin computes the loss wrongly "
                           "(optimizations.nonfinite_gradients: skip or fail guards the steps "
                           "against non-finite gradients)"));

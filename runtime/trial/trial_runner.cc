@@ -189,6 +189,10 @@ absl::StatusOr<TrialExit> TrialRunner::Train() {
     absl::StatusOr<bool> stop = StopAgreed(report);
     if (!stop.ok()) return stop.status();
     if (*stop) {
+      // One rank stops after any batch: those since the last report would be in no report else.
+      if (absl::Status status = report ? absl::OkStatus() : ReportTraining(); !status.ok()) {
+        return status;
+      }
       if (last_checkpoint_batches_ != batches) {
         if (absl::Status status = Checkpoint(); !status.ok()) return status;
       }

@@ -183,12 +183,15 @@ TEST_F(OrchestratorTest, ANonFiniteTrainingLossIsSaidOnce) {
   for (const OrchestratorEvent& event : orchestrator_.TakeEvents()) {
     if (event.level == OrchestratorEvent::Level::kNotice) warnings.push_back(event.line);
   }
-  EXPECT_THAT(warnings,
-              ElementsAre(absl::StrCat("warning: trial ", start.trial_id,
-                                       "'s training loss is nan at batch 40: its training "
-                                       "diverged, or its plugin computes the loss wrongly "
-                                       "(optimizations.nonfinite_gradients: skip or fail guards "
-                                       "the steps against non-finite gradients)")));
+  EXPECT_THAT(
+      warnings,
+      ElementsAre(absl::StrCat(
+          "warning: trial ", start.trial_id,
+          "'s training loss is nan in its report after batch 40 (a batch of those since its report "
+          "before was): its training "
+          "diverged, or its plugin computes the loss wrongly "
+          "(optimizations.nonfinite_gradients: skip or fail guards "
+          "the steps against non-finite gradients)")));
 }
 
 TEST_F(OrchestratorTest, ProgressCountsTheTrialsBatches) {
