@@ -66,30 +66,47 @@ absl::StatusOr<std::string> AddressToward(const std::string& host) {
 }
 
 bool AcceptsConnections(const std::string& host, uint16_t port, double timeout_seconds) {
+  return ProbeConnections(host, port, timeout_seconds) == ProbeAnswer::kServing;
+}
+
+ProbeAnswer ProbeConnections(const std::string& host, uint16_t port, double timeout_seconds) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
-  bool accepted = false;
-  for (const addrinfo* candidate = found; candidate != nullptr && !accepted;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) {
+    return ProbeAnswer::kNoAnswer;
+  }
+  ProbeAnswer answer = ProbeAnswer::kNoAnswer;
+  bool refused = found != nullptr;  // every address refused
+  for (const addrinfo* candidate = found; candidate != nullptr && answer != ProbeAnswer::kServing;
        candidate = candidate->ai_next) {
     const int fd = socket(candidate->ai_family, candidate->ai_socktype | SOCK_NONBLOCK,
                           candidate->ai_protocol);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      refused = false;
+      continue;
+    }
+    int error = 0;
     if (connect(fd, candidate->ai_addr, candidate->ai_addrlen) == 0) {
-      accepted = true;
+      answer = ProbeAnswer::kServing;
     } else if (errno == EINPROGRESS) {
       pollfd waiting{fd, POLLOUT, 0};
-      int error = 0;
       socklen_t length = sizeof(error);
-      accepted = poll(&waiting, 1, static_cast<int>(timeout_seconds * 1000)) == 1 &&
-                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
+      if (poll(&waiting, 1, static_cast<int>(timeout_seconds * 1000)) != 1 ||
+          getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+        error = ETIMEDOUT;
+      }
+      if (error == 0) answer = ProbeAnswer::kServing;
+    } else {
+      error = errno;
     }
+    refused = refused && error == ECONNREFUSED;
     close(fd);
   }
   freeaddrinfo(found);
-  return accepted;
+  if (answer == ProbeAnswer::kServing) return answer;
+  return refused ? ProbeAnswer::kRefused : ProbeAnswer::kNoAnswer;
 }
 
 }  // namespace cohort

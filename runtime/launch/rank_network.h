@@ -37,6 +37,12 @@ absl::StatusOr<std::string> AddressToward(const std::string& host);
 // not resolve, refuses, or does not answer in time.
 bool AcceptsConnections(const std::string& host, uint16_t port, double timeout_seconds);
 
+// AcceptsConnections, telling a refusal (nothing listens there: on a host that answers, the
+// process has ended) from no answer (a timeout, a name that does not resolve now: a busy or lost
+// network as much as a lost host).
+enum class ProbeAnswer { kServing, kRefused, kNoAnswer };
+ProbeAnswer ProbeConnections(const std::string& host, uint16_t port, double timeout_seconds);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_LAUNCH_RANK_NETWORK_H_

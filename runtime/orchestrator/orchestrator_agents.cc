@@ -21,7 +21,7 @@ std::string DescribeExit(const TaskExit& exit) {
   return absl::StrCat(who, " ", HowItEnded(exit));
 }
 
-// The workers' warning and error lines told of a trial, at most (its log keeps them all).
+// The workers' warning and error lines told of a trial's attempt, at most (its log keeps them all).
 constexpr uint32_t kToldLogLines = 20;
 
 // How long the ranks of a task on other agents get to stop after one rank failed.
@@ -317,11 +317,15 @@ void Orchestrator::OnLogBatch(const LogBatch& batch) {
       // A worker's own warning (a hyperparameter nothing read) or a plugin's warning or error is
       // told like the agent's word, up to kToldLogLines a trial (a plugin may log one a batch).
       if (absl::StartsWith(line.text, "warning: ") || absl::StartsWith(line.text, "error: ")) {
+        if (trial.told_log_attempt != task->attempt) {  // each attempt has its own
+          trial.told_log_attempt = task->attempt;
+          trial.told_log_lines = 0;
+        }
         if (trial.told_log_lines < kToldLogLines) {
           Notice(absl::StrCat("trial ", trial.id, ": rank ", line.rank, " ", line.text));
         } else if (trial.told_log_lines == kToldLogLines) {
           Notice(absl::StrCat("trial ", trial.id, ": more warnings and errors than ", kToldLogLines,
-                              " are in its log only"));
+                              " in this attempt are in its log only"));
         }
         ++trial.told_log_lines;
       }

@@ -148,6 +148,7 @@ struct Trial {
   bool told_nan_metric = false;  // its searcher metric was validated NaN, and that was said
   bool told_nonfinite_loss = false;  // a training loss was NaN or infinite, and that was said
   uint32_t told_log_lines = 0;       // its workers' warning and error lines heard (OnLogBatch)
+  uint32_t told_log_attempt = 0;     // in this attempt
   // An earlier task's reports (sent again by its agent) were recorded, and that was said.
   bool told_earlier_reports = false;
 

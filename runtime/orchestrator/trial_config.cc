@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/config/trial_schedule.h"
 #include "runtime/config/yaml_quoting.h"
@@ -31,7 +32,9 @@ std::string YamlValue(const Hyperparameters::Value& value) {
     std::string operator()(bool v) const { return v ? "true" : "false"; }
     std::string operator()(const std::string& v) const { return QuotedYamlScalar(v); }
     // A map as it stands would be read back as a group of hyperparameters: a constant's value.
+    // A list, or a null (`~`), reads back as it is.
     std::string operator()(const Hyperparameters::Other& v) const {
+      if (!absl::StartsWith(v.text, "{")) return v.text;
       return absl::StrCat("{type: const, val: ", v.text, "}");
     }
   };

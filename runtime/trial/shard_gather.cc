@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/base/collective_failure.h"
 #include "runtime/collective/recorded_collective.h"
 
 namespace cohort {
@@ -66,7 +67,8 @@ absl::Status ShardGather::Wait() {
   if (!in_flight_.valid()) return absl::OkStatus();
   absl::Status gathered = in_flight_.get();
   if (thread_.joinable()) thread_.join();
-  return gathered;
+  // The gather waits on every rank: a peer gone is often another's failure.
+  return gathered.ok() ? gathered : CollectiveFailure(gathered, gathered.message());
 }
 
 }  // namespace cohort

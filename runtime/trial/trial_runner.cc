@@ -139,7 +139,7 @@ absl::StatusOr<TrialExit> TrialRunner::Train() {
     if (absl::Status status =
             CheckSameLayout(*options_.collective, model.arena(), model.state_arena());
         !status.ok()) {
-      return status;
+      return CollectiveFailure(status, status.message());
     }
     if (absl::Status status = BroadcastParameters(*options_.collective, model.arena());
         !status.ok()) {

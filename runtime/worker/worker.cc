@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/collective_failure.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/collective/nccl_loader.h"
@@ -62,7 +63,11 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(WorkerOptions options) {
   double other = 0;
   for (const Step& step : steps) {
     const double begin = SystemClock().MonotonicSeconds();
-    if (absl::Status status = (worker.get()->*step.run)(); !status.ok()) return status;
+    if (absl::Status status = (worker.get()->*step.run)(); !status.ok()) {
+      // Forming the groups waits for the other ranks: a peer gone is often another's failure.
+      if (step.run == &Worker::FormGroups) return CollectiveFailure(status, status.message());
+      return status;
+    }
     const double seconds = SystemClock().MonotonicSeconds() - begin;
     if (step.name == nullptr) {
       other += seconds;

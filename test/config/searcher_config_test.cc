@@ -197,7 +197,12 @@ TEST(SearcherConfigTest, MaxTimeInATimeMetricIsMaxLength) {
             "searcher.time_metric: expected batches, records or epochs; got nothing");
   EXPECT_THAT(refused("  name: single\n  metric: loss\n  max_time: 10\n  time_metric: batches\n"
                       "  max_length: {batches: 10}\n"),
-              ::testing::HasSubstr("expected one of them"));
+              ::testing::HasSubstr("expected max_length, or max_time with time_metric; got both "
+                                   "(a config written with max_time changes its length with --set "
+                                   "searcher.max_time=N)"));
+  EXPECT_THAT(refused("  name: single\n  metric: loss\n  time_metric: batches\n"
+                      "  max_length: {batches: 10}\n"),
+              ::testing::HasSubstr("searcher.max_length and searcher.time_metric: expected"));
   EXPECT_THAT(refused("  name: single\n  metric: loss\n"),
               ::testing::HasSubstr("searcher.max_length: expected a length such as {batches: "
                                    "1000} (or max_time with time_metric); got nothing"));

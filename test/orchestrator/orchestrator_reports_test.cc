@@ -167,8 +167,10 @@ TEST_F(OrchestratorTest, APluginsErrorLinesAreNoticesUpToTwentyATrial) {
             absl::StrCat("trial ", start.trial_id, ": rank 1 error: tiny: no data for batch 1"));
   EXPECT_EQ(notices[19],
             absl::StrCat("trial ", start.trial_id, ": rank 1 error: tiny: no data for batch 20"));
-  EXPECT_EQ(notices[20], absl::StrCat("trial ", start.trial_id,
-                                      ": more warnings and errors than 20 are in its log only"));
+  EXPECT_EQ(notices[20],
+            absl::StrCat("trial ", start.trial_id,
+                         ": more warnings and errors than 20 in this attempt are in its "
+                         "log only"));
 }
 
 // A training loss that is not finite is said once per trial, as a NaN validation is (it used to

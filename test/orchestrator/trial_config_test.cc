@@ -110,11 +110,13 @@ TEST(TrialConfigTest, AMapValueStaysOneHyperparameter) {
   hparams.Set("global_batch_size", 32);
   hparams.Set("arch", Hyperparameters::Other{"{depth: 2, widths: [1, 2]}"});
   hparams.Set("layers", Hyperparameters::Other{"[64, 32]"});
+  hparams.Set("dump", Hyperparameters::Other{"~"});  // a null: the plugin's default
   const absl::StatusOr<ExperimentConfig> trial = TrialOf(experiment, hparams, 10);
   ASSERT_TRUE(trial.ok()) << trial.status();
   EXPECT_EQ(trial->hyperparameters.GetText("arch").value_or(""), "{depth: 2, widths: [1, 2]}");
   EXPECT_EQ(trial->hyperparameters.GetText("layers").value_or(""), "[64, 32]");
   EXPECT_FALSE(trial->hyperparameters.GetText("arch.depth").ok());
+  EXPECT_EQ(trial->hyperparameters.GetText("dump").value_or(""), "~");
 }
 
 // An experiment whose length is max_time in time_metric: its trials' configs state max_length.

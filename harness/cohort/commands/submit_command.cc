@@ -42,7 +42,8 @@ ClientCommandSpec SubmitSpec() {
           kOrchestratorOptionUsage,
           "\n"
           "Exit status: 0 submitted (with --follow: completed), 1 error, 2 bad usage, 130 (with\n"
-          "--follow) the experiment stopped, or Ctrl-C stopped following it (it goes on).\n"),
+          "--follow) the experiment stopped; Ctrl-C stops following it (it goes on), and the\n"
+          "command then ends by that signal.\n"),
       {"EXPERIMENT.yaml"},
       {"--set"},
       {"--follow"},
@@ -79,12 +80,26 @@ absl::StatusOr<std::string> SubmittableConfig(const std::string& path,
 // What Ctrl-C during --follow says: the experiment is the orchestrator's, and goes on.
 char follow_interrupted[160];
 
-void SayFollowingStopped(int) {
+// Says so, then dies of the signal as it would have, so a shell stops a loop of commands too.
+void SayFollowingStopped(int signal) {
   const ssize_t written =
       ::write(STDERR_FILENO, follow_interrupted, std::strlen(follow_interrupted));
   (void)written;
-  ::_exit(130);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
 }
+
+// SayFollowingStopped takes SIGINT and SIGTERM while it lives.
+struct FollowSignals {
+  FollowSignals() {
+    std::signal(SIGINT, SayFollowingStopped);
+    std::signal(SIGTERM, SayFollowingStopped);
+  }
+  ~FollowSignals() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
 
 // Prints the experiment's changes every second until it ends; returns the exit status. Ctrl-C
 // (or SIGTERM) stops following, saying the experiment goes on.
@@ -94,8 +109,7 @@ int Follow(OrchestratorClient& client, uint64_t experiment_id) {
                 "experiment kill %llu` stops it)\n",
                 static_cast<unsigned long long>(experiment_id),
                 static_cast<unsigned long long>(experiment_id));
-  std::signal(SIGINT, SayFollowingStopped);
-  std::signal(SIGTERM, SayFollowingStopped);
+  const FollowSignals signals;
   // A trial that validated more than once since the last look is asked for the others.
   const TrialValidations validations = [&client](uint64_t trial_id) {
     absl::StatusOr<TrialDescription> trial = client.RequestReply<TrialDescription>(

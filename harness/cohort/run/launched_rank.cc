@@ -26,9 +26,12 @@ namespace {
 
 // How often the main thread looks at the agent's progress.
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
-// Probes of rank 0 in a row (one each 4 probe intervals) that find it serving no more while a task
-// runs, before this rank stops the task.
-constexpr uint32_t kUnansweredProbesToStop = 3;
+// Probes of rank 0 in a row (one each 4 probe intervals, a second on these machines) that find it
+// serving no more while a task runs, before this rank stops the task: refused (rank 0's host
+// answers, and nothing listens where it served), or not answered at all (a lost host, or a busy
+// network or name service: given longer).
+constexpr uint32_t kRefusedProbesToStop = 3;
+constexpr uint32_t kUnansweredProbesToStop = 30;
 
 // What the agent's hooks tell the main thread.
 class RankProgress {
@@ -158,12 +161,15 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   const double started = SystemClock().MonotonicSeconds();
   double probed_at = 0;
   bool rank_zero_probed = false;  // a probe found rank 0 serving
-  uint32_t unanswered_probes = 0;  // in a row, while a task runs
+  uint32_t refused_probes = 0;    // in a row, while a task runs
+  uint32_t unanswered_probes = 0;  // the same
+  bool rank_zero_gone = false;     // this rank stopped its task for it (a stop request of its own)
   std::optional<std::string> error;
   while (!agent_ended.load()) {
     std::this_thread::sleep_for(kPollInterval);
     const double now = SystemClock().MonotonicSeconds();
-    if (StopSignals::count() > stop_requests.load()) stop_requests.store(StopSignals::count());
+    const int wanted = StopSignals::count() + (rank_zero_gone ? 1 : 0);
+    if (wanted > stop_requests.load()) stop_requests.store(wanted);
     if (stop_requests.load() > 0) continue;  // the agent stops its task and returns
     // While a task runs, a rank 0 that serves no more has ended, and its orchestrator with it
     // (killed, or its node lost): this rank's task could only wait for peers that are gone, up to
@@ -171,14 +177,17 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
     if (progress.EverStarted() && !progress.Idle() &&
         now - probed_at >= 4 * options.probe_interval_seconds) {
       probed_at = now;
-      const bool serves = AcceptsConnections(options.rank_zero_host, options.rank_zero_port,
-                                             options.probe_interval_seconds);
-      unanswered_probes = serves ? 0 : unanswered_probes + 1;
-      if (unanswered_probes >= kUnansweredProbesToStop) {
-        error = absl::StrCat("rank 0 at ", orchestrator,
-                             " no longer answers: it ended (its output says why); this rank "
-                             "stopped its task, which could only wait for it");
+      const ProbeAnswer answer = ProbeConnections(options.rank_zero_host, options.rank_zero_port,
+                                                  options.probe_interval_seconds);
+      refused_probes = answer == ProbeAnswer::kRefused ? refused_probes + 1 : 0;
+      unanswered_probes = answer == ProbeAnswer::kNoAnswer ? unanswered_probes + 1 : 0;
+      if (refused_probes >= kRefusedProbesToStop || unanswered_probes >= kUnansweredProbesToStop) {
+        error = absl::StrCat("rank 0 at ", orchestrator, " no longer answers",
+                             refused_probes > 0 ? ": it ended (its output says why)"
+                                                : " (its host is lost, or the network to it)",
+                             "; this rank stopped its task, which could only wait for it");
         AppendLine(log_path, *error).IgnoreError();
+        rank_zero_gone = true;
         stop_requests.store(1);
         continue;
       }
@@ -221,7 +230,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   if (stop_requests.load() == 0) stop_requests.store(1);
   agent_thread.join();
   if (!agent_status.ok()) AppendLine(log_path, agent_status.message()).IgnoreError();
-  if (StopSignals::count() > 0) {
+  if (StopSignals::count() > 0 && !rank_zero_gone) {
     std::fprintf(stderr, "%s: stopped by a signal\n", options.agent_id.c_str());
     return 130;
   }

@@ -88,9 +88,10 @@ void ReadMaxLength(MapReader& r, SearcherConfig* out) {
     return;
   }
   if (r.Has("max_length")) {
-    return r.Fail(absl::InvalidArgumentError(
-        "searcher.max_length and searcher.max_time: expected one of them (max_time counts in "
-        "time_metric, as max_length does in its key); got both"));
+    return r.Fail(absl::InvalidArgumentError(absl::StrCat(
+        "searcher.max_length and searcher.", r.Has("max_time") ? "max_time" : "time_metric",
+        ": expected max_length, or max_time with time_metric; got both (a config written with "
+        "max_time changes its length with --set searcher.max_time=N)")));
   }
   r.Require("max_time", "an integer >= 1, the length in time_metric");
   r.Require("time_metric", "batches, records or epochs");
