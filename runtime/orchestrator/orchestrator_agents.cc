@@ -317,17 +317,13 @@ void Orchestrator::OnLogBatch(const LogBatch& batch) {
       // A worker's own warning (a hyperparameter nothing read) or a plugin's warning or error is
       // told like the agent's word, up to kToldLogLines a trial (a plugin may log one a batch).
       if (absl::StartsWith(line.text, "warning: ") || absl::StartsWith(line.text, "error: ")) {
-        if (trial.told_log_attempt != task->attempt) {  // each attempt has its own
-          trial.told_log_attempt = task->attempt;
-          trial.told_log_lines = 0;
-        }
-        if (trial.told_log_lines < kToldLogLines) {
+        if (task->told_log_lines < kToldLogLines) {
           Notice(absl::StrCat("trial ", trial.id, ": rank ", line.rank, " ", line.text));
-        } else if (trial.told_log_lines == kToldLogLines) {
+        } else if (task->told_log_lines == kToldLogLines) {
           Notice(absl::StrCat("trial ", trial.id, ": more warnings and errors than ", kToldLogLines,
                               " in this attempt are in its log only"));
         }
-        ++trial.told_log_lines;
+        ++task->told_log_lines;
       }
     }
   }

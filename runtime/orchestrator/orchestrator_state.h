@@ -147,8 +147,6 @@ struct Trial {
   std::map<uint32_t, std::string> failed_task_ended_outside;
   bool told_nan_metric = false;  // its searcher metric was validated NaN, and that was said
   bool told_nonfinite_loss = false;  // a training loss was NaN or infinite, and that was said
-  uint32_t told_log_lines = 0;       // its workers' warning and error lines heard (OnLogBatch)
-  uint32_t told_log_attempt = 0;     // in this attempt
   // An earlier task's reports (sent again by its agent) were recorded, and that was said.
   bool told_earlier_reports = false;
 
@@ -195,6 +193,7 @@ struct Task {
   // nothing did or something else did (then nothing is named before it).
   FailureBlame failure_blame = FailureBlame::kNone;
   bool gpus_unbalanced = false;  // its latest training report's GPUs, across agents, were uneven
+  uint32_t told_log_lines = 0;   // its workers' warning and error lines heard (OnLogBatch)
   StragglerWatch stragglers;     // its ranks' paces, report after report
   // An elastic trial's task on fewer slots than its trial's, stopped to go on from its
   // checkpoint on this many (0: not growing).

@@ -448,12 +448,7 @@ TEST_F(OrchestratorTest, ALostAgentIsNamedBeforeThePeerRankThatFailedFirst) {
 // Rank 1's plugin failed; rank 0, in the gradient exchange with it, lost its connection and was
 // heard first: the trial's error names rank 1 first, then rank 0.
 TEST_F(OrchestratorTest, ARankThatFailedOnItsOwnIsNamedBeforeThePeerThatFailedInACollective) {
-  Register("agent-1", 2);
-  const uint64_t experiment_id = Submit(SingleYaml(2, 100));
-  ASSERT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
-  const StartTask start = StartTasksSentTo("agent-1")[0];
-  Accept(start.task_id);
-  Running(start.task_id);
+  const auto [experiment_id, start] = RunOneTrial(100, /*slots=*/2);
   TaskExit peer;
   peer.task_id = start.task_id;
   peer.rank = 0;

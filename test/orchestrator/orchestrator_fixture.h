@@ -316,11 +316,11 @@ class OrchestratorTest : public ::testing::Test {
     ExitAll(task_id, 0);
   }
 
-  // A single-trial experiment of `batches` on agent-1, registered with one slot, its task
-  // accepted and running: the experiment's id, and the task's StartTask.
-  std::pair<uint64_t, StartTask> RunOneTrial(uint64_t batches) {
-    Register("agent-1", 1);
-    const uint64_t experiment_id = Submit(SingleYaml(1, batches));
+  // A single-trial experiment of `batches` at `slots` slots on agent-1, registered with that many,
+  // its task accepted and running: the experiment's id, and the task's StartTask.
+  std::pair<uint64_t, StartTask> RunOneTrial(uint64_t batches, uint32_t slots = 1) {
+    Register("agent-1", slots);
+    const uint64_t experiment_id = Submit(SingleYaml(slots, batches));
     const std::vector<StartTask> starts = StartTasksSentTo("agent-1");
     EXPECT_THAT(starts, SizeIs(1));
     if (starts.empty()) return {experiment_id, StartTask{}};
