@@ -247,6 +247,14 @@ void ExperimentRecord::RewindTrial(uint64_t id, uint64_t batches) {
                 [&](const auto& validation) { return validation.first > batches; });
   // Checkpoints past it were passed over (damaged): none to go on from, keep or name best.
   std::erase_if(t.checkpoints, [&](const CheckpointEntry& c) { return c.batches > batches; });
+  if (t.batches_trained > batches) {
+    // The records of the latest report kept (the reports re-applied after a rewind bring it on).
+    uint64_t records = 0;
+    for (const std::optional<MetricsReport>* kept : {&t.latest_training, &t.latest_validation}) {
+      if (*kept) records = std::max(records, (*kept)->records);
+    }
+    t.records_trained = std::min(t.records_trained, records);
+  }
   t.batches_trained = std::min(t.batches_trained, batches);
 }
 

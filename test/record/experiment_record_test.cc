@@ -105,10 +105,34 @@ TEST(ExperimentRecordTest, ARewindForgetsTheValidationsAfterItsBatch) {
   record.Apply(ValidationAt(100, 0.5));
   record.Apply(ValidationAt(200, 0.7));
   record.RewindTrial(kRecordedTrial, 100);
+  EXPECT_EQ(record.trial(kRecordedTrial).batches_trained, 100u);
   // Trained again from batch 100: batch 200's new validation is the one its checkpoint takes.
   record.Apply(ValidationAt(200, 0.4));
   record.Apply(CheckpointAt(200));
   EXPECT_EQ(MetricOf(record, 200), 0.4);
+}
+
+// Its records go back with its batches, to those of the latest report it keeps, and the reports
+// up to the rewind, applied again from metrics.jsonl (RewindTrialRecord), bring them on (they used
+// to stay at the rewound batches').
+TEST(ExperimentRecordTest, ARewindTakesTheRecordsTrainedBackWithItsBatches) {
+  ExperimentRecord record = EmptyRecord();
+  auto training_at = [](uint64_t batches) {
+    MetricsReport training = ValidationAt(batches, 0.5);
+    training.kind = ReportKind::kTraining;
+    training.records = 16 * batches;
+    return training;
+  };
+  record.Apply(ValidationAt(100, 0.5));
+  for (const uint64_t batches : {100, 200, 300}) record.Apply(training_at(batches));
+  EXPECT_EQ(record.trial(kRecordedTrial).records_trained, 4800u);
+  record.RewindTrial(kRecordedTrial, 250);
+  EXPECT_EQ(record.trial(kRecordedTrial).batches_trained, 250u);
+  EXPECT_EQ(record.trial(kRecordedTrial).records_trained, 0u);  // batch 100's validation has none
+  record.Apply(training_at(200));
+  EXPECT_EQ(record.trial(kRecordedTrial).records_trained, 3200u);
+  record.RewindTrial(kRecordedTrial, 250);  // at its own batches or later: nothing goes
+  EXPECT_EQ(record.trial(kRecordedTrial).records_trained, 3200u);
 }
 
 TEST(ExperimentRecordTest, OnlyTheLatestValidationsWaitForTheirCheckpoint) {
