@@ -336,7 +336,7 @@ void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
   if (correlation_id == hello_id_) {
     hello_id_ = 0;
     hello_pending_ = false;
-    told_unheard_ = false;
+    unheard_hellos_ = 0;
     orchestrator_minor_ = version.minor;
     if (!registered_) {
       Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
@@ -387,6 +387,7 @@ void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
     hello_pending_ = false;
     Log(absl::StrCat("the orchestrator refused the registration (", error.message,
                      "); trying again in ", kAgentHelloRetrySeconds, " s"));
+    if (options_.on_registration_refused) options_.on_registration_refused(error.message);
     return;
   }
   Log(absl::StrCat("the orchestrator answered message ", correlation_id, " with ",

@@ -134,6 +134,16 @@ struct AgentOptions {
   // (however soon the connection was lost again): a `cohort launch` rank learns that its rank 0
   // served.
   std::function<void()> on_connected;
+  // When set, told on Run's thread each time the orchestrator refuses this agent's registration,
+  // with its reason (the agent tries again kAgentHelloRetrySeconds later): a `cohort launch` rank
+  // that is no rank of rank 0's launch ends with it.
+  std::function<void(absl::string_view why)> on_registration_refused;
+  // When set, told on Run's thread each time a registration went unanswered for
+  // kAgentUnheardHelloSeconds on a connection that is up (the agent then registers on a fresh
+  // connection), with how many did so in a row since the latest answer: an orchestrator that
+  // answers nothing on a live connection most likely holds another connection under this agent's
+  // id (ZeroMQ does not hear a second one).
+  std::function<void(uint32_t in_a_row)> on_registration_unheard;
   // How many ended tasks' folders stay in <work_dir>/tasks/ (task_folders.h): older ones are
   // removed when Run starts and whenever a task ends.
   size_t ended_task_folders_kept = kEndedTaskFoldersKept;
@@ -249,7 +259,7 @@ class Agent final : private TaskRun::Listener {
   bool orchestrator_connected_ = false;  // as WatchConnection last saw it
   bool connection_lost_ = false;         // lost since it was last seen connected
   double connected_since_ = 0;           // monotonic seconds WatchConnection saw it up from
-  bool told_unheard_ = false;            // logged a fresh connection since the latest answer
+  uint32_t unheard_hellos_ = 0;          // on a live connection, in a row since the latest answer
   double last_metrics_ = -1;             // monotonic seconds of the latest metrics page
   double last_gpu_sample_ = -1;          // monotonic seconds of the latest GPU readings
   // The GPU slots' readings (NVML); null when the agent offers no GPU slot.

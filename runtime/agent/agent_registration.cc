@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -24,13 +23,14 @@ void Agent::KeepRegistering(double now) {
   if (shutdown_requests_ > 0) return;
   if (hello_pending_ && orchestrator_connected_ &&
       now - std::max(last_hello_, connected_since_) >= kAgentUnheardHelloSeconds) {
-    if (!std::exchange(told_unheard_, true)) {
+    if (++unheard_hellos_ == 1) {
       Log(absl::StrCat("the orchestrator at ", options_.orchestrator,
                        " has not answered this agent's registration for ",
                        kAgentUnheardHelloSeconds,
                        " s on a connection that is up (it may still hold the one lost before): "
                        "registering on a fresh connection"));
     }
+    if (options_.on_registration_unheard) options_.on_registration_unheard(unheard_hellos_);
     if (absl::Status status = connection_->ConnectAfresh(); !status.ok()) Log(status.message());
     SendHello();  // the next fresh connection waits as long again from this hello
     return;

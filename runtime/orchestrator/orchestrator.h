@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +114,10 @@ struct OrchestratorOptions {
   bool provisioner_in_background = true;
   // How often the provisioner is asked for the states of the queued tasks' jobs.
   double job_poll_seconds = 1.0;
+  // When set, asked of each AgentHello before the agent registers: an error refuses it (the agent
+  // is answered ErrorReply InvalidRequest with its message, and the refusal is a notice), as
+  // `cohort launch` takes its own ranks alone. Called on the orchestrator's thread.
+  std::function<absl::Status(const std::string& agent_id)> admit_agent;
 };
 
 // An experiment submitted by the program embedding the orchestrator (`cohort run`) rather than

@@ -148,6 +148,16 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
                  message_id);
     return;
   }
+  if (options_.admit_agent) {
+    if (absl::Status admitted = options_.admit_agent(agent_id); !admitted.ok()) {
+      const std::string why(admitted.message());
+      outbox_.Send(agent_id, ErrorReply{ControlErrorCode::kInvalidRequest, why}, message_id);
+      Notice(absl::StrCat("refused agent ", agent_id,
+                          hello.hostname.empty() ? "" : absl::StrCat(" (on ", hello.hostname, ")"),
+                          ": ", why));
+      return;
+    }
+  }
   std::unique_ptr<Agent>& slot = cluster_->agents[agent_id];
   const bool known = slot != nullptr;
   if (!known) slot = std::make_unique<Agent>();

@@ -18,6 +18,8 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
   folder is left byte for byte as it was.
 - Rank 1's whole `cohort launch` killed mid-way (its worker with it): rank 0 says it lost rank 1,
   waits --join-timeout for it to join again, then fails naming it (it used to wait for good).
+- Processes joining a job that trains are refused and the job goes on: one as a rank outside its
+  world at once, one started as rank 1 a second time within 30 s, each saying why.
 - Ranks that contradict each other fail the job, saying how: another world size, another
   experiment or --set, a rank outside the world, a config rank 1 cannot read (each used to train
   as rank 0 said, or wait out the join timeout).
@@ -96,13 +98,14 @@ def free_port_pair():
                 continue
 
 
-def launch(launcher, config, output, *extra, address="127.0.0.1", rank_1=None):
-    """Starts both ranks as `launcher` would, rank 0 at `address`; returns the two processes,
-    rank 0 first. Under torchrun, MASTER_PORT is taken, as torchrun's agent takes it for its
-    store. `rank_1`: what rank 1 is given otherwise, as {"variables": {...}, "config": path,
-    "extra": [...]}."""
+def launch(launcher, config, output, *extra, address="127.0.0.1", rank_1=None, port=None):
+    """Starts both ranks as `launcher` would, rank 0 at `address`:`port` (a free one if None);
+    returns the two processes, rank 0 first. Under torchrun, MASTER_PORT is taken, as torchrun's
+    agent takes it for its store. `rank_1`: what rank 1 is given otherwise, as {"variables":
+    {...}, "config": path, "extra": [...]}."""
     global torchrun_store
-    port = free_port_pair() if launcher == "torchrun" else free_port()
+    if port is None:
+        port = free_port_pair() if launcher == "torchrun" else free_port()
     if launcher == "torchrun":
         if torchrun_store is not None:
             torchrun_store.close()
@@ -305,6 +308,50 @@ with temp_dir() as tmp:
           f"rank 0 after rank 1's launch was killed ({ranks[0].returncode}):\n{err}")
     print("a rank that left and did not come back failed the launch")
 
+    # Processes that join a job while it trains: one as a rank outside its world is refused at
+    # once (it used to fail the healthy job), one started as rank 1 a second time gives up within
+    # 30 s, saying why (it used to wait out the join timeout); the job goes on without either.
+    joined = os.path.join(tmp, "joined")
+    # A training report (a line of rank 0's output, which nobody reads meanwhile: a full pipe
+    # would stall rank 0) every 2000 batches rather than 20.
+    quiet_config = write_config(tmp, read_bytes(long_config).decode().replace(
+        "scheduling_unit: 20", "scheduling_unit: 2000"), file_name="quiet.yaml")
+    port = free_port()
+    ranks = launch("mpirun", quiet_config, joined, port=port)
+    wait_for(lambda: experiment(joined)["trials"][0]["batches_trained"] > 0, what="training")
+
+    def stranger(rank, size):
+        variables = dict(launcher_variables("mpirun", rank, port, "127.0.0.1"),
+                         OMPI_COMM_WORLD_SIZE=str(size))
+        return subprocess.Popen([COHORT, "launch", quiet_config, "--output", joined],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=environment(variables))
+    started = time.monotonic()
+    outside, twice = stranger(2, 3), stranger(1, 2)
+    (outside_code, _, outside_err), = finish([outside], timeout=60)
+    outside_took = time.monotonic() - started
+    check(outside_code == 1 and "refused this rank (rank-2): no rank of this 2-rank launch "
+          "(rank-0 to rank-1)" in outside_err and outside_took < 20,
+          f"a rank outside the world, {outside_took:.1f} s ({outside_code}):\n{outside_err}")
+    (twice_code, _, twice_err), = finish([twice], timeout=120)
+    twice_took = time.monotonic() - started
+    check(twice_code == 1 and "it holds another connection as rank-1" in twice_err and
+          twice_took < 90, f"rank 1 started twice, {twice_took:.1f} s ({twice_code}):\n{twice_err}")
+    trained = experiment(joined)["trials"][0]["batches_trained"]
+
+    def trains_on():
+        ended = [rank for rank in ranks if rank.poll() is not None]
+        check(not ended, f"the job ended after the strangers:\n{finish(ranks) if ended else ''}")
+        return experiment(joined)["trials"][0]["batches_trained"] > trained
+    wait_for(trains_on, what=f"training after the strangers (from batch {trained})")
+    ranks[0].send_signal(signal.SIGINT)
+    results = finish(ranks)
+    check([code for code, _, _ in results] == [130, 130] and
+          "refused agent rank-2" in results[0][2],
+          f"stopped after the strangers: {[code for code, _, _ in results]}:\n{results[0][2]}")
+    print(f"strangers refused while the job trained: a rank outside the world in "
+          f"{outside_took:.1f} s, rank 1 started twice in {twice_took:.1f} s")
+
     # Rank 0's launch process killed outright while rank 1's worker cannot see its peer go (held
     # with SIGSTOP, as a worker waiting in a collective that no reset reaches): rank 1 finds rank 0
     # serves no more and stops its task, instead of waiting for it without end.
@@ -344,8 +391,7 @@ with temp_dir() as tmp:
              "hyperparameters.learning_rate: 0.05 at rank 0, 0.5 here"),
             ("a rank outside the world", {"variables": {"RANK": "2", "WORLD_SIZE": "3"}},
              "a process joined as 'rank-2', which is no rank of this 2-rank launch",
-             # told as rank 0 ends, not at --join-timeout
-             "ended before it placed a task on this rank (rank-2): its output says why"),
+             "refused this rank (rank-2): no rank of this 2-rank launch"),
             ("an experiment rank 1 cannot read", {"config": os.path.join(tmp, "no-such.yaml")},
              "only 1 of the 2 ranks joined", "no-such.yaml"),
     ]:

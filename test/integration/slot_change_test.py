@@ -1,7 +1,7 @@
 """A run stopped at 1 slot goes on at 2 (`cohort run --resume DIR --set
 resources.slots_per_trial=2`) from its checkpoint, and one stopped at 2 goes on at 1: the same
 global batch split over other slots, so the numbers differ from the uninterrupted 1-slot run by
-float rounding only (bound below). A slot
+float rounding only (bound below); the resume says so, with each slot's share of a batch. A slot
 change that would change the global batch, or whose gradient compression keeps per-slot state,
 is refused naming the key, and the run folder is left as it was."""
 import os
@@ -80,6 +80,8 @@ with temp_dir() as tmp:
                          "resources.slots_per_trial=2")
     check(code == 0, f"the resume at 2 slots failed:\n{out}\n{err}")
     check("resuming from checkpoint trial-1-batch-" in err, err)
+    check(f"the run in {moved} trained at 1 slot; it goes on at 2, each slot's share of a batch "
+          "8 records instead of 16 (the same 16 a batch)" in err, err)
     check(experiment(moved)["state"] == "COMPLETED", experiment(moved))
     compare(whole, moved, f"1 slot to batch {stopped_at}, then 2 slots")
 

@@ -1,14 +1,16 @@
 // The Orchestrator registering agents and scheduling trials: the Ack correlated with the hello,
-// the agent table, refusals of unregistered agents and of a sender that is not the connection; a
-// grid search on a 2-slot agent (two tasks at a time, the others queued with a reason, each
-// task's config, completion); the max_concurrent_trials limit; several experiments sharing an
-// agent; the scaling comparison with a one-slot experiment; refused submissions (unschedulable,
-// invalid field, relative entrypoint); mixed GPU models warned at placement; an adaptive ASHA
-// search to completion with a promoted trial resuming its checkpoint.
+// the agent table, refusals of unregistered agents, of a sender that is not the connection and of
+// an agent the admission rule refuses; a grid search on a 2-slot agent (two tasks at a time, the
+// others queued with a reason, each task's config, completion); the max_concurrent_trials limit;
+// several experiments sharing an agent; the scaling comparison with a one-slot experiment; refused
+// submissions (unschedulable, invalid field, relative entrypoint); mixed GPU models warned at
+// placement; an adaptive ASHA search to completion with a promoted trial resuming its checkpoint.
 #include "test/orchestrator/orchestrator_fixture.h"
 
 namespace cohort::orchestrator_test {
 namespace {
+
+using ::testing::Contains;
 
 // ---------------------------------------------------------------- registration
 
@@ -68,6 +70,40 @@ TEST_F(OrchestratorTest, SenderOtherThanTheConnectionIsRefused) {
   const std::vector<TaskRow> tasks = Tasks();
   ASSERT_THAT(tasks, SizeIs(1));
   EXPECT_EQ(tasks[0].state, TaskRowState::kStarting);
+}
+
+TEST_F(OrchestratorTest, AnAgentTheAdmissionRuleRefusesIsAnsweredWhyAndTakesNothing) {
+  OrchestratorOptions options = Options(folder_.path());
+  std::vector<std::string> asked;
+  options.admit_agent = [&asked](const std::string& agent_id) {
+    asked.push_back(agent_id);
+    return agent_id == "rank-0" ? absl::OkStatus()
+                                : absl::FailedPreconditionError("no rank of this 1-rank launch");
+  };
+  RecordingOutbox outbox;
+  Orchestrator admitting(options, outbox, clock_);
+  HelloTo(admitting, "rank-2", 1);
+  ASSERT_THAT(outbox.sent(), SizeIs(1));
+  EXPECT_EQ(outbox.sent()[0].agent_id, "rank-2");
+  ASSERT_TRUE(std::holds_alternative<ErrorReply>(outbox.sent()[0].message));
+  EXPECT_EQ(std::get<ErrorReply>(outbox.sent()[0].message).code, ControlErrorCode::kInvalidRequest);
+  EXPECT_EQ(std::get<ErrorReply>(outbox.sent()[0].message).message,
+            "no rank of this 1-rank launch");
+  std::vector<std::string> notices;
+  for (const OrchestratorEvent& event : admitting.TakeEvents()) {
+    if (event.level == OrchestratorEvent::Level::kNotice) notices.push_back(event.line);
+  }
+  EXPECT_THAT(notices,
+              Contains("refused agent rank-2 (on host-of-rank-2): no rank of this 1-rank launch"));
+  const ClientMessage listed = admitting.Query(ListAgents{});
+  EXPECT_THAT(std::get<AgentTable>(listed).agents, IsEmpty());
+
+  // The admitted one registers.
+  HelloTo(admitting, "rank-0", 1);
+  EXPECT_THAT(asked, ElementsAre("rank-2", "rank-0"));
+  ASSERT_THAT(outbox.sent(), SizeIs(2));
+  EXPECT_TRUE(std::holds_alternative<Ack>(outbox.sent()[1].message));
+  EXPECT_THAT(std::get<AgentTable>(admitting.Query(ListAgents{})).agents, SizeIs(1));
 }
 
 // ---------------------------------------------------------------- scheduling

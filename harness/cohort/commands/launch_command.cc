@@ -268,6 +268,9 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
     if (absl::Status can = CheckCanContinue(*stored, *config, "cohort launch"); !can.ok()) {
       return CommandError(can);
     }
+    if (const std::optional<std::string> note = SlotChangeNote(*stored, *config)) {
+      std::fprintf(stderr, "%s\n", note->c_str());
+    }
   }
   if (asked->slots_per_trial != placement.world_size) {
     std::fprintf(stderr,

@@ -164,6 +164,9 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
     if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok()) {
       return CommandError(can);
     }
+    if (const std::optional<std::string> note = SlotChangeNote(*stored, *config)) {
+      std::fprintf(stderr, "%s\n", note->c_str());
+    }
     if (const std::optional<ExperimentRecord> record = CompletedAsAsked(*stored, *config)) {
       const std::string& searcher = config->searcher.name;
       std::fprintf(stderr, "experiment %s: the run in %s has completed: nothing to resume (%s)\n",

@@ -90,8 +90,8 @@ class EmbeddedSession {
     const std::set<std::string> connected = !options_.rank_agent_ids.empty() || experiment_id_ == 0
                                                 ? ConnectedAgents(orchestrator)
                                                 : std::set<std::string>{};
-    if (std::optional<std::string> stray = StrayAgent(connected); stray && !error_) {
-      Fail(*stray);
+    if (stray_ && experiment_id_ == 0) {
+      Fail(absl::StrCat("a process joined as ", *stray_));
       stop.store(true);
       return;
     }
@@ -147,6 +147,20 @@ class EmbeddedSession {
     } else if (stop_requests_sent_ == 0 && WatchRanksAway(connected, now)) {
       stop.store(true);
     }
+  }
+
+  // Under `cohort launch`, asked of each agent that registers: a rank of this launch is taken, any
+  // other process (started with another world size, or as a rank outside it) refused. One that
+  // came before training fails the launch, whose world is then in doubt; once the trial trains,
+  // it goes on without it.
+  absl::Status AdmitAgent(const std::string& agent_id) {
+    if (IsRankAgent(agent_id)) return absl::OkStatus();
+    std::string why =
+        absl::StrCat("no rank of this ", options_.rank_agent_ids.size(), "-rank launch (",
+                     options_.rank_agent_ids.front(), " to ", options_.rank_agent_ids.back(),
+                     "): was it started with another world size, or rank?");
+    if (experiment_id_ == 0 && !stray_) stray_ = absl::StrCat("'", agent_id, "', which is ", why);
+    return absl::FailedPreconditionError(why);
   }
 
   // The process's exit status, once the loop has ended; prints the summary.
@@ -275,26 +289,10 @@ class EmbeddedSession {
                options_.rank_agent_ids.end();
   }
 
-  // Under `cohort launch`: why an agent is `connected` that is no rank of this launch (a process
-  // started with another world size, or a rank outside it), or nullopt.
-  std::optional<std::string> StrayAgent(const std::set<std::string>& connected) const {
-    for (const std::string& agent_id : connected) {
-      if (IsRankAgent(agent_id)) continue;
-      return absl::StrCat("a process joined as '", agent_id, "', which is no rank of this ",
-                          options_.rank_agent_ids.size(), "-rank launch (",
-                          options_.rank_agent_ids.front(), " to ", options_.rank_agent_ids.back(),
-                          "): was it started with another world size, or rank?");
-    }
-    return std::nullopt;
-  }
-
-  // How many of the ranks' agents are `connected`; 0 until this process's own agent is among
-  // them.
+  // How many of the ranks' agents are `connected` (no other registers: AdmitAgent); 0 until this
+  // process's own agent is among them.
   uint32_t RegisteredAgents(const std::set<std::string>& connected) const {
-    if (connected.count(options_.agent_id) == 0) return 0;
-    uint32_t ranks = 0;
-    for (const std::string& agent_id : connected) ranks += IsRankAgent(agent_id) ? 1 : 0;
-    return ranks;
+    return connected.count(options_.agent_id) == 0 ? 0 : static_cast<uint32_t>(connected.size());
   }
 
   void Fail(std::string message) {
@@ -318,6 +316,7 @@ class EmbeddedSession {
   std::optional<double>
       away_since_;  // since when a rank's agent has been lost, once training began
   bool stopped_before_start_ = false;
+  std::optional<std::string> stray_;  // the first process refused before training (AdmitAgent)
   std::optional<std::string> error_;
   std::optional<ExperimentRecord> record_;
 };
@@ -345,6 +344,11 @@ int RunEmbedded(LocalSubmission submission, const EmbeddedRunOptions& options) {
   orchestrator_options.kill_grace_seconds = kStopGraceSeconds;
   orchestrator_options.checkpoint_root = checkpoint_root;
   orchestrator_options.rendezvous_endpoint = options.rendezvous_endpoint;
+  if (!options.rank_agent_ids.empty()) {
+    orchestrator_options.admit_agent = [&session](const std::string& agent_id) {
+      return session.AdmitAgent(agent_id);
+    };
+  }
   OrchestratorServerOptions server_options;
   server_options.agent_endpoint = options.agent_endpoint;
   server_options.security = options.security;

@@ -32,6 +32,10 @@ constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // network or name service: given longer).
 constexpr uint32_t kRefusedProbesToStop = 3;
 constexpr uint32_t kUnansweredProbesToStop = 30;
+// Registrations in a row that rank 0 did not answer on a connection that was up (each waits
+// kAgentUnheardHelloSeconds), before this rank gives up: rank 0 then holds another connection
+// under this rank's id.
+constexpr uint32_t kUnheardRegistrationsToFail = 6;
 
 // What the agent's hooks tell the main thread.
 class RankProgress {
@@ -81,7 +85,8 @@ class RankProgress {
     return ever_connected_;
   }
 
-  // A task this rank refused (it contradicts the rank), which ends it.
+  // Why this rank cannot take part, which ends it: a task it refused (it contradicts the rank;
+  // rank 0 was told, and fails its trial), or rank 0's refusal of its registration.
   void Refused(absl::string_view why) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!refused_) refused_ = std::string(why);
@@ -97,12 +102,23 @@ class RankProgress {
     return failure_;
   }
 
+  // Registrations in a row that rank 0 left unanswered on a live connection.
+  void Unheard(uint32_t in_a_row) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    unheard_ = in_a_row;
+  }
+  uint32_t unheard() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return unheard_;
+  }
+
  private:
   mutable std::mutex mutex_;
   std::set<uint64_t> running_;
   bool ever_started_ = false;
   bool ever_connected_ = false;
   bool stopped_ = false;
+  uint32_t unheard_ = 0;
   std::optional<std::string> failure_;
   std::optional<std::string> refused_;
 };
@@ -138,6 +154,11 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
   agent.stop_requests = &stop_requests;
   agent.on_task_started = [&progress](uint64_t task_id) { progress.Started(task_id); };
   agent.on_connected = [&progress] { progress.Connected(); };
+  agent.on_registration_refused = [&progress, &options, &orchestrator](absl::string_view why) {
+    progress.Refused(absl::StrCat("rank 0 at ", orchestrator, " refused this rank (",
+                                  options.agent_id, "): ", why));
+  };
+  agent.on_registration_unheard = [&progress](uint32_t in_a_row) { progress.Unheard(in_a_row); };
   agent.on_task_exited = [&progress](uint64_t task_id, const std::vector<TaskExit>& exits) {
     progress.Exited(task_id, exits);
   };
@@ -217,6 +238,18 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
         break;
       }
       rank_zero_probed = rank_zero_probed || serves;
+    }
+    if (!progress.EverStarted() && progress.unheard() >= kUnheardRegistrationsToFail) {
+      error = absl::StrCat(
+          "rank 0 at ", orchestrator, " did not answer this rank's registration on ",
+          kUnheardRegistrationsToFail, " connections in a row that were up (",
+          static_cast<int>(kUnheardRegistrationsToFail * kAgentUnheardHelloSeconds),
+          " s): it holds another connection as ", options.agent_id,
+          ", so another process joined as this rank already (one rank started twice, or a "
+          "wrong RANK), or rank 0 still holds this rank's connection from before its host was lost "
+          "(see ",
+          log_path, ")");
+      break;
     }
     if (!progress.EverStarted() && now - started > options.join_seconds) {
       error = absl::StrCat("rank 0 at ", orchestrator, " placed no task on this rank (",

@@ -335,4 +335,23 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   return CheckLengthCoversCheckpoints(stored, *record, config, how);
 }
 
+std::optional<std::string> SlotChangeNote(const StoredRun& stored, const ExperimentConfig& config) {
+  const uint32_t before = stored.config.slots_per_trial;
+  const uint32_t after = config.slots_per_trial;
+  if (before == after || before == 0 || after == 0) return std::nullopt;
+  absl::StatusOr<ExperimentRecord> record =
+      ReadExperimentRecord(stored.folder.experiment_json_path());
+  if (!record.ok() || !TrainedAnything(*record)) return std::nullopt;
+  std::string note = absl::StrCat("the run in ", stored.folder.path(), " trained at ", before,
+                                  before == 1 ? " slot" : " slots", "; it goes on at ", after);
+  if (config.global_batch_size_searched) {
+    absl::StrAppend(&note, ", each trial's global batch the same");
+  } else {
+    const uint64_t batch = config.global_batch_size;
+    absl::StrAppend(&note, ", each slot's share of a batch ", batch / after, " records instead of ",
+                    batch / before, " (the same ", batch / after * after, " a batch)");
+  }
+  return note;
+}
+
 }  // namespace cohort

@@ -10,6 +10,9 @@
 #ifndef COHORT_HARNESS_COHORT_RUN_RESUME_CHECKS_H_
 #define COHORT_HARNESS_COHORT_RUN_RESUME_CHECKS_H_
 
+#include <optional>
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "harness/cohort/run/run_setup.h"
@@ -40,6 +43,11 @@ namespace cohort {
 // `how` names what the user asked for ("--resume"), and starts every message.
 absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& config,
                               absl::string_view how);
+
+// Where a run that trained goes on at another slot count (CheckCanContinue allowed it): "the run
+// in runs/mlp trained at 2 slots; it goes on at 4, each slot's share of a batch 8 records instead
+// of 16 (the same 32 a batch)"; nullopt at the same count, or for a run that trained nothing.
+std::optional<std::string> SlotChangeNote(const StoredRun& stored, const ExperimentConfig& config);
 
 }  // namespace cohort
 
