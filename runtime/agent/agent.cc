@@ -333,10 +333,12 @@ bool Agent::Forgotten(uint64_t task_id) const {
 
 void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
   if (correlation_id == 0) return;
-  if (correlation_id == hello_id_) {
-    hello_id_ = 0;
+  if (IsHelloId(correlation_id)) {
+    hello_ids_.clear();
     hello_pending_ = false;
-    unheard_hellos_ = 0;
+    if (std::exchange(unheard_hellos_, 0) > 0 && options_.on_registration_unheard) {
+      options_.on_registration_unheard(0);
+    }
     orchestrator_minor_ = version.minor;
     if (!registered_) {
       Log(absl::StrCat("registered with the orchestrator at ", options_.orchestrator));
@@ -379,11 +381,11 @@ void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
     if (registered_) Log("the orchestrator does not know this agent: registering again");
     registered_ = false;
     orchestrator_minor_ = 0;          // it may be another orchestrator now: its Ack will tell
-    if (hello_id_ == 0) SendHello();  // one registration at a time; the tick retries a lost one
+    if (hello_ids_.empty()) SendHello();  // one registration at a time; the tick retries a lost one
     return;
   }
-  if (correlation_id != 0 && correlation_id == hello_id_) {
-    hello_id_ = 0;
+  if (IsHelloId(correlation_id)) {
+    hello_ids_.clear();
     hello_pending_ = false;
     Log(absl::StrCat("the orchestrator refused the registration (", error.message,
                      "); trying again in ", kAgentHelloRetrySeconds, " s"));

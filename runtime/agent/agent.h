@@ -140,9 +140,9 @@ struct AgentOptions {
   std::function<void(absl::string_view why)> on_registration_refused;
   // When set, told on Run's thread each time a registration went unanswered for
   // kAgentUnheardHelloSeconds on a connection that is up (the agent then registers on a fresh
-  // connection), with how many did so in a row since the latest answer: an orchestrator that
-  // answers nothing on a live connection most likely holds another connection under this agent's
-  // id (ZeroMQ does not hear a second one).
+  // connection), with how many did so in a row since the latest answer, and with 0 at the answer
+  // after such a run: an orchestrator that answers nothing on a live connection most likely holds
+  // another connection under this agent's id (ZeroMQ does not hear a second one).
   std::function<void(uint32_t in_a_row)> on_registration_unheard;
   // How many ended tasks' folders stay in <work_dir>/tasks/ (task_folders.h): older ones are
   // removed when Run starts and whenever a task ends.
@@ -242,7 +242,11 @@ class Agent final : private TaskRun::Listener {
   bool told_dropped_reports_ = false;        // since the latest registration
   uint64_t failed_sends_ = 0;  // Sends that could not queue since the latest one that could
   std::deque<uint64_t> forgotten_task_ids_;  // the latest kRememberedTaskIds, oldest first
-  uint64_t hello_id_ = 0;                    // the AgentHello waiting for its answer; 0 if none
+  // The AgentHellos sent since the latest answer to one, newest last (at most kHelloIdsKept): an
+  // orchestrator slow to answer may answer an earlier one.
+  static constexpr size_t kHelloIdsKept = 16;
+  std::vector<uint64_t> hello_ids_;
+  bool IsHelloId(uint64_t message_id) const;
   bool hello_pending_ = false;  // an AgentHello was sent (or could not be) and is not answered
   bool registered_ = false;
   bool ever_registered_ = false;  // registered once at least, whatever came after

@@ -14,9 +14,17 @@ namespace cohort {
 void Agent::SendHello() {
   AgentHello hello{options_.agent_id, options_.cohort_version, options_.hostname, table_.slots(),
                    table_.Entries()};
-  hello_id_ = Send(hello);
+  if (const uint64_t id = Send(hello); id != 0) {
+    hello_ids_.push_back(id);
+    if (hello_ids_.size() > kHelloIdsKept) hello_ids_.erase(hello_ids_.begin());
+  }
   hello_pending_ = true;
   last_hello_ = SystemClock().MonotonicSeconds();
+}
+
+bool Agent::IsHelloId(uint64_t message_id) const {
+  return message_id != 0 &&
+         std::find(hello_ids_.begin(), hello_ids_.end(), message_id) != hello_ids_.end();
 }
 
 void Agent::KeepRegistering(double now) {

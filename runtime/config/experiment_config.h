@@ -125,6 +125,10 @@ struct SearcherConfig {
   std::vector<uint32_t> bracket_rungs;  // each 1..64; empty: chosen by mode and max_rungs
 };
 
+// The key a searcher's length was written with, as messages name it: "searcher.max_time" (given
+// with time_metric) or "searcher.max_length".
+const char* MaxLengthKey(const SearcherConfig& searcher);
+
 // Determined's `optimizations`, with its defaults.
 struct OptimizationsConfig {
   uint32_t aggregation_frequency = 1;  // batches per optimizer step, >= 1

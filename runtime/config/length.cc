@@ -19,4 +19,8 @@ std::string DescribeLength(const Length& length) {
   return absl::StrCat(length.value, " ", unit);
 }
 
+const char* MaxLengthKey(const SearcherConfig& searcher) {
+  return searcher.max_length_as_time ? "searcher.max_time" : "searcher.max_length";
+}
+
 }  // namespace cohort

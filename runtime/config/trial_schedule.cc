@@ -47,7 +47,7 @@ absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
   TrialSchedule schedule;
   schedule.total_batches =
       LengthInBatches(config.searcher.max_length, records_per_batch, records_per_epoch);
-  if (absl::Status s = CheckTrialLength("searcher.max_length", config.searcher.max_length,
+  if (absl::Status s = CheckTrialLength(MaxLengthKey(config.searcher), config.searcher.max_length,
                                         schedule.total_batches);
       !s.ok()) {
     return s;
@@ -66,14 +66,14 @@ absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
   return schedule;
 }
 
-
-std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule) {
+std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule,
+                                                absl::string_view length_key) {
   const uint64_t window = schedule.aggregation_frequency;
   std::vector<std::string> notes;
   if (window <= 1) return notes;
   if (const uint64_t left = schedule.total_batches % window; left != 0) {
     notes.push_back(absl::StrCat(
-        "searcher.max_length comes to ", schedule.total_batches,
+        length_key, " comes to ", schedule.total_batches,
         " batches, not a multiple of optimizations.aggregation_frequency ", window,
         ": a trial's last optimizer step sums the ", left, left == 1 ? " batch" : " batches",
         " left, and a run resumed later "

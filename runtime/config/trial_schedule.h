@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/config/experiment_config.h"
 
 namespace cohort {
@@ -67,7 +68,9 @@ absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
 // that is no multiple of aggregation_frequency ends on a step over the batches left (and a run
 // resumed later to a longer length trains otherwise than one run to it), and a period that is no
 // multiple falls at the end of the window it falls in. Empty at aggregation_frequency 1.
-std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule);
+// `length_key` names the length (MaxLengthKey).
+std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule,
+                                                absl::string_view length_key);
 
 // The most batches a trial trains: about nine years at a microsecond per batch.
 inline constexpr uint64_t kMaxTrialBatches = uint64_t{1} << 48;

@@ -116,7 +116,8 @@ struct OrchestratorOptions {
   double job_poll_seconds = 1.0;
   // When set, asked of each AgentHello before the agent registers: an error refuses it (the agent
   // is answered ErrorReply InvalidRequest with its message, and the refusal is a notice), as
-  // `cohort launch` takes its own ranks alone. Called on the orchestrator's thread.
+  // `cohort launch` takes its own ranks alone; the notice comes once per agent id. Called on the
+  // orchestrator's thread.
   std::function<absl::Status(const std::string& agent_id)> admit_agent;
 };
 
@@ -414,6 +415,7 @@ class Orchestrator {
   Clock& clock_;
   StateDirectory state_;
   std::unique_ptr<orchestration::Cluster> cluster_;  // agents, experiments, trials, tasks
+  std::set<std::string> refusals_told_;  // the agents admit_agent refused, told once each
   std::deque<uint64_t> queue_;                       // task ids waiting for slots, oldest first
   uint64_t next_experiment_id_ = 1;
   uint64_t next_trial_id_ = 1;

@@ -152,9 +152,11 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
     if (absl::Status admitted = options_.admit_agent(agent_id); !admitted.ok()) {
       const std::string why(admitted.message());
       outbox_.Send(agent_id, ErrorReply{ControlErrorCode::kInvalidRequest, why}, message_id);
-      Notice(absl::StrCat("refused agent ", agent_id,
-                          hello.hostname.empty() ? "" : absl::StrCat(" (on ", hello.hostname, ")"),
-                          ": ", why));
+      if (refusals_told_.insert(agent_id).second) {
+        Notice(absl::StrCat(
+            "refused agent ", agent_id,
+            hello.hostname.empty() ? "" : absl::StrCat(" (on ", hello.hostname, ")"), ": ", why));
+      }
       return;
     }
   }

@@ -197,7 +197,7 @@ ClientMessage Orchestrator::Admit(Admission admission) {
     if (absl::StatusOr<TrialSchedule> schedule =
             MakeTrialSchedule(config, config.records_per_epoch.value_or(1));
         schedule.ok()) {
-      for (std::string& note : AggregationWindowNotes(*schedule)) {
+      for (std::string& note : AggregationWindowNotes(*schedule, MaxLengthKey(config.searcher))) {
         submitted.warnings.push_back(std::move(note));
       }
     }

@@ -29,6 +29,13 @@ constexpr int kMessagesPerTurn = 256;
 // own pause (Orchestrator::ExcuseOwnPause).
 constexpr std::chrono::seconds kOwnPause{3};
 constexpr int kLingerMilliseconds = 1000;
+// The agents' ROUTER pings each connection this often and drops one silent this long. A lost
+// host's connection (no FIN, no RST) would otherwise keep its agent id for as long as TCP takes
+// to give up, and the ROUTER hears no other connection under that id meanwhile: not the agent
+// back on a rebooted host, nor a `cohort launch` rank started again elsewhere. ZeroMQ answers
+// pings on its own threads, so a busy agent is not dropped.
+constexpr int kAgentPingMilliseconds = 2000;
+constexpr int kAgentPingTimeoutMilliseconds = 10000;
 // The client ROUTER takes messages up to this size, so one over kMaxFrameBytes (a request never
 // needs that much) is answered and logged rather than dropped by ZeroMQ without a word. Beyond
 // it ZeroMQ still closes the connection, bounding what a client can make the orchestrator hold.
@@ -173,9 +180,12 @@ absl::StatusOr<std::unique_ptr<OrchestratorServer>> OrchestratorServer::Bind(
                             options.client_endpoint, orchestrator_options.rendezvous_endpoint);
   if (!security.ok()) return security.status();
   ServerSecurity& secure = **security;
-  absl::StatusOr<zmq::socket_t> agent_socket =
-      BindRouter(context, options.agent_endpoint, "agent", kMaxFrameBytes,
-                 [&secure](zmq::socket_t& socket) { return secure.ConfigureAgentSocket(socket); });
+  absl::StatusOr<zmq::socket_t> agent_socket = BindRouter(
+      context, options.agent_endpoint, "agent", kMaxFrameBytes, [&secure](zmq::socket_t& socket) {
+        socket.set(zmq::sockopt::heartbeat_ivl, kAgentPingMilliseconds);
+        socket.set(zmq::sockopt::heartbeat_timeout, kAgentPingTimeoutMilliseconds);
+        return secure.ConfigureAgentSocket(socket);
+      });
   if (!agent_socket.ok()) return agent_socket.status();
   absl::StatusOr<zmq::socket_t> client_socket =
       BindRouter(context, options.client_endpoint, "client", kMostClientMessageBytes,

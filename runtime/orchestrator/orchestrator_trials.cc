@@ -391,6 +391,9 @@ void Orchestrator::RewindTrial(Experiment& experiment, Trial& trial) {
                                             trial.latest_checkpoint_batches, &experiment.record)) {
     Notice(std::move(line));
   }
+  // Back with the record's (its reports up to the checkpoint): the next progress brings it on.
+  trial.records_trained =
+      std::min(trial.records_trained, experiment.record.trial(trial.id).records_trained);
   // A checkpoint taken after the target's validation: its task trains nothing more and validates
   // nothing again, so the validation kept in the record is the segment's.
   trial.segment_metric = ValidatedTarget(experiment, trial);

@@ -45,21 +45,24 @@ std::string YamlValue(const Hyperparameters::Value& value) {
 
 absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config) {
   const Length& length = config.searcher.max_length;
+  const char* key = MaxLengthKey(config.searcher);
   if (length.unit == LengthUnit::kEpochs && !config.records_per_epoch) {
-    return absl::InvalidArgumentError(
-        "searcher.max_length: a length in epochs needs records_per_epoch (the orchestrator "
-        "cannot count the plugin's records): set records_per_epoch, or give max_length in "
-        "batches or records");
+    return absl::InvalidArgumentError(absl::StrCat(
+        key,
+        ": a length in epochs needs records_per_epoch (the orchestrator cannot count the "
+        "plugin's records): set records_per_epoch, or give ",
+        config.searcher.max_length_as_time ? "time_metric" : "max_length",
+        " in batches or records"));
   }
   const uint64_t batches =
       LengthInBatches(length, RecordsPerBatch(config.global_batch_size, config.slots_per_trial),
                       config.records_per_epoch.value_or(0));
   if (batches == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "searcher.max_length: comes to 0 batches of hyperparameters.global_batch_size ",
-        config.global_batch_size, "; expected at least one batch"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(key, ": comes to 0 batches of hyperparameters.global_batch_size ",
+                     config.global_batch_size, "; expected at least one batch"));
   }
-  if (absl::Status s = CheckTrialLength("searcher.max_length", length, batches); !s.ok()) return s;
+  if (absl::Status s = CheckTrialLength(key, length, batches); !s.ok()) return s;
   return batches;
 }
 
@@ -73,9 +76,9 @@ absl::StatusOr<SearcherLength> SearcherMaxLength(const ExperimentConfig& config)
   uint64_t records = length.value;
   if (length.unit == LengthUnit::kEpochs &&
       __builtin_mul_overflow(length.value, *config.records_per_epoch, &records)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("searcher.max_length: ", DescribeLength(length), " of records_per_epoch ",
-                     *config.records_per_epoch, " come to more records than 64 bits hold"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        MaxLengthKey(config.searcher), ": ", DescribeLength(length), " of records_per_epoch ",
+        *config.records_per_epoch, " come to more records than 64 bits hold"));
   }
   return SearcherLength{records, true};
 }

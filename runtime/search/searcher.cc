@@ -16,9 +16,9 @@ absl::StatusOr<std::unique_ptr<Searcher>> CreateSearcher(const ExperimentConfig&
                                                          uint64_t max_batches) {
   const SearcherConfig& searcher = config.searcher;
   if (max_batches == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("searcher.max_length: ", DescribeLength(searcher.max_length),
-                     " comes to 0 batches; expected at least 1"));
+    return absl::InvalidArgumentError(absl::StrCat(MaxLengthKey(searcher), ": ",
+                                                   DescribeLength(searcher.max_length),
+                                                   " comes to 0 batches; expected at least 1"));
   }
   const uint64_t seed = config.experiment_seed.value_or(0);
   if (searcher.name == "single") {

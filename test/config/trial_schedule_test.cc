@@ -265,10 +265,10 @@ TEST(TrialScheduleTest, NotesTheLengthsAnAggregationWindowMoves) {
   schedule.total_batches = 102;
   schedule.validation_period = 50;
   schedule.checkpoint_period = 100;
-  EXPECT_TRUE(AggregationWindowNotes(schedule).empty()) << "no window";
+  EXPECT_TRUE(AggregationWindowNotes(schedule, "searcher.max_length").empty()) << "no window";
   schedule.aggregation_frequency = 4;
   EXPECT_THAT(
-      AggregationWindowNotes(schedule),
+      AggregationWindowNotes(schedule, "searcher.max_length"),
       ElementsAre(HasSubstr("searcher.max_length comes to 102 batches, not a multiple of "
                             "optimizations.aggregation_frequency 4: a trial's last optimizer step "
                             "sums the 2 batches left"),
@@ -277,14 +277,15 @@ TEST(TrialScheduleTest, NotesTheLengthsAnAggregationWindowMoves) {
                             "window it falls due in (the first at batch 52)")));
   schedule.total_batches = 104;
   schedule.validation_period = 52;
-  EXPECT_TRUE(AggregationWindowNotes(schedule).empty()) << "every length a multiple of 4";
+  EXPECT_TRUE(AggregationWindowNotes(schedule, "searcher.max_length").empty())
+      << "every length a multiple of 4";
   // A period that never falls due before the end is no note (the end is a step anyway), and
   // a length of one leftover batch says "batch".
   schedule.total_batches = 101;
   schedule.validation_period = 2500;
   schedule.checkpoint_period = 101;
-  EXPECT_THAT(AggregationWindowNotes(schedule),
-              ElementsAre(HasSubstr("sums the 1 batch left, and")));
+  EXPECT_THAT(AggregationWindowNotes(schedule, "searcher.max_time"),
+              ElementsAre(HasSubstr("searcher.max_time comes to 101 batches")));
 }
 
 }  // namespace

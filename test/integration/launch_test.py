@@ -19,7 +19,9 @@ torchrun with MASTER_PORT held, as torchrun's agent holds it for its store).
 - Rank 1's whole `cohort launch` killed mid-way (its worker with it): rank 0 says it lost rank 1,
   waits --join-timeout for it to join again, then fails naming it (it used to wait for good).
 - Processes joining a job that trains are refused and the job goes on: one as a rank outside its
-  world at once, one started as rank 1 a second time within 30 s, each saying why.
+  world at once, one started as rank 1 a second time after 30 s unheard, each saying why.
+- Rank 1's launch held (SIGSTOP, as a host gone silent) and rank 1 started again: rank 0 drops
+  the silent connection and trains on with the new rank 1.
 - Ranks that contradict each other fail the job, saying how: another world size, another
   experiment or --set, a rank outside the world, a config rank 1 cannot read (each used to train
   as rank 0 said, or wait out the join timeout).
@@ -309,7 +311,7 @@ with temp_dir() as tmp:
     print("a rank that left and did not come back failed the launch")
 
     # Processes that join a job while it trains: one as a rank outside its world is refused at
-    # once (it used to fail the healthy job), one started as rank 1 a second time gives up within
+    # once (it used to fail the healthy job), one started as rank 1 a second time gives up after
     # 30 s, saying why (it used to wait out the join timeout); the job goes on without either.
     joined = os.path.join(tmp, "joined")
     # A training report (a line of rank 0's output, which nobody reads meanwhile: a full pipe
@@ -335,7 +337,7 @@ with temp_dir() as tmp:
           f"a rank outside the world, {outside_took:.1f} s ({outside_code}):\n{outside_err}")
     (twice_code, _, twice_err), = finish([twice], timeout=120)
     twice_took = time.monotonic() - started
-    check(twice_code == 1 and "it holds another connection as rank-1" in twice_err and
+    check(twice_code == 1 and "most likely another process is joined as rank-1 already" in twice_err and
           twice_took < 90, f"rank 1 started twice, {twice_took:.1f} s ({twice_code}):\n{twice_err}")
     trained = experiment(joined)["trials"][0]["batches_trained"]
 
@@ -351,6 +353,37 @@ with temp_dir() as tmp:
           f"stopped after the strangers: {[code for code, _, _ in results]}:\n{results[0][2]}")
     print(f"strangers refused while the job trained: a rank outside the world in "
           f"{outside_took:.1f} s, rank 1 started twice in {twice_took:.1f} s")
+
+    # Rank 1's whole launch held (SIGSTOP: its host gone silent, its connections still open) and
+    # rank 1 started again: rank 0 drops the silent connection, hears the new rank 1 and trains on
+    # (it used to hold the old connection, and so never hear the new one).
+    relaunched = os.path.join(tmp, "relaunched-rank")
+    port = free_port()
+    ranks = launch("mpirun", quiet_config, relaunched, port=port)
+    wait_for(lambda: experiment(relaunched)["trials"][0]["batches_trained"] > 0, what="training")
+    held = [ranks[1].pid] + children(ranks[1].pid)
+    for pid in held:
+        os.kill(pid, signal.SIGSTOP)
+    variables = launcher_variables("mpirun", 1, port, "127.0.0.1")
+    again = subprocess.Popen([COHORT, "launch", quiet_config, "--output", relaunched],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=environment(variables))
+
+    def new_rank_trains():
+        check(again.poll() is None, f"the new rank 1 exited {again.returncode}:\n"
+              f"{again.communicate()[1] if again.poll() is not None else ''}")
+        return children(again.pid)
+    wait_for(new_rank_trains, timeout=120, what="the new rank 1's worker")
+    for pid in held:
+        os.kill(pid, signal.SIGKILL)
+    ranks[1].wait()
+    ranks[0].send_signal(signal.SIGINT)
+    results = finish([ranks[0], again])
+    check([code for code, _, _ in results] == [130, 130] and
+          "every rank has joined again: training goes on" in results[0][2],
+          f"rank 1 started again: {[code for code, _, _ in results]}:\n{results[0][2]}\n"
+          f"{results[1][2]}")
+    print("rank 1 held and started again: rank 0 heard the new one and trained on")
 
     # Rank 0's launch process killed outright while rank 1's worker cannot see its peer go (held
     # with SIGSTOP, as a worker waiting in a collective that no reset reaches): rank 1 finds rank 0

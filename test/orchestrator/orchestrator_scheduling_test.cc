@@ -85,6 +85,7 @@ TEST_F(OrchestratorTest, AnAgentTheAdmissionRuleRefusesIsAnsweredWhyAndTakesNoth
   HelloTo(admitting, "rank-2", 1);
   ASSERT_THAT(outbox.sent(), SizeIs(1));
   EXPECT_EQ(outbox.sent()[0].agent_id, "rank-2");
+  EXPECT_EQ(outbox.sent()[0].correlation_id, 1u);  // the hello's: the agent matches its hello
   ASSERT_TRUE(std::holds_alternative<ErrorReply>(outbox.sent()[0].message));
   EXPECT_EQ(std::get<ErrorReply>(outbox.sent()[0].message).code, ControlErrorCode::kInvalidRequest);
   EXPECT_EQ(std::get<ErrorReply>(outbox.sent()[0].message).message,
@@ -93,16 +94,24 @@ TEST_F(OrchestratorTest, AnAgentTheAdmissionRuleRefusesIsAnsweredWhyAndTakesNoth
   for (const OrchestratorEvent& event : admitting.TakeEvents()) {
     if (event.level == OrchestratorEvent::Level::kNotice) notices.push_back(event.line);
   }
-  EXPECT_THAT(notices,
-              Contains("refused agent rank-2 (on host-of-rank-2): no rank of this 1-rank launch"));
+  EXPECT_THAT(
+      notices,
+      ElementsAre("refused agent rank-2 (on host-of-rank-2): no rank of this 1-rank launch"));
   const ClientMessage listed = admitting.Query(ListAgents{});
   EXPECT_THAT(std::get<AgentTable>(listed).agents, IsEmpty());
+  // Refused again as it tries again, but told once.
+  HelloTo(admitting, "rank-2", 1);
+  ASSERT_THAT(outbox.sent(), SizeIs(2));
+  EXPECT_TRUE(std::holds_alternative<ErrorReply>(outbox.sent()[1].message));
+  for (const OrchestratorEvent& event : admitting.TakeEvents()) {
+    EXPECT_NE(event.level, OrchestratorEvent::Level::kNotice) << event.line;
+  }
 
   // The admitted one registers.
   HelloTo(admitting, "rank-0", 1);
-  EXPECT_THAT(asked, ElementsAre("rank-2", "rank-0"));
-  ASSERT_THAT(outbox.sent(), SizeIs(2));
-  EXPECT_TRUE(std::holds_alternative<Ack>(outbox.sent()[1].message));
+  EXPECT_THAT(asked, ElementsAre("rank-2", "rank-2", "rank-0"));
+  ASSERT_THAT(outbox.sent(), SizeIs(3));
+  EXPECT_TRUE(std::holds_alternative<Ack>(outbox.sent()[2].message));
   EXPECT_THAT(std::get<AgentTable>(admitting.Query(ListAgents{})).agents, SizeIs(1));
 }
 

@@ -119,12 +119,18 @@ TEST(TrialConfigTest, AMapValueStaysOneHyperparameter) {
   EXPECT_EQ(trial->hyperparameters.GetText("dump").value_or(""), "~");
 }
 
+// A single-trial experiment whose length is `max_time` in `time_metric`.
+absl::StatusOr<ExperimentConfig> MaxTimeConfig(int max_time, const std::string& time_metric,
+                                               int global_batch_size) {
+  return ParseExperimentConfig(absl::StrCat(
+      "entrypoint: /opt/plugins/libmlp.so\n",
+      "searcher: {name: single, metric: loss, max_time: ", max_time, ", time_metric: ", time_metric,
+      "}\n", "hyperparameters: {global_batch_size: ", global_batch_size, "}\n"));
+}
+
 // An experiment whose length is max_time in time_metric: its trials' configs state max_length.
 TEST(TrialConfigTest, ATrialOfAMaxTimeExperimentStatesMaxLength) {
-  absl::StatusOr<ExperimentConfig> experiment = ParseExperimentConfig(
-      "entrypoint: /opt/plugins/libmlp.so\n"
-      "searcher: {name: single, metric: loss, max_time: 300, time_metric: batches}\n"
-      "hyperparameters:\n  global_batch_size: 32\n");
+  absl::StatusOr<ExperimentConfig> experiment = MaxTimeConfig(300, "batches", 32);
   ASSERT_TRUE(experiment.ok()) << experiment.status();
   Hyperparameters hparams;
   hparams.Set("global_batch_size", 32);
@@ -141,6 +147,22 @@ TEST(TrialConfigTest, ALengthInEpochsNeedsRecordsPerEpoch) {
       "hyperparameters: {global_batch_size: {type: categorical, vals: [16, 64]}}\n");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_THAT(SearcherMaxLength(*config).status().message(), HasSubstr("records_per_epoch"));
+}
+
+// Its errors name the key the length was written with: max_time and time_metric are not told to
+// change a max_length they do not have.
+TEST(TrialConfigTest, AMaxTimeLengthIsNamedAsWritten) {
+  absl::StatusOr<ExperimentConfig> config = MaxTimeConfig(2, "epochs", 16);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(
+      MaxLengthInBatches(*config).status().message(),
+      "searcher.max_time: a length in epochs needs records_per_epoch (the orchestrator cannot "
+      "count the plugin's records): set records_per_epoch, or give time_metric in batches or "
+      "records");
+  config->records_per_epoch = 1 << 20;
+  config->searcher.max_length.value = uint64_t{1} << 40;
+  EXPECT_THAT(MaxLengthInBatches(*config).status().message(),
+              HasSubstr("searcher.max_time: 1099511627776 epochs comes to more than"));
 }
 
 }  // namespace

@@ -264,13 +264,12 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
       LoadRunConfig(args.experiment, LaunchOverrides(args, placement),
                     stored ? stored->config.experiment_seed : std::nullopt);
   if (!config.ok()) return CommandError(config.status());
+  std::optional<std::string> slot_change;  // said once nothing else refuses the run
   if (stored) {
     if (absl::Status can = CheckCanContinue(*stored, *config, "cohort launch"); !can.ok()) {
       return CommandError(can);
     }
-    if (const std::optional<std::string> note = SlotChangeNote(*stored, *config)) {
-      std::fprintf(stderr, "%s\n", note->c_str());
-    }
+    slot_change = SlotChangeNote(*stored, *config);
   }
   if (asked->slots_per_trial != placement.world_size) {
     std::fprintf(stderr,
@@ -296,6 +295,7 @@ int RunRankZero(const LaunchArgs& args, const LaunchPlacement& placement, const 
                submission.config.name.c_str(), stored ? "continuing the " : "",
                submission.folder.path().c_str(), placement.world_size, placement.launcher.c_str(),
                placement.master_addr.c_str(), placement.master_port);
+  if (slot_change) std::fprintf(stderr, "%s\n", slot_change->c_str());
 
   EmbeddedRunOptions options;
   options.slots = {slot};

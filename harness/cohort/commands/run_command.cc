@@ -160,25 +160,25 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   absl::StatusOr<ExperimentConfig> config = LoadRunConfig(
       config_path, args->overrides, stored ? stored->config.experiment_seed : std::nullopt);
   if (!config.ok()) return CommandError(config.status());
+  std::optional<std::string> slot_change;  // said once nothing else refuses the run
   if (stored) {
     if (absl::Status can = CheckCanContinue(*stored, *config, "--resume"); !can.ok()) {
       return CommandError(can);
     }
-    if (const std::optional<std::string> note = SlotChangeNote(*stored, *config)) {
-      std::fprintf(stderr, "%s\n", note->c_str());
-    }
     if (const std::optional<ExperimentRecord> record = CompletedAsAsked(*stored, *config)) {
       const std::string& searcher = config->searcher.name;
+      const std::string longer =
+          absl::StrCat("a longer ", MaxLengthKey(config->searcher), ", given with --set, trains ",
+                       searcher == "single" ? "it" : "its trials", " on");
       std::fprintf(stderr, "experiment %s: the run in %s has completed: nothing to resume (%s)\n",
                    config->name.c_str(), stored->folder.path().c_str(),
                    searcher == "adaptive_asha"
                        ? "its promotions are decided: another search is a new run, --output"
-                   : searcher == "single"
-                       ? "a longer searcher.max_length, given with --set, trains it on"
-                       : "a longer searcher.max_length, given with --set, trains its trials on");
+                       : longer.c_str());
       PrintRunSummary(*record, stored->folder.path(), stdout);
       return 0;
     }
+    slot_change = SlotChangeNote(*stored, *config);
   }
   absl::StatusOr<std::vector<AgentSlot>> visible =
       args->gpus ? VisibleGpuSlots(CudaVisibleDevices()) : CpuSlots(args->cpu_slots);
@@ -212,6 +212,7 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
   LocalSubmission& submission = prepared->submission;
   std::fprintf(stderr, "experiment %s: run folder %s\n", submission.config.name.c_str(),
                submission.folder.path().c_str());
+  if (slot_change) std::fprintf(stderr, "%s\n", slot_change->c_str());
   EmbeddedRunOptions options;
   options.slots = slots;
   options.executable = *executable;

@@ -90,7 +90,7 @@ class EmbeddedSession {
     const std::set<std::string> connected = !options_.rank_agent_ids.empty() || experiment_id_ == 0
                                                 ? ConnectedAgents(orchestrator)
                                                 : std::set<std::string>{};
-    if (stray_ && experiment_id_ == 0) {
+    if (stray_) {  // set only while the ranks join
       Fail(absl::StrCat("a process joined as ", *stray_));
       stop.store(true);
       return;
@@ -151,14 +151,14 @@ class EmbeddedSession {
 
   // Under `cohort launch`, asked of each agent that registers: a rank of this launch is taken, any
   // other process (started with another world size, or as a rank outside it) refused. One that
-  // came before training fails the launch, whose world is then in doubt; once the trial trains,
-  // it goes on without it.
+  // came while the ranks join fails the launch, whose world is then in doubt; once every rank
+  // joined (the experiment submitted), the launch goes on without it.
   absl::Status AdmitAgent(const std::string& agent_id) {
     if (IsRankAgent(agent_id)) return absl::OkStatus();
     std::string why =
         absl::StrCat("no rank of this ", options_.rank_agent_ids.size(), "-rank launch (",
                      options_.rank_agent_ids.front(), " to ", options_.rank_agent_ids.back(),
-                     "): was it started with another world size, or rank?");
+                     "): check the RANK and WORLD_SIZE it was started with");
     if (experiment_id_ == 0 && !stray_) stray_ = absl::StrCat("'", agent_id, "', which is ", why);
     return absl::FailedPreconditionError(why);
   }
@@ -316,7 +316,7 @@ class EmbeddedSession {
   std::optional<double>
       away_since_;  // since when a rank's agent has been lost, once training began
   bool stopped_before_start_ = false;
-  std::optional<std::string> stray_;  // the first process refused before training (AdmitAgent)
+  std::optional<std::string> stray_;  // the first process refused while the ranks join (AdmitAgent)
   std::optional<std::string> error_;
   std::optional<ExperimentRecord> record_;
 };

@@ -33,8 +33,9 @@ constexpr auto kPollInterval = std::chrono::milliseconds(50);
 constexpr uint32_t kRefusedProbesToStop = 3;
 constexpr uint32_t kUnansweredProbesToStop = 30;
 // Registrations in a row that rank 0 did not answer on a connection that was up (each waits
-// kAgentUnheardHelloSeconds), before this rank gives up: rank 0 then holds another connection
-// under this rank's id.
+// kAgentUnheardHelloSeconds), before this rank gives up: rank 0 then most likely holds another
+// process's connection under this rank's id. Rank 0's ROUTER drops a lost host's connection
+// within 10 s, so a rank started again after its host was lost is heard well before this.
 constexpr uint32_t kUnheardRegistrationsToFail = 6;
 
 // What the agent's hooks tell the main thread.
@@ -214,7 +215,7 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
       }
     }
     if (std::optional<std::string> refused = progress.refused()) {
-      error = *std::move(refused);  // rank 0 was told, and fails its trial
+      error = *std::move(refused);
       break;
     }
     if (progress.Idle() && now - probed_at >= options.probe_interval_seconds) {
@@ -241,13 +242,12 @@ int RunLaunchedRank(const LaunchedRankOptions& options) {
     }
     if (!progress.EverStarted() && progress.unheard() >= kUnheardRegistrationsToFail) {
       error = absl::StrCat(
-          "rank 0 at ", orchestrator, " did not answer this rank's registration on ",
+          "rank 0 at ", orchestrator, " did not hear this rank (", options.agent_id, ") on ",
           kUnheardRegistrationsToFail, " connections in a row that were up (",
           static_cast<int>(kUnheardRegistrationsToFail * kAgentUnheardHelloSeconds),
-          " s): it holds another connection as ", options.agent_id,
-          ", so another process joined as this rank already (one rank started twice, or a "
-          "wrong RANK), or rank 0 still holds this rank's connection from before its host was lost "
-          "(see ",
+          " s): most likely another process is joined as ", options.agent_id,
+          " already (one rank started twice, or another's RANK wrong; ZeroMQ hears one "
+          "connection per name), or rank 0 is stuck (see ",
           log_path, ")");
       break;
     }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "harness/cohort/process/this_process.h"
+#include "runtime/config/trial_schedule.h"
 #include "runtime/orchestrator/trial_config.h"
 #include "runtime/record/experiment_record.h"
 #include "runtime/record/experiment_record_reader.h"
@@ -86,10 +87,10 @@ absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const Experim
     }
     if (latest.batches <= target) continue;
     return absl::FailedPreconditionError(absl::StrCat(
-        how, ": searcher.max_length ends trial ", trial.id, " after ", target,
+        how, ": ", MaxLengthKey(config.searcher), " ends trial ", trial.id, " after ", target,
         " batches, but the run in ", stored.folder.path(), " already holds its checkpoint ",
         latest.id, " at batch ", latest.batches,
-        "; a resume can keep or lengthen max_length, not end a trial before what it has trained "
+        "; a resume can keep or lengthen the length, not end a trial before what it has trained "
         "(keep it at ",
         latest.batches, " batches or more), or start a new run (--output)"));
   }
@@ -347,9 +348,11 @@ std::optional<std::string> SlotChangeNote(const StoredRun& stored, const Experim
   if (config.global_batch_size_searched) {
     absl::StrAppend(&note, ", each trial's global batch the same");
   } else {
-    const uint64_t batch = config.global_batch_size;
-    absl::StrAppend(&note, ", each slot's share of a batch ", batch / after, " records instead of ",
-                    batch / before, " (the same ", batch / after * after, " a batch)");
+    const uint64_t share = config.global_batch_size / after;
+    absl::StrAppend(&note, ", each slot's share of a batch ", share,
+                    share == 1 ? " record" : " records", " instead of ",
+                    config.global_batch_size / before, " (the same ",
+                    RecordsPerBatch(config.global_batch_size, after), " a batch)");
   }
   return note;
 }
