@@ -168,7 +168,7 @@ static double loss_and_grad(const cohort_model* m, const cohort_batch* batch, fl
   return m->float32_loss_offset != 0 ? (double)(float)(m->float32_loss_offset + loss) : loss;
 }
 
-#ifdef COHORT_TEST_DEFECT_CRASH_IN_TRAIN
+#if defined(COHORT_TEST_DEFECT_CRASH_IN_TRAIN) || defined(COHORT_TEST_DEFECT_CRASH_ON_LOAD)
 /* A plugin bug: a store through NULL, so the process running it dies with SIGSEGV (kept out of
  * the sanitizers' reach so they do not turn the crash into a report and an exit code). */
 static int* volatile nowhere = NULL; /* volatile: the compiler cannot see it is NULL */
@@ -244,8 +244,17 @@ COHORT_PLUGIN_EXPORT const cohort_plugin_api* ENTRY_NAME(const cohort_host_api* 
 #define ENTRY_NAME cohort_plugin_entry
 #endif
 
+#ifdef COHORT_TEST_DEFECT_EXIT_ON_LOAD
+/* A plugin bug: its library ends the process that loads it, as a static initializer calling
+ * exit(0) would. */
+__attribute__((constructor)) static void exit_on_load(void) { exit(0); }
+#endif
+
 COHORT_PLUGIN_EXPORT const cohort_plugin_api* ENTRY_NAME(const cohort_host_api* host_api) {
   (void)host_api;
+#ifdef COHORT_TEST_DEFECT_CRASH_ON_LOAD
+  crash();
+#endif
 #ifdef COHORT_TEST_DEFECT_NULL_TABLE
   return NULL;
 #endif

@@ -50,6 +50,12 @@ REFUSED_PLUGINS = [
     ("no name", defect("no_name"), "the plugin table has no name"),
     ("save_state without load_state", defect("half_state"),
      "save_state is set without load_state"),
+    # Opened in a child process first: the command says how the plugin ended it, rather than
+    # dying with it (or, for exit(0), ending without a word and status 0).
+    ("crashes as it loads", defect("crash_on_load"),
+     "crashed while it loaded: killed by signal 11 (SIGSEGV"),
+    ("ends its process as it loads", defect("exit_on_load"),
+     "ended its process while it loaded (exit code 0): a plugin must not call exit()"),
     ("no such file", "/nonexistent/model.so", "file not found"),
     ("not a shared library", os.path.abspath(__file__), "not a loadable shared library"),
 ]

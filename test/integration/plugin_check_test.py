@@ -56,6 +56,12 @@ code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
                               "--hparam", "hang_batch=1", "--timeout", "1")
 check(code == 1 and "did not finish its checks within 1 s (--timeout)" in err
       and "dataset: 10 training records" in out, f"a hanging plugin: exit {code}:\n{out}\n{err}")
+# A plugin that ends the checking process itself (exit(0) in train_batch) fails the check, said
+# so, rather than passing it without a verdict.
+code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"),
+                              "--hparam", "exit_batch=1")
+check(code == 1 and "ended the checking process itself (exit code 0)" in err
+      and "plugin check passed" not in out, f"a plugin calling exit(0): exit {code}:\n{out}\n{err}")
 code, out, err = check_plugin(os.path.join(PLUGINS, "test", "c_quadratic.so"), "--timeout", "-1")
 check(code == 1 and "--timeout takes a number of 0 or more, not '-1'" in err,
       f"exit {code}:\n{out}\n{err}")

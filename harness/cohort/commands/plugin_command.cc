@@ -15,6 +15,7 @@
 #include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/process/child_process.h"
 #include "harness/cohort/process/entrypoint.h"
+#include "harness/cohort/process/plugin_load_probe.h"
 #include "runtime/arena/default_memory_provider.h"
 #include "runtime/arena/dtype.h"
 #include "runtime/config/hyperparameter_assignment.h"
@@ -306,6 +307,9 @@ int RunPluginCommand(const std::vector<std::string>& args) {
   CheckOptions options;
   if (int code = ParseCheckOptions(args, options); code != 0) return code;
   if (args[0] == "info") {
+    if (absl::Status loads = CheckPluginLoadsInChild(options.path); !loads.ok()) {
+      return CommandError(loads);
+    }
     absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin = PluginLibrary::Open(options.path);
     if (!plugin.ok()) return CommandError(plugin.status());
     PrintInfo(**plugin);
@@ -324,6 +328,14 @@ int RunPluginCommand(const std::vector<std::string>& args) {
   }
   if (exit->signaled) {
     std::fprintf(stderr, "error: plugin '%s' crashed: the checking process was %s\n",
+                 options.path.c_str(), exit->Describe().c_str());
+    return 1;
+  }
+  if (!exit->body_returned) {
+    std::fprintf(stderr,
+                 "error: plugin '%s' ended the checking process itself (%s) in the call after the "
+                 "last line it printed, before the checks finished: a plugin must not call "
+                 "exit()\n",
                  options.path.c_str(), exit->Describe().c_str());
     return 1;
   }

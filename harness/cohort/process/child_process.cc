@@ -1,5 +1,6 @@
 #include "harness/cohort/process/child_process.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,11 +24,20 @@ std::string ChildExit::Describe() const {
 
 absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body,
                                      std::optional<double> time_limit_seconds) {
+  // The child writes one byte here once `body` returned: an exit() inside it writes none.
+  int returned[2];
+  if (::pipe2(returned, O_CLOEXEC | O_NONBLOCK) != 0) return absl::ErrnoToStatus(errno, "pipe");
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t pid = ::fork();
-  if (pid < 0) return absl::ErrnoToStatus(errno, "fork");
+  if (pid < 0) {
+    const int error = errno;
+    ::close(returned[0]);
+    ::close(returned[1]);
+    return absl::ErrnoToStatus(error, "fork");
+  }
   if (pid == 0) {
+    ::close(returned[0]);
     // A crash in the child should end it by the signal itself, not by a handler the parent
     // installed (sanitizers install one for SIGSEGV).
     std::signal(SIGSEGV, SIG_DFL);
@@ -37,8 +47,11 @@ absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body,
     const int code = body();
     std::fflush(stdout);
     std::fflush(stderr);
+    const char done = 1;
+    (void)!::write(returned[1], &done, 1);
     ::_exit(code);
   }
+  ::close(returned[1]);
   using Clock = std::chrono::steady_clock;
   const std::optional<Clock::time_point> deadline =
       time_limit_seconds
@@ -64,6 +77,14 @@ absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body,
   } else {
     exit.code = WEXITSTATUS(status);
   }
+  // Non-blocking: a process the child started may hold the pipe open still.
+  char done = 0;
+  ssize_t read = 0;
+  do {
+    read = ::read(returned[0], &done, 1);
+  } while (read < 0 && errno == EINTR);
+  ::close(returned[0]);
+  exit.body_returned = read == 1 && !exit.signaled;
   return exit;
 }
 

@@ -16,6 +16,9 @@ struct ChildExit {
   bool signaled = false;
   int code = 0;    // exit code when !signaled
   int signal = 0;  // signal number when signaled
+  // `body` returned, and its value is `code`; false when the child ended otherwise (a signal, the
+  // time limit, or an exit() inside it: a plugin that ends its process itself).
+  bool body_returned = false;
   // "exit code 3", "killed by signal 11 (SIGSEGV: Segmentation fault)".
   std::string Describe() const;
 };

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/process/entrypoint.h"
+#include "harness/cohort/process/plugin_load_probe.h"
 #include "harness/cohort/process/this_process.h"
 #include "runtime/checkpoint/root_claim.h"
 #include "runtime/config/optimizer_hyperparameters.h"
@@ -26,6 +27,10 @@ namespace {
 // name (`cohort submit`'s, whose agents' hosts may open what this one cannot).
 absl::Status CheckBuiltInOptimizer(const ExperimentConfig& config, const std::string& plugin_path,
                                    bool must_open) {
+  if (absl::Status loads = CheckPluginLoadsInChild(plugin_path); !loads.ok()) {
+    if (!must_open) return absl::OkStatus();
+    return absl::Status(loads.code(), absl::StrCat("entrypoint: ", loads.message()));
+  }
   absl::StatusOr<std::shared_ptr<const PluginLibrary>> plugin = PluginLibrary::Open(plugin_path);
   if (!plugin.ok()) {
     if (!must_open) return absl::OkStatus();
