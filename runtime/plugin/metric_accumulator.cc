@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace cohort {
 
@@ -121,6 +122,33 @@ absl::Status MetricAccumulator::MergePacked(const std::vector<double>& packed, b
 void MetricAccumulator::Reset() {
   partials_.clear();
   batches_ = 0;
+}
+
+namespace {
+
+// "accuracy, loss", in name order; "no metrics" for none.
+std::string NamesOf(const BatchMetrics& batch) {
+  std::vector<std::string> names;
+  for (const Metric& metric : batch.metrics) names.push_back(metric.name);
+  std::sort(names.begin(), names.end());
+  return names.empty() ? "no metrics" : absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches) {
+  MetricAccumulator total;
+  for (size_t k = 0; k < batches.size(); ++k) {
+    if (k > 0 && NamesOf(batches[k]) != NamesOf(batches[0])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "evaluate_batch reported ", NamesOf(batches[k]), " for validation batch ", k, " of ",
+          batches.size(), ", but ", NamesOf(batches[0]),
+          " for batch 0: every validation batch reports the same metrics (one left out would "
+          "leave that batch's records out of it)"));
+    }
+    if (absl::Status status = total.Add(batches[k]); !status.ok()) return status;
+  }
+  return total;
 }
 
 const ReducedMetric* FindMetric(const std::vector<ReducedMetric>& metrics,

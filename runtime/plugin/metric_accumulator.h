@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "runtime/plugin/batch_metrics.h"
 
 namespace cohort {
@@ -58,6 +59,12 @@ class MetricAccumulator {
   std::vector<Partial> partials_;
   uint64_t batches_ = 0;
 };
+
+// The metrics of a validation's batches combined, as MetricAccumulator::Add combines them;
+// INVALID_ARGUMENT when a batch reports other metric names than the first one does ("evaluate_batch
+// reported loss for validation batch 2 of 4, but accuracy, loss for batch 0: ..."): a batch that
+// reports nothing, or leaves a metric out, would leave its records out of that metric unseen.
+absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches);
 
 // Looks up `name` in `metrics`, also accepting Determined's "validation_" prefix on a name the
 // plugin reports without it ("validation_loss" finds "loss"). nullptr when absent.

@@ -457,16 +457,14 @@ absl::Status TrialRunner::Validate() {
   }
   if (absl::Status status = options_.model->Settle(evaluated); !status.ok()) return status;
   if (absl::Status status = ClearGradientsAfterEvaluation(); !status.ok()) return status;
-  MetricAccumulator total;
-  for (const BatchMetrics& metrics : evaluated) {
-    if (absl::Status status = total.Add(metrics); !status.ok()) return status;
-  }
+  absl::StatusOr<MetricAccumulator> total = AccumulateValidation(evaluated);
+  if (!total.ok()) return total.status();
   if (multi_rank()) {
-    if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, total); !status.ok()) {
+    if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, *total); !status.ok()) {
       return InCollective(status, "merging validation metrics", progress_.batches_trained);
     }
   }
-  const std::vector<ReducedMetric> result = total.Result();
+  const std::vector<ReducedMetric> result = total->Result();
   if (absl::Status status = RequireSearcherMetric(result); !status.ok()) return status;
   if (reporter()) options_.events->OnMetrics(Report(ReportKind::kValidation, result));
   last_validation_batches_ = progress_.batches_trained;

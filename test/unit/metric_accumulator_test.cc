@@ -1,5 +1,6 @@
-// MetricAccumulator and FindMetric: each reduction over several batches, zero-record batches, a
-// reduction that changes, and Determined's "validation_" prefix.
+// MetricAccumulator, AccumulateValidation and FindMetric: each reduction over several batches,
+// zero-record batches, a reduction that changes, a validation batch that reports other metrics
+// than the first, and Determined's "validation_" prefix.
 #include "runtime/plugin/metric_accumulator.h"
 
 #include <string>
@@ -158,6 +159,25 @@ TEST(MetricAccumulatorTest, ResetForgetsEverything) {
   // The reduction is forgotten too.
   ASSERT_TRUE(total.Add(Batch({{"loss", 1.0, 1, COHORT_REDUCE_MIN}})).ok());
   EXPECT_DOUBLE_EQ(ValueOf(total.Result(), "loss"), 1.0);
+}
+
+// Every batch of a validation reports the same names, in any order; one that reports fewer, or
+// none, is named (its records were left out of the metric it dropped without a word).
+TEST(AccumulateValidationTest, EveryBatchReportsTheSameMetrics) {
+  absl::StatusOr<MetricAccumulator> total = AccumulateValidation(
+      {Batch({{"loss", 1, 2}, {"accuracy", 0.5, 2}}), Batch({{"accuracy", 1, 2}, {"loss", 3, 2}})});
+  ASSERT_TRUE(total.ok()) << total.status();
+  EXPECT_EQ(ValueOf(total->Result(), "loss"), 2);
+  EXPECT_EQ(ValueOf(total->Result(), "accuracy"), 0.75);
+
+  const BatchMetrics both = Batch({{"loss", 1, 2}, {"accuracy", 0.5, 2}});
+  EXPECT_EQ(AccumulateValidation({both, both, Batch({{"loss", 1, 2}})}).status().message(),
+            "evaluate_batch reported loss for validation batch 2 of 3, but accuracy, loss for "
+            "batch 0: every validation batch reports the same metrics (one left out would leave "
+            "that batch's records out of it)");
+  EXPECT_THAT(AccumulateValidation({both, BatchMetrics{}}).status().message(),
+              HasSubstr("reported no metrics for validation batch 1 of 2"));
+  EXPECT_TRUE(AccumulateValidation({}).ok());
 }
 
 TEST(FindMetricTest, ExactNameAndValidationPrefix) {

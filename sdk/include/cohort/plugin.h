@@ -201,7 +201,9 @@ typedef struct cohort_trial_context {
 typedef struct cohort_batch {
   size_t struct_size;
   cohort_split split;
-  uint64_t batch_index; /* trial-wide count of batches of this split trained or evaluated */
+  /* TRAINING: the trial-wide count of training batches before this one; VALIDATION: the batch's
+     place in its validation pass (0 at the first batch of every validation) */
+  uint64_t batch_index;
   uint64_t epoch;
   const uint64_t* record_indices; /* indices into the split, 0 .. dataset_size-1 */
   uint64_t record_count;          /* may be 0 (a rank with no share of a final partial batch):
