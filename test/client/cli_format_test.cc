@@ -453,6 +453,14 @@ TEST_F(CliFormatTest, FollowReportsStateChangesRestartsAndTheEnd) {
       ElementsAre("trial 10 restart 1: agent node-2 lost",
                   "trial 10 paused after 1200 batches; waiting for the searcher to promote or "
                   "close it"));
+  // A trial its experiment's pause stopped is not waiting for the searcher.
+  ExperimentDescription paused = now;
+  paused.summary.state = ExperimentState::kPaused;
+  paused.trials[3].state = TrialState::kPaused;
+  EXPECT_THAT(ExperimentChanges(&now, paused),
+              ElementsAre("trial 10 paused after 1200 batches; paused with its experiment (`cohort "
+                          "experiment activate 3` lets it go on)",
+                          "experiment 3 paused"));
 
   ExperimentDescription ended = restarted;
   ended.summary.state = ExperimentState::kError;

@@ -13,11 +13,15 @@ orchestrator and agent on loopback:
   experiment, and removes an ended one's run folder and checkpoints;
 - an ended experiment cannot be paused, and says why;
 - `submit --follow` shows every validation of a fast trial; describe names its best checkpoint,
-  as `checkpoint list --best 1` does.
+  as `checkpoint list --best 1` does; it waits out an orchestrator that stops answering for a
+  while, and follows on.
 """
 import json
 import os
 import re
+import signal
+import subprocess
+import time
 
 from cohort_cli import *
 from cluster import Cluster, two_rate_grid
@@ -204,3 +208,26 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     check(code == 2 and "--best needs a count >= 1, not '0'" in err, f"{code}\n{err}")
     print("pause, activate, trial kill and describe, checkpoint list and export, archive and "
           "delete, submit --follow: ok")
+
+    # `submit --follow` waits out an orchestrator that stops answering (held 13 s, past the
+    # client's 10 s for an answer) and follows on once it answers again; it used to exit 1 while
+    # the experiment went on.
+    waited = mlp_config(tmp, name="waited", batches=4000, period=1000, file_name="waited.yaml")
+    with open(waited) as f:  # 5 ms a batch: still training when the orchestrator is held
+        paced = f.read().replace("hyperparameters:\n",
+                                 "hyperparameters:\n  slow_rank: 0\n  slow_rank_ms: 5\n")
+    with open(waited, "w") as f:
+        f.write(paced)
+    follower = subprocess.Popen([COHORT, "submit", waited, "--follow", "--orchestrator",
+                                 cluster.client_endpoint], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    cluster.orchestrator.send_signal(signal.SIGSTOP)
+    time.sleep(13)
+    cluster.orchestrator.send_signal(signal.SIGCONT)
+    out, err = follower.communicate(timeout=300)
+    check(follower.returncode == 0 and "still following for up to 300 s" in err and
+          "the orchestrator answers again: following" in err and
+          out.splitlines()[-1].startswith("experiment ") and " completed" in out.splitlines()[-1],
+          f"submit --follow across a held orchestrator: exit {follower.returncode}\n{out}\n{err}")
+    print("submit --follow waited out an orchestrator that did not answer for 13 s")

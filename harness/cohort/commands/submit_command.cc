@@ -12,9 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/client_args.h"
 #include "harness/cohort/commands/client_commands.h"
+#include "harness/cohort/commands/follow_patience.h"
 #include "harness/cohort/format/experiment_changes.h"
 #include "harness/cohort/process/entrypoint.h"
 #include "harness/cohort/run/run_setup.h"
+#include "runtime/base/clock.h"
 #include "runtime/client/orchestrator_client.h"
 #include "runtime/config/experiment_config.h"
 #include "runtime/config/yaml_quoting.h"
@@ -117,10 +119,15 @@ int Follow(OrchestratorClient& client, uint64_t experiment_id) {
     return trial.ok() ? trial->validations : std::vector<ValidationRow>{};
   };
   std::optional<ExperimentDescription> last;
+  FollowPatience patience(stderr);
   while (true) {
     absl::StatusOr<ExperimentDescription> now = client.RequestReply<ExperimentDescription>(
         DescribeExperiment{experiment_id}, kClientRequestTimeoutSeconds);
-    if (!now.ok()) return ClientFailure(now.status());
+    if (!now.ok()) {
+      if (patience.KeepTrying(now.status(), SystemClock().MonotonicSeconds())) continue;
+      return ClientFailure(now.status());
+    }
+    patience.Answered(SystemClock().MonotonicSeconds());
     for (const std::string& line : ExperimentChanges(last ? &*last : nullptr, *now, validations)) {
       std::printf("%s\n", line.c_str());
     }

@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/client_args.h"
 #include "harness/cohort/commands/client_commands.h"
+#include "harness/cohort/commands/follow_patience.h"
 #include "harness/cohort/format/cluster_format.h"
+#include "runtime/base/clock.h"
 
 namespace cohort {
 namespace {
@@ -80,10 +82,17 @@ int PrintLogs(OrchestratorClient& client, const LogsOptions& options) {
                            /*max_lines=*/0};
   std::deque<TrialLogLine> held;  // the last --tail lines, until the history has been read
   bool caught_up = false;
+  FollowPatience patience(stderr);
   while (true) {
     absl::StatusOr<TrialLogs> logs =
         client.RequestReply<TrialLogs>(request, kClientRequestTimeoutSeconds);
-    if (!logs.ok()) return ClientFailure(logs.status());
+    if (!logs.ok()) {
+      if (options.follow && patience.KeepTrying(logs.status(), SystemClock().MonotonicSeconds())) {
+        continue;
+      }
+      return ClientFailure(logs.status());
+    }
+    patience.Answered(SystemClock().MonotonicSeconds());
     for (TrialLogLine& line : logs->lines) {
       request.after_sequence = std::max(request.after_sequence, line.sequence);
       if (caught_up || !options.tail) {

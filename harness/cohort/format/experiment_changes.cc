@@ -10,8 +10,9 @@
 namespace cohort {
 namespace {
 
-// "trial 7 <state>" with what matters for that state.
-std::string TrialStateLine(const TrialSummary& trial, const std::string& metric) {
+// "trial 7 <state>" with what matters for that state, in experiment `now`.
+std::string TrialStateLine(const TrialSummary& trial, const ExperimentDescription& now) {
+  const std::string& metric = now.searcher_metric;
   std::string line = absl::StrCat("trial ", trial.trial_id, " ", TrialStateName(trial.state));
   switch (trial.state) {
     case TrialState::kPaused:
@@ -22,8 +23,12 @@ std::string TrialStateLine(const TrialSummary& trial, const std::string& metric)
         absl::StrAppendFormat(&line, ", best %s %.6g", metric.empty() ? "metric" : metric,
                               trial.best_metric);
       }
-      // Paused is a trial at its rung: trained what it was asked, not stopped by anyone.
-      if (trial.state == TrialState::kPaused) {
+      // Paused is a trial at its rung (trained what it was asked, not stopped by anyone), or one
+      // its experiment's pause stopped.
+      if (trial.state == TrialState::kPaused && now.summary.state == ExperimentState::kPaused) {
+        absl::StrAppend(&line, "; paused with its experiment (`cohort experiment activate ",
+                        now.summary.experiment_id, "` lets it go on)");
+      } else if (trial.state == TrialState::kPaused) {
         absl::StrAppend(&line, "; waiting for the searcher to promote or close it");
       }
       break;
@@ -126,15 +131,15 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
       // metrics next and the state they led to last, in the order they happened.
       const bool went_on =
           trial.state != TrialState::kQueued && trial.state != TrialState::kRunning;
-      std::string line = went_on ? absl::StrCat("trial ", trial.trial_id)
-                                 : TrialStateLine(trial, now.searcher_metric);
+      std::string line =
+          went_on ? absl::StrCat("trial ", trial.trial_id) : TrialStateLine(trial, now);
       if (!trial.hyperparameters_json.empty()) {
         absl::StrAppend(&line, went_on ? " " : ", ", "hyperparameters ",
                         trial.hyperparameters_json);
       }
       lines.push_back(std::move(line));
       AppendNewMetrics(trial, nullptr, validations, lines);
-      if (went_on) lines.push_back(TrialStateLine(trial, now.searcher_metric));
+      if (went_on) lines.push_back(TrialStateLine(trial, now));
       continue;
     }
     const TrialSummary& previous = *found->second;
@@ -144,7 +149,7 @@ std::vector<std::string> ExperimentChanges(const ExperimentDescription* before,
       lines.push_back(std::move(line));
     }
     AppendNewMetrics(trial, &previous, validations, lines);
-    if (trial.state != previous.state) lines.push_back(TrialStateLine(trial, now.searcher_metric));
+    if (trial.state != previous.state) lines.push_back(TrialStateLine(trial, now));
   }
   const ExperimentState previous_state =
       before != nullptr ? before->summary.state : ExperimentState::kActive;
