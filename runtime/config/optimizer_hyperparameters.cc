@@ -17,15 +17,20 @@ using OptimizerKind = OptimizerOptions::Kind;
 constexpr std::array<OptimizerKind, 3> kKinds = {OptimizerKind::kSgd, OptimizerKind::kAdam,
                                                  OptimizerKind::kAdamW};
 
-// The value of an optional double hyperparameter, or `fallback` when it is not set.
+// Whether `name` is given: set, and not to null (which means its default, as if left out).
+bool Given(const Hyperparameters& hp, absl::string_view name) {
+  return hp.TypeOf(name) != COHORT_HPARAM_ABSENT && !hp.IsNull(name);
+}
+
+// The value of an optional double hyperparameter, or `fallback` when it is not given.
 absl::StatusOr<double> DoubleOr(const Hyperparameters& hp, absl::string_view name,
                                 double fallback) {
-  if (hp.TypeOf(name) == COHORT_HPARAM_ABSENT) return fallback;
+  if (!Given(hp, name)) return fallback;
   return hp.GetDouble(name);
 }
 
 absl::StatusOr<OptimizerKind> ReadKind(const Hyperparameters& hp) {
-  if (hp.TypeOf("optimizer") == COHORT_HPARAM_ABSENT) return OptimizerKind::kSgd;
+  if (!Given(hp, "optimizer")) return OptimizerKind::kSgd;
   absl::StatusOr<const std::string*> name = hp.GetString("optimizer");
   if (!name.ok()) return name.status();
   std::string known;
@@ -38,9 +43,11 @@ absl::StatusOr<OptimizerKind> ReadKind(const Hyperparameters& hp) {
 }
 
 absl::Status ReadSgd(const Hyperparameters& hp, OptimizerOptions& options) {
-  if (hp.TypeOf("learning_rate") == COHORT_HPARAM_ABSENT) {
+  if (!Given(hp, "learning_rate")) {
     std::vector<absl::string_view> given;
-    for (const auto& [name, value] : hp.values()) given.push_back(name);
+    for (const auto& [name, value] : hp.values()) {
+      if (name != "learning_rate") given.push_back(name);  // a null one is no slip
+    }
     const std::optional<std::string> slip = ClosestName("learning_rate", given);
     return absl::InvalidArgumentError(absl::StrCat(
         "hyperparameter 'learning_rate' is required for optimizer sgd (it has no default); "
@@ -51,7 +58,7 @@ absl::Status ReadSgd(const Hyperparameters& hp, OptimizerOptions& options) {
   absl::StatusOr<double> momentum = DoubleOr(hp, "momentum", 0);
   if (!momentum.ok()) return momentum.status();
   options.momentum = *momentum;
-  if (hp.TypeOf("nesterov") != COHORT_HPARAM_ABSENT) {
+  if (Given(hp, "nesterov")) {
     absl::StatusOr<bool> nesterov = hp.GetBool("nesterov");
     if (!nesterov.ok()) return nesterov.status();
     options.nesterov = *nesterov;

@@ -58,6 +58,13 @@ absl::StatusOr<const Hyperparameters::Value*> Hyperparameters::Find(absl::string
       absl::StrCat("hyperparameter '", name, "' is not set; the trial has: ", known));
 }
 
+bool Hyperparameters::IsNull(absl::string_view name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return false;
+  const auto* other = std::get_if<Other>(&it->second);
+  return other != nullptr && other->text == "~";
+}
+
 cohort_hparam_type Hyperparameters::TypeOf(absl::string_view name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return COHORT_HPARAM_ABSENT;

@@ -49,6 +49,9 @@ class Hyperparameters {
   }
 
   cohort_hparam_type TypeOf(absl::string_view name) const;
+  // Whether `name` is set to null (`~`, or `--set name=`), which means its default wherever a
+  // default exists.
+  bool IsNull(absl::string_view name) const;
   absl::StatusOr<int64_t> GetInt(absl::string_view name) const;
   absl::StatusOr<double> GetDouble(absl::string_view name) const;
   absl::StatusOr<bool> GetBool(absl::string_view name) const;

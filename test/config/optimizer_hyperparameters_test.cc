@@ -44,6 +44,28 @@ TEST(OptimizerHyperparametersTest, SgdIsTheDefaultAndNeedsALearningRate) {
   EXPECT_EQ(options->weight_decay, 0);
 }
 
+// Null (`~`, `--set momentum=`) means the default, as config.md says: it used to be refused as
+// "null, not a double".
+TEST(OptimizerHyperparametersTest, ANullMeansTheDefault) {
+  const Hyperparameters::Value null = Hyperparameters::Other{"~"};
+  auto options = ReadOptimizer({{"learning_rate", 0.1}, {"momentum", null}, {"nesterov", null},
+                                {"optimizer", null}, {"weight_decay", null}});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->kind, OptimizerKind::kSgd);
+  EXPECT_EQ(options->momentum, 0);
+  EXPECT_FALSE(options->nesterov);
+  EXPECT_EQ(options->weight_decay, 0);
+  options = ReadOptimizer({{"optimizer", std::string("adam")}, {"beta1", null}, {"eps", null}});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->beta1, 0.9);
+  EXPECT_EQ(options->eps, 1e-8);
+  EXPECT_EQ(options->learning_rate, 0.001);
+  // A learning rate sgd requires is still required.
+  EXPECT_EQ(OptimizerError({{"learning_rate", null}}),
+            "hyperparameter 'learning_rate' is required for optimizer sgd (it has no default); "
+            "allowed: > 0");
+}
+
 TEST(OptimizerHyperparametersTest, ReadsEverySgdField) {
   auto options = ReadOptimizer({{"optimizer", std::string("sgd")},
                                 {"learning_rate", 0.05},
