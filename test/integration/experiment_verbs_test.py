@@ -165,7 +165,11 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
           cluster.must("experiment", "list"))
     everything = json.loads(cluster.must("experiment", "list", "--all", "--json"))
     check([e["archived"] for e in everything if e["id"] == experiment] == [True], everything)
+    out = cluster.must("experiment", "archive", str(experiment))
+    check(f"experiment {experiment} is archived already: nothing to archive" in out, out)
     cluster.must("experiment", "unarchive", str(experiment))
+    out = cluster.must("experiment", "unarchive", str(experiment))
+    check(f"experiment {experiment} is not archived: nothing to unarchive" in out, out)
     check(cluster.state_of(experiment) == "stopped", cluster.must("experiment", "list"))
 
     # Delete: off a terminal it wants --yes; then the run folder and checkpoints are gone.

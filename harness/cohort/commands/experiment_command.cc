@@ -188,19 +188,27 @@ ClientSubcommand ChangeCommand(ExperimentChangeKind change, const char* usage, c
     const std::optional<ExperimentArgs> parsed = ParseExperimentArgs(spec, arguments, &exit_code);
     if (!parsed) return exit_code;
     const uint64_t id = parsed->id;
-    // Pausing a paused experiment, or activating an active one, has nothing to do: said, and
-    // still a success.
-    if (change == ExperimentChangeKind::kPause || change == ExperimentChangeKind::kActivate) {
-      const ExperimentState already = change == ExperimentChangeKind::kPause
-                                          ? ExperimentState::kPaused
-                                          : ExperimentState::kActive;
+    // Pausing a paused experiment, activating an active one, archiving an archived one or
+    // unarchiving one that is not has nothing to do: said, and still a success.
+    if (change != ExperimentChangeKind::kDelete) {
       const absl::StatusOr<ExperimentDescription> before =
           AskOrchestrator<ExperimentDescription>(parsed->args, DescribeExperiment{id});
       if (!before.ok()) return ClientFailure(before.status());
-      if (before->summary.state == already) {
-        std::printf("experiment %llu is %s already: nothing to %s\n",
-                    static_cast<unsigned long long>(id),
-                    std::string(ExperimentStateName(already)).c_str(), verb.c_str());
+      std::optional<std::string> already;
+      if (change == ExperimentChangeKind::kPause &&
+          before->summary.state == ExperimentState::kPaused) {
+        already = absl::StrCat(ExperimentStateName(ExperimentState::kPaused), " already");
+      } else if (change == ExperimentChangeKind::kActivate &&
+                 before->summary.state == ExperimentState::kActive) {
+        already = absl::StrCat(ExperimentStateName(ExperimentState::kActive), " already");
+      } else if (change == ExperimentChangeKind::kArchive && before->summary.archived) {
+        already = "archived already";
+      } else if (change == ExperimentChangeKind::kUnarchive && !before->summary.archived) {
+        already = "not archived";
+      }
+      if (already) {
+        std::printf("experiment %llu is %s: nothing to %s\n", static_cast<unsigned long long>(id),
+                    already->c_str(), verb.c_str());
         return 0;
       }
     }
