@@ -142,6 +142,9 @@ class Orchestrator {
   // max_length the orchestrator cannot count in batches, a searcher that cannot be created.
   // INVALID_ARGUMENT naming the field.
   static absl::Status CheckExperiment(const ExperimentConfig& config);
+  // What Submit refuses of a checkpoint_storage.host_path, which every agent's worker and the
+  // orchestrator must find as the same storage: a relative one (INVALID_ARGUMENT naming the key).
+  static absl::Status CheckSharedHostPath(const ExperimentConfig& config);
 
   // `outbox` and `clock` must outlive the Orchestrator.
   Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clock& clock);

@@ -91,6 +91,17 @@ absl::Status Orchestrator::CheckExperiment(const ExperimentConfig& config) {
   return CreateSearcher(config, length->value).status();
 }
 
+absl::Status Orchestrator::CheckSharedHostPath(const ExperimentConfig& config) {
+  // Taken from each process's own working folder, a relative one would be a folder of its own on
+  // every agent and on the orchestrator: checkpoints the orchestrator never finds nor removes.
+  const std::string& host_path = config.checkpoint_storage.host_path;
+  if (host_path.empty() || host_path.front() == '/') return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "checkpoint_storage.host_path: expected an absolute path, the shared storage as the "
+      "orchestrator's and the agents' hosts see it; got '",
+      host_path, "'"));
+}
+
 ClientMessage Orchestrator::Submit(const SubmitExperiment& submit) {
   auto invalid = [](absl::string_view message) {
     return ClientError{ClientErrorCode::kInvalidRequest, std::string(message)};
@@ -102,14 +113,8 @@ ClientMessage Orchestrator::Submit(const SubmitExperiment& submit) {
         "entrypoint: expected an absolute plugin path as the agents' hosts see it; got '",
         config->entrypoint, "' (cohort submit resolves plugin names and relative paths)"));
   }
-  // Taken from each process's own working folder, a relative one would be a folder of its own on
-  // every agent and on the orchestrator: checkpoints the orchestrator never finds nor removes.
-  if (const std::string& host_path = config->checkpoint_storage.host_path;
-      !host_path.empty() && host_path.front() != '/') {
-    return invalid(absl::StrCat(
-        "checkpoint_storage.host_path: expected an absolute path, the shared storage as the "
-        "orchestrator's and the agents' hosts see it; got '",
-        host_path, "'"));
+  if (absl::Status shared = CheckSharedHostPath(*config); !shared.ok()) {
+    return invalid(shared.message());
   }
   if (!config->experiment_seed) {
     // Drawn once here and written into the config, so every task of every trial trains alike.

@@ -485,6 +485,17 @@ with temp_dir() as tmp:
               "hyperparameters.learning_rate=-1"],
              "submitted.yaml as --set changes it: hyperparameter 'learning_rate' = -1 is out of "
              "range; allowed: > 0"),
+            # The orchestrator's own refusals are checked before sending too, naming the file.
+            ("a length the orchestrator cannot count, submitted",
+             ["submit", write_config(tmp, config_text(), file_name="submitted.yaml"), "--set",
+              "searcher.max_length={epochs: 1}"],
+             "submitted.yaml as --set changes it: searcher.max_length: a length in epochs needs "
+             "records_per_epoch"),
+            ("a relative host_path, submitted",
+             ["submit", write_config(tmp, config_text(), file_name="submitted.yaml"), "--set",
+              "checkpoint_storage.host_path=ckpts"],
+             "submitted.yaml as --set changes it: checkpoint_storage.host_path: expected an "
+             "absolute path"),
             ("a missing plugin, submitted",
              ["submit", write_config(tmp, config_text(entrypoint="./nope.so"),
                                      file_name="no_plugin.yaml")],

@@ -59,7 +59,7 @@ absl::StatusOr<std::string> SubmittableConfig(const std::string& path,
   absl::StatusOr<ExperimentConfig> config = LoadExperimentConfig(path, overrides);
   if (!config.ok()) return config.status();
   if (absl::Status checked =
-          CheckAsLoaderTells(path, *config, overrides, overrides.size(), CheckSubmittedPlugin);
+          CheckAsLoaderTells(path, *config, overrides, overrides.size(), CheckSubmission);
       !checked.ok()) {
     return checked;
   }

@@ -145,7 +145,9 @@ absl::Status CheckAsLoaderTells(const std::string& path, const ExperimentConfig&
       absl::StrCat(path, file_alone_good ? " as --set changes it: " : ": ", checked.message()));
 }
 
-absl::Status CheckSubmittedPlugin(const ExperimentConfig& config) {
+absl::Status CheckSubmission(const ExperimentConfig& config) {
+  if (absl::Status checked = Orchestrator::CheckExperiment(config); !checked.ok()) return checked;
+  if (absl::Status shared = Orchestrator::CheckSharedHostPath(config); !shared.ok()) return shared;
   absl::StatusOr<std::string> plugin = ResolveEntrypoint(config.entrypoint, config.config_dir);
   if (!plugin.ok()) return plugin.status();
   return CheckBuiltInOptimizer(config, *plugin, /*must_open=*/false);

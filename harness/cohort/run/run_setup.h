@@ -46,11 +46,13 @@ absl::Status CheckAsLoaderTells(const std::string& path, const ExperimentConfig&
                                 std::vector<std::string> overrides, size_t user_overrides,
                                 const std::function<absl::Status(const ExperimentConfig&)>& check);
 
-// What `cohort submit` checks before it sends a config, as LoadRunConfig does for a run: the
-// plugin the entrypoint names, and for one that steps with the built-in optimizer the
-// hyperparameters that configure it, where every trial sees the same (the orchestrator checks
-// the rest, and the host_path is its machine's to check).
-absl::Status CheckSubmittedPlugin(const ExperimentConfig& config);
+// What `cohort submit` checks before it sends a config, as LoadRunConfig does for a run, so its
+// errors name the file as a run's do: what the orchestrator refuses whatever its agents
+// (Orchestrator::CheckExperiment), a relative checkpoint_storage.host_path, the plugin the
+// entrypoint names, and for one that steps with the built-in optimizer the hyperparameters that
+// configure it, where every trial sees the same (the orchestrator checks the rest, and whether
+// the host_path can be written is its machine's to check).
+absl::Status CheckSubmission(const ExperimentConfig& config);
 
 // A run folder to continue and the config it was trained with.
 struct StoredRun {
