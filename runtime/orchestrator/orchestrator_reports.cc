@@ -266,6 +266,7 @@ void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
   }
   trial.latest_checkpoint_id = report.checkpoint_id;
   trial.latest_checkpoint_batches = report.batches;
+  trial.batches_trained = std::max(trial.batches_trained, report.batches);
   experiment.record.Apply(CheckpointReport{trial.id, report.checkpoint_id, report.batches,
                                            report.records, report.bytes});
   ApplyRetention(experiment, /*trials_may_resume=*/true);

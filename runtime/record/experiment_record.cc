@@ -217,6 +217,9 @@ void ExperimentRecord::Apply(const MetricsReport& report) {
 
 void ExperimentRecord::Apply(const CheckpointReport& report) {
   TrialRecord& t = trial(report.trial_id);
+  // A trial that checkpointed after batch N trained N, whether or not a report since said so (a
+  // trial that fails before its next training report).
+  t.batches_trained = std::max(t.batches_trained, report.batches);
   CheckpointEntry entry{report.id, report.batches, std::nullopt};
   for (const auto& [batches, value] : t.unmatched_validations) {
     if (batches == report.batches) entry.metric = value;

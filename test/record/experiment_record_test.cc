@@ -135,6 +135,19 @@ TEST(ExperimentRecordTest, ARewindTakesTheRecordsTrainedBackWithItsBatches) {
   EXPECT_EQ(record.trial(kRecordedTrial).records_trained, 3200u);
 }
 
+// A checkpoint counts its batches as trained: a trial that failed before the training report
+// after it was summed up as trained as far as its last report ("ERROR after 1 of 200 batches"
+// beside a checkpoint at batch 50).
+TEST(ExperimentRecordTest, ACheckpointCountsItsBatchesAsTrained) {
+  ExperimentRecord record = EmptyRecord();
+  record.Apply(ValidationAt(1, 0.5));
+  record.Apply(CheckpointAt(50));
+  EXPECT_EQ(record.trial(kRecordedTrial).batches_trained, 50u);
+  record.Apply(ValidationAt(100, 0.5));
+  record.Apply(CheckpointAt(50));  // a late report of an earlier one takes nothing back
+  EXPECT_EQ(record.trial(kRecordedTrial).batches_trained, 100u);
+}
+
 TEST(ExperimentRecordTest, OnlyTheLatestValidationsWaitForTheirCheckpoint) {
   ExperimentRecord record = EmptyRecord();
   for (uint64_t batches = 1; batches <= 10 * kMaxUnmatchedValidations; ++batches) {
