@@ -34,7 +34,7 @@ Orchestrator::Orchestrator(OrchestratorOptions options, AgentOutbox& outbox, Clo
   // folders and trial numbers never collide.
   next_experiment_id_ = state_.FirstFreeExperimentId();
   next_trial_id_ = state_.FirstFreeTrialId();
-  next_task_id_ = state_.FirstFreeTaskId();
+  next_task_id_ = first_task_id_ = state_.FirstFreeTaskId();
   RecoverExperiments();
 }
 

@@ -423,6 +423,7 @@ class Orchestrator {
   uint64_t next_experiment_id_ = 1;
   uint64_t next_trial_id_ = 1;
   uint64_t next_task_id_ = 1;
+  uint64_t first_task_id_ = 1;  // the first this orchestrator placed: a lower one a predecessor's
   std::vector<OrchestratorEvent> events_;
   std::vector<std::string> ended_rendezvous_prefixes_;
   double last_job_poll_ = -1;  // monotonic seconds of the provisioner's last States

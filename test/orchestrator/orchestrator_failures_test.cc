@@ -389,6 +389,13 @@ TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   const std::vector<KillTask> kills = SentTo<KillTask>("agent-1");
   ASSERT_THAT(kills, SizeIs(kills_before + 1));
   EXPECT_EQ(kills.back().task_id, first.task_id);
+  // Said as what happened: this orchestrator ended the task, none other placed it.
+  EXPECT_EQ(kills.back().reason, "ended by the orchestrator while this agent was taken for lost");
+  EXPECT_THAT(
+      Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/", first.trial_id, "/log.txt")),
+      HasSubstr(absl::StrCat("[cohort] task ", first.task_id,
+                             " on agent-1, ended when its agent was taken for lost, is stopped: "
+                             "the agent is back, and the trial goes on as placed since")));
   EXPECT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
   EXPECT_TRUE(Agents().at(0).connected);
   // Its slots count as busy until both of the old task's ranks have exited.
