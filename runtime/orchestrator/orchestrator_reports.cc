@@ -104,11 +104,27 @@ void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t 
       metrics.kind == ReportKind::kValidation && value && std::isnan(*value) &&
       !trial.told_nan_metric) {
     trial.told_nan_metric = true;
+    // A training loss still finite points at the validation itself, not at a diverged training.
+    const std::optional<MetricsReport>& training =
+        experiment.record.trial(trial.id).latest_training;
+    const NamedValue* loss = nullptr;
+    if (training) {
+      for (const NamedValue& metric : training->metrics) {
+        if (metric.name == "loss") loss = &metric;
+      }
+    }
+    const std::string why =
+        loss != nullptr && std::isfinite(loss->value)
+            ? absl::StrCat("its training loss is finite (", loss->value, " after batch ",
+                           training->batches,
+                           "), so its evaluate_batch computes the NaN; a NaN is never its best "
+                           "validation")
+            : "its training diverged, and a NaN is never its best validation "
+              "(optimizations.nonfinite_gradients: fail ends a trial at its first non-finite "
+              "gradient)";
     Notice(absl::StrCat("warning: trial ", trial.id, " validated ",
                         experiment.config.searcher.metric, "=nan after ", metrics.batches,
-                        " batches: its training diverged, and a NaN is never its best validation "
-                        "(optimizations.nonfinite_gradients: fail ends a trial at its first "
-                        "non-finite gradient)"));
+                        " batches: ", why));
   }
   if (metrics.kind == ReportKind::kTraining && !trial.told_nonfinite_loss) {
     for (const NamedValue& metric : metrics.metrics) {
@@ -118,7 +134,7 @@ void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t 
       Notice(absl::StrCat("warning: trial ", trial.id, "'s training loss is ",
                           std::isnan(metric.value) ? "nan" : "infinite",
                           " in its report after batch ", metrics.batches,
-                          " (a batch of those since its report before was)",
+                          " (over the batches since its report before: one of them or more)",
                           ": its training diverged, or its plugin computes the loss wrongly "
                           "(optimizations.nonfinite_gradients: skip or fail guards the steps "
                           "against non-finite gradients)"));

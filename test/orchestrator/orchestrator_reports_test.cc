@@ -189,11 +189,30 @@ TEST_F(OrchestratorTest, ANonFiniteTrainingLossIsSaidOnce) {
       warnings,
       ElementsAre(absl::StrCat(
           "warning: trial ", start.trial_id,
-          "'s training loss is nan in its report after batch 40 (a batch of those since its report "
-          "before was): its training "
-          "diverged, or its plugin computes the loss wrongly "
+          "'s training loss is nan in its report after batch 40 (over the batches since its "
+          "report before: one of them or more): its training diverged, or its plugin computes "
+          "the loss wrongly "
           "(optimizations.nonfinite_gradients: skip or fail guards "
           "the steps against non-finite gradients)")));
+}
+
+// A NaN validation beside a finite training loss is the validation's own: said so, rather than
+// blamed on a training that did not diverge.
+TEST_F(OrchestratorTest, ANanValidationBesideAFiniteTrainingLossIsPutOnTheValidation) {
+  const auto [experiment_id, start] = RunOneTrial(100);
+  Report(start.task_id, ReportKind::kTraining, 20, {{"loss", 0.5}}, 100);
+  orchestrator_.TakeEvents();
+  Report(start.task_id, ReportKind::kValidation, 20, {{"loss", std::nan("")}}, 100);
+  std::vector<std::string> warnings;
+  for (const OrchestratorEvent& event : orchestrator_.TakeEvents()) {
+    if (event.level == OrchestratorEvent::Level::kNotice) warnings.push_back(event.line);
+  }
+  EXPECT_THAT(warnings,
+              ElementsAre(absl::StrCat("warning: trial ", start.trial_id,
+                                       " validated validation_loss=nan after 20 batches: its "
+                                       "training loss "
+                                       "is finite (0.5 after batch 20), so its evaluate_batch "
+                                       "computes the NaN; a NaN is never its best validation")));
 }
 
 TEST_F(OrchestratorTest, ProgressCountsTheTrialsBatches) {
