@@ -121,7 +121,10 @@ absl::StatusOr<GradientCheckReport> CheckGradients(LoadedModel& model, const Bat
     report.coordinates.push_back(CoordinateCheck{arena.spec(p.tensor).name, p.index, p.analytic,
                                                  numeric, tolerance(numeric, up - down), passed});
     report.failures += passed ? 0 : 1;
-    report.max_abs_error = std::max(report.max_abs_error, error);
+    // A NaN error (a NaN gradient or loss) is the largest there is: std::max would skip it.
+    report.max_abs_error = std::isnan(error) || std::isnan(report.max_abs_error)
+                               ? std::nan("")
+                               : std::max(report.max_abs_error, error);
   }
 
   if (absl::Status s = arena.ZeroGradients(); !s.ok()) return s;

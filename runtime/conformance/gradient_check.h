@@ -52,7 +52,7 @@ struct CoordinateCheck {
 struct GradientCheckReport {
   std::vector<CoordinateCheck> coordinates;
   size_t failures = 0;
-  double max_abs_error = 0;
+  double max_abs_error = 0;  // NaN when one coordinate's was
   bool passed() const { return failures == 0 && !coordinates.empty(); }
 };
 

@@ -208,8 +208,9 @@ int RunChecks(const CheckOptions& options) {
                   c.tolerance);
     }
   }
-  std::printf("  gradient check: %zu coordinates, %zu off, max abs error %.3g: %s\n",
-              gradients->coordinates.size(), gradients->failures, gradients->max_abs_error,
+  std::printf("  gradient check: %zu coordinate%s, %zu off, max abs error %.3g: %s\n",
+              gradients->coordinates.size(), gradients->coordinates.size() == 1 ? "" : "s",
+              gradients->failures, gradients->max_abs_error,
               gradients->passed() ? "passed" : "FAILED");
   failures += gradients->passed() ? 0 : 1;
 
