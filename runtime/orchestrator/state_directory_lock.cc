@@ -15,8 +15,6 @@
 namespace cohort {
 namespace {
 
-constexpr char kLockFileName[] = "orchestrator.lock";
-
 absl::Status Failed(const char* what, const std::string& path, int error) {
   return absl::InternalError(absl::StrCat("cannot ", what, " ", path, ": ", std::strerror(error)));
 }
@@ -36,7 +34,7 @@ absl::StatusOr<StateDirectoryLock> StateDirectoryLock::Acquire(const std::string
   std::error_code error;
   std::filesystem::create_directories(root, error);
   if (error) return Failed("create the state directory", root, error.value());
-  const std::string path = absl::StrCat(root, "/", kLockFileName);
+  const std::string path = absl::StrCat(root, "/", kFileName);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Failed("open", path, errno);
   StateDirectoryLock lock(fd);

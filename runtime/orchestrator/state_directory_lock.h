@@ -21,6 +21,9 @@ namespace cohort {
 
 class StateDirectoryLock {
  public:
+  // The lock file's name in the locked directory.
+  static constexpr char kFileName[] = "orchestrator.lock";
+
   // How a refusal names what is locked, who holds it and what to do.
   struct Wording {
     std::string what;  // empty: "the state directory <root>"

@@ -247,6 +247,16 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
                          "--state-dir", cluster.state, timeout=30)
     check(code == 1 and f"is in use by another orchestrator (pid {cluster.orchestrator.pid}" in err,
           f"a second orchestrator on the same state directory: exit {code}:\n{out}\n{err}")
+    # One refused for a port that is taken makes no state directory (it used to leave one holding
+    # orchestrator.lock alone).
+    fresh = os.path.join(tmp, "fresh-state", "nested")
+    code, out, err = run("orchestrator", "--listen", cluster.agent_endpoint,
+                         "--client-listen", f"tcp://127.0.0.1:{free_port()}",
+                         "--rendezvous-listen", f"tcp://127.0.0.1:{free_port()}",
+                         "--state-dir", fresh, timeout=30)
+    check(code == 1 and "Address already in use" in err and
+          not os.path.exists(os.path.join(tmp, "fresh-state")),
+          f"an orchestrator refused for a taken port: exit {code}:\n{err}")
     # An idle agent stopped (SIGINT) says so on its way out: it is gone at once, not after its
     # heartbeats have been missed for 15 s, and no task is placed there meanwhile.
     idle = cluster.add_agent("agent-idle", 1)

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -291,6 +293,21 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
   // After every refusal of the flags (a refused command makes no state directory), before the
   // orchestrator reads or writes the directory; held to the end of the command (of the process,
   // however it ends).
+  // The folders the lock is about to make, deepest first: a start refused at its bind (a port
+  // taken) leaves none of them behind, as it found the disk.
+  std::vector<std::filesystem::path> made;
+  std::error_code missing;
+  for (std::filesystem::path at = std::filesystem::absolute(state_dir, missing).lexically_normal();
+       !missing && !at.empty() && !std::filesystem::exists(at, missing) && at != at.parent_path();
+       at = at.parent_path()) {
+    made.push_back(at);
+  }
+  const auto unmake = [&made] {
+    std::error_code ignored;
+    if (!made.empty())
+      std::filesystem::remove(made.front() / StateDirectoryLock::kFileName, ignored);
+    for (const std::filesystem::path& folder : made) std::filesystem::remove(folder, ignored);
+  };
   absl::StatusOr<StateDirectoryLock> state_lock = StateDirectoryLock::Acquire(state_dir);
   if (!state_lock.ok()) return CommandError(state_lock.status().message());
   // Before the start line, which tells scripts it is listening.
@@ -303,7 +320,10 @@ int RunOrchestratorCommand(const std::vector<std::string>& args) {
     options.rendezvous_endpoint = RendezvousListenFor(parsed.listen, "*");
     server = OrchestratorServer::Bind(server_options, options, SystemClock());
   }
-  if (!server.ok()) return CommandError(server.status().message());
+  if (!server.ok()) {
+    unmake();
+    return CommandError(server.status().message());
+  }
   // Stamped as every later line of the orchestrator's is.
   LogDaemonLine("orchestrator", absl::StrCat("agents connect to ", (*server)->agent_endpoint(),
                                              "; clients to ", (*server)->client_endpoint(),
