@@ -148,14 +148,18 @@ class OrchestratorServer::RouterOutbox final : public AgentOutbox {
         return 0;
       }
       // An agent whose connection closed is lost only once its heartbeats stay away for the
-      // agent timeout: said, so the quiet that follows reads as waiting, not as a hang.
+      // agent timeout: said, so the quiet that follows reads as waiting, not as a hang. A kill
+      // (often of a task whose agent was just taken for lost) needs no resend: an agent that
+      // registers again holding the task is told to stop it then.
       const bool gone = why == "it is not connected";
+      const char* what_next =
+          std::holds_alternative<KillTask>(message)
+              ? " (its connection closed; if it registers again holding the task, it is stopped "
+                "then)"
+              : " (its connection closed; it is taken for lost once its heartbeats stay away for "
+                "the agent timeout, unless it connects again)";
       server_.Log(absl::StrCat("could not send ", ControlMessageName(message), " to agent ",
-                               absl::CHexEscape(agent_id), ": ", why,
-                               gone ? " (its connection closed; it is taken for lost once its "
-                                      "heartbeats stay away for the agent timeout, unless it "
-                                      "connects again)"
-                                    : ""));
+                               absl::CHexEscape(agent_id), ": ", why, gone ? what_next : ""));
       return 0;
     }
     last_message_id_ = id;
