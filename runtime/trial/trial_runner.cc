@@ -427,6 +427,8 @@ absl::Status TrialRunner::ClearGradientsAfterEvaluation() {
 }
 
 absl::Status TrialRunner::CheckSearcherMetric() {
+  // A plugin without validation records could never validate: said before it trains.
+  if (validation_records_ == 0) return RequireSearcherMetric({});
   if (sampler_->ValidationBatchCount(validation_records_) == 0) return absl::OkStatus();
   if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
   absl::StatusOr<BatchMetrics> metrics =

@@ -183,7 +183,8 @@ class TrialRunner {
   absl::Status ReportTraining();
   absl::Status Validate();
   // Before the first batch of an attempt: one validation batch, to learn that the plugin reports
-  // searcher.metric before training for it (a permanent failure when it does not).
+  // searcher.metric before training for it (a permanent failure when it does not, or has no
+  // validation records at all).
   absl::Status CheckSearcherMetric();
   // After evaluate_batch calls: zeroes the gradients. evaluate_batch must leave them alone; one
   // that wrote into them (a backward pass on validation data) would have that join the next step

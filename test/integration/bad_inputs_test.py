@@ -117,6 +117,7 @@ FAILED_RUNS = [
     ("plugin with no validation records",
      config_text(os.path.join(PLUGINS, "mlp", "mlp.so"),
                  "\n  synthetic_validation_records: 0"), [],
+     # before it trains (it used to train to its first validation first)
      "searcher.metric: 'loss' cannot be validated: plugin mlp has no validation records "
      "(dataset_size of its validation split is 0)"),
     ("non-finite gradient with fail", config_text(extra_hyperparameters="\n  nan_batch: 2"),
@@ -196,6 +197,9 @@ with temp_dir() as tmp:
         if os.path.exists(os.path.join(tmp, name, "experiment.json")):
             error = experiment(os.path.join(tmp, name))["trials"][0]["error"]
             check(text in error, f"{case}: expected '{text}' in the trial's error: {error}")
+            if case == "plugin with no validation records":
+                trained = experiment(os.path.join(tmp, name))["trials"][0]["batches_trained"]
+                check(trained == 0, f"{case}: trained {trained} batches before it failed")
         count += 1
     exited = experiment(os.path.join(tmp, "plugin_exits_3_in_the_middle_of_training"))["trials"][0]
     check("not restarted" not in exited["error"],
