@@ -4,7 +4,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 
 cohort_host::cohort_host(cohort::ModelHostOptions opts) : options(std::move(opts)) {
   options.context.struct_size = COHORT_STRUCT_SIZE(cohort_trial_context, stream);
@@ -54,9 +57,17 @@ absl::string_view LogLevelName(cohort_log_level level) {
 
 LogSink StderrLogSink() {
   return [](cohort_log_level level, absl::string_view message) {
-    // One write per line keeps lines from concurrent threads whole.
-    const std::string line = absl::StrCat(LogLevelName(level), ": ", message, "\n");
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    // Every line of a message of several gets the level, so each reads as a warning (or error)
+    // where lines are told apart (the console notices plugin warnings by their first word); a
+    // NUL, which would cut a line short where it is read, is written as \0. One write per
+    // message keeps the lines of concurrent threads whole.
+    if (absl::EndsWith(message, "\n")) message.remove_suffix(1);
+    std::string lines;
+    for (absl::string_view line : absl::StrSplit(message, '\n')) {
+      absl::StrAppend(&lines, LogLevelName(level), ": ",
+                      absl::StrReplaceAll(line, {{absl::string_view("\0", 1), "\\0"}}), "\n");
+    }
+    std::fwrite(lines.data(), 1, lines.size(), stderr);
   };
 }
 

@@ -98,8 +98,9 @@ struct cohort_host {
 namespace cohort {
 using ModelHost = cohort_host;
 
-// A LogSink writing "LEVEL: message" lines to stderr (the agent that captures a worker's stderr
-// puts "[rank R] " before each line of it).
+// A LogSink writing "LEVEL: message" lines to stderr, every line of a message of several with
+// its level, a NUL as \0 (the agent that captures a worker's stderr puts "[rank R] " before
+// each line of it).
 LogSink StderrLogSink();
 
 // "debug", "info", "warning", "error".

@@ -99,6 +99,18 @@ TEST_F(HostApiTest, TrialContextAndLog) {
   EXPECT_EQ(logged_, "warning:careful;");
 }
 
+// Each line of a message of several is a line of its level, so a warning's every line is told as
+// a warning (the console showed its first line alone); a NUL no longer cuts a line short.
+TEST(StderrLogSinkTest, EveryLineOfAMessageCarriesItsLevel) {
+  const LogSink sink = StderrLogSink();
+  ::testing::internal::CaptureStderr();
+  sink(COHORT_LOG_WARNING, "multi\nline\nwarning\n");
+  sink(COHORT_LOG_ERROR, absl::string_view("a\0b", 3));
+  sink(COHORT_LOG_INFO, "");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "warning: multi\nwarning: line\nwarning: warning\nerror: a\\0b\ninfo: \n");
+}
+
 TEST_F(HostApiTest, TypedHyperparameters) {
   int64_t i = 0;
   double d = 0;
