@@ -136,15 +136,16 @@ std::string NamesOf(const BatchMetrics& batch) {
 
 }  // namespace
 
-absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches) {
+absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches,
+                                                       std::optional<std::string>* uneven) {
   MetricAccumulator total;
   for (size_t k = 0; k < batches.size(); ++k) {
-    if (k > 0 && NamesOf(batches[k]) != NamesOf(batches[0])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "evaluate_batch reported ", NamesOf(batches[k]), " for validation batch ", k, " of ",
-          batches.size(), ", but ", NamesOf(batches[0]),
-          " for batch 0: every validation batch reports the same metrics (one left out would "
-          "leave that batch's records out of it)"));
+    if (k > 0 && !*uneven && NamesOf(batches[k]) != NamesOf(batches[0])) {
+      *uneven =
+          absl::StrCat("evaluate_batch reported ", NamesOf(batches[k]), " for validation batch ", k,
+                       " of ", batches.size(), ", but ", NamesOf(batches[0]),
+                       " for batch 0: a metric a batch leaves out is over the other "
+                       "batches' records alone");
     }
     if (absl::Status status = total.Add(batches[k]); !status.ok()) return status;
   }

@@ -13,6 +13,7 @@
 #define COHORT_RUNTIME_PLUGIN_METRIC_ACCUMULATOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,11 +61,12 @@ class MetricAccumulator {
   uint64_t batches_ = 0;
 };
 
-// The metrics of a validation's batches combined, as MetricAccumulator::Add combines them;
-// INVALID_ARGUMENT when a batch reports other metric names than the first one does ("evaluate_batch
-// reported loss for validation batch 2 of 4, but accuracy, loss for batch 0: ..."): a batch that
-// reports nothing, or leaves a metric out, would leave its records out of that metric unseen.
-absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches);
+// The metrics of a validation's batches combined, as MetricAccumulator::Add combines them. When a
+// batch reports other metric names than the first one does, `*uneven` says so, for the first such
+// batch ("evaluate_batch reported loss for validation batch 2 of 4, but accuracy, loss for batch
+// 0: ..."): a metric a batch leaves out is over the other batches' records alone.
+absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches,
+                                                       std::optional<std::string>* uneven);
 
 // Looks up `name` in `metrics`, also accepting Determined's "validation_" prefix on a name the
 // plugin reports without it ("validation_loss" finds "loss"). nullptr when absent.

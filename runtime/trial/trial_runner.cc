@@ -419,13 +419,6 @@ absl::Status TrialRunner::RequireSearcherMetric(const std::vector<ReducedMetric>
                    " reports (", absl::StrJoin(names, ", "), ")")));
 }
 
-absl::Status TrialRunner::ClearGradientsAfterEvaluation() {
-  // Evaluation comes between windows, where the gradients are zero, so this changes nothing for
-  // a plugin that keeps the rule.
-  if (batches_since_step_ != 0) return absl::OkStatus();
-  return options_.model->arena().ZeroGradients();
-}
-
 absl::Status TrialRunner::CheckSearcherMetric() {
   // A plugin without validation records could never validate: said before it trains.
   if (validation_records_ == 0) return RequireSearcherMetric({});
@@ -459,8 +452,12 @@ absl::Status TrialRunner::Validate() {
   }
   if (absl::Status status = options_.model->Settle(evaluated); !status.ok()) return status;
   if (absl::Status status = ClearGradientsAfterEvaluation(); !status.ok()) return status;
-  absl::StatusOr<MetricAccumulator> total = AccumulateValidation(evaluated);
+  std::optional<std::string> uneven;  // told once a trial: it is the plugin's, every time
+  absl::StatusOr<MetricAccumulator> total = AccumulateValidation(evaluated, &uneven);
   if (!total.ok()) return total.status();
+  if (uneven && reporter() && !std::exchange(told_uneven_validation_, true)) {
+    options_.events->OnNotice(absl::StrCat("warning: ", *uneven));
+  }
   if (multi_rank()) {
     if (absl::Status status = MergeMetricsAcrossRanks(*options_.collective, *total); !status.ok()) {
       return InCollective(status, "merging validation metrics", progress_.batches_trained);

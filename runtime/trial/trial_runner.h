@@ -252,6 +252,7 @@ class TrialRunner {
   // writer_, whose destructor may still be landing them.
   StagedHostCopies staged_copies_;
   bool told_of_pinning_error_ = false;
+  bool told_uneven_validation_ = false;  // a validation batch reported other metrics than the first
   // Rank 0's; the seconds its writes took since the previous training report; and the last
   // write's files, whose memory the next capture reuses (one copy of the state in host memory
   // between checkpoints).

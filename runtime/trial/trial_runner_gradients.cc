@@ -1,6 +1,6 @@
 // TrialRunner around the gradient exchange: whether the summed gradients may be stepped
-// (optimizations.nonfinite_gradients), and the bucket sizes tried and kept under
-// optimizations.tensor_fusion_threshold auto.
+// (optimizations.nonfinite_gradients), the bucket sizes tried and kept under
+// optimizations.tensor_fusion_threshold auto, and the gradients cleared after an evaluation.
 #include <optional>
 #include <vector>
 
@@ -157,6 +157,13 @@ absl::StatusOr<std::vector<double>> TrialRunner::AgreedFusionSeconds() {
   }
   for (double& seconds : average) seconds /= ranks;
   return average;
+}
+
+absl::Status TrialRunner::ClearGradientsAfterEvaluation() {
+  // Evaluation comes between windows, where the gradients are zero, so this changes nothing for
+  // a plugin that keeps the rule.
+  if (batches_since_step_ != 0) return absl::OkStatus();
+  return options_.model->arena().ZeroGradients();
 }
 
 }  // namespace cohort
