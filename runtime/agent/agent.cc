@@ -334,6 +334,9 @@ bool Agent::Forgotten(uint64_t task_id) const {
 void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
   if (correlation_id == 0) return;
   if (IsHelloId(correlation_id)) {
+    // The newest hello's id: the reports sent before it (on connections since dropped, when the
+    // Ack answers an older one) go again.
+    const uint64_t newest_hello = hello_ids_.back();
     hello_ids_.clear();
     hello_pending_ = false;
     if (std::exchange(unheard_hellos_, 0) > 0 && options_.on_registration_unheard) {
@@ -350,7 +353,7 @@ void Agent::HandleAck(uint64_t correlation_id, const ControlVersion& version) {
     if (orchestrator_minor_ < kControlMinorWithAcknowledgedReports) {
       unacked_reports_.Clear();  // it acknowledges none
     } else {
-      unacked_reports_.MarkUnsentBefore(correlation_id);
+      unacked_reports_.MarkUnsentBefore(newest_hello);
     }
     for (UnackedExit& pending : unacked_exits_) pending.message_id = 0;
     SendWaiting();
@@ -374,26 +377,6 @@ void Agent::ForgetAcknowledgedTasks() {
     forgotten_task_ids_.push_back(task.task_id);
     if (forgotten_task_ids_.size() > kRememberedTaskIds) forgotten_task_ids_.pop_front();
   }
-}
-
-void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
-  if (error.code == ControlErrorCode::kNotRegistered) {
-    if (registered_) Log("the orchestrator does not know this agent: registering again");
-    registered_ = false;
-    orchestrator_minor_ = 0;          // it may be another orchestrator now: its Ack will tell
-    if (hello_ids_.empty()) SendHello();  // one registration at a time; the tick retries a lost one
-    return;
-  }
-  if (IsHelloId(correlation_id)) {
-    hello_ids_.clear();
-    hello_pending_ = false;
-    Log(absl::StrCat("the orchestrator refused the registration (", error.message,
-                     "); trying again in ", kAgentHelloRetrySeconds, " s"));
-    if (options_.on_registration_refused) options_.on_registration_refused(error.message);
-    return;
-  }
-  Log(absl::StrCat("the orchestrator answered message ", correlation_id, " with ",
-                   DescribeControlMessage(error)));
 }
 
 void Agent::OnTaskStatus(const TaskStatus& status) {

@@ -1,5 +1,5 @@
-// The agent's registration with its orchestrator: the AgentHello, sent again when it is due, and
-// what the agent says while nobody answers it (Agent, agent.h).
+// The agent's registration with its orchestrator: the AgentHello, sent again when it is due, the
+// orchestrator's refusals, and what the agent says while nobody answers it (Agent, agent.h).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -44,6 +44,26 @@ void Agent::KeepRegistering(double now) {
     return;
   }
   if (!registered_ && now - last_hello_ >= kAgentHelloRetrySeconds) SendHello();
+}
+
+void Agent::HandleErrorReply(uint64_t correlation_id, const ErrorReply& error) {
+  if (error.code == ControlErrorCode::kNotRegistered) {
+    if (registered_) Log("the orchestrator does not know this agent: registering again");
+    registered_ = false;
+    orchestrator_minor_ = 0;              // it may be another orchestrator now: its Ack will tell
+    if (hello_ids_.empty()) SendHello();  // one registration at a time; the tick retries a lost one
+    return;
+  }
+  if (IsHelloId(correlation_id)) {
+    hello_ids_.clear();
+    hello_pending_ = false;
+    Log(absl::StrCat("the orchestrator refused the registration (", error.message,
+                     "); trying again in ", kAgentHelloRetrySeconds, " s"));
+    if (options_.on_registration_refused) options_.on_registration_refused(error.message);
+    return;
+  }
+  Log(absl::StrCat("the orchestrator answered message ", correlation_id, " with ",
+                   DescribeControlMessage(error)));
 }
 
 void Agent::SendWaiting() {

@@ -187,16 +187,17 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
     Task* task = FindTask(entry.task_id);
     if (entry.state == TaskState::kExited) continue;  // its TaskExits follow
     if (task == nullptr || task->parts.count(agent_id) == 0) {
-      // One this orchestrator placed and has ended since: its agent was taken for lost (silent
-      // for the agent timeout: stopped, or cut off) and comes back holding it.
+      // One this orchestrator placed and has ended since (its agent was taken for lost, silent for
+      // the agent timeout, or its StartTask went unanswered) that the agent still holds.
       const bool ended_here = entry.task_id >= first_task_id_;
-      outbox_.Send(agent_id,
-                   KillTask{entry.task_id,
-                            ended_here ? "ended by the orchestrator while this agent was taken for "
-                                         "lost"
-                                       : "unknown to the orchestrator",
-                            0},
-                   0);
+      outbox_.Send(
+          agent_id,
+          KillTask{entry.task_id,
+                   ended_here ? "ended by the orchestrator meanwhile (this agent taken for "
+                                "lost, or the task's start unanswered)"
+                              : "unknown to the orchestrator",
+                   0},
+          0);
       // It ends in its trial's log too (once, however often the agent registers before its exits
       // come), where its worker lines stop.
       auto trial = cluster_->trials.find(entry.trial_id);
@@ -206,8 +207,9 @@ void Orchestrator::OnHello(const std::string& agent_id, uint64_t message_id,
             *trial->second, 0,
             ended_here
                 ? absl::StrCat("task ", entry.task_id, " on ", agent_id,
-                               ", ended when its agent was taken for lost, is stopped: the agent "
-                               "is back, and the trial goes on as placed since")
+                               ", which this orchestrator ended meanwhile (its agent taken for "
+                               "lost, or its start unanswered), is stopped: the agent still held "
+                               "it")
                 : absl::StrCat("task ", entry.task_id, " on ", agent_id,
                                ", placed before this orchestrator started, is stopped: unknown to "
                                "this orchestrator, which places the trial itself"));

@@ -115,10 +115,10 @@ void Orchestrator::RecordMetrics(Experiment& experiment, Trial& trial, uint32_t 
     }
     const std::string why =
         loss != nullptr && std::isfinite(loss->value)
-            ? absl::StrCat("its training loss is finite (", loss->value, " after batch ",
-                           training->batches,
-                           "), so its evaluate_batch computes the NaN; a NaN is never its best "
-                           "validation")
+            ? absl::StrCat("its training loss was finite at its latest report (", loss->value,
+                           " after batch ", training->batches,
+                           "): the steps since diverged, or its evaluate_batch computes the NaN; "
+                           "a NaN is never its best validation")
             : "its training diverged, and a NaN is never its best validation "
               "(optimizations.nonfinite_gradients: fail ends a trial at its first non-finite "
               "gradient)";
@@ -283,6 +283,7 @@ void Orchestrator::OnCheckpoint(const TaskCheckpointReport& report) {
   trial.latest_checkpoint_id = report.checkpoint_id;
   trial.latest_checkpoint_batches = report.batches;
   trial.batches_trained = std::max(trial.batches_trained, report.batches);
+  trial.records_trained = std::max(trial.records_trained, report.records);
   experiment.record.Apply(CheckpointReport{trial.id, report.checkpoint_id, report.batches,
                                            report.records, report.bytes});
   ApplyRetention(experiment, /*trials_may_resume=*/true);

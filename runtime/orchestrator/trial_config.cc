@@ -50,9 +50,9 @@ absl::StatusOr<uint64_t> MaxLengthInBatches(const ExperimentConfig& config) {
     return absl::InvalidArgumentError(absl::StrCat(
         key,
         ": a length in epochs needs records_per_epoch (the orchestrator cannot count the "
-        "plugin's records): set records_per_epoch, or give ",
-        config.searcher.max_length_as_time ? "time_metric" : "max_length",
-        " in batches or records"));
+        "plugin's records): set records_per_epoch, or ",
+        config.searcher.max_length_as_time ? "set time_metric to batches or records"
+                                           : "give max_length in batches or records"));
   }
   const uint64_t batches =
       LengthInBatches(length, RecordsPerBatch(config.global_batch_size, config.slots_per_trial),

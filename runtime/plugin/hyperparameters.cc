@@ -9,6 +9,11 @@
 namespace cohort {
 namespace {
 
+// YAML's null as an Other's text: `~` (as YAML writes it), or the words YAML reads as null.
+bool IsNullText(absl::string_view text) {
+  return text == "~" || text == "null" || text == "Null" || text == "NULL";
+}
+
 struct Describer {
   std::string operator()(int64_t v) const { return absl::StrCat("an int (", v, ")"); }
   std::string operator()(double v) const { return absl::StrCat("a double (", v, ")"); }
@@ -19,7 +24,7 @@ struct Describer {
     return absl::StrCat("a string (\"", v, "\")");
   }
   std::string operator()(const Hyperparameters::Other& v) const {
-    if (v.text == "~") return "null";
+    if (IsNullText(v.text)) return "null";
     return absl::StrCat("a list or map (", v.text, ")");
   }
 };
@@ -62,7 +67,7 @@ bool Hyperparameters::IsNull(absl::string_view name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return false;
   const auto* other = std::get_if<Other>(&it->second);
-  return other != nullptr && other->text == "~";
+  return other != nullptr && IsNullText(other->text);
 }
 
 cohort_hparam_type Hyperparameters::TypeOf(absl::string_view name) const {

@@ -139,13 +139,15 @@ std::string NamesOf(const BatchMetrics& batch) {
 absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches,
                                                        std::optional<std::string>* uneven) {
   MetricAccumulator total;
+  const std::string first = batches.empty() ? "" : NamesOf(batches[0]);
   for (size_t k = 0; k < batches.size(); ++k) {
-    if (k > 0 && !*uneven && NamesOf(batches[k]) != NamesOf(batches[0])) {
+    if (k > 0 && !*uneven && NamesOf(batches[k]) != first) {
       *uneven =
-          absl::StrCat("evaluate_batch reported ", NamesOf(batches[k]), " for validation batch ", k,
-                       " of ", batches.size(), ", but ", NamesOf(batches[0]),
-                       " for batch 0: a metric a batch leaves out is over the other "
-                       "batches' records alone");
+          absl::StrCat("evaluate_batch reported ", NamesOf(batches[k]), " for validation batch ",
+                       k + 1, " of ", batches.size(), ", but ", first,
+                       " for the first: a metric a batch leaves out is over the other "
+                       "batches' records alone (an empty batch reports its metrics with "
+                       "record count 0)");
     }
     if (absl::Status status = total.Add(batches[k]); !status.ok()) return status;
   }

@@ -63,8 +63,9 @@ class MetricAccumulator {
 
 // The metrics of a validation's batches combined, as MetricAccumulator::Add combines them. When a
 // batch reports other metric names than the first one does, `*uneven` says so, for the first such
-// batch ("evaluate_batch reported loss for validation batch 2 of 4, but accuracy, loss for batch
-// 0: ..."): a metric a batch leaves out is over the other batches' records alone.
+// batch ("evaluate_batch reported loss for validation batch 3 of 4, but accuracy, loss for the
+// first: ..."), counting from 1: a metric a batch leaves out is over the other batches' records
+// alone.
 absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMetrics>& batches,
                                                        std::optional<std::string>* uneven);
 

@@ -217,9 +217,10 @@ void ExperimentRecord::Apply(const MetricsReport& report) {
 
 void ExperimentRecord::Apply(const CheckpointReport& report) {
   TrialRecord& t = trial(report.trial_id);
-  // A trial that checkpointed after batch N trained N, whether or not a report since said so (a
-  // trial that fails before its next training report).
+  // A trial that checkpointed after batch N trained N (and the checkpoint's records), whether or
+  // not a report since said so (a trial that fails before its next training report).
   t.batches_trained = std::max(t.batches_trained, report.batches);
+  t.records_trained = std::max(t.records_trained, report.records);
   CheckpointEntry entry{report.id, report.batches, std::nullopt};
   for (const auto& [batches, value] : t.unmatched_validations) {
     if (batches == report.batches) entry.metric = value;

@@ -12,6 +12,7 @@
 namespace cohort {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -285,7 +286,8 @@ TEST(TrialScheduleTest, NotesTheLengthsAnAggregationWindowMoves) {
   schedule.validation_period = 2500;
   schedule.checkpoint_period = 101;
   EXPECT_THAT(AggregationWindowNotes(schedule, "searcher.max_time"),
-              ElementsAre(HasSubstr("searcher.max_time comes to 101 batches")));
+              ElementsAre(AllOf(HasSubstr("searcher.max_time comes to 101 batches"),
+                                HasSubstr("sums the 1 batch left, and"))));
 }
 
 }  // namespace

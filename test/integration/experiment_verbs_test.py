@@ -225,11 +225,22 @@ with temp_dir() as tmp, Cluster(tmp) as cluster:
     follower = subprocess.Popen([COHORT, "submit", waited, "--follow", "--orchestrator",
                                  cluster.client_endpoint], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2)
-    cluster.orchestrator.send_signal(signal.SIGSTOP)
-    time.sleep(13)
-    cluster.orchestrator.send_signal(signal.SIGCONT)
-    out, err = follower.communicate(timeout=300)
+    try:
+        # Held once it follows: its first look at the experiment answered (a trial's line).
+        seen = []
+        while not any(line.startswith("trial ") for line in seen):
+            line = follower.stdout.readline()
+            check(line, f"submit --follow ended before it followed:\n{''.join(seen)}")
+            seen.append(line)
+        cluster.orchestrator.send_signal(signal.SIGSTOP)
+        time.sleep(13)
+        cluster.orchestrator.send_signal(signal.SIGCONT)
+        out, err = follower.communicate(timeout=300)
+        out = "".join(seen) + out
+    finally:
+        cluster.orchestrator.send_signal(signal.SIGCONT)
+        if follower.poll() is None:
+            follower.kill()
     check(follower.returncode == 0 and "still following for up to 300 s" in err and
           "the orchestrator answers again: following" in err and
           out.splitlines()[-1].startswith("experiment ") and " completed" in out.splitlines()[-1],

@@ -373,10 +373,15 @@ with temp_dir() as tmp:
         check(again.poll() is None, f"the new rank 1 exited {again.returncode}:\n"
               f"{again.communicate()[1] if again.poll() is not None else ''}")
         return children(again.pid)
-    wait_for(new_rank_trains, timeout=120, what="the new rank 1's worker")
-    for pid in held:
-        os.kill(pid, signal.SIGKILL)
-    ranks[1].wait()
+    try:
+        wait_for(new_rank_trains, timeout=120, what="the new rank 1's worker")
+    finally:
+        for pid in held:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        ranks[1].wait()
     ranks[0].send_signal(signal.SIGINT)
     results = finish([ranks[0], again])
     check([code for code, _, _ in results] == [130, 130] and

@@ -390,12 +390,15 @@ TEST_F(OrchestratorTest, LostAgentsTaskIsPlacedElsewhereWithoutUsingARestart) {
   ASSERT_THAT(kills, SizeIs(kills_before + 1));
   EXPECT_EQ(kills.back().task_id, first.task_id);
   // Said as what happened: this orchestrator ended the task, none other placed it.
-  EXPECT_EQ(kills.back().reason, "ended by the orchestrator while this agent was taken for lost");
+  EXPECT_EQ(kills.back().reason,
+            "ended by the orchestrator meanwhile (this agent taken for lost, or the task's start "
+            "unanswered)");
   EXPECT_THAT(
       Slurp(absl::StrCat(ExperimentFolder(experiment_id), "/trials/", first.trial_id, "/log.txt")),
       HasSubstr(absl::StrCat("[cohort] task ", first.task_id,
-                             " on agent-1, ended when its agent was taken for lost, is stopped: "
-                             "the agent is back, and the trial goes on as placed since")));
+                             " on agent-1, which this orchestrator ended meanwhile (its agent "
+                             "taken for lost, or its start unanswered), is stopped: the agent "
+                             "still held it")));
   EXPECT_THAT(StartTasksSentTo("agent-1"), SizeIs(1));
   EXPECT_TRUE(Agents().at(0).connected);
   // Its slots count as busy until both of the old task's ranks have exited.

@@ -196,8 +196,8 @@ TEST_F(OrchestratorTest, ANonFiniteTrainingLossIsSaidOnce) {
           "the steps against non-finite gradients)")));
 }
 
-// A NaN validation beside a finite training loss is the validation's own: said so, rather than
-// blamed on a training that did not diverge.
+// A NaN validation beside a training loss still finite at its latest report may be the
+// validation's own: said so, rather than only blamed on a diverged training.
 TEST_F(OrchestratorTest, ANanValidationBesideAFiniteTrainingLossIsPutOnTheValidation) {
   const auto [experiment_id, start] = RunOneTrial(100);
   Report(start.task_id, ReportKind::kTraining, 20, {{"loss", 0.5}}, 100);
@@ -210,8 +210,8 @@ TEST_F(OrchestratorTest, ANanValidationBesideAFiniteTrainingLossIsPutOnTheValida
   EXPECT_THAT(warnings,
               ElementsAre(absl::StrCat("warning: trial ", start.trial_id,
                                        " validated validation_loss=nan after 20 batches: its "
-                                       "training loss "
-                                       "is finite (0.5 after batch 20), so its evaluate_batch "
+                                       "training loss was finite at its latest report (0.5 after "
+                                       "batch 20): the steps since diverged, or its evaluate_batch "
                                        "computes the NaN; a NaN is never its best validation")));
 }
 

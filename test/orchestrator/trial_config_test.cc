@@ -157,7 +157,7 @@ TEST(TrialConfigTest, AMaxTimeLengthIsNamedAsWritten) {
   EXPECT_EQ(
       MaxLengthInBatches(*config).status().message(),
       "searcher.max_time: a length in epochs needs records_per_epoch (the orchestrator cannot "
-      "count the plugin's records): set records_per_epoch, or give time_metric in batches or "
+      "count the plugin's records): set records_per_epoch, or set time_metric to batches or "
       "records");
   config->records_per_epoch = 1 << 20;
   config->searcher.max_length.value = uint64_t{1} << 40;

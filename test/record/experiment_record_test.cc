@@ -141,8 +141,11 @@ TEST(ExperimentRecordTest, ARewindTakesTheRecordsTrainedBackWithItsBatches) {
 TEST(ExperimentRecordTest, ACheckpointCountsItsBatchesAsTrained) {
   ExperimentRecord record = EmptyRecord();
   record.Apply(ValidationAt(1, 0.5));
-  record.Apply(CheckpointAt(50));
+  CheckpointReport at_50 = CheckpointAt(50);
+  at_50.records = 800;
+  record.Apply(at_50);
   EXPECT_EQ(record.trial(kRecordedTrial).batches_trained, 50u);
+  EXPECT_EQ(record.trial(kRecordedTrial).records_trained, 800u);
   record.Apply(ValidationAt(100, 0.5));
   record.Apply(CheckpointAt(50));  // a late report of an earlier one takes nothing back
   EXPECT_EQ(record.trial(kRecordedTrial).batches_trained, 100u);

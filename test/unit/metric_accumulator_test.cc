@@ -179,13 +179,13 @@ TEST(AccumulateValidationTest, ABatchReportingOtherMetricsThanTheFirstIsSaid) {
   total = AccumulateValidation({both, both, Batch({{"loss", 3, 2}})}, &uneven);
   ASSERT_TRUE(total.ok()) << total.status();
   EXPECT_EQ(uneven,
-            "evaluate_batch reported loss for validation batch 2 of 3, but accuracy, loss "
-            "for batch 0: a metric a batch leaves out is over the other batches' records "
-            "alone");
+            "evaluate_batch reported loss for validation batch 3 of 3, but accuracy, loss for the "
+            "first: a metric a batch leaves out is over the other batches' records alone (an "
+            "empty batch reports its metrics with record count 0)");
   EXPECT_EQ(ValueOf(total->Result(), "accuracy"), 0.5);
   uneven.reset();
   ASSERT_TRUE(AccumulateValidation({both, BatchMetrics{}, Batch({{"loss", 1, 2}})}, &uneven).ok());
-  EXPECT_THAT(uneven.value_or(""), HasSubstr("reported no metrics for validation batch 1 of 3"));
+  EXPECT_THAT(uneven.value_or(""), HasSubstr("reported no metrics for validation batch 2 of 3"));
 }
 
 TEST(FindMetricTest, ExactNameAndValidationPrefix) {

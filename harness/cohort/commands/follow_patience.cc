@@ -14,9 +14,10 @@ bool FollowPatience::KeepTrying(const absl::Status& failure, double now) {
   if (!waiting_) {
     waiting_ = true;
     std::fprintf(out_,
-                 "%s; still following for up to %.0f s (Ctrl-C stops following: the experiment "
-                 "goes on in the orchestrator)\n",
-                 std::string(failure.message()).c_str(), kFollowPatienceSeconds);
+                 "the orchestrator does not answer (restarting, or its host busy?); still "
+                 "following for up to %.0f s (Ctrl-C stops following: the experiment goes on in "
+                 "the orchestrator)\n",
+                 kFollowPatienceSeconds);
     std::fflush(out_);
   }
   return true;

@@ -20,9 +20,10 @@ class FollowPatience {
   // Says what it does on `out` (stderr).
   explicit FollowPatience(std::FILE* out) : out_(out) {}
 
-  // After a request failed with `failure`, at `now` (monotonic seconds): whether to try again.
-  // Only an orchestrator that answered before and does not answer now (UNAVAILABLE) is waited
-  // for, and only until kFollowPatienceSeconds after its last answer.
+  // After a request failed with `failure`, at `now` (monotonic seconds): whether to try again
+  // (after the caller's usual pause). Only an orchestrator that answered before and does not
+  // answer now (UNAVAILABLE) is waited for, and only until kFollowPatienceSeconds after its last
+  // answer.
   bool KeepTrying(const absl::Status& failure, double now);
   // After an answer at `now`: says that the orchestrator answers again, after a wait.
   void Answered(double now);

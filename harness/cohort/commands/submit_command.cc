@@ -120,11 +120,15 @@ int Follow(OrchestratorClient& client, uint64_t experiment_id) {
   };
   std::optional<ExperimentDescription> last;
   FollowPatience patience(stderr);
+  patience.Answered(SystemClock().MonotonicSeconds());  // the submission was
   while (true) {
     absl::StatusOr<ExperimentDescription> now = client.RequestReply<ExperimentDescription>(
         DescribeExperiment{experiment_id}, kClientRequestTimeoutSeconds);
     if (!now.ok()) {
-      if (patience.KeepTrying(now.status(), SystemClock().MonotonicSeconds())) continue;
+      if (patience.KeepTrying(now.status(), SystemClock().MonotonicSeconds())) {
+        std::this_thread::sleep_for(kFollowInterval);
+        continue;
+      }
       return ClientFailure(now.status());
     }
     patience.Answered(SystemClock().MonotonicSeconds());

@@ -88,6 +88,7 @@ int PrintLogs(OrchestratorClient& client, const LogsOptions& options) {
         client.RequestReply<TrialLogs>(request, kClientRequestTimeoutSeconds);
     if (!logs.ok()) {
       if (options.follow && patience.KeepTrying(logs.status(), SystemClock().MonotonicSeconds())) {
+        std::this_thread::sleep_for(kLogPollInterval);
         continue;
       }
       return ClientFailure(logs.status());

@@ -64,7 +64,11 @@ absl::StatusOr<ChildExit> RunInChild(const std::function<int()>& body,
   for (;;) {
     const pid_t ended = ::waitpid(pid, &status, deadline ? WNOHANG : 0);
     if (ended == pid) break;
-    if (ended < 0 && errno != EINTR) return absl::ErrnoToStatus(errno, "waitpid");
+    if (ended < 0 && errno != EINTR) {
+      const int error = errno;
+      ::close(returned[0]);
+      return absl::ErrnoToStatus(error, "waitpid");
+    }
     if (deadline && !exit.timed_out && Clock::now() >= *deadline) {
       exit.timed_out = true;
       ::kill(pid, SIGKILL);

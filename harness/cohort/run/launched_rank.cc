@@ -35,7 +35,7 @@ constexpr uint32_t kUnansweredProbesToStop = 30;
 // Registrations in a row that rank 0 did not answer on a connection that was up (each waits
 // kAgentUnheardHelloSeconds), before this rank gives up: rank 0 then most likely holds another
 // process's connection under this rank's id. Rank 0's ROUTER drops a lost host's connection
-// within 10 s, so a rank started again after its host was lost is heard well before this.
+// within about 12 s, so a rank started again after its host was lost is heard well before this.
 constexpr uint32_t kUnheardRegistrationsToFail = 6;
 
 // What the agent's hooks tell the main thread.

@@ -86,13 +86,13 @@ absl::Status CheckLengthCoversCheckpoints(const StoredRun& stored, const Experim
       target = TrialBatches(length->value, /*in_records=*/true, *batch, config.slots_per_trial);
     }
     if (latest.batches <= target) continue;
-    return absl::FailedPreconditionError(absl::StrCat(
-        how, ": ", MaxLengthKey(config.searcher), " ends trial ", trial.id, " after ", target,
-        " batches, but the run in ", stored.folder.path(), " already holds its checkpoint ",
-        latest.id, " at batch ", latest.batches,
-        "; a resume can keep or lengthen the length, not end a trial before what it has trained "
-        "(keep it at ",
-        latest.batches, " batches or more), or start a new run (--output)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(how, ": ", MaxLengthKey(config.searcher), " ends trial ", trial.id, " after ",
+                     target, " batches, but the run in ", stored.folder.path(),
+                     " already holds its checkpoint ", latest.id, " at batch ", latest.batches,
+                     "; a resume can keep or raise it, not end a trial before what it has trained "
+                     "(keep it at ",
+                     latest.batches, " batches or more), or start a new run (--output)"));
   }
   return absl::OkStatus();
 }
