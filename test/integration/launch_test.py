@@ -369,12 +369,18 @@ with temp_dir() as tmp:
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=environment(variables))
 
+    log = os.path.join(relaunched, "trials", "1", "log.txt")
+
     def new_rank_trains():
         check(again.poll() is None, f"the new rank 1 exited {again.returncode}:\n"
               f"{again.communicate()[1] if again.poll() is not None else ''}")
-        return children(again.pid)
+        # A training report of the task placed again: both ranks train (and so take a stop as
+        # one, rather than a worker's signal before it set its handlers).
+        text = read_bytes(log).decode()
+        placed_again = text.find("[cohort] task 2 ")
+        return placed_again >= 0 and "[cohort] training after" in text[placed_again:]
     try:
-        wait_for(new_rank_trains, timeout=120, what="the new rank 1's worker")
+        wait_for(new_rank_trains, timeout=120, what="the new rank 1's training")
     finally:
         for pid in held:
             try:
