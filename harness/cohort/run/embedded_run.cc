@@ -283,10 +283,10 @@ class EmbeddedSession {
     return true;
   }
 
+  // Under `cohort launch` (the only caller: AdmitAgent), whether `agent_id` is one of its ranks.
   bool IsRankAgent(const std::string& agent_id) const {
-    return options_.rank_agent_ids.empty() ||
-           std::find(options_.rank_agent_ids.begin(), options_.rank_agent_ids.end(), agent_id) !=
-               options_.rank_agent_ids.end();
+    return std::find(options_.rank_agent_ids.begin(), options_.rank_agent_ids.end(), agent_id) !=
+           options_.rank_agent_ids.end();
   }
 
   // How many of the ranks' agents are `connected` (no other registers: AdmitAgent); 0 until this
