@@ -7,11 +7,28 @@
 #include "absl/strings/str_join.h"
 
 namespace cohort {
+namespace {
+
+// `so_far` (when `has_value`) and `more` as `reduction` combines them: MEAN's weighted sums and
+// SUM's sums add, MIN and MAX pick.
+double Combine(cohort_reduction reduction, bool has_value, double so_far, double more) {
+  if (!has_value) return more;
+  switch (reduction) {
+    case COHORT_REDUCE_MIN:
+      return std::min(so_far, more);
+    case COHORT_REDUCE_MAX:
+      return std::max(so_far, more);
+    case COHORT_REDUCE_MEAN:
+    case COHORT_REDUCE_SUM:
+      break;
+  }
+  return so_far + more;
+}
+
+}  // namespace
 
 absl::Status MetricAccumulator::Add(const BatchMetrics& batch) {
   for (const Metric& metric : batch.metrics) {
-    // A batch without records (a rank's empty share of the last batch) says nothing.
-    if (metric.record_count == 0) continue;
     auto it = std::find_if(partials_.begin(), partials_.end(),
                            [&](const Partial& p) { return p.name == metric.name; });
     if (it == partials_.end()) {
@@ -21,25 +38,13 @@ absl::Status MetricAccumulator::Add(const BatchMetrics& batch) {
       return absl::InvalidArgumentError(absl::StrCat(
           "metric '", metric.name, "' changed its reduction from one batch to the next"));
     }
+    // A batch without records (a rank's empty share of a batch) names its metrics, no more.
+    if (metric.record_count == 0) continue;
     Partial& p = *it;
-    switch (metric.reduction) {
-      case COHORT_REDUCE_MEAN:
-        p.value += metric.value * static_cast<double>(metric.record_count);
-        p.seen_value = true;
-        break;
-      case COHORT_REDUCE_SUM:
-        p.value += metric.value;
-        p.seen_value = true;
-        break;
-      case COHORT_REDUCE_MIN:
-        p.value = p.seen_value ? std::min(p.value, metric.value) : metric.value;
-        p.seen_value = true;
-        break;
-      case COHORT_REDUCE_MAX:
-        p.value = p.seen_value ? std::max(p.value, metric.value) : metric.value;
-        p.seen_value = true;
-        break;
-    }
+    p.value = Combine(p.reduction, p.records > 0, p.value,
+                      metric.reduction == COHORT_REDUCE_MEAN
+                          ? metric.value * static_cast<double>(metric.record_count)
+                          : metric.value);
     p.records += metric.record_count;
   }
   ++batches_;
@@ -49,7 +54,7 @@ absl::Status MetricAccumulator::Add(const BatchMetrics& batch) {
 std::vector<ReducedMetric> MetricAccumulator::Result() const {
   std::vector<ReducedMetric> result;
   for (const Partial& p : partials_) {
-    if (!p.seen_value) continue;
+    if (p.records == 0) continue;
     const double value =
         p.reduction == COHORT_REDUCE_MEAN ? p.value / static_cast<double>(p.records) : p.value;
     result.push_back({p.name, value});
@@ -100,21 +105,10 @@ absl::Status MetricAccumulator::MergePacked(const std::vector<double>& packed, b
     if (replace) {
       p.value = value;
       p.records = records;
-      continue;
+    } else if (records > 0) {  // a rank whose batches were all empty adds nothing
+      p.value = Combine(p.reduction, p.records > 0, p.value, value);
+      p.records += records;
     }
-    switch (p.reduction) {
-      case COHORT_REDUCE_MEAN:
-      case COHORT_REDUCE_SUM:
-        p.value += value;
-        break;
-      case COHORT_REDUCE_MIN:
-        p.value = std::min(p.value, value);
-        break;
-      case COHORT_REDUCE_MAX:
-        p.value = std::max(p.value, value);
-        break;
-    }
-    p.records += records;
   }
   return absl::OkStatus();
 }
@@ -154,16 +148,41 @@ absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMe
   return total;
 }
 
-const ReducedMetric* FindMetric(const std::vector<ReducedMetric>& metrics,
-                                const std::string& name) {
+namespace {
+
+// The index of the first of `count` names (`name_at(i)`) that `name` finds: its exact match, else
+// the name without Determined's "validation_" prefix; `count` when none.
+template <typename NameAt>
+size_t FindName(size_t count, NameAt name_at, const std::string& name) {
   for (const std::string& candidate :
        {name, absl::StartsWith(name, "validation_") ? name.substr(11) : std::string()}) {
     if (candidate.empty()) continue;
-    for (const ReducedMetric& metric : metrics) {
-      if (metric.name == candidate) return &metric;
+    for (size_t i = 0; i < count; ++i) {
+      if (name_at(i) == candidate) return i;
     }
   }
-  return nullptr;
+  return count;
+}
+
+}  // namespace
+
+const ReducedMetric* FindMetric(const std::vector<ReducedMetric>& metrics,
+                                const std::string& name) {
+  const size_t i = FindName(
+      metrics.size(), [&](size_t k) -> const std::string& { return metrics[k].name; }, name);
+  return i < metrics.size() ? &metrics[i] : nullptr;
+}
+
+std::vector<std::string> MetricNames(const std::vector<ReducedMetric>& metrics) {
+  std::vector<std::string> names;
+  for (const ReducedMetric& metric : metrics) names.push_back(metric.name);
+  return names;
+}
+
+bool NamesMetric(const std::vector<std::string>& names, const std::string& name) {
+  return FindName(
+             names.size(), [&](size_t k) -> const std::string& { return names[k]; }, name) <
+         names.size();
 }
 
 }  // namespace cohort

@@ -6,8 +6,9 @@
 //   std::vector<ReducedMetric> m = total.Result();
 //
 // A metric must keep its reduction from batch to batch (INVALID_ARGUMENT names it otherwise). A
-// metric reported with zero records (an empty batch) is skipped whatever its reduction; one whose
-// batches all had zero records has no value and is left out of Result().
+// metric reported with zero records (an empty batch) adds no value whatever its reduction, but its
+// name counts (Names, Packed), so a rank whose share of a validation is empty still merges with the
+// others; a metric whose batches all had zero records has no value and is left out of Result().
 // Thread-safety: not thread-safe.
 #ifndef COHORT_RUNTIME_PLUGIN_METRIC_ACCUMULATOR_H_
 #define COHORT_RUNTIME_PLUGIN_METRIC_ACCUMULATOR_H_
@@ -51,8 +52,7 @@ class MetricAccumulator {
     std::string name;
     cohort_reduction reduction;
     double value = 0;  // weighted sum (MEAN), sum, min or max
-    uint64_t records = 0;
-    bool seen_value = false;
+    uint64_t records = 0;  // no value until some
   };
   // Indices into partials_ in the order of their names.
   std::vector<size_t> ByName() const;
@@ -72,6 +72,10 @@ absl::StatusOr<MetricAccumulator> AccumulateValidation(const std::vector<BatchMe
 // Looks up `name` in `metrics`, also accepting Determined's "validation_" prefix on a name the
 // plugin reports without it ("validation_loss" finds "loss"). nullptr when absent.
 const ReducedMetric* FindMetric(const std::vector<ReducedMetric>& metrics, const std::string& name);
+// The names of `metrics`, in their order.
+std::vector<std::string> MetricNames(const std::vector<ReducedMetric>& metrics);
+// Whether FindMetric would find `name` among metrics of these names.
+bool NamesMetric(const std::vector<std::string>& names, const std::string& name);
 
 }  // namespace cohort
 

@@ -110,9 +110,13 @@ absl::Status MergeMetricsAcrossRanks(CollectiveBackend& backend, MetricAccumulat
   for (uint32_t rank = 0; rank < all_shapes.size(); ++rank) {
     if (all_shapes[rank][0] == all_shapes[0][0]) continue;
     const uint32_t other = rank == backend.rank() ? 0 : rank;
+    const bool none = all_shapes[other][0] == 0 || own.empty();
     return PermanentFailure(absl::FailedPreconditionError(absl::StrCat(
         "rank ", other, " reported ", all_shapes[other][0] / 3, " metrics and rank ",
-        backend.rank(), " ", own.size() / 3, "; every rank must report the same metrics")));
+        backend.rank(), " ", own.size() / 3, "; every rank must report the same metrics",
+        none ? " (a batch without records, as a rank's empty share of a validation, reports them "
+               "with record count 0)"
+             : "")));
   }
   const auto differs = [&](const std::array<uint64_t, 2>& shape) {
     return shape[1] != all_shapes[0][1];

@@ -403,16 +403,14 @@ absl::Status TrialRunner::ReportTraining() {
   return absl::OkStatus();
 }
 
-absl::Status TrialRunner::RequireSearcherMetric(const std::vector<ReducedMetric>& result) const {
-  if (FindMetric(result, options_.config->searcher.metric) != nullptr) return absl::OkStatus();
+absl::Status TrialRunner::RequireSearcherMetric(const std::vector<std::string>& names) const {
+  if (NamesMetric(names, options_.config->searcher.metric)) return absl::OkStatus();
   if (validation_records_ == 0) {
     return PermanentFailure(absl::FailedPreconditionError(
         absl::StrCat("searcher.metric: '", options_.config->searcher.metric,
                      "' cannot be validated: plugin ", options_.model->plugin().name(),
                      " has no validation records (dataset_size of its validation split is 0)")));
   }
-  std::vector<std::string> names;
-  for (const ReducedMetric& metric : result) names.push_back(metric.name);
   return PermanentFailure(absl::FailedPreconditionError(
       absl::StrCat("searcher.metric: '", options_.config->searcher.metric,
                    "' is not among the validation metrics plugin ", options_.model->plugin().name(),
@@ -424,15 +422,17 @@ absl::Status TrialRunner::CheckSearcherMetric() {
   if (validation_records_ == 0) return RequireSearcherMetric({});
   if (sampler_->ValidationBatchCount(validation_records_) == 0) return absl::OkStatus();
   if (absl::Status status = SettleTrainingMetrics(); !status.ok()) return status;
-  absl::StatusOr<BatchMetrics> metrics =
-      options_.model->EvaluateBatch(sampler_->ValidationBatch(validation_records_, 0));
+  const BatchSpec first = sampler_->ValidationBatch(validation_records_, 0);
+  absl::StatusOr<BatchMetrics> metrics = options_.model->EvaluateBatch(first);
   if (!metrics.ok()) return metrics.status();
   std::vector<BatchMetrics> batches = {*std::move(metrics)};
   if (absl::Status status = options_.model->Settle(batches); !status.ok()) return status;
   if (absl::Status status = ClearGradientsAfterEvaluation(); !status.ok()) return status;
   MetricAccumulator batch;  // names as a validation reduces them ("validation_loss" is "loss")
   if (absl::Status status = batch.Add(batches[0]); !status.ok()) return status;
-  return RequireSearcherMetric(batch.Result());
+  // A rank whose share of the batch is empty and says nothing leaves the check to the others.
+  if (first.record_indices.empty() && batch.Names().empty()) return absl::OkStatus();
+  return RequireSearcherMetric(batch.Names());
 }
 
 absl::Status TrialRunner::Validate() {
@@ -464,7 +464,7 @@ absl::Status TrialRunner::Validate() {
     }
   }
   const std::vector<ReducedMetric> result = total->Result();
-  if (absl::Status status = RequireSearcherMetric(result); !status.ok()) return status;
+  if (absl::Status status = RequireSearcherMetric(MetricNames(result)); !status.ok()) return status;
   if (reporter()) options_.events->OnMetrics(Report(ReportKind::kValidation, result));
   last_validation_batches_ = progress_.batches_trained;
   throughput_.Exclude(options_.clock->MonotonicSeconds() - started);

@@ -190,9 +190,9 @@ class TrialRunner {
   // that wrote into them (a backward pass on validation data) would have that join the next step
   // (`cohort plugin check` names such a plugin).
   absl::Status ClearGradientsAfterEvaluation();
-  // OK when a validation's `result` holds searcher.metric; else a permanent failure naming what
-  // it holds.
-  absl::Status RequireSearcherMetric(const std::vector<ReducedMetric>& result) const;
+  // OK when `names` (a validation's metrics) hold searcher.metric; else a permanent failure
+  // naming what they hold.
+  absl::Status RequireSearcherMetric(const std::vector<std::string>& names) const;
   // Run's loop; Run then waits for the checkpoint being written.
   absl::StatusOr<TrialExit> Train();
   // Captures the state (rank 0) and has writer_ write it; waits for the write before it first,

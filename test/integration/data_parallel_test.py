@@ -72,6 +72,8 @@ with temp_dir() as tmp:
 
     # A global batch the slots cannot split drops its remainder (33 at 2 slots trains 32 records a
     # batch), and an epoch counts batches of what they train: every one of the 2048 records once.
+    # Its 3 validation records are all rank 0's: rank 1 validates an empty share, and the trial
+    # still validates them.
     config = mlp_config(tmp, name="uneven", batches=STEPS, period=STEPS, file_name="uneven.yaml")
     with open(config) as f:
         text = f.read().replace(f"max_length:\n    batches: {STEPS}", "max_length:\n    epochs: 1")
@@ -80,12 +82,15 @@ with temp_dir() as tmp:
     uneven = os.path.join(tmp, "uneven")
     code, out, err = run("run", config, "--output", uneven, "--cpu-slots", "2",
                          "--set", "resources.slots_per_trial=2",
-                         "--set", "hyperparameters.global_batch_size=33")
+                         "--set", "hyperparameters.global_batch_size=33",
+                         "--set", "hyperparameters.synthetic_validation_records=3")
     check(code == 0, f"uneven failed ({code}):\n{out}\n{err}")
     check("so a global batch holds 32 (lengths and periods in records or epochs count batches of "
           "32)" in out + err, out + err)
     trial = experiment(uneven)["trials"][0]
     check(trial["batches_trained"] == 64 and trial["records_trained"] == 2048, trial)
+    validations = [r for r in metrics(uneven) if r["kind"] == "validation"]
+    check(validations and "accuracy" in validations[-1]["metrics"], validations)
 
     # Stop a longer 2-slot run after its first checkpoint, resume, compare with uninterrupted.
     long_batches = 700

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/arena/device_memory.h"
@@ -189,6 +190,49 @@ TEST(RankSyncTest, MetricsMergeByNameWhateverOrderEachRankSawThemIn) {
         return absl::OkStatus();
       });
   for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(RankSyncTest, ARankWhoseShareWasEmptyMergesWithoutMovingAnyValue) {
+  // Rank 1's share of every validation batch was empty: it reports the names with count 0.
+  const std::vector<absl::Status> results = RunGroup(
+      2, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 2, 2)}; },
+      [](uint32_t rank, CollectiveBackend& backend, TensorArena&) -> absl::Status {
+        BatchMetrics batch;
+        const uint64_t records = rank == 0 ? 3 : 0;
+        EXPECT_TRUE(batch.Add("loss", rank == 0 ? 0.5 : 0.0, records, COHORT_REDUCE_MEAN).ok());
+        EXPECT_TRUE(batch.Add("low", rank == 0 ? 2.0 : 0.0, records, COHORT_REDUCE_MIN).ok());
+        EXPECT_TRUE(batch.Add("high", rank == 0 ? -2.0 : 0.0, records, COHORT_REDUCE_MAX).ok());
+        MetricAccumulator metrics;
+        if (absl::Status added = metrics.Add(batch); !added.ok()) return added;
+        if (absl::Status merged = MergeMetricsAcrossRanks(backend, metrics); !merged.ok()) {
+          return merged;
+        }
+        const std::string got = absl::StrJoin(
+            metrics.Result(), ", ", [](std::string* out, const ReducedMetric& metric) {
+              absl::StrAppend(out, metric.name, "=", metric.value);
+            });
+        if (got != "loss=0.5, low=2, high=-2") {
+          return absl::InternalError(absl::StrCat("rank ", rank, ": ", got));
+        }
+        return absl::OkStatus();
+      });
+  for (const absl::Status& status : results) EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(RankSyncTest, ARankReportingNoMetricsFailsTheMergeSayingHowAnEmptyShareReports) {
+  const std::vector<absl::Status> results = RunGroup(
+      2, [](uint32_t) { return std::vector<TensorDescriptor>{Matrix("w", 2, 2)}; },
+      [](uint32_t rank, CollectiveBackend& backend, TensorArena&) {
+        MetricAccumulator metrics = rank == 0 ? RankMetrics(rank) : MetricAccumulator();
+        return MergeMetricsAcrossRanks(backend, metrics);
+      });
+  EXPECT_TRUE(IsPermanentFailure(results[0])) << results[0];
+  EXPECT_THAT(std::string(results[0].message()),
+              HasSubstr("rank 1 reported 0 metrics and rank 0 2; every rank must report the same "
+                        "metrics (a batch without records, as a rank's empty share of a "
+                        "validation, reports them with record count 0)"));
+  EXPECT_THAT(std::string(results[1].message()),
+              HasSubstr("rank 0 reported 2 metrics and rank 1 0"));
 }
 
 TEST(RankSyncTest, MetricsNamedOtherwiseOnOneRankFailTheMergeNamingThem) {

@@ -117,6 +117,26 @@ TEST(MetricAccumulatorTest, MetricsWithOnlyZeroRecordBatchesAreLeftOut) {
   EXPECT_EQ(FindMetric(result, "seen"), nullptr);
 }
 
+TEST(MetricAccumulatorTest, ZeroRecordMetricsAreNamedAndPackedWithNoRecords) {
+  MetricAccumulator empty;
+  ASSERT_TRUE(empty.Add(Batch({{"loss", 0.0, 0}, {"low", 0, 0, COHORT_REDUCE_MIN}})).ok());
+  EXPECT_EQ(empty.Names(), (std::vector<std::string>{"loss", "low"}));
+  EXPECT_EQ(empty.Packed(),
+            (std::vector<double>{COHORT_REDUCE_MEAN, 0, 0, COHORT_REDUCE_MIN, 0, 0}));
+  EXPECT_TRUE(empty.Result().empty());
+
+  // Folding values into the empty one takes them; folding the empty one in moves nothing.
+  MetricAccumulator full;
+  ASSERT_TRUE(full.Add(Batch({{"loss", 2.0, 4}, {"low", 5, 4, COHORT_REDUCE_MIN}})).ok());
+  MetricAccumulator taken = empty;
+  ASSERT_TRUE(taken.MergePacked(full.Packed()).ok());
+  EXPECT_DOUBLE_EQ(ValueOf(taken.Result(), "loss"), 2.0);
+  EXPECT_DOUBLE_EQ(ValueOf(taken.Result(), "low"), 5.0);
+  ASSERT_TRUE(full.MergePacked(empty.Packed()).ok());
+  EXPECT_DOUBLE_EQ(ValueOf(full.Result(), "loss"), 2.0);
+  EXPECT_DOUBLE_EQ(ValueOf(full.Result(), "low"), 5.0);
+}
+
 TEST(MetricAccumulatorTest, ZeroRecordBatchesDoNotMoveMinMaxOrSum) {
   MetricAccumulator total;
   ASSERT_TRUE(total
@@ -199,6 +219,13 @@ TEST(FindMetricTest, ExactNameAndValidationPrefix) {
   EXPECT_EQ(FindMetric(metrics, "error"), nullptr);
   EXPECT_EQ(FindMetric(metrics, "validation_"), nullptr);
   EXPECT_EQ(FindMetric(metrics, "training_loss"), nullptr);
+
+  const std::vector<std::string> names = MetricNames(metrics);
+  EXPECT_EQ(names, (std::vector<std::string>{"loss", "accuracy"}));
+  EXPECT_TRUE(NamesMetric(names, "validation_accuracy"));
+  EXPECT_TRUE(NamesMetric(names, "loss"));
+  EXPECT_FALSE(NamesMetric(names, "validation_"));
+  EXPECT_FALSE(NamesMetric({}, "loss"));
 }
 
 TEST(FindMetricTest, AnExactMatchWinsOverThePrefix) {
