@@ -23,7 +23,10 @@ TaskExit ExitOfRank(uint64_t task_id, uint32_t rank, const RankOutcome& outcome,
   exit.task_id = task_id;
   exit.rank = static_cast<int32_t>(rank);
   exit.killed_by_agent = outcome.signaled_by_agent;
-  exit.stopped = outcome.was_stopped;
+  // Stopped when signalled and still stopped at its end: a stopped process takes no signal but
+  // SIGKILL (and SIGCONT), so a rank that exited with a code of its own had gone on. A process that
+  // is exiting can look stopped for a moment (a leak checker at exit stops it with ptrace).
+  exit.stopped = outcome.was_stopped && outcome.term_signal != 0;
   if (!outcome.spawned) {
     exit.exit_code = 127;
     exit.reason = outcome.spawn_error.empty() ? "not started: another rank could not be started"

@@ -26,7 +26,8 @@ struct RankOutcome {
   int term_signal = 0;
   bool signaled_by_agent = false;
   bool killed_after_grace = false;
-  bool was_stopped = false;  // its process was stopped (SIGSTOP) when the agent signalled it
+  bool was_stopped = false;  // its process was stopped (SIGSTOP) when the agent signalled it;
+                             // ExitOfRank names it stopped only if a signal ended it
   std::optional<TrialFinished> finished;  // what the worker said last, if it said it
 };
 

@@ -81,6 +81,18 @@ TEST(RankOutcomeTest, AStoppedProcessIsNamedAsTheRankTheOthersWaitedFor) {
             "the rank the others waited for");
 }
 
+// A rank seen stopped that then exits with a code of its own had gone on (a leak checker stops an
+// exiting process for a moment): its exit is its own, not the stopped rank's.
+TEST(RankOutcomeTest, ARankSeenStoppedThatExitsByItselfIsNotNamedStopped) {
+  RankOutcome outcome = Spawned();
+  outcome.exit_status = 4;
+  outcome.was_stopped = true;
+  outcome.finished = Finished(TrialExit::kFailed, "batch 31: gloo allreduce: connection closed");
+  TaskExit exit = ExitOfRank(1, 0, outcome, "");
+  EXPECT_FALSE(exit.stopped);
+  EXPECT_EQ(exit.reason, "failed: batch 31: gloo allreduce: connection closed");
+}
+
 // A child stopped with SIGSTOP reads as stopped, and again as running once continued; a pid that
 // names no process does not.
 TEST(RankOutcomeTest, AStoppedProcessIsSeenInProc) {
