@@ -63,6 +63,10 @@ struct HyperparameterSpace {
 // value.
 Hyperparameters::Value SingleSearcherChoice(const HyperparameterSpace& space);
 
+// `space` as a YAML flow would write it, each value's type kept: "{type: log, minval: -3.0,
+// maxval: -1.0, base: 10.0}", "{type: categorical, vals: [16, \"16\", 16.0]}", a const's value.
+std::string DescribeSpace(const HyperparameterSpace& space);
+
 // The config's policies: each a closed set of values, spelled in the YAML by the names
 // PolicyNames<P>::kNames gives in the order of the enumerators (PolicyName turns a value back).
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -174,7 +175,13 @@ std::vector<std::string> TrainingChanges(const ExperimentConfig& before,
     changes.push_back(absl::StrCat(setting.path, ": ", setting.shown, " ", before_name, ", ",
                                    setting.absent, " ", after_name));
   }
-  return changes;
+  // A path on two lines (global_batch_size is also a hyperparameter) is said once.
+  std::vector<std::string> once;
+  for (std::string& change : changes) {
+    if (std::find(once.begin(), once.end(), change) == once.end())
+      once.push_back(std::move(change));
+  }
+  return once;
 }
 
 absl::Status CheckSlotChange(const ExperimentConfig& before, const ExperimentConfig& after) {

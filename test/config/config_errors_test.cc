@@ -387,6 +387,12 @@ std::vector<MalformedCase> Cases() {
        {"checkpoint_storage={host_path: /mnt/a, storage_path: /elsewhere}"},
        "checkpoint_storage.storage_path: expected a folder inside host_path (a relative path, or "
        "an absolute one under host_path); got '/elsewhere'"},
+      {"storage path without host path",
+       "",
+       {"checkpoint_storage.storage_path=mnist"},
+       "checkpoint_storage.storage_path: a folder inside host_path, which is not given; give "
+       "checkpoint_storage.host_path too (the shared storage), or leave storage_path out (the "
+       "checkpoints then go in the run folder); got 'mnist'"},
       {"storage path climbing out",
        "",
        {"checkpoint_storage.storage_path=../up"},

@@ -143,6 +143,13 @@ FAILED_RUNS = [
     ("unknown optimizer", config_text(), ["hyperparameters.optimizer=rmsprop"],
      "hyperparameter 'optimizer' = \"rmsprop\" is not a known optimizer; known: sgd, adam, adamw"),
     ("no such plugin", config_text(), ["entrypoint=no_such_model"], "no plugin 'no_such_model'"),
+    ("Determined's Python entrypoint", config_text(), ["entrypoint=model_def:MNistTrial"],
+     "no plugin 'model_def:MNistTrial'; looked for "),
+    ("Determined's Python entrypoint, its hint", config_text(),
+     ["entrypoint=python3 -m determined.launch.torch_distributed python3 train.py"],
+     ". Python entrypoints (a Trial class as module:Class, a script or a launcher command) do not "
+     "run in Cohort: a model is a plugin, a shared library built against the SDK (docs/sdk.md), "
+     "named by its plugin name or its .so file"),
     ("a folder named like a plugin", config_text(), ["entrypoint=folder.so"],
      "folder.so is a folder, not a plugin (a .so file)"),
     ("a length past 64 bits of records", config_text(),
@@ -584,6 +591,32 @@ with temp_dir() as tmp:
             "with searcher.max_trials of 3 or more, or start a new run (--output)")
     check(code == 1 and text in err, f"resume with fewer trials: exit {code}, expected '{text}':\n{err}")
     check(folder_bytes(searched) == before, "a resume refused for fewer trials changed the run folder")
+    count += 1
+    # Its trials drew their values from its space: a resume under another space, or with another
+    # plugin, would record values and load tensors its checkpoints were not made with. Each is
+    # refused naming what changed, and changes nothing.
+    for sets, text in [
+        (["hyperparameters.learning_rate.maxval=0.2"],
+         f"--resume: the run in {searched} drew its trials' hyperparameters from another random "
+         "search space (hyperparameters.learning_rate: {type: double, minval: 0.01, maxval: 0.1} "
+         "before, {type: double, minval: 0.01, maxval: 0.2} now), and its checkpoints hold what "
+         "they trained; resume with the run's own space, or start a new run (--output)"),
+        ([f"entrypoint={os.path.join(TEST_PLUGINS, 'c_quadratic_v1_0.so')}"],
+         f"--resume: the run in {searched} trained plugin {QUADRATIC} (entrypoint), and its "
+         "checkpoints hold that plugin's tensors, but this config names "
+         f"{os.path.join(TEST_PLUGINS, 'c_quadratic_v1_0.so')}; resume with the run's entrypoint, "
+         "or start a new run (--output)"),
+    ]:
+        code, out, err = run("run", "--resume", searched, *[a for s in sets for a in ("--set", s)])
+        check(code == 1 and text in err, f"resume with {sets}: exit {code}, expected '{text}':\n{err}")
+        check(folder_bytes(searched) == before, f"a resume refused for {sets} changed the run folder")
+        count += 1
+    # A setting that changes nothing left to do (the run completed) leaves it as it was, saying so.
+    code, out, err = run("run", "--resume", searched, "--set", "max_restarts=2")
+    text = "has completed: nothing to resume"
+    check(code == 0 and text in err and "its config.yaml is left as it was" in err,
+          f"completed resume with max_restarts=2: exit {code}:\n{err}")
+    check(folder_bytes(searched) == before, "a resume with nothing to do changed the run folder")
     count += 1
 
 check(count >= 30, f"only {count} cases")

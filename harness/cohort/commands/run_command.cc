@@ -116,15 +116,20 @@ std::optional<RunArgs> ParseArgs(const std::vector<std::string>& args, int* exit
   return parsed;
 }
 
-// The record of the run in `stored` when, resumed under `config`, it has nothing left to train:
-// `config` is the run's own (the folder's config.yaml, or a file and --set that come to the same
-// settings), the experiment completed, and so did every trial of it, the single searcher's at the
-// very length asked. Its summary is then all a resume has to give, and its folder stays as it
-// is. A trial that failed trains again in a resume, and a changed config may ask for more (a
-// longer searcher.max_length): those go the whole way.
+// The record of the run in `stored` when, resumed under `config` (which CheckCanContinue
+// allowed), it has nothing left to train: the experiment completed, and so did every trial of it,
+// the single searcher's at the very length asked, and `config` asks no more of the searcher (the
+// same max_length and max_trials). Its summary is then all a resume has to give, and its folder
+// stays as it is, whatever else `config` changes (it would change nothing the run does). A trial
+// that failed trains again in a resume, and a longer searcher.max_length or more trials go on:
+// those go the whole way.
 std::optional<ExperimentRecord> CompletedAsAsked(const StoredRun& stored,
                                                  const ExperimentConfig& config) {
-  if (config.effective_yaml != stored.config.effective_yaml) return std::nullopt;
+  const SearcherConfig& was = stored.config.searcher;
+  if (DescribeLength(config.searcher.max_length) != DescribeLength(was.max_length) ||
+      config.searcher.max_trials != was.max_trials) {
+    return std::nullopt;
+  }
   absl::StatusOr<ExperimentRecord> record =
       ReadExperimentRecord(stored.folder.experiment_json_path());
   if (!record.ok() || record->state != RunState::kCompleted || record->trials.empty()) {
@@ -170,11 +175,15 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
       const std::string longer =
           absl::StrCat("a longer ", MaxLengthKey(config->searcher), ", given with --set, trains ",
                        searcher == "single" ? "it" : "its trials", " on");
-      std::fprintf(stderr, "experiment %s: the run in %s has completed: nothing to resume (%s)\n",
+      std::fprintf(stderr, "experiment %s: the run in %s has completed: nothing to resume (%s)%s\n",
                    config->name.c_str(), stored->folder.path().c_str(),
                    searcher == "adaptive_asha"
                        ? "its promotions are decided: another search is a new run, --output"
-                       : longer.c_str());
+                       : longer.c_str(),
+                   config->effective_yaml == stored->config.effective_yaml
+                       ? ""
+                       : "; its config.yaml is left as it was, the settings asked changing "
+                         "nothing it has to do");
       PrintRunSummary(*record, stored->folder.path(), stdout);
       return 0;
     }

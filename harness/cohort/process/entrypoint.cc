@@ -25,6 +25,13 @@ std::string BuildTreePluginFolder() {
   return (folder.parent_path().parent_path() / "plugins").string();
 }
 
+// Whether `entrypoint` reads as Determined's: a Python class (model_def:MNistTrial), a script or a
+// launcher command (python3 -m determined.launch.torch_distributed python3 train.py).
+bool ReadsAsPythonEntrypoint(const std::string& entrypoint) {
+  return absl::StrContains(entrypoint, ':') || absl::StrContains(entrypoint, ' ') ||
+         absl::EndsWith(entrypoint, ".py");
+}
+
 }  // namespace
 
 std::vector<std::string> PluginFolders() {
@@ -78,7 +85,12 @@ absl::StatusOr<std::string> ResolveEntrypoint(const std::string& entrypoint,
       NamesPluginByPath(entrypoint)
           ? ""
           : " (a plugin given by name is looked for in $COHORT_PLUGIN_PATH's folders first; give "
-            "its path, or add its folder there)"));
+            "its path, or add its folder there)",
+      ReadsAsPythonEntrypoint(entrypoint)
+          ? ". Python entrypoints (a Trial class as module:Class, a script or a launcher command) "
+            "do not run in Cohort: a model is a plugin, a shared library built against the SDK "
+            "(docs/sdk.md), named by its plugin name or its .so file"
+          : ""));
 }
 
 }  // namespace cohort

@@ -204,6 +204,53 @@ absl::Status CheckAshaSettingsKept(const StoredRun& stored, const ExperimentReco
                    "); resume with the run's own, or start a new run (--output)"));
 }
 
+// A searcher's trials so far were drawn from the run's search space (a grid's points, a random
+// search's draws, each trial's recorded values): a resume draws them again, and under another
+// space it would record values its checkpoints were not trained with. The single searcher trains
+// the values TrainingChanges compares.
+absl::Status CheckSearchSpaceKept(const StoredRun& stored, const ExperimentConfig& config,
+                                  absl::string_view how) {
+  if (config.searcher.name == "single" || stored.config.searcher.name != config.searcher.name) {
+    return absl::OkStatus();
+  }
+  // How the searcher reads a space: only the grid reads `count`.
+  const auto shown = [&](const ExperimentConfig& of, const std::string& name) -> std::string {
+    auto space = of.hyperparameter_spaces.find(name);
+    if (space == of.hyperparameter_spaces.end()) return "not set";
+    HyperparameterSpace read = space->second;
+    if (config.searcher.name != "grid") read.count.reset();
+    return DescribeSpace(read);
+  };
+  std::set<std::string> names;
+  for (const ExperimentConfig* of : {&stored.config, &config}) {
+    for (const auto& [name, space] : of->hyperparameter_spaces) names.insert(name);
+  }
+  std::vector<std::string> changes;
+  for (const std::string& name : names) {
+    const std::string was = shown(stored.config, name);
+    const std::string is = shown(config, name);
+    if (was != is) {
+      changes.push_back(absl::StrCat("hyperparameters.", name, ": ", was, " before, ", is, " now"));
+    }
+  }
+  if (changes.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": the run in ", stored.folder.path(), " drew its trials' hyperparameters from another ",
+      config.searcher.name, " search space (", absl::StrJoin(changes, "; "),
+      "), and its checkpoints hold what they trained; resume with the run's own space, or start "
+      "a new run (--output)"));
+}
+
+// The checkpoints hold the tensors of the run's plugin: another would not take them.
+absl::Status CheckSameEntrypoint(const StoredRun& stored, const ExperimentConfig& config,
+                                 absl::string_view how) {
+  if (stored.config.entrypoint == config.entrypoint) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      how, ": the run in ", stored.folder.path(), " trained plugin ", stored.config.entrypoint,
+      " (entrypoint), and its checkpoints hold that plugin's tensors, but this config names ",
+      config.entrypoint, "; resume with the run's entrypoint, or start a new run (--output)"));
+}
+
 // Whether the run trained anything: a batch or a checkpoint of any trial.
 bool TrainedAnything(const ExperimentRecord& record) {
   return std::any_of(record.trials.begin(), record.trials.end(), [](const TrialRecord& trial) {
@@ -298,6 +345,13 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   if (absl::Status as_recorded = CheckConfigAsRecorded(stored, *record, how); !as_recorded.ok()) {
     return as_recorded;
   }
+  if (absl::Status same = CheckSameEntrypoint(stored, config, how); !same.ok()) return same;
+  // The searcher and its space first: the settings below show a searched value as the single
+  // searcher would choose it, which no trial of a search trained.
+  if (absl::Status ranking = CheckSearcherRankingKept(stored, config, how); !ranking.ok()) {
+    return ranking;
+  }
+  if (absl::Status space = CheckSearchSpaceKept(stored, config, how); !space.ok()) return space;
   // Another slot count alone may go on from the same checkpoints (CheckSlotChange says when).
   ExperimentConfig at_stored_slots = config;
   at_stored_slots.slots_per_trial = stored.config.slots_per_trial;
@@ -323,9 +377,6 @@ absl::Status CheckCanContinue(const StoredRun& stored, const ExperimentConfig& c
   if (absl::Status there = CheckRecordedCheckpointsThere(stored, *record, config, how);
       !there.ok()) {
     return there;
-  }
-  if (absl::Status ranking = CheckSearcherRankingKept(stored, config, how); !ranking.ok()) {
-    return ranking;
   }
   if (absl::Status keeps = CheckSearcherKeepsTrials(stored, *record, config, how); !keeps.ok()) {
     return keeps;

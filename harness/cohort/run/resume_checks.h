@@ -25,6 +25,9 @@ namespace cohort {
 // - the run folder's config.yaml no longer holds the settings the record says the run trained
 //   with (it was edited since: the checkpoints hold what the recorded settings made), naming the
 //   hyperparameters that differ where the record shows them;
+// - `config` names another entrypoint (plugin) than the run's, as written;
+// - under a searcher other than single, another search space (a hyperparameter's type, bounds,
+//   base, values, or the grid's count), naming each hyperparameter that differs;
 // - `config` would train otherwise than the stored settings, naming each setting that differs;
 //   another slot count alone may go on where CheckSlotChange allows it, for every trial's own
 //   global_batch_size when it is searched;

@@ -1,5 +1,6 @@
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "runtime/config/internal/map_reader.h"
 #include "runtime/config/internal/section_readers.h"
 
@@ -21,6 +22,16 @@ void NormaliseStoragePath(MapReader& r, const std::string& host_path, std::strin
   }
   *storage_path = path == "." ? "" : path.generic_string();
   if (!storage_path->empty() && storage_path->back() == '/') storage_path->pop_back();
+  // Without host_path the checkpoints go in the run folder, where storage_path has no place: it
+  // used to be dropped without a word.
+  if (host_path.empty() && !storage_path->empty()) {
+    return r.Fail(absl::InvalidArgumentError(absl::StrCat(
+        r.PathOf("storage_path"),
+        ": a folder inside host_path, which is not given; give "
+        "checkpoint_storage.host_path too (the shared storage), or leave storage_path out (the "
+        "checkpoints then go in the run folder); got '",
+        *storage_path, "'")));
+  }
 }
 
 }  // namespace

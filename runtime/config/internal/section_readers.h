@@ -36,7 +36,8 @@ absl::Status ReadOptimizations(const YAML::Node& node, std::vector<std::string>*
                                OptimizationsConfig* out);
 
 // `checkpoint_storage`: only type shared_fs. An absolute storage_path inside host_path is made
-// relative to it; one outside host_path, or one that climbs out with "..", is an error.
+// relative to it; one outside host_path, one that climbs out with "..", or one without a host_path
+// is an error.
 absl::Status ReadCheckpointStorage(const YAML::Node& node, std::vector<std::string>* ignored_keys,
                                    CheckpointStorageConfig* out);
 
