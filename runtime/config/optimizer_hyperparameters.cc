@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "runtime/text/closest_name.h"
 
 namespace cohort {
@@ -105,6 +106,24 @@ std::vector<std::string> OptimizerHyperparameterNames(OptimizerOptions::Kind kin
     names.insert(names.end(), {"beta1", "beta2", "eps"});
   }
   return names;
+}
+
+absl::Status CheckOwnOptimizerKeys(const OptimizationsConfig& optimizations,
+                                   absl::string_view plugin_name) {
+  if (optimizations.zero_stage != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "optimizations.zero_stage %u shards the built-in optimizer, but plugin %s steps its own "
+        "optimizer (optimizer_step); set zero_stage to 0, or leave the step to Cohort",
+        optimizations.zero_stage, plugin_name));
+  }
+  if (optimizations.learning_rate_scaling != LearningRateScaling::kNone) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "optimizations.learning_rate_scaling %s scales the built-in optimizer's learning rate, "
+        "but plugin %s steps its own optimizer (optimizer_step); set it to none and scale the "
+        "plugin's rate itself (its trial context's size is the slots), or leave the step to Cohort",
+        PolicyName(optimizations.learning_rate_scaling), plugin_name));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace cohort

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/config/experiment_config.h"
 #include "runtime/optim/optimizer_options.h"
 #include "runtime/plugin/hyperparameters.h"
 
@@ -35,6 +37,13 @@ absl::StatusOr<OptimizerOptions> OptimizerOptionsFromHyperparameters(const Hyper
 // optimizer, learning_rate, weight_decay, and momentum and nesterov (sgd) or beta1, beta2 and eps
 // (adam, adamw).
 std::vector<std::string> OptimizerHyperparameterNames(OptimizerOptions::Kind kind);
+
+// The optimizations keys that act on the built-in optimizer alone, for a plugin (`plugin_name`)
+// that steps its own (optimizer_step): FAILED_PRECONDITION naming `zero_stage` when it is not 0,
+// else `learning_rate_scaling` when it is not none, with what to do instead; OK when neither is
+// set. The worker refuses with it, and `cohort run` and `submit` before anything starts.
+absl::Status CheckOwnOptimizerKeys(const OptimizationsConfig& optimizations,
+                                   absl::string_view plugin_name);
 
 }  // namespace cohort
 

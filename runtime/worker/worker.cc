@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "runtime/base/clock.h"
 #include "runtime/base/collective_failure.h"
+#include "runtime/base/permanent_failure.h"
 #include "runtime/checkpoint/shared_fs_storage.h"
 #include "runtime/collective/gloo/gloo_backend.h"
 #include "runtime/collective/nccl_loader.h"
@@ -134,49 +135,38 @@ absl::Status Worker::BuildModel() {
 
 absl::Status Worker::BuildOptimizer() {
   const OptimizationsConfig& optimizations = options_.config.optimizations;
+  // The config's mistakes: every attempt would meet them again.
+  if (model_->has_optimizer()) {
+    absl::Status keys = CheckOwnOptimizerKeys(optimizations, model_->plugin().name());
+    return keys.ok() ? keys : PermanentFailure(std::move(keys));
+  }
   const bool scaled = optimizations.learning_rate_scaling != LearningRateScaling::kNone;
-  if (model_->has_optimizer() && scaled && options_.rank == 0) {
-    std::printf(
-        "warning: optimizations.learning_rate_scaling %s does nothing here: plugin %s "
-        "steps its own optimizer\n",
-        std::string(PolicyName(optimizations.learning_rate_scaling)).c_str(),
-        model_->plugin().name().c_str());
-  }
-  if (model_->has_optimizer() && optimizations.zero_stage != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "optimizations.zero_stage %u shards the built-in optimizer, but plugin %s steps its own "
-        "optimizer (optimizer_step); set zero_stage to 0, or leave the step to Cohort",
-        optimizations.zero_stage, model_->plugin().name()));
-  }
-  if (!model_->has_optimizer()) {
-    absl::StatusOr<OptimizerOptions> options =
-        OptimizerOptionsFromHyperparameters(options_.config.hyperparameters);
-    if (!options.ok()) return options.status();
-    if (scaled) {
-      const double given = options->learning_rate;
-      options->learning_rate = ScaledLearningRate(optimizations, given, options_.size);
-      if (options_.rank == 0) {
-        std::printf("learning rate %g, scaled %s from %u to %u slot%s: %g\n", given,
-                    std::string(PolicyName(optimizations.learning_rate_scaling)).c_str(),
-                    optimizations.learning_rate_reference_slots, options_.size,
-                    options_.size == 1 ? "" : "s", options->learning_rate);
-        std::fflush(stdout);
-      }
-    }
-    ArenaShard shard;
-    if (optimizations.zero_stage != 0) shard = {options_.rank, options_.size};
-    absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
-        *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr, shard);
-    if (!created.ok()) return created.status();
-    optimizer_ = *std::move(created);
-    if (!shard.whole() && options_.rank == 0) {
-      std::printf(
-          "optimizer state sharded over %u slots (optimizations.zero_stage %u): %.3g MB on "
-          "rank 0\n",
-          shard.size, optimizations.zero_stage,
-          static_cast<double>(optimizer_->state_bytes()) / 1e6);
+  absl::StatusOr<OptimizerOptions> options =
+      OptimizerOptionsFromHyperparameters(options_.config.hyperparameters);
+  if (!options.ok()) return PermanentFailure(options.status());
+  if (scaled) {
+    const double given = options->learning_rate;
+    options->learning_rate = ScaledLearningRate(optimizations, given, options_.size);
+    if (options_.rank == 0) {
+      std::printf("learning rate %g, scaled %s from %u to %u slot%s: %g\n", given,
+                  std::string(PolicyName(optimizations.learning_rate_scaling)).c_str(),
+                  optimizations.learning_rate_reference_slots, options_.size,
+                  options_.size == 1 ? "" : "s", options->learning_rate);
       std::fflush(stdout);
     }
+  }
+  ArenaShard shard;
+  if (optimizations.zero_stage != 0) shard = {options_.rank, options_.size};
+  absl::StatusOr<std::unique_ptr<Optimizer>> created = Optimizer::Create(
+      *options, model_->arena(), on_gpu() ? device_.update_kernels.get() : nullptr, shard);
+  if (!created.ok()) return created.status();
+  optimizer_ = *std::move(created);
+  if (!shard.whole() && options_.rank == 0) {
+    std::printf(
+        "optimizer state sharded over %u slots (optimizations.zero_stage %u): %.3g MB on "
+        "rank 0\n",
+        shard.size, optimizations.zero_stage, static_cast<double>(optimizer_->state_bytes()) / 1e6);
+    std::fflush(stdout);
   }
   return absl::OkStatus();
 }

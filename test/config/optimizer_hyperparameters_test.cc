@@ -189,5 +189,21 @@ TEST(OptimizerHyperparametersTest, AdamAndAdamWDescribeTheirDefaults) {
             "adamw(lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.01)");
 }
 
+TEST(OptimizerHyperparametersTest, KeysOfTheBuiltInOptimizerAreRefusedBesideThePluginsOwn) {
+  OptimizationsConfig optimizations;
+  EXPECT_TRUE(CheckOwnOptimizerKeys(optimizations, "own").ok());
+  optimizations.learning_rate_scaling = LearningRateScaling::kSqrt;
+  absl::Status scaled = CheckOwnOptimizerKeys(optimizations, "own");
+  EXPECT_EQ(scaled.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(scaled.message(),
+              HasSubstr("optimizations.learning_rate_scaling sqrt scales the built-in optimizer's "
+                        "learning rate, but plugin own steps its own optimizer (optimizer_step)"));
+  // Both set: zero_stage is named.
+  optimizations.zero_stage = 2;
+  EXPECT_THAT(CheckOwnOptimizerKeys(optimizations, "own").message(),
+              HasSubstr("optimizations.zero_stage 2 shards the built-in optimizer, but plugin own "
+                        "steps its own optimizer"));
+}
+
 }  // namespace
 }  // namespace cohort

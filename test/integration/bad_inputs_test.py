@@ -155,6 +155,17 @@ FAILED_RUNS = [
     ("a length past 64 bits of records", config_text(),
      ["records_per_epoch=1099511627776", "searcher.max_length={epochs: 1099511627776}"],
      "searcher.max_length: 1099511627776 epochs comes to more than 281474976710656 batches"),
+    # Keys of the built-in optimizer alone, beside a plugin that steps its own: refused before
+    # the run starts (they used to shard nothing and fail the trial, or to scale nothing).
+    ("learning-rate scaling beside the plugin's own optimizer",
+     config_text(os.path.join(TEST_PLUGINS, "cpp_layer.so")),
+     ["optimizations.learning_rate_scaling=linear"],
+     "optimizations.learning_rate_scaling linear scales the built-in optimizer's learning rate, "
+     "but plugin cpp_layer steps its own optimizer (optimizer_step)"),
+    ("ZeRO beside the plugin's own optimizer",
+     config_text(os.path.join(TEST_PLUGINS, "cpp_layer.so")), ["optimizations.zero_stage=1"],
+     "optimizations.zero_stage 1 shards the built-in optimizer, but plugin cpp_layer steps its "
+     "own optimizer"),
     ("negative max_restarts", config_text(), ["max_restarts=-1"],
      "max_restarts: expected an integer >= 0; got -1"),
 ]
@@ -208,6 +219,10 @@ with temp_dir() as tmp:
                 trained = experiment(os.path.join(tmp, name))["trials"][0]["batches_trained"]
                 check(trained == 0, f"{case}: trained {trained} batches before it failed")
         count += 1
+    for refused in ("learning-rate_scaling_beside_the_plugin's_own_optimizer",
+                    "ZeRO_beside_the_plugin's_own_optimizer"):
+        check(not os.path.exists(os.path.join(tmp, refused)),
+              f"{refused}: the refused run made its folder")
     exited = experiment(os.path.join(tmp, "plugin_exits_3_in_the_middle_of_training"))["trials"][0]
     check("not restarted" not in exited["error"],
           f"a plugin's exit(3) was taken for a permanent failure: {exited}")

@@ -18,8 +18,10 @@
 namespace cohort {
 namespace {
 
-// A plugin without an optimizer_step of its own trains with the built-in optimizer, which the
-// hyperparameters configure: what its worker would refuse (an unknown optimizer, a learning rate
+// A plugin with an optimizer_step of its own is refused the keys that act on the built-in
+// optimizer alone (CheckOwnOptimizerKeys). One without trains with the built-in optimizer, which
+// the hyperparameters configure: what its worker would refuse (an unknown optimizer, a learning
+// rate
 // <= 0) is refused now, before a run folder exists. Only where every trial sees the same values:
 // the single searcher, or no built-in optimizer hyperparameter searched (the other trials' values
 // are their workers' to check). `must_open`: a plugin that does not open (another ABI major, no
@@ -37,7 +39,9 @@ absl::Status CheckBuiltInOptimizer(const ExperimentConfig& config, const std::st
     return absl::Status(plugin.status().code(),
                         absl::StrCat("entrypoint: ", plugin.status().message()));
   }
-  if ((*plugin)->has_optimizer()) return absl::OkStatus();
+  if ((*plugin)->has_optimizer()) {
+    return CheckOwnOptimizerKeys(config.optimizations, (*plugin)->name());
+  }
   if (config.searcher.name != "single") {
     for (const OptimizerOptions::Kind kind :
          {OptimizerOptions::Kind::kSgd, OptimizerOptions::Kind::kAdam,
