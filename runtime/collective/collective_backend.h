@@ -50,6 +50,13 @@ class CollectiveBackend {
   // bytes, rank r's contribution at offset r * bytes_per_rank. `in` may be that slot of `out`.
   virtual absl::Status Allgather(const void* in, uint64_t bytes_per_rank, void* out) = 0;
 
+  // Every rank sends `bytes_per_rank` bytes from `in` to rank `root`, whose `out` receives
+  // size() * bytes_per_rank bytes, rank r's at offset r * bytes_per_rank; root's `in` may be its
+  // own slot of `out`. `out` is read on `root` alone (nullptr elsewhere). Unlike Allgather, no
+  // rank but `root` receives anything.
+  virtual absl::Status Gather(const void* in, uint64_t bytes_per_rank, void* out,
+                              uint32_t root) = 0;
+
   // Returns once every rank has entered Barrier.
   virtual absl::Status Barrier() = 0;
 };

@@ -59,6 +59,12 @@ absl::Status RecordedCollective::Allgather(const void* in, uint64_t bytes_per_ra
                   [&] { return inner_->Allgather(in, bytes_per_rank, out); });
 }
 
+absl::Status RecordedCollective::Gather(const void* in, uint64_t bytes_per_rank, void* out,
+                                        uint32_t root) {
+  return Recorded(CollectiveKind::kGather, "bytes", bytes_per_rank,
+                  [&] { return inner_->Gather(in, bytes_per_rank, out, root); });
+}
+
 absl::Status RecordedCollective::Barrier() {
   return Recorded(CollectiveKind::kBarrier, "bytes", 0, [&] { return inner_->Barrier(); });
 }

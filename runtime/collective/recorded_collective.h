@@ -56,6 +56,7 @@ class RecordedCollective final : public CollectiveBackend {
   absl::Status ReduceSum(void* data, uint64_t count, cohort_dtype dtype, uint32_t root) override;
   absl::Status Broadcast(void* data, uint64_t bytes, uint32_t root) override;
   absl::Status Allgather(const void* in, uint64_t bytes_per_rank, void* out) override;
+  absl::Status Gather(const void* in, uint64_t bytes_per_rank, void* out, uint32_t root) override;
   absl::Status Barrier() override;
 
  private:

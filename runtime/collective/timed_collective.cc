@@ -45,6 +45,12 @@ absl::Status TimedCollective::Allgather(const void* in, uint64_t bytes_per_rank,
                [&] { return inner_.Allgather(in, bytes_per_rank, out); });
 }
 
+absl::Status TimedCollective::Gather(const void* in, uint64_t bytes_per_rank, void* out,
+                                     uint32_t root) {
+  return Timed("gather", bytes_per_rank,
+               [&] { return inner_.Gather(in, bytes_per_rank, out, root); });
+}
+
 absl::Status TimedCollective::Barrier() {
   return Timed("barrier", 0, [&] { return inner_.Barrier(); });
 }

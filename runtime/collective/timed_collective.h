@@ -35,10 +35,11 @@ class TimedCollective final : public CollectiveBackend {
   absl::Status ReduceSum(void* data, uint64_t count, cohort_dtype dtype, uint32_t root) override;
   absl::Status Broadcast(void* data, uint64_t bytes, uint32_t root) override;
   absl::Status Allgather(const void* in, uint64_t bytes_per_rank, void* out) override;
+  absl::Status Gather(const void* in, uint64_t bytes_per_rank, void* out, uint32_t root) override;
   absl::Status Barrier() override;
 
-  // One call: which ("allreduce", "allgather", "broadcast", "barrier"), the bytes it was given
-  // and when it began and ended (seconds of std::chrono::steady_clock).
+  // One call: which ("allreduce", "allgather", "gather", "broadcast", "barrier"), the bytes it was
+  // given and when it began and ended (seconds of std::chrono::steady_clock).
   struct Call {
     const char* name;
     uint64_t bytes;

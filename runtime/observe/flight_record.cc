@@ -74,6 +74,8 @@ const char* CollectiveKindName(CollectiveKind kind) {
       return "barrier";
     case CollectiveKind::kReduce:
       return "reduce";
+    case CollectiveKind::kGather:
+      return "gather";
   }
   return "unknown";
 }

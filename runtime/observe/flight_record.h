@@ -52,7 +52,14 @@ inline constexpr uint8_t kCheckpointGroup = 2;
 inline constexpr uint8_t kFlightGroups = 3;
 const char* FlightGroupName(uint8_t group);
 
-enum class CollectiveKind : uint8_t { kAllreduce = 1, kBroadcast, kAllgather, kBarrier, kReduce };
+enum class CollectiveKind : uint8_t {
+  kAllreduce = 1,
+  kBroadcast,
+  kAllgather,
+  kBarrier,
+  kReduce,
+  kGather,
+};
 const char* CollectiveKindName(CollectiveKind kind);
 
 // What a collective was for, as its caller tagged it (CollectiveTagScope in the collective

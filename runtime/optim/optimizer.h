@@ -78,9 +78,9 @@ class Optimizer {
 
   // ZeRO. The part of the arena this optimizer steps (whole by default). A sharded optimizer has no
   // whole state of its own (SaveState is empty): every rank of the shard calls SaveWholeStateInto
-  // at the same point with a mover that broadcasts (OptimizerState::GatherWholeInto), and the
-  // rank that passes `out` gets SaveState's bytes of the whole state there, which LoadState reads
-  // on any shard. UNIMPLEMENTED for an optimizer that is not sharded.
+  // at the same point with a mover that gathers onto rank 0 (OptimizerState::GatherWholeInto), and
+  // the rank that passes `out` gets SaveState's bytes of the whole state there, which LoadState
+  // reads on any shard. UNIMPLEMENTED for an optimizer that is not sharded.
   virtual ArenaShard shard() const { return {}; }
   // Bytes of state this optimizer keeps (its shard's, when sharded); 0 where it does not say.
   virtual uint64_t state_bytes() const { return 0; }

@@ -223,23 +223,20 @@ absl::Status ReceiveOthersPieces(const std::vector<cohort_dtype>& dtypes,
       if (start + buffer > laid_out) {
         return absl::InvalidArgumentError("the bytes given are not laid out for this state");
       }
-      // Rank r's piece starts at element r * chunk of the buffer: where its range begins. The
-      // pieces of the last ranks (their padding, or empty ranges) reach past the buffer's end, a
-      // few elements at most: the bytes they land on are put back (past the last buffer, into
-      // the room LayOutWholeInto reserved, cut off below).
-      for (uint32_t owner = 1; owner < ranks; ++owner) {
-        const uint64_t at = start + owner * piece;
-        const uint64_t reach = at + piece;
-        const uint64_t end = start + buffer;
-        if (reach > end) {
-          if (reach > whole.size()) whole.resize(reach);
-          overlap.assign(whole.data() + std::max(at, end), reach - std::max(at, end));
-        }
-        if (absl::Status moved = move(whole.data() + at, piece, owner); !moved.ok()) return moved;
-        if (reach > end) {
-          std::memcpy(whole.data() + std::max(at, end), overlap.data(), overlap.size());
-        }
+      // Rank r's piece starts at element r * chunk of the buffer: where its range begins, so the
+      // gathered pieces land in place, rank 0's onto itself. Those of the last ranks (their
+      // padding, or empty ranges) reach past the buffer's end, a few elements at most: the bytes
+      // they land on are put back (past the last buffer, into the room LayOutWholeInto reserved,
+      // cut off below).
+      const uint64_t end = start + buffer;
+      const uint64_t reach = start + ranks * piece;
+      if (reach > end) {
+        if (reach > whole.size()) whole.resize(reach);
+        overlap.assign(whole.data() + end, reach - end);
       }
+      char* slots = whole.data() + start;
+      if (absl::Status moved = move(slots, piece, slots); !moved.ok()) return moved;
+      if (reach > end) std::memcpy(whole.data() + end, overlap.data(), overlap.size());
     }
   }
   whole.resize(laid_out);
@@ -275,23 +272,13 @@ absl::Status OptimizerState::ReceivePiecesInto(const TensorArena& arena, size_t 
 }
 
 absl::Status OptimizerState::SendPieces(const PieceMover& move) const {
-  std::string elsewhere;  // a piece moving between two other ranks passes through here
   for (size_t b = 0; b < block_dtypes_.size(); ++b) {
     const uint64_t piece = ShardChunk(block_sizes_[b], shard_.size) * *DtypeSize(block_dtypes_[b]);
     for (size_t i = 0; i < buffers_per_block_; ++i) {
-      void* own = nullptr;  // only read: its owner is the broadcast's root
-      std::visit(
-          [&](const auto& values) {
-            own = const_cast<void*>(static_cast<const void*>(values.data()));
-          },
-          buffers_[b * buffers_per_block_ + i]);
-      for (uint32_t owner = 1; owner < shard_.size; ++owner) {
-        if (owner != shard_.rank) elsewhere.resize(piece);
-        if (absl::Status moved = move(owner == shard_.rank ? own : elsewhere.data(), piece, owner);
-            !moved.ok()) {
-          return moved;
-        }
-      }
+      const void* own = nullptr;
+      std::visit([&](const auto& values) { own = values.data(); },
+                 buffers_[b * buffers_per_block_ + i]);
+      if (absl::Status moved = move(own, piece, nullptr); !moved.ok()) return moved;
     }
   }
   return absl::OkStatus();

@@ -87,15 +87,16 @@ class OptimizerState {
                                        size_t buffers_per_block, const BufferFill& fill,
                                        bool sealed = true);
   // A sharded state's part in assembling the whole one on the shard's rank 0; every rank of the
-  // shard calls it at the same point. For each block and buffer, in order, and each rank r > 0 in
-  // turn, `move(data, bytes, r)` is called with r's piece of that buffer (ShardChunk elements,
-  // zero-padded) at `data` on rank r, and is to bring r's bytes to `data` on every rank (a
-  // broadcast from r); rank 0's pieces are already where they are needed and do not move. Into
-  // `whole`, given on rank 0 only (the others pass nullptr; INVALID_ARGUMENT elsewhere), the whole
-  // state's serialised form, as Encode's, is assembled in place: the pieces land where they
-  // belong, so that rank holds no more than the whole state and its own piece. The first error of
-  // `move`.
-  using PieceMover = std::function<absl::Status(void* data, uint64_t bytes, uint32_t owner)>;
+  // shard calls it at the same point. For each block and buffer, in order, every rank calls
+  // `move(piece, bytes, slots)` once, a gather onto rank 0 (CollectiveBackend::Gather): `piece`
+  // is this rank's piece of that buffer (ShardChunk elements, zero-padded; `bytes`, the same on
+  // every rank), and `slots`, on rank 0 alone (nullptr on the others), is the buffer's place in
+  // `whole`, where rank r's piece is to land at r * bytes; rank 0's `piece` is its own slot there,
+  // already in place. Into `whole`, given on rank 0 only (the others pass nullptr;
+  // INVALID_ARGUMENT elsewhere), the whole state's serialised form, as Encode's, is assembled in
+  // place: the pieces land where they belong, so that rank holds no more than the whole state and
+  // its own piece, and no other rank receives anything. The first error of `move`.
+  using PieceMover = std::function<absl::Status(const void* piece, uint64_t bytes, void* slots)>;
   absl::Status GatherWholeInto(const PieceMover& move, std::string* whole,
                                bool sealed = true) const;
   // GatherWholeInto in its parts, so that the pieces may travel on another thread while the state

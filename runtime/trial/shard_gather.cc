@@ -27,8 +27,8 @@ absl::Status ShardGather::Gather(
   // The collectives belong to the checkpoint after the batch trained last.
   CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
                           .batch = static_cast<int64_t>(batches_trained_) - 1});
-  const OptimizerState::PieceMover move = [this](void* data, uint64_t bytes, uint32_t owner) {
-    return group_.Broadcast(data, bytes, owner);
+  const OptimizerState::PieceMover move = [this](const void* piece, uint64_t bytes, void* slots) {
+    return group_.Gather(piece, bytes, slots, /*root=*/0);
   };
   absl::Status gathered = part(move);
   if (gathered.ok()) return gathered;

@@ -137,8 +137,8 @@ class TrialRunner {
   // Every rank's compression state (error feedback differs from rank to rank), gathered on every
   // rank in rank order, for rank 0 to write; empty when the exchange keeps none.
   absl::StatusOr<std::string> GatherCompressionState();
-  // ZeRO: how a sharded optimizer's pieces reach rank 0 for a checkpoint (a broadcast from each
-  // owner over the trial's group).
+  // ZeRO: how a sharded optimizer's pieces reach rank 0 for a checkpoint (a gather onto rank 0
+  // over the trial's group).
   OptimizerState::PieceMover OptimizerPieceMover();
   // Gives the exchange the bucket order of a checkpoint's "ready_order" file, then this rank's
   // part of its "compression" file.
@@ -253,14 +253,15 @@ class TrialRunner {
   StagedHostCopies staged_copies_;
   bool told_of_pinning_error_ = false;
   bool told_uneven_validation_ = false;  // a validation batch reported other metrics than the first
+  // ZeRO with a checkpoint group: every rank's part in gathering the optimizer's shards. Before
+  // writer_, whose thread may still be assembling the shards with it as writer_ is destroyed.
+  std::unique_ptr<ShardGather> shard_gather_;
   // Rank 0's; the seconds its writes took since the previous training report; and the last
   // write's files, whose memory the next capture reuses (one copy of the state in host memory
   // between checkpoints).
   std::unique_ptr<CheckpointWriter> writer_;
   double checkpoint_write_seconds_ = 0;
   std::map<std::string, std::string> spare_files_;
-  // ZeRO with a checkpoint group: every rank's part in gathering the optimizer's shards.
-  std::unique_ptr<ShardGather> shard_gather_;
 };
 
 // The seed of trial `trial_id` of an experiment seeded with `experiment_seed`.

@@ -128,10 +128,11 @@ absl::StatusOr<std::string> TrialRunner::GatherCompressionState() {
 }
 
 OptimizerState::PieceMover TrialRunner::OptimizerPieceMover() {
-  return [this](void* data, uint64_t bytes, uint32_t owner) -> absl::Status {
+  return [this](const void* piece, uint64_t bytes, void* slots) -> absl::Status {
     CollectiveTagScope tag({.purpose = CollectivePurpose::kCheckpoint,
                             .batch = static_cast<int64_t>(progress_.batches_trained) - 1});
-    if (absl::Status status = options_.collective->Broadcast(data, bytes, owner); !status.ok()) {
+    if (absl::Status status = options_.collective->Gather(piece, bytes, slots, /*root=*/0);
+        !status.ok()) {
       return InCollective(status, "gathering the optimizer's shards", progress_.batches_trained);
     }
     return absl::OkStatus();

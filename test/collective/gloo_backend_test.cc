@@ -127,6 +127,43 @@ TEST_P(GlooGroupTest, BroadcastCopiesTheRootsBytes) {
   }));
 }
 
+// Gather: only the root receives, each rank's bytes in its slot; in place on the root as well,
+// and onto a root other than 0.
+TEST_P(GlooGroupTest, GatherPlacesEachRankInOrderOnTheRootAlone) {
+  ExpectAllOk(RunGroup(GetParam(), [](CollectiveBackend& backend) -> absl::Status {
+    constexpr size_t kBytes = 13;
+    const uint32_t n = backend.size();
+    for (const uint32_t root : {0u, n - 1}) {
+      const bool is_root = backend.rank() == root;
+      std::vector<uint8_t> mine(kBytes, static_cast<uint8_t>(backend.rank() + 1));
+      std::vector<uint8_t> gathered(n * kBytes, 0);
+      RETURN_IF_ERROR(
+          backend.Gather(mine.data(), kBytes, is_root ? gathered.data() : nullptr, root));
+      std::vector<uint8_t> in_place(n * kBytes, 0);
+      uint8_t* own = in_place.data() + backend.rank() * kBytes;
+      std::memset(own, static_cast<int>(backend.rank() + 1), kBytes);
+      RETURN_IF_ERROR(backend.Gather(own, kBytes, is_root ? in_place.data() : nullptr, root));
+      for (size_t i = 0; i < n * kBytes; ++i) {
+        const uint8_t expected = is_root ? static_cast<uint8_t>(i / kBytes + 1) : 0;
+        if (gathered[i] != expected) {
+          return absl::InternalError(absl::StrCat("root ", root, ": byte ", i, " differs"));
+        }
+        // Off the root, only this rank's own slot holds anything.
+        const uint8_t kept =
+            is_root || i / kBytes == backend.rank() ? static_cast<uint8_t>(i / kBytes + 1) : 0;
+        if (in_place[i] != kept) {
+          return absl::InternalError(absl::StrCat("root ", root, ": byte ", i, " in place"));
+        }
+      }
+    }
+    if (backend.Gather(nullptr, kBytes, nullptr, 0).ok() ||
+        backend.Gather(nullptr, 1, nullptr, n).code() != absl::StatusCode::kInvalidArgument) {
+      return absl::InternalError("a null input or a root past the group was taken");
+    }
+    return absl::OkStatus();
+  }));
+}
+
 TEST_P(GlooGroupTest, AllgatherPlacesEachRankInOrder) {
   ExpectAllOk(RunGroup(GetParam(), [](CollectiveBackend& backend) -> absl::Status {
     constexpr size_t kBytes = 13;

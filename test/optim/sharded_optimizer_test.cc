@@ -164,32 +164,36 @@ void StepAll(std::vector<Replica>& ranks, uint64_t step) {
 
 // What the ranks' parts in saving the whole state (`save(rank, move, out)`, as
 // Optimizer::SaveWholeStateInto) assemble on rank 0, played in one thread: each other rank first
-// runs its part with a mover that keeps the pieces it owns (in call order, the same on every
-// rank), then rank 0's mover hands each rank's pieces over in that order, as a broadcast from
-// their owner would.
+// runs its part with a mover that keeps the pieces it sends (in call order, the same on every
+// rank), then rank 0's mover puts each rank's piece of the call in its slot, as a gather onto
+// rank 0 would.
 using SavePart =
     std::function<absl::Status(uint32_t rank, const OptimizerState::PieceMover&, std::string*)>;
 std::string AssembleWhole(uint32_t size, const SavePart& save) {
-  std::vector<std::vector<std::string>> owned(size);
+  std::vector<std::vector<std::string>> sent(size);
   for (uint32_t rank = 1; rank < size; ++rank) {
     const absl::Status played = save(
         rank,
-        [&](void* data, uint64_t bytes, uint32_t owner) {
-          if (owner == rank) owned[rank].emplace_back(static_cast<const char*>(data), bytes);
+        [&](const void* piece, uint64_t bytes, void* slots) {
+          if (slots != nullptr) return absl::InternalError("slots off rank 0");
+          sent[rank].emplace_back(static_cast<const char*>(piece), bytes);
           return absl::OkStatus();
         },
         nullptr);
     EXPECT_TRUE(played.ok()) << played;
   }
-  std::vector<size_t> next(size, 0);
+  size_t call = 0;
   std::string whole;
   const absl::Status status = save(
       0,
-      [&](void* data, uint64_t bytes, uint32_t owner) {
-        if (owner == 0) return absl::OkStatus();
-        const std::string& piece = owned[owner].at(next[owner]++);
-        if (piece.size() != bytes) return absl::InternalError("pieces of different sizes");
-        std::memcpy(data, piece.data(), bytes);
+      [&](const void* piece, uint64_t bytes, void* slots) {
+        if (piece != slots) return absl::InternalError("rank 0's piece is not in its slot");
+        for (uint32_t rank = 1; rank < size; ++rank) {
+          const std::string& from = sent[rank].at(call);
+          if (from.size() != bytes) return absl::InternalError("pieces of different sizes");
+          std::memcpy(static_cast<char*>(slots) + rank * bytes, from.data(), bytes);
+        }
+        ++call;
         return absl::OkStatus();
       },
       &whole);
@@ -373,7 +377,7 @@ TEST(ShardedOptimizerStateTest, AWholeOptimizerHasNoPiecesToGather) {
   Replica whole = MakeReplica(Adam(), {});
   std::string out;
   const absl::Status refused = whole.optimizer->SaveWholeStateInto(
-      [](void*, uint64_t, uint32_t) { return absl::OkStatus(); }, &out, true);
+      [](const void*, uint64_t, void*) { return absl::OkStatus(); }, &out, true);
   EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
   std::optional<OptimizerState> copy;
   EXPECT_EQ(whole.optimizer->CopyShardStateInto(copy, nullptr).code(),
@@ -387,29 +391,33 @@ TEST(ShardedOptimizerStateTest, AWholeOptimizerHasNoPiecesToGather) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// The whole state is assembled on rank 0, whose pieces stay put: only the others' travel.
-TEST(ShardedOptimizerStateTest, OnlyTheOtherRanksPiecesMoveToRankZero) {
+// The whole state is assembled on rank 0, whose pieces stay put: each other rank sends its
+// pieces there, one gather for each buffer, and receives nothing.
+TEST(ShardedOptimizerStateTest, EachOtherRankSendsOnlyItsOwnPieces) {
   Replica rank = MakeReplica(Adam(), {1, 3});
-  std::vector<uint32_t> owners;
+  std::vector<uint64_t> sent;
   const absl::Status played = rank.optimizer->SaveWholeStateInto(
-      [&](void*, uint64_t, uint32_t owner) {
-        owners.push_back(owner);
+      [&](const void* piece, uint64_t bytes, void* slots) {
+        if (piece == nullptr || slots != nullptr) return absl::InternalError("not a send");
+        sent.push_back(bytes);
         return absl::OkStatus();
       },
       nullptr, true);
   ASSERT_TRUE(played.ok()) << played;
-  // For each of the 2 blocks and Adam's 2 buffers, rank 1's piece and then rank 2's.
-  EXPECT_EQ(owners, (std::vector<uint32_t>{1, 2, 1, 2, 1, 2, 1, 2}));
+  // For each of the 2 blocks, Adam's 2 buffers: 4 sends, a block's two the same size.
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent[0], sent[1]);
+  EXPECT_EQ(sent[2], sent[3]);
   std::string out;
   const absl::Status refused = rank.optimizer->SaveWholeStateInto(
-      [](void*, uint64_t, uint32_t) { return absl::OkStatus(); }, &out, true);
+      [](const void*, uint64_t, void*) { return absl::OkStatus(); }, &out, true);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
 }
 
 TEST(ShardedOptimizerStateTest, AFailedMoveIsTheError) {
   Replica rank = MakeReplica(Adam(), {1, 2});
   const absl::Status failed = rank.optimizer->SaveWholeStateInto(
-      [](void*, uint64_t, uint32_t) { return absl::DeadlineExceededError("rank 0 is gone"); },
+      [](const void*, uint64_t, void*) { return absl::DeadlineExceededError("rank 0 is gone"); },
       nullptr, true);
   EXPECT_EQ(failed.code(), absl::StatusCode::kDeadlineExceeded) << failed;
 }

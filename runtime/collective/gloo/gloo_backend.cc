@@ -7,6 +7,7 @@
 #include "gloo/allreduce.h"
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
+#include "gloo/gather.h"
 #include "gloo/math.h"
 #include "gloo/reduce.h"
 #include "gloo/rendezvous/context.h"
@@ -73,6 +74,24 @@ class GlooBackend final : public CollectiveBackend {
         options.setInput(const_cast<uint8_t*>(own), bytes_per_rank);
       options.setOutput(gathered, size() * bytes_per_rank);
       gloo::allgather(options);
+    });
+  }
+
+  absl::Status Gather(const void* in, uint64_t bytes_per_rank, void* out, uint32_t root) override {
+    if (root >= size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gloo gather: root ", root, " is not below size ", size()));
+    }
+    if (bytes_per_rank == 0) return absl::OkStatus();
+    if (in == nullptr || (rank() == root && out == nullptr))
+      return absl::InvalidArgumentError("gloo gather: null buffer");
+    return CallGloo("gloo gather", [&] {
+      gloo::GatherOptions options(context_);
+      // Root's own contribution is copied into its slot: onto itself when `in` is that slot.
+      options.setInput(static_cast<uint8_t*>(const_cast<void*>(in)), bytes_per_rank);
+      if (rank() == root) options.setOutput(static_cast<uint8_t*>(out), size() * bytes_per_rank);
+      options.setRoot(static_cast<int>(root));
+      gloo::gather(options);
     });
   }
 

@@ -142,6 +142,39 @@ class NcclBackend final : public CollectiveBackend {
                [&] { return ncclAllGather(in, out, bytes_per_rank, ncclUint8, comm_, stream_); });
   }
 
+  absl::Status Gather(const void* in, uint64_t bytes_per_rank, void* out, uint32_t root) override {
+    if (root >= size_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("nccl gather: root ", root, " is not below size ", size_));
+    }
+    if (bytes_per_rank == 0) return absl::OkStatus();
+    // NCCL has no gather: root's receives and every rank's send, as one group.
+    return Run("nccl gather", [&]() -> ncclResult_t {
+      if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess) return r;
+      if (rank_ == root) {
+        char* slots = static_cast<char*>(out);
+        for (uint32_t r = 0; r < size_; ++r) {
+          if (r == root && in == slots + r * bytes_per_rank) continue;  // in place already
+          if (ncclResult_t received = ncclRecv(slots + r * bytes_per_rank, bytes_per_rank,
+                                               ncclUint8, static_cast<int>(r), comm_, stream_);
+              received != ncclSuccess) {
+            ncclGroupEnd();
+            return received;
+          }
+        }
+      }
+      if (rank_ != root || in != static_cast<char*>(out) + root * bytes_per_rank) {
+        if (ncclResult_t sent =
+                ncclSend(in, bytes_per_rank, ncclUint8, static_cast<int>(root), comm_, stream_);
+            sent != ncclSuccess) {
+          ncclGroupEnd();
+          return sent;
+        }
+      }
+      return ncclGroupEnd();
+    });
+  }
+
   absl::Status Barrier() override {
     return Run("nccl barrier", [&] {
       return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm_, stream_);
