@@ -75,11 +75,13 @@ size_t FusionTuner::Decide(absl::Span<const double> seconds) {
   return best;
 }
 
-void FusionTuner::Adopt(const BucketLimits& limits) {
+bool FusionTuner::Adopt(const BucketLimits& limits, uint64_t threshold_bytes) {
+  if (limits.bucket_bytes > threshold_bytes) return false;
   auto found = std::find(candidates_.begin(), candidates_.end(), limits);
   if (found == candidates_.end()) found = candidates_.insert(candidates_.end(), limits);
   current_ = static_cast<size_t>(found - candidates_.begin());
   decided_ = true;
+  return true;
 }
 
 std::string FusionTuner::Describe(absl::Span<const double> seconds) const {

@@ -76,8 +76,11 @@ class FusionTuner {
   // Keeps the candidate of least `seconds` (one per candidate: the ranks' agreed figures; the
   // first of equal ones), and returns its index. Tuning is over.
   size_t Decide(absl::Span<const double> seconds);
-  // Keeps `limits` without measuring (a checkpoint's choice). Tuning is over.
-  void Adopt(const BucketLimits& limits);
+  // Keeps `limits` without measuring (a checkpoint's choice, even a size this run would not try:
+  // another model build), and tuning is over; unless its buckets are larger than
+  // `threshold_bytes` (a threshold lowered since), which leaves the tuner as it was and returns
+  // false.
+  bool Adopt(const BucketLimits& limits, uint64_t threshold_bytes);
 
   // "256 KiB 12.31 ms, 1 MiB 10.02 ms (kept), 4 MiB 10.50 ms": each candidate's bucket size and
   // figure, the kept one marked.

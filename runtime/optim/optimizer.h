@@ -44,7 +44,8 @@ class Optimizer {
   //
   // With a `shard` of several ranks (ZeRO, arena_shard.h), the optimizer keeps state for, and
   // Step updates, the shard's range of each block only; the caller brings the other ranges'
-  // parameters from their owners after each step. CPU blocks only (UNIMPLEMENTED with kernels).
+  // parameters from their owners after each step; on the CPU, and with `device_kernels` in device
+  // memory alike (each rank's device buffers hold its ranges).
   static absl::StatusOr<std::unique_ptr<Optimizer>> Create(
       const OptimizerOptions& options, TensorArena& arena,
       DeviceUpdateKernels* device_kernels = nullptr, ArenaShard shard = {});

@@ -132,6 +132,7 @@ absl::StatusOr<TrialExit> TrialRunner::Train() {
   throughput_.Start(options_.clock->MonotonicSeconds(), progress_.records_trained);
   paced_batches_ = progress_.batches_trained;
   Enter(TrialPhase::kStarting, progress_.batches_trained);
+  NoticeNothingToTune();
   if (multi_rank()) {
     // Same model everywhere, starting from rank 0's parameters and state (its initialisation, or
     // the checkpoint every rank restored).

@@ -157,6 +157,8 @@ class TrialRunner {
   // No-ops without a tuner, and nothing but a test once it has chosen.
   absl::Status BeforeExchangedBatch();
   absl::Status AfterExchangedBatch();
+  // As the attempt starts: that `auto` has nothing to tune without an exchange (1 slot).
+  void NoticeNothingToTune();
   // The ranks' average of each candidate's median (every rank's medians gathered in rank order).
   absl::StatusOr<std::vector<double>> AgreedFusionSeconds();
   // What the first notice adds when the exchanged batches left cannot measure `candidates`

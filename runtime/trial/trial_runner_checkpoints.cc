@@ -146,8 +146,16 @@ absl::Status TrialRunner::RestoreExchangeState(const std::map<std::string, std::
   if (auto limits = files.find("bucket_limits"); limits != files.end() && fusion_tuner_) {
     absl::StatusOr<BucketLimits> kept = ParseBucketLimits(limits->second);
     if (!kept.ok()) return kept.status();
+    // Cut as the checkpoint was, for its compression state; but a size above the threshold now in
+    // force (lowered since) is compared again from the first candidate.
     if (absl::Status cut = options_.exchange->SetBucketLimits(*kept); !cut.ok()) return cut;
-    fusion_tuner_->Adopt(*kept);
+    const uint32_t threshold = options_.config->optimizations.tensor_fusion_threshold;
+    if (!fusion_tuner_->Adopt(*kept, uint64_t{threshold} << 20) && reporter()) {
+      options_.events->OnNotice(
+          absl::StrCat("optimizations.tensor_fusion_threshold auto: the checkpoint kept ",
+                       BucketBytesText(kept->bucket_bytes), " buckets, above the threshold of ",
+                       threshold, " MB now; comparing again"));
+    }
   }
   if (auto order = files.find("ready_order"); order != files.end()) {
     absl::StatusOr<std::vector<uint32_t>> tensors = ParseReadyOrder(order->second);

@@ -85,6 +85,15 @@ std::string TrialRunner::TooFewToTune(size_t candidates) const {
                       "or train longer)");
 }
 
+void TrialRunner::NoticeNothingToTune() {
+  if (!options_.config->optimizations.auto_tune_tensor_fusion || options_.exchange != nullptr) {
+    return;
+  }
+  options_.events->OnNotice(
+      "optimizations.tensor_fusion_threshold auto: nothing to tune at 1 slot, where no gradient "
+      "is exchanged");
+}
+
 absl::Status TrialRunner::BeforeExchangedBatch() {
   if (!fusion_tuner_) return absl::OkStatus();
   GradientExchange& exchange = *options_.exchange;
@@ -134,8 +143,9 @@ absl::Status TrialRunner::AfterExchangedBatch() {
   options_.events->OnNotice(
       absl::StrCat("optimizations.tensor_fusion_threshold auto: keeps ",
                    BucketBytesText(fusion_tuner_->current().bucket_bytes),
-                   " buckets; median time of an exchanged batch, averaged over ", Slots(),
-                   " ranks: ", fusion_tuner_->Describe(*agreed)));
+                   " buckets; median time of an exchanged batch",
+                   Slots() == 1 ? "" : absl::StrCat(", averaged over ", Slots(), " ranks"), ": ",
+                   fusion_tuner_->Describe(*agreed)));
   return options_.exchange->SetBucketLimits(fusion_tuner_->current());
 }
 

@@ -105,13 +105,24 @@ TEST(FusionTunerTest, OneCandidateIsDecidedFromTheStart) {
 
 TEST(FusionTunerTest, AdoptingACheckpointsChoiceEndsTuning) {
   FusionTuner tuner({{kMiB, kMiB}, {4 * kMiB, kMiB}});
-  tuner.Adopt({4 * kMiB, kMiB});
+  EXPECT_TRUE(tuner.Adopt({4 * kMiB, kMiB}, 64 * kMiB));
   EXPECT_FALSE(tuner.tuning());
   EXPECT_EQ(tuner.current(), (BucketLimits{4 * kMiB, kMiB}));
-  // A size this run would not try (another threshold, another model build) is still kept.
+  // A size this run would not try (another model build) is still kept.
   FusionTuner other({{kMiB, kMiB}});
-  other.Adopt({3 * kMiB, kMiB});
+  EXPECT_TRUE(other.Adopt({3 * kMiB, kMiB}, 64 * kMiB));
   EXPECT_EQ(other.current(), (BucketLimits{3 * kMiB, kMiB}));
+}
+
+TEST(FusionTunerTest, AChoiceAboveALoweredThresholdIsComparedAgain) {
+  FusionTuner tuner({{kMiB, kMiB}, {2 * kMiB, kMiB}});
+  EXPECT_FALSE(tuner.Adopt({4 * kMiB, kMiB}, 2 * kMiB));
+  EXPECT_TRUE(tuner.tuning());
+  EXPECT_EQ(tuner.current(), (BucketLimits{kMiB, kMiB}));
+  EXPECT_EQ(tuner.candidates().size(), 2u);
+  // At the threshold itself it is kept.
+  EXPECT_TRUE(tuner.Adopt({2 * kMiB, kMiB}, 2 * kMiB));
+  EXPECT_FALSE(tuner.tuning());
 }
 
 TEST(BucketLimitsTextTest, RoundTripsAndRefusesAnythingElse) {

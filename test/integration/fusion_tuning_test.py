@@ -4,7 +4,8 @@ kept and the figures compared. At 2 slots a sum is the same whatever the bucket 
 ends bitwise where a fixed threshold's does. A run stopped (SIGINT) after the choice and resumed
 keeps the checkpoint's size without comparing again, and ends bitwise as the uninterrupted run. A
 small model has one size only and says so (left out under the sanitizers, as is the
-fixed-threshold run); a trial too short to measure every size says so; `auto` beside auto_tune_tensor_fusion: false is refused naming both keys."""
+fixed-threshold run); a trial too short to measure every size says so, as does one of 1 slot, which has nothing to
+tune; `auto` beside auto_tune_tensor_fusion: false is refused naming both keys."""
 import os
 import re
 
@@ -96,6 +97,15 @@ with temp_dir() as tmp:
                      log_of(short))
     check(told and int(told.group(1)) == 6 * int(compared.group(1)), log_of(short))
     check(not choices(log_of(short)), log_of(short))
+
+    # At 1 slot no gradient is exchanged, so nothing is tuned, and the log says so.
+    one = os.path.join(tmp, "one")
+    text = read_bytes(config(tmp, "one", 32, "auto", batches=8)).decode()
+    path = write_config(tmp, text.replace("slots_per_trial: 2", "slots_per_trial: 1"), "one.yaml")
+    code, out, err = run("run", path, "--output", one)
+    check(code == 0, f"the 1-slot run failed:\n{out}\n{err}")
+    check("auto: nothing to tune at 1 slot, where no gradient is exchanged" in log_of(one),
+          log_of(one))
 
     refused = os.path.join(tmp, "refused")
     text = read_bytes(config(tmp, "refused", 32, "auto")).decode()
