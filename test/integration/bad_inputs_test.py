@@ -223,6 +223,17 @@ with temp_dir() as tmp:
                     "ZeRO_beside_the_plugin's_own_optimizer"):
         check(not os.path.exists(os.path.join(tmp, refused)),
               f"{refused}: the refused run made its folder")
+    # More slots than the run offers: the count it offers, and where it comes from.
+    config = write_config(tmp, config_text(), file_name="wide.yaml")
+    for extra, said in (([], "slots, but this machine offers "),
+                        (["--cpu-slots", "1"],
+                         "slots, but this run offers 1 CPU slot (--cpu-slots 1)")):
+        code, out, err = run("run", config, "--output", os.path.join(tmp, "wide"), "--set",
+                             "hyperparameters.global_batch_size=4096", "--set",
+                             "resources.slots_per_trial=4096", *extra)
+        check(code == 1 and f"wide.yaml: resources.slots_per_trial: 4096 {said}" in err,
+              f"{extra}: exit {code}:\n{out}\n{err}")
+        check(not os.path.exists(os.path.join(tmp, "wide")), "the refused run made its folder")
     exited = experiment(os.path.join(tmp, "plugin_exits_3_in_the_middle_of_training"))["trials"][0]
     check("not restarted" not in exited["error"],
           f"a plugin's exit(3) was taken for a permanent failure: {exited}")

@@ -205,11 +205,18 @@ int RunRunCommand(const std::vector<std::string>& arguments) {
                            " names none of this machine's GPUs: unset it, or name some")));
   }
   if (config->slots_per_trial > slots.size()) {
+    const char* plural = slots.size() == 1 ? "" : "s";
+    const std::string offered =
+        args->gpus ? absl::StrCat("this machine offers ", slots.size(), " GPU slot", plural,
+                                  " (one per GPU)")
+        : args->cpu_slots_given
+            ? absl::StrCat("this run offers ", slots.size(), " CPU slot", plural, " (--cpu-slots ",
+                           slots.size(), ")")
+            : absl::StrCat("this machine offers ", slots.size(), " CPU slot", plural,
+                           " (one per core; --cpu-slots N allows more)");
     return CommandError(absl::FailedPreconditionError(
-        absl::StrCat("resources.slots_per_trial: ", config->slots_per_trial,
-                     " slots, but this machine offers ", slots.size(),
-                     args->gpus ? " GPU slots (one per GPU)"
-                                : " CPU slots (one per core; --cpu-slots N allows more)")));
+        absl::StrCat(config_path, ": resources.slots_per_trial: ", config->slots_per_trial,
+                     " slots, but ", offered)));
   }
   absl::StatusOr<std::string> executable = SelfExecutable();
   if (!executable.ok()) return CommandError(executable.status());
