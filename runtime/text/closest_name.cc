@@ -29,7 +29,7 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
 
 std::optional<std::string> ClosestName(absl::string_view name,
                                        absl::Span<const absl::string_view> known) {
-  const size_t allowed = std::min<size_t>(2, std::max<size_t>(1, name.size() / 3));
+  const size_t allowed = name.size() < 6 ? 1 : name.size() < 15 ? 2 : 3;
   std::optional<std::string> best;
   size_t best_distance = allowed + 1;
   for (absl::string_view candidate : known) {

@@ -3,8 +3,9 @@
 //   ClosestName("searchr", {"searcher", "resources"});  // "searcher"
 //   ClosestName("zzz", {"searcher"});                   // nullopt: nothing is near
 //
-// Near means at most two edits (insert, delete, substitute, swap neighbours) and no more than a
-// third of the name's length, so short names only match short slips.
+// Near means at most one edit (insert, delete, substitute, swap neighbours) for a name shorter
+// than 6 characters, two below 15, and three from 15 (aggregate_frequency for
+// aggregation_frequency), so short names only match short slips.
 //
 // Thread-safety: a pure function.
 #ifndef COHORT_RUNTIME_TEXT_CLOSEST_NAME_H_

@@ -235,6 +235,11 @@ std::vector<MalformedCase> Cases() {
        "",
        {"searcher.metrik=loss"},
        "searcher.metrik: unknown key; did you mean 'metric'?"},
+      // Three edits apart, which a long name is allowed.
+      {"long key misworded",
+       "",
+       {"optimizations.aggregate_frequency=2"},
+       "optimizations.aggregate_frequency: unknown key; did you mean 'aggregation_frequency'?"},
       {"ignored searcher key of the wrong type",
        "",
        {"searcher.max_trials=many"},
