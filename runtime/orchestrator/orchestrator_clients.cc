@@ -18,6 +18,7 @@
 #include "runtime/orchestrator/trial_config.h"
 #include "runtime/orchestrator/unknown_ids.h"
 #include "runtime/record/experiment_record_reader.h"
+#include "runtime/search/grid_points.h"
 
 namespace cohort {
 namespace {
@@ -187,6 +188,11 @@ ClientMessage Orchestrator::Admit(Admission admission) {
         " changes nothing: Cohort trains in the dtypes the plugin registers its tensors in (a "
         "plugin computes in float16 or bfloat16 itself, as a LibTorch model under autocast "
         "does); only O0 has a meaning"));
+  }
+  if (config.searcher.name == "grid") {
+    for (std::string& note : GridCountNotes(config.hyperparameter_spaces)) {
+      submitted.warnings.push_back(std::move(note));
+    }
   }
   if (options_.provisioner == nullptr) {
     const auto slurm_only = [&submitted](absl::string_view key) {

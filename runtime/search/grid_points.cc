@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace cohort {
 namespace {
@@ -144,6 +145,30 @@ absl::StatusOr<std::vector<Hyperparameters>> GridPoints(
     }
     if (turning == 0) return grid;
   }
+}
+
+std::vector<std::string> GridCountNotes(const std::map<std::string, HyperparameterSpace>& spaces) {
+  std::vector<std::string> notes;
+  for (const auto& [name, space] : spaces) {
+    if (!IsRange(space) || !space.count || *space.count <= 1) continue;
+    const std::vector<Value> values = GridValues(space);
+    if (values.size() >= *space.count) continue;
+    const bool one = values.size() == 1;
+    notes.push_back(
+        absl::StrCat("hyperparameters.", name, ": count ", *space.count, ", but its range gives ",
+                     values.size(), one ? " distinct value (" : " distinct values (",
+                     absl::StrJoin(values, ", ",
+                                   [](std::string* out, const Value& value) {
+                                     // A range's values are ints or doubles.
+                                     if (const int64_t* i = std::get_if<int64_t>(&value)) {
+                                       absl::StrAppend(out, *i);
+                                     } else {
+                                       absl::StrAppend(out, std::get<double>(value));
+                                     }
+                                   }),
+                     one ? "): the grid takes it once" : "): the grid takes each once"));
+  }
+  return notes;
 }
 
 }  // namespace cohort

@@ -33,6 +33,12 @@ namespace cohort {
 absl::StatusOr<std::vector<Hyperparameters>> GridPoints(
     const std::map<std::string, HyperparameterSpace>& spaces, uint64_t max_points);
 
+// For each int, double or log space whose grid values are fewer than its `count` (an int range
+// of fewer integers, minval equal to maxval, a range too narrow for distinct doubles), a line
+// saying so: "hyperparameters.lr: count 3, but its range gives 1 distinct value (0.1): the
+// grid takes it once". Spaces without a count are GridPoints' to refuse.
+std::vector<std::string> GridCountNotes(const std::map<std::string, HyperparameterSpace>& spaces);
+
 }  // namespace cohort
 
 #endif  // COHORT_RUNTIME_SEARCH_GRID_POINTS_H_

@@ -212,6 +212,21 @@ TEST_F(OrchestratorTest, GridSearchRunsTwoTrialsAtATimeOnTwoSlots) {
   EXPECT_TRUE(orchestrator_.Idle());
 }
 
+// A grid range that gives fewer values than its count: the submission is told, and the grid has
+// the values there are (one trial, not three).
+TEST_F(OrchestratorTest, AGridCountTheRangeCannotGiveIsAWarning) {
+  Register("agent-1", 4);
+  std::string yaml = GridYaml(6);
+  yaml.replace(yaml.find("  learning_rate: 0.01\n"), std::string("  learning_rate: 0.01\n").size(),
+               "  learning_rate: {type: double, minval: 0.01, maxval: 0.01, count: 3}\n");
+  const ClientMessage reply = orchestrator_.OnClientRequest(SubmitExperiment{yaml});
+  ASSERT_TRUE(std::holds_alternative<ExperimentSubmitted>(reply));
+  EXPECT_THAT(std::get<ExperimentSubmitted>(reply).warnings,
+              Contains("hyperparameters.learning_rate: count 3, but its range gives 1 distinct "
+                       "value (0.01): the grid takes it once"));
+  EXPECT_EQ(Describe(std::get<ExperimentSubmitted>(reply).experiment_id).trials.size(), 4u);
+}
+
 TEST_F(OrchestratorTest, MaxConcurrentTrialsLimitsTasksToOne) {
   Register("agent-1", 4);
   const std::string yaml = R"(name: one-at-a-time

@@ -147,6 +147,21 @@ TEST(GridPointsTest, ARangeWithoutCountIsAnErrorNamingIt) {
               HasSubstr("hyperparameters.optimizer.lr.count"));
 }
 
+// Where a count asks for more values than the range has, the submission is told.
+TEST(GridPointsTest, ACountTheRangeCannotGiveIsNoted) {
+  const std::map<std::string, HyperparameterSpace> spaces = {
+      {"lr", Range(Kind::kDouble, 0.1, 0.1, 3)},
+      {"layers", Range(Kind::kInt, 1, 2, 5)},
+      {"width", Range(Kind::kInt, 1, 8, 4)},  // 4 distinct integers: nothing to say
+      {"once", Range(Kind::kDouble, 0, 1, 1)},
+      {"act", Categorical({std::string("relu"), std::string("tanh")})}};
+  EXPECT_THAT(GridCountNotes(spaces),
+              ElementsAre("hyperparameters.layers: count 5, but its range gives 2 distinct values "
+                          "(1, 2): the grid takes each once",
+                          "hyperparameters.lr: count 3, but its range gives 1 distinct value "
+                          "(0.1): the grid takes it once"));
+}
+
 TEST(GridPointsTest, AGridBeyondTheLimitIsAnError) {
   const std::map<std::string, HyperparameterSpace> spaces = {{"a", Range(Kind::kInt, 0, 99, 10)},
                                                              {"b", Range(Kind::kDouble, 0, 1, 10)}};
