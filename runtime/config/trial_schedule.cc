@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace cohort {
 
@@ -91,6 +92,26 @@ std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule,
   period_note("min_validation_period", schedule.validation_period);
   period_note("min_checkpoint_period", schedule.checkpoint_period);
   return notes;
+}
+
+std::optional<std::string> ShortEpochNote(const ExperimentConfig& config) {
+  if (!config.records_per_epoch) return std::nullopt;
+  const uint64_t per_batch = RecordsPerBatch(config.global_batch_size, config.slots_per_trial);
+  if (*config.records_per_epoch >= per_batch) return std::nullopt;
+  std::vector<std::string> in_epochs;
+  const auto add = [&](const std::string& key, const std::optional<Length>& length) {
+    if (length && length->unit == LengthUnit::kEpochs) in_epochs.push_back(key);
+  };
+  add(MaxLengthKey(config.searcher), config.searcher.max_length);
+  add("min_validation_period", config.min_validation_period);
+  add("min_checkpoint_period", config.min_checkpoint_period);
+  if (in_epochs.empty()) return std::nullopt;
+  return absl::StrCat("records_per_epoch ", *config.records_per_epoch,
+                      " is fewer than one batch trains (", per_batch,
+                      " records): lengths in epochs (", absl::StrJoin(in_epochs, ", "),
+                      ") count epochs times ", *config.records_per_epoch,
+                      " records, rounded up to whole batches of ", per_batch,
+                      ", so 1 epoch trains ", per_batch, " records");
 }
 
 }  // namespace cohort

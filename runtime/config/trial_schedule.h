@@ -12,6 +12,7 @@
 #define COHORT_RUNTIME_CONFIG_TRIAL_SCHEDULE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,13 @@ absl::StatusOr<TrialSchedule> MakeTrialSchedule(const ExperimentConfig& config,
 // `length_key` names the length (MaxLengthKey).
 std::vector<std::string> AggregationWindowNotes(const TrialSchedule& schedule,
                                                 absl::string_view length_key);
+
+// With records_per_epoch given and below the records of one batch, and a length or period in
+// epochs: a line saying that an epoch rounds up to a whole batch, training more records than it
+// holds ("records_per_epoch 10 is fewer than one batch trains (32 records): lengths in epochs
+// (searcher.max_length) count epochs times 10 records, rounded up to whole batches of 32, so 1
+// epoch trains 32 records"); nullopt otherwise.
+std::optional<std::string> ShortEpochNote(const ExperimentConfig& config);
 
 // The most batches a trial trains: about nine years at a microsecond per batch.
 inline constexpr uint64_t kMaxTrialBatches = uint64_t{1} << 48;

@@ -213,6 +213,11 @@ ClientMessage Orchestrator::Admit(Admission admission) {
       }
     }
   }
+  if (!config.global_batch_size_searched) {
+    if (std::optional<std::string> note = ShortEpochNote(config)) {
+      submitted.warnings.push_back(*std::move(note));
+    }
+  }
   if (config.global_batch_size_searched) {
     if (std::optional<std::string> warning = SearchedBatchRemainderWarning(config)) {
       submitted.warnings.push_back(*std::move(warning));

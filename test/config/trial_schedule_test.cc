@@ -290,5 +290,27 @@ TEST(TrialScheduleTest, NotesTheLengthsAnAggregationWindowMoves) {
                                 HasSubstr("sums the 1 batch left, and"))));
 }
 
+TEST(ShortEpochNoteTest, AnEpochShorterThanABatchIsNamedWhereALengthIsInEpochs) {
+  ExperimentConfig config = Config(Epochs(1));
+  EXPECT_EQ(ShortEpochNote(config), std::nullopt) << "the plugin's dataset size";
+  config.records_per_epoch = 10;
+  EXPECT_EQ(ShortEpochNote(config),
+            "records_per_epoch 10 is fewer than one batch trains (32 records): lengths in epochs "
+            "(searcher.max_length) count epochs times 10 records, rounded up to whole batches "
+            "of 32, so 1 epoch trains 32 records");
+  // Each key in epochs is named; with none in epochs there is nothing to say.
+  config.min_validation_period = Epochs(2);
+  EXPECT_THAT(ShortEpochNote(config).value_or(""),
+              HasSubstr("(searcher.max_length, min_validation_period)"));
+  config.searcher.max_length = Batches(10);
+  config.min_validation_period = Records(5);
+  EXPECT_EQ(ShortEpochNote(config), std::nullopt);
+  // A whole batch's records per epoch, or more: no note (33 at 2 slots trains 32 a batch).
+  config = Config(Epochs(1), 33);
+  config.slots_per_trial = 2;
+  config.records_per_epoch = 32;
+  EXPECT_EQ(ShortEpochNote(config), std::nullopt);
+}
+
 }  // namespace
 }  // namespace cohort
