@@ -1,4 +1,3 @@
-#include <charconv>
 #include <string>
 #include <variant>
 #include <vector>
@@ -6,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/config/experiment_config.h"
+#include "runtime/plugin/hyperparameters.h"
 
 namespace cohort {
 namespace {
@@ -13,13 +13,7 @@ namespace {
 // A value as a YAML flow would write it, its type kept: 16, 16.0, "16", true, [1, 2].
 struct FlowValue {
   std::string operator()(int64_t v) const { return absl::StrCat(v); }
-  std::string operator()(double v) const {
-    char buffer[64];
-    const std::to_chars_result written = std::to_chars(buffer, buffer + sizeof buffer, v);
-    std::string text(buffer, written.ptr);
-    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // 16.0, not 16
-    return text;
-  }
+  std::string operator()(double v) const { return YamlDoubleText(v); }
   std::string operator()(bool v) const { return v ? "true" : "false"; }
   std::string operator()(const std::string& v) const { return absl::StrCat("\"", v, "\""); }
   std::string operator()(const Hyperparameters::Other& v) const { return v.text; }

@@ -1,6 +1,7 @@
 #include "runtime/plugin/hyperparameters.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -16,7 +17,9 @@ bool IsNullText(absl::string_view text) {
 
 struct Describer {
   std::string operator()(int64_t v) const { return absl::StrCat("an int (", v, ")"); }
-  std::string operator()(double v) const { return absl::StrCat("a double (", v, ")"); }
+  std::string operator()(double v) const {
+    return absl::StrCat("a double (", YamlDoubleText(v), ")");
+  }
   std::string operator()(bool v) const {
     return absl::StrCat("a bool (", v ? "true" : "false", ")");
   }
@@ -32,11 +35,7 @@ struct Describer {
 // A value as YAML writes it.
 struct TextOf {
   std::string operator()(int64_t v) const { return absl::StrCat(v); }
-  std::string operator()(double v) const {
-    char buffer[64];
-    const std::to_chars_result written = std::to_chars(buffer, buffer + sizeof buffer, v);
-    return std::string(buffer, written.ptr);
-  }
+  std::string operator()(double v) const { return YamlDoubleText(v); }
   std::string operator()(bool v) const { return v ? "true" : "false"; }
   std::string operator()(const std::string& v) const { return v; }
   std::string operator()(const Hyperparameters::Other& v) const { return v.text; }
@@ -49,6 +48,16 @@ absl::Status WrongType(absl::string_view name, const Hyperparameters::Value& val
 }
 
 }  // namespace
+
+std::string YamlDoubleText(double value) {
+  if (std::isnan(value)) return ".nan";
+  if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";
+  char buffer[64];
+  const std::to_chars_result written = std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string text(buffer, written.ptr);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";  // 16.0, not 16
+  return text;
+}
 
 std::string DescribeValue(const Hyperparameters::Value& value) {
   return std::visit(Describer{}, value);

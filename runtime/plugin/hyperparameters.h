@@ -69,8 +69,13 @@ class Hyperparameters {
   std::map<std::string, Value, std::less<>> values_;
 };
 
-// "int (3)", "string (\"adam\")": how error messages show a value.
+// "an int (3)", "a double (16.0)", "a string (\"adam\")": how error messages show a value.
 std::string DescribeValue(const Hyperparameters::Value& value);
+
+// A double as YAML writes it, its type kept: the shortest text that reads back as the same
+// double, with ".0" where it would read as an int (16.0, 0.1, 1e-08), and YAML's .inf, -.inf and
+// .nan.
+std::string YamlDoubleText(double value);
 
 }  // namespace cohort
 

@@ -163,7 +163,8 @@ std::vector<std::string> GridCountNotes(const std::map<std::string, Hyperparamet
                                      if (const int64_t* i = std::get_if<int64_t>(&value)) {
                                        absl::StrAppend(out, *i);
                                      } else {
-                                       absl::StrAppend(out, std::get<double>(value));
+                                       absl::StrAppend(out,
+                                                       YamlDoubleText(std::get<double>(value)));
                                      }
                                    }),
                      one ? "): the grid takes it once" : "): the grid takes each once"));

@@ -1,5 +1,7 @@
 #include "runtime/plugin/hyperparameters.h"
 
+#include <limits>
+
 #include "gtest/gtest.h"
 
 namespace cohort {
@@ -22,6 +24,24 @@ TEST(HyperparametersTest, MissingKeyListsWhatExists) {
   Hyperparameters empty;
   EXPECT_EQ(empty.GetInt("a").status().message(),
             "hyperparameter 'a' is not set; the trial has: none");
+}
+
+// A whole double keeps its type in text: "16.0" reads back as a double where "16" would be an int.
+TEST(HyperparametersTest, ADoubleReadsAsADoubleInItsText) {
+  Hyperparameters hp;
+  hp.Set("batch", 16.0);
+  hp.Set("lr", 0.1);
+  hp.Set("big", 1e300);
+  hp.Set("top", std::numeric_limits<double>::infinity());
+  EXPECT_EQ(hp.GetInt("batch").status().message(),
+            "hyperparameter 'batch' is a double (16.0), not an int");
+  EXPECT_EQ(*hp.GetText("batch"), "16.0");
+  EXPECT_EQ(*hp.GetText("lr"), "0.1");
+  EXPECT_EQ(*hp.GetText("big"), "1e+300");
+  EXPECT_EQ(*hp.GetText("top"), ".inf");
+  EXPECT_EQ(YamlDoubleText(-std::numeric_limits<double>::infinity()), "-.inf");
+  EXPECT_EQ(YamlDoubleText(std::numeric_limits<double>::quiet_NaN()), ".nan");
+  EXPECT_EQ(YamlDoubleText(-0.5), "-0.5");
 }
 
 }  // namespace
