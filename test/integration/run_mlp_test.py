@@ -1,4 +1,5 @@
 """`cohort run` trains the mlp plugin end to end and leaves a complete run folder."""
+import json
 import os
 import shutil
 
@@ -77,6 +78,15 @@ with temp_dir() as tmp:
     check(code == 0 and "has completed: nothing to resume" in err, f"{code}\n{again}\n{err}")
     check(again == out, f"the summary differs:\n{again}\nagainst\n{out}")
     check(folder_bytes(run_dir) == before, "a resume of the completed run changed its folder")
+    # The folder described later, with no orchestrator: the summary the run ended with, and its
+    # experiment.json as it is; describing reads and changes nothing.
+    code, described, err = run("experiment", "describe", run_dir)
+    check(code == 0 and described == out, f"{code}\n{described}\nagainst\n{out}\n{err}")
+    code, described, err = run("experiment", "describe", run_dir, "--json")
+    check(code == 0 and json.loads(described) == experiment(run_dir), f"{code}\n{err}")
+    check(folder_bytes(run_dir) == before, "describing the run folder changed it")
+    code, _, err = run("experiment", "describe", os.path.join(tmp, "no-such-run"))
+    check(code == 2 and "is no experiment id, and no such run folder exists" in err, err)
     # A length edited into its config.yaml is something left to train: it trains on.
     longer = os.path.join(tmp, "longer")
     shutil.copytree(run_dir, longer)

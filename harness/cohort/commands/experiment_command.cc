@@ -1,9 +1,11 @@
-// `cohort experiment list [--all] [--json] | describe ID [--json] | kill ID | pause ID |
+// `cohort experiment list [--all] [--json] | describe ID|RUN_DIR [--json] | kill ID | pause ID |
 // activate ID | archive ID | unarchive ID | delete ID [--yes]`.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -11,8 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "harness/cohort/commands/client_args.h"
 #include "harness/cohort/commands/client_commands.h"
+#include "harness/cohort/commands/command_exit.h"
 #include "harness/cohort/format/experiment_format.h"
 #include "harness/cohort/format/experiment_json.h"
+#include "harness/cohort/run/run_summary.h"
+#include "runtime/record/experiment_record_reader.h"
+#include "runtime/record/run_folder.h"
 
 namespace cohort {
 namespace {
@@ -21,7 +27,8 @@ constexpr char kExperimentUsage[] =
     "usage: cohort experiment SUBCOMMAND [ARGS]\n"
     "\n"
     "  list [--all] [--json]  the experiments the orchestrator knows (--all: archived too)\n"
-    "  describe ID [--json]   an experiment's state, trials and latest metrics\n"
+    "  describe ID [--json]   an experiment's state, trials and latest metrics (or a\n"
+    "                         `cohort run` folder's, given its path)\n"
     "  kill ID                stop every trial of an experiment\n"
     "  pause ID               checkpoint and stop its running trials until activated\n"
     "  activate ID            let a paused experiment's trials go on from their checkpoints\n"
@@ -42,11 +49,15 @@ constexpr char kListUsage[] =
 
 constexpr char kDescribeUsage[] =
     "usage: cohort experiment describe ID [--json]\n"
+    "       cohort experiment describe RUN_DIR [--json]\n"
     "\n"
     "Shows an experiment: its state, searcher and progress, a table of its trials\n"
     "(BATCHES is trained/target), their latest validation metrics and errors.\n"
+    "Given the folder of a `cohort run` instead, shows what its experiment.json\n"
+    "holds (as `cohort run` sums it up at its end), asking no orchestrator.\n"
     "\n"
-    "  --json                   print it as one JSON object instead\n";
+    "  --json                   print it as one JSON object instead (a run folder's\n"
+    "                           experiment.json as it is)\n";
 
 constexpr char kKillUsage[] =
     "usage: cohort experiment kill ID\n"
@@ -134,6 +145,25 @@ int List(const std::vector<std::string>& arguments) {
   });
 }
 
+// `cohort experiment describe RUN_DIR`: the run folder's experiment.json, summed up as `cohort
+// run` does at its end, or as it is (`json`).
+int DescribeRunFolder(const std::string& path, bool json) {
+  absl::StatusOr<RunFolder> folder = RunFolder::Open(path);
+  if (!folder.ok()) return CommandError(folder.status().message());
+  if (json) {
+    std::ifstream in(folder->experiment_json_path(), std::ios::binary);
+    if (!in) {
+      return CommandError(absl::StrCat(folder->experiment_json_path(), ": cannot be read"));
+    }
+    std::cout << in.rdbuf();
+    return std::cout.good() ? 0 : 1;
+  }
+  absl::StatusOr<ExperimentRecord> record = ReadExperimentRecord(folder->experiment_json_path());
+  if (!record.ok()) return CommandError(record.status().message());
+  PrintRunSummary(*record, folder->path(), stdout);
+  return 0;
+}
+
 int Describe(const std::vector<std::string>& arguments) {
   const ClientCommandSpec spec{"cohort experiment describe",
                                absl::StrCat(kDescribeUsage, kOrchestratorOptionUsage),
@@ -141,9 +171,20 @@ int Describe(const std::vector<std::string>& arguments) {
                                {},
                                {"--json"}};
   int exit_code = 0;
+  std::optional<ClientArgs> args = ParseClientArgs(spec, arguments, &exit_code);
+  if (!args) return exit_code;
+  const bool json = args->Has("--json");
+  std::error_code error;
+  const std::string& target = args->positionals[0];
+  if (std::filesystem::is_directory(target, error)) return DescribeRunFolder(target, json);
+  if (target.find('/') != std::string::npos) {
+    return UsageError(
+        spec.command,
+        absl::StrCat("'", target, "' is no experiment id, and no such run folder exists"),
+        spec.usage);
+  }
   const std::optional<ExperimentArgs> parsed = ParseExperimentArgs(spec, arguments, &exit_code);
   if (!parsed) return exit_code;
-  const bool json = parsed->args.Has("--json");
   return AskAndPrint<ExperimentDescription>(
       parsed->args, DescribeExperiment{parsed->id}, [json](const ExperimentDescription& reply) {
         return json ? ExperimentDescriptionJson(reply) + "\n"
